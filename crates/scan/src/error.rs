@@ -1,0 +1,150 @@
+//! One error type for the whole crate, with a kind that maps to a stable code.
+//!
+//! Every front (the N-API addon, the CLI) shows users the same code for the
+//! same failure, so the mapping from [`ErrorKind`] to a code lives here, once.
+//! The underlying [`io::Error`] is kept so callers can still inspect the OS
+//! error (for example to tell `ENOENT` from `EACCES`).
+
+use std::{fmt, io, path::Path};
+
+/// What went wrong, independent of the message wording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A path given by the caller does not exist.
+    NotFound,
+    /// A path given by the caller exists but is not a directory.
+    NotADirectory,
+    /// The OS refused access to a path given by the caller.
+    PermissionDenied,
+    /// An argument is malformed: a bad glob, an empty pattern, a bad limit.
+    InvalidInput,
+    /// The caller's cancellation token was triggered.
+    Aborted,
+    /// The caller's deadline passed before the work finished.
+    TimedOut,
+    /// Any other I/O failure.
+    Io,
+}
+
+impl ErrorKind {
+    /// The stable, errno-style code shown to users (`ENOENT`, `EINVAL`, ...).
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "ENOENT",
+            ErrorKind::NotADirectory => "ENOTDIR",
+            ErrorKind::PermissionDenied => "EACCES",
+            ErrorKind::InvalidInput => "EINVAL",
+            ErrorKind::Aborted => "ABORT_ERR",
+            ErrorKind::TimedOut => "ETIMEDOUT",
+            ErrorKind::Io => "EIO",
+        }
+    }
+
+    fn from_io(err: &io::Error) -> ErrorKind {
+        match err.kind() {
+            io::ErrorKind::NotFound => ErrorKind::NotFound,
+            io::ErrorKind::NotADirectory => ErrorKind::NotADirectory,
+            io::ErrorKind::PermissionDenied => ErrorKind::PermissionDenied,
+            _ => ErrorKind::Io,
+        }
+    }
+}
+
+/// An error with its kind, a message naming the offending input, and the OS
+/// error behind it when there is one.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    source: Option<io::Error>,
+}
+
+impl Error {
+    /// An error of `kind` with a message that names the input at fault.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An I/O error on `path`, classified by the OS error's kind.
+    pub fn io(path: &Path, err: io::Error) -> Error {
+        Error {
+            kind: ErrorKind::from_io(&err),
+            message: format!("{}: {err}", path.display()),
+            source: Some(err),
+        }
+    }
+
+    /// A bad argument (`EINVAL`).
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidInput, message)
+    }
+
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// Shorthand for `self.kind().code()`.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    /// The message, without the code.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The OS error behind this one, if any.
+    pub fn io_error(&self) -> Option<&io::Error> {
+        self.source.as_ref()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code(), self.message)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_keep_their_kind_and_source() {
+        let table = [
+            (io::ErrorKind::NotFound, "ENOENT"),
+            (io::ErrorKind::NotADirectory, "ENOTDIR"),
+            (io::ErrorKind::PermissionDenied, "EACCES"),
+            (io::ErrorKind::Other, "EIO"),
+        ];
+        for (io_kind, code) in table {
+            let err = Error::io(Path::new("/x/y"), io::Error::from(io_kind));
+            assert_eq!(err.code(), code, "{io_kind:?}");
+            assert!(err.message().starts_with("/x/y: "), "{}", err.message());
+            assert_eq!(err.io_error().map(io::Error::kind), Some(io_kind));
+        }
+    }
+
+    #[test]
+    fn display_leads_with_the_code() {
+        let err = Error::invalid("bad glob `a[`");
+        assert_eq!(err.to_string(), "EINVAL: bad glob `a[`");
+    }
+}

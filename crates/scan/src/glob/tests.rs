@@ -1,0 +1,294 @@
+//! Table-driven glob tests over a fixed fixture tree.
+
+use std::{fs, path::Path, time::Duration};
+
+use super::*;
+use crate::cache::CachePolicy;
+
+const FILES: &[&str] = &[
+    "README.md",
+    "src/index.ts",
+    "src/app.tsx",
+    "src/lib/util.ts",
+    "src/lib/deep/x.ts",
+    "src/lib/deep/y.js",
+    "docs/guide.md",
+    ".config/settings.ts",
+    "node_modules/pkg/index.ts",
+    "node_modules/pkg/index.d.ts",
+    "web/node_modules/dep/a.ts",
+    "Upper.TS",
+];
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for rel in FILES {
+        let path = dir.path().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, rel).unwrap();
+    }
+    dir
+}
+
+fn run(dir: &Path, configure: impl FnOnce(&mut GlobOptions)) -> (Vec<String>, usize) {
+    let mut options = GlobOptions::new("", dir);
+    configure(&mut options);
+    let cache = ScanCache::new(CachePolicy::default());
+    let outcome = glob(&options, &cache, &CancelToken::new(), &mut |_| {}).unwrap();
+    let paths = outcome
+        .matches()
+        .map(|m| m.path_lossy().into_owned())
+        .collect();
+    (paths, outcome.total_matches)
+}
+
+fn paths(dir: &Path, pattern: &str) -> Vec<String> {
+    run(dir, |o| o.pattern = pattern.into()).0
+}
+
+#[test]
+fn pattern_table() {
+    let dir = fixture();
+    let table: &[(&str, &[&str])] = &[
+        (
+            "*.ts",
+            &["src/index.ts", "src/lib/deep/x.ts", "src/lib/util.ts"],
+        ),
+        ("src/*.ts", &["src/index.ts"]),
+        (
+            "src/**/*.ts",
+            &["src/index.ts", "src/lib/deep/x.ts", "src/lib/util.ts"],
+        ),
+        ("./src/*.ts", &["src/index.ts"]),
+        ("src\\lib\\*.ts", &["src/lib/util.ts"]),
+        (
+            "*.{ts,tsx",
+            &[
+                "src/app.tsx",
+                "src/index.ts",
+                "src/lib/deep/x.ts",
+                "src/lib/util.ts",
+            ],
+        ),
+        (
+            "src/lib/{deep/*.js,util.ts}",
+            &["src/lib/deep/y.js", "src/lib/util.ts"],
+        ),
+        ("*.TS", &["Upper.TS"]),
+        ("lib", &["src/lib"]),
+        ("*.md", &["README.md", "docs/guide.md"]),
+        ("[s]rc/*.ts", &["src/index.ts"]),
+        ("no-such-*", &[]),
+        (
+            "node_modules/**/*.ts",
+            &["node_modules/pkg/index.d.ts", "node_modules/pkg/index.ts"],
+        ),
+    ];
+    for &(pattern, expected) in table {
+        assert_eq!(paths(dir.path(), pattern), expected, "pattern {pattern:?}");
+    }
+}
+
+#[test]
+fn non_recursive_patterns_stay_at_the_top() {
+    let dir = fixture();
+    let (got, _) = run(dir.path(), |o| {
+        o.pattern = "*.md".into();
+        o.recursive = false;
+    });
+    assert_eq!(got, ["README.md"]);
+}
+
+#[test]
+fn bad_patterns_are_einval_naming_the_pattern() {
+    let dir = fixture();
+    for pattern in ["", "  ", "a[", "src/**/x}"] {
+        let options = GlobOptions::new(pattern, dir.path());
+        let cache = ScanCache::new(CachePolicy::default());
+        let err = glob(&options, &cache, &CancelToken::new(), &mut |_| {}).unwrap_err();
+        assert_eq!(err.code(), "EINVAL", "{pattern:?}");
+        assert!(
+            err.message().contains(pattern.trim()) || pattern.trim().is_empty(),
+            "{}",
+            err.message()
+        );
+    }
+}
+
+#[test]
+fn switches_table() {
+    let dir = fixture();
+    type Case = (&'static str, fn(&mut GlobOptions), &'static [&'static str]);
+    let table: &[Case] = &[
+        (
+            "hidden off by default",
+            |o| o.pattern = "settings.ts".into(),
+            &[],
+        ),
+        (
+            "hidden on",
+            |o| {
+                o.pattern = "settings.ts".into();
+                o.include_hidden = true;
+            },
+            &[".config/settings.ts"],
+        ),
+        (
+            "node_modules hidden by default",
+            |o| o.pattern = "a.ts".into(),
+            &[],
+        ),
+        (
+            "node_modules on request",
+            |o| {
+                o.pattern = "a.ts".into();
+                o.include_node_modules = Some(true);
+            },
+            &["web/node_modules/dep/a.ts"],
+        ),
+        (
+            "node_modules named in the pattern",
+            |o| o.pattern = "web/node_modules/*/a.ts".into(),
+            &["web/node_modules/dep/a.ts"],
+        ),
+        (
+            "node_modules refused even when named",
+            |o| {
+                o.pattern = "node_modules/**".into();
+                o.include_node_modules = Some(false);
+            },
+            &[],
+        ),
+        (
+            "directories only",
+            |o| {
+                o.pattern = "*".into();
+                o.file_type = Some(FileType::Dir);
+            },
+            &["docs", "src", "src/lib", "src/lib/deep", "web"],
+        ),
+    ];
+    for (name, configure, expected) in table {
+        assert_eq!(run(dir.path(), configure).0, *expected, "{name}");
+    }
+}
+
+#[test]
+fn limit_counts_every_match_and_streams_only_returned_ones() {
+    let dir = fixture();
+    let mut options = GlobOptions::new("*.ts", dir.path());
+    options.max_results = Some(2);
+    let cache = ScanCache::new(CachePolicy::default());
+    let mut seen = Vec::new();
+    let outcome = glob(&options, &cache, &CancelToken::new(), &mut |m| {
+        seen.push(m.path_lossy().into_owned())
+    })
+    .unwrap();
+    assert_eq!(outcome.total_matches, 3);
+    assert!(outcome.limit_reached());
+    assert_eq!(seen, ["src/index.ts", "src/lib/deep/x.ts"]);
+
+    options.max_results = Some(0);
+    let none = glob(&options, &cache, &CancelToken::new(), &mut |_| {
+        panic!("nothing returned")
+    })
+    .unwrap();
+    assert_eq!((none.matches().len(), none.total_matches), (0, 3));
+}
+
+#[test]
+fn sort_by_mtime_keeps_the_newest_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let ages = [
+        ("a.ts", 5),
+        ("b.ts", 1),
+        ("c.ts", 9),
+        ("d.ts", 9),
+        ("e.ts", 3),
+    ];
+    for (name, secs) in ages {
+        let file = fs::File::create(dir.path().join(name)).unwrap();
+        file.set_modified(base + Duration::from_secs(secs)).unwrap();
+    }
+    let mut options = GlobOptions::new("*.ts", dir.path());
+    options.sort_by_mtime = true;
+    options.max_results = Some(3);
+    let cache = ScanCache::new(CachePolicy::default());
+    let mut streamed = 0;
+    let outcome = glob(&options, &cache, &CancelToken::new(), &mut |_| {
+        streamed += 1
+    })
+    .unwrap();
+    let got: Vec<_> = outcome
+        .matches()
+        .map(|m| m.path_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        got,
+        ["c.ts", "d.ts", "a.ts"],
+        "newest first, ties in path order"
+    );
+    assert_eq!((streamed, outcome.total_matches), (3, 5));
+    let mtime = outcome.matches().next().unwrap().mtime_ms.unwrap();
+    assert_eq!(mtime, 1_700_000_009_000);
+}
+
+#[test]
+fn newest_n_table() {
+    type Case = (usize, &'static [(i64, usize)], &'static [usize]);
+    let table: &[Case] = &[
+        (0, &[(1, 0)], &[]),
+        (2, &[(1, 0), (3, 1), (2, 2)], &[1, 2]),
+        (2, &[(5, 3), (5, 1), (5, 2)], &[1, 2]),
+        (5, &[(i64::MIN, 0), (0, 1)], &[1, 0]),
+    ];
+    for &(limit, offers, expected) in table {
+        let mut top = NewestN::new(limit);
+        offers.iter().for_each(|&(m, i)| top.offer(m, i));
+        assert_eq!(
+            top.into_sorted(),
+            expected,
+            "limit {limit} offers {offers:?}"
+        );
+    }
+}
+
+#[test]
+fn empty_result_recheck_only_past_the_threshold() {
+    let dir = fixture();
+    let cache = ScanCache::new(
+        CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .empty_recheck(Duration::from_millis(80)),
+    );
+    let mut options = GlobOptions::new("*.new", dir.path());
+    options.cache = true;
+    let count = |cache: &ScanCache| {
+        glob(&options, cache, &CancelToken::new(), &mut |_| {})
+            .unwrap()
+            .total_matches
+    };
+    assert_eq!(count(&cache), 0);
+    fs::write(dir.path().join("late.new"), "").unwrap();
+    assert_eq!(
+        count(&cache),
+        0,
+        "younger than the threshold: served from cache"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(count(&cache), 1, "older than the threshold: rechecked");
+    assert_eq!(cache.stats().walks, 2);
+}
+
+#[test]
+fn cancelled_before_start_does_no_work() {
+    let dir = fixture();
+    let cache = ScanCache::new(CachePolicy::default());
+    let token = CancelToken::new();
+    token.cancel();
+    let options = GlobOptions::new("*", dir.path().join("missing"));
+    let err = glob(&options, &cache, &token, &mut |_| {}).unwrap_err();
+    assert_eq!(err.code(), "ABORT_ERR");
+    assert_eq!(cache.stats().walks, 0);
+}

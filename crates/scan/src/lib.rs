@@ -1,0 +1,67 @@
+//! Fast, fresh file discovery for coding agents: a shared in-memory scan
+//! cache and the tools that read it.
+//!
+//! - [`cache`]: the scan cache (seed 001) — keyed by canonical root, hidden
+//!   and gitignore switches; TTL, empty-result recheck, entry and byte
+//!   budgets, single-flight walks, a generation fence against stale inserts.
+//! - [`walk`]: the parallel, ignore-aware walker that fills it.
+//! - [`glob`]: glob matching over a scan with a bounded top-N.
+//! - [`node_modules`]: the one rule for whether `node_modules` is returned.
+//! - [`paths`]: search-root resolution and invalidation targets.
+//! - [`CancelToken`] and [`Error`]: the cancellation and error model every
+//!   consumer shares; [`ErrorKind::code`] gives the stable code users see.
+//!
+//! # Example
+//!
+//! ```
+//! use natives_scan::{CancelToken, GlobOptions, glob};
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::create_dir(dir.path().join("src"))?;
+//! std::fs::write(dir.path().join("src/main.ts"), "")?;
+//!
+//! let mut options = GlobOptions::new("*.ts", dir.path());
+//! options.cache = true;
+//! let outcome = glob(&options, natives_scan::cache::global(), &CancelToken::new(), &mut |_| {})?;
+//! let paths: Vec<_> = outcome.matches().map(|m| m.path_lossy().into_owned()).collect();
+//! assert_eq!(paths, ["src/main.ts"]);
+//!
+//! // After a mutation, invalidate so the next cached call sees it.
+//! std::fs::write(dir.path().join("src/new.ts"), "")?;
+//! natives_scan::invalidate(Some(&dir.path().join("src/new.ts")))?;
+//! let again = glob(&options, natives_scan::cache::global(), &CancelToken::new(), &mut |_| {})?;
+//! assert_eq!(again.total_matches, 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod cache;
+mod cancel;
+mod entries;
+mod error;
+pub mod glob;
+pub mod node_modules;
+pub mod paths;
+pub mod walk;
+
+use std::path::Path;
+
+pub use cache::{CachePolicy, CacheStats, ScanCache, ScanKey, ScanResult};
+pub use cancel::CancelToken;
+pub use entries::{Entries, Entry, FileType, compare_paths};
+pub use error::{Error, ErrorKind, Result};
+pub use glob::{GlobOptions, GlobOutcome, glob};
+pub use paths::{resolve_invalidation_target, resolve_search_path};
+pub use walk::ScanPolicy;
+
+/// Invalidate the global cache after a filesystem mutation (seed 001).
+///
+/// With a path (relative to the current directory; it may no longer exist),
+/// drops every cached scan whose root contains it or lies inside it; with
+/// `None`, drops everything. Walks in flight for those roots are fenced.
+pub fn invalidate(path: Option<&Path>) -> Result<()> {
+    match path {
+        Some(path) => cache::global().invalidate(&resolve_invalidation_target(path)?),
+        None => cache::global().clear(),
+    }
+    Ok(())
+}
