@@ -1,1 +1,15 @@
+//! The N-API addon: thin glue from JavaScript to the natives library crates.
+//!
+//! One file per domain. Each binding converts options, runs the work off the
+//! JS thread as an `AsyncTask`, and turns a library error into a JS `Error`
+//! with a stable `code` ([`errors`]). Behaviour lives in the library crates;
+//! nothing here decides what a result is.
+//!
+//! - [`errors`]: library error → JS `Error { code, message }`, and the panic
+//!   guard that keeps a Rust panic from crossing the FFI boundary.
+//! - [`cancel`]: `CancelToken`, the JS handle on a native cancellation flag.
+//! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
 
+pub mod cancel;
+pub mod errors;
+pub mod scan;

@@ -1,0 +1,39 @@
+//! `CancelToken`: how a JS `AbortSignal` reaches running native work.
+//!
+//! napi only cancels work that has not started, so the TypeScript layer
+//! creates a token per call, wires `signal`'s `abort` event to
+//! [`CancelToken::cancel`], and passes the token in; the library polls it.
+
+use napi_derive::napi;
+
+/// A cancellation flag shared with native work. Call `cancel()` to stop the
+/// work that holds it; the promise then rejects with code `ABORT_ERR`.
+#[napi]
+#[derive(Default)]
+pub struct CancelToken {
+    inner: natives_scan::CancelToken,
+}
+
+#[napi]
+impl CancelToken {
+    /// A fresh, un-cancelled token.
+    #[napi(constructor)]
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Stop every native call holding this token, within milliseconds.
+    #[napi]
+    pub fn cancel(&self) {
+        self.inner.cancel();
+    }
+
+    /// A library token sharing this flag, with an optional deadline.
+    pub(crate) fn with_timeout(
+        token: Option<&CancelToken>,
+        timeout: Option<std::time::Duration>,
+    ) -> natives_scan::CancelToken {
+        let base = token.map(|t| t.inner.clone()).unwrap_or_default();
+        base.with_timeout(timeout)
+    }
+}

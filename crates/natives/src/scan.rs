@@ -1,0 +1,333 @@
+//! Bindings for the scan cache and glob (`natives_scan`).
+//!
+//! Results cross the boundary as columns (one `\0`-joined string of paths,
+//! a `Uint8Array` of types, a `Float64Array` of mtimes): creating one JS
+//! object per match costs about four times more than columns, and the
+//! TypeScript layer builds the `GlobMatch[]` the API promises.
+
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
+
+use napi::{
+    Env, Status, Task,
+    bindgen_prelude::{AsyncTask, Float64Array, Uint8Array},
+    threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode},
+};
+use napi_derive::napi;
+use natives_scan::{Entry, Error, FileType, GlobOptions, cache};
+
+use crate::{
+    cancel::CancelToken,
+    errors::{guarded, to_js},
+};
+
+/// Streamed matches are sent in batches of at most this many: one JS call per
+/// match would cost more than the glob itself.
+const BATCH_MAX_MATCHES: usize = 256;
+/// ...or as soon as the oldest match in a batch has waited this long, so a
+/// slow walk still streams promptly.
+const BATCH_MAX_DELAY: Duration = Duration::from_millis(10);
+
+/// Options for the native `glob`; the TypeScript `glob` documents them and
+/// supplies `path`.
+#[napi(object)]
+pub struct NativeGlobOptions {
+    /// Glob pattern (`*.ts`, `src/**/*.{ts,tsx}`).
+    pub pattern: String,
+    /// Directory to search, absolute or relative to the process cwd.
+    pub path: String,
+    /// Only this type: 1 file, 2 directory, 3 symlink, 4 other (FIFO, socket, device).
+    pub file_type: Option<u32>,
+    /// Match a `/`-free pattern at any depth (default true).
+    pub recursive: Option<bool>,
+    /// Include dot-files (default false).
+    pub hidden: Option<bool>,
+    /// Honour .gitignore/.ignore (default true).
+    pub gitignore: Option<bool>,
+    /// Include node_modules (default: only if the pattern names it).
+    pub include_node_modules: Option<bool>,
+    /// Return at most this many matches (default: all).
+    pub max_results: Option<f64>,
+    /// Newest first (default false).
+    pub sort_by_mtime: Option<bool>,
+    /// Use the shared scan cache (default false).
+    pub cache: Option<bool>,
+    /// Fail with `ETIMEDOUT` after this many milliseconds.
+    pub timeout_ms: Option<f64>,
+}
+
+/// Matches as columns. `paths` holds one path per match, joined by `\0`.
+#[napi(object)]
+pub struct GlobColumns {
+    /// Relative `/`-separated paths joined by `\0` (invalid UTF-8 becomes U+FFFD).
+    pub paths: String,
+    /// `FileType` per match.
+    pub file_types: Uint8Array,
+    /// Modification time per match in ms since the epoch; NaN when unknown.
+    pub mtimes: Float64Array,
+}
+
+/// What the native `glob` resolves with.
+#[napi(object)]
+pub struct NativeGlobResult {
+    /// The matches; empty when they were streamed through `onBatch`.
+    pub matches: GlobColumns,
+    /// Matches before `maxResults` was applied.
+    pub total_matches: f64,
+    /// `true` when `maxResults` cut matches off.
+    pub limit_reached: bool,
+    /// How many batches were streamed through `onBatch`.
+    pub batches: u32,
+}
+
+type BatchCallback = ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>;
+
+/// Columns under construction (plain vectors: sendable across threads).
+#[derive(Default)]
+struct ColumnBuilder {
+    paths: String,
+    file_types: Vec<u8>,
+    mtimes: Vec<f64>,
+}
+
+impl ColumnBuilder {
+    fn push(&mut self, entry: &Entry<'_>) {
+        if !self.file_types.is_empty() {
+            self.paths.push('\0');
+        }
+        self.paths.push_str(&entry.path_lossy());
+        self.file_types.push(entry.file_type.as_u8());
+        self.mtimes
+            .push(entry.mtime_ms.map_or(f64::NAN, |ms| ms as f64));
+    }
+
+    fn len(&self) -> usize {
+        self.file_types.len()
+    }
+
+    fn finish(self) -> GlobColumns {
+        GlobColumns {
+            paths: self.paths,
+            file_types: Uint8Array::new(self.file_types),
+            mtimes: Float64Array::new(self.mtimes),
+        }
+    }
+}
+
+/// Sends matches to JS in batches as they are decided.
+struct Streamer<'a> {
+    callback: &'a BatchCallback,
+    batch: ColumnBuilder,
+    opened_at: Instant,
+    sent: u32,
+}
+
+impl Streamer<'_> {
+    fn push(&mut self, entry: &Entry<'_>) {
+        if self.batch.len() == 0 {
+            self.opened_at = Instant::now();
+        }
+        self.batch.push(entry);
+        if self.batch.len() >= BATCH_MAX_MATCHES || self.opened_at.elapsed() >= BATCH_MAX_DELAY {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.batch.len() > 0 {
+            let batch = std::mem::take(&mut self.batch).finish();
+            self.callback
+                .call(batch, ThreadsafeFunctionCallMode::Blocking);
+            self.sent += 1;
+        }
+    }
+}
+
+/// Outcome of the work, computed off the JS thread.
+pub struct GlobOutput {
+    columns: ColumnBuilder,
+    total_matches: usize,
+    limit_reached: bool,
+    batches: u32,
+}
+
+/// The `glob` work item.
+pub struct GlobTask {
+    options: Result<GlobOptions, Error>,
+    token: natives_scan::CancelToken,
+    on_batch: Option<BatchCallback>,
+}
+
+#[napi]
+impl Task for GlobTask {
+    type Output = Result<GlobOutput, Error>;
+    type JsValue = NativeGlobResult;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(guarded(|| self.run()))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeGlobResult> {
+        let output = output.map_err(|err| to_js(&env, &err))?;
+        Ok(NativeGlobResult {
+            matches: output.columns.finish(),
+            total_matches: output.total_matches as f64,
+            limit_reached: output.limit_reached,
+            batches: output.batches,
+        })
+    }
+}
+
+impl GlobTask {
+    fn run(&mut self) -> Result<GlobOutput, Error> {
+        let options = std::mem::replace(
+            &mut self.options,
+            Err(Error::invalid("options already used")),
+        )?;
+        let mut columns = ColumnBuilder::default();
+        let mut streamer = self.on_batch.as_ref().map(|callback| Streamer {
+            callback,
+            batch: ColumnBuilder::default(),
+            opened_at: Instant::now(),
+            sent: 0,
+        });
+        let outcome = natives_scan::glob(&options, cache::global(), &self.token, &mut |entry| {
+            match &mut streamer {
+                Some(streamer) => streamer.push(&entry),
+                None => columns.push(&entry),
+            }
+        })?;
+        let batches = streamer.as_mut().map_or(0, |s| {
+            s.flush();
+            s.sent
+        });
+        Ok(GlobOutput {
+            columns,
+            total_matches: outcome.total_matches,
+            limit_reached: outcome.limit_reached(),
+            batches,
+        })
+    }
+}
+
+/// Glob over the scan cache. Resolves with columns; `onBatch`, when given,
+/// receives the matches in batches as they are decided (and the result's
+/// columns are then empty). Rejects with an `Error` whose `code` is
+/// `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
+#[napi(js_name = "nativeGlob")]
+pub fn native_glob(
+    options: NativeGlobOptions,
+    token: Option<&CancelToken>,
+    on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
+) -> AsyncTask<GlobTask> {
+    let timeout_ms = options.timeout_ms;
+    let converted = convert_options(options);
+    let token = match milliseconds("timeoutMs", timeout_ms) {
+        Ok(timeout) => CancelToken::with_timeout(token, timeout),
+        Err(err) => {
+            return AsyncTask::new(GlobTask {
+                options: Err(err),
+                token: Default::default(),
+                on_batch,
+            });
+        }
+    };
+    AsyncTask::new(GlobTask {
+        options: converted,
+        token,
+        on_batch,
+    })
+}
+
+fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
+    let mut converted = GlobOptions::new(options.pattern, PathBuf::from(options.path));
+    converted.file_type = options.file_type.map(file_type).transpose()?;
+    converted.recursive = options.recursive.unwrap_or(true);
+    converted.include_hidden = options.hidden.unwrap_or(false);
+    converted.use_gitignore = options.gitignore.unwrap_or(true);
+    converted.include_node_modules = options.include_node_modules;
+    converted.max_results = count("maxResults", options.max_results)?;
+    converted.sort_by_mtime = options.sort_by_mtime.unwrap_or(false);
+    converted.cache = options.cache.unwrap_or(false);
+    Ok(converted)
+}
+
+fn file_type(value: u32) -> Result<FileType, Error> {
+    u8::try_from(value)
+        .ok()
+        .and_then(FileType::from_u8)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "fileType {value} is not one of 1 (File), 2 (Dir), 3 (Symlink), 4 (Other)"
+            ))
+        })
+}
+
+/// A non-negative integer option.
+fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, Error> {
+    value
+        .map(|v| {
+            if v.is_finite() && v >= 0.0 && v.fract() == 0.0 {
+                Ok(v as usize)
+            } else {
+                Err(Error::invalid(format!(
+                    "{name} must be a non-negative integer, got {v}"
+                )))
+            }
+        })
+        .transpose()
+}
+
+/// A non-negative duration option in milliseconds.
+fn milliseconds(name: &str, value: Option<f64>) -> Result<Option<Duration>, Error> {
+    value
+        .map(|v| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(Duration::from_secs_f64(v / 1000.0))
+            } else {
+                Err(Error::invalid(format!(
+                    "{name} must be a non-negative number of milliseconds, got {v}"
+                )))
+            }
+        })
+        .transpose()
+}
+
+/// Drop cached scans after a filesystem mutation. With a path (relative to
+/// the cwd; it may no longer exist), drops every cached scan whose root
+/// contains it or lies inside it; without one, drops them all.
+#[napi(js_name = "invalidateFsScanCache")]
+pub fn invalidate_fs_scan_cache(env: Env, path: Option<String>) -> napi::Result<()> {
+    natives_scan::invalidate(path.as_deref().map(std::path::Path::new))
+        .map_err(|err| to_js(&env, &err))
+}
+
+/// The scan cache's current size.
+#[napi(object)]
+pub struct FsScanCacheStats {
+    /// Cached scans (distinct root/hidden/gitignore keys).
+    pub scans: u32,
+    /// Entries across all cached scans.
+    pub entries: f64,
+    /// Bytes held by all cached scans.
+    pub bytes: f64,
+    /// `bytes / entries` (0 when empty).
+    pub bytes_per_entry: f64,
+    /// Directory walks run since the process started (cache hits run none).
+    pub walks: f64,
+}
+
+/// Report the scan cache's size and how many walks it has run.
+#[napi(js_name = "fsScanCacheStats")]
+pub fn fs_scan_cache_stats() -> FsScanCacheStats {
+    let stats = cache::global().stats();
+    FsScanCacheStats {
+        scans: u32::try_from(stats.scans).unwrap_or(u32::MAX),
+        entries: stats.entries as f64,
+        bytes: stats.bytes as f64,
+        bytes_per_entry: stats.bytes_per_entry(),
+        walks: stats.walks as f64,
+    }
+}

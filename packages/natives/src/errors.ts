@@ -1,0 +1,57 @@
+/**
+ * The error model of the TypeScript layer: every failure is an `Error` with
+ * a stable `code`. Native errors already carry one; this module adds the few
+ * raised before native code runs (a pre-aborted signal, options of the wrong
+ * type) and maps napi's argument-conversion failures onto `EINVAL`.
+ */
+
+/** Codes the library rejects with. */
+export type ErrorCode = 'ENOENT' | 'ENOTDIR' | 'EACCES' | 'EINVAL' | 'EIO' | 'ABORT_ERR' | 'ETIMEDOUT';
+
+const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'ENOENT',
+  'ENOTDIR',
+  'EACCES',
+  'EINVAL',
+  'EIO',
+  'ABORT_ERR',
+  'ETIMEDOUT',
+]);
+
+/** An `Error` carrying `code`. */
+export interface CodedError extends Error {
+  code: ErrorCode;
+}
+
+/** Build a coded error. */
+export function codedError(code: ErrorCode, message: string, cause?: unknown): CodedError {
+  const error = new Error(message, cause === undefined ? undefined : { cause }) as CodedError;
+  error.code = code;
+  if (code === 'ABORT_ERR') error.name = 'AbortError';
+  return error;
+}
+
+/** Reject before any work when `signal` is already aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined, operation: string): void {
+  if (signal?.aborted) {
+    throw codedError('ABORT_ERR', `${operation} was aborted before it started`, signal.reason);
+  }
+}
+
+/**
+ * Normalise an error thrown by the addon: library errors pass through (an
+ * abort gains the signal's reason as `cause`); napi's own conversion errors
+ * (an option of the wrong type) become `EINVAL` naming the operation.
+ */
+export function fromNative(error: unknown, operation: string, signal?: AbortSignal): unknown {
+  if (!(error instanceof Error)) return error;
+  const code = (error as Partial<CodedError>).code;
+  if (code !== undefined && LIBRARY_CODES.has(code)) {
+    if (code === 'ABORT_ERR') {
+      error.name = 'AbortError';
+      if (signal?.aborted && error.cause === undefined) error.cause = signal.reason;
+    }
+    return error;
+  }
+  return codedError('EINVAL', `${operation}: invalid arguments: ${error.message}`, error);
+}

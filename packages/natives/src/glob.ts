@@ -1,0 +1,187 @@
+/**
+ * `glob` and the scan-cache controls, typed and defaulted over the addon.
+ *
+ * Matches cross the boundary as columns and are turned into `GlobMatch`
+ * objects here; `onMatch` receives them in batches streamed by the native
+ * side as they are decided, and the promise settles only after the last one.
+ */
+import * as nodePath from 'node:path';
+import {
+  type GlobColumns,
+  type FsScanCacheStats,
+  fsScanCacheStats as nativeStats,
+  invalidateFsScanCache as nativeInvalidate,
+  nativeGlob,
+} from '../index.js';
+import { linkSignal } from './cancel.ts';
+import { codedError, fromNative, throwIfAborted } from './errors.ts';
+
+export type { FsScanCacheStats };
+
+/** What a filesystem entry is (from `lstat`: links are never followed). */
+export enum FileType {
+  /** A regular file. */
+  File = 1,
+  /** A directory. */
+  Dir = 2,
+  /** A symbolic link. */
+  Symlink = 3,
+  /** A FIFO, socket or device: listed, never typed as a file, never opened. */
+  Other = 4,
+}
+
+/** Options for {@link glob}. */
+export interface GlobOptions {
+  /**
+   * Glob pattern, case-sensitive; `*` does not cross `/`. `\` is read as `/`,
+   * an unclosed `{` is closed, and (with `recursive`) a pattern without `/`
+   * matches at any depth: `*.ts` means `**\/*.ts`.
+   */
+  pattern: string;
+  /** Directory to search; relative paths resolve against `process.cwd()`. Default: `process.cwd()`. */
+  path?: string;
+  /** Only entries of this type. Default: any. */
+  fileType?: FileType;
+  /** Match a `/`-free pattern at any depth. Default: `true`. */
+  recursive?: boolean;
+  /** Include dot-files and dot-directories. Default: `false`. */
+  hidden?: boolean;
+  /** Honour `.gitignore` (inside git repositories), `.git/info/exclude`, global excludes and `.ignore`. Default: `true`. */
+  gitignore?: boolean;
+  /** Include `node_modules`. Default: only when the pattern mentions `node_modules`. */
+  includeNodeModules?: boolean;
+  /** Return at most this many matches (`totalMatches` still counts all). Default: no limit. */
+  maxResults?: number;
+  /** Newest first, ties in path order. Default: `false` (path order). */
+  sortByMtime?: boolean;
+  /** Serve from / fill the shared scan cache. Default: `false` (walk fresh, cache untouched). */
+  cache?: boolean;
+  /** Reject with `ETIMEDOUT` after this many milliseconds. Default: none. */
+  timeoutMs?: number;
+  /** Reject with `ABORT_ERR` when aborted (before or during the walk). */
+  signal?: AbortSignal;
+}
+
+/** One match. */
+export interface GlobMatch {
+  /** Path relative to the search root, `/`-separated. */
+  path: string;
+  /** What the entry is. */
+  fileType: FileType;
+  /** Modification time in ms since the epoch, when known. */
+  mtime?: number;
+}
+
+/** The answer of {@link glob}. */
+export interface GlobResult {
+  /** Matches in path order (or newest first with `sortByMtime`). */
+  matches: GlobMatch[];
+  /** Matches before `maxResults` was applied. */
+  totalMatches: number;
+  /** `true` when `maxResults` cut matches off. */
+  limitReached: boolean;
+}
+
+/**
+ * Find files and directories under `path` matching `pattern`.
+ *
+ * `onMatch` is called once per returned match, in result order, as matches
+ * are decided; the promise resolves after the last call. Rejects with an
+ * `Error` whose `code` is `ENOENT`/`ENOTDIR`/`EACCES` (bad `path`), `EINVAL`
+ * (bad pattern or option; the message names it), `ABORT_ERR` or `ETIMEDOUT`.
+ */
+export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) => void): Promise<GlobResult> {
+  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', 'glob: options must be an object');
+  if (typeof options.pattern !== 'string') throw codedError('EINVAL', 'glob: pattern must be a string');
+  throwIfAborted(options.signal, 'glob');
+  const { signal, path, ...rest } = options;
+  using link = linkSignal(signal);
+  const stream = onMatch ? new MatchStream(onMatch, () => link.token.cancel()) : undefined;
+  try {
+    const raw = await nativeGlob(
+      { ...rest, path: nodePath.resolve(path ?? process.cwd()) },
+      link.token,
+      stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
+    );
+    const matches = stream ? await stream.settle(raw.batches) : decode(raw.matches);
+    return { matches, totalMatches: raw.totalMatches, limitReached: raw.limitReached };
+  } catch (error) {
+    throw stream?.failure ?? fromNative(error, 'glob', signal);
+  }
+}
+
+/**
+ * Drop cached scans after a filesystem mutation: with a path (relative to
+ * `process.cwd()`; it may no longer exist), every cached scan whose root
+ * contains it or lies inside it; without one, all of them.
+ */
+export function invalidateFsScanCache(path?: string): void {
+  if (path !== undefined && typeof path !== 'string') {
+    throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
+  }
+  try {
+    nativeInvalidate(path === undefined ? undefined : nodePath.resolve(path));
+  } catch (error) {
+    throw fromNative(error, 'invalidateFsScanCache');
+  }
+}
+
+/** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */
+export function fsScanCacheStats(): FsScanCacheStats {
+  return nativeStats();
+}
+
+/** Turn native columns into match objects. */
+function decode(columns: GlobColumns): GlobMatch[] {
+  const count = columns.fileTypes.length;
+  if (count === 0) return [];
+  const paths = columns.paths.split('\0');
+  const matches = new Array<GlobMatch>(count);
+  for (let i = 0; i < count; i++) {
+    const mtime = columns.mtimes[i];
+    matches[i] = { path: paths[i], fileType: columns.fileTypes[i], mtime: Number.isNaN(mtime) ? undefined : mtime };
+  }
+  return matches;
+}
+
+/**
+ * Delivers streamed batches to the caller's `onMatch` and collects them. A
+ * throwing `onMatch` stops the native work and becomes the rejection.
+ */
+class MatchStream {
+  readonly matches: GlobMatch[] = [];
+  failure: unknown = undefined;
+  private received = 0;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly onMatch: (match: GlobMatch) => void,
+    private readonly stop: () => void,
+  ) {}
+
+  receive(batch: GlobColumns): void {
+    this.received++;
+    for (const match of decode(batch)) {
+      this.matches.push(match);
+      if (this.failure !== undefined) continue;
+      try {
+        this.onMatch(match);
+      } catch (error) {
+        this.failure = error;
+        this.stop();
+      }
+    }
+    this.wake?.();
+  }
+
+  /** Wait until all `expected` batches have arrived (they may trail the result). */
+  async settle(expected: number): Promise<GlobMatch[]> {
+    while (this.received < expected) {
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
+    if (this.failure !== undefined) throw this.failure;
+    return this.matches;
+  }
+}
