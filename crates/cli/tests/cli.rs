@@ -1,0 +1,122 @@
+//! The `natives` binary, run as a user would: flags, output and exit codes.
+
+use std::{fs, path::Path, process::Command, time::Duration};
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for rel in [
+        "src/main.rs",
+        "src/lib.rs",
+        "src/deep/mod.rs",
+        "README.md",
+        ".hidden/x.rs",
+        "ignored.rs",
+    ] {
+        let path = dir.path().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, rel).unwrap();
+    }
+    fs::write(dir.path().join(".ignore"), "ignored.rs\n").unwrap();
+    dir
+}
+
+fn natives(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_natives"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    (
+        out.status.code().unwrap(),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+#[test]
+fn prints_one_path_per_line_and_exits_zero() {
+    let dir = fixture();
+    let (code, out, _) = natives(dir.path(), &["glob", "*.rs"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "src/deep/mod.rs\nsrc/lib.rs\nsrc/main.rs\n")
+    );
+    let (code, out, _) = natives(dir.path(), &["glob", "*.rs", "src"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "src/deep/mod.rs\nsrc/lib.rs\nsrc/main.rs\n")
+    );
+}
+
+#[test]
+fn flags_table() {
+    let dir = fixture();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    fs::File::options()
+        .write(true)
+        .open(dir.path().join("src/main.rs"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["glob", "*.rs", "--hidden"],
+            ".hidden/x.rs\nsrc/deep/mod.rs\nsrc/lib.rs\nsrc/main.rs\n",
+        ),
+        (
+            &["glob", "*.rs", "--no-ignore"],
+            "ignored.rs\nsrc/deep/mod.rs\nsrc/lib.rs\nsrc/main.rs\n",
+        ),
+        (&["glob", "*", "--type", "d"], "src\nsrc/deep\n"),
+        (&["glob", "*.rs", "--max", "1"], "src/deep/mod.rs\n"),
+        (
+            &["glob", "src/*.rs", "--sort", "mtime", "--max", "1"],
+            "src/lib.rs\n",
+        ),
+    ];
+    for &(args, expected) in table {
+        let (code, out, err) = natives(dir.path(), args);
+        assert_eq!((code, out.as_str()), (0, expected), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn json_lines_end_with_a_summary() {
+    let dir = fixture();
+    let (code, out, _) = natives(dir.path(), &["glob", "*.md", "--json"]);
+    assert_eq!(code, 0);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["type"], "match");
+    assert_eq!(lines[0]["path"], "README.md");
+    assert_eq!(lines[0]["fileType"], "file");
+    assert!(lines[0]["mtime"].as_i64().unwrap() > 0);
+    assert_eq!(
+        lines[1],
+        serde_json::json!({"type": "summary", "totalMatches": 1, "limitReached": false})
+    );
+}
+
+#[test]
+fn exit_codes_follow_ripgrep() {
+    let dir = fixture();
+    let table: &[(&[&str], i32, &str)] = &[
+        (&["glob", "*.nothing"], 1, ""),
+        (&["glob", "a["], 2, "EINVAL: invalid glob pattern `a[`"),
+        (&["glob", "*", "missing-dir"], 2, "ENOENT: missing-dir"),
+        (&["glob", "*", "README.md"], 2, "ENOTDIR"),
+        (&["glob", "*", "--type", "x"], 2, "--type takes f, d or l"),
+        (&["glob", "*", "--max", "-1"], 2, "--max"),
+        (&["glob"], 2, "missing PATTERN"),
+        (&["frobnicate"], 2, "unknown command"),
+    ];
+    for &(args, code, message) in table {
+        let (got, _, err) = natives(dir.path(), args);
+        assert_eq!(got, code, "{args:?}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
