@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Set up a fresh machine (needs only Node 20 + npm and a Rust toolchain) and build everything:
+# Bun (through npm), the JS dependencies, the N-API addon and the `natives` CLI (linked at target/natives).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUN_VERSION=1.4.5
+need() { command -v "$1" >/dev/null || { echo "setup: '$1' is required but not installed" >&2; exit 2; }; }
+need node; need npm; need cargo; need rustc
+
+if [ "$(bun --version 2>/dev/null || true)" != "$BUN_VERSION" ]; then
+  echo "setup: installing bun $BUN_VERSION through npm"
+  npm i -g --allow-scripts=bun "bun@$BUN_VERSION" >/dev/null
+fi
+
+bun install --frozen-lockfile
+# The addon is built for the host triple; the CLI uses the same --target so both share one build of the crates.
+bun run --cwd packages/natives build
+host=$(rustc -vV | sed -n 's/^host: //p')
+cargo build --release --locked -p natives-cli --target "$host"
+ln -sf "$host/release/natives" target/natives
+echo "setup: done (addon: packages/natives/$(cd packages/natives && ls *.node), CLI: target/natives)"

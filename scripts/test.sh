@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Run every test: lints and type-check, the end-to-end suite on the real addon under Bun, the Node 20
+# load check, then the Rust workspace tests (last, so their summary closes the output).
+# Expects scripts/setup.sh to have run (the addon must be built).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== lint and type-check"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+node_modules/.bin/tsc -p tsconfig.json
+
+echo "== bun test (end to end, real addon)"
+bun test
+
+echo "== node $(node --version): load the same addon"
+node scripts/node-load-check.mjs
+node --import tsx tests/node/smoke.ts
+
+echo "== cargo test"
+cargo test --workspace --locked
