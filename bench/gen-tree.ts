@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { ContentMaker, type Lang, type Marker, MARKERS, Words } from './lib/content.ts';
 import { Rng } from './lib/rng.ts';
 
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 export const MIN_FILES = 70_000;
 export const DEFAULT_SEED = 0x5eed_2024;
 export const DEFAULT_TREE_DIR = join(dirname(fileURLToPath(import.meta.url)), '.data', 'tree');
@@ -36,7 +36,7 @@ const EXT_LANG: Record<string, Lang> = {
   'd.ts': 'ts', 'js.map': 'json', svg: 'svg', yml: 'yml', yaml: 'yml', txt: 'txt', html: 'html', sh: 'sh', py: 'py', rs: 'rs', go: 'go', toml: 'toml',
 };
 const MIX = {
-  package: { ts: 36, tsx: 10, js: 8, mjs: 1, json: 6, md: 5, css: 4, scss: 1, snap: 3, svg: 2, yml: 1, txt: 1, html: 1 },
+  package: { ts: 20, tsx: 12, js: 10, mjs: 1, json: 7, md: 6, css: 5, scss: 1, snap: 3, svg: 2, yml: 1, txt: 1, html: 1 },
   app: { tsx: 30, ts: 20, css: 10, scss: 3, svg: 9, json: 6, html: 4, md: 4, js: 6, snap: 3, txt: 2 },
   crate: { rs: 80, toml: 4, md: 8, json: 3, txt: 5 },
   service: { go: 45, py: 33, yml: 8, sh: 4, md: 4, json: 4, txt: 2 },
@@ -256,12 +256,16 @@ function writeNodeModules(g: Generator, pkgs: Pkg[], budget: number): void {
   const onePackage = (base: string, depth: number): void => {
     const name = rng.chance(0.25) ? `@${w.noun()}/${w.kebab()}` : w.kebab();
     const dir = tw.unique(base, name, '');
-    const nm = (rel: string, text: string) => left() > 0 && tw.write(`${dir}/${rel}`, text, 'node_modules');
-    nm('package.json', JSON.stringify({ name, version: `${rng.int(0, 12)}.${rng.int(0, 40)}.${rng.int(0, 20)}`, main: 'index.js' }, null, 2));
-    nm('LICENSE', 'MIT\n');
-    if (rng.chance(0.8)) nm('README.md', g.content.make(w, 'md', sizeFor(rng, 'md'), true).text);
-    nm('index.js', g.content.make(w, 'js', sizeFor(rng, 'js'), true).text);
-    if (rng.chance(0.5)) nm('index.d.ts', g.content.make(w, 'ts', sizeFor(rng, 'ts'), true).text);
+    const nm = (rel: string, lang: Lang | null, text = '') => {
+      if (left() <= 0) return;
+      const made = lang ? g.content.make(w, lang, sizeFor(rng, lang), true) : { text, hits: {} };
+      tw.write(`${dir}/${rel}`, made.text, 'node_modules', made.hits);
+    };
+    nm('package.json', null, JSON.stringify({ name, version: `${rng.int(0, 12)}.${rng.int(0, 40)}.${rng.int(0, 20)}`, main: 'index.js' }, null, 2));
+    nm('LICENSE', null, 'MIT\n');
+    if (rng.chance(0.8)) nm('README.md', 'md');
+    nm('index.js', 'js');
+    if (rng.chance(0.5)) nm('index.d.ts', 'ts');
     const libs = Math.round(Math.pow(50, rng.float()));
     for (let i = 0; i < libs && left() > 0; i++) g.source(rng.chance(0.3) ? `${dir}/lib/${w.noun()}` : `${dir}/lib`, rng.chance(0.8) ? 'js' : 'ts', 'node_modules');
     if (rng.chance(0.2) && left() > 0) {
@@ -311,16 +315,16 @@ function writeSources(g: Generator, pkgs: Pkg[], budget: number): void {
     const sum = weights.reduce((a, b) => a + b, 0);
     return units.map((u, i) => g.unit(u, Math.round((total * weights[i]!) / sum), mix, depth));
   };
-  spread(['apps/web/src', 'apps/admin/src', 'apps/docs/src', 'apps/mobile/src'], share(0.12), MIX.app, 7);
-  spread(['crates/scan', 'crates/index', 'crates/protocol', 'crates/cli', 'crates/bench-utils'].map((c) => `${c}/src`), share(0.08), MIX.crate, 6);
-  spread(['services/gateway', 'services/ingest', 'services/ml-ranker', 'services/notifier'], share(0.06), MIX.service, 6);
+  spread(['apps/web/src', 'apps/admin/src', 'apps/docs/src', 'apps/mobile/src'], share(0.12), MIX.app, 6);
+  spread(['crates/scan', 'crates/index', 'crates/protocol', 'crates/cli', 'crates/bench-utils'].map((c) => `${c}/src`), share(0.08), MIX.crate, 5);
+  spread(['services/gateway', 'services/ingest', 'services/ml-ranker', 'services/notifier'], share(0.06), MIX.service, 5);
   spread(['docs'], share(0.03), MIX.docs, 4);
   spread(['scripts', 'tools'], share(0.01), MIX.scripts, 2);
   // Packages take the rest; the first ones get their src trees (and test dirs) here.
   const remaining = end - tw.files;
-  const srcs = spread(pkgs.map((p) => `${p.dir}/src`), Math.round(remaining * 0.85), MIX.package, 7);
+  const srcs = spread(pkgs.map((p) => `${p.dir}/src`), Math.round(remaining * 0.85), MIX.package, 6);
   pkgs.forEach((p, i) => p.srcDirs.push(...srcs[i]!));
-  while (tw.files < end) g.source(`${rng.pick(pkgs).dir}/test/${rng.pick(DIR_WORDS)}`, rng.chance(0.8) ? 'ts' : 'tsx', 'visible', undefined, `${g.w.camel()}.test`);
+  while (tw.files < end) g.source(`${rng.pick(pkgs).dir}/test/${rng.pick(DIR_WORDS)}`, rng.chance(0.7) ? 'ts' : 'tsx', 'visible', undefined, `${g.w.camel()}.test`);
 }
 
 // ---- driver ----------------------------------------------------------------
@@ -414,4 +418,11 @@ function main(argv: string[]): void {
   console.log(JSON.stringify({ dir: outDir, files: m.files, seconds: m.seconds, byCategory, expected }, null, 2));
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    main(process.argv.slice(2));
+  } catch (e) {
+    console.error(`gen-tree: ${(e as Error).message}`);
+    process.exit(1);
+  }
+}

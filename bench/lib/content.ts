@@ -28,7 +28,11 @@ const snake = (s: string) => s.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
 export class Words {
   constructor(readonly rng: Rng) {}
   noun() { return this.rng.pick(NOUNS); }
-  camel() { return this.rng.pick(VERBS) + cap(this.noun()) + (this.rng.chance(0.3) ? cap(this.noun()) : ''); }
+  camel() {
+    const verb = this.rng.pick(VERBS), noun = this.noun();
+    // `fetchUser<Suffix>` is reserved for the injected regex marker.
+    return verb + cap(verb === 'fetch' && noun === 'user' ? 'users' : noun) + (this.rng.chance(0.3) ? cap(this.noun()) : '');
+  }
   varName() { return (this.rng.chance(0.3) ? this.rng.pick(ADJS) + cap(this.noun()) : this.noun()); }
   pascal() { return cap(this.rng.chance(0.4) ? this.rng.pick(ADJS) : this.noun()) + cap(this.noun()); }
   kebab() { return this.noun().toLowerCase() + '-' + this.noun().toLowerCase(); }

@@ -56,13 +56,20 @@ impl FileType {
     }
 }
 
-/// One entry as collected by the walker, before packing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RawEntry {
-    pub path: Box<[u8]>,
+/// One entry as collected by the walker, before sorting and packing.
+///
+/// `key` is the relative path with every `/` stored as a NUL byte. NUL
+/// cannot occur in a file name, so plain byte order on keys is exactly path
+/// order (see [`compare_paths`]) and the sort runs on `memcmp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unsorted<'a> {
+    pub key: &'a [u8],
     pub file_type: FileType,
     pub mtime_ms: Option<i64>,
 }
+
+/// The separator as stored in an [`Unsorted`] key.
+pub(crate) const KEY_SEPARATOR: u8 = 0;
 
 /// Stored in the mtime column when the OS gave no modification time.
 const MTIME_UNKNOWN: i64 = i64::MIN;
@@ -102,21 +109,25 @@ impl Entry<'_> {
 }
 
 impl Entries {
-    /// Sort raw entries into path order and pack them into columns.
-    pub(crate) fn from_raw(mut raw: Vec<RawEntry>) -> Entries {
-        raw.sort_unstable_by(|a, b| compare_paths(&a.path, &b.path));
-        let text_len = raw.iter().map(|e| e.path.len()).sum();
+    /// Sort walker entries into path order and pack them into columns.
+    pub(crate) fn from_unsorted(mut items: Vec<Unsorted<'_>>) -> Entries {
+        items.sort_unstable_by(|a, b| a.key.cmp(b.key));
+        let text_len = items.iter().map(|e| e.key.len()).sum();
         let mut entries = Entries {
             text: Vec::with_capacity(text_len),
-            ends: Vec::with_capacity(raw.len()),
-            types: Vec::with_capacity(raw.len()),
-            mtimes: Vec::with_capacity(raw.len()),
+            ends: Vec::with_capacity(items.len()),
+            types: Vec::with_capacity(items.len()),
+            mtimes: Vec::with_capacity(items.len()),
         };
-        for entry in raw {
-            entries.text.extend_from_slice(&entry.path);
+        for item in items {
+            let separators = item
+                .key
+                .iter()
+                .map(|&b| if b == KEY_SEPARATOR { b'/' } else { b });
+            entries.text.extend(separators);
             entries.ends.push(entries.text.len());
-            entries.types.push(entry.file_type);
-            entries.mtimes.push(entry.mtime_ms.unwrap_or(MTIME_UNKNOWN));
+            entries.types.push(item.file_type);
+            entries.mtimes.push(item.mtime_ms.unwrap_or(MTIME_UNKNOWN));
         }
         entries
     }
@@ -209,9 +220,15 @@ pub(crate) fn bytes_to_path(bytes: &[u8]) -> Cow<'_, Path> {
 mod tests {
     use super::*;
 
-    fn raw(path: &str, file_type: FileType, mtime_ms: Option<i64>) -> RawEntry {
-        RawEntry {
-            path: path.as_bytes().into(),
+    fn key(path: &str) -> Vec<u8> {
+        path.bytes()
+            .map(|b| if b == b'/' { KEY_SEPARATOR } else { b })
+            .collect()
+    }
+
+    fn unsorted(key: &[u8], file_type: FileType, mtime_ms: Option<i64>) -> Unsorted<'_> {
+        Unsorted {
+            key,
             file_type,
             mtime_ms,
         }
@@ -243,11 +260,12 @@ mod tests {
 
     #[test]
     fn packs_sorted_and_round_trips() {
-        let list = Entries::from_raw(vec![
-            raw("b.txt", FileType::File, Some(5)),
-            raw("a/x", FileType::Symlink, None),
-            raw("a", FileType::Dir, Some(-3)),
-            raw("a.txt", FileType::Other, Some(0)),
+        let keys = [key("b.txt"), key("a/x"), key("a"), key("a.txt")];
+        let list = Entries::from_unsorted(vec![
+            unsorted(&keys[0], FileType::File, Some(5)),
+            unsorted(&keys[1], FileType::Symlink, None),
+            unsorted(&keys[2], FileType::Dir, Some(-3)),
+            unsorted(&keys[3], FileType::Other, Some(0)),
         ]);
         let got: Vec<_> = list
             .iter()

@@ -20,7 +20,7 @@ use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, Wal
 
 use crate::{
     cancel::CancelToken,
-    entries::{Entries, FileType, RawEntry, path_to_bytes},
+    entries::{Entries, FileType, KEY_SEPARATOR, Unsorted, path_to_bytes},
     error::{Error, Result},
 };
 
@@ -46,7 +46,7 @@ pub fn scan(root: &Path, policy: ScanPolicy, token: &CancelToken) -> Result<Entr
     fs::read_dir(root).map_err(|err| Error::io(root, err))?;
     let sink = Arc::new(Mutex::new(Vec::new()));
     let mut builder = CollectorBuilder {
-        root,
+        root_len: path_to_bytes(root).len(),
         token,
         sink: Arc::clone(&sink),
     };
@@ -54,7 +54,8 @@ pub fn scan(root: &Path, policy: ScanPolicy, token: &CancelToken) -> Result<Entr
     drop(builder);
     token.check()?;
     let batches = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-    Ok(Entries::from_raw(batches.into_iter().flatten().collect()))
+    let items = batches.iter().flat_map(Batch::items).collect();
+    Ok(Entries::from_unsorted(items))
 }
 
 fn walker(root: &Path, policy: ScanPolicy) -> WalkBuilder {
@@ -68,22 +69,29 @@ fn walker(root: &Path, policy: ScanPolicy) -> WalkBuilder {
         .git_exclude(ignore)
         .ignore(ignore)
         .parents(ignore)
+        .threads(walker_threads())
         .filter_entry(|entry| entry.depth() == 0 || entry.file_name() != GIT_DIR);
     builder
 }
 
+/// One walker thread per core, as fd and ripgrep do; `ignore` alone would use two.
+fn walker_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().min(12))
+}
+
 struct CollectorBuilder<'a> {
-    root: &'a Path,
+    root_len: usize,
     token: &'a CancelToken,
-    sink: Arc<Mutex<Vec<Vec<RawEntry>>>>,
+    sink: Arc<Mutex<Vec<Batch>>>,
 }
 
 impl<'s> ParallelVisitorBuilder<'s> for CollectorBuilder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Collector {
-            root: self.root,
+            root_len: self.root_len,
             token: self.token,
-            found: Vec::new(),
+            batch: Batch::default(),
+            stat: StatAt::default(),
             sink: Arc::clone(&self.sink),
         })
     }
@@ -91,10 +99,11 @@ impl<'s> ParallelVisitorBuilder<'s> for CollectorBuilder<'s> {
 
 /// One per walker thread; hands its batch to the sink when the walk ends.
 struct Collector<'a> {
-    root: &'a Path,
+    root_len: usize,
     token: &'a CancelToken,
-    found: Vec<RawEntry>,
-    sink: Arc<Mutex<Vec<Vec<RawEntry>>>>,
+    batch: Batch,
+    stat: StatAt,
+    sink: Arc<Mutex<Vec<Batch>>>,
 }
 
 impl ParallelVisitor for Collector<'_> {
@@ -104,9 +113,13 @@ impl ParallelVisitor for Collector<'_> {
         }
         if let Ok(entry) = entry
             && entry.depth() > 0
-            && let Some(raw) = collect(self.root, &entry)
+            && let Some((file_type, mtime_ms)) = self.stat.lstat(entry.path())
         {
-            self.found.push(raw);
+            self.batch.push(
+                &path_to_bytes(entry.path())[self.root_len..],
+                file_type,
+                mtime_ms,
+            );
         }
         WalkState::Continue
     }
@@ -114,32 +127,131 @@ impl ParallelVisitor for Collector<'_> {
 
 impl Drop for Collector<'_> {
     fn drop(&mut self) {
-        let found = std::mem::take(&mut self.found);
+        let batch = std::mem::take(&mut self.batch);
         self.sink
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(found);
+            .push(batch);
     }
 }
 
-/// The entry as stored, or `None` when it vanished before it could be stat'd.
-fn collect(root: &Path, entry: &DirEntry) -> Option<RawEntry> {
-    let metadata = fs::symlink_metadata(entry.path()).ok()?;
-    let relative = entry.path().strip_prefix(root).ok()?;
-    Some(RawEntry {
-        path: path_to_bytes(relative).into_owned().into_boxed_slice(),
-        file_type: FileType::from_std(metadata.file_type()),
-        mtime_ms: mtime_ms(&metadata),
-    })
+/// A thread's entries: sort keys back to back in one buffer, no allocation per entry.
+#[derive(Default)]
+struct Batch {
+    keys: Vec<u8>,
+    items: Vec<(usize, FileType, Option<i64>)>,
 }
 
-fn mtime_ms(metadata: &fs::Metadata) -> Option<i64> {
-    let modified = metadata.modified().ok()?;
-    let millis = match modified.duration_since(std::time::UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_millis()).ok()?,
-        Err(before) => -i64::try_from(before.duration().as_millis()).ok()?,
-    };
-    Some(millis)
+impl Batch {
+    /// Record `relative` (still starting with the separator after the root).
+    fn push(&mut self, relative: &[u8], file_type: FileType, mtime_ms: Option<i64>) {
+        let relative = relative.strip_prefix(b"/").unwrap_or(relative);
+        let separators = relative
+            .iter()
+            .map(|&b| if b == b'/' { KEY_SEPARATOR } else { b });
+        self.keys.extend(separators);
+        self.items.push((self.keys.len(), file_type, mtime_ms));
+    }
+
+    fn items(&self) -> impl Iterator<Item = Unsorted<'_>> + '_ {
+        let starts = std::iter::once(0).chain(self.items.iter().map(|&(end, ..)| end));
+        starts
+            .zip(&self.items)
+            .map(|(start, &(end, file_type, mtime_ms))| Unsorted {
+                key: &self.keys[start..end],
+                file_type,
+                mtime_ms,
+            })
+    }
+}
+
+/// `lstat` relative to open handles on parent directories.
+///
+/// An `lstat` of a deep path costs one kernel lookup per component; a
+/// `fstatat` on an open parent costs one. The walker visits a directory's
+/// children interleaved with their subtrees, so each thread keeps the
+/// handles of the directories it saw recently (bounded by
+/// [`OPEN_PARENTS_MAX`]).
+#[derive(Default)]
+struct StatAt {
+    #[cfg(unix)]
+    parents: std::collections::HashMap<Box<[u8]>, std::os::fd::OwnedFd>,
+    /// The parent used last: siblings usually come in runs, so most lookups
+    /// end at this comparison, without hashing.
+    #[cfg(unix)]
+    last: Option<(Box<[u8]>, std::os::fd::RawFd)>,
+}
+
+/// Directory handles one walker thread keeps open: deeper than any real
+/// tree's working set, far below any descriptor limit.
+#[cfg(unix)]
+const OPEN_PARENTS_MAX: usize = 256;
+
+impl StatAt {
+    /// Type and mtime of `path`, or `None` when it vanished mid-walk.
+    #[cfg(unix)]
+    fn lstat(&mut self, path: &Path) -> Option<(FileType, Option<i64>)> {
+        use nix::{
+            fcntl::AtFlags,
+            sys::stat::{SFlag, fstatat},
+        };
+        let (parent, name) = (path.parent()?, path.file_name()?);
+        let fd = self.parent_fd(parent)?;
+        // SAFETY: `fd` is owned by `self.parents` and stays open until the
+        // next call to `parent_fd`, after this use.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let stat = fstatat(fd, name, AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+        let file_type = match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
+            SFlag::S_IFLNK => FileType::Symlink,
+            SFlag::S_IFDIR => FileType::Dir,
+            SFlag::S_IFREG => FileType::File,
+            _ => FileType::Other,
+        };
+        let mtime_ms = stat
+            .st_mtime
+            .checked_mul(1000)?
+            .checked_add(stat.st_mtime_nsec / 1_000_000);
+        Some((file_type, mtime_ms))
+    }
+
+    /// An open `O_PATH` handle on `parent`, reused when possible.
+    #[cfg(unix)]
+    fn parent_fd(&mut self, parent: &Path) -> Option<std::os::fd::RawFd> {
+        use nix::fcntl::{OFlag, open};
+        use std::os::fd::AsRawFd;
+        let key = path_to_bytes(parent);
+        if let Some((last, fd)) = &self.last
+            && **last == *key
+        {
+            return Some(*fd);
+        }
+        let fd = match self.parents.get(&*key) {
+            Some(fd) => fd.as_raw_fd(),
+            None => {
+                if self.parents.len() >= OPEN_PARENTS_MAX {
+                    self.parents.clear();
+                }
+                let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+                let owned = open(parent, flags, nix::sys::stat::Mode::empty()).ok()?;
+                let fd = owned.as_raw_fd();
+                self.parents.insert(key.clone().into(), owned);
+                fd
+            }
+        };
+        self.last = Some((key.into(), fd));
+        Some(fd)
+    }
+
+    #[cfg(not(unix))]
+    fn lstat(&mut self, path: &Path) -> Option<(FileType, Option<i64>)> {
+        let metadata = fs::symlink_metadata(path).ok()?;
+        let mtime_ms = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        Some((FileType::from_std(metadata.file_type()), mtime_ms))
+    }
 }
 
 #[cfg(test)]

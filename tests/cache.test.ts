@@ -1,0 +1,249 @@
+/**
+ * Scan-cache behaviour end to end: invalidation, `cache: false`, TTL,
+ * the empty-result recheck, eviction and the stats. Every scenario runs in a
+ * child process with its own `FS_SCAN_*` policy (see fixtures/cache-scenario.ts).
+ */
+import { afterEach, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runJson } from './support/child.ts';
+import { removeDir, tempDir, writeTree } from './support/fs.ts';
+
+/** Each test starts a `bun` child and may sleep through a TTL: generous on a busy machine. */
+const CHILD_TIMEOUT_MS = 30_000;
+
+/** A TTL long enough that only invalidation can explain a fresh answer. */
+const LONG_TTL = { FS_SCAN_CACHE_TTL_MS: '600000' };
+
+interface Observed {
+  paths: string[];
+  walks: number;
+}
+
+interface Stats {
+  scans: number;
+  entries: number;
+  bytes: number;
+  bytesPerEntry: number;
+  walks: number;
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) removeDir(dir);
+});
+
+function fixture(files: readonly string[]): string {
+  const dir = tempDir('cache');
+  dirs.push(dir);
+  writeTree(dir, files);
+  return dir;
+}
+
+function scenario<T>(name: string, dir: string, env: Record<string, string>): Promise<T> {
+  return runJson<T>('cache-scenario.ts', [name, dir], { env });
+}
+
+describe('invalidateFsScanCache', () => {
+  test('a file created after a cached glob is unseen until it is invalidated', async () => {
+    const dir = fixture(['keep.txt', 'sub/deep.txt']);
+    const r = await scenario<{
+      fill: Observed;
+      stale: Observed;
+      afterInvalidate: Stats;
+      fresh: Observed;
+      staleAgain: Observed;
+      freshAgain: Observed;
+    }>('invalidate-created', dir, LONG_TTL);
+    expect(r.fill).toEqual({ paths: ['keep.txt', 'sub/deep.txt'], walks: 1 });
+    expect(r.stale).toEqual({ paths: ['keep.txt', 'sub/deep.txt'], walks: 0 });
+    expect(r.afterInvalidate.scans).toBe(0);
+    expect(r.fresh).toEqual({ paths: ['keep.txt', 'new.txt', 'sub/deep.txt'], walks: 1 });
+    expect(r.staleAgain).toEqual({ paths: ['keep.txt', 'new.txt', 'sub/deep.txt'], walks: 0 });
+    expect(r.freshAgain).toEqual({ paths: ['keep.txt', 'new.txt', 'rel.txt', 'sub/deep.txt'], walks: 1 });
+  }, CHILD_TIMEOUT_MS);
+
+  test('invalidating a directory drops the cached roots inside it, not its siblings', async () => {
+    const dir = fixture(['sub/a.txt', 'sub/inner/b.txt', 'sub2/c.txt', 'other/deep/file.txt']);
+    const r = await scenario<Record<string, Observed> & { filled: number; afterSub: number; withTop: number; afterDeep: number }>(
+      'invalidate-directory',
+      dir,
+      LONG_TTL,
+    );
+    expect(r.filled).toBe(4);
+    // sub and sub/inner dropped; sub2 (a name prefix, not a path prefix) and other kept.
+    expect(r.afterSub).toBe(2);
+    expect(r.sub.walks).toBe(1);
+    expect(r.inner.walks).toBe(1);
+    expect(r.sub2.walks).toBe(0);
+    expect(r.other.walks).toBe(0);
+    expect(r.withTop).toBe(5);
+    // A deep target drops the roots containing it (top, other) and keeps the rest.
+    expect(r.afterDeep).toBe(3);
+    expect(r.top.walks).toBe(1);
+    expect(r.otherAgain.walks).toBe(1);
+    expect(r.subAgain.walks).toBe(0);
+  }, CHILD_TIMEOUT_MS);
+
+  test('invalidating a deleted path works (parent fallback, also through a symlink)', async () => {
+    const dir = fixture(['real/keep.txt', 'real/gone.txt', 'real/d/e/f.txt', 'real/via-alias.txt']);
+    fs.symlinkSync(path.join(dir, 'real'), path.join(dir, 'alias'));
+    const r = await scenario<Record<string, Observed>>('invalidate-deleted', dir, LONG_TTL);
+    expect(r.fill).toEqual({ paths: ['d/e/f.txt', 'gone.txt', 'keep.txt', 'via-alias.txt'], walks: 1 });
+    expect(r.stale).toEqual({ paths: ['d/e/f.txt', 'gone.txt', 'keep.txt', 'via-alias.txt'], walks: 0 });
+    expect(r.fresh).toEqual({ paths: ['d/e/f.txt', 'keep.txt', 'via-alias.txt'], walks: 1 });
+    expect(r.staleDir).toEqual({ paths: ['d/e/f.txt', 'keep.txt', 'via-alias.txt'], walks: 0 });
+    expect(r.freshDir).toEqual({ paths: ['keep.txt', 'via-alias.txt'], walks: 1 });
+    expect(r.staleAlias).toEqual({ paths: ['keep.txt', 'via-alias.txt'], walks: 0 });
+    expect(r.freshAlias).toEqual({ paths: ['keep.txt'], walks: 1 });
+  }, CHILD_TIMEOUT_MS);
+});
+
+describe('cache: false', () => {
+  test('walks fresh and never touches the cached entry', async () => {
+    const dir = fixture(['keep.txt', 'sub/x.md']);
+    const r = await scenario<{
+      start: Stats;
+      fill: Observed;
+      filled: Stats;
+      uncached: string[];
+      afterUncached: Stats;
+      cachedAgain: Observed;
+      elsewhere: string[];
+      afterElsewhere: Stats;
+    }>('no-cache-untouched', dir, LONG_TTL);
+    expect(r.start.scans).toBe(0);
+    expect(r.fill).toEqual({ paths: ['keep.txt'], walks: 1 });
+    expect(r.filled.scans).toBe(1);
+    // The uncached glob sees the new file...
+    expect(r.uncached).toEqual(['keep.txt', 'new.txt']);
+    // ...ran its own walk, and left scans/entries/bytes exactly as they were.
+    expect(r.afterUncached).toEqual({ ...r.filled, walks: r.filled.walks + 1 });
+    // The cached entry still answers, from before the new file.
+    expect(r.cachedAgain).toEqual({ paths: ['keep.txt'], walks: 0 });
+    expect(r.elsewhere).toEqual(['x.md']);
+    expect(r.afterElsewhere).toEqual({ ...r.filled, walks: r.filled.walks + 2 });
+  }, CHILD_TIMEOUT_MS);
+});
+
+describe('TTL', () => {
+  test('TTL 0 bypasses the cache: always fresh, nothing stored', async () => {
+    const dir = fixture(['keep.txt']);
+    const r = await scenario<{ first: Observed; second: Observed; third: Observed; stats: Stats }>('ttl-zero', dir, {
+      FS_SCAN_CACHE_TTL_MS: '0',
+    });
+    expect(r.first).toEqual({ paths: ['keep.txt'], walks: 1 });
+    expect(r.second).toEqual({ paths: ['keep.txt', 'new.txt'], walks: 1 });
+    expect(r.third).toEqual({ paths: ['new.txt'], walks: 1 });
+    expect(r.stats).toMatchObject({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: 3 });
+  }, CHILD_TIMEOUT_MS);
+
+  test('a hit inside the TTL is served as is; after it the scan is redone', async () => {
+    const dir = fixture(['keep.txt']);
+    const ttl = 1500;
+    const r = await scenario<{ fill: Observed; inside: Observed; insideAfterMs: number; expired: Observed }>('ttl-expiry', dir, {
+      FS_SCAN_CACHE_TTL_MS: String(ttl),
+    });
+    // The in-TTL call must really have happened inside the TTL for this to mean anything.
+    expect(r.insideAfterMs).toBeLessThan(ttl);
+    expect(r.fill).toEqual({ paths: ['keep.txt'], walks: 1 });
+    expect(r.inside).toEqual({ paths: ['keep.txt'], walks: 0 });
+    expect(r.expired).toEqual({ paths: ['keep.txt', 'new.txt'], walks: 1 });
+  }, CHILD_TIMEOUT_MS);
+});
+
+describe('empty-result recheck', () => {
+  test('an old empty answer is re-checked; a young one, or a non-empty one, is not', async () => {
+    const dir = fixture(['keep.txt']);
+    const threshold = 1000;
+    const r = await scenario<{
+      fill: Observed;
+      young: Observed;
+      youngAfterMs: number;
+      oldNonEmpty: Observed;
+      oldEmpty: Observed;
+      afterRecheck: Observed;
+    }>('empty-recheck', dir, { ...LONG_TTL, FS_SCAN_EMPTY_RECHECK_MS: String(threshold) });
+    expect(r.youngAfterMs).toBeLessThan(threshold);
+    expect(r.fill).toEqual({ paths: ['keep.txt'], walks: 1 });
+    // Younger than the threshold: the empty answer is served from the cache, stale.
+    expect(r.young).toEqual({ paths: [], walks: 0 });
+    // Older, but not empty: a normal hit, still stale (b.txt unseen).
+    expect(r.oldNonEmpty).toEqual({ paths: ['keep.txt'], walks: 0 });
+    // Older and empty: one fresh walk finds the new file.
+    expect(r.oldEmpty).toEqual({ paths: ['a.new'], walks: 1 });
+    // The fresh walk replaced the cached entry.
+    expect(r.afterRecheck).toEqual({ paths: ['b.txt', 'keep.txt'], walks: 0 });
+  }, CHILD_TIMEOUT_MS);
+});
+
+describe('fsScanCacheStats', () => {
+  test('reports scans, entries, bytes and bytesPerEntry consistently', async () => {
+    const dir = fixture([
+      'a.ts',
+      'src/b.ts',
+      'src/lib/c.ts',
+      '.hidden/d.ts',
+      '.env',
+      'skipped/e.ts',
+      'node_modules/pkg/index.js',
+    ]);
+    fs.writeFileSync(path.join(dir, '.ignore'), 'skipped/\n');
+    type Count = { hidden: boolean; gitignore: boolean; total: number; pathBytes: number; afterFill: Stats };
+    const r = await scenario<{
+      start: Stats;
+      counts: Count[];
+      filled: Stats;
+      withoutNodeModules: Observed;
+      afterFilterVariants: Stats;
+      cleared: Stats;
+    }>('stats', dir, LONG_TTL);
+    expect(r.start).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: 0 });
+    // Visible entries per partition (dirs and files, node_modules included).
+    const totals = r.counts.map((c) => c.total);
+    // hidden off, ignore on: a.ts src src/b.ts src/lib src/lib/c.ts node_modules{,/pkg,/pkg/index.js}
+    // hidden on adds .hidden .hidden/d.ts .env .ignore; ignore off adds skipped skipped/e.ts.
+    expect(totals).toEqual([8, 12, 14]);
+    let entries = 0;
+    let minBytes = 0;
+    for (const [i, count] of r.counts.entries()) {
+      entries += count.total;
+      // Each entry holds at least its path bytes, an end offset, a type byte and an mtime.
+      minBytes += count.pathBytes + count.total * (8 + 1 + 8);
+      expect(count.afterFill.scans).toBe(i + 1);
+      expect(count.afterFill.entries).toBe(entries);
+      expect(count.afterFill.bytes).toBeGreaterThanOrEqual(minBytes);
+      expect(count.afterFill.bytesPerEntry).toBeCloseTo(count.afterFill.bytes / count.afterFill.entries, 9);
+      expect(count.afterFill.walks).toBe(i + 1);
+    }
+    expect(r.filled).toEqual(r.counts[2].afterFill);
+    // Filtering node_modules out is not a new partition: no walk, no entry.
+    expect(r.withoutNodeModules.walks).toBe(0);
+    expect(r.withoutNodeModules.paths).not.toContain('node_modules');
+    expect(r.withoutNodeModules.paths).toContain('skipped/e.ts');
+    expect(r.afterFilterVariants).toEqual(r.filled);
+    expect(r.cleared).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: r.filled.walks });
+  }, CHILD_TIMEOUT_MS);
+
+  test('concurrent cached globs of one key share a single walk', async () => {
+    const dir = fixture(['a.txt', 'b/c.txt', 'b/d.md']);
+    const r = await scenario<{ walks: number; a: string[]; b: string[]; c: string[]; stats: Stats }>('single-flight', dir, LONG_TTL);
+    expect(r.walks).toBe(1);
+    expect(r.a).toEqual(['a.txt', 'b', 'b/c.txt', 'b/d.md']);
+    expect(r.b).toEqual(['a.txt', 'b/c.txt']);
+    expect(r.c).toEqual(r.a);
+    expect(r.stats).toMatchObject({ scans: 1, entries: 4 });
+  }, CHILD_TIMEOUT_MS);
+
+  test('FS_SCAN_CACHE_MAX_ENTRIES evicts the oldest scan first', async () => {
+    const dir = fixture(['a/1', 'b/2', 'c/3']);
+    const r = await scenario<{ filled: number; a: Observed; b: Observed; c: Observed }>('max-entries', dir, {
+      ...LONG_TTL,
+      FS_SCAN_CACHE_MAX_ENTRIES: '2',
+    });
+    expect(r.filled).toBe(2);
+    expect(r.c).toEqual({ paths: ['3'], walks: 0 });
+    expect(r.b).toEqual({ paths: ['2'], walks: 0 });
+    expect(r.a).toEqual({ paths: ['1'], walks: 1 });
+  }, CHILD_TIMEOUT_MS);
+});

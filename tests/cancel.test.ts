@@ -1,0 +1,196 @@
+/**
+ * Timeout, abort and concurrent deletion on large trees: a 200 000-file tree
+ * (generated once into the temp dir and reused) for the latency promises,
+ * and a throwaway tree deleted by another process while it is walked.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as path from 'node:path';
+import { FIXTURES } from './support/child.ts';
+import { ensureBigTree, generateTree } from './support/big-tree.ts';
+import { removeDir, tempDir } from './support/fs.ts';
+import { fsScanCacheStats, glob, type GlobOptions } from './support/natives.ts';
+
+/** How late a cancelled walk may settle after its deadline or abort. */
+const SETTLE_BUDGET_MS = 50;
+const TIMEOUT_MS = 50;
+const ABORT_AFTER_MS = 30;
+const ATTEMPTS = 3;
+
+let bigTree = '';
+beforeAll(() => {
+  bigTree = ensureBigTree();
+}, 300_000);
+
+/** The whole tree, as the cancellation promises are stated for it. */
+const everything = (): GlobOptions => ({ pattern: '**/*', path: bigTree, hidden: true, gitignore: false });
+
+/** Run `body` and return how it settled: its error code and when (performance.now()). */
+async function settle(body: Promise<unknown>): Promise<{ code: string | undefined; at: number }> {
+  try {
+    await body;
+    return { code: undefined, at: performance.now() };
+  } catch (error) {
+    return { code: (error as { code?: string }).code, at: performance.now() };
+  }
+}
+
+describe('cancelling a walk of 200 000 files', () => {
+  test(
+    'an uncancelled walk takes far longer than the cancellation budgets',
+    async () => {
+      const times: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const started = performance.now();
+        // A pattern matching nothing: the time is the walk, not building results.
+        const result = await glob({ ...everything(), pattern: '**/*.none' });
+        times.push(performance.now() - started);
+        expect(result.totalMatches).toBe(0);
+      }
+      const started = performance.now();
+      const all = await glob(everything());
+      const withResults = performance.now() - started;
+      expect(all.totalMatches).toBe(202_200);
+      console.log(
+        `uncancelled walk of ${all.totalMatches} entries: ${times.map((t) => t.toFixed(0)).join(' / ')} ms ` +
+          `(${withResults.toFixed(0)} ms returning every match)`,
+      );
+      const fastest = Math.min(...times);
+      expect(fastest).toBeGreaterThan(2 * (TIMEOUT_MS + SETTLE_BUDGET_MS));
+    },
+    120_000,
+  );
+
+  test(
+    `timeoutMs: ${TIMEOUT_MS} rejects with ETIMEDOUT within ${SETTLE_BUDGET_MS} ms of the deadline`,
+    async () => {
+      const lateness: number[] = [];
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const started = performance.now();
+        const outcome = await settle(glob({ ...everything(), timeoutMs: TIMEOUT_MS }));
+        expect(outcome.code).toBe('ETIMEDOUT');
+        lateness.push(outcome.at - started - TIMEOUT_MS);
+        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
+      }
+      const best = Math.min(...lateness);
+      console.log(
+        `timeoutMs ${TIMEOUT_MS}: settled ${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after the deadline ` +
+          `(best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
+      );
+      expect(best).toBeLessThan(SETTLE_BUDGET_MS);
+    },
+    120_000,
+  );
+
+  test(
+    `abort() ${ABORT_AFTER_MS} ms into the walk rejects with ABORT_ERR within ${SETTLE_BUDGET_MS} ms`,
+    async () => {
+      const lateness: number[] = [];
+      const into: number[] = [];
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const controller = new AbortController();
+        let abortedAt = Number.NaN;
+        const started = performance.now();
+        const timer = setTimeout(() => {
+          abortedAt = performance.now();
+          controller.abort();
+        }, ABORT_AFTER_MS);
+        const outcome = await settle(glob({ ...everything(), signal: controller.signal }));
+        clearTimeout(timer);
+        // Resolving (code undefined) would mean the walk beat the abort: the test would be void.
+        expect(outcome.code).toBe('ABORT_ERR');
+        into.push(abortedAt - started);
+        lateness.push(outcome.at - abortedAt);
+        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
+      }
+      const best = Math.min(...lateness);
+      console.log(
+        `abort at ${into.map((ms) => ms.toFixed(1)).join(' / ')} ms: settled ` +
+          `${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after abort() (best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
+      );
+      expect(best).toBeLessThan(SETTLE_BUDGET_MS);
+    },
+    120_000,
+  );
+
+  test(
+    'an aborted or timed-out cached walk stores nothing',
+    async () => {
+      const before = fsScanCacheStats();
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), ABORT_AFTER_MS);
+      const aborted = await settle(glob({ ...everything(), cache: true, signal: controller.signal }));
+      expect(aborted.code).toBe('ABORT_ERR');
+      const timedOut = await settle(glob({ ...everything(), cache: true, timeoutMs: TIMEOUT_MS }));
+      expect(timedOut.code).toBe('ETIMEDOUT');
+      const after = fsScanCacheStats();
+      expect(after.scans).toBe(before.scans);
+      expect(after.entries).toBe(before.entries);
+      expect(after.walks).toBe(before.walks + 2);
+    },
+    120_000,
+  );
+});
+
+describe('files deleted while a walk runs', () => {
+  let root = '';
+  afterAll(() => {
+    if (root) removeDir(root);
+  });
+
+  test(
+    'are not an error: every uncached glob resolves with entries from the tree',
+    async () => {
+      root = tempDir('deleting');
+      const files = generateTree(root, 40, 10, 100);
+      const initial = await glob({ pattern: '**/*', path: root, hidden: true, gitignore: false });
+      expect(initial.totalMatches).toBe(files + 40 + 400);
+      const known = new Set(initial.matches.map((m) => m.path));
+
+      const deleter = Bun.spawn([process.execPath, path.join(FIXTURES, 'delete-tree.ts'), root], {
+        stdout: 'pipe',
+        stderr: 'inherit',
+      });
+      let running = true;
+      const exited = deleter.exited.then((code) => {
+        running = false;
+        return code;
+      });
+      let printed = '';
+      const output = (async () => {
+        const decoder = new TextDecoder();
+        const reader = deleter.stdout.getReader();
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+          printed += decoder.decode(chunk.value, { stream: true });
+        }
+        return printed;
+      })();
+      // Wait until deletion has begun (`started` follows the first unlink).
+      while (running && !printed.includes('started')) await Bun.sleep(2);
+
+      const runs: Array<{ total: number; during: boolean }> = [];
+      do {
+        const startedDuring = running;
+        const result = await glob({ pattern: '**/*', path: root, hidden: true, gitignore: false });
+        for (const match of result.matches) {
+          if (!known.has(match.path)) throw new Error(`unexpected path ${match.path}`);
+        }
+        expect(result.matches).toHaveLength(result.totalMatches);
+        runs.push({ total: result.totalMatches, during: startedDuring && running });
+      } while (running);
+
+      expect(await exited).toBe(0);
+      expect((await output).trim().split('\n').at(-1)).toBe(`done ${files}`);
+      const overlapping = runs.filter((r) => r.during);
+      console.log(
+        `deleting ${files} files: ${runs.length} globs, ${overlapping.length} entirely during deletion, totals ` +
+          runs.map((r) => r.total).join(' '),
+      );
+      // At least one glob ran start to finish while files were vanishing.
+      expect(overlapping.length).toBeGreaterThan(0);
+      expect(overlapping.some((r) => r.total < initial.totalMatches)).toBe(true);
+      const final = await glob({ pattern: '**/*', path: root, hidden: true, gitignore: false });
+      expect(final.totalMatches).toBe(0);
+    },
+    120_000,
+  );
+});

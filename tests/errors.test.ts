@@ -1,0 +1,178 @@
+/**
+ * The error model end to end: every failure is an `Error` with a stable
+ * `code`, and bad input is refused before any walk runs.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runJson } from './support/child.ts';
+import { removeDir, tempDir, writeTree } from './support/fs.ts';
+import { fsScanCacheStats, glob, type GlobOptions } from './support/natives.ts';
+
+/** The rejection of `promise`, which must reject with an `Error` carrying a string `code`. */
+async function rejection(promise: Promise<unknown>): Promise<Error & { code: string }> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    caught = error;
+  }
+  if (!(caught instanceof Error)) throw new Error(`expected a rejection with an Error, got ${String(caught)}`);
+  expect(typeof (caught as { code?: unknown }).code).toBe('string');
+  return caught as Error & { code: string };
+}
+
+let root = '';
+beforeAll(() => {
+  root = tempDir('errors');
+  writeTree(root, ['a.ts', 'file.txt', 'sub/b.ts']);
+});
+afterAll(() => removeDir(root));
+
+describe('bad paths', () => {
+  test('a missing directory is ENOENT naming it', async () => {
+    const missing = path.join(root, 'no-such-dir');
+    const error = await rejection(glob({ pattern: '*', path: missing }));
+    expect(error.code).toBe('ENOENT');
+    expect(error.message).toContain(missing);
+  });
+
+  test('a file as the search path is ENOTDIR naming it', async () => {
+    const file = path.join(root, 'file.txt');
+    const error = await rejection(glob({ pattern: '*', path: file }));
+    expect(error.code).toBe('ENOTDIR');
+    expect(error.message).toContain(file);
+    // A path through a file is not a directory either.
+    expect((await rejection(glob({ pattern: '*', path: path.join(file, 'below') }))).code).toBe('ENOTDIR');
+  });
+
+  test('an unreadable directory is EACCES for an unprivileged process; unreadable subdirectories are skipped', async () => {
+    // Running as root, permissions do not deny us: run the glob as `nobody`.
+    const base = tempDir('eacces');
+    try {
+      writeTree(base, ['locked/secret.txt', 'open/visible.txt']);
+      fs.chmodSync(base, 0o755);
+      fs.chmodSync(path.join(base, 'open'), 0o755);
+      fs.chmodSync(path.join(base, 'open', 'visible.txt'), 0o644);
+      fs.chmodSync(path.join(base, 'locked'), 0o700);
+      type Out = { error?: { code: string; message: string }; matches?: Array<{ path: string }> };
+      const asNobody = (options: GlobOptions) => runJson<Out>('glob-json.ts', [JSON.stringify(options)], { asUser: 65534 });
+
+      const denied = await asNobody({ pattern: '*', path: path.join(base, 'locked') });
+      expect(denied.error?.code).toBe('EACCES');
+      expect(denied.error?.message).toContain(path.join(base, 'locked'));
+
+      const partial = await asNobody({ pattern: '**/*', path: base });
+      expect(partial.error).toBeUndefined();
+      expect(partial.matches?.map((m) => m.path)).toEqual(['locked', 'open', 'open/visible.txt']);
+
+      // The same globs as root see everything: the difference is the permission.
+      const asRoot = await glob({ pattern: '**/*', path: base });
+      expect(asRoot.matches.map((m) => m.path)).toEqual(['locked', 'locked/secret.txt', 'open', 'open/visible.txt']);
+    } finally {
+      removeDir(base);
+    }
+  }, 30_000);
+});
+
+describe('bad patterns and options are EINVAL', () => {
+  test('an invalid pattern names the pattern', async () => {
+    for (const pattern of ['a[', 'src/[z-a]', '**/{x}}']) {
+      const error = await rejection(glob({ pattern, path: root }));
+      expect(error.code).toBe('EINVAL');
+      expect(error.message).toContain(pattern);
+    }
+  });
+
+  test('an empty or blank pattern', async () => {
+    for (const pattern of ['', '   ']) {
+      const error = await rejection(glob({ pattern, path: root }));
+      expect(error.code).toBe('EINVAL');
+      expect(error.message).toContain('empty');
+    }
+  });
+
+  test('maxResults must be a non-negative integer', async () => {
+    for (const maxResults of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const error = await rejection(glob({ pattern: '*', path: root, maxResults }));
+      expect(error.code).toBe('EINVAL');
+      expect(error.message).toContain('maxResults');
+    }
+  });
+
+  test('timeoutMs must be a non-negative number', async () => {
+    for (const timeoutMs of [-5, Number.NaN]) {
+      const error = await rejection(glob({ pattern: '*', path: root, timeoutMs }));
+      expect(error.code).toBe('EINVAL');
+      expect(error.message).toContain('timeoutMs');
+    }
+  });
+
+  test('fileType must be one of the FileType values', async () => {
+    for (const fileType of [0, 5, 9]) {
+      const error = await rejection(glob({ pattern: '*', path: root, fileType }));
+      expect(error.code).toBe('EINVAL');
+      expect(error.message).toContain(`fileType ${fileType}`);
+    }
+  });
+
+  test('options of the wrong type', async () => {
+    const wrong: unknown[] = [
+      { pattern: '*', path: root, hidden: 'yes' },
+      { pattern: '*', path: root, gitignore: 1 },
+      { pattern: '*', path: root, maxResults: '10' },
+      { pattern: '*', path: root, fileType: 'file' },
+      { pattern: 42, path: root },
+      { path: root },
+      null,
+      'pattern',
+    ];
+    for (const options of wrong) {
+      const error = await rejection(glob(options as GlobOptions));
+      expect(error.code).toBe('EINVAL');
+    }
+  });
+
+  test('a rejected call runs no walk', async () => {
+    const before = fsScanCacheStats().walks;
+    await rejection(glob({ pattern: 'a[', path: root }));
+    await rejection(glob({ pattern: '*', path: root, maxResults: -1 }));
+    await rejection(glob({ pattern: '*', path: path.join(root, 'missing') }));
+    expect(fsScanCacheStats().walks).toBe(before);
+  });
+});
+
+describe('abort and timeout', () => {
+  test('a pre-aborted signal rejects with ABORT_ERR before any work', async () => {
+    const controller = new AbortController();
+    const reason = new Error('user cancelled');
+    controller.abort(reason);
+    const before = fsScanCacheStats().walks;
+    const error = await rejection(glob({ pattern: '*', path: root, signal: controller.signal }));
+    expect(error.code).toBe('ABORT_ERR');
+    expect(error.name).toBe('AbortError');
+    expect(error.cause).toBe(reason);
+    // Even with a bad path the abort wins: nothing was looked at.
+    const bad = await rejection(glob({ pattern: '*', path: path.join(root, 'missing'), signal: controller.signal }));
+    expect(bad.code).toBe('ABORT_ERR');
+    expect(fsScanCacheStats().walks).toBe(before);
+  });
+
+  test('AbortSignal.abort() and AbortSignal.timeout() signals', async () => {
+    const error = await rejection(glob({ pattern: '*', path: root, signal: AbortSignal.abort() }));
+    expect(error.code).toBe('ABORT_ERR');
+    // A signal that fires later: the call still succeeds if it finishes first.
+    const result = await glob({ pattern: '*.ts', path: root, signal: AbortSignal.timeout(60_000) });
+    expect(result.matches.map((m) => m.path)).toEqual(['a.ts', 'sub/b.ts']);
+  });
+
+  test('timeoutMs: 0 rejects with ETIMEDOUT', async () => {
+    const error = await rejection(glob({ pattern: '*', path: root, timeoutMs: 0 }));
+    expect(error.code).toBe('ETIMEDOUT');
+  });
+
+  test('a generous timeoutMs does not get in the way', async () => {
+    const result = await glob({ pattern: '*.ts', path: root, timeoutMs: 60_000 });
+    expect(result.totalMatches).toBe(2);
+  });
+});
