@@ -87,7 +87,8 @@ type BatchCallback = ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, fa
 /// Columns under construction (plain vectors: sendable across threads).
 #[derive(Default)]
 struct ColumnBuilder {
-    paths: String,
+    /// Raw path bytes joined by `\0`; validated as UTF-8 once, in `finish`.
+    paths: Vec<u8>,
     file_types: Vec<u8>,
     mtimes: Vec<f64>,
 }
@@ -95,9 +96,9 @@ struct ColumnBuilder {
 impl ColumnBuilder {
     fn push(&mut self, entry: &Entry<'_>) {
         if !self.file_types.is_empty() {
-            self.paths.push('\0');
+            self.paths.push(0);
         }
-        self.paths.push_str(&entry.path_lossy());
+        self.paths.extend_from_slice(entry.path);
         self.file_types.push(entry.file_type.as_u8());
         self.mtimes
             .push(entry.mtime_ms.map_or(f64::NAN, |ms| ms as f64));
@@ -108,8 +109,12 @@ impl ColumnBuilder {
     }
 
     fn finish(self) -> GlobColumns {
+        // One validation for the whole buffer; a NUL cannot be part of a
+        // multi-byte sequence, so lossy replacement never crosses paths.
+        let paths = String::from_utf8(self.paths)
+            .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
         GlobColumns {
-            paths: self.paths,
+            paths,
             file_types: Uint8Array::new(self.file_types),
             mtimes: Float64Array::new(self.mtimes),
         }

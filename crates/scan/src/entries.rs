@@ -9,6 +9,8 @@
 
 use std::{borrow::Cow, cmp::Ordering, mem, path::Path};
 
+use crate::node_modules;
+
 /// What kind of filesystem object an entry is, from `symlink_metadata`
 /// (links are never followed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,6 +85,9 @@ pub struct Entries {
     ends: Vec<usize>,
     types: Vec<FileType>,
     mtimes: Vec<i64>,
+    /// Precomputed [`node_modules::in_node_modules`]: consumers filter on it
+    /// for every query, the list is built once.
+    in_node_modules: Vec<bool>,
 }
 
 /// A borrowed view of one entry.
@@ -94,6 +99,8 @@ pub struct Entry<'a> {
     pub file_type: FileType,
     /// Modification time in milliseconds since the Unix epoch, if known.
     pub mtime_ms: Option<i64>,
+    /// Whether the path is, or lies inside, a `node_modules` directory.
+    pub in_node_modules: bool,
 }
 
 impl Entry<'_> {
@@ -118,13 +125,19 @@ impl Entries {
             ends: Vec::with_capacity(items.len()),
             types: Vec::with_capacity(items.len()),
             mtimes: Vec::with_capacity(items.len()),
+            in_node_modules: Vec::with_capacity(items.len()),
         };
         for item in items {
+            let start = entries.text.len();
             let separators = item
                 .key
                 .iter()
                 .map(|&b| if b == KEY_SEPARATOR { b'/' } else { b });
             entries.text.extend(separators);
+            let path = &entries.text[start..];
+            entries
+                .in_node_modules
+                .push(node_modules::in_node_modules(path));
             entries.ends.push(entries.text.len());
             entries.types.push(item.file_type);
             entries.mtimes.push(item.mtime_ms.unwrap_or(MTIME_UNKNOWN));
@@ -150,12 +163,28 @@ impl Entries {
             path: &self.text[start..self.ends[index]],
             file_type: self.types[index],
             mtime_ms: (mtime != MTIME_UNKNOWN).then_some(mtime),
+            in_node_modules: self.in_node_modules[index],
         }
     }
 
     /// Every entry, in path order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Entry<'_>> + '_ {
-        (0..self.len()).map(|i| self.get(i))
+        // Zipped columns and a running start: this is the hot loop of every
+        // cached query, so no per-entry index arithmetic or bounds checks.
+        let mut start = 0;
+        let columns = self.ends.iter().zip(&self.types).zip(&self.mtimes);
+        columns.zip(&self.in_node_modules).map(
+            move |(((&end, &file_type), &mtime), &in_node_modules)| {
+                let path = &self.text[start..end];
+                start = end;
+                Entry {
+                    path,
+                    file_type,
+                    mtime_ms: (mtime != MTIME_UNKNOWN).then_some(mtime),
+                    in_node_modules,
+                }
+            },
+        )
     }
 
     /// Heap bytes held by this list plus its own size: what the cache's byte
@@ -166,6 +195,7 @@ impl Entries {
             + self.ends.capacity() * mem::size_of::<usize>()
             + self.types.capacity() * mem::size_of::<FileType>()
             + self.mtimes.capacity() * mem::size_of::<i64>()
+            + self.in_node_modules.capacity()
     }
 }
 
@@ -280,7 +310,7 @@ mod tests {
                 ("b.txt".to_string(), FileType::File, Some(5)),
             ]
         );
-        assert!(list.heap_bytes() >= "aa/xa.txtb.txt".len() + 4 * 17);
+        assert!(list.heap_bytes() >= "aa/xa.txtb.txt".len() + 4 * 18);
     }
 
     #[test]

@@ -135,21 +135,81 @@ pub fn glob(
     Ok(outcome)
 }
 
-/// Compile a glob pattern under the rules in the module docs.
-pub fn compile_pattern(pattern: &str, recursive: bool) -> Result<GlobSet> {
-    let normalized = normalize_pattern(pattern, recursive)?;
-    let glob = GlobBuilder::new(&normalized)
+/// Compile a normalized pattern; errors name the pattern as the caller wrote it.
+fn build_globset(pattern: &str, normalized: &str) -> Result<GlobSet> {
+    let invalid =
+        |detail: String| Error::invalid(format!("invalid glob pattern `{pattern}`: {detail}"));
+    let glob = GlobBuilder::new(normalized)
         .literal_separator(true)
         .case_insensitive(false)
         .empty_alternates(true)
         .build()
-        .map_err(|err| {
-            Error::invalid(format!("invalid glob pattern `{pattern}`: {}", err.kind()))
-        })?;
+        .map_err(|err| invalid(err.kind().to_string()))?;
     GlobSetBuilder::new()
         .add(glob)
         .build()
-        .map_err(|err| Error::invalid(format!("invalid glob pattern `{pattern}`: {err}")))
+        .map_err(|err| invalid(err.to_string()))
+}
+
+/// A compiled pattern.
+///
+/// Most agent globs only constrain the end of the path (`**/*.ts`,
+/// `**/*.{ts,tsx}`, `**/*`). For those a suffix comparison gives globset's
+/// answer without building a `Candidate` per entry, which on a cached list
+/// costs more than the match itself; everything else goes to globset.
+enum Matcher {
+    /// `**/*S` for each suffix `S` (no metacharacters, no `/`).
+    Suffixes(Vec<Vec<u8>>),
+    Glob(GlobSet),
+}
+
+impl Matcher {
+    fn new(pattern: &str, recursive: bool) -> Result<Matcher> {
+        let normalized = normalize_pattern(pattern, recursive)?;
+        // Validate with globset even when the fast path applies, so both
+        // paths accept and reject exactly the same patterns.
+        let glob = build_globset(pattern, &normalized)?;
+        Ok(match any_depth_suffixes(&normalized) {
+            Some(suffixes) => Matcher::Suffixes(suffixes),
+            None => Matcher::Glob(glob),
+        })
+    }
+
+    fn is_match(&self, path: &[u8]) -> bool {
+        match self {
+            Matcher::Suffixes(suffixes) => suffixes.iter().any(|s| ends_with(path, s)),
+            Matcher::Glob(glob) => glob.is_match_candidate(&Candidate::new(path_of(path))),
+        }
+    }
+}
+
+/// `path.ends_with(suffix)` as an inlined byte loop: suffixes are a few
+/// bytes long, shorter than the cost of a `memcmp` call.
+fn ends_with(path: &[u8], suffix: &[u8]) -> bool {
+    path.len() >= suffix.len()
+        && path
+            .iter()
+            .rev()
+            .zip(suffix.iter().rev())
+            .all(|(a, b)| a == b)
+}
+
+/// The suffixes of a `**/*S` or `**/*{S1,S2,...}`-style pattern (with an
+/// optional literal prefix before the braces), or `None` for any other shape.
+fn any_depth_suffixes(normalized: &str) -> Option<Vec<Vec<u8>>> {
+    let rest = normalized.strip_prefix("**/*")?;
+    let is_literal = |s: &str| !s.contains(['*', '?', '[', ']', '{', '}', '\\', '/', ',']);
+    let Some(open) = rest.find('{') else {
+        return is_literal(rest).then(|| vec![rest.as_bytes().to_vec()]);
+    };
+    let (head, alternatives) = (&rest[..open], rest[open + 1..].strip_suffix('}')?);
+    if !is_literal(head) {
+        return None;
+    }
+    alternatives
+        .split(',')
+        .map(|alt| is_literal(alt).then(|| format!("{head}{alt}").into_bytes()))
+        .collect()
 }
 
 fn normalize_pattern(pattern: &str, recursive: bool) -> Result<String> {
@@ -186,7 +246,7 @@ fn unclosed_braces(pattern: &str) -> usize {
 
 /// Everything that decides whether one entry matches.
 struct Filter {
-    glob: GlobSet,
+    matcher: Matcher,
     file_type: Option<FileType>,
     include_node_modules: bool,
     limit: usize,
@@ -196,7 +256,7 @@ struct Filter {
 impl Filter {
     fn new(options: &GlobOptions) -> Result<Filter> {
         Ok(Filter {
-            glob: compile_pattern(&options.pattern, options.recursive)?,
+            matcher: Matcher::new(&options.pattern, options.recursive)?,
             file_type: options.file_type,
             include_node_modules: node_modules::include_node_modules(
                 options.include_node_modules,
@@ -209,10 +269,8 @@ impl Filter {
 
     fn accepts(&self, entry: &Entry<'_>) -> bool {
         self.file_type.is_none_or(|t| t == entry.file_type)
-            && (self.include_node_modules || !node_modules::in_node_modules(entry.path))
-            && self
-                .glob
-                .is_match_candidate(&Candidate::new(path_of(entry.path)))
+            && (self.include_node_modules || !entry.in_node_modules)
+            && self.matcher.is_match(entry.path)
     }
 }
 

@@ -292,3 +292,57 @@ fn cancelled_before_start_does_no_work() {
     assert_eq!(err.code(), "ABORT_ERR");
     assert_eq!(cache.stats().walks, 0);
 }
+
+#[test]
+fn suffix_fast_path_agrees_with_globset() {
+    let paths = [
+        "a.ts",
+        ".ts",
+        "src/a.ts",
+        "src/a.tsx",
+        "src/a.ts/b",
+        "a.d.ts",
+        "ts",
+        "src/ts",
+        "a.js",
+        "deep/er/x.test.ts",
+        "x.TS",
+        "a.",
+        "dir/.",
+        "notes.md",
+        "a{b}.ts",
+    ];
+    let patterns = [
+        ("*.ts", true),
+        ("**/*.ts", true),
+        ("*.{ts,tsx}", true),
+        ("*.{ts,", true),
+        ("*.{ts,}", true),
+        ("*", true),
+        ("**/*", false),
+        ("*.d.ts", true),
+        ("*test.{ts,js}", true),
+    ];
+    for (pattern, recursive) in patterns {
+        let fast = Matcher::new(pattern, recursive).unwrap();
+        assert!(
+            matches!(fast, Matcher::Suffixes(_)),
+            "{pattern} takes the fast path"
+        );
+        let slow = build_globset(pattern, &normalize_pattern(pattern, recursive).unwrap()).unwrap();
+        for path in paths {
+            let expected = slow.is_match(path);
+            assert_eq!(
+                fast.is_match(path.as_bytes()),
+                expected,
+                "{pattern} on {path}"
+            );
+        }
+    }
+    for pattern in ["src/*.ts", "*.[tj]s", "**/a*.ts", "*.{t?,js}", "**/*/x.ts"] {
+        assert!(
+            matches!(Matcher::new(pattern, true).unwrap(), Matcher::Glob(_)),
+            "{pattern}"
+        );
+    }
+}
