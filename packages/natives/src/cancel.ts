@@ -5,8 +5,18 @@
  */
 import { CancelToken } from '../index.js';
 
-/** A token cancelled when `signal` aborts; dispose to stop listening. */
-export function linkSignal(signal: AbortSignal | undefined): { token: CancelToken } & Disposable {
+/** A call's cancellation: the token to pass down (if any) and how to stop it. */
+export interface CallCancellation extends Disposable {
+  /** `undefined` when nothing can cancel the call: the native side then skips polling a flag. */
+  readonly token: CancelToken | undefined;
+}
+
+/**
+ * A token cancelled when `signal` aborts, or created anyway when the caller
+ * needs to stop the work itself (`needToken`). Dispose to stop listening.
+ */
+export function linkSignal(signal: AbortSignal | undefined, needToken: boolean): CallCancellation {
+  if (!signal && !needToken) return { token: undefined, [Symbol.dispose]() {} };
   const token = new CancelToken();
   if (!signal) return { token, [Symbol.dispose]() {} };
   const onAbort = () => token.cancel();

@@ -95,8 +95,8 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   if (typeof options.pattern !== 'string') throw codedError('EINVAL', 'glob: pattern must be a string');
   throwIfAborted(options.signal, 'glob');
   const { signal, path, ...rest } = options;
-  using link = linkSignal(signal);
-  const stream = onMatch ? new MatchStream(onMatch, () => link.token.cancel()) : undefined;
+  using link = linkSignal(signal, onMatch !== undefined);
+  const stream = onMatch ? new MatchStream(onMatch, () => link.token?.cancel()) : undefined;
   try {
     const raw = await nativeGlob(
       { ...rest, path: nodePath.resolve(path ?? process.cwd()) },
