@@ -12,7 +12,7 @@ use std::{
 
 use napi::{
     Env, Status, Task,
-    bindgen_prelude::{AsyncTask, Float64Array, Uint8Array},
+    bindgen_prelude::{AsyncTask, Either, Float64Array, Latin1String, Uint8Array},
     threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode},
 };
 use napi_derive::napi;
@@ -62,7 +62,8 @@ pub struct NativeGlobOptions {
 #[napi(object)]
 pub struct GlobColumns {
     /// Relative `/`-separated paths joined by `\0` (invalid UTF-8 becomes U+FFFD).
-    pub paths: String,
+    #[napi(ts_type = "string")]
+    pub paths: Either<Latin1String, String>,
     /// `FileType` per match.
     pub file_types: Uint8Array,
     /// Modification time per match in ms since the epoch; NaN when unknown.
@@ -111,8 +112,13 @@ impl ColumnBuilder {
     fn finish(self) -> GlobColumns {
         // One validation for the whole buffer; a NUL cannot be part of a
         // multi-byte sequence, so lossy replacement never crosses paths.
-        let paths = String::from_utf8(self.paths)
-            .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
+        // ASCII (the common case) crosses as Latin-1: V8 copies it into a
+        // one-byte string instead of running its UTF-8 decoder.
+        let paths = match String::from_utf8(self.paths) {
+            Ok(text) if text.is_ascii() => Either::A(Latin1String::from(text)),
+            Ok(text) => Either::B(text),
+            Err(err) => Either::B(String::from_utf8_lossy(err.as_bytes()).into_owned()),
+        };
         GlobColumns {
             paths,
             file_types: Uint8Array::new(self.file_types),
