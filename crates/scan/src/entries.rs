@@ -117,8 +117,11 @@ impl Entry<'_> {
 
 impl Entries {
     /// Sort walker entries into path order and pack them into columns.
+    ///
+    /// The stable sort finds runs that are already sorted (each walker
+    /// thread hands in one) and merges them in near-linear time.
     pub(crate) fn from_unsorted(mut items: Vec<Unsorted<'_>>) -> Entries {
-        items.sort_unstable_by(|a, b| a.key.cmp(b.key));
+        items.sort_by(|a, b| a.key.cmp(b.key));
         let text_len = items.iter().map(|e| e.key.len()).sum();
         let mut entries = Entries {
             text: Vec::with_capacity(text_len),

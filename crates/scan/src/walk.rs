@@ -127,7 +127,8 @@ impl ParallelVisitor for Collector<'_> {
 
 impl Drop for Collector<'_> {
     fn drop(&mut self) {
-        let batch = std::mem::take(&mut self.batch);
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.sort();
         self.sink
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -139,7 +140,8 @@ impl Drop for Collector<'_> {
 #[derive(Default)]
 struct Batch {
     keys: Vec<u8>,
-    items: Vec<(usize, FileType, Option<i64>)>,
+    /// `(start, end)` of the key in `keys`, type and mtime.
+    items: Vec<(usize, usize, FileType, Option<i64>)>,
 }
 
 impl Batch {
@@ -149,15 +151,24 @@ impl Batch {
         let separators = relative
             .iter()
             .map(|&b| if b == b'/' { KEY_SEPARATOR } else { b });
+        let start = self.keys.len();
         self.keys.extend(separators);
-        self.items.push((self.keys.len(), file_type, mtime_ms));
+        self.items
+            .push((start, self.keys.len(), file_type, mtime_ms));
+    }
+
+    /// Sort by key, on the walker thread that built the batch, so the final
+    /// sort only merges one sorted run per thread.
+    fn sort(&mut self) {
+        let keys = &self.keys;
+        self.items
+            .sort_unstable_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
     }
 
     fn items(&self) -> impl Iterator<Item = Unsorted<'_>> + '_ {
-        let starts = std::iter::once(0).chain(self.items.iter().map(|&(end, ..)| end));
-        starts
-            .zip(&self.items)
-            .map(|(start, &(end, file_type, mtime_ms))| Unsorted {
+        self.items
+            .iter()
+            .map(|&(start, end, file_type, mtime_ms)| Unsorted {
                 key: &self.keys[start..end],
                 file_type,
                 mtime_ms,
@@ -195,7 +206,10 @@ impl StatAt {
             fcntl::AtFlags,
             sys::stat::{SFlag, fstatat},
         };
-        let (parent, name) = (path.parent()?, path.file_name()?);
+        // Split on the last `/` by hand: `Path::parent` parses components.
+        let bytes = path_to_bytes(path);
+        let slash = memchr::memrchr(b'/', &bytes)?;
+        let (parent, name) = (&bytes[..slash.max(1)], &bytes[slash + 1..]);
         let fd = self.parent_fd(parent)?;
         // SAFETY: `fd` is owned by `self.parents` and stays open until the
         // next call to `parent_fd`, after this use.
@@ -216,16 +230,15 @@ impl StatAt {
 
     /// An open `O_PATH` handle on `parent`, reused when possible.
     #[cfg(unix)]
-    fn parent_fd(&mut self, parent: &Path) -> Option<std::os::fd::RawFd> {
+    fn parent_fd(&mut self, parent: &[u8]) -> Option<std::os::fd::RawFd> {
         use nix::fcntl::{OFlag, open};
         use std::os::fd::AsRawFd;
-        let key = path_to_bytes(parent);
         if let Some((last, fd)) = &self.last
-            && **last == *key
+            && **last == *parent
         {
             return Some(*fd);
         }
-        let fd = match self.parents.get(&*key) {
+        let fd = match self.parents.get(parent) {
             Some(fd) => fd.as_raw_fd(),
             None => {
                 if self.parents.len() >= OPEN_PARENTS_MAX {
@@ -234,11 +247,11 @@ impl StatAt {
                 let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
                 let owned = open(parent, flags, nix::sys::stat::Mode::empty()).ok()?;
                 let fd = owned.as_raw_fd();
-                self.parents.insert(key.clone().into(), owned);
+                self.parents.insert(parent.into(), owned);
                 fd
             }
         };
-        self.last = Some((key.into(), fd));
+        self.last = Some((parent.into(), fd));
         Some(fd)
     }
 
