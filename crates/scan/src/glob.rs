@@ -12,19 +12,14 @@
 //! with `sort_by_mtime`, and [`CancelToken`] polled every
 //! [`CANCEL_POLL_INTERVAL`] entries.
 
-use std::{
-    cmp::Reverse,
-    collections::BinaryHeap,
-    path::{Path, PathBuf},
-    sync::Arc,
-};
+use std::{cmp::Reverse, collections::BinaryHeap, path::PathBuf, sync::Arc};
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::{
     cache::{ScanCache, ScanKey, ScanResult},
     cancel::CancelToken,
-    entries::{Entries, Entry, FileType},
+    entries::{Entries, Entry, FileType, bytes_to_path},
     error::{Error, Result},
     node_modules,
     paths::resolve_search_path,
@@ -178,7 +173,7 @@ impl Matcher {
     fn is_match(&self, path: &[u8]) -> bool {
         match self {
             Matcher::Suffixes(suffixes) => suffixes.iter().any(|s| ends_with(path, s)),
-            Matcher::Glob(glob) => glob.is_match_candidate(&Candidate::new(path_of(path))),
+            Matcher::Glob(glob) => glob.is_match_candidate(&Candidate::new(&bytes_to_path(path))),
         }
     }
 }
@@ -271,18 +266,6 @@ impl Filter {
         self.file_type.is_none_or(|t| t == entry.file_type)
             && (self.include_node_modules || !entry.in_node_modules)
             && self.matcher.is_match(entry.path)
-    }
-}
-
-fn path_of(bytes: &[u8]) -> &Path {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        Path::new(std::ffi::OsStr::from_bytes(bytes))
-    }
-    #[cfg(not(unix))]
-    {
-        Path::new(std::str::from_utf8(bytes).unwrap_or(""))
     }
 }
 
