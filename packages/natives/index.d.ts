@@ -37,10 +37,13 @@ export interface FsScanCacheStats {
   walks: number
 }
 
-/** Matches as columns. `paths` holds one path per match, joined by `\0`. */
+/** Matches as columns: `paths` joined by `\0` (in chunks), a type and an mtime per match. */
 export interface GlobColumns {
-  /** Relative `/`-separated paths joined by `\0` (invalid UTF-8 becomes U+FFFD). */
-  paths: string
+  /**
+   * Relative `/`-separated paths, joined by `\0` within each chunk, in
+   * order across chunks (invalid UTF-8 becomes U+FFFD).
+   */
+  paths: string[]
   /** `FileType` per match. */
   fileTypes: Uint8Array
   /** Modification time per match in ms since the epoch; NaN when unknown. */

@@ -1,6 +1,6 @@
 //! Bindings for the scan cache and glob (`natives_scan`).
 //!
-//! Results cross the boundary as columns (one `\0`-joined string of paths,
+//! Results cross the boundary as columns (`\0`-joined strings of paths,
 //! a `Uint8Array` of types, a `Float64Array` of mtimes): creating one JS
 //! object per match costs about four times more than columns, and the
 //! TypeScript layer builds the `GlobMatch[]` the API promises.
@@ -58,12 +58,13 @@ pub struct NativeGlobOptions {
     pub timeout_ms: Option<f64>,
 }
 
-/// Matches as columns. `paths` holds one path per match, joined by `\0`.
+/// Matches as columns: `paths` joined by `\0` (in chunks), a type and an mtime per match.
 #[napi(object)]
 pub struct GlobColumns {
-    /// Relative `/`-separated paths joined by `\0` (invalid UTF-8 becomes U+FFFD).
-    #[napi(ts_type = "string")]
-    pub paths: Either<Latin1String, String>,
+    /// Relative `/`-separated paths, joined by `\0` within each chunk, in
+    /// order across chunks (invalid UTF-8 becomes U+FFFD).
+    #[napi(ts_type = "string[]")]
+    pub paths: Vec<Either<Latin1String, String>>,
     /// `FileType` per match.
     pub file_types: Uint8Array,
     /// Modification time per match in ms since the epoch; NaN when unknown.
@@ -85,21 +86,35 @@ pub struct NativeGlobResult {
 
 type BatchCallback = ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>;
 
+/// Largest chunk of joined paths handed to JS as one string. V8 puts strings
+/// above 128 KiB in its large-object space, one fresh mapping each, and the
+/// page faults of that cost more than the rest of a cached glob; chunks
+/// below it are bump-allocated.
+const PATH_CHUNK_BYTES: usize = 64 * 1024;
+
 /// Columns under construction (plain vectors: sendable across threads).
 #[derive(Default)]
 struct ColumnBuilder {
-    /// Raw path bytes joined by `\0`; validated as UTF-8 once, in `finish`.
-    paths: Vec<u8>,
+    /// Raw path bytes joined by `\0`, in chunks of at most [`PATH_CHUNK_BYTES`]
+    /// (unless one path is longer); validated as UTF-8 in `finish`.
+    paths: Vec<Vec<u8>>,
     file_types: Vec<u8>,
     mtimes: Vec<f64>,
 }
 
 impl ColumnBuilder {
     fn push(&mut self, entry: &Entry<'_>) {
-        if !self.file_types.is_empty() {
-            self.paths.push(0);
+        match self.paths.last_mut() {
+            Some(chunk) if chunk.len() + 1 + entry.path.len() <= PATH_CHUNK_BYTES => {
+                chunk.push(0);
+                chunk.extend_from_slice(entry.path);
+            }
+            _ => {
+                let mut chunk = Vec::with_capacity(PATH_CHUNK_BYTES.max(entry.path.len()));
+                chunk.extend_from_slice(entry.path);
+                self.paths.push(chunk);
+            }
         }
-        self.paths.extend_from_slice(entry.path);
         self.file_types.push(entry.file_type.as_u8());
         self.mtimes
             .push(entry.mtime_ms.map_or(f64::NAN, |ms| ms as f64));
@@ -110,20 +125,22 @@ impl ColumnBuilder {
     }
 
     fn finish(self) -> GlobColumns {
-        // One validation for the whole buffer; a NUL cannot be part of a
-        // multi-byte sequence, so lossy replacement never crosses paths.
-        // ASCII (the common case) crosses as Latin-1: V8 copies it into a
-        // one-byte string instead of running its UTF-8 decoder.
-        let paths = match String::from_utf8(self.paths) {
-            Ok(text) if text.is_ascii() => Either::A(Latin1String::from(text)),
-            Ok(text) => Either::B(text),
-            Err(err) => Either::B(String::from_utf8_lossy(err.as_bytes()).into_owned()),
-        };
         GlobColumns {
-            paths,
+            paths: self.paths.into_iter().map(chunk_to_js).collect(),
             file_types: Uint8Array::new(self.file_types),
             mtimes: Float64Array::new(self.mtimes),
         }
+    }
+}
+
+/// One validation per chunk; a NUL cannot be part of a multi-byte sequence,
+/// so lossy replacement never crosses paths. ASCII (the common case) crosses
+/// as Latin-1: V8 copies it instead of running its UTF-8 decoder.
+fn chunk_to_js(chunk: Vec<u8>) -> Either<Latin1String, String> {
+    match String::from_utf8(chunk) {
+        Ok(text) if text.is_ascii() => Either::A(Latin1String::from(text)),
+        Ok(text) => Either::B(text),
+        Err(err) => Either::B(String::from_utf8_lossy(err.as_bytes()).into_owned()),
     }
 }
 

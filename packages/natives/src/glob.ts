@@ -133,13 +133,15 @@ export function fsScanCacheStats(): FsScanCacheStats {
 
 /** Turn native columns into match objects. */
 function decode(columns: GlobColumns): GlobMatch[] {
-  const count = columns.fileTypes.length;
-  if (count === 0) return [];
-  const paths = columns.paths.split('\0');
-  const matches = new Array<GlobMatch>(count);
-  for (let i = 0; i < count; i++) {
-    const mtime = columns.mtimes[i];
-    matches[i] = { path: paths[i], fileType: columns.fileTypes[i], mtime: Number.isNaN(mtime) ? undefined : mtime };
+  const { fileTypes, mtimes } = columns;
+  const matches = new Array<GlobMatch>(fileTypes.length);
+  let i = 0;
+  for (const chunk of columns.paths) {
+    for (const path of chunk.split('\0')) {
+      const mtime = mtimes[i];
+      matches[i] = { path, fileType: fileTypes[i], mtime: Number.isNaN(mtime) ? undefined : mtime };
+      i++;
+    }
   }
   return matches;
 }
