@@ -88,6 +88,9 @@ pub struct Entries {
     /// Precomputed [`node_modules::in_node_modules`]: consumers filter on it
     /// for every query, the list is built once.
     in_node_modules: Vec<bool>,
+    /// The last eight bytes of each path (see [`path_tail`]): suffix
+    /// queries (`*.ts`) read this column instead of the paths themselves.
+    tails: Vec<u64>,
 }
 
 /// A borrowed view of one entry.
@@ -101,6 +104,8 @@ pub struct Entry<'a> {
     pub mtime_ms: Option<i64>,
     /// Whether the path is, or lies inside, a `node_modules` directory.
     pub in_node_modules: bool,
+    /// [`path_tail`] of `path`, precomputed.
+    pub(crate) tail: u64,
 }
 
 impl Entry<'_> {
@@ -129,6 +134,7 @@ impl Entries {
             types: Vec::with_capacity(items.len()),
             mtimes: Vec::with_capacity(items.len()),
             in_node_modules: Vec::with_capacity(items.len()),
+            tails: Vec::with_capacity(items.len()),
         };
         for item in items {
             let start = entries.text.len();
@@ -141,6 +147,7 @@ impl Entries {
             entries
                 .in_node_modules
                 .push(node_modules::in_node_modules(path));
+            entries.tails.push(path_tail(path));
             entries.ends.push(entries.text.len());
             entries.types.push(item.file_type);
             entries.mtimes.push(item.mtime_ms.unwrap_or(MTIME_UNKNOWN));
@@ -167,6 +174,7 @@ impl Entries {
             file_type: self.types[index],
             mtime_ms: (mtime != MTIME_UNKNOWN).then_some(mtime),
             in_node_modules: self.in_node_modules[index],
+            tail: self.tails[index],
         }
     }
 
@@ -176,8 +184,9 @@ impl Entries {
         // cached query, so no per-entry index arithmetic or bounds checks.
         let mut start = 0;
         let columns = self.ends.iter().zip(&self.types).zip(&self.mtimes);
-        columns.zip(&self.in_node_modules).map(
-            move |(((&end, &file_type), &mtime), &in_node_modules)| {
+        let columns = columns.zip(&self.in_node_modules).zip(&self.tails);
+        columns.map(
+            move |((((&end, &file_type), &mtime), &in_node_modules), &tail)| {
                 let path = &self.text[start..end];
                 start = end;
                 Entry {
@@ -185,6 +194,7 @@ impl Entries {
                     file_type,
                     mtime_ms: (mtime != MTIME_UNKNOWN).then_some(mtime),
                     in_node_modules,
+                    tail,
                 }
             },
         )
@@ -199,7 +209,18 @@ impl Entries {
             + self.types.capacity() * mem::size_of::<FileType>()
             + self.mtimes.capacity() * mem::size_of::<i64>()
             + self.in_node_modules.capacity()
+            + self.tails.capacity() * mem::size_of::<u64>()
     }
+}
+
+/// The last (up to) eight bytes of `path` as a big-endian integer, zero
+/// padded on the left. File names never contain NUL, so a suffix of at most
+/// eight bytes matches exactly when its masked bits equal the tail's.
+pub(crate) fn path_tail(path: &[u8]) -> u64 {
+    let take = path.len().min(8);
+    let mut bytes = [0u8; 8];
+    bytes[8 - take..].copy_from_slice(&path[path.len() - take..]);
+    u64::from_be_bytes(bytes)
 }
 
 /// Path order: component by component, byte-wise within a component.
@@ -313,7 +334,7 @@ mod tests {
                 ("b.txt".to_string(), FileType::File, Some(5)),
             ]
         );
-        assert!(list.heap_bytes() >= "aa/xa.txtb.txt".len() + 4 * 18);
+        assert!(list.heap_bytes() >= "aa/xa.txtb.txt".len() + 4 * 26);
     }
 
     #[test]

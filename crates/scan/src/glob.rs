@@ -19,7 +19,7 @@ use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use crate::{
     cache::{ScanCache, ScanKey, ScanResult},
     cancel::CancelToken,
-    entries::{Entries, Entry, FileType, bytes_to_path},
+    entries::{Entries, Entry, FileType, bytes_to_path, path_tail},
     error::{Error, Result},
     node_modules,
     paths::resolve_search_path,
@@ -154,8 +154,39 @@ fn build_globset(pattern: &str, normalized: &str) -> Result<GlobSet> {
 /// costs more than the match itself; everything else goes to globset.
 enum Matcher {
     /// `**/*S` for each suffix `S` (no metacharacters, no `/`).
-    Suffixes(Vec<Vec<u8>>),
+    Suffixes(Vec<Suffix>),
     Glob(GlobSet),
+}
+
+/// A literal path suffix; up to eight bytes it is compared against the
+/// entry's precomputed tail, without reading the path.
+struct Suffix {
+    bytes: Vec<u8>,
+    tail: u64,
+    mask: u64,
+}
+
+impl Suffix {
+    fn new(bytes: Vec<u8>) -> Suffix {
+        let mask = match bytes.len() {
+            0 => 0,
+            n @ 1..8 => (1u64 << (8 * n)) - 1,
+            _ => u64::MAX,
+        };
+        Suffix {
+            tail: path_tail(&bytes) & mask,
+            mask,
+            bytes,
+        }
+    }
+
+    fn ends(&self, entry: &Entry<'_>) -> bool {
+        if self.bytes.len() <= 8 {
+            entry.tail & self.mask == self.tail
+        } else {
+            ends_with(entry.path, &self.bytes)
+        }
+    }
 }
 
 impl Matcher {
@@ -165,15 +196,17 @@ impl Matcher {
         // paths accept and reject exactly the same patterns.
         let glob = build_globset(pattern, &normalized)?;
         Ok(match any_depth_suffixes(&normalized) {
-            Some(suffixes) => Matcher::Suffixes(suffixes),
+            Some(suffixes) => Matcher::Suffixes(suffixes.into_iter().map(Suffix::new).collect()),
             None => Matcher::Glob(glob),
         })
     }
 
-    fn is_match(&self, path: &[u8]) -> bool {
+    fn is_match(&self, entry: &Entry<'_>) -> bool {
         match self {
-            Matcher::Suffixes(suffixes) => suffixes.iter().any(|s| ends_with(path, s)),
-            Matcher::Glob(glob) => glob.is_match_candidate(&Candidate::new(&bytes_to_path(path))),
+            Matcher::Suffixes(suffixes) => suffixes.iter().any(|s| s.ends(entry)),
+            Matcher::Glob(glob) => {
+                glob.is_match_candidate(&Candidate::new(&bytes_to_path(entry.path)))
+            }
         }
     }
 }
@@ -265,7 +298,7 @@ impl Filter {
     fn accepts(&self, entry: &Entry<'_>) -> bool {
         self.file_type.is_none_or(|t| t == entry.file_type)
             && (self.include_node_modules || !entry.in_node_modules)
-            && self.matcher.is_match(entry.path)
+            && self.matcher.is_match(entry)
     }
 }
 

@@ -322,6 +322,8 @@ fn suffix_fast_path_agrees_with_globset() {
         ("**/*", false),
         ("*.d.ts", true),
         ("*test.{ts,js}", true),
+        ("*.component.spec.ts", true),
+        ("*.{d.ts,component.spec.ts}", true),
     ];
     for (pattern, recursive) in patterns {
         let fast = Matcher::new(pattern, recursive).unwrap();
@@ -332,11 +334,14 @@ fn suffix_fast_path_agrees_with_globset() {
         let slow = build_globset(pattern, &normalize_pattern(pattern, recursive).unwrap()).unwrap();
         for path in paths {
             let expected = slow.is_match(path);
-            assert_eq!(
-                fast.is_match(path.as_bytes()),
-                expected,
-                "{pattern} on {path}"
-            );
+            let entry = Entry {
+                path: path.as_bytes(),
+                file_type: FileType::File,
+                mtime_ms: None,
+                in_node_modules: false,
+                tail: path_tail(path.as_bytes()),
+            };
+            assert_eq!(fast.is_match(&entry), expected, "{pattern} on {path}");
         }
     }
     for pattern in ["src/*.ts", "*.[tj]s", "**/a*.ts", "*.{t?,js}", "**/*/x.ts"] {
