@@ -311,6 +311,11 @@ fn suffix_fast_path_agrees_with_globset() {
         "dir/.",
         "notes.md",
         "a{b}.ts",
+        "app/x.component.spec.ts",
+        "component.spec.ts",
+        "x.component.specs.ts",
+        "abcdefgh.d.ts",
+        "bcdefgh",
     ];
     let patterns = [
         ("*.ts", true),
