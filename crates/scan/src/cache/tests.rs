@@ -207,10 +207,7 @@ fn concurrent_misses_share_one_walk() {
 #[test]
 fn a_waiter_survives_the_leaders_cancellation() {
     let dir = tree(200);
-    let cache = ScanCache::new(policy());
-    let key = key(dir.path());
-    let (open_gate, gate) = std::sync::mpsc::channel();
-    *cache.landing_gate.lock().unwrap() = Some(gate);
+    let (cache, key, open_gate) = gated(dir.path());
     let leader_token = CancelToken::new();
     thread::scope(|s| {
         let leader = s.spawn(|| cache.get_or_scan(&key, &leader_token));
@@ -228,10 +225,7 @@ fn a_waiter_survives_the_leaders_cancellation() {
 #[test]
 fn a_walk_that_began_before_an_invalidation_is_not_stored() {
     let dir = tree(20);
-    let cache = ScanCache::new(policy());
-    let key = key(dir.path());
-    let (open_gate, gate) = std::sync::mpsc::channel();
-    *cache.landing_gate.lock().unwrap() = Some(gate);
+    let (cache, key, open_gate) = gated(dir.path());
     thread::scope(|s| {
         let leader = s.spawn(|| scan(&cache, &key));
         wait_for_flight(&cache, &key);
@@ -254,10 +248,7 @@ fn a_walk_that_began_before_an_invalidation_is_not_stored() {
 #[test]
 fn waiters_on_a_fenced_walk_walk_again() {
     let dir = tree(20);
-    let cache = ScanCache::new(policy());
-    let key = key(dir.path());
-    let (open_gate, gate) = std::sync::mpsc::channel();
-    *cache.landing_gate.lock().unwrap() = Some(gate);
+    let (cache, key, open_gate) = gated(dir.path());
     thread::scope(|s| {
         let leader = s.spawn(|| scan(&cache, &key));
         wait_for_flight(&cache, &key);
@@ -279,10 +270,7 @@ fn waiters_on_a_fenced_walk_walk_again() {
 #[test]
 fn a_waiter_honours_its_own_cancellation() {
     let dir = tree(5);
-    let cache = ScanCache::new(policy());
-    let key = key(dir.path());
-    let (open_gate, gate) = std::sync::mpsc::channel();
-    *cache.landing_gate.lock().unwrap() = Some(gate);
+    let (cache, key, open_gate) = gated(dir.path());
     thread::scope(|s| {
         let leader = s.spawn(|| scan(&cache, &key));
         wait_for_flight(&cache, &key);
@@ -338,6 +326,14 @@ fn invalidation_drops_containing_and_contained_roots_only() {
 
     cache.clear();
     assert!(cached(&cache).is_empty());
+}
+
+/// A cache whose next walk waits to land until the returned sender fires.
+fn gated(dir: &Path) -> (ScanCache, ScanKey, std::sync::mpsc::Sender<()>) {
+    let cache = ScanCache::new(policy());
+    let (open_gate, gate) = std::sync::mpsc::channel();
+    *cache.landing_gate.lock().unwrap() = Some(gate);
+    (cache, key(dir), open_gate)
 }
 
 fn wait_for_flight(cache: &ScanCache, key: &ScanKey) {
