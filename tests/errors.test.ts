@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
-import { fsScanCacheStats, glob, type GlobOptions } from './support/natives.ts';
+import { fsScanCacheStats, glob, invalidateFsScanCache, type GlobOptions } from './support/natives.ts';
 
 /** The rejection of `promise`, which must reject with an `Error` carrying a string `code`. */
 async function rejection(promise: Promise<unknown>): Promise<Error & { code: string }> {
@@ -30,6 +30,17 @@ beforeAll(() => {
 afterAll(() => removeDir(root));
 
 describe('bad paths', () => {
+  test('an empty path is EINVAL for glob and for invalidation (it is not the cwd)', async () => {
+    expect((await rejection(glob({ pattern: '*', path: '' }))).code).toBe('EINVAL');
+    let thrown: unknown;
+    try {
+      invalidateFsScanCache('');
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as { code?: string }).code).toBe('EINVAL');
+  });
+
   test('a missing directory is ENOENT naming it', async () => {
     const missing = path.join(root, 'no-such-dir');
     const error = await rejection(glob({ pattern: '*', path: missing }));

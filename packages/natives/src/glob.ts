@@ -99,7 +99,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   const stream = onMatch ? new MatchStream(onMatch, () => link.token?.cancel()) : undefined;
   try {
     const raw = await nativeGlob(
-      { ...rest, path: nodePath.resolve(path ?? process.cwd()) },
+      { ...rest, path: absolute(path ?? process.cwd()) },
       link.token,
       stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
     );
@@ -120,7 +120,7 @@ export function invalidateFsScanCache(path?: string): void {
     throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
   }
   try {
-    nativeInvalidate(path === undefined ? undefined : nodePath.resolve(path));
+    nativeInvalidate(path === undefined ? undefined : absolute(path));
   } catch (error) {
     throw fromNative(error, 'invalidateFsScanCache');
   }
@@ -129,6 +129,11 @@ export function invalidateFsScanCache(path?: string): void {
 /** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */
 export function fsScanCacheStats(): FsScanCacheStats {
   return nativeStats();
+}
+
+/** `path` against `process.cwd()`; an empty path is left for the native side to refuse. */
+function absolute(path: string): string {
+  return path === '' ? path : nodePath.resolve(path);
 }
 
 /** Turn native columns into match objects. */
