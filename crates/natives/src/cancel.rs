@@ -28,12 +28,14 @@ impl CancelToken {
         self.inner.cancel();
     }
 
-    /// A library token sharing this flag, with an optional deadline.
-    pub(crate) fn with_timeout(
+    /// The library token for one call: this flag (if the caller passed a
+    /// token) with the call's `timeoutMs` deadline, counted from now.
+    pub(crate) fn for_call(
         token: Option<&CancelToken>,
-        timeout: Option<std::time::Duration>,
-    ) -> natives_scan::CancelToken {
+        timeout_ms: Option<f64>,
+    ) -> Result<natives_scan::CancelToken, natives_scan::Error> {
+        let timeout = crate::options::milliseconds("timeoutMs", timeout_ms)?;
         let base = token.map(|t| t.inner.clone()).unwrap_or_default();
-        base.with_timeout(timeout)
+        Ok(base.with_timeout(timeout))
     }
 }

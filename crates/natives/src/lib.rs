@@ -8,8 +8,12 @@
 //! - [`errors`]: library error → JS `Error { code, message }`, and the panic
 //!   guard that keeps a Rust panic from crossing the FFI boundary.
 //! - [`cancel`]: `CancelToken`, the JS handle on a native cancellation flag.
+//! - [`options`]: checking numeric options that arrive as JS numbers.
+//! - [`stream`]: results streamed to a JS callback in batches.
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
 
 pub mod cancel;
 pub mod errors;
+pub mod options;
 pub mod scan;
+pub mod stream;

@@ -5,30 +5,22 @@
 //! object per match costs about four times more than columns, and the
 //! TypeScript layer builds the `GlobMatch[]` the API promises.
 
-use std::{
-    path::PathBuf,
-    time::{Duration, Instant},
-};
+use std::path::PathBuf;
 
 use napi::{
     Env, Status, Task,
     bindgen_prelude::{AsyncTask, Either, Float64Array, Latin1String, Uint8Array},
-    threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode},
+    threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
 use natives_scan::{Entry, Error, FileType, GlobOptions, cache};
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, to_js},
+    errors::{guarded, take_prepared, to_js},
+    options::count,
+    stream::{Batch, BatchCallback, Streamer},
 };
-
-/// Streamed matches are sent in batches of at most this many: one JS call per
-/// match would cost more than the glob itself.
-const BATCH_MAX_MATCHES: usize = 256;
-/// ...or as soon as the oldest match in a batch has waited this long, so a
-/// slow walk still streams promptly.
-const BATCH_MAX_DELAY: Duration = Duration::from_millis(10);
 
 /// Options for the native `glob`; the TypeScript `glob` documents them and
 /// supplies `path`.
@@ -84,8 +76,6 @@ pub struct NativeGlobResult {
     pub batches: u32,
 }
 
-type BatchCallback = ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>;
-
 /// Largest chunk of joined paths handed to JS as one string. V8 puts strings
 /// above 128 KiB in its large-object space, one fresh mapping each, and the
 /// page faults of that cost more than the rest of a cached glob; chunks
@@ -102,7 +92,10 @@ struct ColumnBuilder {
     mtimes: Vec<f64>,
 }
 
-impl ColumnBuilder {
+impl Batch for ColumnBuilder {
+    type Item<'a> = &'a Entry<'a>;
+    type Js = GlobColumns;
+
     fn push(&mut self, entry: &Entry<'_>) {
         match self.paths.last_mut() {
             Some(chunk) if chunk.len() + 1 + entry.path.len() <= PATH_CHUNK_BYTES => {
@@ -144,35 +137,6 @@ fn chunk_to_js(chunk: Vec<u8>) -> Either<Latin1String, String> {
     }
 }
 
-/// Sends matches to JS in batches as they are decided.
-struct Streamer<'a> {
-    callback: &'a BatchCallback,
-    batch: ColumnBuilder,
-    opened_at: Instant,
-    sent: u32,
-}
-
-impl Streamer<'_> {
-    fn push(&mut self, entry: &Entry<'_>) {
-        if self.batch.len() == 0 {
-            self.opened_at = Instant::now();
-        }
-        self.batch.push(entry);
-        if self.batch.len() >= BATCH_MAX_MATCHES || self.opened_at.elapsed() >= BATCH_MAX_DELAY {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        if self.batch.len() > 0 {
-            let batch = std::mem::take(&mut self.batch).finish();
-            self.callback
-                .call(batch, ThreadsafeFunctionCallMode::Blocking);
-            self.sent += 1;
-        }
-    }
-}
-
 /// Outcome of the work, computed off the JS thread.
 pub struct GlobOutput {
     columns: ColumnBuilder,
@@ -181,11 +145,10 @@ pub struct GlobOutput {
     batches: u32,
 }
 
-/// The `glob` work item.
+/// The `glob` work item: checked options and the call's token, or why not.
 pub struct GlobTask {
-    options: Result<GlobOptions, Error>,
-    token: natives_scan::CancelToken,
-    on_batch: Option<BatchCallback>,
+    prepared: Option<Result<(GlobOptions, natives_scan::CancelToken), Error>>,
+    on_batch: Option<BatchCallback<GlobColumns>>,
 }
 
 #[napi]
@@ -210,32 +173,24 @@ impl Task for GlobTask {
 
 impl GlobTask {
     fn run(&mut self) -> Result<GlobOutput, Error> {
-        let options = std::mem::replace(
-            &mut self.options,
-            Err(Error::invalid("options already used")),
-        )?;
+        let (options, token) = take_prepared(&mut self.prepared)?;
         let mut columns = ColumnBuilder::default();
-        let mut streamer = self.on_batch.as_ref().map(|callback| Streamer {
-            callback,
-            batch: ColumnBuilder::default(),
-            opened_at: Instant::now(),
-            sent: 0,
-        });
-        let outcome = natives_scan::glob(&options, cache::global(), &self.token, &mut |entry| {
-            match &mut streamer {
-                Some(streamer) => streamer.push(&entry),
-                None => columns.push(&entry),
-            }
-        })?;
-        let batches = streamer.as_mut().map_or(0, |s| {
-            s.flush();
-            s.sent
-        });
+        let mut streamer = self.on_batch.as_ref().map(Streamer::<ColumnBuilder>::new);
+        let outcome =
+            natives_scan::glob(
+                &options,
+                cache::global(),
+                &token,
+                &mut |entry| match &mut streamer {
+                    Some(streamer) => streamer.push(&entry),
+                    None => columns.push(&entry),
+                },
+            )?;
         Ok(GlobOutput {
             columns,
             total_matches: outcome.total_matches,
             limit_reached: outcome.limit_reached(),
-            batches,
+            batches: streamer.map_or(0, Streamer::finish),
         })
     }
 }
@@ -250,21 +205,10 @@ pub fn native_glob(
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
 ) -> AsyncTask<GlobTask> {
-    let timeout_ms = options.timeout_ms;
-    let converted = convert_options(options);
-    let token = match milliseconds("timeoutMs", timeout_ms) {
-        Ok(timeout) => CancelToken::with_timeout(token, timeout),
-        Err(err) => {
-            return AsyncTask::new(GlobTask {
-                options: Err(err),
-                token: Default::default(),
-                on_batch,
-            });
-        }
-    };
+    let prepared = CancelToken::for_call(token, options.timeout_ms)
+        .and_then(|token| Ok((convert_options(options)?, token)));
     AsyncTask::new(GlobTask {
-        options: converted,
-        token,
+        prepared: Some(prepared),
         on_batch,
     })
 }
@@ -291,36 +235,6 @@ fn file_type(value: u32) -> Result<FileType, Error> {
                 "fileType {value} is not one of 1 (File), 2 (Dir), 3 (Symlink), 4 (Other)"
             ))
         })
-}
-
-/// A non-negative integer option.
-fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, Error> {
-    value
-        .map(|v| {
-            if v.is_finite() && v >= 0.0 && v.fract() == 0.0 {
-                Ok(v as usize)
-            } else {
-                Err(Error::invalid(format!(
-                    "{name} must be a non-negative integer, got {v}"
-                )))
-            }
-        })
-        .transpose()
-}
-
-/// A non-negative duration option in milliseconds.
-fn milliseconds(name: &str, value: Option<f64>) -> Result<Option<Duration>, Error> {
-    value
-        .map(|v| {
-            if v.is_finite() && v >= 0.0 {
-                Ok(Duration::from_secs_f64(v / 1000.0))
-            } else {
-                Err(Error::invalid(format!(
-                    "{name} must be a non-negative number of milliseconds, got {v}"
-                )))
-            }
-        })
-        .transpose()
 }
 
 /// Drop cached scans after a filesystem mutation. With a path (relative to
