@@ -215,8 +215,9 @@ pub struct GrepMatch {
     pub context_after: Vec<(u64, String)>,
     /// `true` when `max_columns` cut this line or one of its context lines.
     pub truncated: bool,
-    /// Count mode: the file's matching lines (a multi-line match counts
-    /// once), as `rg --count` reports; 0 in the other modes.
+    /// Count mode: the file's matching lines, or with `multiline` its
+    /// matches, as `rg --count` reports (so a walked file whose search stopped
+    /// at a NUL byte has no count result); 0 in the other modes.
     pub match_count: u64,
 }
 
@@ -255,8 +256,9 @@ pub struct GrepOutcome {
     pub files_with_matches: usize,
     /// Files opened and searched (binary ones included).
     pub files_searched: usize,
-    /// Files found by the walk whose search stopped at a NUL byte (matches
-    /// before it, if any, are still returned, as `rg` reports them).
+    /// Files found by the walk whose search stopped at a NUL byte. In
+    /// content mode, matches before the NUL are still returned, as `rg`
+    /// prints them; in count mode the file has no count, as in `rg --count`.
     pub binary_files_skipped: usize,
     /// Files above `max_file_size`, not searched.
     pub files_skipped_too_large: usize,

@@ -138,7 +138,8 @@ impl<'a> Emitter<'a> {
         outcome.binary_files_skipped += usize::from(report.binary);
         outcome.files_skipped_too_large += usize::from(report.too_large);
         outcome.files_unreadable += usize::from(report.unreadable);
-        if report.count == 0 {
+        // As `rg --count`: a file whose search stopped at a NUL has no count.
+        if report.count == 0 || (self.mode == GrepMode::Count && report.binary) {
             return true;
         }
         outcome.files_with_matches += 1;

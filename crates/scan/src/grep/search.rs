@@ -10,7 +10,10 @@
 //! its first NUL byte: the file is counted in `binary_files_skipped`, and
 //! matches already reported from the blocks before the NUL are kept, as `rg`
 //! prints them (a NUL in the first 64 KiB block therefore hides the whole
-//! file, and the counter says so). A file the caller named, and an in-memory
+//! file, and the counter says so). In count mode such a file has no count,
+//! as in `rg --count`; in files-with-matches mode a file is done at its
+//! first match, so one found before the NUL lists it, as in `rg -l`. A file
+//! the caller named, and an in-memory
 //! buffer, are searched whole with NUL bytes kept in the line text, as `rg`
 //! reports a file named on its command line.
 
@@ -21,6 +24,7 @@ use std::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
+use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkFinish,
@@ -74,7 +78,8 @@ impl Shape {
 pub(super) struct FileReport {
     /// Content mode: the matches, paths not yet set.
     pub matches: Vec<GrepMatch>,
-    /// Match records found (matching lines; a multi-line match counts once).
+    /// Matching lines (a multi-line match counts once), or in multiline
+    /// count mode the matches themselves.
     pub count: u64,
     pub searched: bool,
     pub binary: bool,
@@ -168,6 +173,7 @@ pub(super) fn search_reader(
 ) -> io::Result<FileReport> {
     let mut sink = Collect {
         shape,
+        matcher,
         report: FileReport {
             searched: true,
             ..FileReport::default()
@@ -211,6 +217,7 @@ fn open_regular(path: &Path) -> io::Result<File> {
 /// while it is within `context_after`), exactly once, as `rg` prints it.
 struct Collect<'a> {
     shape: &'a Shape,
+    matcher: &'a RegexMatcher,
     report: FileReport,
     before: Vec<(u64, Clipped)>,
 }
@@ -219,7 +226,10 @@ impl Sink for Collect<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> io::Result<bool> {
-        self.report.count += 1;
+        self.report.count += match self.shape.mode {
+            GrepMode::Count if self.shape.multiline => count_matches(self.matcher, found)?,
+            _ => 1,
+        };
         match self.shape.mode {
             GrepMode::Content => {
                 let (line, truncated) = line_text(found.bytes(), self.shape.max_columns);
@@ -260,6 +270,21 @@ impl Sink for Collect<'_> {
         self.report.binary = finish.binary_byte_offset().is_some();
         Ok(())
     }
+}
+
+/// Matches inside one multi-line record: what `rg --count -U` adds up
+/// (at least one, since the searcher reported a match).
+fn count_matches(matcher: &RegexMatcher, found: &SinkMatch<'_>) -> io::Result<u64> {
+    let range = found.bytes_range_in_buffer();
+    let haystack = &found.buffer()[..range.end];
+    let mut count = 0;
+    matcher
+        .find_iter_at(haystack, range.start, |_| {
+            count += 1;
+            true
+        })
+        .map_err(io::Error::other)?;
+    Ok(count.max(1))
 }
 
 /// A context line's text before it is attached to its match.

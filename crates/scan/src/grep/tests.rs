@@ -451,7 +451,7 @@ fn big_file(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("big.txt");
     let mut out = std::io::BufWriter::new(fs::File::create(&path).unwrap());
     let line = b"the quick brown fox jumps over the lazy dog 0123456789\n";
-    for _ in 0..(256 << 20) / line.len() {
+    for _ in 0..(128 << 20) / line.len() {
         out.write_all(line).unwrap();
     }
     out.flush().unwrap();
@@ -547,4 +547,23 @@ fn empty_candidate_list_is_rechecked_once() {
     // A non-empty candidate list is served from the cache as is.
     run_with(dir.path(), &cache, configure).unwrap();
     assert_eq!(cache.stats().walks, walks + 1);
+}
+
+#[test]
+fn on_match_streams_before_the_search_ends() {
+    let dir = tree(&[("a.txt", "needle\n")]);
+    big_file(dir.path());
+    let token = CancelToken::new();
+    let mut options = GrepOptions::new("needle|o", dir.path());
+    options.mode = GrepMode::Count;
+    let mut seen = Vec::new();
+    // The first result cancels the search: that can only stop it if the
+    // result arrived while `big.txt` was still being searched.
+    let err = grep(&options, crate::cache::global(), &token, &mut |m| {
+        seen.push(m.path_lossy().into_owned());
+        token.cancel();
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), "ABORT_ERR");
+    assert_eq!(seen, ["a.txt"]);
 }
