@@ -44,7 +44,11 @@ use std::{borrow::Cow, path::PathBuf, sync::atomic::AtomicBool};
 
 pub use pattern::has_match;
 
-use crate::{cache::ScanCache, cancel::CancelToken, error::Result};
+use crate::{
+    cache::ScanCache,
+    cancel::CancelToken,
+    error::{Error, ErrorKind, Result},
+};
 use pattern::{MatcherSpec, build_matcher};
 use run::Emitter;
 use search::{Shape, Stop};
@@ -92,7 +96,8 @@ pub struct GrepOptions {
     /// Treat the pattern as a fixed string (`rg -F`). Default: `false`.
     pub literal: bool,
     /// Let a match span lines (`rg -U`); `.` still stops at `\n` unless the
-    /// pattern enables `(?s)`. Default: `false`.
+    /// pattern enables `(?s)`. As with `rg -U`, each file is read whole
+    /// into memory to be searched. Default: `false`.
     pub multiline: bool,
     /// Search dot-files and dot-directories (`.git` is never entered).
     /// Default: `true` (seed 001: grep's hidden default is on).
@@ -296,7 +301,6 @@ pub fn grep(
         on_match,
     );
     run::run(&candidates, &matcher, &options.shape(), &mut emitter, token)?;
-    token.check()?;
     Ok(emitter.outcome)
 }
 
@@ -312,14 +316,13 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
     let halt = AtomicBool::new(false);
     let stop = Stop { token, halt: &halt };
     let mut searcher = shape.searcher(true);
-    let report = search::search_reader(&mut searcher, &matcher, &shape, content, &stop);
-    token.check()?;
-    let report = report.map_err(|err| {
-        crate::error::Error::new(
-            crate::error::ErrorKind::Io,
-            format!("in-memory search: {err}"),
-        )
-    })?;
+    let report =
+        search::search_reader(&mut searcher, &matcher, &shape, content, &stop).map_err(|err| {
+            match token.check() {
+                Err(stopped) => stopped,
+                Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
+            }
+        })?;
     let mut ignore = |_: &GrepMatch| {};
     let mut emitter = Emitter::new(
         options.mode,
