@@ -6,6 +6,8 @@
 //!   budgets, single-flight walks, a generation fence against stale inserts.
 //! - [`walk`]: the parallel, ignore-aware walker that fills it.
 //! - [`glob`]: glob matching over a scan with a bounded top-N.
+//! - [`grep`]: content search over a scan (or one file, or a buffer) with
+//!   `rg`'s matching rules, parallel but reported in path order.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
 //! - [`CancelToken`] and [`Error`]: the cancellation and error model every
@@ -39,6 +41,7 @@ mod cancel;
 mod entries;
 mod error;
 pub mod glob;
+pub mod grep;
 pub mod node_modules;
 pub mod paths;
 pub mod walk;
@@ -50,6 +53,7 @@ pub use cancel::CancelToken;
 pub use entries::{Entries, Entry, FileType, compare_paths};
 pub use error::{Error, ErrorKind, Result};
 pub use glob::{GlobOptions, GlobOutcome, glob};
+pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
 pub use paths::{resolve_invalidation_target, resolve_search_path};
 pub use walk::ScanPolicy;
 

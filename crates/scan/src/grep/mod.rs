@@ -1,0 +1,339 @@
+//! `grep`: search file contents under a directory (or in one file, or in a
+//! buffer) with `rg`'s matching rules, in path order, streaming results as
+//! they are decided.
+//!
+//! Why each piece is the way it is:
+//! - **File selection** is a scan (seed 001: the shared cache only when the
+//!   caller asks for it) filtered by the node_modules rule, the `glob` and
+//!   the file type; only regular files are opened (see `select`).
+//! - **Matching** is `grep-regex` configured as `rg` configures it, with
+//!   `{`/`}` taken literally where they cannot be a repetition, because
+//!   agents search for `${x}` and `function() {` (see [`has_match`]).
+//! - **Reading** never maps files and never truncates them: every read
+//!   polls the [`CancelToken`], so abort and timeout land within 50 ms even
+//!   inside a huge file; a FIFO is never opened, so nothing blocks forever.
+//! - **Binary files** are handled as `rg` handles them, and counted, so no
+//!   match disappears without a trace (see `search`).
+//! - **Order**: files are searched in parallel, results are emitted in path
+//!   order then line order, and `offset`/`max_count` cut that one sequence,
+//!   so every run returns the same answer (see `run`).
+//!
+//! # Example
+//!
+//! ```
+//! use natives_scan::{CancelToken, grep::{GrepOptions, grep}};
+//!
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("a.ts"), "let x = `${name}`;\nother\n")?;
+//!
+//! let mut options = GrepOptions::new("${name}", dir.path());
+//! options.context(1);
+//! let outcome = grep(&options, natives_scan::cache::global(), &CancelToken::new(), &mut |_| {})?;
+//! assert_eq!(outcome.matches[0].path_lossy(), "a.ts");
+//! assert_eq!(outcome.matches[0].line_number, 1);
+//! assert_eq!(outcome.matches[0].context_after, [(2, "other".to_string())]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod pattern;
+mod run;
+mod search;
+mod select;
+
+use std::{borrow::Cow, path::PathBuf, sync::atomic::AtomicBool};
+
+pub use pattern::has_match;
+
+use crate::{
+    cache::ScanCache,
+    cancel::CancelToken,
+    error::{Error, ErrorKind, Result},
+};
+use pattern::{MatcherSpec, build_matcher};
+use run::Emitter;
+use search::{Shape, Stop};
+
+/// What a grep returns per result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GrepMode {
+    /// One result per matching line (per match block in `multiline` mode),
+    /// with its text and context. The default.
+    #[default]
+    Content,
+    /// One result per file with matches, carrying its match count.
+    Count,
+    /// One result per file with matches: the path alone.
+    FilesWithMatches,
+}
+
+/// What to search for and where. Field docs give the defaults of
+/// [`GrepOptions::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrepOptions {
+    /// The regex (or, with `literal`, the fixed string). `{` and `}` that
+    /// cannot form a counted repetition are matched literally. An empty
+    /// pattern matches every line, as in `rg`.
+    pub pattern: String,
+    /// A directory to search recursively, or one file (relative to the
+    /// current directory). A named file is searched whatever `glob`,
+    /// `file_type`, `include_hidden` and `include_node_modules` say.
+    pub path: PathBuf,
+    /// Only files matching this glob, with `rg -g` rules: without `/` it
+    /// matches the file name at any depth (`*.ts`), with `/` it is anchored
+    /// at `path` (`src/**/*.ts`), and `!glob` excludes (an excluded
+    /// directory excludes all below it). Default: every file.
+    pub glob: Option<String>,
+    /// Only files of this type, by the `ignore` crate's built-in type names
+    /// (`rust`, `ts`, `py`, ... as in `rg -t`; `all` is any typed file). An
+    /// unknown name is `EINVAL` listing the closest known names. Default:
+    /// every file.
+    pub file_type: Option<String>,
+    /// Match case-insensitively; wins over `smart_case`. Default: `false`.
+    pub ignore_case: bool,
+    /// Case-insensitive unless the pattern has an uppercase letter (`rg -S`).
+    /// Default: `false`.
+    pub smart_case: bool,
+    /// Treat the pattern as a fixed string (`rg -F`). Default: `false`.
+    pub literal: bool,
+    /// Let a match span lines (`rg -U`); `.` still stops at `\n` unless the
+    /// pattern enables `(?s)`. As with `rg -U`, each file is read whole
+    /// into memory to be searched. Default: `false`.
+    pub multiline: bool,
+    /// Search dot-files and dot-directories (`.git` is never entered).
+    /// Default: `true` (seed 001: grep's hidden default is on).
+    pub include_hidden: bool,
+    /// Honour `.gitignore`, `.ignore` and git excludes. Default: `true`.
+    pub use_gitignore: bool,
+    /// Search inside `node_modules`; `None` applies
+    /// [`crate::node_modules::include_node_modules`] with the `glob` text as
+    /// the hint (no glob: the hint is empty, so `node_modules` is skipped).
+    /// Default: `None`.
+    pub include_node_modules: Option<bool>,
+    /// Lines of context before each match (`rg -B`). Default: 0.
+    pub context_before: usize,
+    /// Lines of context after each match (`rg -A`). Default: 0.
+    pub context_after: usize,
+    /// Return at most this many results (after `offset`): matching lines in
+    /// content mode, files in count and files-with-matches modes; a limit on
+    /// the whole result, not per file. Default: no limit.
+    pub max_count: Option<usize>,
+    /// Skip this many results first, in result order. Default: 0.
+    pub offset: usize,
+    /// Cut result and context lines longer than this many characters (on a
+    /// character boundary) and mark the result `truncated`. Default: none.
+    pub max_columns: Option<usize>,
+    /// What each result is. Default: [`GrepMode::Content`].
+    pub mode: GrepMode,
+    /// Take the file list from the shared scan cache. Default: `false` (a
+    /// private walk; the cache is neither read nor written).
+    pub cache: bool,
+    /// Skip files larger than this many bytes, counting them in
+    /// [`GrepOutcome::files_skipped_too_large`]. Default: `None`: every file
+    /// is searched whole, whatever its size.
+    pub max_file_size: Option<u64>,
+}
+
+impl GrepOptions {
+    /// Options for `pattern` under `path`, every other field at its default.
+    pub fn new(pattern: impl Into<String>, path: impl Into<PathBuf>) -> GrepOptions {
+        GrepOptions {
+            pattern: pattern.into(),
+            path: path.into(),
+            glob: None,
+            file_type: None,
+            ignore_case: false,
+            smart_case: false,
+            literal: false,
+            multiline: false,
+            include_hidden: true,
+            use_gitignore: true,
+            include_node_modules: None,
+            context_before: 0,
+            context_after: 0,
+            max_count: None,
+            offset: 0,
+            max_columns: None,
+            mode: GrepMode::Content,
+            cache: false,
+            max_file_size: None,
+        }
+    }
+
+    /// Set `context_before` and `context_after` to `lines` (`rg -C`).
+    pub fn context(&mut self, lines: usize) -> &mut GrepOptions {
+        self.context_before = lines;
+        self.context_after = lines;
+        self
+    }
+
+    fn matcher_spec(&self) -> MatcherSpec<'_> {
+        MatcherSpec {
+            pattern: &self.pattern,
+            ignore_case: self.ignore_case,
+            smart_case: self.smart_case,
+            literal: self.literal,
+            multiline: self.multiline,
+        }
+    }
+
+    fn shape(&self) -> Shape {
+        // A file can never contribute more than `offset + max_count + 1`
+        // results (the last one proves the limit), so no file is searched,
+        // or held in memory, beyond that.
+        let per_file_cap = self.max_count.map(|max| {
+            let needed = self.offset.saturating_add(max).saturating_add(1);
+            u64::try_from(needed).unwrap_or(u64::MAX)
+        });
+        Shape {
+            mode: self.mode,
+            multiline: self.multiline,
+            context_before: self.context_before,
+            context_after: self.context_after,
+            max_columns: self.max_columns,
+            per_file_cap,
+            max_file_size: self.max_file_size,
+        }
+    }
+}
+
+/// One result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GrepMatch {
+    /// The file, relative to [`GrepOutcome::root`], `/`-separated, as the
+    /// raw bytes of its name (see [`GrepMatch::path_lossy`]). For a single
+    /// file given as `path`, its file name; for an in-memory search, empty.
+    pub path: Vec<u8>,
+    /// 1-based number of the (first) matching line; 0 in count and
+    /// files-with-matches modes.
+    pub line_number: u64,
+    /// The matching line without its final `\n` (a `\r` before it is kept,
+    /// as `rg` reports it); in multiline mode every line the match spans,
+    /// joined by `\n`. Invalid UTF-8 is replaced with U+FFFD. Empty in count
+    /// and files-with-matches modes.
+    pub line: String,
+    /// Up to `context_before` lines before the match, as (line number, text).
+    /// A line is never repeated: one already reported as the previous
+    /// match's after-context, or a matching line, is not listed again.
+    pub context_before: Vec<(u64, String)>,
+    /// Up to `context_after` lines after the match, as (line number, text),
+    /// ending early at the next match.
+    pub context_after: Vec<(u64, String)>,
+    /// `true` when `max_columns` cut this line or one of its context lines.
+    pub truncated: bool,
+    /// Count mode: the file's matching lines, or with `multiline` its
+    /// matches, as `rg --count` reports (so a walked file whose search stopped
+    /// at a NUL byte has no count result); 0 in the other modes.
+    pub match_count: u64,
+}
+
+impl GrepMatch {
+    /// The path as text; invalid UTF-8 is replaced with U+FFFD.
+    pub fn path_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.path)
+    }
+
+    /// A per-file result (count and files-with-matches modes).
+    fn file(path: &[u8], match_count: u64) -> GrepMatch {
+        GrepMatch {
+            path: path.to_vec(),
+            match_count,
+            ..GrepMatch::default()
+        }
+    }
+}
+
+/// The answer. Every counter covers the files whose reports were taken in
+/// order; once `limit_reached` is known the search stops, so later files
+/// are neither searched nor counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GrepOutcome {
+    /// The canonical directory result paths are relative to (empty for an
+    /// in-memory search).
+    pub root: PathBuf,
+    /// The returned results, in path order then line order.
+    pub matches: Vec<GrepMatch>,
+    /// Results found: matching lines in content mode (`rg`'s per-line
+    /// count; a multi-line match counts once), the sum of per-file counts in
+    /// count mode, files in files-with-matches mode. Exact unless
+    /// `limit_reached`; then a lower bound above `offset + max_count`.
+    pub total_matches: u64,
+    /// Files with at least one match.
+    pub files_with_matches: usize,
+    /// Files opened and searched (binary ones included).
+    pub files_searched: usize,
+    /// Files found by the walk whose search stopped at a NUL byte. In
+    /// content mode, matches before the NUL are still returned, as `rg`
+    /// prints them; in count mode the file has no count, as in `rg --count`.
+    pub binary_files_skipped: usize,
+    /// Files above `max_file_size`, not searched.
+    pub files_skipped_too_large: usize,
+    /// Files listed by the scan that could not be opened or read (removed
+    /// since, no permission, no longer a regular file).
+    pub files_unreadable: usize,
+    /// `true` exactly when more results existed beyond the returned ones.
+    pub limit_reached: bool,
+}
+
+/// Search the files under `options.path` (or that one file).
+///
+/// `on_match` sees each returned result once, in result order, as soon as
+/// it is decided: when every file before its own has been searched, not
+/// after the whole search. `token` is checked before any work, between
+/// files and before every read.
+pub fn grep(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    on_match: &mut dyn FnMut(&GrepMatch),
+) -> Result<GrepOutcome> {
+    token.check()?;
+    let matcher = build_matcher(&options.matcher_spec())?;
+    let candidates = select::candidates(options, cache, token)?;
+    let outcome = GrepOutcome {
+        root: candidates.root().to_path_buf(),
+        ..GrepOutcome::default()
+    };
+    let mut emitter = Emitter::new(
+        options.mode,
+        options.offset,
+        options.max_count,
+        outcome,
+        on_match,
+    );
+    run::run(&candidates, &matcher, &options.shape(), &mut emitter, token)?;
+    Ok(emitter.outcome)
+}
+
+/// Search `content` as one file the caller named (NUL bytes do not stop
+/// it). Uses the matching, mode, context, `offset`, `max_count` and
+/// `max_columns` options; the file-selection options (`path`, `glob`,
+/// `file_type`, hidden, gitignore, node_modules, `cache`, `max_file_size`)
+/// do not apply. Result paths are empty.
+pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Result<GrepOutcome> {
+    token.check()?;
+    let matcher = build_matcher(&options.matcher_spec())?;
+    let shape = options.shape();
+    let halt = AtomicBool::new(false);
+    let stop = Stop { token, halt: &halt };
+    let mut searcher = shape.searcher(true);
+    let report =
+        search::search_reader(&mut searcher, &matcher, &shape, content, &stop).map_err(|err| {
+            match token.check() {
+                Err(stopped) => stopped,
+                Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
+            }
+        })?;
+    let mut ignore = |_: &GrepMatch| {};
+    let mut emitter = Emitter::new(
+        options.mode,
+        options.offset,
+        options.max_count,
+        GrepOutcome::default(),
+        &mut ignore,
+    );
+    emitter.file(b"", report);
+    Ok(emitter.outcome)
+}
+
+#[cfg(test)]
+mod tests;

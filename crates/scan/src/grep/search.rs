@@ -1,0 +1,308 @@
+//! Searching one file (or one buffer) with `grep-searcher`.
+//!
+//! Files are read through a fixed-size buffer, never memory-mapped: every
+//! read first polls the cancellation token, so an abort or timeout stops a
+//! search inside a multi-gigabyte file within one buffer's worth of work.
+//! Every file is searched whole; only `max_file_size`, when the caller sets
+//! it, skips (and counts) large files.
+//!
+//! Binary files follow `rg`. A file found by walking a directory stops at
+//! its first NUL byte: the file is counted in `binary_files_skipped`, and
+//! matches already reported from the blocks before the NUL are kept, as `rg`
+//! prints them (a NUL in the first 64 KiB block therefore hides the whole
+//! file, and the counter says so). In count mode such a file has no count,
+//! as in `rg --count`; in files-with-matches mode a file is done at its
+//! first match, so one found before the NUL lists it, as in `rg -l`. A file
+//! the caller named, and an in-memory
+//! buffer, are searched whole with NUL bytes kept in the line text, as `rg`
+//! reports a file named on its command line.
+
+use std::{
+    fs::{File, OpenOptions},
+    io::{self, Read},
+    path::Path,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+use grep_matcher::Matcher;
+use grep_regex::RegexMatcher;
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkFinish,
+    SinkMatch,
+};
+
+use super::{GrepMatch, GrepMode};
+use crate::{cancel::CancelToken, error::Result};
+
+/// What a search needs besides the matcher; shared by every worker.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
+    pub mode: GrepMode,
+    pub multiline: bool,
+    pub context_before: usize,
+    pub context_after: usize,
+    pub max_columns: Option<usize>,
+    /// Most matches any one file can contribute to the result (see
+    /// [`super::run`]); `None` searches every file to its end.
+    pub per_file_cap: Option<u64>,
+    pub max_file_size: Option<u64>,
+}
+
+impl Shape {
+    /// A searcher for this shape; `explicit` for a file the caller named.
+    pub(super) fn searcher(&self, explicit: bool) -> Searcher {
+        let content = self.mode == GrepMode::Content;
+        let cap = match self.mode {
+            GrepMode::Content => self.per_file_cap,
+            GrepMode::FilesWithMatches => Some(1),
+            GrepMode::Count => None,
+        };
+        let binary = if explicit {
+            BinaryDetection::none()
+        } else {
+            BinaryDetection::quit(b'\0')
+        };
+        SearcherBuilder::new()
+            .line_number(true)
+            .multi_line(self.multiline)
+            .binary_detection(binary)
+            .before_context(if content { self.context_before } else { 0 })
+            .after_context(if content { self.context_after } else { 0 })
+            .max_matches(cap)
+            .build()
+    }
+}
+
+/// What searching one file produced.
+#[derive(Debug, Default)]
+pub(super) struct FileReport {
+    /// Content mode: the matches, paths not yet set.
+    pub matches: Vec<GrepMatch>,
+    /// Matching lines (a multi-line match counts once), or in multiline
+    /// count mode the matches themselves.
+    pub count: u64,
+    pub searched: bool,
+    pub binary: bool,
+    pub too_large: bool,
+    pub unreadable: bool,
+}
+
+/// Why a search stopped early: the caller's token, or the run no longer
+/// needing this file.
+pub(super) struct Stop<'a> {
+    pub token: &'a CancelToken,
+    pub halt: &'a AtomicBool,
+}
+
+impl Stop<'_> {
+    fn check_io(&self) -> io::Result<()> {
+        if self.halt.load(Ordering::Relaxed) || self.token.is_stopped() {
+            return Err(io::Error::other("search stopped"));
+        }
+        Ok(())
+    }
+}
+
+/// A reader that polls [`Stop`] before every read.
+struct Interruptible<'a, R> {
+    inner: R,
+    stop: &'a Stop<'a>,
+}
+
+impl<R: Read> Read for Interruptible<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stop.check_io()?;
+        self.inner.read(buf)
+    }
+}
+
+/// Search the file at `path`. Files that cannot be opened or read (gone
+/// since the scan, no permission, no longer a regular file) are reported as
+/// unreadable; for a file the caller named they are an error instead.
+/// A stop is reported as the token's error (or, after a halt, as an empty
+/// report nobody will read).
+pub(super) fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    shape: &Shape,
+    path: &Path,
+    explicit: bool,
+    stop: &Stop<'_>,
+) -> Result<FileReport> {
+    stop.token.check()?;
+    let unreadable = |err: io::Error| {
+        if explicit {
+            Err(crate::error::Error::io(path, err))
+        } else {
+            Ok(FileReport {
+                unreadable: true,
+                ..FileReport::default()
+            })
+        }
+    };
+    let file = match open_regular(path) {
+        Ok(file) => file,
+        Err(err) => return unreadable(err),
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if shape.max_file_size.is_some_and(|max| size > max) {
+        return Ok(FileReport {
+            too_large: true,
+            ..FileReport::default()
+        });
+    }
+    match search_reader(searcher, matcher, shape, file, stop) {
+        Ok(report) => Ok(report),
+        Err(err) => {
+            stop.token.check()?;
+            if stop.halt.load(Ordering::Relaxed) {
+                return Ok(FileReport::default());
+            }
+            unreadable(err)
+        }
+    }
+}
+
+/// Search any reader; the report is marked searched.
+pub(super) fn search_reader(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    shape: &Shape,
+    reader: impl Read,
+    stop: &Stop<'_>,
+) -> io::Result<FileReport> {
+    let mut sink = Collect {
+        shape,
+        matcher,
+        report: FileReport {
+            searched: true,
+            ..FileReport::default()
+        },
+        before: Vec::new(),
+    };
+    let reader = Interruptible {
+        inner: reader,
+        stop,
+    };
+    searcher.search_reader(matcher, reader, &mut sink)?;
+    Ok(sink.report)
+}
+
+/// Open a path for reading only if it is (still) a regular file. The open
+/// itself must not block on a FIFO that replaced the file since the scan,
+/// hence `O_NONBLOCK`, which has no effect on regular files.
+fn open_regular(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// The sink: turns searcher events into [`GrepMatch`]es.
+///
+/// Context lines are never repeated: a line before a match is attached to
+/// that match, a line after one to it, and a line between two close matches
+/// goes to whichever of them the searcher reports it for (the earlier match
+/// while it is within `context_after`), exactly once, as `rg` prints it.
+struct Collect<'a> {
+    shape: &'a Shape,
+    matcher: &'a RegexMatcher,
+    report: FileReport,
+    before: Vec<(u64, Clipped)>,
+}
+
+impl Sink for Collect<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> io::Result<bool> {
+        self.report.count += match self.shape.mode {
+            GrepMode::Count if self.shape.multiline => count_matches(self.matcher, found)?,
+            _ => 1,
+        };
+        match self.shape.mode {
+            GrepMode::Content => {
+                let (line, truncated) = line_text(found.bytes(), self.shape.max_columns);
+                let before = std::mem::take(&mut self.before);
+                self.report.matches.push(GrepMatch {
+                    path: Vec::new(),
+                    line_number: found.line_number().unwrap_or(0),
+                    line,
+                    truncated: truncated || before.iter().any(|(_, l)| l.truncated),
+                    context_before: before.into_iter().map(|(n, l)| (n, l.text)).collect(),
+                    context_after: Vec::new(),
+                    match_count: 0,
+                });
+                Ok(true)
+            }
+            GrepMode::FilesWithMatches => Ok(false),
+            GrepMode::Count => Ok(true),
+        }
+    }
+
+    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> io::Result<bool> {
+        let (text, truncated) = line_text(context.bytes(), self.shape.max_columns);
+        let number = context.line_number().unwrap_or(0);
+        match context.kind() {
+            SinkContextKind::Before => self.before.push((number, Clipped { text, truncated })),
+            SinkContextKind::After => {
+                if let Some(last) = self.report.matches.last_mut() {
+                    last.truncated |= truncated;
+                    last.context_after.push((number, text));
+                }
+            }
+            SinkContextKind::Other => {}
+        }
+        Ok(true)
+    }
+
+    fn finish(&mut self, _: &Searcher, finish: &SinkFinish) -> io::Result<()> {
+        self.report.binary = finish.binary_byte_offset().is_some();
+        Ok(())
+    }
+}
+
+/// Matches inside one multi-line record: what `rg --count -U` adds up
+/// (at least one, since the searcher reported a match).
+fn count_matches(matcher: &RegexMatcher, found: &SinkMatch<'_>) -> io::Result<u64> {
+    let range = found.bytes_range_in_buffer();
+    let haystack = &found.buffer()[..range.end];
+    let mut count = 0;
+    matcher
+        .find_iter_at(haystack, range.start, |_| {
+            count += 1;
+            true
+        })
+        .map_err(io::Error::other)?;
+    Ok(count.max(1))
+}
+
+/// A context line's text before it is attached to its match.
+#[derive(Debug)]
+struct Clipped {
+    text: String,
+    truncated: bool,
+}
+
+/// The text of a line (or of the lines a multi-line match spans): the final
+/// `\n` is dropped, a `\r` before it is kept (as `rg` reports it), invalid
+/// UTF-8 becomes U+FFFD, and beyond `max_columns` characters the text is
+/// cut on a character boundary (`true` when cut).
+pub(super) fn line_text(bytes: &[u8], max_columns: Option<usize>) -> (String, bool) {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    match max_columns.and_then(|max| text.char_indices().nth(max)) {
+        Some((cut, _)) => (text[..cut].to_string(), true),
+        None => (text, false),
+    }
+}

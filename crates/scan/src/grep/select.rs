@@ -1,0 +1,350 @@
+//! Which files a grep searches: the candidate list.
+//!
+//! For a directory the list comes from a scan (seed 001): the shared cache
+//! when the caller asks for it, a private walk otherwise. Only regular files
+//! are candidates: FIFOs, sockets and devices are never opened (one of them
+//! could block a search forever) and links are not followed, as in every
+//! walk of this crate. The caller's filters then apply in this order: the
+//! node_modules rule, the `glob`, the file type.
+//!
+//! A single file given as `path` is searched whatever the filters say, as
+//! `rg` searches a file named on its command line.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use ignore::{
+    overrides::{Override, OverrideBuilder},
+    types::{Types, TypesBuilder},
+};
+
+use super::GrepOptions;
+use crate::{
+    cache::{ScanCache, ScanKey},
+    cancel::CancelToken,
+    entries::{Entries, Entry, FileType, bytes_to_path, path_to_bytes},
+    error::{Error, Result},
+    glob::CANCEL_POLL_INTERVAL,
+    node_modules,
+    paths::resolve_search_path,
+    walk::ScanPolicy,
+};
+
+/// How many known type names an unknown `file_type` error suggests.
+const TYPE_SUGGESTIONS: usize = 5;
+
+/// The files to search, in path order.
+pub(super) enum Candidates {
+    /// Selected entries of a scan of `root`.
+    Tree {
+        root: PathBuf,
+        entries: Arc<Entries>,
+        selected: Vec<usize>,
+    },
+    /// One file the caller named: `root` is its (canonical) directory.
+    File { root: PathBuf, name: Vec<u8> },
+}
+
+impl Candidates {
+    /// The directory result paths are relative to.
+    pub(super) fn root(&self) -> &Path {
+        match self {
+            Candidates::Tree { root, .. } | Candidates::File { root, .. } => root,
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Candidates::Tree { selected, .. } => selected.len(),
+            Candidates::File { .. } => 1,
+        }
+    }
+
+    /// The relative path of candidate `index`.
+    pub(super) fn path(&self, index: usize) -> &[u8] {
+        match self {
+            Candidates::Tree {
+                entries, selected, ..
+            } => entries.get(selected[index]).path,
+            Candidates::File { name, .. } => name,
+        }
+    }
+
+    /// `true` for a file the caller named (binary files are searched whole).
+    pub(super) fn is_explicit(&self) -> bool {
+        matches!(self, Candidates::File { .. })
+    }
+}
+
+/// Resolve `options.path` and list the files to search.
+pub(super) fn candidates(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+) -> Result<Candidates> {
+    token.check()?;
+    let filter = FileFilter::new(options)?;
+    if let Some(file) = single_file(&options.path)? {
+        return Ok(file);
+    }
+    let key = ScanKey {
+        root: resolve_search_path(&options.path)?,
+        policy: ScanPolicy {
+            include_hidden: options.include_hidden,
+            use_gitignore: options.use_gitignore,
+        },
+    };
+    // Seed 001: grep's cached scans always honour gitignore, so a call that
+    // turns gitignore off walks privately and leaves the cache alone.
+    let cached = options.cache && options.use_gitignore;
+    let scan = if cached {
+        cache.get_or_scan(&key, token)?
+    } else {
+        cache.force_rescan(&key, false, token)?
+    };
+    let mut selected = filter.select(&scan.entries, token)?;
+    let mut entries = scan.entries;
+    if selected.is_empty() && cached && scan.cache_age_ms >= cache.policy().empty_recheck_ms() {
+        entries = cache.force_rescan(&key, true, token)?.entries;
+        selected = filter.select(&entries, token)?;
+    }
+    Ok(Candidates::Tree {
+        root: key.root,
+        entries,
+        selected,
+    })
+}
+
+/// `Some` when `path` names something other than a directory: a regular
+/// file (links followed) becomes the only candidate, anything else is
+/// `EINVAL`.
+fn single_file(path: &Path) -> Result<Option<Candidates>> {
+    if path.as_os_str().is_empty() {
+        return Err(Error::invalid("search path is empty"));
+    }
+    let metadata = fs::metadata(path).map_err(|err| Error::io(path, err))?;
+    if metadata.is_dir() {
+        return Ok(None);
+    }
+    if !metadata.is_file() {
+        return Err(Error::invalid(format!(
+            "{}: not a regular file or directory (FIFOs, sockets and devices are not searched)",
+            path.display()
+        )));
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(Error::invalid(format!("{}: no file name", path.display())));
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    Ok(Some(Candidates::File {
+        root: resolve_search_path(parent)?,
+        name: path_to_bytes(Path::new(name)).into_owned(),
+    }))
+}
+
+/// The caller's per-file filters.
+struct FileFilter {
+    include_node_modules: bool,
+    glob: Option<Override>,
+    types: Option<Types>,
+}
+
+impl FileFilter {
+    fn new(options: &GrepOptions) -> Result<FileFilter> {
+        let hint = options.glob.as_deref().unwrap_or("");
+        Ok(FileFilter {
+            include_node_modules: node_modules::include_node_modules(
+                options.include_node_modules,
+                hint,
+            ),
+            glob: options.glob.as_deref().map(build_glob).transpose()?,
+            types: options.file_type.as_deref().map(build_types).transpose()?,
+        })
+    }
+
+    /// Indices of the accepted entries, in path order.
+    fn select(&self, entries: &Entries, token: &CancelToken) -> Result<Vec<usize>> {
+        let mut selected = Vec::new();
+        for (index, entry) in entries.iter().enumerate() {
+            if index % CANCEL_POLL_INTERVAL == 0 {
+                token.check()?;
+            }
+            if self.accepts(&entry) {
+                selected.push(index);
+            }
+        }
+        Ok(selected)
+    }
+
+    fn accepts(&self, entry: &Entry<'_>) -> bool {
+        if entry.file_type != FileType::File
+            || (entry.in_node_modules && !self.include_node_modules)
+        {
+            return false;
+        }
+        let path = bytes_to_path(entry.path);
+        self.glob.as_ref().is_none_or(|g| glob_accepts(g, &path))
+            && self
+                .types
+                .as_ref()
+                .is_none_or(|t| t.matched(&path, false).is_whitelist())
+    }
+}
+
+/// `rg -g` semantics, from the `ignore` crate's override globs: a glob
+/// without `/` matches the file name at any depth, one with `/` is anchored
+/// at the root, `!glob` excludes. An excluded directory excludes everything
+/// below it, as when a walker prunes it.
+fn build_glob(glob: &str) -> Result<Override> {
+    let invalid = |err: ignore::Error| Error::invalid(format!("invalid glob `{glob}`: {err}"));
+    let mut builder = OverrideBuilder::new("");
+    builder.add(glob).map_err(invalid)?;
+    builder.build().map_err(invalid)
+}
+
+fn glob_accepts(glob: &Override, path: &Path) -> bool {
+    if glob.matched(path, false).is_ignore() {
+        return false;
+    }
+    glob.num_ignores() == 0
+        || !path
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| !dir.as_os_str().is_empty())
+            .any(|dir| glob.matched(dir, true).is_ignore())
+}
+
+/// The `ignore` crate's built-in type named `name` (`all` selects every
+/// type). An unknown name is `EINVAL` listing the closest known names.
+pub(super) fn build_types(name: &str) -> Result<Types> {
+    let mut builder = TypesBuilder::new();
+    builder.add_defaults();
+    let known: Vec<String> = builder
+        .definitions()
+        .into_iter()
+        .map(|def| def.name().to_string())
+        .collect();
+    if name != "all" && !known.iter().any(|k| k == name) {
+        return Err(Error::invalid(format!(
+            "unknown file type `{name}`; closest known types: {}",
+            closest(name, &known).join(", ")
+        )));
+    }
+    builder.select(name);
+    builder
+        .build()
+        .map_err(|err| Error::invalid(format!("file type `{name}`: {err}")))
+}
+
+/// The known names nearest to `name`: prefixes either way first, then by
+/// edit distance, ties alphabetically.
+fn closest<'a>(name: &str, known: &'a [String]) -> Vec<&'a str> {
+    let mut ranked: Vec<(bool, usize, &str)> = known
+        .iter()
+        .map(|k| {
+            let related = k.starts_with(name) || name.starts_with(k.as_str());
+            (!related, edit_distance(name, k), k.as_str())
+        })
+        .collect();
+    ranked.sort();
+    ranked
+        .into_iter()
+        .take(TYPE_SUGGESTIONS)
+        .map(|(_, _, k)| k)
+        .collect()
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_type_lists_close_names() {
+        let table: &[(&str, &[&str])] = &[
+            ("rusty", &["rust"]),
+            ("pyhton", &["python"]),
+            ("tsx", &["ts"]),
+            ("jss", &["js"]),
+        ];
+        for &(name, expected) in table {
+            let err = build_types(name).unwrap_err();
+            assert_eq!(err.code(), "EINVAL", "{name}");
+            for want in expected {
+                assert!(
+                    err.message().contains(&format!(" {want}")),
+                    "{name}: {}",
+                    err.message()
+                );
+            }
+            assert!(err.message().contains(&format!("`{name}`")));
+        }
+        for known in ["rust", "ts", "js", "py", "md", "all"] {
+            assert!(build_types(known).is_ok(), "{known}");
+        }
+    }
+
+    #[test]
+    fn edit_distance_table() {
+        let table = [
+            ("", "", 0),
+            ("a", "", 1),
+            ("kitten", "sitting", 3),
+            ("rust", "rusty", 1),
+        ];
+        for (a, b, d) in table {
+            assert_eq!(edit_distance(a, b), d, "{a} {b}");
+        }
+    }
+
+    #[test]
+    fn glob_table() {
+        // (glob, path, accepted)
+        let table: &[(&str, &str, bool)] = &[
+            ("*.rs", "main.rs", true),
+            ("*.rs", "src/deep/lib.rs", true),
+            ("*.rs", "src/lib.ts", false),
+            ("src/*.rs", "src/lib.rs", true),
+            ("src/*.rs", "other/src/lib.rs", false),
+            ("src/**", "src/a/b.txt", true),
+            ("!*.md", "docs/guide.md", false),
+            ("!*.md", "docs/guide.txt", true),
+            ("!vendor", "vendor/lib/a.rs", false),
+            ("!vendor", "src/vendor.rs", true),
+            ("*.{ts,tsx}", "web/app.tsx", true),
+        ];
+        for &(glob, path, expected) in table {
+            let built = build_glob(glob).unwrap();
+            assert_eq!(
+                glob_accepts(&built, Path::new(path)),
+                expected,
+                "{glob} {path}"
+            );
+        }
+        assert_eq!(build_glob("a[").unwrap_err().code(), "EINVAL");
+    }
+}

@@ -1,0 +1,569 @@
+//! Table-driven grep tests over small fixture trees. Agreement with `rg`
+//! itself is checked in `tests/rg_parity.rs`.
+
+use std::{
+    fs,
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use super::*;
+use crate::cache::CachePolicy;
+
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+fn run_with(
+    path: &Path,
+    cache: &ScanCache,
+    configure: impl FnOnce(&mut GrepOptions),
+) -> Result<GrepOutcome> {
+    let mut options = GrepOptions::new("", path);
+    configure(&mut options);
+    grep(&options, cache, &CancelToken::new(), &mut |_| {})
+}
+
+fn run(path: &Path, configure: impl FnOnce(&mut GrepOptions)) -> GrepOutcome {
+    run_with(path, &ScanCache::new(CachePolicy::default()), configure).unwrap()
+}
+
+/// `path:line` (or `path=count` in count mode) for each result.
+fn keys(outcome: &GrepOutcome) -> Vec<String> {
+    outcome
+        .matches
+        .iter()
+        .map(|m| match (m.line_number, m.match_count) {
+            (0, 0) => m.path_lossy().into_owned(),
+            (0, count) => format!("{}={count}", m.path_lossy()),
+            (line, _) => format!("{}:{line}", m.path_lossy()),
+        })
+        .collect()
+}
+
+/// Twelve files, `f00` to `f11`, each with three matching lines among
+/// others; listed out of order so the walk's order cannot be an accident.
+fn many_files() -> tempfile::TempDir {
+    let files: Vec<(String, String)> = (0..12)
+        .rev()
+        .map(|i| {
+            let dir = if i % 2 == 0 { "even" } else { "odd" };
+            let name = format!("{dir}/f{i:02}.txt");
+            (name, "hit a\nmiss\nhit b\nmiss\nhit c\n".to_string())
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    tree(&borrowed)
+}
+
+#[test]
+fn results_are_in_path_then_line_order() {
+    let dir = many_files();
+    let outcome = run(dir.path(), |o| o.pattern = "hit".into());
+    let mut expected = Vec::new();
+    for dir in ["even", "odd"] {
+        for i in (0..12).filter(|i| (i % 2 == 0) == (dir == "even")) {
+            for line in [1, 3, 5] {
+                expected.push(format!("{dir}/f{i:02}.txt:{line}"));
+            }
+        }
+    }
+    assert_eq!(keys(&outcome), expected);
+    assert_eq!(outcome.total_matches, 36);
+    assert_eq!(outcome.files_with_matches, 12);
+    assert_eq!(outcome.files_searched, 12);
+    assert!(!outcome.limit_reached);
+}
+
+#[test]
+fn offset_and_max_count_cut_one_ordered_sequence_exactly() {
+    let dir = many_files();
+    for mode in [
+        GrepMode::Content,
+        GrepMode::Count,
+        GrepMode::FilesWithMatches,
+    ] {
+        let full = keys(&run(dir.path(), |o| {
+            o.pattern = "hit".into();
+            o.mode = mode;
+        }));
+        // (offset, max_count): around file and line boundaries and the end.
+        let table = [
+            (0, 0),
+            (0, 1),
+            (0, 2),
+            (1, 2),
+            (2, 3),
+            (3, 3),
+            (5, 7),
+            (0, full.len() - 1),
+            (0, full.len()),
+            (1, full.len() - 1),
+            (full.len() - 1, 1),
+            (full.len(), 1),
+            (full.len() + 4, 2),
+            (0, full.len() + 10),
+        ];
+        for (offset, max) in table {
+            let mut seen = Vec::new();
+            let mut options = GrepOptions::new("hit", dir.path());
+            options.mode = mode;
+            options.offset = offset;
+            options.max_count = Some(max);
+            let cache = ScanCache::new(CachePolicy::default());
+            let outcome = grep(&options, &cache, &CancelToken::new(), &mut |m| {
+                seen.push(m.clone())
+            })
+            .unwrap();
+            let start = offset.min(full.len());
+            let end = offset.saturating_add(max).min(full.len());
+            let label = format!("{mode:?} offset {offset} max {max}");
+            assert_eq!(keys(&outcome), full[start..end], "{label}");
+            assert_eq!(seen, outcome.matches, "{label}: on_match saw the results");
+            assert_eq!(
+                outcome.limit_reached,
+                full.len() > offset + max,
+                "{label}: limit_reached"
+            );
+        }
+    }
+}
+
+#[test]
+fn count_and_files_with_matches_modes() {
+    let dir = tree(&[
+        ("a.txt", "x\nx\ny\n"),
+        ("b.txt", "y\n"),
+        ("c/d.txt", "x y x\n"),
+    ]);
+    let count = run(dir.path(), |o| {
+        o.pattern = "x".into();
+        o.mode = GrepMode::Count;
+    });
+    assert_eq!(keys(&count), ["a.txt=2", "c/d.txt=1"]);
+    assert_eq!(count.total_matches, 3);
+    assert_eq!(count.files_with_matches, 2);
+    assert_eq!(count.files_searched, 3);
+
+    let files = run(dir.path(), |o| {
+        o.pattern = "x".into();
+        o.mode = GrepMode::FilesWithMatches;
+    });
+    assert_eq!(keys(&files), ["a.txt", "c/d.txt"]);
+    assert_eq!(files.total_matches, 2);
+    assert!(files.matches.iter().all(|m| m.line.is_empty()));
+}
+
+#[test]
+fn context_lines_are_attached_once() {
+    let text = "1\n2 hit\n3\n4\n5 hit\n6\n7\n8\n9\n10 hit\n11\n";
+    let dir = tree(&[("a.txt", text)]);
+    let outcome = run(dir.path(), |o| {
+        o.pattern = "hit".into();
+        o.context(2);
+    });
+    let numbers = |lines: &[(u64, String)]| lines.iter().map(|l| l.0).collect::<Vec<_>>();
+    let got: Vec<_> = outcome
+        .matches
+        .iter()
+        .map(|m| {
+            (
+                numbers(&m.context_before),
+                m.line_number,
+                numbers(&m.context_after),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (vec![1], 2, vec![3, 4]),
+            (vec![], 5, vec![6, 7]),
+            (vec![8, 9], 10, vec![11]),
+        ]
+    );
+    assert_eq!(outcome.matches[0].context_before[0].1, "1");
+}
+
+#[test]
+fn max_columns_cuts_on_char_boundaries() {
+    let text = "héllo wörld ✓✓✓ 🎉 end\nshort\n";
+    // (max_columns, expected line, truncated)
+    let table: &[(Option<usize>, &str, bool)] = &[
+        (None, "héllo wörld ✓✓✓ 🎉 end", false),
+        (Some(2), "hé", true),
+        (Some(13), "héllo wörld ✓", true),
+        (Some(17), "héllo wörld ✓✓✓ 🎉", true),
+        (Some(21), "héllo wörld ✓✓✓ 🎉 end", false),
+        (Some(0), "", true),
+    ];
+    for &(max_columns, expected, truncated) in table {
+        let mut options = GrepOptions::new("llo", "");
+        options.max_columns = max_columns;
+        let outcome = search(text.as_bytes(), &options, &CancelToken::new()).unwrap();
+        assert_eq!(outcome.matches[0].line, expected, "{max_columns:?}");
+        assert_eq!(outcome.matches[0].truncated, truncated, "{max_columns:?}");
+    }
+    let mut options = GrepOptions::new("short", "");
+    options.max_columns = Some(2);
+    options.context_before = 1;
+    let outcome = search(text.as_bytes(), &options, &CancelToken::new()).unwrap();
+    assert_eq!(outcome.matches[0].context_before[0].1, "hé");
+    assert!(
+        outcome.matches[0].truncated,
+        "a cut context line marks the result"
+    );
+}
+
+#[test]
+fn in_memory_search_modes() {
+    let text = b"alpha\nbeta\nALPHA\ngamma alpha\n";
+    let mut options = GrepOptions::new("alpha", "");
+    options.smart_case = true;
+    let outcome = search(text, &options, &CancelToken::new()).unwrap();
+    let lines: Vec<_> = outcome.matches.iter().map(|m| m.line_number).collect();
+    assert_eq!(lines, [1, 3, 4]);
+    assert!(outcome.matches.iter().all(|m| m.path.is_empty()));
+    options.mode = GrepMode::Count;
+    let count = search(text, &options, &CancelToken::new()).unwrap();
+    assert_eq!(count.matches[0].match_count, 3);
+    options.mode = GrepMode::Content;
+    options.multiline = true;
+    options.pattern = r"beta\nALPHA".into();
+    let multi = search(text, &options, &CancelToken::new()).unwrap();
+    assert_eq!(multi.matches[0].line, "beta\nALPHA");
+    assert_eq!(multi.matches[0].line_number, 2);
+    assert_eq!(multi.total_matches, 1);
+    assert!(has_match(text, "GAMMA", true, false).unwrap());
+    assert!(!has_match(text, "GAMMA", false, false).unwrap());
+}
+
+#[test]
+fn filters_glob_type_hidden_node_modules() {
+    let dir = tree(&[
+        ("src/a.rs", "needle\n"),
+        ("src/b.ts", "needle\n"),
+        ("docs/c.md", "needle\n"),
+        (".hidden/d.rs", "needle\n"),
+        ("node_modules/pkg/e.ts", "needle\n"),
+        ("web/node_modules/f.rs", "needle\n"),
+    ]);
+    type Configure = fn(&mut GrepOptions);
+    let table: &[(&str, Configure, &[&str])] = &[
+        (
+            "defaults",
+            |_| {},
+            &[".hidden/d.rs", "docs/c.md", "src/a.rs", "src/b.ts"],
+        ),
+        (
+            "no hidden",
+            |o| o.include_hidden = false,
+            &["docs/c.md", "src/a.rs", "src/b.ts"],
+        ),
+        (
+            "glob name",
+            |o| o.glob = Some("*.rs".into()),
+            &[".hidden/d.rs", "src/a.rs"],
+        ),
+        (
+            "glob anchored",
+            |o| o.glob = Some("src/*".into()),
+            &["src/a.rs", "src/b.ts"],
+        ),
+        (
+            "glob negated",
+            |o| o.glob = Some("!*.rs".into()),
+            &["docs/c.md", "src/b.ts"],
+        ),
+        ("type", |o| o.file_type = Some("ts".into()), &["src/b.ts"]),
+        (
+            "glob and type",
+            |o| {
+                o.glob = Some("src/**".into());
+                o.file_type = Some("rust".into());
+            },
+            &["src/a.rs"],
+        ),
+        (
+            "glob names node_modules",
+            |o| o.glob = Some("node_modules/**".into()),
+            &["node_modules/pkg/e.ts"],
+        ),
+        (
+            "node_modules asked for",
+            |o| {
+                o.glob = Some("*.rs".into());
+                o.include_node_modules = Some(true);
+            },
+            &[".hidden/d.rs", "src/a.rs", "web/node_modules/f.rs"],
+        ),
+    ];
+    for &(label, configure, expected) in table {
+        let outcome = run(dir.path(), |o| {
+            o.pattern = "needle".into();
+            o.mode = GrepMode::FilesWithMatches;
+            configure(o);
+        });
+        assert_eq!(keys(&outcome), expected, "{label}");
+    }
+    let err = run_with(dir.path(), &ScanCache::new(CachePolicy::default()), |o| {
+        o.pattern = "needle".into();
+        o.file_type = Some("rustlang".into());
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), "EINVAL");
+    assert!(err.message().contains("rust"), "{}", err.message());
+}
+
+#[test]
+fn single_file_path_and_non_files() {
+    let dir = tree(&[("a.txt", "one\ntwo\n"), ("skip.md", "two\n")]);
+    let outcome = run(&dir.path().join("a.txt"), |o| {
+        o.pattern = "two".into();
+        o.glob = Some("*.md".into());
+    });
+    assert_eq!(keys(&outcome), ["a.txt:2"], "a named file ignores the glob");
+    assert_eq!(outcome.root, dir.path().canonicalize().unwrap());
+
+    let missing = run_with(
+        &dir.path().join("nope"),
+        &ScanCache::new(CachePolicy::default()),
+        |_| {},
+    );
+    assert_eq!(missing.unwrap_err().code(), "ENOENT");
+    let bad = run_with(dir.path(), &ScanCache::new(CachePolicy::default()), |o| {
+        o.pattern = "a(".into();
+    });
+    let bad = bad.unwrap_err();
+    assert_eq!(bad.code(), "EINVAL");
+    assert!(bad.message().contains("`a(`"), "{}", bad.message());
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn fifo_is_never_opened() {
+    let dir = tree(&[("a.txt", "needle\n")]);
+    mkfifo(&dir.path().join("pipe"));
+    let started = Instant::now();
+    let outcome = run(dir.path(), |o| o.pattern = "needle".into());
+    assert_eq!(keys(&outcome), ["a.txt:1"]);
+    assert_eq!(outcome.files_searched, 1);
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let err = run_with(
+        &dir.path().join("pipe"),
+        &ScanCache::new(CachePolicy::default()),
+        |o| {
+            o.pattern = "needle".into();
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "EINVAL");
+    assert!(err.message().contains("pipe"), "{}", err.message());
+}
+
+#[test]
+fn binary_files_are_counted_not_hidden() {
+    let late = format!("needle early\n{}needle\0late\n", "filler\n".repeat(20_000));
+    let dir = tree(&[
+        ("early.bin", "needle\0here\nneedle again\n"),
+        ("late.bin", &late),
+        ("text.txt", "needle\n"),
+    ]);
+    let outcome = run(dir.path(), |o| o.pattern = "needle".into());
+    assert_eq!(keys(&outcome), ["late.bin:1", "text.txt:1"]);
+    assert_eq!(outcome.binary_files_skipped, 2);
+    assert_eq!(outcome.files_searched, 3);
+
+    let named = run(&dir.path().join("early.bin"), |o| {
+        o.pattern = "needle".into()
+    });
+    assert_eq!(keys(&named), ["early.bin:1", "early.bin:2"]);
+    assert_eq!(named.matches[0].line, "needle\0here");
+    assert_eq!(named.binary_files_skipped, 0);
+}
+
+#[test]
+fn max_file_size_skips_and_counts() {
+    let dir = tree(&[
+        ("small.txt", "needle\n"),
+        ("exact.txt", "needle 0123456789\n"),
+        ("big.txt", "needle 0123456789 0123456789\n"),
+    ]);
+    let limit = fs::metadata(dir.path().join("exact.txt")).unwrap().len();
+    let outcome = run(dir.path(), |o| {
+        o.pattern = "needle".into();
+        o.max_file_size = Some(limit);
+    });
+    assert_eq!(keys(&outcome), ["exact.txt:1", "small.txt:1"]);
+    assert_eq!(outcome.files_skipped_too_large, 1);
+    assert_eq!(outcome.files_searched, 2);
+    let all = run(dir.path(), |o| o.pattern = "needle".into());
+    assert_eq!(all.files_searched, 3);
+    assert_eq!(all.files_skipped_too_large, 0);
+}
+
+#[test]
+fn pre_cancelled_token_does_no_work() {
+    let dir = many_files();
+    let cache = ScanCache::new(CachePolicy::default());
+    let token = CancelToken::new();
+    token.cancel();
+    let mut options = GrepOptions::new("hit", dir.path());
+    options.cache = true;
+    let mut calls = 0;
+    let err = grep(&options, &cache, &token, &mut |_| calls += 1).unwrap_err();
+    assert_eq!(err.code(), "ABORT_ERR");
+    assert_eq!(calls, 0);
+    assert_eq!(cache.stats().walks, 0, "no walk ran");
+    let expired = CancelToken::new().with_timeout(Some(Duration::ZERO));
+    assert_eq!(
+        grep(&options, &cache, &expired, &mut |_| {})
+            .unwrap_err()
+            .code(),
+        "ETIMEDOUT"
+    );
+    assert_eq!(
+        search(b"hit", &options, &token).unwrap_err().code(),
+        "ABORT_ERR"
+    );
+}
+
+/// A file large enough that searching it takes far longer than the abort.
+fn big_file(dir: &Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let path = dir.join("big.txt");
+    let mut out = std::io::BufWriter::new(fs::File::create(&path).unwrap());
+    let line = b"the quick brown fox jumps over the lazy dog 0123456789\n";
+    for _ in 0..(128 << 20) / line.len() {
+        out.write_all(line).unwrap();
+    }
+    out.flush().unwrap();
+    path
+}
+
+#[test]
+fn cancelling_inside_a_big_file_stops_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = big_file(dir.path());
+    for timeout in [false, true] {
+        let token = CancelToken::new();
+        let token = if timeout {
+            token.with_timeout(Some(Duration::from_millis(100)))
+        } else {
+            token
+        };
+        let canceller = token.clone();
+        let started = Instant::now();
+        let stopped_at = std::thread::scope(|scope| {
+            if !timeout {
+                scope.spawn(move || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    canceller.cancel();
+                });
+            }
+            // `o` occurs on every line: the slow path of one match per line.
+            let mut options = GrepOptions::new("o", &path);
+            options.mode = GrepMode::Count;
+            let err = grep(&options, crate::cache::global(), &token, &mut |_| {}).unwrap_err();
+            assert_eq!(err.code(), if timeout { "ETIMEDOUT" } else { "ABORT_ERR" });
+            started.elapsed()
+        });
+        let late = stopped_at.saturating_sub(Duration::from_millis(100));
+        eprintln!(
+            "stopped {late:?} after the {} fired",
+            if timeout { "deadline" } else { "abort" }
+        );
+        // 50 ms is the promise; the margin absorbs a loaded, shared machine.
+        assert!(late < Duration::from_millis(500), "stopped {late:?} late");
+    }
+}
+
+#[test]
+fn cache_partitions_follow_seed_001() {
+    let dir = tree(&[("a.txt", "needle\n")]);
+    // (cache, use_gitignore, scans stored afterwards)
+    let table = [(false, true, 0), (true, false, 0), (true, true, 1)];
+    for (use_cache, gitignore, stored) in table {
+        let cache = ScanCache::new(CachePolicy::default());
+        let outcome = run_with(dir.path(), &cache, |o| {
+            o.pattern = "needle".into();
+            o.cache = use_cache;
+            o.use_gitignore = gitignore;
+        })
+        .unwrap();
+        assert_eq!(outcome.files_with_matches, 1);
+        assert_eq!(
+            cache.stats().scans,
+            stored,
+            "cache {use_cache} gitignore {gitignore}"
+        );
+    }
+}
+
+#[test]
+fn empty_candidate_list_is_rechecked_once() {
+    let dir = tree(&[("a.md", "needle\n")]);
+    let policy = CachePolicy::default()
+        .ttl(Duration::from_secs(600))
+        .empty_recheck(Duration::ZERO);
+    let cache = ScanCache::new(policy);
+    let configure = |o: &mut GrepOptions| {
+        o.pattern = "needle".into();
+        o.glob = Some("*.rs".into());
+        o.cache = true;
+    };
+    assert_eq!(
+        run_with(dir.path(), &cache, configure)
+            .unwrap()
+            .files_searched,
+        0
+    );
+    fs::write(dir.path().join("new.rs"), "needle\n").unwrap();
+    let walks = cache.stats().walks;
+    let outcome = run_with(dir.path(), &cache, configure).unwrap();
+    assert_eq!(
+        keys(&outcome),
+        ["new.rs:1"],
+        "the stale empty list was rescanned"
+    );
+    assert_eq!(cache.stats().walks, walks + 1);
+    // A non-empty candidate list is served from the cache as is.
+    run_with(dir.path(), &cache, configure).unwrap();
+    assert_eq!(cache.stats().walks, walks + 1);
+}
+
+#[test]
+fn on_match_streams_before_the_search_ends() {
+    let dir = tree(&[("a.txt", "needle\n")]);
+    big_file(dir.path());
+    let token = CancelToken::new();
+    let mut options = GrepOptions::new("needle|o", dir.path());
+    options.mode = GrepMode::Count;
+    let mut seen = Vec::new();
+    // The first result cancels the search: that can only stop it if the
+    // result arrived while `big.txt` was still being searched.
+    let err = grep(&options, crate::cache::global(), &token, &mut |m| {
+        seen.push(m.path_lossy().into_owned());
+        token.cancel();
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), "ABORT_ERR");
+    assert_eq!(seen, ["a.txt"]);
+}

@@ -1,0 +1,388 @@
+//! `grep` against `rg` itself: the same tree, equivalent flags, and the
+//! results compared line for line (path, line number, text, match or
+//! context) along with the counters both report.
+//!
+//! Without `rg` (looked up on `PATH`, then in `~/.cargo/bin`) every test
+//! here prints a notice and passes without comparing anything.
+
+use std::{
+    fs,
+    io::Write,
+    path::{Path, PathBuf},
+    process::Command,
+    time::Instant,
+};
+
+use base64::Engine;
+use natives_scan::{
+    CancelToken, ScanCache,
+    cache::CachePolicy,
+    grep::{GrepMode, GrepOptions, GrepOutcome, grep},
+};
+use serde_json::Value;
+
+/// The fixture tree: every kind of content the comparison must cover.
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let late_binary = [
+        b"needle before the NUL\n".as_slice(),
+        &b"filler line without it\n".repeat(4_000),
+        b"needle\0after\nneedle end\n",
+    ]
+    .concat();
+    let context: String = (1..=40)
+        .map(|i| {
+            if [3, 5, 12, 20, 21, 30].contains(&i) {
+                format!("line {i} needle\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
+    let files: &[(&str, &[u8])] = &[
+        (".gitignore", b"*.log\nbuild/\n"),
+        (
+            "src/main.rs",
+            b"fn main() {\n    let Needle = 1;\n    println!(\"needle\");\n}\n",
+        ),
+        (
+            "src/lib.rs",
+            b"pub struct A {\n    field: u8,\n}\n// start\nmiddle needle\n// end\nlet s = `${name}`;\nx = a.b(c)\n",
+        ),
+        ("web/app.ts", b"const needle = 'NEEDLE';\n"),
+        ("web/view.tsx", b"export const Needle = () => null;\n"),
+        ("docs/guide.md", b"# Needle\n\nFind the needle, or needles.\n"),
+        (".hidden/secret.txt", b"needle hidden\n"),
+        ("ignored.log", b"needle in a log\n"),
+        ("build/out.txt", b"needle built\n"),
+        ("node_modules/pkg/index.js", b"module.exports = 'needle';\n"),
+        ("bin/early.bin", b"needle\0binary\nneedle again\n"),
+        ("bin/late.bin", &late_binary),
+        ("crlf.txt", b"needle one\r\nneedle two\r\nthree\r\n"),
+        ("latin1.txt", b"caf\xe9 needle\n\xff\xfe other\nneedle \xe9t\xe9\n"),
+        ("empty.txt", b""),
+        ("context.txt", context.as_bytes()),
+    ];
+    // An empty `.git` makes the tree a repository for `.gitignore` purposes,
+    // for `rg` and for the walker alike.
+    fs::create_dir(dir.path().join(".git")).unwrap();
+    for (rel, bytes) in files {
+        let path = dir.path().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, bytes).unwrap();
+    }
+    dir
+}
+
+fn find_rg() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>());
+    let in_cargo = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
+    let found = on_path
+        .chain(in_cargo)
+        .map(|dir| dir.join("rg"))
+        .find(|rg| rg.is_file());
+    if found.is_none() {
+        eprintln!(
+            "\n!!!!!!!! rg not found on PATH or in ~/.cargo/bin: rg parity NOT CHECKED !!!!!!!!\n"
+        );
+    }
+    found
+}
+
+/// One reported line: (path, line number, text without its final `\n`,
+/// `true` for a match, `false` for context).
+type Line = (String, u64, String, bool);
+
+/// What `rg --json` reported.
+#[derive(Debug, Default)]
+struct RgReport {
+    lines: Vec<Line>,
+    match_records: u64,
+    searches: u64,
+    searches_with_match: u64,
+}
+
+fn text_of(value: &Value) -> String {
+    if let Some(text) = value.get("text").and_then(Value::as_str) {
+        return text.to_string();
+    }
+    let encoded = value["bytes"].as_str().expect("text or bytes");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn rg(rg: &Path, dir: &Path, args: &[&str], pattern: &str, target: &str) -> std::process::Output {
+    let output = Command::new(rg)
+        .current_dir(dir)
+        .args(["--sort", "path"])
+        .args(args)
+        .args(["-e", pattern, "--", target])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "rg failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn rg_json(rg_path: &Path, dir: &Path, args: &[&str], pattern: &str, target: &str) -> RgReport {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let output = rg(rg_path, dir, &all, pattern, target);
+    let mut report = RgReport::default();
+    for line in output
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+    {
+        let message: Value = serde_json::from_slice(line).unwrap();
+        let data = &message["data"];
+        match message["type"].as_str().unwrap() {
+            kind @ ("match" | "context") => {
+                let path = text_of(&data["path"]);
+                let path = path.strip_prefix("./").unwrap_or(&path).to_string();
+                let text = text_of(&data["lines"]);
+                let text = text.strip_suffix('\n').unwrap_or(&text).to_string();
+                let number = data["line_number"].as_u64().unwrap();
+                report.match_records += u64::from(kind == "match");
+                report.lines.push((path, number, text, kind == "match"));
+            }
+            "summary" => {
+                let stats = &data["stats"];
+                report.searches = stats["searches"].as_u64().unwrap();
+                report.searches_with_match = stats["searches_with_match"].as_u64().unwrap();
+            }
+            _ => {}
+        }
+    }
+    report
+}
+
+fn ours(options: &GrepOptions) -> GrepOutcome {
+    let cache = ScanCache::new(CachePolicy::default());
+    grep(options, &cache, &CancelToken::new(), &mut |_| {}).unwrap()
+}
+
+fn our_lines(outcome: &GrepOutcome) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for m in &outcome.matches {
+        let path = m.path_lossy().into_owned();
+        let context = |(n, text): &(u64, String)| (path.clone(), *n, text.clone(), false);
+        lines.extend(m.context_before.iter().map(context));
+        lines.push((path.clone(), m.line_number, m.line.clone(), true));
+        lines.extend(m.context_after.iter().map(context));
+    }
+    lines
+}
+
+/// One comparison: a pattern, `rg` flags, and the same request in options.
+struct Case {
+    pattern: &'static str,
+    rg_args: &'static [&'static str],
+    configure: fn(&mut GrepOptions),
+}
+
+const fn case(
+    pattern: &'static str,
+    rg_args: &'static [&'static str],
+    configure: fn(&mut GrepOptions),
+) -> Case {
+    Case {
+        pattern,
+        rg_args,
+        configure,
+    }
+}
+
+/// `--hidden` everywhere grep's own default is hidden-on; the one case that
+/// turns it off says so by leaving it out.
+const CASES: &[Case] = &[
+    case("needle", &["--hidden"], |_| {}),
+    case(r"ne+dle\b", &["--hidden"], |_| {}),
+    case(r"\bNeedle\b", &["--hidden"], |_| {}),
+    case("NEEDLE", &["--hidden", "-i"], |o| o.ignore_case = true),
+    case("needle", &["--hidden", "-S"], |o| o.smart_case = true),
+    case("Needle", &["--hidden", "-S"], |o| o.smart_case = true),
+    case("a.b(", &["--hidden", "-F"], |o| o.literal = true),
+    case(r"\$\{name\}", &["--hidden"], |_| {}),
+    case(r"struct A \{\n\s+field", &["--hidden", "-U"], |o| {
+        o.multiline = true
+    }),
+    case(r"(?s)// start.*?// end", &["--hidden", "-U"], |o| {
+        o.multiline = true
+    }),
+    case(r"one\r?\nneedle", &["--hidden", "-U"], |o| {
+        o.multiline = true
+    }),
+    case("needle", &["--hidden", "-C", "2"], |o| {
+        o.context(2);
+    }),
+    case("needle", &["--hidden", "-A", "1"], |o| o.context_after = 1),
+    case("needle", &["--hidden", "-B", "3"], |o| o.context_before = 3),
+    case("needle", &["--hidden", "-g", "*.rs"], |o| {
+        o.glob = Some("*.rs".into())
+    }),
+    case("needle", &["--hidden", "-g", "src/**"], |o| {
+        o.glob = Some("src/**".into())
+    }),
+    case("needle", &["--hidden", "-g", "!*.md"], |o| {
+        o.glob = Some("!*.md".into())
+    }),
+    case("(?i)needle", &["--hidden", "-t", "rust"], |o| {
+        o.file_type = Some("rust".into())
+    }),
+    case("(?i)needle", &["--hidden", "-t", "ts"], |o| {
+        o.file_type = Some("ts".into())
+    }),
+    case("(?i)needle", &["--hidden", "-t", "md"], |o| {
+        o.file_type = Some("md".into())
+    }),
+    case("needle", &[], |o| o.include_hidden = false),
+    case("needle", &["--hidden", "--no-ignore"], |o| {
+        o.use_gitignore = false
+    }),
+    case("", &["--hidden", "-g", "*.txt"], |o| {
+        o.glob = Some("*.txt".into())
+    }),
+];
+
+#[test]
+fn content_matches_rg_line_for_line() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    for case in CASES {
+        let label = format!("pattern {:?}, rg {:?}", case.pattern, case.rg_args);
+        let expected = rg_json(&rg_path, dir.path(), case.rg_args, case.pattern, ".");
+        let mut options = GrepOptions::new(case.pattern, dir.path());
+        options.include_node_modules = Some(true);
+        (case.configure)(&mut options);
+        let outcome = ours(&options);
+        assert_eq!(our_lines(&outcome), expected.lines, "{label}");
+        assert_eq!(outcome.total_matches, expected.match_records, "{label}");
+        assert_eq!(
+            outcome.files_with_matches as u64, expected.searches_with_match,
+            "{label}"
+        );
+        assert_eq!(outcome.files_searched as u64, expected.searches, "{label}");
+        assert!(
+            !expected.lines.is_empty(),
+            "{label}: the case tests something"
+        );
+    }
+}
+
+#[test]
+fn binary_files_match_rg_and_are_counted() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    let in_bin = |lines: Vec<Line>| -> Vec<Line> {
+        lines
+            .into_iter()
+            .map(|(path, n, text, kind)| (path.trim_start_matches("bin/").into(), n, text, kind))
+            .collect()
+    };
+    let expected = rg_json(&rg_path, dir.path(), &["--hidden"], "needle", "bin");
+    let mut options = GrepOptions::new("needle", dir.path().join("bin"));
+    let outcome = ours(&options);
+    assert_eq!(our_lines(&outcome), in_bin(expected.lines));
+    assert_eq!(
+        our_lines(&outcome),
+        [(
+            "late.bin".to_string(),
+            1,
+            "needle before the NUL".to_string(),
+            true
+        )]
+    );
+    assert_eq!(outcome.binary_files_skipped, 2);
+
+    // A file named explicitly is searched whole, NUL bytes and all.
+    options.path = dir.path().join("bin/early.bin");
+    let named = ours(&options);
+    let expected = rg_json(&rg_path, dir.path(), &[], "needle", "bin/early.bin");
+    assert_eq!(our_lines(&named), in_bin(expected.lines));
+    assert_eq!(named.matches.len(), 2);
+}
+
+#[test]
+fn count_and_file_modes_match_rg() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    let rg_text = |args: &[&str], pattern: &str| {
+        let mut all = vec!["--hidden"];
+        all.extend_from_slice(args);
+        let output = rg(&rg_path, dir.path(), &all, pattern, ".");
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.strip_prefix("./").unwrap_or(l).to_string())
+            .collect::<Vec<_>>()
+    };
+    for (pattern, multiline) in [("needle", false), (r"needle\s+", true), ("Needle", false)] {
+        let flags: &[&str] = if multiline { &["-U"] } else { &[] };
+        let mut options = GrepOptions::new(pattern, dir.path());
+        options.include_node_modules = Some(true);
+        options.multiline = multiline;
+
+        options.mode = GrepMode::Count;
+        let counts: Vec<String> = ours(&options)
+            .matches
+            .iter()
+            .map(|m| format!("{}:{}", m.path_lossy(), m.match_count))
+            .collect();
+        assert_eq!(
+            counts,
+            rg_text(&[flags, &["--count"]].concat(), pattern),
+            "{pattern}"
+        );
+
+        options.mode = GrepMode::FilesWithMatches;
+        let files: Vec<String> = ours(&options)
+            .matches
+            .iter()
+            .map(|m| m.path_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            files,
+            rg_text(&[flags, &["-l"]].concat(), pattern),
+            "{pattern}"
+        );
+    }
+}
+
+/// Real text lines, 100 MiB and more, with one unique match near the end:
+/// searched whole (nothing truncated) and agreeing with `rg`.
+#[test]
+fn file_over_100_mib_matches_rg() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.txt");
+    let mut out = std::io::BufWriter::new(fs::File::create(&path).unwrap());
+    let line = b"lorem ipsum dolor sit amet, consectetur adipiscing elit 0123456789\n";
+    let lines = (100 << 20) / line.len() + 1_000;
+    for i in 0..lines {
+        if i == lines - 10 {
+            out.write_all(b"the one unique marker-7f3a line\n").unwrap();
+        }
+        out.write_all(line).unwrap();
+    }
+    out.flush().unwrap();
+    drop(out);
+    assert!(fs::metadata(&path).unwrap().len() > 100 << 20);
+
+    let started = Instant::now();
+    let expected = rg_json(&rg_path, dir.path(), &["--hidden"], "marker-7f3a", ".");
+    let rg_time = started.elapsed();
+    let started = Instant::now();
+    let outcome = ours(&GrepOptions::new("marker-7f3a", dir.path()));
+    let our_time = started.elapsed();
+    eprintln!("100 MiB file: natives grep {our_time:?}, rg {rg_time:?}");
+    assert_eq!(our_lines(&outcome), expected.lines);
+    assert_eq!(outcome.matches[0].line_number, lines as u64 - 9);
+}
