@@ -7,7 +7,8 @@
  *
  * The command runs in its own process group; timeout and abort send SIGTERM
  * to the whole group, then SIGKILL after a grace period. Output is stdout
- * and stderr interleaved; past {@link MAX_OUTPUT_BYTES} the head and tail
+ * and stderr in the order written (the shell sends stderr into stdout's
+ * pipe); past {@link MAX_OUTPUT_BYTES} the head and tail
  * are kept and the cut is marked.
  */
 import { spawn } from 'node:child_process';
@@ -93,7 +94,8 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
   let exit: { code: number | null; signal: NodeJS.Signals | null };
   try {
     exit = await new Promise((resolve, reject) => {
-      const child = spawn('bash', ['-c', command], { cwd: ctx.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      // stderr joins stdout in one pipe, so the output keeps the order it was written in.
+      const child = spawn('bash', ['-c', `exec 2>&1\n${command}`], { cwd: ctx.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       let killTimer: ReturnType<typeof setTimeout> | undefined;
       const stop = (why: 'TIMEOUT' | 'ABORTED') => {
         if (stopped || child.pid === undefined) return;
