@@ -8,8 +8,9 @@
  * The command runs in its own process group; timeout and abort send SIGTERM
  * to the whole group, then SIGKILL after a grace period. Output is stdout
  * and stderr in the order written (the shell sends stderr into stdout's
- * pipe); past {@link MAX_OUTPUT_BYTES} the head and tail
- * are kept and the cut is marked.
+ * pipe); past {@link MAX_OUTPUT_BYTES} the head and tail are kept and the
+ * cut is marked. Background processes the command leaves running are not
+ * waited for (their output after the command exits is dropped).
  */
 import { spawn } from 'node:child_process';
 import { invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
