@@ -2,8 +2,44 @@
  * Tools a coding agent uses to change and discover files, each wired to the
  * natives scan cache.
  */
+import { editTool } from './edit.ts';
+import { readTool } from './read.ts';
+import { runTool } from './run.ts';
+import type { Tool } from './tool.ts';
+import { writeTool } from './write.ts';
+
 export {
   invalidateFsScanAfterDelete,
   invalidateFsScanAfterRename,
   invalidateFsScanAfterWrite,
 } from './fs-cache-invalidation.ts';
+export { TOOL_ERROR_CODES, atomicWrite, resolveWritePath } from './tool.ts';
+export type { JsonSchema, Tool, ToolContext, ToolDetails, ToolErrorCode, ToolResult } from './tool.ts';
+export { BINARY_SNIFF_BYTES, DEFAULT_READ_LIMIT, MAX_LINE_CHARS, readTool, suggestPaths } from './read.ts';
+export type { ReadArgs } from './read.ts';
+export { writeTool } from './write.ts';
+export type { WriteArgs } from './write.ts';
+export { editTool } from './edit.ts';
+export type { EditArgs, EditMode } from './edit.ts';
+export { DEFAULT_RUN_TIMEOUT_MS, KILL_GRACE_MS, MAX_OUTPUT_BYTES, runTool } from './run.ts';
+export type { RunArgs } from './run.ts';
+export { applyHashlineEdits, formatHashline, lineHash } from './hashline.ts';
+export type { HashlineOperation } from './hashline.ts';
+export { applyFilePatch, parsePatch } from './patch.ts';
+export type { FilePatch, Hunk } from './patch.ts';
+
+/** Which tools {@link agentTools} returns. */
+export interface AgentToolsOptions {
+  /** Leave out `run` (an agent that may only read and edit). Default `false`. */
+  withoutRun?: boolean;
+}
+
+/**
+ * The tools, in the order a model usually needs them: read, write, edit, run.
+ * Each takes `(args, ctx)`; give every call the same `ctx.cwd`.
+ */
+export function agentTools(options: AgentToolsOptions = {}): Tool<any>[] {
+  const tools: Tool<any>[] = [readTool, writeTool, editTool];
+  if (!options.withoutRun) tools.push(runTool);
+  return tools;
+}

@@ -1,0 +1,313 @@
+/**
+ * `edit`: change existing files in one of three modes, each writing
+ * atomically and invalidating the scan cache for every path it touched.
+ *
+ * - `replace`: exact `oldText` → `newText` in one file; refused when the old
+ *   text is missing (`NO_MATCH`) or occurs more than once without
+ *   `replaceAll` (`AMBIGUOUS`, listing the lines). In a CRLF file, `\n` in
+ *   both texts also matches `\r\n`.
+ * - `patch`: a unified diff over any number of files, which may create,
+ *   delete and rename them. Every file is checked in memory first; nothing
+ *   is written unless all of it applies (`PATCH_FAILED`). If a write fails
+ *   midway, the files already written are restored.
+ * - `hashline`: operations addressed by `line:hash` anchors from `read`;
+ *   every anchor is verified before anything changes, and a changed line
+ *   refuses the edit (`STALE`), naming it.
+ */
+import * as fs from 'node:fs/promises';
+import * as nodePath from 'node:path';
+import { invalidateFsScanAfterDelete, invalidateFsScanAfterRename, invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
+import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
+import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.ts';
+import { suggestPaths } from './read.ts';
+import {
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  ToolRefusal,
+  atomicWrite,
+  displayPath,
+  guard,
+  resolveWritePath,
+  stringArg,
+  syncDir,
+} from './tool.ts';
+
+export type EditMode = 'replace' | 'patch' | 'hashline';
+
+export interface EditArgs {
+  /** Default: `patch` when `patch` is given, `hashline` when `edits` is, else `replace`. */
+  mode?: EditMode;
+  /** The file (replace and hashline modes). */
+  path?: string;
+  oldText?: string;
+  newText?: string;
+  replaceAll?: boolean;
+  /** A unified diff (patch mode). */
+  patch?: string;
+  /** Hashline operations (hashline mode). */
+  edits?: HashlineOperation[];
+}
+
+export const editTool: Tool<EditArgs> = {
+  name: 'edit',
+  description:
+    'Change existing files. mode "replace": replace the exact `oldText` with `newText` in `path` (it must occur exactly once unless `replaceAll`). ' +
+    'mode "patch": apply the unified diff in `patch` (`--- a/x`/`+++ b/x` headers, `@@` hunks; `/dev/null` creates or deletes, ' +
+    'git `rename from`/`rename to` renames); all files change or none does. ' +
+    'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line changed since.',
+  parameters: {
+    type: 'object',
+    properties: {
+      mode: { type: 'string', enum: ['replace', 'patch', 'hashline'], description: 'Default: inferred from the fields given.' },
+      path: { type: 'string', description: 'The file to edit (replace and hashline modes).' },
+      oldText: { type: 'string', description: 'replace: the exact text to find, with enough context to be unique.' },
+      newText: { type: 'string', description: 'replace: the text to put in its place.' },
+      replaceAll: { type: 'boolean', description: 'replace: replace every occurrence instead of requiring exactly one.' },
+      patch: { type: 'string', description: 'patch: a unified diff; paths are relative to the working directory.' },
+      edits: {
+        type: 'array',
+        description: 'hashline: operations, applied together against the file as it was read.',
+        items: {
+          type: 'object',
+          properties: {
+            op: { type: 'string', enum: ['replace', 'delete', 'insert_after', 'insert_before'] },
+            anchor: { type: 'string', description: '`LINE:HASH` of the (first) line, as shown by read, e.g. "12:a3f0".' },
+            end: { type: 'string', description: 'replace/delete: `LINE:HASH` of the last line of the range. Default: the anchor line.' },
+            text: { type: 'string', description: 'replace/insert: the new lines, separated by \\n.' },
+          },
+          required: ['op', 'anchor'],
+          additionalProperties: false,
+        },
+      },
+    },
+    additionalProperties: false,
+  },
+  execute: (args, ctx) => guard(ctx, () => edit(args as unknown as Record<string, unknown>, ctx)),
+};
+
+async function edit(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const mode = args.mode ?? (args.patch !== undefined ? 'patch' : args.edits !== undefined ? 'hashline' : 'replace');
+  switch (mode) {
+    case 'replace':
+      return replace(args, ctx);
+    case 'patch':
+      return patch(args, ctx);
+    case 'hashline':
+      return hashline(args, ctx);
+    default:
+      throw new ToolRefusal('INVALID_ARGS', '`mode` must be "replace", "patch" or "hashline".');
+  }
+}
+
+/** Read the text file to edit, refusing a missing one (with suggestions), a directory or a binary. */
+async function readTarget(ctx: ToolContext, abs: string): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await fs.readFile(abs);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EISDIR') throw new ToolRefusal('EISDIR', `${displayPath(ctx, abs)} is a directory, not a file.`, { path: abs });
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    const suggestions = await suggestPaths(ctx, abs);
+    const hint = suggestions.length > 0 ? ` Did you mean:\n${suggestions.map((s) => `  ${s}`).join('\n')}` : ' Use `write` to create it.';
+    throw new ToolRefusal('ENOENT', `${displayPath(ctx, abs)} does not exist.${hint}`, { path: abs, suggestions });
+  }
+  if (bytes.subarray(0, 8192).includes(0)) {
+    throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });
+  }
+  return bytes.toString('utf8');
+}
+
+/** 1-based line number of character `index`. */
+function lineOf(content: string, index: number): number {
+  let line = 1;
+  for (let i = content.indexOf('\n'); i !== -1 && i < index; i = content.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+function occurrences(content: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let i = content.indexOf(needle); i !== -1; i = content.indexOf(needle, i + needle.length)) found.push(i);
+  return found;
+}
+
+async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const path = stringArg(args, 'path');
+  let oldText = stringArg(args, 'oldText');
+  let newText = args.newText;
+  if (typeof newText !== 'string') throw new ToolRefusal('INVALID_ARGS', '`newText` must be a string (empty to delete the old text).');
+  if (oldText === newText) throw new ToolRefusal('INVALID_ARGS', '`oldText` and `newText` are identical; nothing to change.');
+  const replaceAll = args.replaceAll === true;
+  const abs = await resolveWritePath(ctx, path);
+  const content = await readTarget(ctx, abs);
+  const shown = displayPath(ctx, abs);
+  let found = occurrences(content, oldText);
+  if (found.length === 0 && content.includes('\r\n') && !oldText.includes('\r')) {
+    oldText = oldText.replaceAll('\n', '\r\n');
+    newText = newText.replaceAll('\n', '\r\n');
+    found = occurrences(content, oldText);
+  }
+  if (found.length === 0) {
+    const firstLine = oldText.split('\n').find((l) => l.trim() !== '')?.trim();
+    const near = firstLine ? content.split('\n').flatMap((l, n) => (l.trim() === firstLine ? [n + 1] : [])) : [];
+    const hint =
+      near.length > 0
+        ? ` Its first non-blank line appears (ignoring indentation) at line${near.length > 1 ? 's' : ''} ${near.slice(0, 10).join(', ')}: check whitespace and the following lines.`
+        : ' Read the file again and copy the text exactly.';
+    throw new ToolRefusal('NO_MATCH', `The old text was not found in ${shown}.${hint}`, { path: abs, nearLines: near });
+  }
+  const lines = found.map((i) => lineOf(content, i));
+  if (found.length > 1 && !replaceAll) {
+    throw new ToolRefusal(
+      'AMBIGUOUS',
+      `The old text occurs ${found.length} times in ${shown} (at lines ${lines.join(', ')}). Include more surrounding lines to make it unique, or set replaceAll.`,
+      { path: abs, lines },
+    );
+  }
+  const updated = content.split(oldText).join(newText as string);
+  await atomicWrite(abs, updated);
+  invalidateFsScanAfterWrite(abs);
+  return {
+    text: `Replaced ${found.length} occurrence${found.length > 1 ? 's' : ''} in ${shown} (at line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}).`,
+    details: { mode: 'replace', path: abs, replacements: found.length, lines },
+  };
+}
+
+async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const path = stringArg(args, 'path');
+  const abs = await resolveWritePath(ctx, path);
+  const content = await readTarget(ctx, abs);
+  let result;
+  try {
+    result = applyHashlineEdits(content, args.edits as HashlineOperation[]);
+  } catch (error) {
+    if (error instanceof HashlineError) throw new ToolRefusal(error.code, `${displayPath(ctx, abs)}: ${error.message}`, { path: abs, line: error.line });
+    throw error;
+  }
+  if (result.content === content) return { text: `${displayPath(ctx, abs)} is unchanged.`, details: { mode: 'hashline', path: abs, changed: false } };
+  await atomicWrite(abs, result.content);
+  invalidateFsScanAfterWrite(abs);
+  const count = (args.edits as unknown[]).length;
+  return {
+    text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. Line numbers after the edited lines may have shifted: read the file again before further hashline edits.`,
+    details: { mode: 'hashline', path: abs, changed: true, edits: count },
+  };
+}
+
+/** What one file in a patch does. */
+interface Change {
+  kind: 'create' | 'modify' | 'delete' | 'rename';
+  oldPath?: string;
+  newPath?: string;
+}
+
+/** A file's state on disk before the patch. */
+interface Original {
+  content: Buffer | undefined;
+  mode: number | undefined;
+}
+
+async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const diff = stringArg(args, 'patch');
+  let files: FilePatch[];
+  try {
+    files = parsePatch(diff);
+  } catch (error) {
+    if (error instanceof PatchError) throw new ToolRefusal('PATCH_FAILED', `The patch could not be parsed: ${error.message}. No file was changed.`);
+    throw error;
+  }
+  // Check everything in memory first.
+  const originals = new Map<string, Original>();
+  const planned = new Map<string, string | undefined>();
+  const current = async (abs: string): Promise<string | undefined> => {
+    if (planned.has(abs)) return planned.get(abs);
+    if (!originals.has(abs)) {
+      try {
+        const stat = await fs.stat(abs);
+        if (stat.isDirectory()) throw new PatchError(`${displayPath(ctx, abs)} is a directory`);
+        const bytes = await fs.readFile(abs);
+        if (bytes.subarray(0, 8192).includes(0)) throw new PatchError(`${displayPath(ctx, abs)} is a binary file`);
+        originals.set(abs, { content: bytes, mode: stat.mode & 0o7777 });
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+        originals.set(abs, { content: undefined, mode: undefined });
+      }
+    }
+    return originals.get(abs)!.content?.toString('utf8');
+  };
+  const changes: Change[] = [];
+  const modes = new Map<string, number | undefined>();
+  try {
+    for (const file of files) {
+      const oldAbs = file.oldPath === undefined ? undefined : await resolveWritePath(ctx, file.oldPath);
+      const newAbs = file.newPath === undefined ? undefined : await resolveWritePath(ctx, file.newPath);
+      const label = displayPath(ctx, (oldAbs ?? newAbs)!);
+      if (oldAbs !== undefined && newAbs !== undefined && oldAbs !== newAbs) {
+        if ((await current(newAbs)) !== undefined) throw new PatchError(`cannot rename ${label} to ${displayPath(ctx, newAbs)}: the target exists`);
+        const result = applyFilePatch(await current(oldAbs), file, label);
+        planned.set(oldAbs, undefined);
+        planned.set(newAbs, result);
+        modes.set(newAbs, modes.get(oldAbs) ?? originals.get(oldAbs)?.mode);
+        changes.push({ kind: 'rename', oldPath: oldAbs, newPath: newAbs });
+      } else {
+        const abs = (newAbs ?? oldAbs)!;
+        planned.set(abs, applyFilePatch(await current(abs), file, label));
+        changes.push({ kind: oldAbs === undefined ? 'create' : newAbs === undefined ? 'delete' : 'modify', oldPath: oldAbs, newPath: newAbs });
+      }
+    }
+  } catch (error) {
+    if (error instanceof PatchError) throw new ToolRefusal('PATCH_FAILED', `The patch does not apply: ${error.message}. No file was changed.`);
+    throw error;
+  }
+  // Then write, restoring what was already written if a write fails.
+  const done: string[] = [];
+  try {
+    for (const [abs, content] of planned) {
+      if (content === undefined) {
+        if (originals.get(abs)?.content === undefined) continue;
+        await fs.unlink(abs);
+        await syncDir(nodePath.dirname(abs));
+      } else {
+        await atomicWrite(abs, content, modes.get(abs));
+      }
+      done.push(abs);
+    }
+  } catch (error) {
+    const failed = [...planned.keys()][done.length];
+    const restoreErrors: string[] = [];
+    for (const abs of done.reverse()) {
+      const original = originals.get(abs)!;
+      try {
+        if (original.content === undefined) await fs.rm(abs, { force: true });
+        else await atomicWrite(abs, original.content, original.mode);
+      } catch (restoreError) {
+        restoreErrors.push(`${displayPath(ctx, abs)}: ${(restoreError as Error).message}`);
+      }
+    }
+    // Whatever happened on disk, cached scans of these paths may be wrong now.
+    for (const abs of planned.keys()) invalidateFsScanAfterWrite(abs);
+    const restored =
+      restoreErrors.length === 0
+        ? 'the files already written were restored, so no file was changed'
+        : `restoring the files already written failed for ${restoreErrors.join('; ')}`;
+    throw new ToolRefusal(
+      'PATCH_FAILED',
+      `Writing ${failed ? displayPath(ctx, failed) : 'a file'} failed (${(error as Error).message}); ${restored}.`,
+      { restoreErrors },
+    );
+  }
+  for (const change of changes) {
+    if (change.kind === 'rename') invalidateFsScanAfterRename(change.oldPath!, change.newPath!);
+    else if (change.kind === 'delete') invalidateFsScanAfterDelete(change.oldPath!);
+    else invalidateFsScanAfterWrite(change.newPath!);
+  }
+  const summary = changes.map((c) =>
+    c.kind === 'rename' ? `renamed ${displayPath(ctx, c.oldPath!)} -> ${displayPath(ctx, c.newPath!)}` : `${c.kind === 'modify' ? 'modified' : c.kind + 'd'} ${displayPath(ctx, (c.newPath ?? c.oldPath)!)}`,
+  );
+  return {
+    text: `Applied the patch to ${changes.length} file${changes.length > 1 ? 's' : ''}:\n${summary.map((s) => `  ${s}`).join('\n')}`,
+    details: { mode: 'patch', changes },
+  };
+}

@@ -1,0 +1,219 @@
+/**
+ * Hashlines: every line `read` shows carries a short hash of its content, and
+ * `edit` in hashline mode addresses lines by `line:hash` anchors. An anchor
+ * whose hash no longer matches the line means the file changed since it was
+ * read, and the edit is refused before anything is written.
+ *
+ * The hash is the first 4 hex digits (the high 16 bits) of the 32-bit FNV-1a
+ * hash of the line's UTF-8 bytes, without its line terminator (`\n` or
+ * `\r\n`).
+ */
+
+/** The 4-hex-digit hash of one line (no terminator). */
+export function lineHash(line: string): string {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(line)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return (hash >>> 16).toString(16).padStart(4, '0');
+}
+
+/** A file's text split into lines, each with its own terminator. */
+export interface Lines {
+  /** Line contents without terminators. */
+  text: string[];
+  /** Each line's terminator: `'\n'`, `'\r\n'`, or `''` (the last line, without one). */
+  eol: string[];
+  /** The terminator new lines get: `'\r\n'` when most lines use it, else `'\n'`. */
+  newline: string;
+}
+
+/** Split `content` into lines. An empty file has no lines; a final terminator does not start a new line. */
+export function splitLines(content: string): Lines {
+  const text: string[] = [];
+  const eol: string[] = [];
+  let crlf = 0;
+  let start = 0;
+  while (start < content.length) {
+    const nl = content.indexOf('\n', start);
+    if (nl === -1) {
+      text.push(content.slice(start));
+      eol.push('');
+      break;
+    }
+    const cr = nl > start && content[nl - 1] === '\r';
+    text.push(content.slice(start, cr ? nl - 1 : nl));
+    eol.push(cr ? '\r\n' : '\n');
+    if (cr) crlf++;
+    start = nl + 1;
+  }
+  return { text, eol, newline: crlf * 2 > eol.length ? '\r\n' : '\n' };
+}
+
+/**
+ * Join lines back into text. A line that is no longer last but has no
+ * terminator gets `newline`.
+ */
+export function joinLines(text: readonly string[], eol: readonly string[], newline: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const end = eol[i] ?? newline;
+    out += text[i] + (end === '' && i < text.length - 1 ? newline : end);
+  }
+  return out;
+}
+
+/** `  12:a3f0| text`, the number padded to `width`. */
+export function formatHashline(lineNumber: number, line: string, width: number): string {
+  return `${String(lineNumber).padStart(width)}:${lineHash(line)}| ${line}`;
+}
+
+/** One hashline edit operation. */
+export interface HashlineOperation {
+  /**
+   * `replace`: lines `anchor`..`end` become `text`;
+   * `delete`: lines `anchor`..`end` are removed;
+   * `insert_after` / `insert_before`: `text` goes after / before line `anchor`.
+   */
+  op: 'replace' | 'delete' | 'insert_after' | 'insert_before';
+  /** `line:hash` as shown by `read`, e.g. `12:a3f0`. */
+  anchor: string;
+  /** Last line of a `replace`/`delete` range (`line:hash`); default: `anchor`'s line. */
+  end?: string;
+  /** New lines (split on `\n`; one final `\n` is ignored). Required for `replace` and inserts. */
+  text?: string;
+}
+
+/** Why a hashline edit was refused. */
+export class HashlineError extends Error {
+  constructor(
+    readonly code: 'STALE' | 'INVALID_ARGS',
+    message: string,
+    readonly line?: number,
+  ) {
+    super(message);
+  }
+}
+
+const OPS = new Set(['replace', 'delete', 'insert_after', 'insert_before']);
+
+interface Anchor {
+  line: number;
+  hash: string;
+}
+
+function parseAnchor(raw: unknown, what: string): Anchor {
+  const match = typeof raw === 'string' ? /^\s*(\d+)\s*:\s*([0-9a-fA-F]{4})\s*(\|.*)?$/s.exec(raw) : null;
+  if (!match) throw new HashlineError('INVALID_ARGS', `${what} ${JSON.stringify(raw)} is not a \`line:hash\` anchor like "12:a3f0".`);
+  return { line: Number(match[1]), hash: match[2]!.toLowerCase() };
+}
+
+/** Check `anchor` against the current lines; a mismatch is `STALE`, naming the line. */
+function verify(anchor: Anchor, lines: Lines): void {
+  const current = lines.text[anchor.line - 1];
+  if (anchor.line < 1 || current === undefined) {
+    throw new HashlineError(
+      'STALE',
+      `Line ${anchor.line} does not exist any more (the file has ${lines.text.length} lines): it changed since it was read. Read it again and retry.`,
+      anchor.line,
+    );
+  }
+  const now = lineHash(current);
+  if (now !== anchor.hash) {
+    throw new HashlineError(
+      'STALE',
+      `Line ${anchor.line} changed since it was read (anchor ${anchor.line}:${anchor.hash}, now ${anchor.line}:${now}: ${JSON.stringify(current)}). Read the file again and retry.`,
+      anchor.line,
+    );
+  }
+}
+
+function newLines(text: string | undefined, op: string): string[] {
+  if (typeof text !== 'string') throw new HashlineError('INVALID_ARGS', `\`${op}\` needs \`text\`.`);
+  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+  return body.split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+}
+
+/**
+ * Apply `ops` to `content`. Every anchor is verified before anything
+ * changes (the first stale one, in operation order, is named); ranges may
+ * not overlap. Returns the new content.
+ */
+export function applyHashlineEdits(content: string, ops: readonly HashlineOperation[]): { content: string; changedLines: number } {
+  if (!Array.isArray(ops) || ops.length === 0) throw new HashlineError('INVALID_ARGS', '`edits` must be a non-empty array of operations.');
+  const lines = splitLines(content);
+  const ranges: { start: number; end: number; lines: string[] | undefined }[] = [];
+  const before = new Map<number, string[]>();
+  const after = new Map<number, string[]>();
+  ops.forEach((op, index) => {
+    const where = `edits[${index}]`;
+    if (typeof op !== 'object' || op === null || !OPS.has(op.op)) {
+      throw new HashlineError('INVALID_ARGS', `${where}.op must be one of replace, delete, insert_after, insert_before.`);
+    }
+    const start = parseAnchor(op.anchor, `${where}.anchor`);
+    verify(start, lines);
+    if (op.op === 'insert_after' || op.op === 'insert_before') {
+      const into = op.op === 'insert_after' ? after : before;
+      into.set(start.line, [...(into.get(start.line) ?? []), ...newLines(op.text, op.op)]);
+      return;
+    }
+    let endLine = start.line;
+    if (op.end !== undefined && op.end !== null) {
+      const end = parseAnchor(op.end, `${where}.end`);
+      verify(end, lines);
+      if (end.line < start.line) throw new HashlineError('INVALID_ARGS', `${where}: end line ${end.line} is before anchor line ${start.line}.`);
+      endLine = end.line;
+    }
+    ranges.push({ start: start.line, end: endLine, lines: op.op === 'replace' ? newLines(op.text, op.op) : undefined });
+  });
+  ranges.sort((a, b) => a.start - b.start);
+  for (let i = 1; i < ranges.length; i++) {
+    if (ranges[i]!.start <= ranges[i - 1]!.end) {
+      throw new HashlineError(
+        'INVALID_ARGS',
+        `Edits overlap: lines ${ranges[i - 1]!.start}-${ranges[i - 1]!.end} and ${ranges[i]!.start}-${ranges[i]!.end}; merge them into one operation.`,
+      );
+    }
+  }
+  // One pass over the original lines, so no operation shifts another's line numbers.
+  const outText: string[] = [];
+  const outEol: (string | undefined)[] = [];
+  const emitNew = (added: readonly string[] | undefined) => {
+    for (const line of added ?? []) {
+      outText.push(line);
+      outEol.push(undefined);
+    }
+  };
+  let changed = 0;
+  let r = 0;
+  for (let n = 1; n <= lines.text.length; n++) {
+    emitNew(before.get(n));
+    changed += before.get(n)?.length ?? 0;
+    const range = ranges[r];
+    if (range && n >= range.start && n <= range.end) {
+      if (n === range.start) {
+        emitNew(range.lines);
+        changed += Math.max(range.end - range.start + 1, range.lines?.length ?? 0);
+      }
+      if (n === range.end) {
+        // The range's last terminator carries over (keeps "no newline at end of file").
+        if (outText.length > 0 && outEol[outEol.length - 1] === undefined && range.lines?.length) {
+          outEol[outEol.length - 1] = lines.eol[n - 1];
+        }
+        r++;
+      }
+    } else {
+      outText.push(lines.text[n - 1]!);
+      outEol.push(lines.eol[n - 1]);
+    }
+    emitNew(after.get(n));
+    changed += after.get(n)?.length ?? 0;
+  }
+  // A new last line keeps the file's "no newline at end" state.
+  if (outText.length > 0 && outEol[outEol.length - 1] === undefined) {
+    outEol[outEol.length - 1] = lines.eol[lines.eol.length - 1] === '' ? '' : lines.newline;
+  }
+  const eol = outEol.map((e) => e ?? lines.newline);
+  return { content: joinLines(outText, eol, lines.newline), changedLines: changed };
+}

@@ -1,0 +1,144 @@
+/**
+ * `read`: a file as numbered hashlines (`  12:a3f0| text`), a window of it
+ * for big files, and clear answers for binaries, directories and missing
+ * paths.
+ *
+ * Reading is not confined to `cwd` (only writes are).
+ *
+ * A missing path suggests up to 5 existing files: a cached glob over `cwd`
+ * (hidden files included, .gitignore honoured) for names containing the
+ * missing name's stem case-insensitively, ranked by edit distance between
+ * the requested relative path and each candidate.
+ */
+import * as fs from 'node:fs/promises';
+import * as nodePath from 'node:path';
+import { FileType, glob } from '@natives/natives';
+import { formatHashline, splitLines } from './hashline.ts';
+import { type Tool, type ToolContext, type ToolResult, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
+
+/** Lines shown when `limit` is not given. */
+export const DEFAULT_READ_LIMIT = 2000;
+/** Characters of one line shown; the hash is still of the whole line. */
+export const MAX_LINE_CHARS = 2000;
+/** Bytes searched for a NUL to call a file binary. */
+export const BINARY_SNIFF_BYTES = 8192;
+
+export interface ReadArgs {
+  path: string;
+  /** First line to show, 1-based. Default 1. */
+  offset?: number;
+  /** Lines to show. Default {@link DEFAULT_READ_LIMIT}. */
+  limit?: number;
+}
+
+export const readTool: Tool<ReadArgs> = {
+  name: 'read',
+  description:
+    'Read a text file. Each line is shown as `LINE:HASH| content`; the `LINE:HASH` anchors address lines for `edit` in hashline mode. ' +
+    `Use offset/limit for big files (default: the first ${DEFAULT_READ_LIMIT} lines).`,
+  parameters: {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'File path, relative to the working directory or absolute.' },
+      offset: { type: 'integer', minimum: 1, description: 'First line to show (1-based). Default 1.' },
+      limit: { type: 'integer', minimum: 1, description: `Maximum number of lines to show. Default ${DEFAULT_READ_LIMIT}.` },
+    },
+    required: ['path'],
+    additionalProperties: false,
+  },
+  execute: (args, ctx) => guard(ctx, () => read(args as unknown as Record<string, unknown>, ctx)),
+};
+
+async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const path = stringArg(args, 'path');
+  const offset = optionalIntArg(args, 'offset', 1) ?? 1;
+  const limit = optionalIntArg(args, 'limit', 1) ?? DEFAULT_READ_LIMIT;
+  const abs = nodePath.resolve(ctx.cwd, path);
+  const shown = displayPath(ctx, abs);
+  let stat;
+  try {
+    stat = await fs.stat(abs);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    const suggestions = await suggestPaths(ctx, abs);
+    const hint = suggestions.length > 0 ? ` Did you mean:\n${suggestions.map((s) => `  ${s}`).join('\n')}` : '';
+    return toolError('ENOENT', `${shown} does not exist.${hint}`, { path: abs, suggestions });
+  }
+  if (stat.isDirectory()) {
+    const entries = (await fs.readdir(abs, { withFileTypes: true })).map((e) => e.name + (e.isDirectory() ? '/' : '')).sort();
+    const listing = entries.slice(0, 20).join('\n');
+    const more = entries.length > 20 ? `\n... and ${entries.length - 20} more` : '';
+    return toolError(
+      'EISDIR',
+      `${shown} is a directory, not a file (use glob to search it). It holds ${entries.length} entries:\n${listing}${more}`,
+      { path: abs, entries: entries.slice(0, 20), totalEntries: entries.length },
+    );
+  }
+  const bytes = await fs.readFile(abs);
+  if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+    return toolError('BINARY', `${shown} is a binary file (${bytes.length} bytes); it is not shown.`, { path: abs, bytes: bytes.length });
+  }
+  const lines = splitLines(bytes.toString('utf8'));
+  const total = lines.text.length;
+  if (total === 0) return { text: `${shown} is empty.`, details: { path: abs, totalLines: 0, startLine: 0, endLine: 0, truncated: false } };
+  if (offset > total) {
+    return toolError('INVALID_ARGS', `offset ${offset} is past the end of ${shown} (${total} lines).`, { path: abs, totalLines: total });
+  }
+  const end = Math.min(total, offset + limit - 1);
+  const width = String(end).length;
+  const out: string[] = [];
+  for (let n = offset; n <= end; n++) {
+    const line = lines.text[n - 1]!;
+    const formatted = formatHashline(n, line, width);
+    out.push(
+      line.length > MAX_LINE_CHARS
+        ? formatted.slice(0, formatted.length - line.length + MAX_LINE_CHARS) + ` [... line cut at ${MAX_LINE_CHARS} of ${line.length} chars]`
+        : formatted,
+    );
+  }
+  const truncated = offset > 1 || end < total;
+  if (truncated) out.push(`[lines ${offset}-${end} of ${total}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
+  return { text: out.join('\n'), details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated } };
+}
+
+/** Up to 5 existing files whose names look like the missing `abs` (see the module comment). */
+export async function suggestPaths(ctx: ToolContext, abs: string): Promise<string[]> {
+  const base = nodePath.basename(abs);
+  const stem = nodePath.parse(base).name || base;
+  const pattern = '*' + [...stem].map(caseless).join('') + '*';
+  let candidates: string[];
+  try {
+    const found = await glob({ pattern, path: ctx.cwd, cache: true, hidden: true, fileType: FileType.File, maxResults: 500, signal: ctx.signal });
+    candidates = found.matches.map((m) => m.path);
+  } catch {
+    return [];
+  }
+  const wanted = nodePath.relative(nodePath.resolve(ctx.cwd), abs).toLowerCase();
+  return candidates
+    .map((path) => ({ path, score: distance(wanted, path.toLowerCase()) }))
+    .sort((a, b) => a.score - b.score || (a.path < b.path ? -1 : 1))
+    .slice(0, 5)
+    .map((c) => c.path);
+}
+
+/** One character as a case-insensitive glob piece; glob syntax becomes `?`. */
+function caseless(ch: string): string {
+  const lower = ch.toLowerCase();
+  const upper = ch.toUpperCase();
+  if (lower !== upper) return `[${lower}${upper}]`;
+  return /[A-Za-z0-9._\- ]/.test(ch) || ch.charCodeAt(0) > 127 ? ch : '?';
+}
+
+/** Levenshtein distance. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}

@@ -1,0 +1,160 @@
+/**
+ * `run`: a shell command (`bash -c`) in `cwd`, with a timeout, abort and a
+ * cap on output. A command can change any file, so when it ends (however it
+ * ends) the scan cache is invalidated for `cwd`: no search answers from
+ * before the command. Changes a command makes outside `cwd` are not
+ * invalidated.
+ *
+ * The command runs in its own process group; timeout and abort send SIGTERM
+ * to the whole group, then SIGKILL after a grace period. Output is stdout
+ * and stderr in the order written (the shell sends stderr into stdout's
+ * pipe); past {@link MAX_OUTPUT_BYTES} the head and tail are kept and the
+ * cut is marked. Background processes the command leaves running are not
+ * waited for (their output after the command exits is dropped).
+ */
+import { spawn } from 'node:child_process';
+import { invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
+import { type Tool, type ToolContext, type ToolResult, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
+
+/** Default timeout. */
+export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
+/** Output kept: half from the start, half from the end. */
+export const MAX_OUTPUT_BYTES = 50 * 1024;
+/** Between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 2000;
+
+export interface RunArgs {
+  command: string;
+  /** Default {@link DEFAULT_RUN_TIMEOUT_MS}. */
+  timeoutMs?: number;
+}
+
+export const runTool: Tool<RunArgs> = {
+  name: 'run',
+  description:
+    'Run a bash command in the working directory and return its combined stdout and stderr ' +
+    `(at most ${MAX_OUTPUT_BYTES / 1024} KiB: the start and the end are kept) and exit code. ` +
+    `Killed after timeoutMs (default ${DEFAULT_RUN_TIMEOUT_MS / 1000} s). No stdin. Do not start servers or other commands that never end.`,
+  parameters: {
+    type: 'object',
+    properties: {
+      command: { type: 'string', description: 'The command line, run with `bash -c`.' },
+      timeoutMs: { type: 'integer', minimum: 1, description: `Kill the command after this many milliseconds. Default ${DEFAULT_RUN_TIMEOUT_MS}.` },
+    },
+    required: ['command'],
+    additionalProperties: false,
+  },
+  execute: (args, ctx) => guard(ctx, () => run(args as unknown as Record<string, unknown>, ctx)),
+};
+
+/** Keeps the first and last `cap / 2` bytes of a stream and counts the rest. */
+class CappedOutput {
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  total = 0;
+
+  constructor(private readonly cap: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    const half = this.cap / 2;
+    if (this.headBytes < half) {
+      const take = chunk.subarray(0, half - this.headBytes);
+      this.head.push(take);
+      this.headBytes += take.length;
+      chunk = chunk.subarray(take.length);
+    }
+    if (chunk.length === 0) return;
+    this.tail.push(chunk);
+    this.tailBytes += chunk.length;
+    while (this.tailBytes - this.tail[0]!.length >= half) this.tailBytes -= this.tail.shift()!.length;
+  }
+
+  get cut(): boolean {
+    return this.total > this.cap;
+  }
+
+  text(): string {
+    const head = Buffer.concat(this.head).toString('utf8');
+    let tail = Buffer.concat(this.tail);
+    if (!this.cut) return head + tail.toString('utf8');
+    tail = tail.subarray(tail.length - this.cap / 2);
+    const omitted = this.total - this.headBytes - tail.length;
+    return `${head}\n[... ${omitted} bytes of output cut ...]\n${tail.toString('utf8')}`;
+  }
+}
+
+async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const command = stringArg(args, 'command');
+  const timeoutMs = optionalIntArg(args, 'timeoutMs', 1) ?? DEFAULT_RUN_TIMEOUT_MS;
+  const output = new CappedOutput(MAX_OUTPUT_BYTES);
+  const started = Date.now();
+  let stopped: 'TIMEOUT' | 'ABORTED' | undefined;
+  let exit: { code: number | null; signal: NodeJS.Signals | null };
+  try {
+    exit = await new Promise((resolve, reject) => {
+      // stderr joins stdout in one pipe, so the output keeps the order it was written in.
+      const child = spawn('bash', ['-c', `exec 2>&1\n${command}`], { cwd: ctx.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let killTimer: ReturnType<typeof setTimeout> | undefined;
+      const stop = (why: 'TIMEOUT' | 'ABORTED') => {
+        if (stopped || child.pid === undefined) return;
+        stopped = why;
+        killGroup(child.pid, 'SIGTERM');
+        killTimer = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS);
+      };
+      const timer = setTimeout(() => stop('TIMEOUT'), timeoutMs);
+      const onAbort = () => stop('ABORTED');
+      ctx.signal?.addEventListener('abort', onAbort, { once: true });
+      child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+      child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+      const finish = () => {
+        clearTimeout(timer);
+        clearTimeout(killTimer);
+        // A stopped command leaves nothing of its group behind.
+        if (stopped) killGroup(child.pid!, 'SIGKILL');
+        ctx.signal?.removeEventListener('abort', onAbort);
+      };
+      child.on('error', (error) => {
+        finish();
+        reject(error);
+      });
+      child.on('exit', (code, signal) => {
+        // Wait for the pipes to drain, but not for background processes that still hold them.
+        let settled = false;
+        const settle = () => {
+          if (settled) return;
+          settled = true;
+          finish();
+          child.stdout.destroy();
+          child.stderr.destroy();
+          resolve({ code, signal });
+        };
+        child.on('close', settle);
+        setTimeout(settle, 200).unref?.();
+      });
+    });
+  } finally {
+    invalidateFsScanAfterWrite(ctx.cwd);
+  }
+  const elapsedMs = Date.now() - started;
+  const text = output.text();
+  const details = { command, exitCode: exit.code, signal: exit.signal, elapsedMs, outputBytes: output.total, outputCut: output.cut };
+  const body = text === '' ? '(no output)' : text.replace(/\n$/, '');
+  if (stopped === 'TIMEOUT') return toolError('TIMEOUT', `${body}\n[killed after ${timeoutMs} ms: timeout]`, { ...details, timeoutMs });
+  if (stopped === 'ABORTED') return toolError('ABORTED', `${body}\n[killed: the call was aborted]`, details);
+  if (exit.code !== 0) {
+    const how = exit.code === null ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+    return toolError('EXIT_CODE', `${body}\n[${how}]`, details);
+  }
+  return { text: `${body}\n[exit code 0]`, details };
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}

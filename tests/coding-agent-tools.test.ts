@@ -1,0 +1,468 @@
+/**
+ * The agent tools called directly: what each returns, and every refusal
+ * with its stable code (missing file, ambiguous replace, a patch that does
+ * not apply, a stale hashline, a path outside cwd, a binary read, an
+ * aborted command...). Freshness of the scan cache after each mutation is
+ * tested in coding-agent-tools-freshness.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  TOOL_ERROR_CODES,
+  agentTools,
+  editTool,
+  lineHash,
+  readTool,
+  runTool,
+  writeTool,
+  type ToolContext,
+  type ToolResult,
+} from '../packages/coding-agent/src/index.ts';
+import { removeDir, tempDir, writeTree } from './support/fs.ts';
+
+let dir = '';
+let ctx: ToolContext;
+const outside: string[] = [];
+
+beforeEach(() => {
+  dir = tempDir('agent-tools');
+  ctx = { cwd: dir };
+});
+afterEach(() => {
+  removeDir(dir);
+  for (const o of outside.splice(0)) removeDir(o);
+});
+
+const at = (rel: string) => path.join(dir, rel);
+const text = (rel: string) => fs.readFileSync(at(rel), 'utf8');
+
+/** A refusal with `code`; returns its text. */
+function expectError(result: ToolResult, code: keyof typeof TOOL_ERROR_CODES): string {
+  expect(result.isError).toBe(true);
+  expect(result.details.code).toBe(code);
+  return result.text;
+}
+
+function expectOk(result: ToolResult): string {
+  if (result.isError) throw new Error(`expected success, got ${result.details.code}: ${result.text}`);
+  return result.text;
+}
+
+/** The `LINE:HASH` anchors `read` shows for `rel`. */
+async function anchors(rel: string): Promise<string[]> {
+  return expectOk(await readTool.execute({ path: rel }, ctx))
+    .split('\n')
+    .map((line) => line.slice(0, line.indexOf('|')).trim());
+}
+
+describe('agentTools', () => {
+  test('lists read, write, edit and run with object schemas', () => {
+    const tools = agentTools();
+    expect(tools.map((t) => t.name)).toEqual(['read', 'write', 'edit', 'run']);
+    for (const tool of tools) {
+      expect(tool.parameters.type).toBe('object');
+      expect(tool.description.length).toBeGreaterThan(20);
+    }
+    expect(agentTools({ withoutRun: true }).map((t) => t.name)).toEqual(['read', 'write', 'edit']);
+  });
+
+  test('every code is documented, and bad arguments are INVALID_ARGS', async () => {
+    expect(Object.keys(TOOL_ERROR_CODES).length).toBeGreaterThan(10);
+    expectError(await readTool.execute({ path: '' }, ctx), 'INVALID_ARGS');
+    expectError(await writeTool.execute({ path: 'x.txt' } as never, ctx), 'INVALID_ARGS');
+    expectError(await editTool.execute({ mode: 'nope' } as never, ctx), 'INVALID_ARGS');
+    expectError(await runTool.execute({ command: 'true', timeoutMs: -1 }, ctx), 'INVALID_ARGS');
+  });
+});
+
+describe('lineHash', () => {
+  test('is the high 16 bits of 32-bit FNV-1a, in hex', () => {
+    // FNV-1a 32: "" = 811c9dc5, "a" = e40c292c, "foobar" = bf9cf968.
+    expect(lineHash('')).toBe('811c');
+    expect(lineHash('a')).toBe('e40c');
+    expect(lineHash('foobar')).toBe('bf9c');
+  });
+});
+
+describe('read', () => {
+  test('numbers every line and tags it with its hash', async () => {
+    writeTree(dir, { 'f.txt': 'a\nfoobar\r\n\nlast' });
+    const result = await readTool.execute({ path: 'f.txt' }, ctx);
+    expect(expectOk(result)).toBe(['1:e40c| a', '2:bf9c| foobar', '3:811c| ', '4:' + lineHash('last') + '| last'].join('\n'));
+    expect(result.details).toMatchObject({ totalLines: 4, startLine: 1, endLine: 4, truncated: false });
+  });
+
+  test('offset and limit show a window and say how to continue', async () => {
+    writeTree(dir, { 'big.txt': Array.from({ length: 120 }, (_, i) => `line ${i + 1}`).join('\n') + '\n' });
+    const result = await readTool.execute({ path: 'big.txt', offset: 99, limit: 3 }, ctx);
+    const lines = expectOk(result).split('\n');
+    expect(lines[0]).toBe(` 99:${lineHash('line 99')}| line 99`);
+    expect(lines[2]).toBe(`101:${lineHash('line 101')}| line 101`);
+    expect(lines[3]).toBe('[lines 99-101 of 120; continue with offset=102]');
+    expect(result.details).toMatchObject({ totalLines: 120, startLine: 99, endLine: 101, truncated: true });
+    expectError(await readTool.execute({ path: 'big.txt', offset: 500 }, ctx), 'INVALID_ARGS');
+  });
+
+  test('a missing file is ENOENT and suggests close matches', async () => {
+    writeTree(dir, ['src/config.ts', 'src/Config.test.ts', 'docs/notes.md']);
+    const result = await readTool.execute({ path: 'src/confg.ts' }, ctx);
+    expect(expectError(result, 'ENOENT')).toContain('does not exist');
+    expect(result.details.suggestions).toEqual([]);
+    const close = await readTool.execute({ path: 'lib/config.ts' }, ctx);
+    expect(expectError(close, 'ENOENT')).toContain('src/config.ts');
+    expect(close.details.suggestions).toEqual(['src/config.ts', 'src/Config.test.ts']);
+  });
+
+  test('a binary file is BINARY and not shown', async () => {
+    fs.writeFileSync(at('blob.bin'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01, 0x02]));
+    const message = expectError(await readTool.execute({ path: 'blob.bin' }, ctx), 'BINARY');
+    expect(message).toContain('binary file (7 bytes)');
+  });
+
+  test('a directory is EISDIR and lists some entries', async () => {
+    writeTree(dir, ['pkg/a.ts', 'pkg/inner/b.ts']);
+    const message = expectError(await readTool.execute({ path: 'pkg' }, ctx), 'EISDIR');
+    expect(message).toContain('a.ts\ninner/');
+    expect(message).toContain('glob');
+  });
+});
+
+describe('write', () => {
+  test('creates parents, then overwrites keeping the file mode, leaving no temp file', async () => {
+    const created = await writeTool.execute({ path: 'a/b/c.txt', content: 'one' }, ctx);
+    expect(expectOk(created)).toBe('Created a/b/c.txt (3 bytes).');
+    expect(text('a/b/c.txt')).toBe('one');
+    fs.chmodSync(at('a/b/c.txt'), 0o751);
+    expect(expectOk(await writeTool.execute({ path: 'a/b/c.txt', content: 'two' }, ctx))).toBe('Overwrote a/b/c.txt (3 bytes).');
+    expect(text('a/b/c.txt')).toBe('two');
+    expect(fs.statSync(at('a/b/c.txt')).mode & 0o777).toBe(0o751);
+    expect(fs.readdirSync(at('a/b'))).toEqual(['c.txt']);
+  });
+
+  test('writing through a symlink inside cwd replaces its target and keeps the link', async () => {
+    writeTree(dir, { 'real.txt': 'old' });
+    fs.symlinkSync('real.txt', at('link.txt'));
+    expectOk(await writeTool.execute({ path: 'link.txt', content: 'new' }, ctx));
+    expect(fs.lstatSync(at('link.txt')).isSymbolicLink()).toBe(true);
+    expect(text('real.txt')).toBe('new');
+  });
+
+  test('a path outside cwd is OUTSIDE_CWD: `..`, an absolute path, a symlinked directory', async () => {
+    const elsewhere = tempDir('agent-tools-outside');
+    outside.push(elsewhere);
+    fs.symlinkSync(elsewhere, at('escape'));
+    for (const target of ['../sibling.txt', path.join(elsewhere, 'abs.txt'), 'escape/through-link.txt', 'escape/new/deeper.txt']) {
+      const message = expectError(await writeTool.execute({ path: target, content: 'x' }, ctx), 'OUTSIDE_CWD');
+      expect(message).toContain('outside the working directory');
+    }
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
+    expect(fs.existsSync(path.join(path.dirname(dir), 'sibling.txt'))).toBe(false);
+  });
+
+  test('a dangling symlink pointing outside cwd is OUTSIDE_CWD', async () => {
+    const elsewhere = tempDir('agent-tools-outside');
+    outside.push(elsewhere);
+    fs.symlinkSync(path.join(elsewhere, 'not-yet.txt'), at('dangling.txt'));
+    expectError(await writeTool.execute({ path: 'dangling.txt', content: 'x' }, ctx), 'OUTSIDE_CWD');
+    expect(fs.existsSync(path.join(elsewhere, 'not-yet.txt'))).toBe(false);
+  });
+
+  test('the caller (not the model) can allow writes outside cwd', async () => {
+    const elsewhere = tempDir('agent-tools-outside');
+    outside.push(elsewhere);
+    const target = path.join(elsewhere, 'allowed.txt');
+    expectOk(await writeTool.execute({ path: target, content: 'ok' }, { ...ctx, allowOutsideCwd: true }));
+    expect(fs.readFileSync(target, 'utf8')).toBe('ok');
+  });
+});
+
+describe('edit: replace', () => {
+  beforeEach(() => writeTree(dir, { 'f.ts': 'const a = 1;\nconst b = 2;\nconst a2 = 1;\n' }));
+
+  test('replaces a unique occurrence', async () => {
+    const result = await editTool.execute({ path: 'f.ts', oldText: 'const b = 2;', newText: 'const b = 3;' }, ctx);
+    expect(expectOk(result)).toBe('Replaced 1 occurrence in f.ts (at line 2).');
+    expect(text('f.ts')).toBe('const a = 1;\nconst b = 3;\nconst a2 = 1;\n');
+  });
+
+  test('missing old text is NO_MATCH, naming a near line, and changes nothing', async () => {
+    const message = expectError(await editTool.execute({ path: 'f.ts', oldText: '  const b = 2;\nconst c', newText: 'x' }, ctx), 'NO_MATCH');
+    expect(message).toContain('not found in f.ts');
+    expect(message).toContain('line 2');
+    expect(text('f.ts')).toBe('const a = 1;\nconst b = 2;\nconst a2 = 1;\n');
+  });
+
+  test('an ambiguous old text is AMBIGUOUS, listing the lines; replaceAll replaces them all', async () => {
+    const message = expectError(await editTool.execute({ path: 'f.ts', oldText: ' = 1;', newText: ' = 9;' }, ctx), 'AMBIGUOUS');
+    expect(message).toContain('occurs 2 times in f.ts (at lines 1, 3)');
+    expect(text('f.ts')).toBe('const a = 1;\nconst b = 2;\nconst a2 = 1;\n');
+    expectOk(await editTool.execute({ path: 'f.ts', oldText: ' = 1;', newText: ' = 9;', replaceAll: true }, ctx));
+    expect(text('f.ts')).toBe('const a = 9;\nconst b = 2;\nconst a2 = 9;\n');
+  });
+
+  test('a missing file is ENOENT with suggestions', async () => {
+    const result = await editTool.execute({ path: 'F.ts', oldText: 'a', newText: 'b' }, ctx);
+    expect(expectError(result, 'ENOENT')).toContain('f.ts');
+    expect(fs.existsSync(at('F.ts'))).toBe(false);
+  });
+
+  test('a CRLF file matches old text written with \\n', async () => {
+    writeTree(dir, { 'w.txt': 'one\r\ntwo\r\nthree\r\n' });
+    expectOk(await editTool.execute({ path: 'w.txt', oldText: 'one\ntwo', newText: 'one\n2' }, ctx));
+    expect(text('w.txt')).toBe('one\r\n2\r\nthree\r\n');
+  });
+
+  test('a path outside cwd is OUTSIDE_CWD', async () => {
+    expectError(await editTool.execute({ path: '../f.ts', oldText: 'a', newText: 'b' }, ctx), 'OUTSIDE_CWD');
+  });
+
+  test('a binary file is BINARY', async () => {
+    fs.writeFileSync(at('b.bin'), Buffer.from('ab\0cd'));
+    expectError(await editTool.execute({ path: 'b.bin', oldText: 'ab', newText: 'x' }, ctx), 'BINARY');
+  });
+});
+
+describe('edit: hashline', () => {
+  beforeEach(() => writeTree(dir, { 'f.txt': 'one\ntwo\nthree\nfour\nfive' }));
+
+  test('replaces, inserts and deletes by anchor, all against the file as read', async () => {
+    const [l1, l2, l3, l4, l5] = await anchors('f.txt');
+    const result = await editTool.execute(
+      {
+        mode: 'hashline',
+        path: 'f.txt',
+        edits: [
+          { op: 'replace', anchor: l2!, text: 'TWO\nTWO-B' },
+          { op: 'insert_before', anchor: l1!, text: 'zero' },
+          { op: 'delete', anchor: l3!, end: l4! },
+          { op: 'insert_after', anchor: l5!, text: 'six' },
+        ],
+      },
+      ctx,
+    );
+    expect(expectOk(result)).toContain('Applied 4 edits to f.txt');
+    expect(text('f.txt')).toBe('zero\none\nTWO\nTWO-B\nfive\nsix');
+  });
+
+  test('a line changed since it was read is STALE, names the line, and nothing changes', async () => {
+    const [, l2, , l4] = await anchors('f.txt');
+    fs.writeFileSync(at('f.txt'), 'one\ntwo\nthree\nFOUR\nfive');
+    const result = await editTool.execute(
+      { mode: 'hashline', path: 'f.txt', edits: [{ op: 'replace', anchor: l2!, text: '2' }, { op: 'delete', anchor: l4! }] },
+      ctx,
+    );
+    const message = expectError(result, 'STALE');
+    expect(message).toContain('Line 4 changed since it was read');
+    expect(message).toContain('"FOUR"');
+    expect(result.details.line).toBe(4);
+    expect(text('f.txt')).toBe('one\ntwo\nthree\nFOUR\nfive');
+  });
+
+  test('an anchor past the end is STALE; overlapping ranges and bad anchors are INVALID_ARGS', async () => {
+    expect(expectError(await editTool.execute({ mode: 'hashline', path: 'f.txt', edits: [{ op: 'delete', anchor: '9:abcd' }] }, ctx), 'STALE')).toContain('Line 9');
+    const [l1, l2, l3] = await anchors('f.txt');
+    const overlap = [
+      { op: 'delete' as const, anchor: l1!, end: l3! },
+      { op: 'replace' as const, anchor: l2!, text: 'x' },
+    ];
+    expectError(await editTool.execute({ mode: 'hashline', path: 'f.txt', edits: overlap }, ctx), 'INVALID_ARGS');
+    expectError(await editTool.execute({ mode: 'hashline', path: 'f.txt', edits: [{ op: 'delete', anchor: 'two' }] }, ctx), 'INVALID_ARGS');
+    expect(text('f.txt')).toBe('one\ntwo\nthree\nfour\nfive');
+  });
+});
+
+describe('edit: patch', () => {
+  beforeEach(() =>
+    writeTree(dir, {
+      'src/a.ts': 'import x from "x";\n\nexport const a = 1;\nexport const b = 2;\n',
+      'src/old.ts': 'old\n',
+      'src/gone.ts': 'bye\n',
+    }),
+  );
+
+  test('modifies, creates, deletes and renames in one patch', async () => {
+    const patch = [
+      'diff --git a/src/a.ts b/src/a.ts',
+      'index 1111111..2222222 100644',
+      '--- a/src/a.ts',
+      '+++ b/src/a.ts',
+      '@@ -2,3 +2,3 @@',
+      '',
+      ' export const a = 1;',
+      '-export const b = 2;',
+      '+export const b = 3;',
+      '--- /dev/null',
+      '+++ b/src/new/made.ts',
+      '@@ -0,0 +1,2 @@',
+      '+line one',
+      '+line two',
+      'diff --git a/src/gone.ts b/src/gone.ts',
+      'deleted file mode 100644',
+      '--- a/src/gone.ts',
+      '+++ /dev/null',
+      '@@ -1 +0,0 @@',
+      '-bye',
+      'diff --git a/src/old.ts b/src/renamed.ts',
+      'similarity index 50%',
+      'rename from src/old.ts',
+      'rename to src/renamed.ts',
+      '--- a/src/old.ts',
+      '+++ b/src/renamed.ts',
+      '@@ -1 +1 @@',
+      '-old',
+      '+new',
+      '',
+    ].join('\n');
+    const result = await editTool.execute({ patch }, ctx);
+    expect(expectOk(result)).toBe(
+      'Applied the patch to 4 files:\n  modified src/a.ts\n  created src/new/made.ts\n  deleted src/gone.ts\n  renamed src/old.ts -> src/renamed.ts',
+    );
+    expect(text('src/a.ts')).toBe('import x from "x";\n\nexport const a = 1;\nexport const b = 3;\n');
+    expect(text('src/new/made.ts')).toBe('line one\nline two\n');
+    expect(fs.existsSync(at('src/gone.ts'))).toBe(false);
+    expect(fs.existsSync(at('src/old.ts'))).toBe(false);
+    expect(text('src/renamed.ts')).toBe('new\n');
+  });
+
+  test('a hunk whose header line is off is placed by its context', async () => {
+    const patch = '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -40,2 +40,2 @@\n export const a = 1;\n-export const b = 2;\n+export const b = 4;\n';
+    expectOk(await editTool.execute({ patch }, ctx));
+    expect(text('src/a.ts')).toBe('import x from "x";\n\nexport const a = 1;\nexport const b = 4;\n');
+  });
+
+  test('"no newline at end of file" is honoured both ways', async () => {
+    const drop = '--- a/src/old.ts\n+++ b/src/old.ts\n@@ -1 +1 @@\n-old\n+older\n\\ No newline at end of file\n';
+    expectOk(await editTool.execute({ patch: drop }, ctx));
+    expect(text('src/old.ts')).toBe('older');
+    const add = '--- a/src/old.ts\n+++ b/src/old.ts\n@@ -1 +1,2 @@\n-older\n\\ No newline at end of file\n+older\n+oldest\n';
+    expectOk(await editTool.execute({ patch: add }, ctx));
+    expect(text('src/old.ts')).toBe('older\noldest\n');
+  });
+
+  test('a patch that does not apply is PATCH_FAILED and changes no file', async () => {
+    const patch = [
+      '--- a/src/old.ts',
+      '+++ b/src/old.ts',
+      '@@ -1 +1 @@',
+      '-old',
+      '+changed',
+      '--- /dev/null',
+      '+++ b/src/created.ts',
+      '@@ -0,0 +1 @@',
+      '+created',
+      '--- a/src/a.ts',
+      '+++ b/src/a.ts',
+      '@@ -3,2 +3,2 @@',
+      ' export const a = 1;',
+      '-export const b = 999;',
+      '+export const b = 3;',
+    ].join('\n');
+    const message = expectError(await editTool.execute({ patch }, ctx), 'PATCH_FAILED');
+    expect(message).toContain('src/a.ts: hunk 1');
+    expect(message).toContain('No file was changed');
+    expect(text('src/old.ts')).toBe('old\n');
+    expect(fs.existsSync(at('src/created.ts'))).toBe(false);
+  });
+
+  test('creating an existing file, deleting a missing one, renaming onto a file and garbage are PATCH_FAILED', async () => {
+    const cases = [
+      '--- /dev/null\n+++ b/src/old.ts\n@@ -0,0 +1 @@\n+x\n',
+      '--- a/src/missing.ts\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n',
+      'diff --git a/src/old.ts b/src/gone.ts\nrename from src/old.ts\nrename to src/gone.ts\n',
+      'this is not a diff',
+    ];
+    for (const patch of cases) expectError(await editTool.execute({ patch }, ctx), 'PATCH_FAILED');
+    expect(text('src/old.ts')).toBe('old\n');
+    expect(text('src/gone.ts')).toBe('bye\n');
+  });
+
+  test('a write failing midway restores the files already written', async () => {
+    // The second file's parent is a regular file, so writing it fails after the first was written.
+    const patch = '--- a/src/old.ts\n+++ b/src/old.ts\n@@ -1 +1 @@\n-old\n+changed\n--- /dev/null\n+++ b/src/gone.ts/inside.ts\n@@ -0,0 +1 @@\n+x\n';
+    const message = expectError(await editTool.execute({ patch }, ctx), 'PATCH_FAILED');
+    expect(message).toContain('restored');
+    expect(text('src/old.ts')).toBe('old\n');
+    expect(fs.readdirSync(at('src')).sort()).toEqual(['a.ts', 'gone.ts', 'old.ts']);
+  });
+
+  test('a path outside cwd is OUTSIDE_CWD and changes no file', async () => {
+    const patch = '--- a/src/old.ts\n+++ b/src/old.ts\n@@ -1 +1 @@\n-old\n+changed\n--- /dev/null\n+++ b/../escaped.ts\n@@ -0,0 +1 @@\n+x\n';
+    expectError(await editTool.execute({ patch }, ctx), 'OUTSIDE_CWD');
+    expect(text('src/old.ts')).toBe('old\n');
+    expect(fs.existsSync(path.join(path.dirname(dir), 'escaped.ts'))).toBe(false);
+  });
+});
+
+describe('run', () => {
+  test('returns combined output and the exit code', async () => {
+    const result = await runTool.execute({ command: 'echo out; echo err >&2; pwd' }, ctx);
+    expect(expectOk(result)).toBe(`out\nerr\n${dir}\n[exit code 0]`);
+    expect(result.details).toMatchObject({ exitCode: 0, signal: null, outputCut: false });
+  });
+
+  test('a non-zero exit is EXIT_CODE with the output', async () => {
+    const result = await runTool.execute({ command: 'echo failing; exit 3' }, ctx);
+    expect(expectError(result, 'EXIT_CODE')).toBe('failing\n[exit code 3]');
+    expect(result.details.exitCode).toBe(3);
+  });
+
+  test('big output keeps the head and the tail and marks the cut', async () => {
+    const result = await runTool.execute({ command: 'echo FIRST; head -c 300000 /dev/zero | tr "\\0" x; echo; echo LAST' }, ctx);
+    const out = expectOk(result);
+    expect(out.startsWith('FIRST\n')).toBe(true);
+    expect(out).toMatch(/\[\.\.\. \d+ bytes of output cut \.\.\.\]/);
+    expect(out.endsWith('LAST\n[exit code 0]')).toBe(true);
+    expect(out.length).toBeLessThan(60 * 1024);
+    expect(result.details).toMatchObject({ outputCut: true, outputBytes: 300012 });
+  });
+
+  test('a timeout is TIMEOUT and kills the whole process group', async () => {
+    const started = Date.now();
+    const result = await runTool.execute({ command: 'sleep 30 & echo $! > bg.pid; echo started; wait', timeoutMs: 300 }, ctx);
+    expect(expectError(result, 'TIMEOUT')).toContain('started\n[killed after 300 ms: timeout]');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await stillAlive(Number(text('bg.pid')))).toBe(false);
+  });
+
+  test('an abort is ABORTED and kills the whole process group', async () => {
+    const controller = new AbortController();
+    const pending = runTool.execute({ command: 'sleep 30 & echo $! > bg.pid; wait' }, { ...ctx, signal: controller.signal });
+    await waitFor(() => fs.existsSync(at('bg.pid')) && text('bg.pid').trim() !== '');
+    controller.abort();
+    const result = await pending;
+    expect(expectError(result, 'ABORTED')).toContain('[killed: the call was aborted]');
+    expect(await stillAlive(Number(text('bg.pid')))).toBe(false);
+  });
+
+  test('an already aborted signal runs nothing', async () => {
+    const result = await runTool.execute({ command: 'touch ran.txt' }, { ...ctx, signal: AbortSignal.abort() });
+    expectError(result, 'ABORTED');
+    expect(fs.existsSync(at('ran.txt'))).toBe(false);
+  });
+});
+
+/** Whether `pid` still runs (a zombie counts as dead), polling briefly for a kill to land. */
+async function stillAlive(pid: number): Promise<boolean> {
+  const running = () => {
+    try {
+      return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + 2000;
+  while (running()) {
+    if (Date.now() > deadline) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return false;
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
