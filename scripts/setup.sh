@@ -19,4 +19,11 @@ bun run --cwd packages/natives build
 host=$(rustc -vV | sed -n 's/^host: //p')
 cargo build --release --locked -p natives-cli --target "$host"
 ln -sf "$host/release/natives" target/natives
+
+# ripgrep, the reference the grep tests compare against (pinned; skipped when already there).
+RG_VERSION=15.2.0
+if [ "$(target/tools/bin/rg --version 2>/dev/null | head -n1)" != "ripgrep $RG_VERSION" ]; then
+  echo "setup: installing ripgrep $RG_VERSION into target/tools"
+  cargo install --quiet --locked --root target/tools ripgrep --version "$RG_VERSION"
+fi
 echo "setup: done (addon: packages/natives/$(cd packages/natives && ls *.node), CLI: target/natives)"

@@ -4,6 +4,8 @@
 # Expects scripts/setup.sh to have run (the addon must be built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The grep parity tests compare with the ripgrep that setup.sh installs here.
+export PATH="$PWD/target/tools/bin:$PATH"
 
 echo "== lint and type-check"
 cargo fmt --all -- --check
@@ -16,6 +18,7 @@ bun test
 echo "== node $(node --version): load the same addon"
 node scripts/node-load-check.mjs
 node --import tsx tests/node/smoke.ts
+node --import tsx tests/node/agent-smoke.ts
 
 echo "== cargo test"
 cargo test --workspace --locked
