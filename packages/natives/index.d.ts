@@ -20,6 +20,14 @@ export declare class CancelToken {
   cancel(): void
 }
 
+/** A context line. */
+export interface ContextLine {
+  /** 1-based line number. */
+  lineNumber: number
+  /** The line without its final `\n`. */
+  line: string
+}
+
 /** Report the scan cache's size and how many walks it has run. */
 export declare function fsScanCacheStats(): FsScanCacheStats
 
@@ -48,6 +56,14 @@ export interface GlobColumns {
   fileTypes: Uint8Array
   /** Modification time per match in ms since the epoch; NaN when unknown. */
   mtimes: Float64Array
+}
+
+/** Options of `hasMatch`. */
+export interface HasMatchOptions {
+  /** Case-insensitive (default false). */
+  ignoreCase?: boolean
+  /** Matches may span lines (default false). */
+  multiline?: boolean
 }
 
 /**
@@ -105,3 +121,117 @@ export interface NativeGlobResult {
   /** How many batches were streamed through `onBatch`. */
   batches: number
 }
+
+/**
+ * Search file contents under `path` (a directory or one file) with
+ * ripgrep's rules, in path then line order. `onBatch`, when given, receives
+ * the results in batches as they are decided (and the result's `matches`
+ * is then empty). Rejects with an `Error` whose `code` is `ENOENT`,
+ * `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
+ * or `ETIMEDOUT`.
+ */
+export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: Array<NativeGrepMatch>) => void)) | undefined | null): Promise<NativeGrepResult>
+
+/** One result. */
+export interface NativeGrepMatch {
+  /** Relative to the search root, `/`-separated. */
+  path: string
+  /** 1-based line of the match; 0 in `count` and `filesWithMatches` modes. */
+  lineNumber: number
+  /** The matching line(s); empty in `count` and `filesWithMatches` modes. */
+  line: string
+  /** Lines before the match, when context was asked for. */
+  contextBefore?: Array<ContextLine>
+  /** Lines after the match, when context was asked for. */
+  contextAfter?: Array<ContextLine>
+  /** Present (true) when `maxColumns` cut the line or its context. */
+  truncated?: boolean
+  /** `count` mode: the file's matching lines. */
+  matchCount?: number
+}
+
+/**
+ * Options for the native `grep` and `search`; the TypeScript layer
+ * documents them and supplies `path`.
+ */
+export interface NativeGrepOptions {
+  /** Regular expression (or literal text with `literal`). */
+  pattern: string
+  /** File or directory to search (grep only), absolute or relative to the cwd. */
+  path?: string
+  /** Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`. */
+  glob?: string
+  /** Only files of this type (`rust`, `ts`, ...), from ripgrep's type list. */
+  type?: string
+  /** Case-insensitive (default false). */
+  ignoreCase?: boolean
+  /** Case-insensitive unless the pattern has an uppercase letter (default false). */
+  smartCase?: boolean
+  /** The pattern is literal text (default false). */
+  literal?: boolean
+  /** Matches may span lines (default false). */
+  multiline?: boolean
+  /** Search dot-files (default true). */
+  hidden?: boolean
+  /** Honour .gitignore/.ignore (default true). */
+  gitignore?: boolean
+  /** Search node_modules (default: only if `glob` names it). */
+  includeNodeModules?: boolean
+  /** Lines of context before and after each match (default 0). */
+  context?: number
+  /** Lines of context before each match (overrides `context`). */
+  contextBefore?: number
+  /** Lines of context after each match (overrides `context`). */
+  contextAfter?: number
+  /** Return at most this many results (default: all). */
+  maxCount?: number
+  /** Skip this many results first (default 0). */
+  offset?: number
+  /** Cut lines at this many characters and mark them truncated. */
+  maxColumns?: number
+  /** `content` (default), `count` or `filesWithMatches`. */
+  mode?: string
+  /** Use the shared scan cache (default false). */
+  cache?: boolean
+  /** Skip (and count) files larger than this many bytes (default: none). */
+  maxFileSize?: number
+  /** Fail with `ETIMEDOUT` after this many milliseconds. */
+  timeoutMs?: number
+}
+
+/** What the native `grep` and `search` resolve with. */
+export interface NativeGrepResult {
+  /** The results; empty when they were streamed through `onBatch`. */
+  matches: Array<NativeGrepMatch>
+  /**
+   * Results before `offset`/`maxCount`: matching lines (content), summed
+   * counts (count) or files (filesWithMatches).
+   */
+  totalMatches: number
+  /** Files with at least one match. */
+  filesWithMatches: number
+  /** Files searched. */
+  filesSearched: number
+  /** Files skipped as binary (a NUL byte), as ripgrep skips them. */
+  binaryFilesSkipped: number
+  /** Files skipped for being larger than `maxFileSize`. */
+  filesSkippedTooLarge: number
+  /** Files that vanished or could not be read between scan and search. */
+  filesUnreadable: number
+  /** `true` when `maxCount` cut results off. */
+  limitReached: boolean
+  /** How many batches were streamed through `onBatch`. */
+  batches: number
+}
+
+/**
+ * Whether `content` contains a match of the regex `pattern`. Throws an
+ * `Error` with code `EINVAL` for a bad regex.
+ */
+export declare function nativeHasMatch(content: string | Buffer, pattern: string, options?: HasMatchOptions | undefined | null): boolean
+
+/**
+ * Search `content` in memory, as one file (path options do not apply).
+ * Throws an `Error` with code `EINVAL` for a bad regex or option.
+ */
+export declare function nativeSearch(content: string | Buffer, options: NativeGrepOptions): NativeGrepResult

@@ -839,3 +839,6 @@ module.exports.CancelToken = nativeBinding.CancelToken
 module.exports.fsScanCacheStats = nativeBinding.fsScanCacheStats
 module.exports.invalidateFsScanCache = nativeBinding.invalidateFsScanCache
 module.exports.nativeGlob = nativeBinding.nativeGlob
+module.exports.nativeGrep = nativeBinding.nativeGrep
+module.exports.nativeHasMatch = nativeBinding.nativeHasMatch
+module.exports.nativeSearch = nativeBinding.nativeSearch

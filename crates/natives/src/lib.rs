@@ -11,9 +11,11 @@
 //! - [`options`]: checking numeric options that arrive as JS numbers.
 //! - [`stream`]: results streamed to a JS callback in batches.
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
+//! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
 
 pub mod cancel;
 pub mod errors;
+pub mod grep;
 pub mod options;
 pub mod scan;
 pub mod stream;

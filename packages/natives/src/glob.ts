@@ -5,7 +5,6 @@
  * objects here; `onMatch` receives them in batches streamed by the native
  * side as they are decided, and the promise settles only after the last one.
  */
-import * as nodePath from 'node:path';
 import {
   type GlobColumns,
   type FsScanCacheStats,
@@ -15,6 +14,8 @@ import {
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
 import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { absolute } from './paths.ts';
+import { BatchStream } from './stream.ts';
 
 export type { FsScanCacheStats };
 
@@ -96,7 +97,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   throwIfAborted(options.signal, 'glob');
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
-  const stream = onMatch ? new MatchStream(onMatch, () => link.token?.cancel()) : undefined;
+  const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
   try {
     const raw = await nativeGlob(
       { ...rest, path: absolute(path ?? process.cwd()) },
@@ -131,11 +132,6 @@ export function fsScanCacheStats(): FsScanCacheStats {
   return nativeStats();
 }
 
-/** `path` against `process.cwd()`; an empty path is left for the native side to refuse. */
-function absolute(path: string): string {
-  return path === '' ? path : nodePath.resolve(path);
-}
-
 /** Turn native columns into match objects. */
 function decode(columns: GlobColumns): GlobMatch[] {
   const { fileTypes, mtimes } = columns;
@@ -149,46 +145,4 @@ function decode(columns: GlobColumns): GlobMatch[] {
     }
   }
   return matches;
-}
-
-/**
- * Delivers streamed batches to the caller's `onMatch` and collects them. A
- * throwing `onMatch` stops the native work and becomes the rejection.
- */
-class MatchStream {
-  readonly matches: GlobMatch[] = [];
-  failure: unknown = undefined;
-  private received = 0;
-  private wake: (() => void) | undefined;
-
-  constructor(
-    private readonly onMatch: (match: GlobMatch) => void,
-    private readonly stop: () => void,
-  ) {}
-
-  receive(batch: GlobColumns): void {
-    this.received++;
-    for (const match of decode(batch)) {
-      this.matches.push(match);
-      if (this.failure !== undefined) continue;
-      try {
-        this.onMatch(match);
-      } catch (error) {
-        this.failure = error;
-        this.stop();
-      }
-    }
-    this.wake?.();
-  }
-
-  /** Wait until all `expected` batches have arrived (they may trail the result). */
-  async settle(expected: number): Promise<GlobMatch[]> {
-    while (this.received < expected) {
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
-    }
-    if (this.failure !== undefined) throw this.failure;
-    return this.matches;
-  }
 }

@@ -1,0 +1,322 @@
+//! Bindings for `grep`, the in-memory `search` and `hasMatch`
+//! (`natives_scan::grep`).
+//!
+//! Results cross as plain objects: grep answers are bounded by what an agent
+//! reads (`maxCount`), unlike glob's full listings, so columns would buy
+//! little and cost clarity.
+
+use std::path::PathBuf;
+
+use napi::{
+    Env, Status, Task,
+    bindgen_prelude::{AsyncTask, Buffer, Either},
+    threadsafe_function::ThreadsafeFunction,
+};
+use napi_derive::napi;
+use natives_scan::{
+    CancelToken as LibraryToken, Error, cache,
+    grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome},
+};
+
+use crate::{
+    cancel::CancelToken,
+    errors::{guarded, take_prepared, to_js},
+    options::count,
+    stream::{ItemBatch, Streamer},
+};
+
+/// Options for the native `grep` and `search`; the TypeScript layer
+/// documents them and supplies `path`.
+#[napi(object)]
+pub struct NativeGrepOptions {
+    /// Regular expression (or literal text with `literal`).
+    pub pattern: String,
+    /// File or directory to search (grep only), absolute or relative to the cwd.
+    pub path: Option<String>,
+    /// Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`.
+    pub glob: Option<String>,
+    /// Only files of this type (`rust`, `ts`, ...), from ripgrep's type list.
+    #[napi(js_name = "type")]
+    pub file_type: Option<String>,
+    /// Case-insensitive (default false).
+    pub ignore_case: Option<bool>,
+    /// Case-insensitive unless the pattern has an uppercase letter (default false).
+    pub smart_case: Option<bool>,
+    /// The pattern is literal text (default false).
+    pub literal: Option<bool>,
+    /// Matches may span lines (default false).
+    pub multiline: Option<bool>,
+    /// Search dot-files (default true).
+    pub hidden: Option<bool>,
+    /// Honour .gitignore/.ignore (default true).
+    pub gitignore: Option<bool>,
+    /// Search node_modules (default: only if `glob` names it).
+    pub include_node_modules: Option<bool>,
+    /// Lines of context before and after each match (default 0).
+    pub context: Option<f64>,
+    /// Lines of context before each match (overrides `context`).
+    pub context_before: Option<f64>,
+    /// Lines of context after each match (overrides `context`).
+    pub context_after: Option<f64>,
+    /// Return at most this many results (default: all).
+    pub max_count: Option<f64>,
+    /// Skip this many results first (default 0).
+    pub offset: Option<f64>,
+    /// Cut lines at this many characters and mark them truncated.
+    pub max_columns: Option<f64>,
+    /// `content` (default), `count` or `filesWithMatches`.
+    pub mode: Option<String>,
+    /// Use the shared scan cache (default false).
+    pub cache: Option<bool>,
+    /// Skip (and count) files larger than this many bytes (default: none).
+    pub max_file_size: Option<f64>,
+    /// Fail with `ETIMEDOUT` after this many milliseconds.
+    pub timeout_ms: Option<f64>,
+}
+
+/// A context line.
+#[napi(object)]
+pub struct ContextLine {
+    /// 1-based line number.
+    pub line_number: f64,
+    /// The line without its final `\n`.
+    pub line: String,
+}
+
+/// One result.
+#[napi(object)]
+pub struct NativeGrepMatch {
+    /// Relative to the search root, `/`-separated.
+    pub path: String,
+    /// 1-based line of the match; 0 in `count` and `filesWithMatches` modes.
+    pub line_number: f64,
+    /// The matching line(s); empty in `count` and `filesWithMatches` modes.
+    pub line: String,
+    /// Lines before the match, when context was asked for.
+    pub context_before: Option<Vec<ContextLine>>,
+    /// Lines after the match, when context was asked for.
+    pub context_after: Option<Vec<ContextLine>>,
+    /// Present (true) when `maxColumns` cut the line or its context.
+    pub truncated: Option<bool>,
+    /// `count` mode: the file's matching lines.
+    pub match_count: Option<f64>,
+}
+
+/// What the native `grep` and `search` resolve with.
+#[napi(object)]
+pub struct NativeGrepResult {
+    /// The results; empty when they were streamed through `onBatch`.
+    pub matches: Vec<NativeGrepMatch>,
+    /// Results before `offset`/`maxCount`: matching lines (content), summed
+    /// counts (count) or files (filesWithMatches).
+    pub total_matches: f64,
+    /// Files with at least one match.
+    pub files_with_matches: f64,
+    /// Files searched.
+    pub files_searched: f64,
+    /// Files skipped as binary (a NUL byte), as ripgrep skips them.
+    pub binary_files_skipped: f64,
+    /// Files skipped for being larger than `maxFileSize`.
+    pub files_skipped_too_large: f64,
+    /// Files that vanished or could not be read between scan and search.
+    pub files_unreadable: f64,
+    /// `true` when `maxCount` cut results off.
+    pub limit_reached: bool,
+    /// How many batches were streamed through `onBatch`.
+    pub batches: u32,
+}
+
+fn to_js_match(found: &GrepMatch) -> NativeGrepMatch {
+    let context = |lines: &[(u64, String)]| {
+        (!lines.is_empty()).then(|| {
+            lines
+                .iter()
+                .map(|(number, line)| ContextLine {
+                    line_number: *number as f64,
+                    line: line.clone(),
+                })
+                .collect()
+        })
+    };
+    NativeGrepMatch {
+        path: found.path_lossy().into_owned(),
+        line_number: found.line_number as f64,
+        line: found.line.clone(),
+        context_before: context(&found.context_before),
+        context_after: context(&found.context_after),
+        truncated: found.truncated.then_some(true),
+        match_count: (found.match_count > 0).then_some(found.match_count as f64),
+    }
+}
+
+fn to_js_result(
+    outcome: &GrepOutcome,
+    matches: Vec<NativeGrepMatch>,
+    batches: u32,
+) -> NativeGrepResult {
+    NativeGrepResult {
+        matches,
+        total_matches: outcome.total_matches as f64,
+        files_with_matches: outcome.files_with_matches as f64,
+        files_searched: outcome.files_searched as f64,
+        binary_files_skipped: outcome.binary_files_skipped as f64,
+        files_skipped_too_large: outcome.files_skipped_too_large as f64,
+        files_unreadable: outcome.files_unreadable as f64,
+        limit_reached: outcome.limit_reached,
+        batches,
+    }
+}
+
+/// The `grep` work item: checked options and the call's token, or why not.
+pub struct GrepTask {
+    prepared: Option<Result<(GrepOptions, LibraryToken), Error>>,
+    on_batch:
+        Option<ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>>,
+}
+
+#[napi]
+impl Task for GrepTask {
+    type Output = Result<NativeGrepResult, Error>;
+    type JsValue = NativeGrepResult;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(guarded(|| self.run()))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeGrepResult> {
+        output.map_err(|err| to_js(&env, &err))
+    }
+}
+
+impl GrepTask {
+    fn run(&mut self) -> Result<NativeGrepResult, Error> {
+        let (options, token) = take_prepared(&mut self.prepared)?;
+        let mut streamer = self
+            .on_batch
+            .as_ref()
+            .map(Streamer::<ItemBatch<NativeGrepMatch>>::new);
+        let outcome = natives_scan::grep::grep(&options, cache::global(), &token, &mut |found| {
+            if let Some(streamer) = &mut streamer {
+                streamer.push(to_js_match(found));
+            }
+        })?;
+        Ok(match streamer {
+            Some(streamer) => to_js_result(&outcome, Vec::new(), streamer.finish()),
+            None => to_js_result(
+                &outcome,
+                outcome.matches.iter().map(to_js_match).collect(),
+                0,
+            ),
+        })
+    }
+}
+
+/// Search file contents under `path` (a directory or one file) with
+/// ripgrep's rules, in path then line order. `onBatch`, when given, receives
+/// the results in batches as they are decided (and the result's `matches`
+/// is then empty). Rejects with an `Error` whose `code` is `ENOENT`,
+/// `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
+/// or `ETIMEDOUT`.
+#[napi(js_name = "nativeGrep")]
+pub fn native_grep(
+    options: NativeGrepOptions,
+    token: Option<&CancelToken>,
+    on_batch: Option<
+        ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>,
+    >,
+) -> AsyncTask<GrepTask> {
+    let prepared = CancelToken::for_call(token, options.timeout_ms)
+        .and_then(|token| Ok((convert_options(options)?, token)));
+    AsyncTask::new(GrepTask {
+        prepared: Some(prepared),
+        on_batch,
+    })
+}
+
+/// Search `content` in memory, as one file (path options do not apply).
+/// Throws an `Error` with code `EINVAL` for a bad regex or option.
+#[napi(js_name = "nativeSearch")]
+pub fn native_search(
+    env: Env,
+    content: Either<String, Buffer>,
+    options: NativeGrepOptions,
+) -> napi::Result<NativeGrepResult> {
+    let bytes: &[u8] = match &content {
+        Either::A(text) => text.as_bytes(),
+        Either::B(buffer) => buffer,
+    };
+    guarded(|| {
+        let options = convert_options(options)?;
+        let outcome = natives_scan::grep::search(bytes, &options, &LibraryToken::new())?;
+        Ok(to_js_result(
+            &outcome,
+            outcome.matches.iter().map(to_js_match).collect(),
+            0,
+        ))
+    })
+    .map_err(|err| to_js(&env, &err))
+}
+
+/// Options of `hasMatch`.
+#[napi(object)]
+pub struct HasMatchOptions {
+    /// Case-insensitive (default false).
+    pub ignore_case: Option<bool>,
+    /// Matches may span lines (default false).
+    pub multiline: Option<bool>,
+}
+
+/// Whether `content` contains a match of the regex `pattern`. Throws an
+/// `Error` with code `EINVAL` for a bad regex.
+#[napi(js_name = "nativeHasMatch")]
+pub fn native_has_match(
+    env: Env,
+    content: Either<String, Buffer>,
+    pattern: String,
+    options: Option<HasMatchOptions>,
+) -> napi::Result<bool> {
+    let bytes: &[u8] = match &content {
+        Either::A(text) => text.as_bytes(),
+        Either::B(buffer) => buffer,
+    };
+    let (ignore_case, multiline) = options.map_or((false, false), |o| {
+        (o.ignore_case.unwrap_or(false), o.multiline.unwrap_or(false))
+    });
+    guarded(|| natives_scan::grep::has_match(bytes, &pattern, ignore_case, multiline))
+        .map_err(|err| to_js(&env, &err))
+}
+
+fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
+    let path = PathBuf::from(options.path.unwrap_or_default());
+    let mut converted = GrepOptions::new(options.pattern, path);
+    converted.glob = options.glob;
+    converted.file_type = options.file_type;
+    converted.ignore_case = options.ignore_case.unwrap_or(false);
+    converted.smart_case = options.smart_case.unwrap_or(false);
+    converted.literal = options.literal.unwrap_or(false);
+    converted.multiline = options.multiline.unwrap_or(false);
+    converted.include_hidden = options.hidden.unwrap_or(true);
+    converted.use_gitignore = options.gitignore.unwrap_or(true);
+    converted.include_node_modules = options.include_node_modules;
+    let context = count("context", options.context)?.unwrap_or(0);
+    converted.context_before = count("contextBefore", options.context_before)?.unwrap_or(context);
+    converted.context_after = count("contextAfter", options.context_after)?.unwrap_or(context);
+    converted.max_count = count("maxCount", options.max_count)?;
+    converted.offset = count("offset", options.offset)?.unwrap_or(0);
+    converted.max_columns = count("maxColumns", options.max_columns)?;
+    converted.mode = mode(options.mode.as_deref())?;
+    converted.cache = options.cache.unwrap_or(false);
+    converted.max_file_size = count("maxFileSize", options.max_file_size)?.map(|n| n as u64);
+    Ok(converted)
+}
+
+fn mode(text: Option<&str>) -> Result<GrepMode, Error> {
+    match text {
+        None | Some("content") => Ok(GrepMode::Content),
+        Some("count") => Ok(GrepMode::Count),
+        Some("filesWithMatches") => Ok(GrepMode::FilesWithMatches),
+        Some(other) => Err(Error::invalid(format!(
+            "mode `{other}` is not one of content, count, filesWithMatches"
+        ))),
+    }
+}

@@ -1,0 +1,182 @@
+/**
+ * `grep`, the in-memory `search` and `hasMatch`: ripgrep's matching over the
+ * scan cache, typed and defaulted over the addon.
+ */
+import {
+  type NativeGrepMatch,
+  type NativeGrepOptions,
+  type NativeGrepResult,
+  nativeGrep,
+  nativeHasMatch,
+  nativeSearch,
+} from '../index.js';
+import { linkSignal } from './cancel.ts';
+import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { absolute } from './paths.ts';
+import { BatchStream } from './stream.ts';
+
+/** What each result is. */
+export type GrepMode = 'content' | 'count' | 'filesWithMatches';
+
+/** Options shared by {@link grep} and {@link search}: how to match and what to return. */
+export interface MatchOptions {
+  /** Regular expression (ripgrep syntax); `{`/`}` that cannot be a repetition are literal (`${x}`). */
+  pattern: string;
+  /** Case-insensitive. Default: `false`. */
+  ignoreCase?: boolean;
+  /** Case-insensitive unless the pattern has an uppercase letter (rg `-S`). Default: `false`. */
+  smartCase?: boolean;
+  /** `pattern` is literal text (rg `-F`). Default: `false`. */
+  literal?: boolean;
+  /** Matches may span lines (rg `-U`). Default: `false`. */
+  multiline?: boolean;
+  /** Lines of context before and after each match. Default: 0. */
+  context?: number;
+  /** Lines of context before each match (overrides `context`). */
+  contextBefore?: number;
+  /** Lines of context after each match (overrides `context`). */
+  contextAfter?: number;
+  /** Return at most this many results (`totalMatches` still counts them all). Default: no limit. */
+  maxCount?: number;
+  /** Skip this many results first, in result order. Default: 0. */
+  offset?: number;
+  /** Cut lines (on a character boundary) at this many characters and mark them `truncated`. */
+  maxColumns?: number;
+  /** `content` (a result per matching line), `count` (per file) or `filesWithMatches`. Default: `content`. */
+  mode?: GrepMode;
+}
+
+/** Options for {@link grep}. */
+export interface GrepOptions extends MatchOptions {
+  /** A directory (searched recursively) or one file; relative to `process.cwd()`. Default: `process.cwd()`. */
+  path?: string;
+  /** Only files matching this glob, as `rg -g` (`*.ts`, `src/**`, `!*.min.js`). */
+  glob?: string;
+  /** Only files of this type, from ripgrep's list (`rust`, `ts`, `py`, ...); unknown names are `EINVAL`. */
+  type?: string;
+  /** Search dot-files and dot-directories. Default: `true`. */
+  hidden?: boolean;
+  /** Honour `.gitignore` (inside git repositories) and `.ignore`. Default: `true`. */
+  gitignore?: boolean;
+  /** Search `node_modules`. Default: only when `glob` mentions `node_modules`. */
+  includeNodeModules?: boolean;
+  /** Take the file list from the shared scan cache (the gitignore-honouring partition). Default: `false`. */
+  cache?: boolean;
+  /** Skip (and count in `filesSkippedTooLarge`) files above this many bytes. Default: search every file whole. */
+  maxFileSize?: number;
+  /** Reject with `ETIMEDOUT` after this many milliseconds (checked inside files too). */
+  timeoutMs?: number;
+  /** Reject with `ABORT_ERR` when aborted, before or during the search. */
+  signal?: AbortSignal;
+}
+
+/** A line of context. */
+export interface ContextLine {
+  lineNumber: number;
+  line: string;
+}
+
+/** One result. */
+export interface GrepMatch {
+  /** Relative to the search root, `/`-separated (for a single-file search, its name). */
+  path: string;
+  /** 1-based line of the match; 0 in `count` and `filesWithMatches` modes. */
+  lineNumber: number;
+  /** The matching line without its `\n` (a CRLF file's `\r` is kept, as rg reports it). */
+  line: string;
+  contextBefore?: ContextLine[];
+  contextAfter?: ContextLine[];
+  /** `true` when `maxColumns` cut the line or its context. */
+  truncated?: boolean;
+  /** `count` mode: the file's matching lines. */
+  matchCount?: number;
+}
+
+/** The answer of {@link grep} and {@link search}. */
+export interface GrepResult {
+  /** In path order, then line order. */
+  matches: GrepMatch[];
+  /** Results before `offset`/`maxCount`. */
+  totalMatches: number;
+  filesWithMatches: number;
+  filesSearched: number;
+  /** Files skipped as binary (a NUL byte), as ripgrep skips them. */
+  binaryFilesSkipped: number;
+  /** Files skipped for being larger than `maxFileSize`. */
+  filesSkippedTooLarge: number;
+  /** Files that vanished or became unreadable between listing and searching. */
+  filesUnreadable: number;
+  /** `true` when `maxCount` cut results off. */
+  limitReached: boolean;
+}
+
+/**
+ * Search file contents with ripgrep's rules. `onMatch` is called once per
+ * returned result, in result order, as results are decided; the promise
+ * resolves after the last call. Rejects with an `Error` whose `code` is
+ * `ENOENT`/`ENOTDIR`/`EACCES` (bad `path`), `EINVAL` (bad regex, type or
+ * option; the message names it), `ABORT_ERR` or `ETIMEDOUT`.
+ */
+export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) => void): Promise<GrepResult> {
+  checkShape(options, 'grep');
+  throwIfAborted(options.signal, 'grep');
+  const { signal, path, ...rest } = options;
+  using link = linkSignal(signal, onMatch !== undefined);
+  const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel()) : undefined;
+  try {
+    const raw = await nativeGrep(
+      { ...rest, path: absolute(path ?? process.cwd()) },
+      link.token,
+      stream ? (batch: NativeGrepMatch[]) => stream.receive(batch) : undefined,
+    );
+    return toResult(raw, stream ? await stream.settle(raw.batches) : toMatches(raw.matches));
+  } catch (error) {
+    throw stream?.failure ?? fromNative(error, 'grep', signal);
+  }
+}
+
+/** Search `content` in memory as one file, synchronously. Throws `EINVAL` for a bad regex or option. */
+export function search(content: string | Uint8Array, options: MatchOptions): GrepResult {
+  checkShape(options, 'search');
+  try {
+    const raw = nativeSearch(asNativeContent(content), options as NativeGrepOptions);
+    return toResult(raw, toMatches(raw.matches));
+  } catch (error) {
+    throw fromNative(error, 'search');
+  }
+}
+
+/** Whether `content` has a match of the regex `pattern`. Throws `EINVAL` for a bad regex. */
+export function hasMatch(
+  content: string | Uint8Array,
+  pattern: string,
+  options: { ignoreCase?: boolean; multiline?: boolean } = {},
+): boolean {
+  if (typeof pattern !== 'string') throw codedError('EINVAL', 'hasMatch: pattern must be a string');
+  try {
+    return nativeHasMatch(asNativeContent(content), pattern, options);
+  } catch (error) {
+    throw fromNative(error, 'hasMatch');
+  }
+}
+
+function checkShape(options: MatchOptions, operation: string): void {
+  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', `${operation}: options must be an object`);
+  if (typeof options.pattern !== 'string') throw codedError('EINVAL', `${operation}: pattern must be a string`);
+}
+
+/** The addon takes a string or a Node `Buffer`; a plain `Uint8Array` is viewed as one, not copied. */
+function asNativeContent(content: string | Uint8Array): string | Buffer {
+  if (typeof content === 'string' || Buffer.isBuffer(content)) return content;
+  if (content instanceof Uint8Array) return Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  throw codedError('EINVAL', 'content must be a string or a Uint8Array');
+}
+
+function toMatches(raw: NativeGrepMatch[]): GrepMatch[] {
+  return raw as GrepMatch[];
+}
+
+function toResult(raw: NativeGrepResult, matches: GrepMatch[]): GrepResult {
+  const { batches: _batches, matches: _raw, ...counts } = raw;
+  return { ...counts, matches };
+}
