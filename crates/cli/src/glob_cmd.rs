@@ -2,71 +2,46 @@
 //!
 //! Paths print relative to the current directory as the user wrote PATH
 //! (`natives glob '*.rs' crates` prints `crates/...`), raw bytes and all, so
-//! the output can be piped back into other tools. A closed pipe ends the
-//! command quietly.
+//! the output can be piped back into other tools.
 
-use std::{
-    ffi::OsString,
-    io::{self, BufWriter, Write},
-    path::PathBuf,
-};
+use std::io::Write;
 
-use lexopt::{Arg, Parser, ValueExt};
+use lexopt::{Arg, Parser};
 use natives_scan::{CancelToken, Entry, FileType, GlobOptions, cache, glob};
 use serde_json::json;
 
-use crate::{Outcome, describe};
-
-struct Args {
-    options: GlobOptions,
-    /// PATH as typed, prefixed to every printed path.
-    prefix: Option<OsString>,
-    json: bool,
-}
+use crate::{
+    Outcome,
+    common::{Output, Positionals, number, value},
+    describe,
+};
 
 pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
-    let args = parse(parser)?;
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let mut write_error = None;
+    let (options, positionals, json) = parse(parser)?;
+    let mut out = Output::stdout();
     let outcome = glob(
-        &args.options,
+        &options,
         cache::global(),
         &CancelToken::new(),
         &mut |entry| {
-            if write_error.is_none()
-                && let Err(err) = print_match(&mut out, &args, &entry)
-            {
-                write_error = Some(err);
-            }
+            out.write(|w| print_match(w, &positionals, json, &entry));
         },
     )
     .map_err(|err| err.to_string())?;
-    let summary = json!({
-        "type": "summary",
-        "totalMatches": outcome.total_matches,
-        "limitReached": outcome.limit_reached(),
-    });
-    let finished = match write_error {
-        Some(err) => Err(err),
-        None if args.json => writeln!(out, "{summary}").and_then(|()| out.flush()),
-        None => out.flush(),
-    };
-    match finished {
-        Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
-            return Err(format!("writing output: {err}"));
-        }
-        _ => {}
+    if json {
+        let summary = json!({
+            "type": "summary",
+            "totalMatches": outcome.total_matches,
+            "limitReached": outcome.limit_reached(),
+        });
+        out.write(|w| writeln!(w, "{summary}"));
     }
-    Ok(if outcome.total_matches > 0 {
-        Outcome::Matched
-    } else {
-        Outcome::NoMatch
-    })
+    out.finish()?;
+    Ok(Outcome::from_count(outcome.total_matches as u64))
 }
 
-fn parse(parser: &mut Parser) -> Result<Args, String> {
-    let mut positional = Vec::new();
+fn parse(parser: &mut Parser) -> Result<(GlobOptions, Positionals, bool), String> {
+    let mut values = Vec::new();
     let mut options = GlobOptions::new("", ".");
     let mut json = false;
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -78,48 +53,21 @@ fn parse(parser: &mut Parser) -> Result<Args, String> {
                 options.file_type = Some(file_type(&value(parser)?)?)
             }
             Arg::Long("max") | Arg::Short('m') => {
-                let text = value(parser)?;
-                let max = text
-                    .parse()
-                    .map_err(|_| format!("--max takes a non-negative integer, got `{text}`"))?;
-                options.max_results = Some(max);
+                options.max_results = Some(number(parser, "--max")?)
             }
             Arg::Long("sort") => match value(parser)?.as_str() {
                 "mtime" => options.sort_by_mtime = true,
                 "path" => options.sort_by_mtime = false,
                 other => return Err(format!("--sort takes `mtime` or `path`, got `{other}`")),
             },
-            Arg::Value(value) => positional.push(value),
+            Arg::Value(value) => values.push(value),
             other => return Err(format!("glob: unknown option {}", describe(&other))),
         }
     }
-    let mut positional = positional.into_iter();
-    let pattern = positional.next().ok_or("glob: missing PATTERN")?;
-    options.pattern = pattern
-        .string()
-        .map_err(|e| format!("glob: PATTERN: {e}"))?;
-    let prefix = positional.next();
-    if let Some(extra) = positional.next() {
-        return Err(format!(
-            "glob: unexpected argument `{}`",
-            extra.to_string_lossy()
-        ));
-    }
-    options.path = prefix
-        .as_ref()
-        .map_or_else(|| PathBuf::from("."), PathBuf::from);
-    Ok(Args {
-        options,
-        prefix,
-        json,
-    })
-}
-
-fn value(parser: &mut Parser) -> Result<String, String> {
-    parser
-        .value()
-        .and_then(|v| v.string())
-        .map_err(|e| e.to_string())
+    let positionals = Positionals::parse("glob", "PATTERN", values)?;
+    options.pattern = positionals.pattern.clone();
+    options.path = positionals.path();
+    Ok((options, positionals, json))
 }
 
 fn file_type(text: &str) -> Result<FileType, String> {
@@ -131,7 +79,8 @@ fn file_type(text: &str) -> Result<FileType, String> {
     }
 }
 
-fn type_name(file_type: FileType) -> &'static str {
+/// The name `--json` prints for a type.
+pub fn type_name(file_type: FileType) -> &'static str {
     match file_type {
         FileType::File => "file",
         FileType::Dir => "dir",
@@ -140,9 +89,14 @@ fn type_name(file_type: FileType) -> &'static str {
     }
 }
 
-fn print_match(out: &mut impl Write, args: &Args, entry: &Entry<'_>) -> io::Result<()> {
-    let path = display_path(args.prefix.as_ref(), entry.path);
-    if args.json {
+fn print_match(
+    out: &mut dyn Write,
+    positionals: &Positionals,
+    json: bool,
+    entry: &Entry<'_>,
+) -> std::io::Result<()> {
+    let path = positionals.display(entry.path);
+    if json {
         let line = json!({
             "type": "match",
             "path": String::from_utf8_lossy(&path),
@@ -153,40 +107,5 @@ fn print_match(out: &mut impl Write, args: &Args, entry: &Entry<'_>) -> io::Resu
     } else {
         out.write_all(&path)?;
         out.write_all(b"\n")
-    }
-}
-
-/// `prefix/relative`, or `relative` when no PATH was given.
-fn display_path(prefix: Option<&OsString>, relative: &[u8]) -> Vec<u8> {
-    let Some(prefix) = prefix else {
-        return relative.to_vec();
-    };
-    let mut path = prefix.as_encoded_bytes().to_vec();
-    if !path.ends_with(b"/") {
-        path.push(b'/');
-    }
-    path.extend_from_slice(relative);
-    path
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn display_path_table() {
-        let table: &[(Option<&str>, &str, &str)] = &[
-            (None, "a/b.rs", "a/b.rs"),
-            (Some("src"), "a.rs", "src/a.rs"),
-            (Some("src/"), "a.rs", "src/a.rs"),
-            (Some("/abs"), "x", "/abs/x"),
-        ];
-        for &(prefix, relative, expected) in table {
-            let prefix = prefix.map(OsString::from);
-            assert_eq!(
-                display_path(prefix.as_ref(), relative.as_bytes()),
-                expected.as_bytes()
-            );
-        }
     }
 }

@@ -3,7 +3,9 @@
 //! A thin layer: parse flags, call the library, print. Exit codes follow
 //! ripgrep: 0 when something matched, 1 when nothing did, 2 on error.
 
+mod common;
 mod glob_cmd;
+mod grep_cmd;
 
 use std::{io::Write, process::ExitCode};
 
@@ -12,6 +14,7 @@ natives: fast, fresh file discovery for coding agents
 
 Usage:
   natives glob PATTERN [PATH] [options]
+  natives grep PATTERN [PATH] [options]
 
 glob options:
   --hidden          include dot-files and dot-directories
@@ -21,6 +24,19 @@ glob options:
   --sort mtime      newest first
   --json            one JSON object per line (matches, then a summary)
 
+grep options (ripgrep's spellings):
+  -i, --ignore-case      case-insensitive
+  -S, --smart-case       case-insensitive unless PATTERN has an uppercase letter
+  -F, --fixed-strings    PATTERN is literal text
+  -U, --multiline        matches may span lines
+  -C, -A, -B N           lines of context around, after, before each match
+  -g, --glob GLOB        only files matching GLOB (`!GLOB` excludes)
+  -t, --type TYPE        only files of ripgrep's type TYPE (rust, ts, py, ...)
+  -m, --max-count N      print at most N results in all (rg: per file)
+  -c, --count            matching lines per file
+  -l, --files-with-matches  only the names of files with matches
+  --hidden, --no-ignore, --json  as for glob
+
 Exit status: 0 if something matched, 1 if nothing did, 2 on error.
 ";
 
@@ -28,6 +44,17 @@ Exit status: 0 if something matched, 1 if nothing did, 2 on error.
 pub enum Outcome {
     Matched,
     NoMatch,
+}
+
+impl Outcome {
+    /// `Matched` when anything was found.
+    pub fn from_count(found: u64) -> Outcome {
+        if found > 0 {
+            Outcome::Matched
+        } else {
+            Outcome::NoMatch
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -45,6 +72,7 @@ fn run() -> Result<Outcome, String> {
     let mut args = lexopt::Parser::from_env();
     match args.next().map_err(|e| e.to_string())? {
         Some(lexopt::Arg::Value(command)) if command == "glob" => glob_cmd::run(&mut args),
+        Some(lexopt::Arg::Value(command)) if command == "grep" => grep_cmd::run(&mut args),
         Some(lexopt::Arg::Long("help")) | Some(lexopt::Arg::Short('h')) => {
             print!("{USAGE}");
             Ok(Outcome::Matched)

@@ -120,3 +120,82 @@ fn exit_codes_follow_ripgrep() {
         assert!(err.contains(message), "{args:?}: {err}");
     }
 }
+
+fn grep_fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("a.txt"),
+        "one\ntwo foo\nthree\nfour\nfive\nsix Foo\nseven\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("b.rs"), "fn foo() {}\n").unwrap();
+    fs::write(dir.path().join(".hidden.txt"), "foo\n").unwrap();
+    dir
+}
+
+#[test]
+fn grep_prints_like_ripgrep() {
+    let dir = grep_fixture();
+    let table: &[(&[&str], &str)] = &[
+        (&["grep", "foo"], "a.txt:2:two foo\nb.rs:1:fn foo() {}\n"),
+        (
+            &["grep", "-i", "foo", "a.txt"],
+            "a.txt:2:two foo\na.txt:6:six Foo\n",
+        ),
+        (&["grep", "-S", "Foo"], "a.txt:6:six Foo\n"),
+        (&["grep", "-F", "foo() {", "."], "./b.rs:1:fn foo() {}\n"),
+        (
+            &["grep", "-C1", "-i", "foo", "a.txt"],
+            "a.txt-1-one\na.txt:2:two foo\na.txt-3-three\n--\na.txt-5-five\na.txt:6:six Foo\na.txt-7-seven\n",
+        ),
+        (&["grep", "-c", "-i", "foo"], "a.txt:2\nb.rs:1\n"),
+        (
+            &["grep", "-l", "foo", "--hidden"],
+            ".hidden.txt\na.txt\nb.rs\n",
+        ),
+        (&["grep", "-t", "rust", "foo"], "b.rs:1:fn foo() {}\n"),
+        (
+            &["grep", "-g", "*.txt", "-m", "1", "-i", "foo"],
+            "a.txt:2:two foo\n",
+        ),
+        (
+            &["grep", "-U", "two foo\\nthree"],
+            "a.txt:2:two foo\na.txt:3:three\n",
+        ),
+    ];
+    for &(args, expected) in table {
+        let (code, out, err) = natives(dir.path(), args);
+        assert_eq!((code, out.as_str()), (0, expected), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn grep_json_and_exit_codes() {
+    let dir = grep_fixture();
+    let (code, out, _) = natives(dir.path(), &["grep", "--json", "two"]);
+    assert_eq!(code, 0);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["path"], "a.txt");
+    assert_eq!(lines[0]["lineNumber"], 2);
+    assert_eq!(lines[1]["type"], "summary");
+    assert_eq!(lines[1]["totalMatches"], 1);
+    let table: &[(&[&str], i32, &str)] = &[
+        (&["grep", "nothing-here"], 1, ""),
+        (&["grep", "("], 2, "EINVAL: invalid regex `(`"),
+        (
+            &["grep", "x", "-t", "nosuchtype"],
+            2,
+            "EINVAL: unknown file type",
+        ),
+        (&["grep", "x", "missing"], 2, "ENOENT"),
+        (&["grep", "-C"], 2, "missing argument"),
+    ];
+    for &(args, code, message) in table {
+        let (got, _, err) = natives(dir.path(), args);
+        assert_eq!(got, code, "{args:?}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}

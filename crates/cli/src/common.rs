@@ -1,0 +1,136 @@
+//! What every command shares: positional PATTERN [PATH], flag values, the
+//! printed path, and an output that ends quietly on a closed pipe.
+
+use std::{
+    ffi::OsString,
+    io::{self, BufWriter, StdoutLock, Write},
+    path::PathBuf,
+};
+
+use lexopt::{Parser, ValueExt};
+
+/// The `PATTERN [PATH]` (or `QUERY [PATH]`) positionals of `command`.
+pub struct Positionals {
+    /// The first positional, as text.
+    pub pattern: String,
+    /// PATH as typed, prefixed to every printed path.
+    pub prefix: Option<OsString>,
+}
+
+impl Positionals {
+    /// Split `values` into the pattern and an optional path.
+    pub fn parse(command: &str, what: &str, values: Vec<OsString>) -> Result<Positionals, String> {
+        let mut values = values.into_iter();
+        let pattern = values.next().ok_or(format!("{command}: missing {what}"))?;
+        let pattern = pattern
+            .string()
+            .map_err(|e| format!("{command}: {what}: {e}"))?;
+        let prefix = values.next();
+        if let Some(extra) = values.next() {
+            return Err(format!(
+                "{command}: unexpected argument `{}`",
+                extra.to_string_lossy()
+            ));
+        }
+        Ok(Positionals { pattern, prefix })
+    }
+
+    /// The path to search: PATH, or the current directory.
+    pub fn path(&self) -> PathBuf {
+        self.prefix
+            .as_ref()
+            .map_or_else(|| PathBuf::from("."), PathBuf::from)
+    }
+
+    /// `PATH/relative`, or `relative` when no PATH was given.
+    pub fn display(&self, relative: &[u8]) -> Vec<u8> {
+        let Some(prefix) = &self.prefix else {
+            return relative.to_vec();
+        };
+        let mut path = prefix.as_encoded_bytes().to_vec();
+        if !path.ends_with(b"/") {
+            path.push(b'/');
+        }
+        path.extend_from_slice(relative);
+        path
+    }
+}
+
+/// The value of the flag just parsed, as text.
+pub fn value(parser: &mut Parser) -> Result<String, String> {
+    parser
+        .value()
+        .and_then(|v| v.string())
+        .map_err(|e| e.to_string())
+}
+
+/// The value of the flag just parsed, as a non-negative integer.
+pub fn number(parser: &mut Parser, flag: &str) -> Result<usize, String> {
+    let text = value(parser)?;
+    text.parse()
+        .map_err(|_| format!("{flag} takes a non-negative integer, got `{text}`"))
+}
+
+/// Buffered standard output that remembers its first write error.
+pub struct Output {
+    out: BufWriter<StdoutLock<'static>>,
+    error: Option<io::Error>,
+}
+
+impl Output {
+    /// Standard output, locked for the command's lifetime.
+    pub fn stdout() -> Output {
+        Output {
+            out: BufWriter::new(io::stdout().lock()),
+            error: None,
+        }
+    }
+
+    /// Write one record, unless an earlier write already failed.
+    pub fn write(&mut self, record: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
+        if self.error.is_none()
+            && let Err(err) = record(&mut self.out)
+        {
+            self.error = Some(err);
+        }
+    }
+
+    /// Flush; a closed pipe (`| head`) is not an error.
+    pub fn finish(mut self) -> Result<(), String> {
+        let result = match self.error.take() {
+            Some(err) => Err(err),
+            None => self.out.flush(),
+        };
+        match result {
+            Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
+                Err(format!("writing output: {err}"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_path_table() {
+        let table: &[(Option<&str>, &str, &str)] = &[
+            (None, "a/b.rs", "a/b.rs"),
+            (Some("src"), "a.rs", "src/a.rs"),
+            (Some("src/"), "a.rs", "src/a.rs"),
+            (Some("/abs"), "x", "/abs/x"),
+        ];
+        for &(prefix, relative, expected) in table {
+            let positionals = Positionals {
+                pattern: String::new(),
+                prefix: prefix.map(OsString::from),
+            };
+            assert_eq!(
+                positionals.display(relative.as_bytes()),
+                expected.as_bytes()
+            );
+        }
+    }
+}
