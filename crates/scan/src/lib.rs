@@ -41,6 +41,7 @@ mod error;
 pub mod glob;
 pub mod node_modules;
 pub mod paths;
+mod top_n;
 pub mod walk;
 
 use std::path::Path;
