@@ -6,6 +6,8 @@
 //!   budgets, single-flight walks, a generation fence against stale inserts.
 //! - [`walk`]: the parallel, ignore-aware walker that fills it.
 //! - [`glob`]: glob matching over a scan with a bounded top-N.
+//! - [`fuzzy`]: fuzzy find with tiered ranking (exact name > prefix >
+//!   substring > scattered) on nucleo's matcher, with highlight indices.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
 //! - [`CancelToken`] and [`Error`]: the cancellation and error model every
@@ -38,6 +40,7 @@ pub mod cache;
 mod cancel;
 mod entries;
 mod error;
+pub mod fuzzy;
 pub mod glob;
 pub mod node_modules;
 pub mod paths;
@@ -50,6 +53,7 @@ pub use cache::{CachePolicy, CacheStats, ScanCache, ScanKey, ScanResult};
 pub use cancel::CancelToken;
 pub use entries::{Entries, Entry, FileType, compare_paths};
 pub use error::{Error, ErrorKind, Result};
+pub use fuzzy::{FuzzyMatch, FuzzyOptions, FuzzyOutcome, fuzzy_find};
 pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use paths::{resolve_invalidation_target, resolve_search_path};
 pub use walk::ScanPolicy;
