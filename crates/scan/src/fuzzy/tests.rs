@@ -390,3 +390,129 @@ fn query_normalization_table() {
         assert_eq!(normalize_query(raw), expected, "{raw:?}");
     }
 }
+
+/// A monorepo-shaped list of about 70 k paths, built in memory.
+fn synthetic_entries() -> Entries {
+    const AREAS: [&str; 8] = [
+        "components",
+        "utils",
+        "hooks",
+        "http",
+        "server",
+        "api",
+        "tests",
+        "styles",
+    ];
+    const STEMS: [&str; 10] = [
+        "index", "button", "dialog", "client", "router", "format", "parse", "cache", "config",
+        "types",
+    ];
+    const EXTENSIONS: [&str; 4] = ["ts", "tsx", "test.ts", "json"];
+    let mut paths = Vec::new();
+    for package in 0..143 {
+        let root = format!("packages/pkg_{package}");
+        paths.push(root.clone());
+        paths.push(format!("{root}/src"));
+        for area in AREAS {
+            let dir = format!("{root}/src/{area}");
+            paths.push(dir.clone());
+            for (n, stem) in STEMS.iter().enumerate() {
+                for extension in EXTENSIONS {
+                    paths.push(format!("{dir}/{stem}_{n}{package}.{extension}"));
+                }
+                paths.push(format!("{dir}/{stem}"));
+                paths.push(format!("{dir}/{stem}/{stem}.md"));
+            }
+        }
+    }
+    let keys: Vec<Vec<u8>> = paths
+        .iter()
+        .map(|p| p.bytes().map(|b| if b == b'/' { 0 } else { b }).collect())
+        .collect();
+    let unsorted = keys
+        .iter()
+        .map(|key| crate::entries::Unsorted {
+            key,
+            file_type: FileType::File,
+            mtime_ms: None,
+        })
+        .collect();
+    Entries::from_unsorted(unsorted)
+}
+
+/// Run with `cargo test --release -p natives-scan -- --ignored --nocapture cached_top_100`.
+#[test]
+#[ignore = "timing; run in release"]
+fn cached_top_100_over_70k_entries() {
+    let entries = synthetic_entries();
+    let token = CancelToken::new();
+    println!("{} entries", entries.len());
+    for query in [
+        "",
+        "index",
+        "httpserap",
+        "btn",
+        "src/http/client",
+        "Router",
+        "zzqx",
+    ] {
+        let options = FuzzyOptions::new(query, ".");
+        let mut times: Vec<Duration> = (0..31)
+            .map(|_| {
+                let started = std::time::Instant::now();
+                let mut finder = Finder::new(&options);
+                let ranked = finder.rank(&entries, &token).unwrap();
+                std::hint::black_box(finder.matches(&entries, &ranked.best));
+                started.elapsed()
+            })
+            .collect();
+        times.sort();
+        let median = times[times.len() / 2];
+        println!("{query:>16}: median {median:?}, min {:?}", times[0]);
+        if !cfg!(debug_assertions) {
+            assert!(median < Duration::from_millis(25), "{query:?}: {median:?}");
+        }
+    }
+}
+
+#[test]
+fn subsequence_prefilter_agrees_with_nucleo() {
+    let paths = [
+        "src/main.rs",
+        "SRC/Main.RS",
+        "a",
+        "",
+        "http_server_api_tests",
+        "packages/pkg_1/src/http/client_31.ts",
+        "my file.txt",
+        "x/y/z",
+    ];
+    let needles = [
+        "main",
+        "Main",
+        "MAIN",
+        "srcmain",
+        "src/main.rs",
+        "rs/",
+        "a",
+        "aa",
+        "httpserap",
+        "client.ts",
+        "src/http/client",
+        "my\\ file",
+        "zyx",
+        "x/y/z/",
+    ];
+    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+    for needle in needles {
+        let query = Query::new(needle);
+        for path in paths {
+            let haystack = Utf32Str::Ascii(path.as_bytes());
+            for word in &query.words {
+                let fast = is_subsequence(word.ascii.as_deref().unwrap(), path.as_bytes());
+                let nucleo = word.fuzzy.score(haystack, &mut matcher).is_some();
+                assert_eq!(fast, nucleo, "{needle:?} in {path:?}");
+            }
+        }
+    }
+}
