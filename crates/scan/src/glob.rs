@@ -12,7 +12,7 @@
 //! with `sort_by_mtime`, and [`CancelToken`] polled every
 //! [`CANCEL_POLL_INTERVAL`] entries.
 
-use std::{cmp::Reverse, collections::BinaryHeap, path::PathBuf, sync::Arc};
+use std::{cmp::Reverse, path::PathBuf, sync::Arc};
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -23,6 +23,7 @@ use crate::{
     error::{Error, Result},
     node_modules,
     paths::resolve_search_path,
+    top_n::TopN,
     walk::ScanPolicy,
 };
 
@@ -312,7 +313,8 @@ fn select(
     let entries = scan.entries;
     let mut total = 0;
     let mut in_order = Vec::new();
-    let mut newest = NewestN::new(filter.limit);
+    // Newest first, equal times in path order.
+    let mut newest = TopN::new(filter.limit);
     for (index, entry) in entries.iter().enumerate() {
         if index % CANCEL_POLL_INTERVAL == 0 {
             token.check()?;
@@ -322,14 +324,18 @@ fn select(
         }
         total += 1;
         if filter.sort_by_mtime {
-            newest.offer(entry.mtime_ms.unwrap_or(i64::MIN), index);
+            newest.offer((entry.mtime_ms.unwrap_or(i64::MIN), Reverse(index)));
         } else if in_order.len() < filter.limit {
             in_order.push(index);
             on_match(entry);
         }
     }
     let selected = if filter.sort_by_mtime {
-        let selected = newest.into_sorted();
+        let selected: Vec<usize> = newest
+            .into_sorted()
+            .into_iter()
+            .map(|(_, Reverse(index))| index)
+            .collect();
         selected.iter().for_each(|&i| on_match(entries.get(i)));
         selected
     } else {
@@ -341,45 +347,6 @@ fn select(
         selected,
         total_matches: total,
     })
-}
-
-/// The `limit` newest entries seen so far, in O(limit) memory: a min-heap
-/// whose top is the weakest keeper (oldest, then latest in path order).
-struct NewestN {
-    limit: usize,
-    heap: BinaryHeap<Reverse<(i64, Reverse<usize>)>>,
-}
-
-impl NewestN {
-    fn new(limit: usize) -> NewestN {
-        NewestN {
-            limit,
-            heap: BinaryHeap::with_capacity(limit.min(4096)),
-        }
-    }
-
-    fn offer(&mut self, mtime: i64, index: usize) {
-        if self.limit == 0 {
-            return;
-        }
-        let rank = Reverse((mtime, Reverse(index)));
-        if self.heap.len() < self.limit {
-            self.heap.push(rank);
-        } else if self.heap.peek().is_some_and(|weakest| rank < *weakest) {
-            self.heap.pop();
-            self.heap.push(rank);
-        }
-    }
-
-    /// Newest first; equal times in path order.
-    fn into_sorted(self) -> Vec<usize> {
-        // Ascending `Reverse(rank)` is descending rank: newest, then lowest index.
-        self.heap
-            .into_sorted_vec()
-            .into_iter()
-            .map(|Reverse((_, Reverse(index)))| index)
-            .collect()
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 //! - [`glob`]: glob matching over a scan with a bounded top-N.
 //! - [`grep`]: content search over a scan (or one file, or a buffer) with
 //!   `rg`'s matching rules, parallel but reported in path order.
+//! - [`fuzzy`]: fuzzy find with tiered ranking (exact name > prefix >
+//!   substring > scattered) on nucleo's matcher, with highlight indices.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
 //! - [`CancelToken`] and [`Error`]: the cancellation and error model every
@@ -40,10 +42,12 @@ pub mod cache;
 mod cancel;
 mod entries;
 mod error;
+pub mod fuzzy;
 pub mod glob;
 pub mod grep;
 pub mod node_modules;
 pub mod paths;
+mod top_n;
 pub mod walk;
 
 use std::path::Path;
@@ -52,6 +56,7 @@ pub use cache::{CachePolicy, CacheStats, ScanCache, ScanKey, ScanResult};
 pub use cancel::CancelToken;
 pub use entries::{Entries, Entry, FileType, compare_paths};
 pub use error::{Error, ErrorKind, Result};
+pub use fuzzy::{FuzzyMatch, FuzzyOptions, FuzzyOutcome, fuzzy_find};
 pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
 pub use paths::{resolve_invalidation_target, resolve_search_path};

@@ -244,13 +244,14 @@ fn newest_n_table() {
         (5, &[(i64::MIN, 0), (0, 1)], &[1, 0]),
     ];
     for &(limit, offers, expected) in table {
-        let mut top = NewestN::new(limit);
-        offers.iter().for_each(|&(m, i)| top.offer(m, i));
-        assert_eq!(
-            top.into_sorted(),
-            expected,
-            "limit {limit} offers {offers:?}"
-        );
+        let mut top = TopN::new(limit);
+        offers.iter().for_each(|&(m, i)| top.offer((m, Reverse(i))));
+        let indices: Vec<_> = top
+            .into_sorted()
+            .into_iter()
+            .map(|(_, Reverse(i))| i)
+            .collect();
+        assert_eq!(indices, expected, "limit {limit} offers {offers:?}");
     }
 }
 
