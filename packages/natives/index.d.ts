@@ -74,6 +74,57 @@ export interface HasMatchOptions {
 export declare function invalidateFsScanCache(path?: string | undefined | null): void
 
 /**
+ * Rank the files and directories under `path` against `query`: exact name,
+ * then name prefix, name substring, path substring, scattered letters; ties
+ * to the shallower path. Rejects with an `Error` whose `code` is `ENOENT`,
+ * `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
+ */
+export declare function nativeFuzzyFind(options: NativeFuzzyOptions, token?: CancelToken | undefined | null): Promise<NativeFuzzyResult>
+
+/** One match. */
+export interface NativeFuzzyMatch {
+  /** Relative, `/`-separated; directories end with `/`. */
+  path: string
+  /** 1 file, 2 directory, 3 symlink, 4 other. */
+  fileType: number
+  /** Higher ranks first. */
+  score: number
+  /** Matched character positions in `path`, for highlighting. */
+  indices: Array<number>
+}
+
+/**
+ * Options for the native `fuzzyFind`; the TypeScript layer documents them
+ * and supplies `path`.
+ */
+export interface NativeFuzzyOptions {
+  /** What to look for (`@` mention syntax allowed; words separated by spaces). */
+  query: string
+  /** Directory to search, absolute or relative to the cwd. */
+  path: string
+  /** Include dot-files (default false). */
+  hidden?: boolean
+  /** Honour .gitignore/.ignore (default true). */
+  gitignore?: boolean
+  /** Include node_modules (default: only if the query names it). */
+  includeNodeModules?: boolean
+  /** Return at most this many matches (default 100). */
+  maxResults?: number
+  /** Use the shared scan cache (default false). */
+  cache?: boolean
+  /** Fail with `ETIMEDOUT` after this many milliseconds. */
+  timeoutMs?: number
+}
+
+/** What the native `fuzzyFind` resolves with. */
+export interface NativeFuzzyResult {
+  /** Best first. */
+  matches: Array<NativeFuzzyMatch>
+  /** Matches before `maxResults` was applied. */
+  totalMatches: number
+}
+
+/**
  * Glob over the scan cache. Resolves with columns; `onBatch`, when given,
  * receives the matches in batches as they are decided (and the result's
  * columns are then empty). Rejects with an `Error` whose `code` is

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.CancelToken = nativeBinding.CancelToken
 module.exports.fsScanCacheStats = nativeBinding.fsScanCacheStats
 module.exports.invalidateFsScanCache = nativeBinding.invalidateFsScanCache
+module.exports.nativeFuzzyFind = nativeBinding.nativeFuzzyFind
 module.exports.nativeGlob = nativeBinding.nativeGlob
 module.exports.nativeGrep = nativeBinding.nativeGrep
 module.exports.nativeHasMatch = nativeBinding.nativeHasMatch

@@ -4,6 +4,7 @@
 //! ripgrep: 0 when something matched, 1 when nothing did, 2 on error.
 
 mod common;
+mod find_cmd;
 mod glob_cmd;
 mod grep_cmd;
 
@@ -15,6 +16,7 @@ natives: fast, fresh file discovery for coding agents
 Usage:
   natives glob PATTERN [PATH] [options]
   natives grep PATTERN [PATH] [options]
+  natives find QUERY [PATH] [--hidden] [--no-ignore] [--max N] [--json]
 
 glob options:
   --hidden          include dot-files and dot-directories
@@ -73,6 +75,7 @@ fn run() -> Result<Outcome, String> {
     match args.next().map_err(|e| e.to_string())? {
         Some(lexopt::Arg::Value(command)) if command == "glob" => glob_cmd::run(&mut args),
         Some(lexopt::Arg::Value(command)) if command == "grep" => grep_cmd::run(&mut args),
+        Some(lexopt::Arg::Value(command)) if command == "find" => find_cmd::run(&mut args),
         Some(lexopt::Arg::Long("help")) | Some(lexopt::Arg::Short('h')) => {
             print!("{USAGE}");
             Ok(Outcome::Matched)

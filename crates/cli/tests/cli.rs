@@ -199,3 +199,35 @@ fn grep_json_and_exit_codes() {
         assert!(err.contains(message), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn find_ranks_and_exits_like_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    for rel in [
+        "http_server_api_tests/test_api.py",
+        "src/http/server.ts",
+        "docs/api.md",
+        "src/main.rs",
+    ] {
+        let path = dir.path().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "").unwrap();
+    }
+    let (code, out, _) = natives(dir.path(), &["find", "@httpserap", "--max", "1"]);
+    assert_eq!((code, out.as_str()), (0, "http_server_api_tests/\n"));
+    let (code, out, _) = natives(dir.path(), &["find", "main.rs", "src", "--max", "1"]);
+    assert_eq!((code, out.as_str()), (0, "src/main.rs\n"));
+    let (code, out, _) = natives(dir.path(), &["find", "api", "--json", "--max", "1"]);
+    assert_eq!(code, 0);
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let path = first["path"].as_str().unwrap().to_string();
+    let highlighted: String = first["indices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| path.chars().nth(i.as_u64().unwrap() as usize).unwrap())
+        .collect();
+    assert_eq!(highlighted.to_lowercase(), "api");
+    assert_eq!(natives(dir.path(), &["find", "zzzzqqq"]).0, 1);
+    assert_eq!(natives(dir.path(), &["find", "x", "missing"]).0, 2);
+}

@@ -12,9 +12,11 @@
 //! - [`stream`]: results streamed to a JS callback in batches.
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
+//! - [`fuzzy`]: `fuzzyFind`.
 
 pub mod cancel;
 pub mod errors;
+pub mod fuzzy;
 pub mod grep;
 pub mod options;
 pub mod scan;

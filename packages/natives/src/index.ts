@@ -1,11 +1,13 @@
 /**
  * natives: fast, fresh file discovery for coding agents.
  *
- * A shared in-memory scan cache (seed 001) feeds `glob` and `grep`; mutating tools call
+ * A shared in-memory scan cache (seed 001) feeds `glob`, `fuzzyFind` and `grep`; mutating tools call
  * `invalidateFsScanCache` so no search answers from before a change.
  */
 export { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from './glob.ts';
 export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from './glob.ts';
+export { fuzzyFind } from './fuzzy.ts';
+export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch } from './fuzzy.ts';
 export { grep, hasMatch, search } from './grep.ts';
 export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, MatchOptions } from './grep.ts';
 export { codedError } from './errors.ts';

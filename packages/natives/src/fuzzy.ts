@@ -1,0 +1,76 @@
+/**
+ * `fuzzyFind`: rank files and directories against a short query, typed and
+ * defaulted over the addon.
+ */
+import { nativeFuzzyFind } from '../index.js';
+import { linkSignal } from './cancel.ts';
+import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import type { FileType } from './glob.ts';
+import { absolute } from './paths.ts';
+
+/** Options for {@link fuzzyFind}. */
+export interface FuzzyFindOptions {
+  /**
+   * What to look for. A leading `@` (mention syntax) is dropped; words
+   * separated by spaces must all match; an all-lowercase word ignores case.
+   * The empty query lists entries shallowest first.
+   */
+  query: string;
+  /** Directory to search; relative paths resolve against `process.cwd()`. Default: `process.cwd()`. */
+  path?: string;
+  /** Include dot-files and dot-directories. Default: `false`. */
+  hidden?: boolean;
+  /** Honour `.gitignore` (inside git repositories) and `.ignore`. Default: `true`. */
+  gitignore?: boolean;
+  /** Include `node_modules`. Default: only when the query mentions `node_modules`. */
+  includeNodeModules?: boolean;
+  /** Return at most this many matches. Default: 100. */
+  maxResults?: number;
+  /** Serve from / fill the shared scan cache. Default: `false`. */
+  cache?: boolean;
+  /** Reject with `ETIMEDOUT` after this many milliseconds. */
+  timeoutMs?: number;
+  /** Reject with `ABORT_ERR` when aborted. */
+  signal?: AbortSignal;
+}
+
+/** One match. */
+export interface FuzzyMatch {
+  /** Relative, `/`-separated; directories end with `/`. */
+  path: string;
+  fileType: FileType;
+  /**
+   * Higher ranks first. Tiers never overlap: an exact name beats a name
+   * prefix beats a name substring beats a path substring beats scattered letters.
+   */
+  score: number;
+  /** Matched character positions in `path`, ascending, for highlighting. */
+  indices: number[];
+}
+
+/** The answer of {@link fuzzyFind}. */
+export interface FuzzyFindResult {
+  /** Best first; ties go to the shallower path, then path order. */
+  matches: FuzzyMatch[];
+  /** Matches before `maxResults` was applied. */
+  totalMatches: number;
+}
+
+/**
+ * Find files and directories whose path matches `query` best. Rejects with
+ * an `Error` whose `code` is `ENOENT`/`ENOTDIR`/`EACCES` (bad `path`),
+ * `EINVAL` (bad option), `ABORT_ERR` or `ETIMEDOUT`.
+ */
+export async function fuzzyFind(options: FuzzyFindOptions): Promise<FuzzyFindResult> {
+  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', 'fuzzyFind: options must be an object');
+  if (typeof options.query !== 'string') throw codedError('EINVAL', 'fuzzyFind: query must be a string');
+  throwIfAborted(options.signal, 'fuzzyFind');
+  const { signal, path, ...rest } = options;
+  using link = linkSignal(signal, false);
+  try {
+    const raw = await nativeFuzzyFind({ ...rest, path: absolute(path ?? process.cwd()) }, link.token);
+    return raw as FuzzyFindResult;
+  } catch (error) {
+    throw fromNative(error, 'fuzzyFind', signal);
+  }
+}
