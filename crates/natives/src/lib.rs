@@ -12,7 +12,7 @@
 //! - [`stream`]: results streamed to a JS callback in batches.
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
-//! - [`fuzzy`]: `fuzzyFind`.
+//! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
 
 pub mod cancel;
 pub mod errors;
