@@ -3,7 +3,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from '../../packages/natives/src/index.ts';
+import { FileType, fsScanCacheStats, fuzzyFind, glob, grep, hasMatch, invalidateFsScanCache, search } from '../../packages/natives/src/index.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'natives-node-'));
 try {
@@ -26,7 +26,15 @@ try {
   await assert.rejects(glob({ pattern: 'a[', path: root }), { code: 'EINVAL' });
   await assert.rejects(glob({ pattern: '*', path: join(root, 'missing') }), { code: 'ENOENT' });
   await assert.rejects(glob({ pattern: '*', path: root, signal: AbortSignal.abort() }), { code: 'ABORT_ERR' });
-  console.log('node smoke: glob, streaming, cache stats, invalidation, errors ok');
+  const found = await grep({ pattern: 'src/.*\\.ts', path: root }, () => {});
+  assert.deepEqual(found.matches.map((m) => `${m.path}:${m.lineNumber}`), ['src/a.ts:1', 'src/deep/b.ts:1']);
+  assert.equal(search('x ${y}\n', { pattern: '${y}' }).totalMatches, 1);
+  assert.equal(hasMatch('a\nb', 'a\\nb', { multiline: true }), true);
+  await assert.rejects(grep({ pattern: '(', path: root }), { code: 'EINVAL' });
+  const fuzzy = await fuzzyFind({ query: 'deep', path: root, maxResults: 1 });
+  assert.equal(fuzzy.matches[0]?.path, 'src/deep/');
+
+  console.log('node smoke: glob, grep, search, hasMatch, fuzzyFind, streaming, cache stats, invalidation, errors ok');
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

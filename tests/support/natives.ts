@@ -1,3 +1,14 @@
 /** The package under test, imported from its TypeScript sources. */
-export { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from '../../packages/natives/src/index.ts';
-export type { CodedError, FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from '../../packages/natives/src/index.ts';
+export { FileType, fsScanCacheStats, fuzzyFind, glob, grep, hasMatch, invalidateFsScanCache, search } from '../../packages/natives/src/index.ts';
+export type {
+  CodedError,
+  FsScanCacheStats,
+  FuzzyFindOptions,
+  FuzzyMatch,
+  GlobMatch,
+  GlobOptions,
+  GlobResult,
+  GrepMatch,
+  GrepOptions,
+  GrepResult,
+} from '../../packages/natives/src/index.ts';
