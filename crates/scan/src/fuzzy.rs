@@ -300,11 +300,17 @@ impl AsciiNeedle {
     /// entries fail a query, and rejecting them here costs a fraction of
     /// nucleo's own prefilter (a `memchr` call per needle character).
     fn is_subsequence_of(&self, haystack: &[u8]) -> bool {
-        let mut wanted = self.bytes.iter();
+        let Some((&first, rest)) = self.bytes.split_first() else {
+            return true;
+        };
+        let Some(start) = self.find(first, haystack) else {
+            return false;
+        };
+        let mut wanted = rest.iter();
         let Some(mut want) = wanted.next() else {
             return true;
         };
-        for &byte in haystack {
+        for &byte in &haystack[start + 1..] {
             let byte = if self.fold {
                 byte.to_ascii_lowercase()
             } else {
@@ -318,6 +324,15 @@ impl AsciiNeedle {
             }
         }
         false
+    }
+
+    /// The first `byte` in `haystack` (either case when folding), by `memchr`.
+    fn find(&self, byte: u8, haystack: &[u8]) -> Option<usize> {
+        if self.fold && byte.is_ascii_lowercase() {
+            memchr::memchr2(byte, byte.to_ascii_uppercase(), haystack)
+        } else {
+            memchr::memchr(byte, haystack)
+        }
     }
 }
 
