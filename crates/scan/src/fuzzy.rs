@@ -43,7 +43,8 @@
 //! Performance contract: the top 100 of a cached 70 k-entry list in a few
 //! milliseconds (release build). One pass over the shared list with one
 //! [`Matcher`] and one decode buffer per call and no allocation per entry
-//! (ASCII paths are matched in place); a tier is only worked out for an
+//! (ASCII paths are matched in place); an ASCII query word rejects a path
+//! in one byte loop before nucleo runs; a tier is only worked out for an
 //! entry whose best possible rank would enter the top N; indices and display
 //! strings are computed for the returned matches only; memory is
 //! O(`max_results`) however many entries match; the [`CancelToken`] is
@@ -207,8 +208,8 @@ struct Word {
     substring: Atom,
     /// Trailing path components the word is compared with as a name.
     components: usize,
-    /// The needle as bytes when it is ASCII, for [`is_subsequence`].
-    ascii: Option<Vec<u8>>,
+    /// The needle when it is ASCII, to reject paths before nucleo runs.
+    ascii: Option<AsciiNeedle>,
 }
 
 impl Word {
@@ -220,9 +221,7 @@ impl Word {
         };
         let needle = fuzzy.needle_text();
         let slashes = needle.chars().filter(|&c| c == '/').count();
-        let ascii = needle
-            .is_ascii()
-            .then(|| needle.chars().map(|c| c as u8).collect());
+        let ascii = needle.is_ascii().then(|| AsciiNeedle::new(needle));
         Word {
             ascii,
             exact: with_kind(AtomKind::Exact),
@@ -236,7 +235,7 @@ impl Word {
     /// nucleo's score of `path`, or `None` when the word misses it.
     fn score(&self, path: Utf32Str<'_>, matcher: &mut Matcher) -> Option<u16> {
         if let (Utf32Str::Ascii(haystack), Some(needle)) = (path, &self.ascii)
-            && !is_subsequence(needle, haystack)
+            && !needle.is_subsequence_of(haystack)
         {
             return None;
         }
@@ -282,33 +281,59 @@ impl Word {
     }
 }
 
-/// Whether an ASCII needle's bytes occur in order in `haystack`, ignoring
-/// ASCII case when the needle has no uppercase letter (nucleo's smart case).
-///
-/// This is exactly the set of ASCII paths nucleo can match, found by one
-/// tight byte loop: most entries fail a query, and rejecting them here
-/// costs a fraction of nucleo's own prefilter (a `memchr` call per needle
-/// character).
-fn is_subsequence(needle: &[u8], haystack: &[u8]) -> bool {
-    let fold = !needle.iter().any(u8::is_ascii_uppercase);
-    let mut wanted = needle.iter();
-    let Some(mut want) = wanted.next() else {
-        return true;
-    };
-    for &byte in haystack {
-        let byte = if fold {
-            byte.to_ascii_lowercase()
-        } else {
-            byte
+/// An ASCII word as bytes, with nucleo's smart-case decision.
+struct AsciiNeedle {
+    bytes: Vec<u8>,
+    /// No uppercase letter: compare ignoring ASCII case.
+    fold: bool,
+}
+
+impl AsciiNeedle {
+    fn new(needle: Utf32Str<'_>) -> AsciiNeedle {
+        let bytes: Vec<u8> = needle.chars().map(|c| c as u8).collect();
+        let fold = !bytes.iter().any(u8::is_ascii_uppercase);
+        AsciiNeedle { bytes, fold }
+    }
+
+    /// Whether the needle's bytes occur in order in `haystack`: exactly the
+    /// ASCII paths nucleo can match, found by one tight byte loop. Most
+    /// entries fail a query, and rejecting them here costs a fraction of
+    /// nucleo's own prefilter (a `memchr` call per needle character).
+    fn is_subsequence_of(&self, haystack: &[u8]) -> bool {
+        let Some((&first, rest)) = self.bytes.split_first() else {
+            return true;
         };
-        if byte == *want {
-            match wanted.next() {
-                Some(next) => want = next,
-                None => return true,
+        let Some(start) = self.find(first, haystack) else {
+            return false;
+        };
+        let mut wanted = rest.iter();
+        let Some(mut want) = wanted.next() else {
+            return true;
+        };
+        for &byte in &haystack[start + 1..] {
+            let byte = if self.fold {
+                byte.to_ascii_lowercase()
+            } else {
+                byte
+            };
+            if byte == *want {
+                match wanted.next() {
+                    Some(next) => want = next,
+                    None => return true,
+                }
             }
         }
+        false
     }
-    false
+
+    /// The first `byte` in `haystack` (either case when folding), by `memchr`.
+    fn find(&self, byte: u8, haystack: &[u8]) -> Option<usize> {
+        if self.fold && byte.is_ascii_lowercase() {
+            memchr::memchr2(byte, byte.to_ascii_uppercase(), haystack)
+        } else {
+            memchr::memchr(byte, haystack)
+        }
+    }
 }
 
 /// Where the last `components` components of `path` begin (in chars).
