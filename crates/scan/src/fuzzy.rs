@@ -11,8 +11,10 @@
 //! 2. **name prefix** (`main` → `src/main.rs`);
 //! 3. **name substring** (`ain.r` → `src/main.rs`);
 //! 4. **path substring** (`test` → `attest/a.rs`);
-//! 5. **scattered**: the letters appear in order (`httpserap` →
-//!    `http_server_api_tests/`).
+//! 5. **scattered in the name**: the letters appear in order within the
+//!    name (`httpserap` → `http_server_api_tests/`, ahead of
+//!    `src/http/server_api.ts`, whose letters span two components);
+//! 6. **scattered** across the path.
 //!
 //! An entry's *name* is its last path component; for a query word that
 //! contains `/` it is as many trailing components as the word has, so
@@ -185,6 +187,7 @@ pub fn fuzzy_find(
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Tier {
     Scattered,
+    NameScattered,
     PathSubstring,
     NameSubstring,
     NamePrefix,
@@ -253,6 +256,9 @@ impl Word {
             if self.substring.score(path, matcher).is_some() {
                 return Tier::PathSubstring;
             }
+            if self.fuzzy.score(name, matcher).is_some() {
+                return Tier::NameScattered;
+            }
             return Tier::Scattered;
         }
         if self.exact.score(name, matcher).is_some() {
@@ -273,6 +279,7 @@ impl Word {
             Tier::NamePrefix => (&self.prefix, name, start),
             Tier::NameSubstring => (&self.substring, name, start),
             Tier::PathSubstring => (&self.substring, path, 0),
+            Tier::NameScattered => (&self.fuzzy, name, start),
             Tier::Scattered => (&self.fuzzy, path, 0),
         };
         let from = out.len();

@@ -5,8 +5,8 @@
 //!   and gitignore switches; TTL, empty-result recheck, entry and byte
 //!   budgets, single-flight walks, a generation fence against stale inserts.
 //! - [`walk`]: the parallel, ignore-aware walker that fills it.
-//! - [`glob`]: glob matching over a scan with a bounded top-N.
-//! - [`grep`]: content search over a scan (or one file, or a buffer) with
+//! - [`glob`](mod@glob): glob matching over a scan with a bounded top-N.
+//! - [`grep`](mod@grep): content search over a scan (or one file, or a buffer) with
 //!   `rg`'s matching rules, parallel but reported in path order.
 //! - [`fuzzy`]: fuzzy find with tiered ranking (exact name > prefix >
 //!   substring > scattered) on nucleo's matcher, with highlight indices.

@@ -74,6 +74,7 @@ fn ranking_table() {
             "@httpserap",
             &[
                 "src/http/server.ts",
+                "src/http/server_api.ts",
                 "docs/api.md",
                 "http_server_api_tests/test_api.py",
                 "http_server_api_tests/http_server_app.py",
@@ -183,7 +184,7 @@ fn tiers_dominate_nucleo_scores() {
     assert!(nucleo(second) > nucleo(first), "{first:?} {second:?}");
     assert!(first.score > second.score);
     assert_eq!(first.score >> TIER_SHIFT, Tier::NameSubstring as u32);
-    assert_eq!(second.score >> TIER_SHIFT, Tier::Scattered as u32);
+    assert_eq!(second.score >> TIER_SHIFT, Tier::NameScattered as u32);
 }
 
 #[test]
