@@ -22,7 +22,7 @@ use crate::{
     cancel::CancelToken,
     errors::{guarded, take_prepared, to_js},
     options::count,
-    stream::{ItemBatch, Streamer},
+    stream::{ItemBatch, stream},
 };
 
 /// Options for the native `grep` and `search`; the TypeScript layer
@@ -191,22 +191,25 @@ impl Task for GrepTask {
 impl GrepTask {
     fn run(&mut self) -> Result<NativeGrepResult, Error> {
         let (options, token) = take_prepared(&mut self.prepared)?;
-        let mut streamer = self
-            .on_batch
-            .as_ref()
-            .map(Streamer::<ItemBatch<NativeGrepMatch>>::new);
-        let outcome = natives_scan::grep::grep(&options, cache::global(), &token, &mut |found| {
-            if let Some(streamer) = &mut streamer {
-                streamer.push(to_js_match(found));
+        let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
+            natives_scan::grep::grep(&options, cache::global(), &token, on_match)
+        };
+        Ok(match &self.on_batch {
+            Some(callback) => {
+                let (outcome, batches) =
+                    stream::<ItemBatch<NativeGrepMatch>, _>(callback, |streamer| {
+                        grep(&mut |found| streamer.push(to_js_match(found)))
+                    });
+                to_js_result(&outcome?, Vec::new(), batches)
             }
-        })?;
-        Ok(match streamer {
-            Some(streamer) => to_js_result(&outcome, Vec::new(), streamer.finish()),
-            None => to_js_result(
-                &outcome,
-                outcome.matches.iter().map(to_js_match).collect(),
-                0,
-            ),
+            None => {
+                let outcome = grep(&mut |_| {})?;
+                to_js_result(
+                    &outcome,
+                    outcome.matches.iter().map(to_js_match).collect(),
+                    0,
+                )
+            }
         })
     }
 }

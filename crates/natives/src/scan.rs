@@ -19,7 +19,7 @@ use crate::{
     cancel::CancelToken,
     errors::{guarded, take_prepared, to_js},
     options::count,
-    stream::{Batch, BatchCallback, Streamer},
+    stream::{Batch, BatchCallback, stream},
 };
 
 /// Options for the native `glob`; the TypeScript `glob` documents them and
@@ -174,23 +174,27 @@ impl Task for GlobTask {
 impl GlobTask {
     fn run(&mut self) -> Result<GlobOutput, Error> {
         let (options, token) = take_prepared(&mut self.prepared)?;
-        let mut columns = ColumnBuilder::default();
-        let mut streamer = self.on_batch.as_ref().map(Streamer::<ColumnBuilder>::new);
-        let outcome =
-            natives_scan::glob(
-                &options,
-                cache::global(),
-                &token,
-                &mut |entry| match &mut streamer {
-                    Some(streamer) => streamer.push(&entry),
-                    None => columns.push(&entry),
-                },
-            )?;
+        let glob = |on_match: &mut dyn FnMut(Entry<'_>)| {
+            natives_scan::glob(&options, cache::global(), &token, on_match)
+        };
+        let (outcome, columns, batches) = match &self.on_batch {
+            Some(callback) => {
+                let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+                    glob(&mut |entry| streamer.push(&entry))
+                });
+                (outcome?, ColumnBuilder::default(), batches)
+            }
+            None => {
+                let mut columns = ColumnBuilder::default();
+                let outcome = glob(&mut |entry| columns.push(&entry))?;
+                (outcome, columns, 0)
+            }
+        };
         Ok(GlobOutput {
             columns,
             total_matches: outcome.total_matches,
             limit_reached: outcome.limit_reached(),
-            batches: streamer.map_or(0, Streamer::finish),
+            batches,
         })
     }
 }

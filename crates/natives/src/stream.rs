@@ -2,12 +2,15 @@
 //!
 //! One JS call per result would cost more than producing it, so results
 //! collect in a batch that is handed over when it is full or when its oldest
-//! result has waited long enough. Every streaming binding (glob, grep) uses
+//! result has waited long enough (a flusher thread sees to the latter). Every streaming binding (glob, grep) uses
 //! this one mechanism; the TypeScript layer unpacks batches, calls the user's
 //! callback per result, and waits for the count of batches the final result
 //! reports (a callback can trail the promise's resolution).
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::{Condvar, Mutex, MutexGuard},
+    time::{Duration, Instant},
+};
 
 use napi::{
     Status,
@@ -42,49 +45,107 @@ pub trait Batch: Default {
     fn finish(self) -> Self::Js;
 }
 
-/// Sends results to a callback in batches.
-pub struct Streamer<'a, B: Batch> {
-    callback: &'a BatchCallback<B::Js>,
-    batch: B,
-    opened_at: Instant,
-    sent: u32,
-}
-
-impl<'a, B: Batch> Streamer<'a, B> {
-    /// A streamer with nothing sent yet.
-    pub fn new(callback: &'a BatchCallback<B::Js>) -> Streamer<'a, B> {
-        Streamer {
-            callback,
+/// Run `work` with a [`Streamer`] feeding `callback`; returns what `work`
+/// returned and how many batches were sent.
+///
+/// A flusher thread hands over a batch whose oldest result has waited
+/// [`BATCH_MAX_DELAY`] even when no further result comes to push it out (a
+/// search that finds two lines in its first file and then reads a huge one
+/// still shows those two lines at once).
+pub fn stream<B, R>(
+    callback: &BatchCallback<B::Js>,
+    work: impl FnOnce(&Streamer<'_, B>) -> R,
+) -> (R, u32)
+where
+    B: Batch + Send,
+{
+    let streamer = Streamer {
+        callback,
+        pending: Mutex::new(Pending {
             batch: B::default(),
             opened_at: Instant::now(),
             sent: 0,
+            done: false,
+        }),
+        wake: Condvar::new(),
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| streamer.flush_when_due());
+        let result = work(&streamer);
+        let sent = streamer.close();
+        (result, sent)
+    })
+}
+
+/// Sends results to a callback in batches, in order.
+pub struct Streamer<'a, B: Batch> {
+    callback: &'a BatchCallback<B::Js>,
+    pending: Mutex<Pending<B>>,
+    wake: Condvar,
+}
+
+struct Pending<B> {
+    batch: B,
+    opened_at: Instant,
+    sent: u32,
+    done: bool,
+}
+
+impl<B: Batch> Streamer<'_, B> {
+    /// Add a result, handing the batch over when it is full.
+    pub fn push(&self, item: B::Item<'_>) {
+        let mut pending = self.lock();
+        if pending.batch.is_empty() {
+            pending.opened_at = Instant::now();
+            self.wake.notify_one();
+        }
+        pending.batch.push(item);
+        if pending.batch.len() >= BATCH_MAX_ITEMS {
+            self.flush(&mut pending);
         }
     }
 
-    /// Add a result, handing the batch over when it is due.
-    pub fn push(&mut self, item: B::Item<'_>) {
-        if self.batch.is_empty() {
-            self.opened_at = Instant::now();
-        }
-        self.batch.push(item);
-        if self.batch.len() >= BATCH_MAX_ITEMS || self.opened_at.elapsed() >= BATCH_MAX_DELAY {
-            self.flush();
+    /// The flusher thread: hand over batches that waited long enough.
+    fn flush_when_due(&self) {
+        let mut pending = self.lock();
+        while !pending.done {
+            let due = pending.opened_at + BATCH_MAX_DELAY;
+            if !pending.batch.is_empty() && Instant::now() >= due {
+                self.flush(&mut pending);
+                continue;
+            }
+            let wait = due
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            pending = self
+                .wake
+                .wait_timeout(pending, wait)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 
-    /// Hand over what is left; returns how many batches were sent in all.
-    pub fn finish(mut self) -> u32 {
-        self.flush();
-        self.sent
+    /// Hand over what is left and stop the flusher; how many batches were sent.
+    fn close(&self) -> u32 {
+        let mut pending = self.lock();
+        self.flush(&mut pending);
+        pending.done = true;
+        self.wake.notify_one();
+        pending.sent
     }
 
-    fn flush(&mut self) {
-        if !self.batch.is_empty() {
-            let batch = std::mem::take(&mut self.batch).finish();
+    /// Send under the lock, so batches reach JS in the order they filled.
+    fn flush(&self, pending: &mut Pending<B>) {
+        if !pending.batch.is_empty() {
+            let batch = std::mem::take(&mut pending.batch).finish();
             self.callback
                 .call(batch, ThreadsafeFunctionCallMode::Blocking);
-            self.sent += 1;
+            pending.sent += 1;
         }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Pending<B>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

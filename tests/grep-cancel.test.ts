@@ -1,0 +1,234 @@
+/**
+ * Timeout and abort of a huge grep: the corpus (several gigabytes of text
+ * searched, see support/grep-corpus.ts) takes seconds to search uncancelled;
+ * `timeoutMs: 2000` must reject with ETIMEDOUT within 50 ms of its deadline
+ * and `abort()` must reject with ABORT_ERR within 50 ms, cancellation being
+ * checked inside files, not only between them. The machine is shared and
+ * noisy, so each promise is the best of up to three attempts, and every
+ * figure is printed.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CORPUS_FILE_BYTES, CORPUS_LINKS, SLOW_PATTERN, ensureGrepCorpus } from './support/grep-corpus.ts';
+import { removeDir, tempDir } from './support/fs.ts';
+import { fsScanCacheStats, grep, type GrepOptions } from './support/grep.ts';
+
+/** How late a cancelled search may settle after its deadline or its abort. */
+const SETTLE_BUDGET_MS = 50;
+const TIMEOUT_MS = 2_000;
+const ABORT_AFTER_MS = 300;
+const ATTEMPTS = 3;
+/** The uncancelled search must clearly outlast the deadline for the timeout test to mean anything. */
+const MIN_UNCANCELLED_MS = TIMEOUT_MS + 1_000;
+
+let corpus = '';
+beforeAll(() => {
+  const started = performance.now();
+  corpus = ensureGrepCorpus();
+  console.log(`grep corpus ready in ${(performance.now() - started).toFixed(0)} ms: ${corpus}`);
+}, 300_000);
+
+const everything = (): GrepOptions => ({ pattern: SLOW_PATTERN, path: corpus });
+
+/** Run `body` and return how it settled: its error code and when (performance.now()). */
+async function settle(body: Promise<unknown>): Promise<{ code: string | undefined; at: number }> {
+  try {
+    await body;
+    return { code: undefined, at: performance.now() };
+  } catch (error) {
+    return { code: (error as { code?: string }).code, at: performance.now() };
+  }
+}
+
+describe(`cancelling a grep of ${CORPUS_LINKS} x ${CORPUS_FILE_BYTES >> 20} MiB of text`, () => {
+  test(
+    'an uncancelled search takes far longer than the deadline',
+    async () => {
+      // One name uncancelled, for the throughput; the whole corpus searched in
+      // full takes 3 to 18 s on this machine depending on its load, so it is
+      // only shown to be still running well past the deadline.
+      const one = `${corpus}/text-0.txt`;
+      const started = performance.now();
+      const single = await grep({ ...everything(), path: one });
+      const oneMs = performance.now() - started;
+      expect(single.totalMatches).toBe(0);
+      expect(single.filesSearched).toBe(1);
+      expect(single.binaryFilesSkipped).toBe(0);
+      const cores = Math.min(os.availableParallelism(), CORPUS_LINKS);
+      const projected = (oneMs * CORPUS_LINKS) / cores;
+      const mib = CORPUS_FILE_BYTES / (1 << 20);
+      const stillRunning = await settle(grep({ ...everything(), timeoutMs: MIN_UNCANCELLED_MS }));
+      console.log(
+        `uncancelled grep ${JSON.stringify(SLOW_PATTERN)} of one ${mib} MiB file: ${oneMs.toFixed(0)} ms ` +
+          `(${((mib * 1000) / oneMs).toFixed(0)} MiB/s per core); all ${CORPUS_LINKS} names on ${cores} cores: ` +
+          `~${projected.toFixed(0)} ms projected, still running at ${MIN_UNCANCELLED_MS} ms: ${stillRunning.code === 'ETIMEDOUT'}`,
+      );
+      expect(stillRunning.code).toBe('ETIMEDOUT');
+    },
+    120_000,
+  );
+
+  test(
+    `timeoutMs: ${TIMEOUT_MS} rejects with ETIMEDOUT within ${SETTLE_BUDGET_MS} ms of the deadline`,
+    async () => {
+      const lateness: number[] = [];
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const walks = fsScanCacheStats().walks;
+        const started = performance.now();
+        const outcome = await settle(grep({ ...everything(), timeoutMs: TIMEOUT_MS }));
+        expect(outcome.code).toBe('ETIMEDOUT');
+        // The deadline counts from the call; it never fires early.
+        expect(outcome.at - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 1);
+        expect(fsScanCacheStats().walks).toBe(walks + 1);
+        lateness.push(outcome.at - started - TIMEOUT_MS);
+        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
+      }
+      const best = Math.min(...lateness);
+      console.log(
+        `grep timeoutMs ${TIMEOUT_MS}: settled ${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after the deadline ` +
+          `(best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
+      );
+      expect(best).toBeLessThan(SETTLE_BUDGET_MS);
+    },
+    60_000,
+  );
+
+  test(
+    `abort() ${ABORT_AFTER_MS} ms into the search rejects with ABORT_ERR within ${SETTLE_BUDGET_MS} ms`,
+    async () => {
+      const lateness: number[] = [];
+      const into: number[] = [];
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const controller = new AbortController();
+        let abortedAt = Number.NaN;
+        const started = performance.now();
+        const timer = setTimeout(() => {
+          abortedAt = performance.now();
+          controller.abort(new Error('stop searching'));
+        }, ABORT_AFTER_MS);
+        let error: unknown;
+        const outcome = await settle(
+          grep({ ...everything(), signal: controller.signal }).catch((e: unknown) => {
+            error = e;
+            throw e;
+          }),
+        );
+        clearTimeout(timer);
+        // Resolving (code undefined) would mean the search beat the abort: the test would be void.
+        expect(outcome.code).toBe('ABORT_ERR');
+        expect((error as Error).name).toBe('AbortError');
+        expect(((error as Error).cause as Error).message).toBe('stop searching');
+        into.push(abortedAt - started);
+        lateness.push(outcome.at - abortedAt);
+        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
+      }
+      const best = Math.min(...lateness);
+      console.log(
+        `grep abort at ${into.map((ms) => ms.toFixed(1)).join(' / ')} ms: settled ` +
+          `${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after abort() ` +
+          `(best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
+      );
+      expect(best).toBeLessThan(SETTLE_BUDGET_MS);
+    },
+    60_000,
+  );
+
+  test(
+    'abort() stops a search that streams to onMatch as promptly',
+    async () => {
+      const lateness: number[] = [];
+      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+        const controller = new AbortController();
+        let abortedAt = Number.NaN;
+        let calls = 0;
+        const timer = setTimeout(() => {
+          abortedAt = performance.now();
+          controller.abort();
+        }, ABORT_AFTER_MS);
+        const outcome = await settle(grep({ ...everything(), signal: controller.signal }, () => calls++));
+        clearTimeout(timer);
+        expect(outcome.code).toBe('ABORT_ERR');
+        expect(calls).toBe(0);
+        lateness.push(outcome.at - abortedAt);
+        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
+      }
+      const best = Math.min(...lateness);
+      console.log(
+        `streaming grep abort: settled ${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after abort() ` +
+          `(best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
+      );
+      expect(best).toBeLessThan(SETTLE_BUDGET_MS);
+    },
+    60_000,
+  );
+});
+
+/*
+ * Results decided early must reach onMatch while the search goes on: a
+ * partial batch is handed over once its oldest result has waited 10 ms, even
+ * when no later result arrives to push it out.
+ */
+describe('streaming while a long search runs', () => {
+  let root = '';
+  beforeAll(() => {
+    // A small file with matches first in path order, then two names for the big corpus file.
+    root = tempDir('grep-stream-early');
+    fs.writeFileSync(path.join(root, 'a-first.txt'), 'early-marker one\nearly-marker two\n');
+    for (let i = 0; i < CORPUS_LINKS / 2; i++) {
+      fs.linkSync(path.join(corpus, 'text-0.txt'), path.join(root, `b-${i}.txt`));
+    }
+  });
+  afterAll(() => {
+    if (root) removeDir(root);
+  });
+
+  test(
+    'the first results reach onMatch long before the search ends',
+    async () => {
+      const pattern = `early-marker|${SLOW_PATTERN}`;
+      const started = performance.now();
+      const calls: number[] = [];
+      const result = await grep({ pattern, path: root }, () => calls.push(performance.now() - started));
+      const total = performance.now() - started;
+      console.log(
+        `streaming: onMatch at ${calls.map((ms) => ms.toFixed(1)).join(' / ')} ms; search resolved at ${total.toFixed(0)} ms`,
+      );
+      expect(result.matches.map((m) => m.line)).toEqual(['early-marker one', 'early-marker two']);
+      expect(calls).toHaveLength(2);
+      expect(total).toBeGreaterThan(500);
+      expect(calls[1]!).toBeLessThan(total / 2);
+    },
+    60_000,
+  );
+
+  test(
+    'aborting from inside onMatch stops the rest of the search',
+    async () => {
+      const controller = new AbortController();
+      const started = performance.now();
+      let abortedAt = Number.NaN;
+      let calls = 0;
+      let code: string | undefined;
+      try {
+        await grep({ pattern: `early-marker|${SLOW_PATTERN}`, path: root, signal: controller.signal }, () => {
+          calls++;
+          abortedAt = performance.now();
+          controller.abort();
+        });
+      } catch (error) {
+        code = (error as { code?: string }).code;
+      }
+      const settled = performance.now();
+      console.log(
+        `abort inside onMatch at ${(abortedAt - started).toFixed(1)} ms: settled ${(settled - abortedAt).toFixed(1)} ms later`,
+      );
+      expect(code).toBe('ABORT_ERR');
+      // The batch already delivered is seen whole; nothing after it.
+      expect(calls).toBeLessThanOrEqual(2);
+      expect(settled - abortedAt).toBeLessThan(500);
+    },
+    60_000,
+  );
+});

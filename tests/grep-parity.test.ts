@@ -1,0 +1,267 @@
+/**
+ * `grep` against ripgrep itself, through the package: one git repository
+ * holding every kind of content, a table of requests each paired with the
+ * equivalent `rg` flags, and the answers compared line for line (path, line
+ * number, text, match or context) together with the counters both report.
+ *
+ * Equivalences: grep searches hidden files by default (`rg --hidden`);
+ * `gitignore: false` is `--no-ignore`; `multiline` is `-U`; `context`,
+ * `contextBefore`, `contextAfter` are `-C`, `-B`, `-A`; `glob` is `-g`;
+ * `type` is `-t`; `ignoreCase`, `smartCase`, `literal` are `-i`, `-S`, `-F`.
+ * grep never enters `.git`, which `rg --hidden` does, so every rg run here
+ * excludes it with `-g '!.git'`; node_modules is searched by rg, so the
+ * cases turn `includeNodeModules` on unless they are about it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { grep, type GrepOptions } from './support/grep.ts';
+import { gitInit, removeDir, tempDir } from './support/fs.ts';
+import { findRg, reportedLines, rgJson, rgLines } from './support/rg.ts';
+
+const rg = findRg();
+
+/** Numbered lines, `needle` on some of them: context windows that touch, overlap and stand apart. */
+const contextText = Array.from({ length: 40 }, (_, i) => {
+  const n = i + 1;
+  return [3, 5, 12, 20, 21, 30, 39].includes(n) ? `line ${n} needle` : `line ${n}`;
+}).join('\n');
+
+const lateBinary = Buffer.concat([
+  Buffer.from('needle before the NUL\n'),
+  Buffer.from('filler line without it\n'.repeat(4_000)),
+  Buffer.from('needle\0after\nneedle end\n'),
+]);
+
+/** The fixture: every kind of content and selection rule the comparison must cover. */
+const FILES: Record<string, string | Buffer> = {
+  '.gitignore': '*.log\nbuild/\n/generated.txt\n',
+  '.ignore': 'scratch/\n',
+  'src/main.rs': 'fn main() {\n    let Needle = 1;\n    println!("needle");\n}\n',
+  'src/lib.rs':
+    'pub struct A {\n    field: u8,\n}\n// start\nmiddle needle\n// end\nlet s = `${name}`;\nx = a.b(c)\nfunction() {\n}\n',
+  'src/nested/.gitignore': 'secret.rs\n',
+  'src/nested/secret.rs': 'needle kept out by a nested .gitignore\n',
+  'src/nested/open.rs': 'needle in a nested directory\n',
+  'web/app.ts': "const needle = 'NEEDLE';\n",
+  'web/view.tsx': 'export const Needle = () => null;\n',
+  'web-old/legacy.js': 'var needle = 1; // NeEdLe\n',
+  'web.d/types.d.ts': 'declare const needle: string;\n',
+  'docs/guide.md': '# Needle\n\nFind the needle, or needles.\n\nStraße STRASSE straße\n',
+  'docs/unicode.txt': 'ÉTÉ needle été\nΣΊΣΥΦΟΣ σίσυφος\n日本語 needle テキスト\n',
+  '.hidden/secret.txt': 'needle hidden\n',
+  '.config.json': '{ "needle": true }\n',
+  'ignored.log': 'needle in a log\n',
+  'generated.txt': 'needle generated\n',
+  'build/out.txt': 'needle built\n',
+  'scratch/notes.txt': 'needle in scratch\n',
+  'node_modules/pkg/index.js': "module.exports = 'needle';\n",
+  'bin/early.bin': Buffer.from('needle\0binary\nneedle again\n'),
+  'bin/late.bin': lateBinary,
+  'crlf.txt': 'needle one\r\nneedle two\r\nthree\r\nneedle four\r\n',
+  'latin1.txt': Buffer.from([
+    ...Buffer.from('caf'),
+    0xe9,
+    ...Buffer.from(' needle\n'),
+    0xff,
+    0xfe,
+    ...Buffer.from(' other\nneedle '),
+    0xe9,
+    ...Buffer.from('t'),
+    0xe9,
+    ...Buffer.from('\n'),
+  ]),
+  'empty.txt': '',
+  'no-newline.txt': 'last line needle without newline',
+  'context.txt': `${contextText}\n`,
+  'multi.txt': 'alpha\nbeta needle\ngamma\n\nalpha\nbeta\ngamma needle\n',
+};
+
+interface Case {
+  name: string;
+  pattern: string;
+  rgArgs: string[];
+  options?: Partial<GrepOptions>;
+  /** rg's pattern when it is written differently from grep's. */
+  rgPattern?: string;
+}
+
+/** Every case's rg run gets `--hidden` unless it says `hidden: false`, and `-g !.git` always. */
+const CASES: Case[] = [
+  { name: 'plain word', pattern: 'needle', rgArgs: [] },
+  { name: 'regex with a repetition and a word boundary', pattern: String.raw`ne+dle\b`, rgArgs: [] },
+  { name: 'case-sensitive word', pattern: String.raw`\bNeedle\b`, rgArgs: [] },
+  { name: 'ignoreCase', pattern: 'NEEDLE', rgArgs: ['-i'], options: { ignoreCase: true } },
+  { name: 'ignoreCase with Unicode case folding', pattern: 'été|σίσυφος|straße', rgArgs: ['-i'], options: { ignoreCase: true } },
+  { name: 'smartCase, lowercase pattern', pattern: 'needle', rgArgs: ['-S'], options: { smartCase: true } },
+  { name: 'smartCase, uppercase pattern', pattern: 'Needle', rgArgs: ['-S'], options: { smartCase: true } },
+  { name: 'ignoreCase wins over smartCase', pattern: 'Needle', rgArgs: ['-S', '-i'], options: { smartCase: true, ignoreCase: true } },
+  { name: 'literal with regex metacharacters', pattern: 'a.b(', rgArgs: ['-F'], options: { literal: true } },
+  { name: 'literal and ignoreCase', pattern: "'NeedLE'", rgArgs: ['-F', '-i'], options: { literal: true, ignoreCase: true } },
+  { name: 'escaped braces', pattern: String.raw`\$\{name\}`, rgArgs: [] },
+  { name: 'anchors', pattern: '^needle', rgArgs: [] },
+  { name: 'end anchor on CRLF and no-newline files', pattern: 'needle$', rgArgs: [] },
+  { name: 'non-UTF-8 lines', pattern: String.raw`needle \S+`, rgArgs: [] },
+  { name: 'multiline across two lines', pattern: String.raw`struct A \{\n\s+field`, rgArgs: ['-U'], options: { multiline: true } },
+  { name: 'multiline with (?s)', pattern: '(?s)// start.*?// end', rgArgs: ['-U'], options: { multiline: true } },
+  { name: 'multiline over CRLF', pattern: String.raw`one\r?\nneedle`, rgArgs: ['-U'], options: { multiline: true } },
+  { name: 'multiline blank line', pattern: String.raw`gamma\n\nalpha`, rgArgs: ['-U'], options: { multiline: true } },
+  { name: 'multiline with context', pattern: String.raw`beta needle\ngamma`, rgArgs: ['-U', '-C', '1'], options: { multiline: true, context: 1 } },
+  { name: 'context 2', pattern: 'needle', rgArgs: ['-C', '2'], options: { context: 2 } },
+  { name: 'contextAfter 1', pattern: 'needle', rgArgs: ['-A', '1'], options: { contextAfter: 1 } },
+  { name: 'contextBefore 3', pattern: 'needle', rgArgs: ['-B', '3'], options: { contextBefore: 3 } },
+  { name: 'contextBefore and contextAfter differ', pattern: 'needle', rgArgs: ['-B', '1', '-A', '4'], options: { contextBefore: 1, contextAfter: 4 } },
+  { name: 'contextAfter overrides context', pattern: 'needle', rgArgs: ['-C', '3', '-A', '0'], options: { context: 3, contextAfter: 0 } },
+  // rg's `-g` globs override ignore rules; grep's glob only narrows what the scan lists
+  // (see 'a glob does not bring back ignored files' below), so these globs either
+  // select no ignored file or run with ignore rules off on both sides.
+  { name: 'glob by extension', pattern: 'needle', rgArgs: ['-g', '*.ts'], options: { glob: '*.ts' } },
+  { name: 'glob by extension, no ignore rules', pattern: 'needle', rgArgs: ['-g', '*.rs', '--no-ignore'], options: { glob: '*.rs', gitignore: false } },
+  { name: 'glob anchored with /', pattern: 'needle', rgArgs: ['-g', 'web/**'], options: { glob: 'web/**' } },
+  { name: 'glob anchored with /, no ignore rules', pattern: 'needle', rgArgs: ['-g', 'src/**', '--no-ignore'], options: { glob: 'src/**', gitignore: false } },
+  { name: 'glob with braces', pattern: 'needle', rgArgs: ['-g', '*.{ts,tsx}'], options: { glob: '*.{ts,tsx}' } },
+  { name: 'negated glob', pattern: 'needle', rgArgs: ['-g', '!*.md'], options: { glob: '!*.md' } },
+  { name: 'negated directory glob', pattern: 'needle', rgArgs: ['-g', '!web*'], options: { glob: '!web*' } },
+  { name: 'type rust', pattern: '(?i)needle', rgArgs: ['-t', 'rust'], options: { type: 'rust' } },
+  { name: 'type ts', pattern: '(?i)needle', rgArgs: ['-t', 'ts'], options: { type: 'ts' } },
+  { name: 'type js', pattern: '(?i)needle', rgArgs: ['-t', 'js'], options: { type: 'js' } },
+  { name: 'type md', pattern: '(?i)needle', rgArgs: ['-t', 'md'], options: { type: 'md' } },
+  { name: 'type with glob', pattern: 'needle', rgArgs: ['-t', 'ts', '-g', 'web/**'], options: { type: 'ts', glob: 'web/**' } },
+  { name: 'hidden: false', pattern: 'needle', rgArgs: [], options: { hidden: false } },
+  { name: 'gitignore: false', pattern: 'needle', rgArgs: ['--no-ignore'], options: { gitignore: false } },
+  {
+    name: 'node_modules skipped by default',
+    pattern: 'needle',
+    rgArgs: ['-g', '!node_modules'],
+    options: { includeNodeModules: undefined },
+  },
+  {
+    name: 'empty pattern matches every line',
+    pattern: '',
+    rgArgs: ['-g', '*.txt', '--no-ignore'],
+    options: { glob: '*.txt', gitignore: false },
+  },
+  // Stray `{`/`}` are literal in grep (rg rejects them): compared with rg's fixed-string search.
+  { name: 'template braces taken literally', pattern: 'let s = `${name}`', rgArgs: ['-F'] },
+  { name: 'a lone opening brace', pattern: String.raw`function\(\) {`, rgArgs: ['-F'], rgPattern: 'function() {' },
+  { name: 'a lone closing brace', pattern: '^}$', rgArgs: [], rgPattern: String.raw`^\}$` },
+];
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs.splice(0)) removeDir(dir);
+});
+
+function writeFixture(): string {
+  const dir = tempDir('grep-parity');
+  dirs.push(dir);
+  gitInit(dir);
+  for (const [rel, contents] of Object.entries(FILES)) {
+    const target = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, contents);
+  }
+  return dir;
+}
+
+/** The rg flags for a case: `--hidden` unless hidden is off, never `.git`. */
+function rgFlags(c: Case): string[] {
+  return [...(c.options?.hidden === false ? [] : ['--hidden']), '-g', '!.git', ...c.rgArgs];
+}
+
+describe.skipIf(rg === undefined)('grep matches rg', () => {
+  let root = '';
+  beforeAll(() => {
+    root = writeFixture();
+  });
+
+  for (const c of CASES) {
+    test(`content: ${c.name} (${JSON.stringify(c.pattern)})`, async () => {
+      const options: GrepOptions = { pattern: c.pattern, path: root, includeNodeModules: true, ...c.options };
+      const expected = rgJson(rg!, root, rgFlags(c), c.rgPattern ?? c.pattern);
+      const result = await grep(options);
+      expect(reportedLines(result.matches)).toEqual(expected.lines);
+      expect(result.totalMatches).toBe(expected.matchRecords);
+      expect(result.filesWithMatches).toBe(expected.searchesWithMatch);
+      expect(result.filesSearched).toBe(expected.searches);
+      expect(result.matches).toHaveLength(result.totalMatches);
+      expect(result.limitReached).toBe(false);
+      // Every case compares something.
+      expect(expected.lines.length).toBeGreaterThan(0);
+    });
+  }
+
+  test('binary files: matches before the NUL are kept, the files are counted', async () => {
+    const expected = rgJson(rg!, path.join(root, 'bin'), ['--hidden'], 'needle');
+    const result = await grep({ pattern: 'needle', path: path.join(root, 'bin') });
+    expect(reportedLines(result.matches)).toEqual(expected.lines);
+    expect(reportedLines(result.matches)).toEqual([
+      { path: 'late.bin', lineNumber: 1, text: 'needle before the NUL', kind: 'match' },
+    ]);
+    expect(result.binaryFilesSkipped).toBe(2);
+    expect(result.filesSearched).toBe(expected.searches);
+  });
+
+  test('a binary file named as the path is searched whole, as rg searches a named file', async () => {
+    for (const name of ['early.bin', 'late.bin']) {
+      const expected = rgJson(rg!, path.join(root, 'bin'), [], 'needle', name);
+      const result = await grep({ pattern: 'needle', path: path.join(root, 'bin', name) });
+      expect(reportedLines(result.matches)).toEqual(expected.lines);
+      expect(result.matches.every((m) => m.path === name)).toBe(true);
+    }
+    const early = await grep({ pattern: 'needle', path: path.join(root, 'bin', 'early.bin') });
+    expect(early.matches.map((m) => m.lineNumber)).toEqual([1, 2]);
+  });
+
+  test('a glob does not bring back ignored files (rg -g, unlike grep, overrides ignore rules)', async () => {
+    // grep's file selection is the scan (the gitignore-honouring list the cache shares)
+    // narrowed by the glob, so a glob can only narrow it.
+    const ours = await grep({ pattern: 'needle', path: root, glob: '*.log' });
+    expect(ours.matches).toEqual([]);
+    expect(ours.filesSearched).toBe(0);
+    const rgWithOverride = rgJson(rg!, root, ['--hidden', '-g', '!.git', '-g', '*.log'], 'needle');
+    expect(rgWithOverride.lines.map((l) => l.path)).toEqual(['ignored.log']);
+    const unignored = await grep({ pattern: 'needle', path: root, glob: '*.log', gitignore: false });
+    expect(unignored.matches.map((m) => m.path)).toEqual(['ignored.log']);
+  });
+
+  const MODE_CASES: Array<{ pattern: string; rgArgs: string[]; options: Partial<GrepOptions> }> = [
+    { pattern: 'needle', rgArgs: [], options: {} },
+    { pattern: 'Needle', rgArgs: [], options: {} },
+    { pattern: 'needle', rgArgs: ['-i'], options: { ignoreCase: true } },
+    { pattern: String.raw`needle\s+`, rgArgs: ['-U'], options: { multiline: true } },
+    { pattern: String.raw`(?s)needle.*?line`, rgArgs: ['-U'], options: { multiline: true } },
+    { pattern: 'needle', rgArgs: ['-g', '*.txt', '--no-ignore'], options: { glob: '*.txt', gitignore: false } },
+    { pattern: '', rgArgs: ['-t', 'rust'], options: { type: 'rust' } },
+  ];
+
+  for (const c of MODE_CASES) {
+    const flags = ['--hidden', '-g', '!.git', ...c.rgArgs];
+    const label = `${JSON.stringify(c.pattern)} ${c.rgArgs.join(' ')}`;
+
+    test(`count mode matches rg --count: ${label}`, async () => {
+      const result = await grep({ pattern: c.pattern, path: root, includeNodeModules: true, mode: 'count', ...c.options });
+      const counts = result.matches.map((m) => `${m.path}:${m.matchCount}`);
+      const expected = rgLines(rg!, root, [...flags, '--count'], c.pattern);
+      expect(counts).toEqual(expected);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(result.matches.every((m) => m.lineNumber === 0 && m.line === '')).toBe(true);
+      expect(result.totalMatches).toBe(result.matches.reduce((sum, m) => sum + (m.matchCount ?? 0), 0));
+      expect(result.filesWithMatches).toBe(result.matches.length);
+    });
+
+    test(`filesWithMatches mode matches rg -l: ${label}`, async () => {
+      const result = await grep({
+        pattern: c.pattern,
+        path: root,
+        includeNodeModules: true,
+        mode: 'filesWithMatches',
+        ...c.options,
+      });
+      const expected = rgLines(rg!, root, [...flags, '-l'], c.pattern);
+      expect(result.matches.map((m) => m.path)).toEqual(expected);
+      expect(result.totalMatches).toBe(expected.length);
+      expect(result.filesWithMatches).toBe(expected.length);
+    });
+  }
+});

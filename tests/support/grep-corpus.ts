@@ -1,0 +1,67 @@
+/**
+ * A text corpus too big to search quickly, for the grep cancellation tests:
+ * one file of ordinary text lines (no NUL byte, so nothing stops early as
+ * binary) and several hard links to it, so the bytes searched multiply
+ * without the disk cost. Generated once into the temp dir and reused while
+ * its stamp file says it is complete.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** Bytes in the one real file. */
+export const CORPUS_FILE_BYTES = 160 << 20;
+/**
+ * Names for that file (the original and its hard links), all searched:
+ * twelve per core (at least 24), since grep searches files in parallel at
+ * roughly 300 MiB/s per core here when the machine is quiet, and the search
+ * must take well over 3 s on any machine.
+ */
+export const CORPUS_LINKS = Math.max(24, 12 * os.availableParallelism());
+/**
+ * A pattern with no literal for a prefilter to skip ahead on and no match
+ * in the corpus: the regex engine runs over every byte.
+ */
+export const SLOW_PATTERN = String.raw`\w{50}`;
+
+const WORDS = (
+  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore ' +
+  'et dolore magna aliqua quis nostrud exercitation ullamco laboris nisi aliquip commodo consequat'
+).split(' ');
+
+/** About a megabyte of varied text lines (words and a number), deterministic. */
+function block(): Buffer {
+  let seed = 1;
+  const next = () => {
+    seed = (seed * 1_103_515_245 + 12_345) & 0x7fff_ffff;
+    return seed;
+  };
+  const lines: string[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const words = Array.from({ length: 6 + (next() % 10) }, () => WORDS[next() % WORDS.length]!);
+    lines.push(`${words.join(' ')} ${next() % 100_000}`);
+  }
+  return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+/** The corpus directory (`os.tmpdir()/natives-e2e-grep-corpus`), generated if needed. */
+export function ensureGrepCorpus(): string {
+  const root = path.join(os.tmpdir(), 'natives-e2e-grep-corpus');
+  const stamp = path.join(os.tmpdir(), 'natives-e2e-grep-corpus.complete');
+  const description = `${CORPUS_FILE_BYTES} bytes x ${CORPUS_LINKS} names, v1`;
+  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === description) return root;
+  fs.rmSync(stamp, { force: true });
+  fs.rmSync(root, { recursive: true, force: true });
+  fs.mkdirSync(root, { recursive: true });
+  const first = path.join(root, 'text-0.txt');
+  const chunk = block();
+  const fd = fs.openSync(first, 'w');
+  try {
+    for (let written = 0; written < CORPUS_FILE_BYTES; written += chunk.length) fs.writeSync(fd, chunk);
+  } finally {
+    fs.closeSync(fd);
+  }
+  for (let i = 1; i < CORPUS_LINKS; i++) fs.linkSync(first, path.join(root, `text-${i}.txt`));
+  fs.writeFileSync(stamp, description);
+  return root;
+}
