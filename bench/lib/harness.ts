@@ -108,3 +108,62 @@ export function table(res: PairedResult, base: string | undefined, ratioLabel: s
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
+
+/** A contender run once per item (a query, say) rather than once per round. */
+export interface ItemContender<I> {
+  name: string;
+  /** Does the work for one item and returns how many results it produced. */
+  run: (item: I) => Promise<number> | number;
+  note?: string;
+}
+
+export interface PairedItemsResult extends PairedResult {
+  /** Per contender, per item: the median time over rounds and the result count. */
+  items: Record<string, { medianMs: number; count: number }[]>;
+}
+
+/**
+ * Like {@link paired}, over a list of items: every round runs every item on
+ * every contender, the contender order alternating per item and per round.
+ * Each (round, item) time is one sample, so summaries are over
+ * rounds x items and `pairedRatio` pairs the same item in the same round.
+ */
+export async function pairedItems<I>(contenders: ItemContender<I>[], items: readonly I[], rounds: number,
+  onProgress?: (round: number) => void): Promise<PairedItemsResult> {
+  const counts = new Map<string, number[]>();
+  for (const c of contenders) {
+    const n: number[] = [];
+    for (const item of items) n.push(await c.run(item)); // untimed warm-up
+    counts.set(c.name, n);
+  }
+  const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  const perItem = new Map<string, number[][]>(contenders.map((c) => [c.name, items.map(() => [])]));
+  let flip = 0;
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < items.length; i++) {
+      const order = flip++ % 2 === 0 ? contenders : [...contenders].reverse();
+      for (const c of order) {
+        const t0 = performance.now();
+        const n = await c.run(items[i]!);
+        const ms = performance.now() - t0;
+        if (n !== counts.get(c.name)![i]) throw new Error(`${c.name}: result count for item ${i} changed from ${counts.get(c.name)![i]} to ${n}`);
+        samples.get(c.name)!.push(ms);
+        perItem.get(c.name)![i]!.push(ms);
+      }
+    }
+    onProgress?.(r + 1);
+  }
+  const summaries: Record<string, Summary> = {};
+  for (const c of contenders) {
+    const s = [...samples.get(c.name)!].sort((a, b) => a - b);
+    summaries[c.name] = {
+      name: c.name, note: c.note, samples: s.length, medianMs: quantile(s, 0.5), p10Ms: quantile(s, 0.1),
+      p90Ms: quantile(s, 0.9), minMs: s[0]!, maxMs: s[s.length - 1]!, count: counts.get(c.name)!.reduce((a, b) => a + b, 0),
+    };
+  }
+  return {
+    summaries,
+    rounds: Object.fromEntries(contenders.map((c) => [c.name, samples.get(c.name)!])),
+    items: Object.fromEntries(contenders.map((c) => [c.name, perItem.get(c.name)!.map((t, i) => ({ medianMs: median(t), count: counts.get(c.name)![i]! }))])),
+  };
+}
