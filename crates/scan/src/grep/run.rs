@@ -16,6 +16,7 @@ use std::{
         mpsc,
     },
     thread,
+    time::{Duration, Instant},
 };
 
 use grep_regex::RegexMatcher;
@@ -49,6 +50,7 @@ pub(super) fn run(
             let (next, stop) = (&next, &stop);
             scope.spawn(move || {
                 let mut searcher = shape.searcher(candidates.is_explicit());
+                let mut batch = Reports::new(sender);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     if index >= count || stop.halt.load(Ordering::Relaxed) {
@@ -65,11 +67,11 @@ pub(super) fn run(
                         candidates.is_explicit(),
                         stop,
                     );
-                    let failed = report.is_err();
-                    if sender.send((index, report)).is_err() || failed {
+                    if !batch.add(index, report) {
                         break;
                     }
                 }
+                batch.send();
             });
         }
         drop(sender);
@@ -81,14 +83,63 @@ pub(super) fn run(
 
 /// Receive reports in any order, emit them in candidate order; stop at the
 /// first error or once the emitter is done.
+/// Reports a worker holds back before sending: a channel message per file
+/// (most files have no match) costs several futex calls, more than
+/// searching a small file.
+const REPORTS_PER_MESSAGE: usize = 64;
+/// ...but never longer than this, so results still stream promptly and the
+/// in-order emitter is not kept waiting for a quiet worker's batch.
+const REPORTS_MAX_DELAY: Duration = Duration::from_millis(5);
+
+type Report = (usize, Result<FileReport>);
+
+/// One worker's reports on their way to the emitter.
+struct Reports {
+    sender: mpsc::Sender<Vec<Report>>,
+    held: Vec<Report>,
+    since: Instant,
+}
+
+impl Reports {
+    fn new(sender: mpsc::Sender<Vec<Report>>) -> Reports {
+        Reports {
+            sender,
+            held: Vec::new(),
+            since: Instant::now(),
+        }
+    }
+
+    /// Hold `report`, sending when it carries results, an error, a full
+    /// batch or an old one. `false` once the worker should stop.
+    fn add(&mut self, index: usize, report: Result<FileReport>) -> bool {
+        let (urgent, failed) = match &report {
+            Ok(report) => (report.count > 0, false),
+            Err(_) => (true, true),
+        };
+        if self.held.is_empty() {
+            self.since = Instant::now();
+        }
+        self.held.push((index, report));
+        let due = urgent
+            || self.held.len() >= REPORTS_PER_MESSAGE
+            || self.since.elapsed() >= REPORTS_MAX_DELAY;
+        (!due || self.send()) && !failed
+    }
+
+    /// Send what is held; `false` when the emitter has stopped listening.
+    fn send(&mut self) -> bool {
+        self.held.is_empty() || self.sender.send(std::mem::take(&mut self.held)).is_ok()
+    }
+}
+
 fn emit_in_order(
     candidates: &Candidates,
-    receiver: mpsc::Receiver<(usize, Result<FileReport>)>,
+    receiver: mpsc::Receiver<Vec<Report>>,
     emitter: &mut Emitter<'_>,
 ) -> Result<()> {
     let mut early = HashMap::new();
     let mut next = 0;
-    for (index, report) in receiver {
+    for (index, report) in receiver.into_iter().flatten() {
         early.insert(index, report?);
         while let Some(report) = early.remove(&next) {
             if !emitter.file(candidates.path(next), report) {

@@ -140,11 +140,10 @@ pub(super) fn search_file(
             })
         }
     };
-    let file = match open_regular(path) {
-        Ok(file) => file,
+    let (file, size) = match open_regular(path) {
+        Ok(opened) => opened,
         Err(err) => return unreadable(err),
     };
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if shape.max_file_size.is_some_and(|max| size > max) {
         return Ok(FileReport {
             too_large: true,
@@ -191,7 +190,8 @@ pub(super) fn search_reader(
 /// Open a path for reading only if it is (still) a regular file. The open
 /// itself must not block on a FIFO that replaced the file since the scan,
 /// hence `O_NONBLOCK`, which has no effect on regular files.
-fn open_regular(path: &Path) -> io::Result<File> {
+/// The open file and its size, refusing anything but a regular file.
+fn open_regular(path: &Path) -> io::Result<(File, u64)> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -200,13 +200,14 @@ fn open_regular(path: &Path) -> io::Result<File> {
         options.custom_flags(nix::libc::O_NONBLOCK);
     }
     let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
         ));
     }
-    Ok(file)
+    Ok((file, metadata.len()))
 }
 
 /// The sink: turns searcher events into [`GrepMatch`]es.
