@@ -1,5 +1,5 @@
 /**
- * packages/coding-agent's invalidation helpers: with a ten-minute TTL only
+ * packages/coding-agent's invalidation functions: with a ten-minute TTL only
  * invalidation can explain a fresh answer, and each scenario first shows the
  * change is invisible behind the cache's back (so these tests can fail).
  */

@@ -1,9 +1,10 @@
 /**
  * Every mutating agent tool and edit mode leaves the scan cache fresh: with
  * a ten-minute TTL (and no empty-result recheck) only the tools' own
- * invalidation can explain a cached glob seeing the change. One scenario
- * makes a change behind the tools' back and shows it stays stale until
- * invalidated, so these tests can fail.
+ * invalidation can explain a cached glob, fuzzyFind or grep seeing the
+ * change. One scenario makes a change behind the tools' back and shows it
+ * stays stale for all three until invalidated, so these tests can fail; one
+ * shows `@` mentions (cached, mention profile) find a file just written.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
@@ -26,109 +27,135 @@ function fixture(): string {
 afterEach(() => removeDir(dir));
 
 type Files = Record<string, number>;
+interface Snapshot {
+  glob: Files;
+  fuzzy: string[];
+  grep: { lines: string[]; searched: number; unreadable: number };
+}
 interface Observed {
-  before: Files;
-  after: Files;
-  walksForAfter: number;
+  before: Snapshot;
+  after: Snapshot;
+  walksForAfter: { glob: number; fuzzy: number; grep: number };
   code: string | null;
 }
 
 const scenario = <T = Observed>(name: string) => runJson<T>('agent-tools-scenario.ts', [name, fixture()], { env: LONG_TTL });
-const BEFORE: Files = { 'a.txt': OLD_MTIME_MS, 'sub/inner.txt': OLD_MTIME_MS };
+const BEFORE_FILES: Files = { 'a.txt': OLD_MTIME_MS, 'sub/inner.txt': OLD_MTIME_MS };
+const A_LINES = ['a.txt:1:alpha', 'a.txt:2:beta', 'a.txt:3:gamma'];
+const INNER_LINES = ['sub/inner.txt:1:inner'];
+const BEFORE: Snapshot = {
+  glob: BEFORE_FILES,
+  fuzzy: ['a.txt', 'sub/inner.txt'],
+  grep: { lines: [...A_LINES, ...INNER_LINES], searched: 2, unreadable: 0 },
+};
 
-/** The step succeeded, the cache was filled before it, and the glob after it walked again. */
-function expectFreshAfterSuccess(r: Observed): void {
-  expect(r.code).toBeNull();
+/**
+ * The step succeeded, every consumer's cache was filled before it, each of
+ * glob, fuzzyFind and grep walked again after it (each has its own cache
+ * partition, so each was invalidated, not refreshed by another), and all
+ * three see exactly `files` (grep: `lines`, no vanished file).
+ */
+function expectAllSee(r: Observed, files: string[], lines: string[], code: string | null = null): void {
+  expect(r.code).toBe(code);
   expect(r.before).toEqual(BEFORE);
-  expect(r.walksForAfter).toBe(1);
+  expect(r.walksForAfter).toEqual({ glob: 1, fuzzy: 1, grep: 1 });
+  expect(Object.keys(r.after.glob)).toEqual(files);
+  expect(r.after.fuzzy).toEqual(files);
+  expect(r.after.grep).toEqual({ lines, searched: files.length, unreadable: 0 });
 }
 
-/** `a.txt` is still the only other file, with a new mtime. */
-function expectATxtChanged(r: Observed): void {
-  expect(Object.keys(r.after)).toEqual(['a.txt', 'sub/inner.txt']);
-  expect(r.after['a.txt']).toBeGreaterThan(OLD_MTIME_MS);
-  expect(r.after['sub/inner.txt']).toBe(OLD_MTIME_MS);
+/** `a.txt` has a new mtime (glob) and its new `lines` (grep); the other file is untouched. */
+function expectATxtChanged(r: Observed, aLines: string[]): void {
+  expectAllSee(r, ['a.txt', 'sub/inner.txt'], [...aLines, ...INNER_LINES]);
+  expect(r.after.glob['a.txt']).toBeGreaterThan(OLD_MTIME_MS);
+  expect(r.after.glob['sub/inner.txt']).toBe(OLD_MTIME_MS);
   expect(fs.readFileSync(path.join(dir, 'a.txt'), 'utf8')).not.toBe('alpha\nbeta\ngamma\n');
 }
 
-describe('a cached glob right after each mutating tool sees the change (TTL 600000)', () => {
+const A_EDITED = ['a.txt:1:alpha', 'a.txt:2:BETA', 'a.txt:3:gamma'];
+
+describe('a cached glob, fuzzyFind and grep right after each mutating tool see the change (TTL 600000)', () => {
   test('write: new files (and new parents) appear', async () => {
     const r = await scenario('write');
-    expectFreshAfterSuccess(r);
-    expect(Object.keys(r.after)).toEqual(['a.txt', 'deep/er/made.txt', 'new.txt', 'sub/inner.txt']);
+    expectAllSee(r, ['a.txt', 'deep/er/made.txt', 'new.txt', 'sub/inner.txt'], [...A_LINES, 'deep/er/made.txt:1:m', 'new.txt:1:n', ...INNER_LINES]);
   });
 
-  test('write: an overwritten file shows its new mtime', async () => {
-    const r = await scenario('writeOverwrite');
-    expectFreshAfterSuccess(r);
-    expectATxtChanged(r);
+  test('write: an overwritten file shows its new mtime and content', async () => {
+    expectATxtChanged(await scenario('writeOverwrite'), ['a.txt:1:replaced']);
   });
 
-  test('edit replace: the edited file shows its new mtime', async () => {
-    const r = await scenario('replace');
-    expectFreshAfterSuccess(r);
-    expectATxtChanged(r);
+  test('edit replace: the edited file shows its new mtime and line', async () => {
+    expectATxtChanged(await scenario('replace'), A_EDITED);
   });
 
-  test('edit hashline: the edited file shows its new mtime', async () => {
-    const r = await scenario('hashline');
-    expectFreshAfterSuccess(r);
-    expectATxtChanged(r);
+  test('edit hashline: the edited file shows its new mtime and line', async () => {
+    expectATxtChanged(await scenario('hashline'), A_EDITED);
   });
 
   test('edit patch, create: the new file (in a new directory) appears', async () => {
     const r = await scenario('patchCreate');
-    expectFreshAfterSuccess(r);
-    expect(Object.keys(r.after)).toEqual(['a.txt', 'made/by-patch.txt', 'sub/inner.txt']);
+    expectAllSee(r, ['a.txt', 'made/by-patch.txt', 'sub/inner.txt'], [...A_LINES, 'made/by-patch.txt:1:hello', ...INNER_LINES]);
   });
 
-  test('edit patch, modify: the patched file shows its new mtime', async () => {
-    const r = await scenario('patchModify');
-    expectFreshAfterSuccess(r);
-    expectATxtChanged(r);
+  test('edit patch, modify: the patched file shows its new mtime and line', async () => {
+    expectATxtChanged(await scenario('patchModify'), A_EDITED);
   });
 
-  test('edit patch, delete: the deleted file is gone', async () => {
-    const r = await scenario('patchDelete');
-    expectFreshAfterSuccess(r);
-    expect(Object.keys(r.after)).toEqual(['a.txt']);
+  test('edit patch, delete: the deleted file is gone (grep does not even try it)', async () => {
+    expectAllSee(await scenario('patchDelete'), ['a.txt'], A_LINES);
   });
 
-  test('edit patch, rename: the old path is gone and the new one appears', async () => {
-    const r = await scenario('patchRename');
-    expectFreshAfterSuccess(r);
-    expect(Object.keys(r.after)).toEqual(['a.txt', 'moved/renamed.txt']);
+  test('edit patch, rename: the old path is gone and the new one appears, with its content', async () => {
+    expectAllSee(await scenario('patchRename'), ['a.txt', 'moved/renamed.txt'], [...A_LINES, 'moved/renamed.txt:1:inner']);
   });
 
-  test('run touch: the touched file appears', async () => {
-    const r = await scenario('runTouch');
-    expectFreshAfterSuccess(r);
-    expect(Object.keys(r.after)).toEqual(['a.txt', 'sub/inner.txt', 'touched.txt']);
+  test('run touch: the touched (empty) file appears, and grep searches it', async () => {
+    expectAllSee(await scenario('runTouch'), ['a.txt', 'sub/inner.txt', 'touched.txt'], [...A_LINES, ...INNER_LINES]);
   });
 
   test('run rm: the removed file is gone', async () => {
-    const r = await scenario('runRm');
-    expectFreshAfterSuccess(r);
-    expect(Object.keys(r.after)).toEqual(['sub/inner.txt']);
+    expectAllSee(await scenario('runRm'), ['sub/inner.txt'], INNER_LINES);
   });
 
   test('run mv: the moved file is at its new path only', async () => {
     const r = await scenario('runMv');
-    expectFreshAfterSuccess(r);
-    expect(Object.keys(r.after)).toEqual(['sub/inner.txt', 'sub/moved.txt']);
+    expectAllSee(r, ['sub/inner.txt', 'sub/moved.txt'], [...INNER_LINES, 'sub/moved.txt:1:alpha', 'sub/moved.txt:2:beta', 'sub/moved.txt:3:gamma']);
   });
 
   test('run: a failing command invalidates too', async () => {
     const r = await scenario('runFailing');
-    expect(r.code).toBe('EXIT_CODE');
-    expect(r.walksForAfter).toBe(1);
-    expect(Object.keys(r.after)).toEqual(['a.txt', 'partial.txt', 'sub/inner.txt']);
+    expectAllSee(r, ['a.txt', 'partial.txt', 'sub/inner.txt'], [...A_LINES, ...INNER_LINES], 'EXIT_CODE');
   });
 });
 
-test('a change made behind the tools back stays stale until invalidated', async () => {
-  const r = await scenario<{ before: Files; stale: Files; afterInvalidation: Files }>('behindTheBack');
+test('a change made behind the tools back stays stale for glob, fuzzyFind and grep until invalidated', async () => {
+  const r = await scenario<{ before: Snapshot; stale: Snapshot; staleWalks: object; afterInvalidation: Snapshot; freshWalks: object }>(
+    'behindTheBack',
+  );
   expect(r.before).toEqual(BEFORE);
-  expect(r.stale).toEqual(BEFORE);
-  expect(Object.keys(r.afterInvalidation)).toEqual(['sneaky.txt', 'sub/inner.txt']);
+  // Served from the cache: the new file is missing, the deleted one still listed (grep finds it vanished).
+  expect(r.staleWalks).toEqual({ glob: 0, fuzzy: 0, grep: 0 });
+  expect(r.stale.glob).toEqual(BEFORE_FILES);
+  expect(r.stale.fuzzy).toEqual(['a.txt', 'sub/inner.txt']);
+  expect(r.stale.grep.lines).toEqual(INNER_LINES);
+  expect(r.stale.grep.unreadable).toBe(1);
+  expect(r.freshWalks).toEqual({ glob: 1, fuzzy: 1, grep: 1 });
+  expect(Object.keys(r.afterInvalidation.glob)).toEqual(['sneaky.txt', 'sub/inner.txt']);
+  expect(r.afterInvalidation.fuzzy).toEqual(['sneaky.txt', 'sub/inner.txt']);
+  expect(r.afterInvalidation.grep).toEqual({ lines: ['sneaky.txt:1:s', ...INNER_LINES], searched: 2, unreadable: 0 });
+});
+
+test('mentions resolve through the cached mention profile and see a file the write tool just created', async () => {
+  type Seen = { mention: string; resolved: string | null; how: string }[];
+  const r = await scenario<{ before: Seen; after: Seen; walksForAfter: number; code: string | null }>('mentions');
+  expect(r.code).toBeNull();
+  expect(r.before).toEqual([
+    { mention: 'made.txt', resolved: null, how: 'none' },
+    { mention: 'made', resolved: null, how: 'none' },
+  ]);
+  expect(r.walksForAfter).toBe(1);
+  expect(r.after).toEqual([
+    { mention: 'made.txt', resolved: 'deep/er/made.txt', how: 'glob' },
+    { mention: 'made', resolved: 'deep/er/made.txt', how: 'fuzzy' },
+  ]);
 });

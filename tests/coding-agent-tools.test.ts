@@ -57,14 +57,14 @@ async function anchors(rel: string): Promise<string[]> {
 }
 
 describe('agentTools', () => {
-  test('lists read, write, edit and run with object schemas', () => {
+  test('lists read, grep, find, write, edit and run with object schemas', () => {
     const tools = agentTools();
-    expect(tools.map((t) => t.name)).toEqual(['read', 'write', 'edit', 'run']);
+    expect(tools.map((t) => t.name)).toEqual(['read', 'grep', 'find', 'write', 'edit', 'run']);
     for (const tool of tools) {
       expect(tool.parameters.type).toBe('object');
       expect(tool.description.length).toBeGreaterThan(20);
     }
-    expect(agentTools({ withoutRun: true }).map((t) => t.name)).toEqual(['read', 'write', 'edit']);
+    expect(agentTools({ withoutRun: true }).map((t) => t.name)).toEqual(['read', 'grep', 'find', 'write', 'edit']);
   });
 
   test('every code is documented, and bad arguments are INVALID_ARGS', async () => {
@@ -124,7 +124,7 @@ describe('read', () => {
     writeTree(dir, ['pkg/a.ts', 'pkg/inner/b.ts']);
     const message = expectError(await readTool.execute({ path: 'pkg' }, ctx), 'EISDIR');
     expect(message).toContain('a.ts\ninner/');
-    expect(message).toContain('glob');
+    expect(message).toContain('use find or grep');
   });
 });
 

@@ -1,9 +1,9 @@
-// The agent tools under Node 20 (through tsx): write, read, replace and hashline edits round-trip.
+// The agent tools under Node 20 (through tsx): write, read, replace and hashline edits round-trip; grep and find see the result.
 import { strict as assert } from 'node:assert';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { editTool, lineHash, readTool, writeTool } from '../../packages/coding-agent/src/index.ts';
+import { editTool, findTool, grepTool, lineHash, readTool, writeTool } from '../../packages/coding-agent/src/index.ts';
 
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'natives-node-agent-')));
 try {
@@ -26,7 +26,16 @@ try {
   assert.equal(stale.details.code, 'STALE');
   const outside = await writeTool.execute({ path: '../escape.txt', content: 'x' }, ctx);
   assert.equal(outside.details.code, 'OUTSIDE_CWD');
-  console.log('node agent smoke: write, read, replace, hashline, stale anchor, containment ok');
+
+  const grepped = await grepTool.execute({ pattern: 'n = \\d' }, ctx);
+  assert.equal(grepped.text, 'src/greet.ts:2:export const n = 2;');
+  const badRegex = await grepTool.execute({ pattern: 'greeting(' }, ctx);
+  assert.equal(badRegex.details.code, 'INVALID_PATTERN');
+  const found = await findTool.execute({ pattern: '*.ts' }, ctx);
+  assert.equal(found.text, 'src/greet.ts');
+  const missing = await findTool.execute({ pattern: '*.ts', path: 'nope' }, ctx);
+  assert.equal(missing.details.code, 'ENOENT');
+  console.log('node agent smoke: write, read, replace, hashline, stale anchor, containment, grep, find ok');
 } finally {
   rmSync(cwd, { recursive: true, force: true });
 }

@@ -1,8 +1,10 @@
 /**
  * Tools a coding agent uses to change and discover files, each wired to the
- * natives scan cache.
+ * natives scan cache, and the resolution of `@path` mentions in a message.
  */
 import { editTool } from './edit.ts';
+import { findTool } from './find.ts';
+import { grepTool } from './grep.ts';
 import { readTool } from './read.ts';
 import { runTool } from './run.ts';
 import type { Tool } from './tool.ts';
@@ -23,6 +25,18 @@ export { editTool } from './edit.ts';
 export type { EditArgs, EditMode } from './edit.ts';
 export { DEFAULT_RUN_TIMEOUT_MS, KILL_GRACE_MS, MAX_OUTPUT_BYTES, runTool } from './run.ts';
 export type { RunArgs } from './run.ts';
+export { DEFAULT_GREP_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, grepTool } from './grep.ts';
+export type { GrepArgs } from './grep.ts';
+export { DEFAULT_FIND_LIMIT, findTool } from './find.ts';
+export type { FindArgs } from './find.ts';
+export {
+  DEFAULT_MENTION_CANDIDATES,
+  MENTION_SCAN_PROFILE,
+  parseFileMentions,
+  resolveFileMentions,
+  resolveMention,
+} from './file-mentions.ts';
+export type { FileMention, MentionResolution, ParsedMention, ResolveMentionsOptions } from './file-mentions.ts';
 export { applyHashlineEdits, formatHashline, lineHash } from './hashline.ts';
 export type { HashlineOperation } from './hashline.ts';
 export { applyFilePatch, parsePatch } from './patch.ts';
@@ -35,11 +49,12 @@ export interface AgentToolsOptions {
 }
 
 /**
- * The tools, in the order a model usually needs them: read, write, edit, run.
- * Each takes `(args, ctx)`; give every call the same `ctx.cwd`.
+ * The tools, in the order a model usually needs them: read, grep, find,
+ * write, edit, run. Each takes `(args, ctx)`; give every call the same
+ * `ctx.cwd`.
  */
 export function agentTools(options: AgentToolsOptions = {}): Tool<any>[] {
-  const tools: Tool<any>[] = [readTool, writeTool, editTool];
+  const tools: Tool<any>[] = [readTool, grepTool, findTool, writeTool, editTool];
   if (!options.withoutRun) tools.push(runTool);
   return tools;
 }

@@ -71,7 +71,7 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
     const more = entries.length > 20 ? `\n... and ${entries.length - 20} more` : '';
     return toolError(
       'EISDIR',
-      `${shown} is a directory, not a file (use glob to search it). It holds ${entries.length} entries:\n${listing}${more}`,
+      `${shown} is a directory, not a file (use find or grep to search it). It holds ${entries.length} entries:\n${listing}${more}`,
       { path: abs, entries: entries.slice(0, 20), totalEntries: entries.length },
     );
   }

@@ -34,6 +34,7 @@ export const TOOL_ERROR_CODES = {
   INVALID_ARGS: 'The arguments do not fit the schema or contradict each other.',
   ENOENT: 'The path does not exist (read and edit suggest close matches).',
   EISDIR: 'The path is a directory where a file was expected.',
+  ENOTDIR: 'find: the path is a file (or goes through one) where a directory was expected.',
   EACCES: 'The operating system refused access to the path.',
   BINARY: 'The file looks binary (a NUL byte in its first 8 KiB) and is not shown.',
   OUTSIDE_CWD: 'The path resolves outside the working directory (through `..` or a symlink).',
@@ -41,8 +42,9 @@ export const TOOL_ERROR_CODES = {
   AMBIGUOUS: 'replace: the old text occurs more than once; the message lists the lines.',
   STALE: 'hashline: an anchor no longer matches the file (it changed since it was read); the message names the line.',
   PATCH_FAILED: 'patch: the diff could not be parsed or does not apply; no file was changed.',
+  INVALID_PATTERN: 'grep: the pattern is not a valid regular expression (the message suggests `literal: true`); find: the glob pattern is malformed.',
   ABORTED: 'The call was aborted through its signal.',
-  TIMEOUT: 'run: the command exceeded its timeout and was killed.',
+  TIMEOUT: 'run: the command exceeded its timeout and was killed; grep and find: the search exceeded its time limit.',
   EXIT_CODE: 'run: the command exited with a non-zero status or was killed by a signal.',
   IO: 'Any other filesystem failure; the message carries the system error.',
 } as const;
@@ -96,8 +98,9 @@ export class ToolRefusal extends Error {
 
 /**
  * Run a tool body: an aborted signal refuses before any work, a
- * {@link ToolRefusal} becomes its error result, and a system error becomes
- * `ENOENT`/`EISDIR`/`EACCES`/`IO` instead of a rejection.
+ * {@link ToolRefusal} becomes its error result, and a system or natives
+ * error becomes `ENOENT`/`EISDIR`/`ENOTDIR`/`EACCES`/`ABORTED`/`TIMEOUT`/`IO`
+ * (by its `code`) instead of a rejection.
  */
 export async function guard(ctx: ToolContext, body: () => Promise<ToolResult>): Promise<ToolResult> {
   if (ctx.signal?.aborted) return toolError('ABORTED', 'The call was aborted before it started.');
@@ -106,7 +109,16 @@ export async function guard(ctx: ToolContext, body: () => Promise<ToolResult>): 
   } catch (error) {
     if (error instanceof ToolRefusal) return toolError(error.code, error.message, error.details);
     const sys = (error as NodeJS.ErrnoException | undefined)?.code;
-    const code: ToolErrorCode = sys === 'ENOENT' || sys === 'EISDIR' || sys === 'EACCES' ? sys : sys === 'EPERM' ? 'EACCES' : 'IO';
+    const code: ToolErrorCode =
+      sys === 'ENOENT' || sys === 'EISDIR' || sys === 'ENOTDIR' || sys === 'EACCES'
+        ? sys
+        : sys === 'EPERM'
+          ? 'EACCES'
+          : sys === 'ABORT_ERR'
+            ? 'ABORTED'
+            : sys === 'ETIMEDOUT'
+              ? 'TIMEOUT'
+              : 'IO';
     return toolError(code, error instanceof Error ? error.message : String(error));
   }
 }
@@ -125,6 +137,22 @@ export function optionalIntArg(args: Record<string, unknown>, name: string, min:
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be an integer >= ${min}.`);
   }
+  return value;
+}
+
+/** An optional string argument (empty counts as absent). */
+export function optionalStringArg(args: Record<string, unknown>, name: string): string | undefined {
+  const value = args[name];
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be a string.`);
+  return value;
+}
+
+/** An optional boolean argument. */
+export function optionalBoolArg(args: Record<string, unknown>, name: string): boolean | undefined {
+  const value = args[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be true or false.`);
   return value;
 }
 

@@ -1,0 +1,238 @@
+/**
+ * `@path` mentions in a message, resolved to files and directories.
+ *
+ * Grammar ({@link parseFileMentions}):
+ * - a mention starts with `@` at the start of the text or right after
+ *   whitespace or one of `( [ { < " ' \` , ; :`. An `@` after a letter, digit
+ *   or other character is not a mention, so e-mail addresses (`me@host.org`)
+ *   are not;
+ * - then either a quoted path, `@"docs/release notes.md"` (anything up to the
+ *   next `"` on the same line), or a run of characters other than whitespace
+ *   and `` " ' ` < > ( ) , ; `` whose first character is not `@`;
+ * - trailing `. , : ; ! ?` are stripped from a run, and so is a trailing `]`
+ *   or `}` without a partner in it (`@pages/[id].tsx` keeps its brackets;
+ *   `[see @a.ts]` does not take the `]`). A run left empty is not a mention;
+ * - a mention that occurs twice is reported once, at its first occurrence.
+ *
+ * Resolution ({@link resolveFileMentions}), first rule that answers wins:
+ * 1. **exact**: the mention, relative to `cwd` (or absolute), is an existing
+ *    file or directory, whatever ignore rules say;
+ * 2. **glob**: natives `glob` under `cwd` with the mention as the pattern if
+ *    it has glob characters (`* ? [ {`), else as `**\/<mention>` (a name or
+ *    path tail at any depth); a trailing `/` asks for a directory. Exactly
+ *    one match resolves; several are ambiguous (`how: 'none'`, listed in
+ *    `candidates`, shallowest first);
+ * 3. **fuzzy**: natives `fuzzyFind` with the mention as the query. The top
+ *    match is taken when it is clearly best: it ranks in a strictly better
+ *    tier than the runner-up (or is the only match), and that tier is better
+ *    than "letters scattered across the path". Otherwise nothing is
+ *    resolved and the top matches are the candidates.
+ * Mentions that are absolute or climb out with `..` only get rule 1.
+ *
+ * Steps 2 and 3 use the mention profile of seed 001: dot-files included,
+ * `.gitignore` honoured, `node_modules` included, and the shared scan cache
+ * (`cache: true`); mutating tools invalidate it, so a file an agent just
+ * wrote is found.
+ */
+import * as fs from 'node:fs/promises';
+import * as nodePath from 'node:path';
+import { FileType, type FuzzyMatch, fuzzyFind, glob } from '@natives/natives';
+
+/** Candidates returned per mention when `maxCandidates` is not given. */
+export const DEFAULT_MENTION_CANDIDATES = 5;
+
+/**
+ * Where natives puts the ranking tier in a fuzzy score: `score / 2^24`,
+ * exact name highest, letters scattered across the path 0.
+ */
+const FUZZY_TIER_UNIT = 2 ** 24;
+/** The tier of letters scattered across the path: never taken on its own. */
+const SCATTERED_TIER = 0;
+
+/** The scan policy every discovery step of mention resolution uses. */
+export const MENTION_SCAN_PROFILE = { hidden: true, gitignore: true, includeNodeModules: true, cache: true } as const;
+
+/** A mention found in a text. */
+export interface ParsedMention {
+  /** The mentioned path, without `@`, quotes or trailing punctuation. */
+  mention: string;
+  /** Offset of the `@` in the text. */
+  start: number;
+  /** Offset just past the mention (trailing punctuation excluded). */
+  end: number;
+}
+
+/** How a mention was resolved. */
+export type MentionResolution = 'exact' | 'glob' | 'fuzzy' | 'none';
+
+/** A resolved (or unresolved) mention. */
+export interface FileMention extends ParsedMention {
+  /** The path it resolved to, relative to `cwd` when inside it, `/`-separated; directories end with `/`. `null` when unresolved. */
+  resolved: string | null;
+  /** The absolute path it resolved to, or `null`. */
+  absolutePath: string | null;
+  /** What `resolved` is, or `null`. */
+  kind: 'file' | 'dir' | null;
+  /** Which rule resolved it; `'none'` exactly when `resolved` is `null`. */
+  how: MentionResolution;
+  /**
+   * Paths (as `resolved`) the mention could mean: the resolved path first
+   * when there is one, then the alternatives the rule saw. With `how:
+   * 'none'`, non-empty means the mention was ambiguous or inexact.
+   */
+  candidates: string[];
+}
+
+export interface ResolveMentionsOptions {
+  /** Mentions resolve against this directory. */
+  cwd: string;
+  /** At most this many candidates per mention. Default {@link DEFAULT_MENTION_CANDIDATES}. */
+  maxCandidates?: number;
+  signal?: AbortSignal;
+}
+
+const BEFORE_MENTION = /[\s([{<"'`,;:]/;
+const RUN_CHAR = /[^\s"'`<>(),;]/;
+const TRAILING_PUNCTUATION = '.,:;!?';
+
+/** The `@` mentions in `text`, in order of first occurrence (see the module comment for the grammar). */
+export function parseFileMentions(text: string): ParsedMention[] {
+  const found: ParsedMention[] = [];
+  const seen = new Set<string>();
+  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
+    if (at > 0 && !BEFORE_MENTION.test(text[at - 1]!)) continue;
+    let mention: string;
+    let end: number;
+    if (text[at + 1] === '"') {
+      const close = text.indexOf('"', at + 2);
+      if (close === -1) continue;
+      mention = text.slice(at + 2, close);
+      if (mention.includes('\n')) continue;
+      end = close + 1;
+    } else {
+      let stop = at + 1;
+      while (stop < text.length && RUN_CHAR.test(text[stop]!)) stop++;
+      mention = stripTrailing(text.slice(at + 1, stop));
+      if (mention.startsWith('@')) continue;
+      end = at + 1 + mention.length;
+    }
+    if (mention.trim() === '' || seen.has(mention)) continue;
+    seen.add(mention);
+    found.push({ mention, start: at, end });
+  }
+  return found;
+}
+
+function stripTrailing(run: string): string {
+  for (;;) {
+    const last = run.at(-1);
+    if (last === undefined) return run;
+    if (TRAILING_PUNCTUATION.includes(last)) {
+      run = run.slice(0, -1);
+      continue;
+    }
+    const open = last === ']' ? '[' : last === '}' ? '{' : undefined;
+    if (open !== undefined && occurrences(run, last) > occurrences(run, open)) {
+      run = run.slice(0, -1);
+      continue;
+    }
+    return run;
+  }
+}
+
+function occurrences(s: string, ch: string): number {
+  return s.split(ch).length - 1;
+}
+
+/** Find the mentions in `text` and resolve each (see the module comment for the rules). */
+export async function resolveFileMentions(text: string, options: ResolveMentionsOptions): Promise<FileMention[]> {
+  const out: FileMention[] = [];
+  for (const parsed of parseFileMentions(text)) out.push(await resolveMention(parsed, options));
+  return out;
+}
+
+/** Resolve one mention (the `@` already removed). */
+export async function resolveMention(parsed: ParsedMention, options: ResolveMentionsOptions): Promise<FileMention> {
+  const cwd = nodePath.resolve(options.cwd);
+  const max = options.maxCandidates ?? DEFAULT_MENTION_CANDIDATES;
+  const mention = parsed.mention;
+  const unresolved = (candidates: string[] = []): FileMention => ({
+    ...parsed,
+    resolved: null,
+    absolutePath: null,
+    kind: null,
+    how: 'none',
+    candidates: candidates.slice(0, max),
+  });
+  const resolvedAs = (how: MentionResolution, rel: string, kind: 'file' | 'dir', others: string[]): FileMention => {
+    const absolutePath = nodePath.resolve(cwd, rel);
+    const shown = show(cwd, absolutePath, kind);
+    return { ...parsed, resolved: shown, absolutePath, kind, how, candidates: [shown, ...others.filter((c) => c !== shown)].slice(0, max) };
+  };
+
+  // 1. exact
+  const exact = nodePath.resolve(cwd, mention);
+  try {
+    const stat = await fs.stat(exact);
+    return resolvedAs('exact', exact, stat.isDirectory() ? 'dir' : 'file', []);
+  } catch {
+    // Not an existing path: search for it.
+  }
+  const relative = mention.replace(/^(\.\/)+/, '');
+  if (nodePath.isAbsolute(mention) || relative.split(/[\\/]/).includes('..') || relative.replace(/\/+$/, '') === '') return unresolved();
+
+  // 2. glob
+  const wantsDir = relative.endsWith('/');
+  const bare = relative.replace(/\/+$/, '');
+  const pattern = /[*?[{]/.test(bare) ? bare : `**/${bare}`;
+  try {
+    const found = await glob({
+      pattern,
+      path: cwd,
+      ...MENTION_SCAN_PROFILE,
+      fileType: wantsDir ? FileType.Dir : undefined,
+      signal: options.signal,
+    });
+    const matches = found.matches
+      .filter((m) => m.fileType === FileType.File || m.fileType === FileType.Dir)
+      .sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const shown = matches.map((m) => show(cwd, nodePath.join(cwd, m.path), m.fileType === FileType.Dir ? 'dir' : 'file'));
+    if (matches.length === 1) return resolvedAs('glob', matches[0]!.path, matches[0]!.fileType === FileType.Dir ? 'dir' : 'file', []);
+    if (matches.length > 1) return unresolved(shown);
+  } catch (error) {
+    // A mention that is not a valid glob goes on to fuzzy matching; anything else (an abort) is the caller's.
+    if ((error as { code?: unknown }).code !== 'EINVAL') throw error;
+  }
+
+  // 3. fuzzy
+  const fuzzy = await fuzzyFind({
+    query: relative,
+    path: cwd,
+    ...MENTION_SCAN_PROFILE,
+    maxResults: Math.max(max, 2),
+    signal: options.signal,
+  });
+  const kindOf = (m: FuzzyMatch): 'file' | 'dir' => (m.path.endsWith('/') ? 'dir' : 'file');
+  const candidates = fuzzy.matches.map((m) => show(cwd, nodePath.join(cwd, m.path), kindOf(m)));
+  const [top, second] = fuzzy.matches;
+  if (top && tier(top) > SCATTERED_TIER && (second === undefined || tier(top) > tier(second))) {
+    return resolvedAs('fuzzy', top.path, kindOf(top), candidates);
+  }
+  return unresolved(candidates);
+}
+
+function tier(match: FuzzyMatch): number {
+  return Math.floor(match.score / FUZZY_TIER_UNIT);
+}
+
+function depth(rel: string): number {
+  return rel.split('/').length;
+}
+
+/** `abs` relative to `cwd` when inside it, `/`-separated, directories with a trailing `/`. */
+function show(cwd: string, abs: string, kind: 'file' | 'dir'): string {
+  const rel = nodePath.relative(cwd, abs);
+  const inside = rel !== '' && rel !== '..' && !rel.startsWith('..' + nodePath.sep) && !nodePath.isAbsolute(rel);
+  const base = rel === '' ? '.' : inside ? rel.split(nodePath.sep).join('/') : abs;
+  return kind === 'dir' && !base.endsWith('/') ? `${base}/` : base;
+}

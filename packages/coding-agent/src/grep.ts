@@ -1,0 +1,257 @@
+/**
+ * `grep`: search file contents with the natives `grep` (ripgrep's regex
+ * syntax and file rules) and answer with text a model can act on.
+ *
+ * - Results are `path:line:text` (context lines `path-line-text`, groups
+ *   apart separated by `--`), one file after another in path order; paths are
+ *   relative to `cwd`, so they can be passed to `read` as they are.
+ * - At most `maxCount` results (default {@link DEFAULT_GREP_LIMIT}) are shown;
+ *   a last line says when results were cut and which `offset` continues.
+ * - Binary files (a NUL byte), files over {@link GREP_MAX_FILE_BYTES} and files
+ *   that vanished mid-search are not searched; the text counts them.
+ * - A pattern that is not a valid regular expression is `INVALID_PATTERN`,
+ *   naming the pattern and suggesting `literal: true`. Which argument was
+ *   at fault is decided by error codes only: natives rejects a bad regex,
+ *   type or glob with `EINVAL`, and the pattern is then compiled alone
+ *   (`hasMatch`) to see whether it is the culprit.
+ *
+ * Dot-files are searched and `.gitignore` is honoured (the natives
+ * defaults). The scan cache is not used (`cache: false`, seed 001): a
+ * tool-level search always walks fresh. Reading is not confined to `cwd`.
+ */
+import * as fs from 'node:fs/promises';
+import * as nodePath from 'node:path';
+import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
+import { suggestPaths } from './read.ts';
+import {
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  ToolRefusal,
+  displayPath,
+  guard,
+  optionalBoolArg,
+  optionalIntArg,
+  optionalStringArg,
+  stringArg,
+  toolError,
+} from './tool.ts';
+
+/** Results shown when `maxCount` is not given. */
+export const DEFAULT_GREP_LIMIT = 100;
+/** Characters of a result or context line shown. */
+export const GREP_MAX_LINE_CHARS = 500;
+/** Files larger than this are skipped (and counted). */
+export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
+
+const MODES: readonly GrepMode[] = ['content', 'filesWithMatches', 'count'];
+
+export interface GrepArgs {
+  /** A regular expression (ripgrep syntax), or literal text with `literal`. */
+  pattern: string;
+  /** A directory (searched recursively) or one file. Default: the working directory. */
+  path?: string;
+  /** Only files matching this glob (`*.ts`, `src/**`, `!*.min.js`). */
+  glob?: string;
+  /** Only files of this ripgrep type (`ts`, `rust`, `py`, ...). */
+  type?: string;
+  ignoreCase?: boolean;
+  literal?: boolean;
+  multiline?: boolean;
+  /** Lines of context before and after each match (content mode). */
+  context?: number;
+  /** Results shown. Default {@link DEFAULT_GREP_LIMIT}. */
+  maxCount?: number;
+  /** Results skipped first, to page through a long answer. Default 0. */
+  offset?: number;
+  /** `content` (matching lines), `filesWithMatches` (paths) or `count` (per-file counts). Default `content`. */
+  mode?: GrepMode;
+}
+
+export const grepTool: Tool<GrepArgs> = {
+  name: 'grep',
+  description:
+    'Search file contents with a regular expression (ripgrep syntax). Returns `path:line:text` lines (paths relative to the working directory), ' +
+    'or the matching files (mode "filesWithMatches") or per-file counts (mode "count"). Dot-files are searched; .gitignore is honoured. ' +
+    `At most maxCount results (default ${DEFAULT_GREP_LIMIT}); when results are cut, the last line gives the offset to continue from. ` +
+    'Use literal: true to search for text containing regex characters such as ( [ . *.',
+  parameters: {
+    type: 'object',
+    properties: {
+      pattern: { type: 'string', description: 'Regular expression (ripgrep syntax), or plain text with literal: true.' },
+      path: { type: 'string', description: 'Directory (searched recursively) or file to search. Default: the working directory.' },
+      glob: { type: 'string', description: 'Only files whose path matches this glob, e.g. "*.ts", "src/**", "!*.min.js".' },
+      type: { type: 'string', description: 'Only files of this type, e.g. "ts", "rust", "py" (ripgrep type names).' },
+      ignoreCase: { type: 'boolean', description: 'Case-insensitive search. Default false.' },
+      literal: { type: 'boolean', description: 'Treat pattern as plain text, not a regex. Default false.' },
+      multiline: { type: 'boolean', description: 'Let matches span lines (use \\n in the pattern). Default false.' },
+      context: { type: 'integer', minimum: 0, description: 'Lines of context before and after each match (content mode). Default 0.' },
+      maxCount: { type: 'integer', minimum: 1, description: `Maximum results to show. Default ${DEFAULT_GREP_LIMIT}.` },
+      offset: { type: 'integer', minimum: 0, description: 'Skip this many results first (to continue a cut answer). Default 0.' },
+      mode: { type: 'string', enum: [...MODES], description: 'content (default), filesWithMatches or count.' },
+    },
+    required: ['pattern'],
+    additionalProperties: false,
+  },
+  execute: (args, ctx) => guard(ctx, () => runGrep(args as unknown as Record<string, unknown>, ctx)),
+};
+
+async function runGrep(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const pattern = stringArg(args, 'pattern');
+  const path = optionalStringArg(args, 'path') ?? '.';
+  const globArg = optionalStringArg(args, 'glob');
+  const type = optionalStringArg(args, 'type');
+  const ignoreCase = optionalBoolArg(args, 'ignoreCase') ?? false;
+  const literal = optionalBoolArg(args, 'literal') ?? false;
+  const multiline = optionalBoolArg(args, 'multiline') ?? false;
+  const context = optionalIntArg(args, 'context', 0) ?? 0;
+  const maxCount = optionalIntArg(args, 'maxCount', 1) ?? DEFAULT_GREP_LIMIT;
+  const offset = optionalIntArg(args, 'offset', 0) ?? 0;
+  const mode = (optionalStringArg(args, 'mode') ?? 'content') as GrepMode;
+  if (!MODES.includes(mode)) throw new ToolRefusal('INVALID_ARGS', `\`mode\` must be one of ${MODES.join(', ')}.`);
+
+  const abs = nodePath.resolve(ctx.cwd, path);
+  const shown = displayPath(ctx, abs);
+  let isFile: boolean;
+  try {
+    isFile = !(await fs.stat(abs)).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    const suggestions = await suggestPaths(ctx, abs);
+    const hint = suggestions.length > 0 ? ` Did you mean:\n${suggestions.map((s) => `  ${s}`).join('\n')}` : '';
+    return toolError('ENOENT', `${shown} does not exist.${hint}`, { path: abs, suggestions });
+  }
+
+  let result: GrepResult;
+  try {
+    result = await grep({
+      pattern,
+      path: abs,
+      glob: globArg,
+      type,
+      ignoreCase,
+      literal,
+      multiline,
+      context: mode === 'content' ? context : 0,
+      maxCount,
+      offset,
+      mode,
+      maxColumns: GREP_MAX_LINE_CHARS,
+      maxFileSize: GREP_MAX_FILE_BYTES,
+      cache: false,
+      signal: ctx.signal,
+    });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'EINVAL') throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (!literal && !regexCompiles(pattern, ignoreCase, multiline)) {
+      return toolError(
+        'INVALID_PATTERN',
+        `The pattern ${JSON.stringify(pattern)} is not a valid regular expression (${message}). ` +
+          'To search for this text as written, call grep again with literal: true (or escape the regex characters with \\).',
+        { pattern },
+      );
+    }
+    return toolError('INVALID_ARGS', message, { pattern, glob: globArg, type });
+  }
+
+  const display = (rel: string) => (isFile ? shown : displayPath(ctx, nodePath.join(abs, rel)));
+  const body = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
+  const n = result.matches.length;
+  const notes: string[] = [];
+  const unit = mode === 'content' ? 'matching lines' : 'files';
+  // Results are lines in content mode and files otherwise (count mode's totalMatches sums the lines).
+  const totalResults = mode === 'count' ? result.filesWithMatches : result.totalMatches;
+  if (n === 0) {
+    notes.push(
+      totalResults > 0 && offset > 0
+        ? `No results at offset ${offset}: there are ${totalResults} ${unit}.`
+        : `No matches for ${JSON.stringify(pattern)} in ${shown} (${result.filesSearched} files searched).`,
+    );
+  }
+  if (result.limitReached) {
+    notes.push(
+      `[Showing ${unit} ${offset + 1}-${offset + n}; more exist. Continue with offset=${offset + n}, or narrow the search with path, glob or type.]`,
+    );
+  } else if (offset > 0 && n > 0) {
+    notes.push(`[Showing ${unit} ${offset + 1}-${offset + n} of ${totalResults}.]`);
+  }
+  const skipped = [
+    count(result.binaryFilesSkipped, 'binary file', 'binary files'),
+    count(result.filesSkippedTooLarge, `file over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MiB`, `files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MiB`),
+    count(result.filesUnreadable, 'file that vanished or could not be read', 'files that vanished or could not be read'),
+  ].filter((s) => s !== '');
+  if (skipped.length > 0) notes.push(`[Not searched: ${skipped.join(', ')}.]`);
+
+  const text = [body, ...notes].filter((s) => s !== '').join('\n');
+  return {
+    text,
+    details: {
+      pattern,
+      path: abs,
+      mode,
+      results: n,
+      totalMatches: result.totalMatches,
+      filesWithMatches: result.filesWithMatches,
+      filesSearched: result.filesSearched,
+      binaryFilesSkipped: result.binaryFilesSkipped,
+      filesSkippedTooLarge: result.filesSkippedTooLarge,
+      filesUnreadable: result.filesUnreadable,
+      limitReached: result.limitReached,
+      ...(result.limitReached ? { nextOffset: offset + n } : {}),
+    },
+  };
+}
+
+/** Whether `pattern` compiles as a regex on its own (decided by error code). */
+function regexCompiles(pattern: string, ignoreCase: boolean, multiline: boolean): boolean {
+  try {
+    hasMatch('', pattern, { ignoreCase, multiline });
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'EINVAL') return false;
+    throw error;
+  }
+}
+
+/** `path:line:text` for matches, `path-line-text` for context, `--` between groups that are not adjacent. */
+function formatContent(matches: readonly GrepMatch[], display: (rel: string) => string): string {
+  const out: string[] = [];
+  let i = 0;
+  let lastGroupEnd: { file: string; line: number } | undefined;
+  const withContext = matches.some((m) => m.contextBefore?.length || m.contextAfter?.length);
+  while (i < matches.length) {
+    const rel = matches[i]!.path;
+    // Every line of this file's results, matches winning over context.
+    const lines = new Map<number, { text: string; match: boolean }>();
+    for (; i < matches.length && matches[i]!.path === rel; i++) {
+      const m = matches[i]!;
+      for (const c of m.contextBefore ?? []) if (!lines.has(c.lineNumber)) lines.set(c.lineNumber, { text: c.line, match: false });
+      m.line.split('\n').forEach((text, k) => lines.set(m.lineNumber + k, { text, match: true }));
+      for (const c of m.contextAfter ?? []) if (!lines.has(c.lineNumber)) lines.set(c.lineNumber, { text: c.line, match: false });
+    }
+    const file = display(rel);
+    for (const n of [...lines.keys()].sort((a, b) => a - b)) {
+      const { text, match } = lines.get(n)!;
+      if (withContext && lastGroupEnd && (lastGroupEnd.file !== file || n > lastGroupEnd.line + 1)) out.push('--');
+      out.push(`${file}${match ? ':' : '-'}${n}${match ? ':' : '-'}${cut(text)}`);
+      lastGroupEnd = { file, line: n };
+    }
+  }
+  return out.join('\n');
+}
+
+function formatFiles(matches: readonly GrepMatch[], mode: GrepMode, display: (rel: string) => string): string {
+  return matches.map((m) => (mode === 'count' ? `${display(m.path)}:${m.matchCount ?? 0}` : display(m.path))).join('\n');
+}
+
+/** A line without its `\r`, marked when natives cut it at {@link GREP_MAX_LINE_CHARS}. */
+function cut(line: string): string {
+  const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+  return [...text].length >= GREP_MAX_LINE_CHARS ? `${text} [... line cut at ${GREP_MAX_LINE_CHARS} chars]` : text;
+}
+
+function count(n: number, one: string, many: string): string {
+  return n === 0 ? '' : `${n} ${n === 1 ? one : many}`;
+}
