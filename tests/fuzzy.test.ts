@@ -56,6 +56,14 @@ describe('ranking', () => {
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
   });
 
+  test('each match says why it matched', async () => {
+    const tiers = async (query: string) => (await fuzzyFind({ query, path: root })).matches.map((m) => `${m.path} ${m.tier}`);
+    expect(await tiers('main.rs')).toContain('src/main.rs exactName');
+    expect(await tiers('main')).toContain('src/domain/main_window.rs namePrefix');
+    expect(await tiers('ain')).toContain('lib/remain.rs nameSubstring');
+    expect((await tiers('@httpserap'))[0]).toBe('http_server_api_tests/ nameScattered');
+  });
+
   test('directories carry a trailing slash and their type', async () => {
     const { matches } = await fuzzyFind({ query: 'http_server_api_tests', path: root, maxResults: 1 });
     expect(matches[0]).toMatchObject({ path: 'http_server_api_tests/', fileType: FileType.Dir });

@@ -89,6 +89,11 @@ export interface NativeFuzzyMatch {
   fileType: number
   /** Higher ranks first. */
   score: number
+  /**
+   * Why it matched: `exactName`, `namePrefix`, `nameSubstring`,
+   * `pathSubstring`, `nameScattered` or `scattered` (best first).
+   */
+  tier: 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'
   /** Matched character positions in `path`, for highlighting. */
   indices: Array<number>
 }

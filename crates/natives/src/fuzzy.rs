@@ -46,6 +46,12 @@ pub struct NativeFuzzyMatch {
     pub file_type: u32,
     /// Higher ranks first.
     pub score: f64,
+    /// Why it matched: `exactName`, `namePrefix`, `nameSubstring`,
+    /// `pathSubstring`, `nameScattered` or `scattered` (best first).
+    #[napi(
+        ts_type = "'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'"
+    )]
+    pub tier: String,
     /// Matched character positions in `path`, for highlighting.
     pub indices: Vec<u32>,
 }
@@ -94,6 +100,7 @@ fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
         path: found.path,
         file_type: u32::from(found.file_type.as_u8()),
         score: f64::from(found.score),
+        tier: found.tier.name().to_string(),
         indices: found.indices,
     }
 }

@@ -128,6 +128,8 @@ pub struct FuzzyMatch {
     pub file_type: FileType,
     /// Higher ranks first; the tier sits in the high bits (module docs).
     pub score: u32,
+    /// Why it matched.
+    pub tier: Tier,
     /// Matched character positions in `path`, ascending.
     pub indices: Vec<u32>,
 }
@@ -183,15 +185,50 @@ pub fn fuzzy_find(
     })
 }
 
-/// Why an entry matched; declared worst first, so greater is better.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Tier {
+/// Why an entry matched (module docs); declared worst first, so greater
+/// is better. Callers can tell a confident match from a guess by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    /// The letters appear in order, across path components.
     Scattered,
+    /// The letters appear in order within the name.
     NameScattered,
+    /// The query is a substring of the path (not of the name).
     PathSubstring,
+    /// The query is a substring of the name.
     NameSubstring,
+    /// The name starts with the query.
     NamePrefix,
+    /// The name is the query.
     ExactName,
+}
+
+impl Tier {
+    const ALL: [Tier; 6] = [
+        Tier::Scattered,
+        Tier::NameScattered,
+        Tier::PathSubstring,
+        Tier::NameSubstring,
+        Tier::NamePrefix,
+        Tier::ExactName,
+    ];
+
+    /// The tier a returned score carries in its high bits.
+    fn of_score(score: u32) -> Tier {
+        Tier::ALL[((score >> TIER_SHIFT) as usize).min(Tier::ALL.len() - 1)]
+    }
+
+    /// A stable camelCase name (`exactName`, `namePrefix`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Scattered => "scattered",
+            Tier::NameScattered => "nameScattered",
+            Tier::PathSubstring => "pathSubstring",
+            Tier::NameSubstring => "nameSubstring",
+            Tier::NamePrefix => "namePrefix",
+            Tier::ExactName => "exactName",
+        }
+    }
 }
 
 /// Position in the ranking, greater is better: score (tier first), then
@@ -512,6 +549,7 @@ impl Finder {
                 path,
                 file_type: entry.file_type,
                 score,
+                tier: Tier::of_score(score),
                 indices,
             }
         };

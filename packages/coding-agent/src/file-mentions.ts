@@ -36,18 +36,13 @@
  */
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { FileType, type FuzzyMatch, fuzzyFind, glob } from '@natives/natives';
+import { FileType, type FuzzyMatch, type FuzzyTier, fuzzyFind, glob } from '@natives/natives';
 
 /** Candidates returned per mention when `maxCandidates` is not given. */
 export const DEFAULT_MENTION_CANDIDATES = 5;
 
-/**
- * Where natives puts the ranking tier in a fuzzy score: `score / 2^24`,
- * exact name highest, letters scattered across the path 0.
- */
-const FUZZY_TIER_UNIT = 2 ** 24;
-/** The tier of letters scattered across the path: never taken on its own. */
-const SCATTERED_TIER = 0;
+/** Fuzzy tiers, best first: a top match must be in a strictly better tier than the runner-up. */
+const FUZZY_TIERS: readonly FuzzyTier[] = ['exactName', 'namePrefix', 'nameSubstring', 'pathSubstring', 'nameScattered', 'scattered'];
 
 /** The scan policy every discovery step of mention resolution uses. */
 export const MENTION_SCAN_PROFILE = { hidden: true, gitignore: true, includeNodeModules: true, cache: true } as const;
@@ -215,14 +210,15 @@ export async function resolveMention(parsed: ParsedMention, options: ResolveMent
   const kindOf = (m: FuzzyMatch): 'file' | 'dir' => (m.path.endsWith('/') ? 'dir' : 'file');
   const candidates = fuzzy.matches.map((m) => show(cwd, nodePath.join(cwd, m.path), kindOf(m)));
   const [top, second] = fuzzy.matches;
-  if (top && tier(top) > SCATTERED_TIER && (second === undefined || tier(top) > tier(second))) {
+  if (top && top.tier !== 'scattered' && (second === undefined || rank(top) < rank(second))) {
     return resolvedAs('fuzzy', top.path, kindOf(top), candidates);
   }
   return unresolved(candidates);
 }
 
-function tier(match: FuzzyMatch): number {
-  return Math.floor(match.score / FUZZY_TIER_UNIT);
+/** Position of a match's tier, 0 best. */
+function rank(match: FuzzyMatch): number {
+  return FUZZY_TIERS.indexOf(match.tier);
 }
 
 function depth(rel: string): number {

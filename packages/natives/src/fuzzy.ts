@@ -34,6 +34,9 @@ export interface FuzzyFindOptions {
   signal?: AbortSignal;
 }
 
+/** Why a path matched, best first. */
+export type FuzzyTier = 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered';
+
 /** One match. */
 export interface FuzzyMatch {
   /** Relative, `/`-separated; directories end with `/`. */
@@ -44,6 +47,8 @@ export interface FuzzyMatch {
    * prefix beats a name substring beats a path substring beats scattered letters.
    */
   score: number;
+  /** Why it matched: the name is the query, starts with it, contains it; the path contains it; the letters appear in order within the name, or across the path. */
+  tier: FuzzyTier;
   /** Matched character positions in `path`, ascending, for highlighting. */
   indices: number[];
 }

@@ -7,7 +7,7 @@
 export { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from './glob.ts';
 export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from './glob.ts';
 export { fuzzyFind } from './fuzzy.ts';
-export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch } from './fuzzy.ts';
+export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch, FuzzyTier } from './fuzzy.ts';
 export { grep, hasMatch, search } from './grep.ts';
 export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, MatchOptions } from './grep.ts';
 export { codedError } from './errors.ts';

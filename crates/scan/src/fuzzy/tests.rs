@@ -185,6 +185,10 @@ fn tiers_dominate_nucleo_scores() {
     assert!(first.score > second.score);
     assert_eq!(first.score >> TIER_SHIFT, Tier::NameSubstring as u32);
     assert_eq!(second.score >> TIER_SHIFT, Tier::NameScattered as u32);
+    assert_eq!(
+        (first.tier, second.tier),
+        (Tier::NameSubstring, Tier::NameScattered)
+    );
 }
 
 #[test]
