@@ -14,9 +14,8 @@ import * as path from 'node:path';
 import { CORPUS_FILE_BYTES, CORPUS_LINKS, SLOW_PATTERN, ensureGrepCorpus } from './support/grep-corpus.ts';
 import { removeDir, tempDir } from './support/fs.ts';
 import { fsScanCacheStats, grep, type GrepOptions } from './support/grep.ts';
+import { SETTLE_BUDGET_MS, abortAfter, bestLateness, settle } from './support/latency.ts';
 
-/** How late a cancelled search may settle after its deadline or its abort. */
-const SETTLE_BUDGET_MS = 50;
 const TIMEOUT_MS = 2_000;
 const ABORT_AFTER_MS = 300;
 const ATTEMPTS = 3;
@@ -31,16 +30,6 @@ beforeAll(() => {
 }, 300_000);
 
 const everything = (): GrepOptions => ({ pattern: SLOW_PATTERN, path: corpus });
-
-/** Run `body` and return how it settled: its error code and when (performance.now()). */
-async function settle(body: Promise<unknown>): Promise<{ code: string | undefined; at: number }> {
-  try {
-    await body;
-    return { code: undefined, at: performance.now() };
-  } catch (error) {
-    return { code: (error as { code?: string }).code, at: performance.now() };
-  }
-}
 
 describe(`cancelling a grep of ${CORPUS_LINKS} x ${CORPUS_FILE_BYTES >> 20} MiB of text`, () => {
   test(
@@ -73,8 +62,7 @@ describe(`cancelling a grep of ${CORPUS_LINKS} x ${CORPUS_FILE_BYTES >> 20} MiB 
   test(
     `timeoutMs: ${TIMEOUT_MS} rejects with ETIMEDOUT within ${SETTLE_BUDGET_MS} ms of the deadline`,
     async () => {
-      const lateness: number[] = [];
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const best = await bestLateness(`grep timeoutMs ${TIMEOUT_MS}`, ATTEMPTS, async () => {
         const walks = fsScanCacheStats().walks;
         const started = performance.now();
         const outcome = await settle(grep({ ...everything(), timeoutMs: TIMEOUT_MS }));
@@ -82,14 +70,8 @@ describe(`cancelling a grep of ${CORPUS_LINKS} x ${CORPUS_FILE_BYTES >> 20} MiB 
         // The deadline counts from the call; it never fires early.
         expect(outcome.at - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 1);
         expect(fsScanCacheStats().walks).toBe(walks + 1);
-        lateness.push(outcome.at - started - TIMEOUT_MS);
-        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
-      }
-      const best = Math.min(...lateness);
-      console.log(
-        `grep timeoutMs ${TIMEOUT_MS}: settled ${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after the deadline ` +
-          `(best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
-      );
+        return outcome.at - started - TIMEOUT_MS;
+      });
       expect(best).toBeLessThan(SETTLE_BUDGET_MS);
     },
     60_000,
@@ -98,38 +80,15 @@ describe(`cancelling a grep of ${CORPUS_LINKS} x ${CORPUS_FILE_BYTES >> 20} MiB 
   test(
     `abort() ${ABORT_AFTER_MS} ms into the search rejects with ABORT_ERR within ${SETTLE_BUDGET_MS} ms`,
     async () => {
-      const lateness: number[] = [];
-      const into: number[] = [];
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const controller = new AbortController();
-        let abortedAt = Number.NaN;
-        const started = performance.now();
-        const timer = setTimeout(() => {
-          abortedAt = performance.now();
-          controller.abort(new Error('stop searching'));
-        }, ABORT_AFTER_MS);
-        let error: unknown;
-        const outcome = await settle(
-          grep({ ...everything(), signal: controller.signal }).catch((e: unknown) => {
-            error = e;
-            throw e;
-          }),
-        );
-        clearTimeout(timer);
+      const best = await bestLateness(`grep abort ${ABORT_AFTER_MS} ms in`, ATTEMPTS, async () => {
+        const reason = new Error('stop searching');
+        const outcome = await abortAfter(ABORT_AFTER_MS, (signal) => grep({ ...everything(), signal }), reason);
         // Resolving (code undefined) would mean the search beat the abort: the test would be void.
         expect(outcome.code).toBe('ABORT_ERR');
-        expect((error as Error).name).toBe('AbortError');
-        expect(((error as Error).cause as Error).message).toBe('stop searching');
-        into.push(abortedAt - started);
-        lateness.push(outcome.at - abortedAt);
-        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
-      }
-      const best = Math.min(...lateness);
-      console.log(
-        `grep abort at ${into.map((ms) => ms.toFixed(1)).join(' / ')} ms: settled ` +
-          `${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after abort() ` +
-          `(best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
-      );
+        expect((outcome.error as Error).name).toBe('AbortError');
+        expect((outcome.error as Error).cause).toBe(reason);
+        return outcome.lateness;
+      });
       expect(best).toBeLessThan(SETTLE_BUDGET_MS);
     },
     60_000,
@@ -138,27 +97,13 @@ describe(`cancelling a grep of ${CORPUS_LINKS} x ${CORPUS_FILE_BYTES >> 20} MiB 
   test(
     'abort() stops a search that streams to onMatch as promptly',
     async () => {
-      const lateness: number[] = [];
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const controller = new AbortController();
-        let abortedAt = Number.NaN;
+      const best = await bestLateness('streaming grep abort', ATTEMPTS, async () => {
         let calls = 0;
-        const timer = setTimeout(() => {
-          abortedAt = performance.now();
-          controller.abort();
-        }, ABORT_AFTER_MS);
-        const outcome = await settle(grep({ ...everything(), signal: controller.signal }, () => calls++));
-        clearTimeout(timer);
+        const outcome = await abortAfter(ABORT_AFTER_MS, (signal) => grep({ ...everything(), signal }, () => calls++));
         expect(outcome.code).toBe('ABORT_ERR');
         expect(calls).toBe(0);
-        lateness.push(outcome.at - abortedAt);
-        if (lateness.at(-1)! < SETTLE_BUDGET_MS) break;
-      }
-      const best = Math.min(...lateness);
-      console.log(
-        `streaming grep abort: settled ${lateness.map((ms) => ms.toFixed(1)).join(' / ')} ms after abort() ` +
-          `(best ${best.toFixed(1)} ms, budget ${SETTLE_BUDGET_MS} ms)`,
-      );
+        return outcome.lateness;
+      });
       expect(best).toBeLessThan(SETTLE_BUDGET_MS);
     },
     60_000,
