@@ -19,7 +19,7 @@ import * as nodePath from 'node:path';
 import { invalidateFsScanAfterDelete, invalidateFsScanAfterRename, invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
 import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.ts';
-import { suggestPaths } from './read.ts';
+import { missingPath } from './read.ts';
 import {
   type Tool,
   type ToolContext,
@@ -109,9 +109,7 @@ async function readTarget(ctx: ToolContext, abs: string): Promise<string> {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EISDIR') throw new ToolRefusal('EISDIR', `${displayPath(ctx, abs)} is a directory, not a file.`, { path: abs });
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    const suggestions = await suggestPaths(ctx, abs);
-    const hint = suggestions.length > 0 ? ` Did you mean:\n${suggestions.map((s) => `  ${s}`).join('\n')}` : ' Use `write` to create it.';
-    throw new ToolRefusal('ENOENT', `${displayPath(ctx, abs)} does not exist.${hint}`, { path: abs, suggestions });
+    throw await missingPath(ctx, abs, ' Use `write` to create it.');
   }
   if (bytes.subarray(0, 8192).includes(0)) {
     throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });

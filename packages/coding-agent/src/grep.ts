@@ -22,7 +22,7 @@
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
-import { suggestPaths } from './read.ts';
+import { missingPath } from './read.ts';
 import {
   type Tool,
   type ToolContext,
@@ -118,9 +118,7 @@ async function runGrep(args: Record<string, unknown>, ctx: ToolContext): Promise
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    const suggestions = await suggestPaths(ctx, abs);
-    const hint = suggestions.length > 0 ? ` Did you mean:\n${suggestions.map((s) => `  ${s}`).join('\n')}` : '';
-    return toolError('ENOENT', `${shown} does not exist.${hint}`, { path: abs, suggestions });
+    throw await missingPath(ctx, abs);
   }
 
   let result: GrepResult;

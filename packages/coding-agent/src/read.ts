@@ -14,7 +14,7 @@ import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { FileType, glob } from '@natives/natives';
 import { formatHashline, splitLines } from './hashline.ts';
-import { type Tool, type ToolContext, type ToolResult, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
+import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
 
 /** Lines shown when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -61,9 +61,7 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    const suggestions = await suggestPaths(ctx, abs);
-    const hint = suggestions.length > 0 ? ` Did you mean:\n${suggestions.map((s) => `  ${s}`).join('\n')}` : '';
-    return toolError('ENOENT', `${shown} does not exist.${hint}`, { path: abs, suggestions });
+    throw await missingPath(ctx, abs);
   }
   if (stat.isDirectory()) {
     const entries = (await fs.readdir(abs, { withFileTypes: true })).map((e) => e.name + (e.isDirectory() ? '/' : '')).sort();
@@ -100,6 +98,13 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   const truncated = offset > 1 || end < total;
   if (truncated) out.push(`[lines ${offset}-${end} of ${total}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
   return { text: out.join('\n'), details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated } };
+}
+
+/** The refusal for a missing `abs`: up to 5 close existing files, else `fallback` advice. */
+export async function missingPath(ctx: ToolContext, abs: string, fallback = ''): Promise<ToolRefusal> {
+  const suggestions = await suggestPaths(ctx, abs);
+  const hint = suggestions.length > 0 ? ` Did you mean:\n${suggestions.map((s) => `  ${s}`).join('\n')}` : fallback;
+  return new ToolRefusal('ENOENT', `${displayPath(ctx, abs)} does not exist.${hint}`, { path: abs, suggestions });
 }
 
 /** Up to 5 existing files whose names look like the missing `abs` (see the module comment). */
