@@ -37,16 +37,38 @@ pub struct ScanPolicy {
 /// The name of the directory that is never entered.
 const GIT_DIR: &str = ".git";
 
-/// Walk `root` (an existing, canonical directory) under `policy`.
+/// How much a walk learns about each entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Type and mtime from `symlink_metadata`: what the cache stores.
+    TypeAndMtime,
+    /// Type from the directory listing only (no `lstat`, mtimes unknown):
+    /// for a fresh listing whose consumer never shows an mtime (grep).
+    TypeOnly,
+}
+
+/// Walk `root` (an existing, canonical directory) under `policy`, with
+/// type and mtime for every entry.
 ///
 /// Polls `token` for every entry; returns its error as soon as it trips.
 pub fn scan(root: &Path, policy: ScanPolicy, token: &CancelToken) -> Result<Entries> {
+    scan_with(root, policy, Detail::TypeAndMtime, token)
+}
+
+/// [`scan`], learning `detail` about each entry.
+pub fn scan_with(
+    root: &Path,
+    policy: ScanPolicy,
+    detail: Detail,
+    token: &CancelToken,
+) -> Result<Entries> {
     token.check()?;
     // Fail loudly on an unreadable root instead of returning an empty list.
     fs::read_dir(root).map_err(|err| Error::io(root, err))?;
     let sink = Arc::new(Mutex::new(Vec::new()));
     let mut builder = CollectorBuilder {
         root_len: path_to_bytes(root).len(),
+        detail,
         token,
         sink: Arc::clone(&sink),
     };
@@ -81,6 +103,7 @@ fn walker_threads() -> usize {
 
 struct CollectorBuilder<'a> {
     root_len: usize,
+    detail: Detail,
     token: &'a CancelToken,
     sink: Arc<Mutex<Vec<Batch>>>,
 }
@@ -89,6 +112,7 @@ impl<'s> ParallelVisitorBuilder<'s> for CollectorBuilder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Collector {
             root_len: self.root_len,
+            detail: self.detail,
             token: self.token,
             batch: Batch::default(),
             stat: StatAt::default(),
@@ -100,6 +124,7 @@ impl<'s> ParallelVisitorBuilder<'s> for CollectorBuilder<'s> {
 /// One per walker thread; hands its batch to the sink when the walk ends.
 struct Collector<'a> {
     root_len: usize,
+    detail: Detail,
     token: &'a CancelToken,
     batch: Batch,
     stat: StatAt,
@@ -113,7 +138,7 @@ impl ParallelVisitor for Collector<'_> {
         }
         if let Ok(entry) = entry
             && entry.depth() > 0
-            && let Some((file_type, mtime_ms)) = self.stat.lstat(entry.path())
+            && let Some((file_type, mtime_ms)) = self.describe(&entry)
         {
             self.batch.push(
                 &path_to_bytes(entry.path())[self.root_len..],
@@ -122,6 +147,16 @@ impl ParallelVisitor for Collector<'_> {
             );
         }
         WalkState::Continue
+    }
+}
+
+impl Collector<'_> {
+    /// Type and mtime as `detail` asks, or `None` when the entry vanished.
+    fn describe(&mut self, entry: &DirEntry) -> Option<(FileType, Option<i64>)> {
+        match self.detail {
+            Detail::TypeAndMtime => self.stat.lstat(entry.path()),
+            Detail::TypeOnly => entry.file_type().map(|t| (FileType::from_std(t), None)),
+        }
     }
 }
 
@@ -402,6 +437,15 @@ mod tests {
             ]
         );
         assert!(entries.iter().all(|e| e.mtime_ms.is_some()));
+
+        // A type-only listing sees the same types, from the directory alone.
+        let listed = scan_with(dir.path(), ALL, Detail::TypeOnly, &CancelToken::new()).unwrap();
+        let listed_types: Vec<_> = listed
+            .iter()
+            .map(|e| (e.path.to_vec(), e.file_type))
+            .collect();
+        assert_eq!(listed_types, by_name);
+        assert!(listed.iter().all(|e| e.mtime_ms.is_none()));
     }
 
     #[test]

@@ -100,10 +100,12 @@ pub(super) fn candidates(
     // Seed 001: grep's cached scans always honour gitignore, so a call that
     // turns gitignore off walks privately and leaves the cache alone.
     let cached = options.cache && options.use_gitignore;
+    // Without the cache nothing is stored (seed 001), and grep shows no
+    // mtime, so the walk skips the per-entry `lstat`.
     let scan = if cached {
         cache.get_or_scan(&key, token)?
     } else {
-        cache.force_rescan(&key, false, token)?
+        cache.list_types(&key, token)?
     };
     let mut selected = filter.select(&scan.entries, token)?;
     let mut entries = scan.entries;
