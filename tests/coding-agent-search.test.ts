@@ -9,14 +9,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   GREP_MAX_FILE_BYTES,
-  TOOL_ERROR_CODES,
   findTool,
   grepTool,
   parseFileMentions,
   resolveFileMentions,
   type ToolContext,
-  type ToolResult,
 } from '../packages/coding-agent/src/index.ts';
+import { expectError, expectOk } from './support/agent.ts';
 import { gitInit, removeDir, setMtime, tempDir, writeTree } from './support/fs.ts';
 
 let dir = '';
@@ -28,16 +27,6 @@ beforeEach(() => {
 });
 afterEach(() => removeDir(dir));
 
-function expectError(result: ToolResult, code: keyof typeof TOOL_ERROR_CODES): string {
-  expect(result.isError).toBe(true);
-  expect(result.details.code).toBe(code);
-  return result.text;
-}
-
-function expectOk(result: ToolResult): string {
-  if (result.isError) throw new Error(`expected success, got ${result.details.code}: ${result.text}`);
-  return result.text;
-}
 
 describe('grep', () => {
   beforeEach(() => {

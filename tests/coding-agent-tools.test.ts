@@ -17,8 +17,8 @@ import {
   runTool,
   writeTool,
   type ToolContext,
-  type ToolResult,
 } from '../packages/coding-agent/src/index.ts';
+import { expectError, expectOk } from './support/agent.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 
 let dir = '';
@@ -37,17 +37,6 @@ afterEach(() => {
 const at = (rel: string) => path.join(dir, rel);
 const text = (rel: string) => fs.readFileSync(at(rel), 'utf8');
 
-/** A refusal with `code`; returns its text. */
-function expectError(result: ToolResult, code: keyof typeof TOOL_ERROR_CODES): string {
-  expect(result.isError).toBe(true);
-  expect(result.details.code).toBe(code);
-  return result.text;
-}
-
-function expectOk(result: ToolResult): string {
-  if (result.isError) throw new Error(`expected success, got ${result.details.code}: ${result.text}`);
-  return result.text;
-}
 
 /** The `LINE:HASH` anchors `read` shows for `rel`. */
 async function anchors(rel: string): Promise<string[]> {
