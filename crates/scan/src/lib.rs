@@ -39,9 +39,7 @@
 //! ```
 
 pub mod cache;
-mod cancel;
 mod entries;
-mod error;
 pub mod fuzzy;
 pub mod glob;
 pub mod grep;
@@ -49,6 +47,8 @@ pub mod node_modules;
 pub mod paths;
 mod top_n;
 pub mod walk;
+
+use natives_core::{cancel, error};
 
 use std::path::Path;
 

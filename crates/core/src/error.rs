@@ -1,4 +1,4 @@
-//! One error type for the whole crate, with a kind that maps to a stable code.
+//! One error type for every library crate, with a kind that maps to a stable code.
 //!
 //! Every front (the N-API addon, the CLI) shows users the same code for the
 //! same failure, so the mapping from [`ErrorKind`] to a code lives here, once.
@@ -23,6 +23,8 @@ pub enum ErrorKind {
     Aborted,
     /// The caller's deadline passed before the work finished.
     TimedOut,
+    /// Someone else holds what the caller asked for (a lease, a claim).
+    Busy,
     /// Any other I/O failure.
     Io,
 }
@@ -37,6 +39,7 @@ impl ErrorKind {
             ErrorKind::InvalidInput => "EINVAL",
             ErrorKind::Aborted => "ABORT_ERR",
             ErrorKind::TimedOut => "ETIMEDOUT",
+            ErrorKind::Busy => "EBUSY",
             ErrorKind::Io => "EIO",
         }
     }

@@ -1,0 +1,24 @@
+//! What every natives library crate shares, defined once:
+//!
+//! - [`Error`] with its [`ErrorKind`]: the one mapping from a failure to the
+//!   stable code users see (`ENOENT`, `EINVAL`, `EBUSY`, ...), keeping the OS
+//!   error behind it.
+//! - [`CancelToken`]: the one cancellation flag (with an optional deadline)
+//!   that long work polls, so an `AbortSignal` or a `timeoutMs` stops it.
+//!
+//! # Example
+//!
+//! ```
+//! use natives_core::{CancelToken, ErrorKind};
+//!
+//! let token = CancelToken::new();
+//! assert!(token.check().is_ok());
+//! token.cancel();
+//! assert_eq!(token.check().unwrap_err().kind(), ErrorKind::Aborted);
+//! ```
+
+pub mod cancel;
+pub mod error;
+
+pub use cancel::CancelToken;
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,173 @@
+//! Durable records: a record on disk is the old version or the new one, never
+//! a torn mix, never an empty file.
+//!
+//! Every record the crate keeps (leases, identities, the catalog, claims) is
+//! written here and nowhere else. A new version goes to a temporary file in
+//! the record's own directory, is flushed with `fsync`, and only then takes
+//! the record's name with `rename` (atomic within one filesystem); the
+//! directory is flushed last so the rename itself survives a power cut. A
+//! crash at any step leaves at worst a stray temporary file, which readers
+//! never look at (its name starts with `.` and ends with [`TEMP_SUFFIX`]).
+//!
+//! A record that must never be replaced once it exists is published with
+//! [`publish`]: the same fully written temporary file, linked to the record's
+//! name with `link`, which fails if the name is taken, on local and network
+//! filesystems alike.
+
+use std::{
+    fs::{self, File, OpenOptions},
+    io::{self, Write},
+    os::unix::fs::{DirBuilderExt, OpenOptionsExt},
+    path::{Path, PathBuf},
+};
+
+use natives_core::{Error, Result};
+
+use crate::process;
+
+/// How every temporary record file's name ends.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// Records are private to their user: other users may not read who holds what.
+pub(crate) const FILE_MODE: u32 = 0o600;
+
+/// The steps of writing a record, in order, so tests can crash at each one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    TempCreated,
+    HalfWritten,
+    Written,
+    Synced,
+    Named,
+    DirSynced,
+}
+
+impl Step {
+    #[cfg(test)]
+    pub(crate) const ALL: [Step; 6] = [
+        Step::TempCreated,
+        Step::HalfWritten,
+        Step::Written,
+        Step::Synced,
+        Step::Named,
+        Step::DirSynced,
+    ];
+}
+
+/// Write `bytes` as the record at `path`, replacing any previous version
+/// atomically and durably.
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_observed(path, bytes, &mut |_| {})
+}
+
+/// Publish `bytes` at `path` only if no record exists there: `Ok(false)` when
+/// one does (it is left untouched).
+pub fn publish(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let temp = write_temp(path, bytes, &mut |_| {})?;
+    let linked = fs::hard_link(&temp, path);
+    let _ = fs::remove_file(&temp);
+    match linked {
+        Ok(()) => {
+            sync_dir(path)?;
+            Ok(true)
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+/// The record at `path`, or `None` if there is none.
+pub fn read(path: &Path) -> Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+/// Remove the record at `path` durably; `Ok(false)` if there was none.
+pub fn remove(path: &Path) -> Result<bool> {
+    match fs::remove_file(path) {
+        Ok(()) => sync_dir(path).map(|()| true),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+/// Create `dir` (and its parents) readable by its user only.
+pub fn create_private_dir(dir: &Path) -> Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|err| Error::io(dir, err))
+}
+
+/// [`replace`], telling `observe` about each step as it completes.
+pub(crate) fn replace_observed(
+    path: &Path,
+    bytes: &[u8],
+    observe: &mut dyn FnMut(Step),
+) -> Result<()> {
+    let temp = write_temp(path, bytes, observe)?;
+    if let Err(err) = fs::rename(&temp, path) {
+        let _ = fs::remove_file(&temp);
+        return Err(Error::io(path, err));
+    }
+    observe(Step::Named);
+    sync_dir(path)?;
+    observe(Step::DirSynced);
+    Ok(())
+}
+
+/// A fully written and flushed temporary copy of the record, beside it.
+fn write_temp(path: &Path, bytes: &[u8], observe: &mut dyn FnMut(Step)) -> Result<PathBuf> {
+    let temp = temp_path(path)?;
+    let written = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(FILE_MODE)
+            .open(&temp)?;
+        observe(Step::TempCreated);
+        let (first, second) = bytes.split_at(bytes.len() / 2);
+        file.write_all(first)?;
+        observe(Step::HalfWritten);
+        file.write_all(second)?;
+        observe(Step::Written);
+        file.sync_all()?;
+        observe(Step::Synced);
+        Ok::<(), io::Error>(())
+    })();
+    written.map(|()| temp.clone()).map_err(|err| {
+        let _ = fs::remove_file(&temp);
+        Error::io(path, err)
+    })
+}
+
+fn temp_path(path: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::invalid(format!("{}: not a record path", path.display())))?;
+    let temp = format!(
+        ".{}.{}.{}{TEMP_SUFFIX}",
+        name.to_string_lossy(),
+        std::process::id(),
+        process::nonce()
+    );
+    Ok(path.with_file_name(temp))
+}
+
+/// Flush `path`'s directory so a rename, link or unlink in it is durable.
+fn sync_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|err| Error::io(dir, err))
+}
+
+#[cfg(test)]
+mod tests;

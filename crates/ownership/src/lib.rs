@@ -1,0 +1,16 @@
+//! Durable, crash-proof ownership of shared directories.
+//!
+//! - [`durable`]: the one writer of records — temp file, `fsync`, `rename`,
+//!   directory `fsync` — so a record is whole or absent, never torn.
+//! - [`lock`]: kernel `flock` locks, the authority on whether an owner is
+//!   alive, and when a filesystem's locks cannot be trusted.
+//! - [`process`]: process identity (pid, start time, boot id) and the
+//!   conservative [`pid_alive`].
+//! - [`paths`]: canonical directory ids and stable record names.
+pub mod durable;
+pub mod lock;
+pub mod paths;
+pub mod process;
+
+pub use natives_core::{CancelToken, Error, ErrorKind, Result};
+pub use process::{ProcessIdentity, pid_alive};
