@@ -7,7 +7,9 @@
 //! - [`process`]: process identity (pid, start time, boot id) and the
 //!   conservative [`pid_alive`].
 //! - [`paths`]: canonical directory ids and stable record names.
+//! - [`layout`]: where every record lives under the natives home.
 pub mod durable;
+pub mod layout;
 pub mod lock;
 pub mod paths;
 pub mod process;

@@ -1,0 +1,75 @@
+//! Where every record lives under the natives home.
+//!
+//! ```text
+//! <home>/                         0700
+//!   cache-leases/<slug>.lock      flock held for a whole borrow (never deleted)
+//!   cache-leases/<slug>.json      the holder's record, while held
+//!   cache-leases/<slug>.output.lock  flock held by process cleanup
+//!   cache-leases/<slug>.output.json  who is cleaning up, while held
+//!   cache-leases/<slug>.identity.json  the source last built into the cache
+//!   cache-leases/catalog/<slug>.json   every cache ever leased, last owner
+//!   claims/<zone slug>.json       one claims record per zone
+//!   claims/<zone slug>.lock       serialises writers of that record
+//! ```
+//!
+//! Lease files live under the home, never inside the cache directory, so
+//! pruning a cache can never delete who holds it.
+
+use std::path::{Path, PathBuf};
+
+use natives_core::Result;
+
+use crate::{durable, paths::slug};
+
+/// The directory of lease files under `home`.
+pub fn leases_dir(home: &Path) -> PathBuf {
+    home.join("cache-leases")
+}
+
+/// The directory of catalog records under `home`.
+pub fn catalog_dir(home: &Path) -> PathBuf {
+    leases_dir(home).join("catalog")
+}
+
+/// The directory of claim records under `home`.
+pub fn claims_dir(home: &Path) -> PathBuf {
+    home.join("claims")
+}
+
+/// Every file that describes one cache directory's lease.
+#[derive(Clone, Debug)]
+pub struct LeaseFiles {
+    /// The flock held by the borrower.
+    pub lock: PathBuf,
+    /// The borrower's record.
+    pub record: PathBuf,
+    /// The flock held by process cleanup.
+    pub output_lock: PathBuf,
+    /// Process cleanup's record.
+    pub output_record: PathBuf,
+    /// The source identity last built into the cache.
+    pub identity: PathBuf,
+    /// The catalog entry: the cache directory and its last known owner.
+    pub catalog: PathBuf,
+}
+
+impl LeaseFiles {
+    /// The files for the cache directory whose canonical id is `dir_id`.
+    pub fn new(home: &Path, dir_id: &Path) -> LeaseFiles {
+        let slug = slug(dir_id);
+        let dir = leases_dir(home);
+        LeaseFiles {
+            lock: dir.join(format!("{slug}.lock")),
+            record: dir.join(format!("{slug}.json")),
+            output_lock: dir.join(format!("{slug}.output.lock")),
+            output_record: dir.join(format!("{slug}.output.json")),
+            identity: dir.join(format!("{slug}.identity.json")),
+            catalog: catalog_dir(home).join(format!("{slug}.json")),
+        }
+    }
+
+    /// Create the directories these files live in (user-only).
+    pub fn create_dirs(home: &Path) -> Result<()> {
+        durable::create_private_dir(&catalog_dir(home))
+    }
+}
