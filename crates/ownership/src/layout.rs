@@ -56,7 +56,11 @@ pub struct LeaseFiles {
 impl LeaseFiles {
     /// The files for the cache directory whose canonical id is `dir_id`.
     pub fn new(home: &Path, dir_id: &Path) -> LeaseFiles {
-        let slug = slug(dir_id);
+        LeaseFiles::for_slug(home, &slug(dir_id))
+    }
+
+    /// The files named `slug` (see [`crate::paths::slug`]).
+    pub fn for_slug(home: &Path, slug: &str) -> LeaseFiles {
         let dir = leases_dir(home);
         LeaseFiles {
             lock: dir.join(format!("{slug}.lock")),

@@ -8,11 +8,15 @@
 //!   conservative [`pid_alive`].
 //! - [`paths`]: canonical directory ids and stable record names.
 //! - [`layout`]: where every record lives under the natives home.
+//! - [`lease`]: build-cache leases (seed 000): race-free, crash-proof
+//!   ownership of a shared `CARGO_TARGET_DIR`.
 pub mod durable;
 pub mod layout;
+pub mod lease;
 pub mod lock;
 pub mod paths;
 pub mod process;
 
+pub use lease::{AcquireOutcome, Busy, Entry, EntryStatus, Guard, Leases, Owner, Status};
 pub use natives_core::{CancelToken, Error, ErrorKind, Result};
 pub use process::{ProcessIdentity, pid_alive};

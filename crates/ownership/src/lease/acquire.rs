@@ -1,0 +1,243 @@
+//! Taking and letting go of leases: one attempt, a bounded wait, and the
+//! guard that releases on drop.
+
+use std::{
+    path::{Path, PathBuf},
+    thread,
+    time::{Duration, Instant},
+};
+
+use natives_core::{Error, ErrorKind, Result};
+
+use super::{
+    Leases, POLL_INTERVAL, inventory,
+    record::{Busy, Holder, LeaseRecord, Owner, Role, Status},
+    slot::{HeldSlot, Slot, Taken},
+};
+use crate::{layout::LeaseFiles, process};
+
+/// What one acquisition attempt returned.
+#[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the guard is the common answer; boxing it would allocate on every acquisition"
+)]
+pub enum AcquireOutcome {
+    /// The lease is ours; `reclaimed` is the dead owner's record it replaced.
+    Acquired {
+        guard: Guard,
+        reclaimed: Option<LeaseRecord>,
+    },
+    /// Someone else has it, or its state is unknown.
+    Busy(Busy),
+}
+
+/// A held lease. Releases on drop, so a panicking or early-returning holder
+/// never leaves the cache marked busy; [`Guard::release`] reports errors.
+#[derive(Debug)]
+pub struct Guard {
+    record: LeaseRecord,
+    role: Role,
+    home: PathBuf,
+    files: LeaseFiles,
+    cache: Option<HeldSlot>,
+    output: Option<HeldSlot>,
+}
+
+impl Guard {
+    /// The record this guard wrote.
+    pub fn record(&self) -> &LeaseRecord {
+        &self.record
+    }
+
+    /// The cache directory's canonical id.
+    pub fn dir(&self) -> &Path {
+        &self.record.dir
+    }
+
+    /// Which lease this is: `Build` (also for maintenance) or `Cleanup`.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Whether this guard also holds the output lease (maintenance, cleanup).
+    pub fn holds_outputs(&self) -> bool {
+        self.output.is_some()
+    }
+
+    /// The home this lease lives under.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// Release now, reporting any error (dropping releases too, silently).
+    /// Only a record still carrying this guard's nonce is deleted.
+    pub fn release(mut self) -> Result<()> {
+        self.release_held()
+    }
+
+    fn release_held(&mut self) -> Result<()> {
+        let mut result = Ok(());
+        if let Some(cache) = self.cache.take() {
+            result = inventory::note_release(&self.files, &self.record);
+            result = cache.release().map(drop).and(result);
+        }
+        if let Some(output) = self.output.take() {
+            result = output.release().map(drop).and(result);
+        }
+        result
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.release_held();
+    }
+}
+
+impl Leases {
+    /// Take the lease on `cache_dir` for `owner` if nobody live holds it,
+    /// reclaiming a dead owner's lease first. One attempt: see
+    /// [`Leases::wait_for`] to wait. Refused while process cleanup still
+    /// owns the cache's outputs.
+    pub fn try_acquire(&self, cache_dir: &Path, owner: &Owner) -> Result<AcquireOutcome> {
+        let (id, files) = self.files(cache_dir)?;
+        let record = LeaseRecord::new(id, fresh_nonce(owner));
+        let taken = Slot::cache(&files, &self.trust)
+            .try_take(&record, || self.outputs_owned_by_cleanup(&files))?;
+        Ok(match taken {
+            Taken::Busy(busy) => AcquireOutcome::Busy(busy),
+            Taken::Held(cache, reclaimed) => {
+                inventory::note_acquire(&files, &record)?;
+                let guard = self.guard(record, Role::Build, files, Some(cache), None);
+                AcquireOutcome::Acquired { guard, reclaimed }
+            }
+        })
+    }
+
+    /// Take both the cache lease and the output lease, for an operation that
+    /// deletes from the cache. Refused while anyone builds or cleans up.
+    pub fn try_acquire_maintenance(
+        &self,
+        cache_dir: &Path,
+        owner: &Owner,
+    ) -> Result<AcquireOutcome> {
+        let (guard, reclaimed) = match self.try_acquire(cache_dir, owner)? {
+            AcquireOutcome::Acquired { guard, reclaimed } => (guard, reclaimed),
+            busy => return Ok(busy),
+        };
+        let mut guard = guard;
+        let output =
+            Slot::output(&guard.files, &self.trust).try_take(&guard.record, || Ok(None))?;
+        Ok(match output {
+            Taken::Held(slot, _) => {
+                guard.output = Some(slot);
+                AcquireOutcome::Acquired { guard, reclaimed }
+            }
+            Taken::Busy(busy) => AcquireOutcome::Busy(busy),
+        })
+    }
+
+    /// Take the output lease on `cache_dir` for process cleanup, which holds
+    /// it while it terminates a build's tool descendants. While it is held,
+    /// no build is admitted to the cache and no maintenance runs.
+    pub fn try_acquire_output(&self, cache_dir: &Path, owner: &Owner) -> Result<AcquireOutcome> {
+        let (id, files) = self.files(cache_dir)?;
+        let record = LeaseRecord::new(id, fresh_nonce(owner));
+        Ok(
+            match Slot::output(&files, &self.trust).try_take(&record, || Ok(None))? {
+                Taken::Busy(busy) => AcquireOutcome::Busy(busy),
+                Taken::Held(output, reclaimed) => AcquireOutcome::Acquired {
+                    guard: self.guard(record, Role::Cleanup, files, None, Some(output)),
+                    reclaimed,
+                },
+            },
+        )
+    }
+
+    /// Acquire the lease, waiting out a busy owner but never past `budget`
+    /// (the caller's own timeout, not a second clock). The `ETIMEDOUT` error
+    /// names who still holds it.
+    pub fn wait_for(&self, cache_dir: &Path, owner: &Owner, budget: Duration) -> Result<Guard> {
+        self.wait_for_unless(cache_dir, owner, budget, &|| false)?
+            .ok_or_else(|| Error::new(ErrorKind::Io, "wait_for: cancelled without a cancel"))
+    }
+
+    /// [`Leases::wait_for`] that gives up with `Ok(None)` as soon as `cancel`
+    /// returns true; `cancel` is asked once per poll, and nothing is held on
+    /// that path.
+    pub fn wait_for_unless(
+        &self,
+        cache_dir: &Path,
+        owner: &Owner,
+        budget: Duration,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Option<Guard>> {
+        let deadline = Instant::now() + budget;
+        loop {
+            if cancel() {
+                return Ok(None);
+            }
+            let busy = match self.try_acquire(cache_dir, owner)? {
+                AcquireOutcome::Acquired { guard, .. } => return Ok(Some(guard)),
+                AcquireOutcome::Busy(busy) => busy,
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out(cache_dir, budget, &busy));
+            }
+            thread::sleep(left.min(POLL_INTERVAL));
+        }
+    }
+
+    /// Refuse admission while process cleanup holds the output lease, or
+    /// while its record cannot be read.
+    fn outputs_owned_by_cleanup(&self, files: &LeaseFiles) -> Result<Option<Busy>> {
+        Ok(match Slot::output(files, &self.trust).status()? {
+            Status::Active(record) => Some(Busy::Active(Box::new(Holder {
+                role: Role::Cleanup,
+                record,
+            }))),
+            Status::Unknown(why) => Some(Busy::Unknown(format!("output lease: {why}"))),
+            Status::Free | Status::Stale(_) => None,
+        })
+    }
+
+    fn guard(
+        &self,
+        record: LeaseRecord,
+        role: Role,
+        files: LeaseFiles,
+        cache: Option<HeldSlot>,
+        output: Option<HeldSlot>,
+    ) -> Guard {
+        Guard {
+            record,
+            role,
+            home: self.home.clone(),
+            files,
+            cache,
+            output,
+        }
+    }
+}
+
+/// `owner` with a nonce naming this one acquisition.
+fn fresh_nonce(owner: &Owner) -> Owner {
+    Owner {
+        nonce: process::nonce(),
+        ..owner.clone()
+    }
+}
+
+fn timed_out(cache_dir: &Path, budget: Duration, busy: &Busy) -> Error {
+    Error::new(
+        ErrorKind::TimedOut,
+        format!(
+            "{}: build cache still {} after waiting {} ms",
+            cache_dir.display(),
+            busy.describe(),
+            budget.as_millis()
+        ),
+    )
+}

@@ -1,0 +1,130 @@
+//! Build-cache leases: who is using a shared `CARGO_TARGET_DIR` right now,
+//! made durable and cheap to ask.
+//!
+//! One cache directory, many borrowers (candidate builds, reviews, a human by
+//! hand), sometimes from different worktrees. A borrower takes the lease with
+//! [`Leases::try_acquire`] or [`Leases::wait_for`] and holds it for the whole
+//! build through a [`Guard`], which releases on drop.
+//!
+//! # Why this cannot hand one cache to two holders
+//!
+//! The holder keeps an exclusive `flock` on the lease's sidecar lock file for
+//! the whole borrow ([`crate::lock`]); the kernel decides who holds it and
+//! frees it the instant its holder dies, however it dies. The JSON record
+//! beside it ([`LeaseRecord`]) is written only by whoever holds that lock, so
+//! reclaiming a dead owner's lease is "take the lock, overwrite the record":
+//! there is no check-then-delete window for a second reclaimer to slip into,
+//! and a reused pid cannot keep a dead owner's lease alive. Release deletes
+//! the record only if it still carries the holder's own nonce.
+//!
+//! A record that cannot be parsed is [`Status::Unknown`]: never reclaimed
+//! automatically and never rewritten, because a lease nobody can read is not
+//! evidence that the directory is free.
+//!
+//! On a filesystem whose locks cannot be trusted ([`crate::lock::trust`]),
+//! the record is the lease: published with create-exclusive, judged alive by
+//! [`pid_alive`](crate::pid_alive), reclaimed only when its owner ran on this
+//! host and is certainly dead, under a host-local lock that serialises
+//! reclaimers.
+//!
+//! # Process cleanup
+//!
+//! Killing a build's tool descendants happens under a second, *output* lease
+//! ([`Leases::try_acquire_output`]). Admission checks it too: reclaiming a
+//! dead owner's lease does not allow reusing outputs that cleanup still owns,
+//! and destructive maintenance ([`Leases::try_acquire_maintenance`]) holds
+//! both.
+
+mod acquire;
+mod hold;
+mod inventory;
+mod prune;
+mod record;
+mod slot;
+
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use natives_core::Result;
+
+pub use acquire::{AcquireOutcome, Guard};
+pub use hold::{RESOURCE_HOLD, cargo_target_env, parse_resource_hold, resource_hold};
+pub use inventory::{Entry, EntryStatus};
+pub use prune::PruneReport;
+pub use record::{Busy, Holder, LeaseRecord, Owner, Role, Status};
+
+use crate::{
+    layout::{self, LeaseFiles},
+    lock::{self, LockTrust},
+    paths,
+};
+
+/// How often a waiting borrower tries again. A dead holder's kernel lock is
+/// free within milliseconds, so a SIGKILLed holder's lease is taken over
+/// within one interval; shorter would only spin on a live holder.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The lease store under one natives home.
+#[derive(Clone, Debug)]
+pub struct Leases {
+    home: PathBuf,
+    trust: LockTrust,
+}
+
+impl Leases {
+    /// The store under `home` (see [`paths::home`]), created user-only if
+    /// missing, with lock trust detected from its filesystem.
+    pub fn open(home: &Path) -> Result<Leases> {
+        LeaseFiles::create_dirs(home)?;
+        let trust = lock::trust(&layout::leases_dir(home))?;
+        Ok(Leases {
+            home: home.to_owned(),
+            trust,
+        })
+    }
+
+    /// The same store, judging liveness as `trust` says rather than as
+    /// detected (for filesystems detection gets wrong, and for tests).
+    pub fn with_trust(mut self, trust: LockTrust) -> Leases {
+        self.trust = trust;
+        self
+    }
+
+    /// The home this store lives under.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// How this store judges liveness.
+    pub fn trust(&self) -> &LockTrust {
+        &self.trust
+    }
+
+    /// Where `cache_dir`'s lease stands right now. Read-only, except that
+    /// probing a kernel lock takes it for an instant.
+    pub fn classify(&self, cache_dir: &Path) -> Result<Status> {
+        let (_, files) = self.files(cache_dir)?;
+        slot::Slot::cache(&files, &self.trust).status()
+    }
+
+    /// Whether `cache_dir` is in use: held by a live owner, in a state nobody
+    /// can vouch for ([`Status::Unknown`] counts as in use), or with outputs
+    /// that process cleanup still owns.
+    pub fn in_use(&self, cache_dir: &Path) -> Result<bool> {
+        let (_, files) = self.files(cache_dir)?;
+        let cache = slot::Slot::cache(&files, &self.trust).status()?;
+        let output = slot::Slot::output(&files, &self.trust).status()?;
+        Ok(cache.in_use() || output.in_use())
+    }
+
+    fn files(&self, cache_dir: &Path) -> Result<(PathBuf, LeaseFiles)> {
+        let id = paths::dir_id(cache_dir)?;
+        let files = LeaseFiles::new(&self.home, &id);
+        Ok((id, files))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,217 @@
+//! What a lease record says, and the verdicts read from it.
+
+use std::{
+    path::PathBuf,
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use serde::{Deserialize, Serialize};
+
+use crate::process::{self, ProcessIdentity};
+
+/// Who is holding, or wants, a cache directory.
+///
+/// `run`, `node` and `seat` say which job the borrower is; the process fields
+/// say which process it is, so that neither a reused pid nor a reboot can
+/// pass for it; `nonce` names one acquisition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Owner {
+    /// The run (a job of the orchestrator) the borrower belongs to.
+    pub run: String,
+    /// The node (task) within the run.
+    pub node: String,
+    /// The seat (role) within the node.
+    pub seat: String,
+    /// The holder's process id.
+    pub pid: u32,
+    /// The worktree the build's source comes from, if any.
+    pub worktree: Option<PathBuf>,
+    /// The commit the build's source is at, if known.
+    pub head: Option<String>,
+    /// The holder's host name.
+    pub host: String,
+    /// The boot the holder started in.
+    pub boot_id: Option<String>,
+    /// The holder's start time, clock ticks since boot.
+    pub start_time: Option<u64>,
+    /// Names this acquisition; release deletes only a record carrying it.
+    pub nonce: String,
+}
+
+impl Owner {
+    /// The calling process, as borrower `run`/`node`/`seat`.
+    pub fn current(run: &str, node: &str, seat: &str) -> Owner {
+        let me = ProcessIdentity::current();
+        Owner {
+            run: run.to_owned(),
+            node: node.to_owned(),
+            seat: seat.to_owned(),
+            pid: me.pid,
+            worktree: None,
+            head: None,
+            host: me.host,
+            boot_id: me.boot_id,
+            start_time: me.start_time,
+            nonce: process::nonce(),
+        }
+    }
+
+    /// The same owner, building from `worktree` at `head`.
+    pub fn building(mut self, worktree: PathBuf, head: String) -> Owner {
+        self.worktree = Some(worktree);
+        self.head = Some(head);
+        self
+    }
+
+    /// `run/node/seat (pid P on HOST)`, for messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}/{}/{} (pid {} on {})",
+            self.run, self.node, self.seat, self.pid, self.host
+        )
+    }
+
+    /// Whether this owner's process may still be alive, judged from here:
+    /// an owner on another host always may.
+    pub(crate) fn may_be_alive(&self) -> bool {
+        self.host != process::host_name()
+            || process::pid_alive(self.pid, self.start_time, self.boot_id.as_deref())
+    }
+}
+
+/// The record of one held lease, as stored on disk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LeaseRecord {
+    /// The record format; this crate writes and reads version 1 only.
+    pub version: u32,
+    /// The cache directory's canonical id.
+    pub dir: PathBuf,
+    /// Who holds it.
+    pub owner: Owner,
+    /// When it was acquired, milliseconds since the Unix epoch.
+    pub acquired_at_ms: u64,
+}
+
+/// The only record version this crate reads or writes.
+pub(crate) const RECORD_VERSION: u32 = 1;
+
+impl LeaseRecord {
+    pub(crate) fn new(dir: PathBuf, owner: Owner) -> LeaseRecord {
+        LeaseRecord {
+            version: RECORD_VERSION,
+            dir,
+            owner,
+            acquired_at_ms: now_ms(),
+        }
+    }
+
+    /// Parse a record; anything but a whole version-1 record is an error
+    /// saying why.
+    pub(crate) fn parse(bytes: &[u8]) -> Result<LeaseRecord, String> {
+        if bytes.is_empty() {
+            return Err("empty lease record".to_owned());
+        }
+        // Records are written ending in a newline: one without it was cut short.
+        if !bytes.ends_with(b"\n") {
+            return Err("truncated lease record (no final newline)".to_owned());
+        }
+        let record: LeaseRecord = serde_json::from_slice(bytes)
+            .map_err(|err| format!("unreadable lease record: {err}"))?;
+        if record.version != RECORD_VERSION {
+            return Err(format!("lease record version {} is not 1", record.version));
+        }
+        Ok(record)
+    }
+
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a lease record serialises");
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Where a lease's classification lands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Nobody holds it.
+    Free,
+    /// A live owner holds it; `None` while a new holder has taken the lock
+    /// but not yet written its record.
+    Active(Option<LeaseRecord>),
+    /// The record's owner is dead: the next acquirer reclaims it.
+    Stale(LeaseRecord),
+    /// The record cannot be read (why): never reclaimed automatically.
+    Unknown(String),
+}
+
+impl Status {
+    /// `Active` and `Unknown` count as in use.
+    pub fn in_use(&self) -> bool {
+        matches!(self, Status::Active(_) | Status::Unknown(_))
+    }
+}
+
+/// Which lease a holder has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The cache lease, held for a build.
+    Build,
+    /// The output lease, held by process cleanup.
+    Cleanup,
+}
+
+/// A live holder, as far as its record tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// Which lease it holds.
+    pub role: Role,
+    /// Its record (`None` while it is being written).
+    pub record: Option<LeaseRecord>,
+}
+
+impl Holder {
+    /// Who holds it, for messages.
+    pub fn describe(&self) -> String {
+        let who = self
+            .record
+            .as_ref()
+            .map(|r| r.owner.describe())
+            .unwrap_or_else(|| "a new holder still writing its record".to_owned());
+        match self.role {
+            Role::Build => who,
+            Role::Cleanup => format!("process cleanup by {who}"),
+        }
+    }
+}
+
+/// Why an acquisition did not hand back a guard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Busy {
+    /// A live owner holds the lease, or process cleanup still owns its outputs.
+    Active(Box<Holder>),
+    /// The lease record cannot be read (why); a human must look.
+    Unknown(String),
+    /// Another acquirer got there in the same instant; try again.
+    Contended,
+}
+
+impl Busy {
+    /// Who or what is in the way, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Busy::Active(holder) => format!("held by {}", holder.describe()),
+            Busy::Unknown(why) => format!("in an unknown state ({why})"),
+            Busy::Contended => "contended by another acquirer".to_owned(),
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! A slot: one exclusively held name, a lock file plus a record. The cache
+//! lease and the output lease are both slots; this is the one place that
+//! decides who holds a slot, how it is taken over and how it is let go.
+
+use std::path::{Path, PathBuf};
+
+use natives_core::Result;
+use nix::unistd::getuid;
+
+use super::record::{Busy, Holder, LeaseRecord, Role, Status};
+use crate::{
+    durable,
+    layout::LeaseFiles,
+    lock::{self, HeldLock, LockTrust},
+};
+
+pub(crate) struct Slot<'a> {
+    lock: &'a Path,
+    record: &'a Path,
+    role: Role,
+    trust: &'a LockTrust,
+}
+
+/// A slot this process holds.
+#[derive(Debug)]
+pub(crate) struct HeldSlot {
+    lock: Option<HeldLock>,
+    record: PathBuf,
+    nonce: String,
+}
+
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved once per acquisition attempt; boxing would allocate on every success"
+)]
+pub(crate) enum Taken {
+    /// Held now; with the dead owner's record if it was reclaimed.
+    Held(HeldSlot, Option<LeaseRecord>),
+    Busy(Busy),
+}
+
+impl<'a> Slot<'a> {
+    pub(crate) fn cache(files: &'a LeaseFiles, trust: &'a LockTrust) -> Slot<'a> {
+        Slot {
+            lock: &files.lock,
+            record: &files.record,
+            role: Role::Build,
+            trust,
+        }
+    }
+
+    pub(crate) fn output(files: &'a LeaseFiles, trust: &'a LockTrust) -> Slot<'a> {
+        Slot {
+            lock: &files.output_lock,
+            record: &files.output_record,
+            role: Role::Cleanup,
+            trust,
+        }
+    }
+
+    /// Where the slot stands right now.
+    pub(crate) fn status(&self) -> Result<Status> {
+        let bytes = durable::read(self.record)?;
+        let held = match self.trust {
+            LockTrust::Kernel => Some(lock::is_held(self.lock)?),
+            LockTrust::RecordOnly(_) => None,
+        };
+        Ok(match bytes {
+            None if held == Some(true) => Status::Active(None),
+            None => Status::Free,
+            Some(bytes) => match LeaseRecord::parse(&bytes) {
+                Err(why) => Status::Unknown(why),
+                Ok(record) => {
+                    let alive = held.unwrap_or_else(|| record.owner.may_be_alive());
+                    if alive {
+                        Status::Active(Some(record))
+                    } else {
+                        Status::Stale(record)
+                    }
+                }
+            },
+        })
+    }
+
+    /// One attempt to take the slot for `record`. `admit` runs once the slot
+    /// is exclusively ours and before anything is written: a `Some` refuses.
+    pub(crate) fn try_take(
+        &self,
+        record: &LeaseRecord,
+        admit: impl FnOnce() -> Result<Option<Busy>>,
+    ) -> Result<Taken> {
+        match self.trust {
+            LockTrust::Kernel => self.take_locked(record, admit),
+            LockTrust::RecordOnly(_) => self.take_by_record(record, admit),
+        }
+    }
+
+    fn take_locked(
+        &self,
+        record: &LeaseRecord,
+        admit: impl FnOnce() -> Result<Option<Busy>>,
+    ) -> Result<Taken> {
+        let Some(lock) = lock::try_exclusive(self.lock)? else {
+            return self.busy_while_locked().map(Taken::Busy);
+        };
+        if let Some(busy) = admit()? {
+            return Ok(Taken::Busy(busy));
+        }
+        let previous = match durable::read(self.record)? {
+            None => None,
+            Some(bytes) => match LeaseRecord::parse(&bytes) {
+                Ok(dead) => Some(dead),
+                Err(why) => return Ok(Taken::Busy(Busy::Unknown(why))),
+            },
+        };
+        durable::replace(self.record, &record.to_bytes())?;
+        Ok(Taken::Held(self.held(Some(lock), record), previous))
+    }
+
+    /// Why the slot is busy when its lock is held by someone else.
+    fn busy_while_locked(&self) -> Result<Busy> {
+        Ok(match durable::read(self.record)? {
+            None => self.active(None),
+            Some(bytes) => match LeaseRecord::parse(&bytes) {
+                Err(why) => Busy::Unknown(why),
+                // The lock is held but the record's owner is gone: someone
+                // is taking over right now.
+                Ok(record) if !record.owner.may_be_alive() => Busy::Contended,
+                Ok(record) => self.active(Some(record)),
+            },
+        })
+    }
+
+    fn take_by_record(
+        &self,
+        record: &LeaseRecord,
+        admit: impl FnOnce() -> Result<Option<Busy>>,
+    ) -> Result<Taken> {
+        if let Some(busy) = admit()? {
+            return Ok(Taken::Busy(busy));
+        }
+        let Some(bytes) = durable::read(self.record)? else {
+            return self.publish(record, None);
+        };
+        let existing = match LeaseRecord::parse(&bytes) {
+            Ok(existing) => existing,
+            Err(why) => return Ok(Taken::Busy(Busy::Unknown(why))),
+        };
+        if existing.owner.may_be_alive() {
+            return Ok(Taken::Busy(self.active(Some(existing))));
+        }
+        self.reclaim_by_record(record, existing)
+    }
+
+    /// Replace a dead owner's record from this host. Only processes on the
+    /// dead owner's host ever reclaim it, so a lock on a host-local file
+    /// serialises every possible reclaimer; under it, the record is checked
+    /// to still be the dead one before it is removed.
+    fn reclaim_by_record(&self, record: &LeaseRecord, dead: LeaseRecord) -> Result<Taken> {
+        let local = reclaim_lock_path(self.record)?;
+        let Some(_reclaiming) = lock::try_exclusive(&local)? else {
+            return Ok(Taken::Busy(Busy::Contended));
+        };
+        let still_dead = durable::read(self.record)?
+            .and_then(|bytes| LeaseRecord::parse(&bytes).ok())
+            .is_some_and(|now| now.owner.nonce == dead.owner.nonce);
+        if !still_dead {
+            return Ok(Taken::Busy(Busy::Contended));
+        }
+        durable::remove(self.record)?;
+        self.publish(record, Some(dead))
+    }
+
+    fn publish(&self, record: &LeaseRecord, previous: Option<LeaseRecord>) -> Result<Taken> {
+        Ok(if durable::publish(self.record, &record.to_bytes())? {
+            Taken::Held(self.held(None, record), previous)
+        } else {
+            Taken::Busy(Busy::Contended)
+        })
+    }
+
+    fn active(&self, record: Option<LeaseRecord>) -> Busy {
+        Busy::Active(Box::new(Holder {
+            role: self.role,
+            record,
+        }))
+    }
+
+    fn held(&self, lock: Option<HeldLock>, record: &LeaseRecord) -> HeldSlot {
+        HeldSlot {
+            lock,
+            record: self.record.to_owned(),
+            nonce: record.owner.nonce.clone(),
+        }
+    }
+}
+
+impl HeldSlot {
+    /// Let the slot go: delete the record if it is still this holder's own,
+    /// then drop the lock. `Ok(false)` if the record was someone else's.
+    pub(crate) fn release(mut self) -> Result<bool> {
+        let own = durable::read(&self.record)?
+            .and_then(|bytes| LeaseRecord::parse(&bytes).ok())
+            .is_some_and(|record| record.owner.nonce == self.nonce);
+        let removed = own && durable::remove(&self.record)?;
+        self.lock.take();
+        Ok(removed)
+    }
+}
+
+/// A host-local lock file for reclaiming `record` (the temporary directory
+/// is local even when the home is on a network filesystem).
+fn reclaim_lock_path(record: &Path) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("natives-reclaim-{}", getuid()));
+    durable::create_private_dir(&dir)?;
+    let name = record.file_name().unwrap_or_default().to_string_lossy();
+    Ok(dir.join(format!("{name}.lock")))
+}

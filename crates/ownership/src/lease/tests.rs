@@ -1,0 +1,442 @@
+use std::{
+    fs,
+    sync::atomic::{AtomicBool, Ordering},
+    thread,
+    time::{Duration, Instant},
+};
+
+use std::time::SystemTime;
+
+use super::*;
+
+use crate::lock::LockTrust;
+use crate::{durable, process};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    leases: Leases,
+    cache: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let cache = root.join("target");
+    fs::create_dir(&cache).unwrap();
+    let leases = Leases::open(&root.join("home")).unwrap();
+    Fixture {
+        _dir: dir,
+        leases,
+        cache,
+    }
+}
+
+fn record_only(leases: &Leases) -> Leases {
+    leases
+        .clone()
+        .with_trust(LockTrust::RecordOnly("test".to_owned()))
+}
+
+fn owner(seat: &str) -> Owner {
+    Owner::current("run-1", "node-a", seat)
+}
+
+fn acquire(leases: &Leases, cache: &Path, seat: &str) -> Guard {
+    match leases.try_acquire(cache, &owner(seat)).unwrap() {
+        AcquireOutcome::Acquired { guard, .. } => guard,
+        AcquireOutcome::Busy(busy) => panic!("expected to acquire, got {busy:?}"),
+    }
+}
+
+fn busy(leases: &Leases, cache: &Path) -> Busy {
+    match leases.try_acquire(cache, &owner("late")).unwrap() {
+        AcquireOutcome::Busy(busy) => busy,
+        AcquireOutcome::Acquired { guard, .. } => {
+            panic!("expected busy, acquired {:?}", guard.record())
+        }
+    }
+}
+
+fn files(f: &Fixture) -> LeaseFiles {
+    LeaseFiles::new(f.leases.home(), &f.cache)
+}
+
+/// A record as a dead process of this host would have left it.
+fn dead_record(f: &Fixture) -> LeaseRecord {
+    let mut record = LeaseRecord::new(f.cache.clone(), owner("dead"));
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    record.owner.pid = child.id();
+    child.wait().unwrap();
+    record
+}
+
+#[test]
+fn a_held_lease_is_busy_and_names_its_holder() {
+    let f = fixture();
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        let guard = acquire(&leases, &f.cache, "builder");
+        assert_eq!(guard.dir(), f.cache);
+        assert!(
+            matches!(leases.classify(&f.cache).unwrap(), Status::Active(Some(r)) if r == *guard.record())
+        );
+        assert!(leases.in_use(&f.cache).unwrap());
+        let Busy::Active(holder) = busy(&leases, &f.cache) else {
+            panic!("not active")
+        };
+        assert!(
+            holder.describe().contains("run-1/node-a/builder"),
+            "{}",
+            holder.describe()
+        );
+        guard.release().unwrap();
+        assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
+        assert!(!leases.in_use(&f.cache).unwrap());
+        drop(acquire(&leases, &f.cache, "next"));
+        assert_eq!(
+            leases.classify(&f.cache).unwrap(),
+            Status::Free,
+            "drop releases"
+        );
+    }
+}
+
+#[test]
+fn routes_to_one_cache_share_one_lease() {
+    let f = fixture();
+    let link = f.cache.with_file_name("link");
+    std::os::unix::fs::symlink(&f.cache, &link).unwrap();
+    let _guard = acquire(&f.leases, &f.cache, "builder");
+    assert!(matches!(busy(&f.leases, &link), Busy::Active(_)));
+    assert!(matches!(
+        busy(&f.leases, &f.cache.join("../target/.")),
+        Busy::Active(_)
+    ));
+}
+
+#[test]
+fn a_dead_owners_record_is_reclaimed() {
+    let f = fixture();
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        let dead = dead_record(&f);
+        durable::replace(&files(&f).record, &dead.to_bytes()).unwrap();
+        assert_eq!(
+            leases.classify(&f.cache).unwrap(),
+            Status::Stale(dead.clone())
+        );
+        assert!(!leases.in_use(&f.cache).unwrap());
+        match leases.try_acquire(&f.cache, &owner("heir")).unwrap() {
+            AcquireOutcome::Acquired { guard, reclaimed } => {
+                assert_eq!(reclaimed, Some(dead));
+                assert_eq!(guard.record().owner.seat, "heir");
+            }
+            AcquireOutcome::Busy(busy) => panic!("{busy:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_reused_pid_is_stale_and_an_unreadable_start_time_is_alive() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let me = process::ProcessIdentity::current();
+    let mut reused = LeaseRecord::new(f.cache.clone(), owner("old"));
+    reused.owner.start_time = me.start_time.map(|t| t + 1);
+    durable::replace(&files(&f).record, &reused.to_bytes()).unwrap();
+    assert_eq!(leases.classify(&f.cache).unwrap(), Status::Stale(reused));
+
+    let mut unknown_start = LeaseRecord::new(f.cache.clone(), owner("old"));
+    unknown_start.owner.start_time = None;
+    durable::replace(&files(&f).record, &unknown_start.to_bytes()).unwrap();
+    assert_eq!(
+        leases.classify(&f.cache).unwrap(),
+        Status::Active(Some(unknown_start))
+    );
+    assert!(matches!(busy(&leases, &f.cache), Busy::Active(_)));
+}
+
+#[test]
+fn another_hosts_owner_is_never_reclaimed_without_kernel_locks() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let mut remote = dead_record(&f);
+    remote.owner.host = "another-host".to_owned();
+    durable::replace(&files(&f).record, &remote.to_bytes()).unwrap();
+    assert_eq!(
+        leases.classify(&f.cache).unwrap(),
+        Status::Active(Some(remote.clone()))
+    );
+    assert!(matches!(busy(&leases, &f.cache), Busy::Active(_)));
+    assert_eq!(
+        durable::read(&files(&f).record).unwrap().unwrap(),
+        remote.to_bytes()
+    );
+}
+
+/// Every way a record can be unreadable: each answers `Unknown`, is never
+/// reclaimed, and its bytes stay exactly as they were.
+#[test]
+fn unreadable_records_are_unknown_and_untouched() {
+    let f = fixture();
+    let valid = dead_record(&f).to_bytes();
+    let mut corrupt: Vec<Vec<u8>> = (0..valid.len()).map(|n| valid[..n].to_vec()).collect();
+    corrupt.push(vec![0xff, 0x00, 0x13, 0x37, b'{', 0x80]);
+    corrupt.push(b"\0\0\0\0\0\0\0\0".to_vec());
+    for wrong_shape in [
+        "null",
+        "[]",
+        "42",
+        "\"lease\"",
+        "{}",
+        r#"{"version":1}"#,
+        r#"{"version":2,"dir":"/x","owner":{},"acquiredAtMs":1}"#,
+    ] {
+        corrupt.push(format!("{wrong_shape}\n").into_bytes());
+    }
+    let mut extra_field: serde_json::Value = serde_json::from_slice(&valid).unwrap();
+    extra_field["surprise"] = true.into();
+    corrupt.push(json_line(&extra_field));
+    let mut wrong_type = extra_field.clone();
+    wrong_type.as_object_mut().unwrap().remove("surprise");
+    wrong_type["owner"]["pid"] = "12".into();
+    corrupt.push(json_line(&wrong_type));
+
+    let record = files(&f).record;
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        for bytes in &corrupt {
+            fs::write(&record, bytes).unwrap();
+            let shown = String::from_utf8_lossy(bytes);
+            assert!(
+                matches!(leases.classify(&f.cache).unwrap(), Status::Unknown(_)),
+                "{shown}"
+            );
+            assert!(leases.in_use(&f.cache).unwrap(), "{shown}");
+            assert!(
+                matches!(busy(&leases, &f.cache), Busy::Unknown(_)),
+                "{shown}"
+            );
+            assert_eq!(
+                leases
+                    .maintenance_prune(&f.cache, 0, &owner("janitor"))
+                    .unwrap(),
+                None
+            );
+            assert_eq!(&fs::read(&record).unwrap(), bytes, "bytes changed: {shown}");
+        }
+    }
+    assert!(corrupt.len() > valid.len(), "{} cases", corrupt.len());
+}
+
+/// Valid JSON as a record line: only its shape can be wrong.
+fn json_line(value: &serde_json::Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(value).unwrap();
+    bytes.push(b'\n');
+    bytes
+}
+
+#[test]
+fn release_deletes_only_its_own_record() {
+    let f = fixture();
+    let guard = acquire(&f.leases, &f.cache, "builder");
+    let mut intruder = guard.record().clone();
+    intruder.owner.nonce = process::nonce();
+    durable::replace(&files(&f).record, &intruder.to_bytes()).unwrap();
+    guard.release().unwrap();
+    assert_eq!(
+        durable::read(&files(&f).record).unwrap().unwrap(),
+        intruder.to_bytes()
+    );
+}
+
+#[test]
+fn cleanup_holds_outputs_against_admission_and_maintenance() {
+    let f = fixture();
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        let cleanup = match leases
+            .try_acquire_output(&f.cache, &owner("cleanup"))
+            .unwrap()
+        {
+            AcquireOutcome::Acquired { guard, .. } => guard,
+            AcquireOutcome::Busy(busy) => panic!("{busy:?}"),
+        };
+        assert_eq!(cleanup.role(), Role::Cleanup);
+        assert!(leases.in_use(&f.cache).unwrap());
+        let Busy::Active(holder) = busy(&leases, &f.cache) else {
+            panic!("admitted during cleanup")
+        };
+        assert_eq!(holder.role, Role::Cleanup);
+        assert!(
+            holder.describe().contains("cleanup"),
+            "{}",
+            holder.describe()
+        );
+        assert_eq!(
+            leases
+                .maintenance_prune(&f.cache, 0, &owner("janitor"))
+                .unwrap(),
+            None
+        );
+        cleanup.release().unwrap();
+        let build = acquire(&leases, &f.cache, "builder");
+        assert!(matches!(
+            leases
+                .try_acquire_maintenance(&f.cache, &owner("janitor"))
+                .unwrap(),
+            AcquireOutcome::Busy(Busy::Active(_))
+        ));
+        drop(build);
+    }
+}
+
+#[test]
+fn a_dead_cleanups_output_lease_does_not_block() {
+    let f = fixture();
+    let dead = dead_record(&f);
+    durable::replace(&files(&f).output_record, &dead.to_bytes()).unwrap();
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        assert!(!leases.in_use(&f.cache).unwrap());
+        drop(acquire(&leases, &f.cache, "builder"));
+    }
+}
+
+#[test]
+fn prune_deletes_oldest_files_first_and_never_a_lease_file() {
+    let f = fixture();
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    for (i, name) in [
+        "debug/deps/a.rlib",
+        "debug/deps/b.rlib",
+        "debug/c.bin",
+        "d.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let path = f.cache.join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, vec![b'x'; 1000]).unwrap();
+        let file = fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(old + Duration::from_secs(i as u64 * 60))
+            .unwrap();
+    }
+    let report = f
+        .leases
+        .maintenance_prune(&f.cache, 2500, &owner("janitor"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        report,
+        PruneReport {
+            bytes_before: 4000,
+            bytes_after: 2000,
+            files_removed: 2
+        }
+    );
+    assert!(
+        !f.cache.join("debug/deps").exists(),
+        "emptied directory removed"
+    );
+    assert!(f.cache.join("debug/c.bin").exists() && f.cache.join("d.json").exists());
+    assert!(files(&f).lock.exists(), "lease files untouched");
+    assert_eq!(
+        f.leases.classify(&f.cache).unwrap(),
+        Status::Free,
+        "prune released"
+    );
+}
+
+#[test]
+fn inventory_reports_holders_and_last_owners() {
+    let f = fixture();
+    let other = f.cache.with_file_name("other-target");
+    let held = acquire(&f.leases, &f.cache, "builder");
+    drop(acquire(&f.leases, &other, "reviewer"));
+    let unread = f
+        .leases
+        .home()
+        .join("cache-leases")
+        .join(format!("{}.json", "e".repeat(64)));
+    fs::write(&unread, b"{").unwrap();
+    let entries = f.leases.inventory().unwrap();
+    assert_eq!(entries.len(), 3, "{entries:#?}");
+    let by_dir = |dir: &Path| {
+        entries
+            .iter()
+            .find(|e| e.dir.as_deref() == Some(dir))
+            .unwrap()
+    };
+    let active = by_dir(&f.cache);
+    assert_eq!(active.status, EntryStatus::Active);
+    assert_eq!(active.owner.as_ref().unwrap().seat, "builder");
+    assert_eq!(active.since_ms, Some(held.record().acquired_at_ms));
+    let released = by_dir(&other);
+    assert_eq!(released.status, EntryStatus::Free);
+    assert_eq!(released.owner.as_ref().unwrap().seat, "reviewer");
+    assert!(released.released_at_ms.is_some());
+    let unknown = entries.iter().find(|e| e.slug == "e".repeat(64)).unwrap();
+    assert!(matches!(unknown.status, EntryStatus::Unknown(_)) && unknown.dir.is_none());
+}
+
+#[test]
+fn wait_for_is_bounded_by_its_budget_and_names_the_holder() {
+    let f = fixture();
+    let _held = acquire(&f.leases, &f.cache, "builder");
+    let budget = Duration::from_millis(300);
+    let started = Instant::now();
+    let err = f
+        .leases
+        .wait_for(&f.cache, &owner("waiter"), budget)
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.code(), "ETIMEDOUT");
+    assert!(err.message().contains("run-1/node-a/builder"), "{err}");
+    assert!(
+        took >= budget && took <= budget + POLL_INTERVAL + Duration::from_millis(50),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn wait_for_takes_the_lease_once_it_is_released() {
+    let f = fixture();
+    let held = acquire(&f.leases, &f.cache, "builder");
+    let releaser = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(100));
+        held.release().unwrap();
+    });
+    let guard = f
+        .leases
+        .wait_for(&f.cache, &owner("waiter"), Duration::from_secs(5))
+        .unwrap();
+    assert_eq!(guard.record().owner.seat, "waiter");
+    releaser.join().unwrap();
+}
+
+#[test]
+fn wait_for_unless_gives_up_within_one_poll_of_cancel() {
+    let f = fixture();
+    let _held = acquire(&f.leases, &f.cache, "builder");
+    let cancelled = AtomicBool::new(false);
+    let cancelled_at = std::sync::Mutex::new(None);
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            thread::sleep(Duration::from_millis(120));
+            *cancelled_at.lock().unwrap() = Some(Instant::now());
+            cancelled.store(true, Ordering::SeqCst);
+        });
+        let waited = f
+            .leases
+            .wait_for_unless(&f.cache, &owner("waiter"), Duration::from_secs(10), &|| {
+                cancelled.load(Ordering::SeqCst)
+            })
+            .unwrap();
+        assert!(waited.is_none());
+        let after_cancel = cancelled_at.lock().unwrap().unwrap().elapsed();
+        assert!(
+            after_cancel <= POLL_INTERVAL + Duration::from_millis(25),
+            "{after_cancel:?}"
+        );
+    });
+    assert!(
+        matches!(f.leases.classify(&f.cache).unwrap(), Status::Active(Some(r)) if r.owner.seat == "builder")
+    );
+}
