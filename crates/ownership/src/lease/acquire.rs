@@ -23,11 +23,8 @@ use crate::{layout::LeaseFiles, process};
     reason = "the guard is the common answer; boxing it would allocate on every acquisition"
 )]
 pub enum AcquireOutcome {
-    /// The lease is ours; `reclaimed` is the dead owner's record it replaced.
-    Acquired {
-        guard: Guard,
-        reclaimed: Option<LeaseRecord>,
-    },
+    /// The lease is ours.
+    Acquired(Guard),
     /// Someone else has it, or its state is unknown.
     Busy(Busy),
 }
@@ -37,6 +34,7 @@ pub enum AcquireOutcome {
 #[derive(Debug)]
 pub struct Guard {
     record: LeaseRecord,
+    reclaimed: Option<LeaseRecord>,
     role: Role,
     home: PathBuf,
     files: LeaseFiles,
@@ -48,6 +46,11 @@ impl Guard {
     /// The record this guard wrote.
     pub fn record(&self) -> &LeaseRecord {
         &self.record
+    }
+
+    /// The dead owner's record this acquisition replaced, if it reclaimed one.
+    pub fn reclaimed(&self) -> Option<&LeaseRecord> {
+        self.reclaimed.as_ref()
     }
 
     /// The cache directory's canonical id.
@@ -109,8 +112,15 @@ impl Leases {
             Taken::Busy(busy) => AcquireOutcome::Busy(busy),
             Taken::Held(cache, reclaimed) => {
                 inventory::note_acquire(&files, &record)?;
-                let guard = self.guard(record, Role::Build, files, Some(cache), None);
-                AcquireOutcome::Acquired { guard, reclaimed }
+                let held = Held {
+                    record,
+                    reclaimed,
+                    role: Role::Build,
+                    files,
+                    cache: Some(cache),
+                    output: None,
+                };
+                AcquireOutcome::Acquired(self.guard(held))
             }
         })
     }
@@ -122,17 +132,16 @@ impl Leases {
         cache_dir: &Path,
         owner: &Owner,
     ) -> Result<AcquireOutcome> {
-        let (guard, reclaimed) = match self.try_acquire(cache_dir, owner)? {
-            AcquireOutcome::Acquired { guard, reclaimed } => (guard, reclaimed),
+        let mut guard = match self.try_acquire(cache_dir, owner)? {
+            AcquireOutcome::Acquired(guard) => guard,
             busy => return Ok(busy),
         };
-        let mut guard = guard;
         let output =
             Slot::output(&guard.files, &self.trust).try_take(&guard.record, || Ok(None))?;
         Ok(match output {
             Taken::Held(slot, _) => {
                 guard.output = Some(slot);
-                AcquireOutcome::Acquired { guard, reclaimed }
+                AcquireOutcome::Acquired(guard)
             }
             Taken::Busy(busy) => AcquireOutcome::Busy(busy),
         })
@@ -147,10 +156,14 @@ impl Leases {
         Ok(
             match Slot::output(&files, &self.trust).try_take(&record, || Ok(None))? {
                 Taken::Busy(busy) => AcquireOutcome::Busy(busy),
-                Taken::Held(output, reclaimed) => AcquireOutcome::Acquired {
-                    guard: self.guard(record, Role::Cleanup, files, None, Some(output)),
+                Taken::Held(output, reclaimed) => AcquireOutcome::Acquired(self.guard(Held {
+                    record,
                     reclaimed,
-                },
+                    role: Role::Cleanup,
+                    files,
+                    cache: None,
+                    output: Some(output),
+                })),
             },
         )
     }
@@ -179,7 +192,7 @@ impl Leases {
                 return Ok(None);
             }
             let busy = match self.try_acquire(cache_dir, owner)? {
-                AcquireOutcome::Acquired { guard, .. } => return Ok(Some(guard)),
+                AcquireOutcome::Acquired(guard) => return Ok(Some(guard)),
                 AcquireOutcome::Busy(busy) => busy,
             };
             let left = deadline.saturating_duration_since(Instant::now());
@@ -203,23 +216,27 @@ impl Leases {
         })
     }
 
-    fn guard(
-        &self,
-        record: LeaseRecord,
-        role: Role,
-        files: LeaseFiles,
-        cache: Option<HeldSlot>,
-        output: Option<HeldSlot>,
-    ) -> Guard {
+    fn guard(&self, held: Held) -> Guard {
         Guard {
-            record,
-            role,
+            record: held.record,
+            reclaimed: held.reclaimed,
+            role: held.role,
             home: self.home.clone(),
-            files,
-            cache,
-            output,
+            files: held.files,
+            cache: held.cache,
+            output: held.output,
         }
     }
+}
+
+/// What a successful acquisition holds, before it becomes a [`Guard`].
+struct Held {
+    record: LeaseRecord,
+    reclaimed: Option<LeaseRecord>,
+    role: Role,
+    files: LeaseFiles,
+    cache: Option<HeldSlot>,
+    output: Option<HeldSlot>,
 }
 
 /// `owner` with a nonce naming this one acquisition.

@@ -45,7 +45,7 @@ impl Leases {
         owner: &Owner,
     ) -> Result<Option<PruneReport>> {
         let guard = match self.try_acquire_maintenance(cache_dir, owner)? {
-            AcquireOutcome::Acquired { guard, .. } => guard,
+            AcquireOutcome::Acquired(guard) => guard,
             AcquireOutcome::Busy(_) => return Ok(None),
         };
         let report = prune_to(guard.dir(), limit)?;

@@ -43,7 +43,7 @@ fn owner(seat: &str) -> Owner {
 
 fn acquire(leases: &Leases, cache: &Path, seat: &str) -> Guard {
     match leases.try_acquire(cache, &owner(seat)).unwrap() {
-        AcquireOutcome::Acquired { guard, .. } => guard,
+        AcquireOutcome::Acquired(guard) => guard,
         AcquireOutcome::Busy(busy) => panic!("expected to acquire, got {busy:?}"),
     }
 }
@@ -51,7 +51,7 @@ fn acquire(leases: &Leases, cache: &Path, seat: &str) -> Guard {
 fn busy(leases: &Leases, cache: &Path) -> Busy {
     match leases.try_acquire(cache, &owner("late")).unwrap() {
         AcquireOutcome::Busy(busy) => busy,
-        AcquireOutcome::Acquired { guard, .. } => {
+        AcquireOutcome::Acquired(guard) => {
             panic!("expected busy, acquired {:?}", guard.record())
         }
     }
@@ -125,8 +125,8 @@ fn a_dead_owners_record_is_reclaimed() {
         );
         assert!(!leases.in_use(&f.cache).unwrap());
         match leases.try_acquire(&f.cache, &owner("heir")).unwrap() {
-            AcquireOutcome::Acquired { guard, reclaimed } => {
-                assert_eq!(reclaimed, Some(dead));
+            AcquireOutcome::Acquired(guard) => {
+                assert_eq!(guard.reclaimed(), Some(&dead));
                 assert_eq!(guard.record().owner.seat, "heir");
             }
             AcquireOutcome::Busy(busy) => panic!("{busy:?}"),
@@ -255,7 +255,7 @@ fn cleanup_holds_outputs_against_admission_and_maintenance() {
             .try_acquire_output(&f.cache, &owner("cleanup"))
             .unwrap()
         {
-            AcquireOutcome::Acquired { guard, .. } => guard,
+            AcquireOutcome::Acquired(guard) => guard,
             AcquireOutcome::Busy(busy) => panic!("{busy:?}"),
         };
         assert_eq!(cleanup.role(), Role::Cleanup);
