@@ -618,6 +618,10 @@ fn manifest_paths_table() {
             &["cargo test \\\n  --manifest-path a/Cargo.toml"],
             &["a/Cargo.toml"],
         ),
+        (
+            &["cargo test --manifest-path=a/\\\nCargo.toml"],
+            &["a/Cargo.toml"],
+        ),
         (&["cargo test --manifest-path"], &[]),
         (&["cargo test --manifest-path="], &[]),
         (&["cargo test --manifest-path ''"], &[]),
