@@ -10,7 +10,10 @@
 //! - [`layout`]: where every record lives under the natives home.
 //! - [`lease`]: build-cache leases (seed 000): race-free, crash-proof
 //!   ownership of a shared `CARGO_TARGET_DIR`.
+//! - [`fresh`]: which source a shared build cache was built from, and the
+//!   selective `cargo clean` when that changes.
 pub mod durable;
+pub mod fresh;
 pub mod layout;
 pub mod lease;
 pub mod lock;
