@@ -8,6 +8,9 @@
 //!   conservative [`pid_alive`].
 //! - [`paths`]: canonical directory ids and stable record names.
 //! - [`layout`]: where every record lives under the natives home.
+//! - [`claims`]: whether a memory directory is one agent's alone, from
+//!   explicit inputs and machine-wide claims.
+pub mod claims;
 pub mod durable;
 pub mod layout;
 pub mod lock;
