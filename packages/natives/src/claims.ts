@@ -27,7 +27,7 @@ import {
   type NativeVerdict,
 } from '../index.js';
 import { fromNative } from './errors.ts';
-import { absolute } from './paths.ts';
+import * as nodePath from 'node:path';
 
 /** Why a folder counts as shared. */
 export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected';
@@ -120,11 +120,11 @@ export async function checkAndClaim(request: ClaimRequest): Promise<ClaimVerdict
     const { agent, others, redirects } = request;
     const native = await nativeCheckAndClaim({
       agent: { uid: agent.uid, cwd: workingDir(agent.cwd), account: agent.account },
-      memoryDir: absolute(request.memoryDir),
+      memoryDir: anchored(request.memoryDir),
       others: others.map(toNativeAgent),
       origin: request.origin,
-      userHome: request.userHome === null ? undefined : absolute(request.userHome),
-      settingsFiles: redirects.settingsFiles.map(absolute),
+      userHome: request.userHome === null ? undefined : anchored(request.userHome),
+      settingsFiles: redirects.settingsFiles.map(anchored),
       memoryPathOverride: redirects.pathOverride ?? undefined,
       home: request.home,
       timeoutMs: remainingMs(request.deadline),
@@ -191,17 +191,17 @@ export async function claimsOf(uid?: string, options: { home?: string } = {}): P
 
 /** A directory's canonical id: the longest existing prefix with symlinks resolved, the rest as given. */
 export function dirId(path: string): string {
-  return rethrown('dirId', () => nativeDirId(absolute(path)));
+  return rethrown('dirId', () => nativeDirId(anchored(path)));
 }
 
 /** The directory the CLI keys `cwd`'s memory by: the repository root (main checkout), or `cwd` outside one. */
 export function memoryProjectRoot(cwd: string, options: { timeoutMs?: number } = {}): string {
-  return rethrown('memoryProjectRoot', () => nativeMemoryProjectRoot(absolute(cwd), options.timeoutMs));
+  return rethrown('memoryProjectRoot', () => nativeMemoryProjectRoot(anchored(cwd), options.timeoutMs));
 }
 
 /** Whether the repository rooted at `root` has linked worktrees. */
 export function hasLinkedWorktrees(root: string, options: { timeoutMs?: number } = {}): boolean {
-  return rethrown('hasLinkedWorktrees', () => nativeHasLinkedWorktrees(absolute(root), options.timeoutMs));
+  return rethrown('hasLinkedWorktrees', () => nativeHasLinkedWorktrees(anchored(root), options.timeoutMs));
 }
 
 /** The CLI's folder name for a path: non-alphanumeric UTF-16 units become `-`; long names are cut and hashed. */
@@ -211,7 +211,7 @@ export function claudeFolderName(path: string): string {
 
 /** The memory folder the CLI with configuration directory `configDir` (e.g. `~/.claude`) uses for `cwd`. */
 export function claudeMemoryDir(configDir: string, cwd: string, options: { timeoutMs?: number } = {}): string {
-  return rethrown('claudeMemoryDir', () => nativeClaudeMemoryDir(absolute(configDir), absolute(cwd), options.timeoutMs));
+  return rethrown('claudeMemoryDir', () => nativeClaudeMemoryDir(anchored(configDir), anchored(cwd), options.timeoutMs));
 }
 
 /**
@@ -221,7 +221,7 @@ export function claudeMemoryDir(configDir: string, cwd: string, options: { timeo
  */
 export function memoryRedirectsFor(options: { configDir: string; projectDir: string; env: Readonly<Record<string, string | undefined>> }): MemoryRedirects {
   return {
-    settingsFiles: memorySettingsFiles(absolute(options.configDir), absolute(options.projectDir)),
+    settingsFiles: memorySettingsFiles(anchored(options.configDir), anchored(options.projectDir)),
     pathOverride: options.env.CLAUDE_COWORK_MEMORY_PATH_OVERRIDE ?? null,
   };
 }
@@ -237,23 +237,31 @@ function unproven(error: unknown): ClaimVerdict {
 }
 
 function toNativeAgent(agent: KnownAgent): NativeKnownAgent {
-  return { uid: agent.uid, cwd: workingDir(agent.cwd), memoryDir: agent.memoryDir ? absolute(agent.memoryDir) : undefined };
+  return { uid: agent.uid, cwd: workingDir(agent.cwd), memoryDir: agent.memoryDir ? anchored(agent.memoryDir) : undefined };
 }
 
 function toNativeTarget(target: ClaimTarget) {
-  return { memoryDir: absolute(target.memoryDir), uid: target.uid, home: target.home, timeoutMs: remainingMs(target.deadline) };
+  return { memoryDir: anchored(target.memoryDir), uid: target.uid, home: target.home, timeoutMs: remainingMs(target.deadline) };
 }
 
 /** A blank working directory stays blank (it means the shared default), anything else becomes absolute. */
 function workingDir(cwd: string | null | undefined): string | undefined {
   if (cwd === null || cwd === undefined) return undefined;
-  return cwd.trim() === '' ? cwd : absolute(cwd);
+  return cwd.trim() === '' ? cwd : anchored(cwd);
 }
 
 /** Milliseconds left until `deadline` (0 once passed); an invalid deadline is NaN, which native code refuses. */
 function remainingMs(deadline: Deadline): number {
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
   return Math.max(0, at - Date.now());
+}
+
+/**
+ * `path` made absolute against `process.cwd()` without resolving `.` or `..` by name: across a
+ * symlink, `link/..` is the link target's parent, which only the native side can see.
+ */
+function anchored(path: string): string {
+  return path === '' || nodePath.isAbsolute(path) ? path : `${process.cwd()}${nodePath.sep}${path}`;
 }
 
 function rethrown<T>(operation: string, work: () => T): T {
