@@ -163,7 +163,7 @@ pub fn now_ms() -> u64 {
 
 /// Read `zone`'s record without locking (records are replaced atomically);
 /// `None` if the zone has none. The deadline is checked before and after.
-pub fn read(home: &Path, zone: &Zone, deadline: &CancelToken) -> Result<Option<ZoneRecord>> {
+pub(crate) fn read(home: &Path, zone: &Zone, deadline: &CancelToken) -> Result<Option<ZoneRecord>> {
     deadline.check()?;
     let record = read_record(&ZoneFiles::new(home, zone).record)?;
     deadline.check()?;
@@ -174,7 +174,7 @@ pub fn read(home: &Path, zone: &Zone, deadline: &CancelToken) -> Result<Option<Z
 /// writing it back only if `change` changed it. The deadline is checked
 /// around the lock, the read and the write; a deadline that passes after the
 /// write still fails the call, though the write stands.
-pub fn update<T>(
+pub(crate) fn update<T>(
     home: &Path,
     zone: &Zone,
     dir: &Path,
@@ -206,7 +206,7 @@ pub fn update<T>(
 
 /// Every record in the store, and those that could not be read.
 #[derive(Debug, Default)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// Readable records, by record file name.
     pub records: Vec<ZoneRecord>,
     /// Record files that could not be read or parsed, with why.
@@ -215,7 +215,7 @@ pub struct Listing {
 
 /// Read every zone record under `home` (no locks; no deadline: this is for
 /// operators and for pruning, which checks its own deadline per zone).
-pub fn list(home: &Path) -> Result<Listing> {
+pub(crate) fn list(home: &Path) -> Result<Listing> {
     let dir = claims_dir(home);
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
