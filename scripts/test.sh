@@ -19,6 +19,7 @@ echo "== node $(node --version): load the same addon"
 node scripts/node-load-check.mjs
 node --import tsx tests/node/smoke.ts
 node --import tsx tests/node/agent-smoke.ts
+node --import tsx tests/node/claims-smoke.ts
 
 echo "== cargo test"
 cargo test --workspace --locked

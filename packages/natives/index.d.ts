@@ -20,6 +20,15 @@ export declare class CancelToken {
   cancel(): void
 }
 
+/** The CLI's folder name for a path. */
+export declare function claudeFolderName(path: string): string
+
+/**
+ * The memory folder the CLI with configuration directory `configDir` uses
+ * for an agent working in `cwd`.
+ */
+export declare function claudeMemoryDir(configDir: string, cwd: string, timeoutMs?: number | undefined | null): string
+
 /** A context line. */
 export interface ContextLine {
   /** 1-based line number. */
@@ -27,6 +36,12 @@ export interface ContextLine {
   /** The line without its final `\n`. */
   line: string
 }
+
+/**
+ * A directory's canonical id: the longest existing prefix with symlinks
+ * resolved, the rest kept as given.
+ */
+export declare function dirId(path: string): string
 
 /** Report the scan cache's size and how many walks it has run. */
 export declare function fsScanCacheStats(): FsScanCacheStats
@@ -58,6 +73,9 @@ export interface GlobColumns {
   mtimes: Float64Array
 }
 
+/** Whether the repository rooted at `root` has linked worktrees. */
+export declare function hasLinkedWorktrees(root: string, timeoutMs?: number | undefined | null): boolean
+
 /** Options of `hasMatch`. */
 export interface HasMatchOptions {
   /** Case-insensitive (default false). */
@@ -72,6 +90,69 @@ export interface HasMatchOptions {
  * contains it or lies inside it; without one, drops them all.
  */
 export declare function invalidateFsScanCache(path?: string | undefined | null): void
+
+/** The directory the CLI keys `cwd`'s memory by (the repository root). */
+export declare function memoryProjectRoot(cwd: string, timeoutMs?: number | undefined | null): string
+
+/** The settings files that may redirect memory: user, local and policy. */
+export declare function memorySettingsFiles(configDir: string, projectDir: string): Array<string>
+
+/**
+ * Decide whether the memory folder is exclusive to the agent, recording its
+ * claim. Never rejects: failures answer shared, `unproven`.
+ */
+export declare function nativeCheckAndClaim(request: NativeClaimRequest): Promise<NativeVerdict>
+
+/** One claim in a listing. */
+export interface NativeClaim {
+  uid: string
+  atMs: number
+  origin: string
+  account: string
+  user?: number
+}
+
+/** The agent asking for a memory folder. */
+export interface NativeClaimAgent {
+  uid: string
+  /** Blank or absent: the default agents directory. */
+  cwd?: string
+  account: string
+}
+
+/** A claimed folder and every claim on it. */
+export interface NativeClaimedFolder {
+  dir: string
+  zone: string
+  claims: Array<NativeClaim>
+}
+
+/** Everything `checkAndClaim` decides from; the TypeScript layer documents it. */
+export interface NativeClaimRequest {
+  agent: NativeClaimAgent
+  memoryDir: string
+  others: Array<NativeKnownAgent>
+  origin: string
+  userHome?: string
+  settingsFiles: Array<string>
+  memoryPathOverride?: string
+  /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
+  home?: string
+  timeoutMs: number
+}
+
+/** Every claimed folder, or those `uid` holds a claim on. */
+export declare function nativeClaimsOf(uid?: string | undefined | null, home?: string | undefined | null): Promise<NativeClaimedFolder[]>
+
+/** One agent's claim on a folder, as the read-only calls name it. */
+export interface NativeClaimTarget {
+  memoryDir: string
+  uid: string
+  /** Used by `usedByAnother` only. */
+  others?: Array<NativeKnownAgent>
+  home?: string
+  timeoutMs: number
+}
 
 /**
  * Rank the files and directories under `path` against `query`: exact name,
@@ -287,7 +368,37 @@ export interface NativeGrepResult {
 export declare function nativeHasMatch(content: string | Buffer, pattern: string, options?: HasMatchOptions | undefined | null): boolean
 
 /**
+ * Whether `uid` still holds the only claim on the folder (read-only). Never
+ * rejects: failures answer shared, `unproven`.
+ */
+export declare function nativeHeldExclusively(target: NativeClaimTarget): Promise<NativeVerdict>
+
+/** Another agent the caller's channel store knows. */
+export interface NativeKnownAgent {
+  uid: string
+  cwd?: string
+  /** The memory folder it resolves to, where known. */
+  memoryDir?: string
+}
+
+/** Remove the claims `origin` wrote for agents it no longer has. */
+export declare function nativePruneStaleClaims(origin: string, storeAgents: Array<string>, home: string | undefined | null, timeoutMs: number): Promise<number>
+
+/** Remove `uid`'s claim on the folder; resolves with whether there was one. */
+export declare function nativeReleaseClaim(target: NativeClaimTarget): Promise<boolean>
+
+/**
  * Search `content` in memory, as one file (path options do not apply).
  * Throws an `Error` with code `EINVAL` for a bad regex or option.
  */
 export declare function nativeSearch(content: string | Buffer, options: NativeGrepOptions): NativeGrepResult
+
+/** Whether another agent uses the folder (read-only). Failures answer `true`. */
+export declare function nativeUsedByAnother(target: NativeClaimTarget): Promise<boolean>
+
+/** A verdict: `reason` and `detail` are set exactly when not exclusive. */
+export interface NativeVerdict {
+  exclusive: boolean
+  reason?: 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
+  detail?: string
+}

@@ -3,6 +3,7 @@
 //! A thin layer: parse flags, call the library, print. Exit codes follow
 //! ripgrep: 0 when something matched, 1 when nothing did, 2 on error.
 
+mod claims_cmd;
 mod common;
 mod find_cmd;
 mod glob_cmd;
@@ -17,6 +18,8 @@ Usage:
   natives glob PATTERN [PATH] [options]
   natives grep PATTERN [PATH] [options]
   natives find QUERY [PATH] [--hidden] [--no-ignore] [--max N] [--json]
+  natives claims list [--uid U] [--json] [--home DIR]
+  natives claims release UID DIR [--yes] [--home DIR]
 
 glob options:
   --hidden          include dot-files and dot-directories
@@ -38,6 +41,10 @@ grep options (ripgrep's spellings):
   -c, --count            matching lines per file
   -l, --files-with-matches  only the names of files with matches
   --hidden, --no-ignore, --json  as for glob
+
+claims: memory-directory claims in $NATIVES_HOME (else ~/.natives). `list` shows
+every claimed folder (with --uid, those U holds); `release` removes UID's claim on
+DIR (a folder or a `memory-dir:` zone), after asking unless --yes.
 
 Exit status: 0 if something matched, 1 if nothing did, 2 on error.
 ";
@@ -76,6 +83,7 @@ fn run() -> Result<Outcome, String> {
         Some(lexopt::Arg::Value(command)) if command == "glob" => glob_cmd::run(&mut args),
         Some(lexopt::Arg::Value(command)) if command == "grep" => grep_cmd::run(&mut args),
         Some(lexopt::Arg::Value(command)) if command == "find" => find_cmd::run(&mut args),
+        Some(lexopt::Arg::Value(command)) if command == "claims" => claims_cmd::run(&mut args),
         Some(lexopt::Arg::Long("help")) | Some(lexopt::Arg::Short('h')) => {
             print!("{USAGE}");
             Ok(Outcome::Matched)

@@ -13,8 +13,10 @@
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
 //! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
+//! - [`claims`]: memory-directory claims and the CLI's memory layout.
 
 pub mod cancel;
+pub mod claims;
 pub mod errors;
 pub mod fuzzy;
 pub mod grep;

@@ -12,6 +12,9 @@
 //!   ownership of a shared `CARGO_TARGET_DIR`.
 //! - [`fresh`]: which source a shared build cache was built from, and the
 //!   selective `cargo clean` when that changes.
+//! - [`claims`]: whether a memory directory is one agent's alone (seed 004),
+//!   from explicit inputs and machine-wide claims.
+pub mod claims;
 pub mod durable;
 pub mod fresh;
 pub mod layout;

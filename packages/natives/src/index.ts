@@ -2,7 +2,8 @@
  * natives: fast, fresh file discovery for coding agents.
  *
  * A shared in-memory scan cache (seed 001) feeds `glob`, `fuzzyFind` and `grep`; mutating tools call
- * `invalidateFsScanCache` so no search answers from before a change.
+ * `invalidateFsScanCache` so no search answers from before a change. Memory-directory claims (seed 004)
+ * tell an orchestrator whether a Claude memory folder is one agent's alone.
  */
 export { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from './glob.ts';
 export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from './glob.ts';
@@ -12,3 +13,29 @@ export { grep, hasMatch, search } from './grep.ts';
 export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, MatchOptions } from './grep.ts';
 export { codedError } from './errors.ts';
 export type { CodedError, ErrorCode } from './errors.ts';
+export {
+  checkAndClaim,
+  claimsOf,
+  claudeFolderName,
+  claudeMemoryDir,
+  dirId,
+  hasLinkedWorktrees,
+  heldExclusively,
+  memoryProjectRoot,
+  memoryRedirectsFor,
+  pruneStaleClaims,
+  releaseClaim,
+  usedByAnother,
+} from './claims.ts';
+export type {
+  ClaimAgent,
+  ClaimedFolder,
+  ClaimRequest,
+  ClaimTarget,
+  ClaimVerdict,
+  Deadline,
+  FolderClaim,
+  KnownAgent,
+  MemoryRedirects,
+  SharedReason,
+} from './claims.ts';

@@ -1,0 +1,376 @@
+//! Bindings for memory-directory claims (`natives_ownership::claims`).
+//!
+//! Store calls run off the JS thread (a zone lock may be waited for until the
+//! deadline); the layout helpers only read a few small files and run inline.
+//! A deadline arrives as `timeoutMs`, counted from the call. The verdict
+//! calls never reject: a bad option or a panic answers "shared, unproven",
+//! like every other failure of the library.
+
+use std::path::{Path, PathBuf};
+
+use napi::{
+    Env, Task,
+    bindgen_prelude::{AsyncTask, ToNapiValue, TypeName},
+};
+use napi_derive::napi;
+use natives_ownership::{
+    CancelToken as LibraryToken, Error,
+    claims::{
+        self, Agent, Claim, ClaimRequest, ClaimedFolder, Exclusivity, KnownAgent, MemoryRedirects,
+        claude_layout, redirect,
+    },
+    paths,
+};
+
+use crate::{
+    cancel::CancelToken,
+    errors::{guarded, to_js},
+};
+
+/// The agent asking for a memory folder.
+#[napi(object)]
+pub struct NativeClaimAgent {
+    pub uid: String,
+    /// Blank or absent: the default agents directory.
+    pub cwd: Option<String>,
+    pub account: String,
+}
+
+/// Another agent the caller's channel store knows.
+#[napi(object)]
+pub struct NativeKnownAgent {
+    pub uid: String,
+    pub cwd: Option<String>,
+    /// The memory folder it resolves to, where known.
+    pub memory_dir: Option<String>,
+}
+
+/// Everything `checkAndClaim` decides from; the TypeScript layer documents it.
+#[napi(object)]
+pub struct NativeClaimRequest {
+    pub agent: NativeClaimAgent,
+    pub memory_dir: String,
+    pub others: Vec<NativeKnownAgent>,
+    pub origin: String,
+    pub user_home: Option<String>,
+    pub settings_files: Vec<String>,
+    pub memory_path_override: Option<String>,
+    /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
+    pub home: Option<String>,
+    pub timeout_ms: f64,
+}
+
+/// One agent's claim on a folder, as the read-only calls name it.
+#[napi(object)]
+pub struct NativeClaimTarget {
+    pub memory_dir: String,
+    pub uid: String,
+    /// Used by `usedByAnother` only.
+    pub others: Option<Vec<NativeKnownAgent>>,
+    pub home: Option<String>,
+    pub timeout_ms: f64,
+}
+
+/// A verdict: `reason` and `detail` are set exactly when not exclusive.
+#[napi(object)]
+pub struct NativeVerdict {
+    pub exclusive: bool,
+    #[napi(
+        ts_type = "'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'"
+    )]
+    pub reason: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// One claim in a listing.
+#[napi(object)]
+pub struct NativeClaim {
+    pub uid: String,
+    pub at_ms: f64,
+    pub origin: String,
+    pub account: String,
+    pub user: Option<u32>,
+}
+
+/// A claimed folder and every claim on it.
+#[napi(object)]
+pub struct NativeClaimedFolder {
+    pub dir: String,
+    pub zone: String,
+    pub claims: Vec<NativeClaim>,
+}
+
+/// One claims call, run off the JS thread.
+pub struct ClaimsTask<T> {
+    work: Option<Box<dyn FnOnce() -> Result<T, Error> + Send>>,
+}
+
+impl<T: ToNapiValue + TypeName + Send + 'static> Task for ClaimsTask<T> {
+    type Output = Result<T, Error>;
+    type JsValue = T;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        let work = self.work.take();
+        Ok(guarded(|| match work {
+            Some(work) => work(),
+            None => Err(Error::invalid("internal error: task ran twice")),
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<T> {
+        output.map_err(|err| to_js(&env, &err))
+    }
+}
+
+fn task<T>(work: impl FnOnce() -> Result<T, Error> + Send + 'static) -> AsyncTask<ClaimsTask<T>>
+where
+    T: ToNapiValue + TypeName + Send + 'static,
+{
+    AsyncTask::new(ClaimsTask {
+        work: Some(Box::new(work)),
+    })
+}
+
+/// Decide whether the memory folder is exclusive to the agent, recording its
+/// claim. Never rejects: failures answer shared, `unproven`.
+#[napi(
+    js_name = "nativeCheckAndClaim",
+    ts_return_type = "Promise<NativeVerdict>"
+)]
+pub fn native_check_and_claim(request: NativeClaimRequest) -> AsyncTask<ClaimsTask<NativeVerdict>> {
+    task(move || {
+        let verdict = prepare_claim(request).map_or_else(
+            |err| Exclusivity::unproven(&err),
+            |(home, request, deadline)| claims::check_and_claim(&home, &request, &deadline),
+        );
+        Ok(to_js_verdict(verdict))
+    })
+}
+
+fn prepare_claim(
+    request: NativeClaimRequest,
+) -> Result<(PathBuf, ClaimRequest, LibraryToken), Error> {
+    let deadline = CancelToken::for_call(None, Some(request.timeout_ms))?;
+    let home = paths::home(request.home.as_deref().map(Path::new))?;
+    let converted = ClaimRequest {
+        agent: Agent {
+            uid: request.agent.uid,
+            cwd: request.agent.cwd.map(PathBuf::from),
+            account: request.agent.account,
+        },
+        memory_dir: PathBuf::from(request.memory_dir),
+        others: request.others.into_iter().map(to_known_agent).collect(),
+        origin: request.origin,
+        user_home: request.user_home.map(PathBuf::from),
+        redirects: MemoryRedirects {
+            settings_files: request
+                .settings_files
+                .into_iter()
+                .map(PathBuf::from)
+                .collect(),
+            path_override: request.memory_path_override,
+        },
+    };
+    Ok((home, converted, deadline))
+}
+
+/// Whether `uid` still holds the only claim on the folder (read-only). Never
+/// rejects: failures answer shared, `unproven`.
+#[napi(
+    js_name = "nativeHeldExclusively",
+    ts_return_type = "Promise<NativeVerdict>"
+)]
+pub fn native_held_exclusively(target: NativeClaimTarget) -> AsyncTask<ClaimsTask<NativeVerdict>> {
+    task(move || {
+        let verdict = prepare_target(&target).map_or_else(
+            |err| Exclusivity::unproven(&err),
+            |(home, deadline)| {
+                claims::held_exclusively(
+                    &home,
+                    Path::new(&target.memory_dir),
+                    &target.uid,
+                    &deadline,
+                )
+            },
+        );
+        Ok(to_js_verdict(verdict))
+    })
+}
+
+/// Whether another agent uses the folder (read-only). Failures answer `true`.
+#[napi(js_name = "nativeUsedByAnother", ts_return_type = "Promise<boolean>")]
+pub fn native_used_by_another(target: NativeClaimTarget) -> AsyncTask<ClaimsTask<bool>> {
+    task(move || {
+        let Ok((home, deadline)) = prepare_target(&target) else {
+            return Ok(true);
+        };
+        let others: Vec<KnownAgent> = target
+            .others
+            .unwrap_or_default()
+            .into_iter()
+            .map(to_known_agent)
+            .collect();
+        let dir = Path::new(&target.memory_dir);
+        Ok(claims::used_by_another(
+            &home,
+            dir,
+            &target.uid,
+            &others,
+            &deadline,
+        ))
+    })
+}
+
+/// Remove `uid`'s claim on the folder; resolves with whether there was one.
+#[napi(js_name = "nativeReleaseClaim", ts_return_type = "Promise<boolean>")]
+pub fn native_release_claim(target: NativeClaimTarget) -> AsyncTask<ClaimsTask<bool>> {
+    task(move || {
+        let (home, deadline) = prepare_target(&target)?;
+        claims::release(&home, Path::new(&target.memory_dir), &target.uid, &deadline)
+    })
+}
+
+fn prepare_target(target: &NativeClaimTarget) -> Result<(PathBuf, LibraryToken), Error> {
+    let deadline = CancelToken::for_call(None, Some(target.timeout_ms))?;
+    let home = paths::home(target.home.as_deref().map(Path::new))?;
+    Ok((home, deadline))
+}
+
+/// Remove the claims `origin` wrote for agents it no longer has.
+#[napi(js_name = "nativePruneStaleClaims", ts_return_type = "Promise<number>")]
+pub fn native_prune_stale_claims(
+    origin: String,
+    store_agents: Vec<String>,
+    home: Option<String>,
+    timeout_ms: f64,
+) -> AsyncTask<ClaimsTask<u32>> {
+    task(move || {
+        let deadline = CancelToken::for_call(None, Some(timeout_ms))?;
+        let home = paths::home(home.as_deref().map(Path::new))?;
+        let pruned = claims::prune_stale(&home, &origin, &store_agents, &deadline)?;
+        Ok(u32::try_from(pruned).unwrap_or(u32::MAX))
+    })
+}
+
+/// Every claimed folder, or those `uid` holds a claim on.
+#[napi(
+    js_name = "nativeClaimsOf",
+    ts_return_type = "Promise<NativeClaimedFolder[]>"
+)]
+pub fn native_claims_of(
+    uid: Option<String>,
+    home: Option<String>,
+) -> AsyncTask<ClaimsTask<Vec<NativeClaimedFolder>>> {
+    task(move || {
+        let home = paths::home(home.as_deref().map(Path::new))?;
+        let folders = match uid {
+            Some(uid) => claims::claims_of(&home, &uid)?,
+            None => claims::list(&home)?.folders,
+        };
+        Ok(folders.into_iter().map(to_js_folder).collect())
+    })
+}
+
+/// A directory's canonical id: the longest existing prefix with symlinks
+/// resolved, the rest kept as given.
+#[napi(js_name = "dirId")]
+pub fn dir_id(env: Env, path: String) -> napi::Result<String> {
+    inline(&env, || paths::dir_id(Path::new(&path)).map(lossy))
+}
+
+/// The directory the CLI keys `cwd`'s memory by (the repository root).
+#[napi(js_name = "memoryProjectRoot")]
+pub fn memory_project_root(env: Env, cwd: String, timeout_ms: Option<f64>) -> napi::Result<String> {
+    inline(&env, || {
+        let deadline = CancelToken::for_call(None, timeout_ms)?;
+        claude_layout::memory_project_root(Path::new(&cwd), &deadline).map(lossy)
+    })
+}
+
+/// Whether the repository rooted at `root` has linked worktrees.
+#[napi(js_name = "hasLinkedWorktrees")]
+pub fn has_linked_worktrees(env: Env, root: String, timeout_ms: Option<f64>) -> napi::Result<bool> {
+    inline(&env, || {
+        let deadline = CancelToken::for_call(None, timeout_ms)?;
+        claude_layout::has_linked_worktrees(Path::new(&root), &deadline)
+    })
+}
+
+/// The CLI's folder name for a path.
+#[napi(js_name = "claudeFolderName")]
+pub fn claude_folder_name(path: String) -> String {
+    claude_layout::folder_name(&path)
+}
+
+/// The memory folder the CLI with configuration directory `configDir` uses
+/// for an agent working in `cwd`.
+#[napi(js_name = "claudeMemoryDir")]
+pub fn claude_memory_dir(
+    env: Env,
+    config_dir: String,
+    cwd: String,
+    timeout_ms: Option<f64>,
+) -> napi::Result<String> {
+    inline(&env, || {
+        let deadline = CancelToken::for_call(None, timeout_ms)?;
+        claude_layout::memory_dir(Path::new(&config_dir), Path::new(&cwd), &deadline).map(lossy)
+    })
+}
+
+/// The settings files that may redirect memory: user, local and policy.
+#[napi(js_name = "memorySettingsFiles")]
+pub fn memory_settings_files(config_dir: String, project_dir: String) -> Vec<String> {
+    redirect::documented_settings_files(Path::new(&config_dir), Path::new(&project_dir))
+        .into_iter()
+        .map(lossy)
+        .collect()
+}
+
+fn inline<T>(env: &Env, work: impl FnOnce() -> Result<T, Error>) -> napi::Result<T> {
+    guarded(work).map_err(|err| to_js(env, &err))
+}
+
+fn lossy(path: PathBuf) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+fn to_known_agent(agent: NativeKnownAgent) -> KnownAgent {
+    KnownAgent {
+        uid: agent.uid,
+        cwd: agent.cwd.map(PathBuf::from),
+        memory_dir: agent.memory_dir.map(PathBuf::from),
+    }
+}
+
+fn to_js_verdict(verdict: Exclusivity) -> NativeVerdict {
+    match verdict {
+        Exclusivity::Exclusive => NativeVerdict {
+            exclusive: true,
+            reason: None,
+            detail: None,
+        },
+        Exclusivity::Shared { reason, detail } => NativeVerdict {
+            exclusive: false,
+            reason: Some(reason.name().to_owned()),
+            detail: Some(detail),
+        },
+    }
+}
+
+fn to_js_folder(folder: ClaimedFolder) -> NativeClaimedFolder {
+    NativeClaimedFolder {
+        dir: folder.dir,
+        zone: folder.zone,
+        claims: folder.claims.into_iter().map(to_js_claim).collect(),
+    }
+}
+
+fn to_js_claim((uid, claim): (String, Claim)) -> NativeClaim {
+    NativeClaim {
+        uid,
+        at_ms: claim.at_ms as f64,
+        origin: claim.origin,
+        account: claim.account,
+        user: claim.user,
+    }
+}

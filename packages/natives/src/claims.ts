@@ -1,0 +1,273 @@
+/**
+ * Memory-directory claims: whether a Claude memory folder is one agent's alone.
+ *
+ * The CLI keys memory by account and repository, not by agent, so two agents can share a folder
+ * without knowing it. A folder is shared unless proven exclusive, and only an exclusive folder may
+ * be projected into, captured from or cleaned. Inputs are explicit: the caller passes the agent,
+ * the other agents its own channel store knows, its store id, a deadline and what may redirect
+ * memory (see {@link memoryRedirectsFor}); nothing reads a global registry of agents.
+ *
+ * The verdict calls never throw: any failure, including bad arguments and a passed deadline, is
+ * `{exclusive: false, reason: 'unproven'}`.
+ */
+import {
+  claudeFolderName as nativeClaudeFolderName,
+  claudeMemoryDir as nativeClaudeMemoryDir,
+  dirId as nativeDirId,
+  hasLinkedWorktrees as nativeHasLinkedWorktrees,
+  memoryProjectRoot as nativeMemoryProjectRoot,
+  memorySettingsFiles,
+  nativeCheckAndClaim,
+  nativeClaimsOf,
+  nativeHeldExclusively,
+  nativePruneStaleClaims,
+  nativeReleaseClaim,
+  nativeUsedByAnother,
+  type NativeKnownAgent,
+  type NativeVerdict,
+} from '../index.js';
+import { fromNative } from './errors.ts';
+import * as nodePath from 'node:path';
+
+/** Why a folder counts as shared. */
+export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected';
+
+/** Exclusive, or shared with the rule that decided and what it saw. */
+export type ClaimVerdict = { exclusive: true } | { exclusive: false; reason: SharedReason; detail: string };
+
+/** A point in time: a `Date` or milliseconds since the epoch (`Date.now()` style). */
+export type Deadline = Date | number;
+
+/** The agent asking for a folder. */
+export interface ClaimAgent {
+  /** Stable across the agent's spawns. */
+  uid: string;
+  /** Its working directory; absent or blank for the default agents directory (always shared). */
+  cwd?: string | null;
+  /** The account it runs under (recorded with the claim). */
+  account: string;
+}
+
+/** Another agent the caller's channel store has. */
+export interface KnownAgent {
+  uid: string;
+  cwd?: string | null;
+  /** The memory folder it resolves to, where known. */
+  memoryDir?: string | null;
+}
+
+/** What may move memory out of the per-project folder. */
+export interface MemoryRedirects {
+  /** Settings files that may set `autoMemoryDirectory`; missing files set nothing. */
+  settingsFiles: readonly string[];
+  /** The agent's `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`, if set. */
+  pathOverride: string | null;
+}
+
+/** Everything {@link checkAndClaim} decides from. */
+export interface ClaimRequest {
+  agent: ClaimAgent;
+  /** The memory folder the agent's spawn uses (see {@link claudeMemoryDir}). */
+  memoryDir: string;
+  /** Every other agent the caller's store has: its stale claims are pruned against this list. */
+  others: readonly KnownAgent[];
+  /** The caller's channel store id; only this store may later prune the claim. */
+  origin: string;
+  /** Checks that cannot finish by then answer `unproven`. */
+  deadline: Deadline;
+  /** The user's home directory, a known shared location; `null` to skip that rule. */
+  userHome: string | null;
+  redirects: MemoryRedirects;
+  /** The natives home holding the store. Default: `$NATIVES_HOME`, else `~/.natives`. */
+  home?: string;
+}
+
+/** One agent's claim on one folder. */
+export interface ClaimTarget {
+  memoryDir: string;
+  uid: string;
+  deadline: Deadline;
+  home?: string;
+}
+
+/** A claim in a listing. */
+export interface FolderClaim {
+  uid: string;
+  /** When it was last made, in milliseconds since the epoch. */
+  atMs: number;
+  /** The channel store that made it. */
+  origin: string;
+  account: string;
+  /** The OS user that made it, when recorded. */
+  user?: number;
+}
+
+/** A claimed folder and every claim on it. */
+export interface ClaimedFolder {
+  /** The folder's canonical id when first claimed. */
+  dir: string;
+  /** `memory-dir:` and 32 hex digits. */
+  zone: string;
+  claims: FolderClaim[];
+}
+
+/**
+ * Decide whether `memoryDir` is exclusive to `agent`, recording its claim whatever the answer.
+ * Rules in order: known shared locations, vetoes, then the machine-wide claims.
+ */
+export async function checkAndClaim(request: ClaimRequest): Promise<ClaimVerdict> {
+  try {
+    const { agent, others, redirects } = request;
+    const native = await nativeCheckAndClaim({
+      agent: { uid: agent.uid, cwd: workingDir(agent.cwd), account: agent.account },
+      memoryDir: anchored(request.memoryDir),
+      others: others.map(toNativeAgent),
+      origin: request.origin,
+      userHome: request.userHome === null ? undefined : anchored(request.userHome),
+      settingsFiles: redirects.settingsFiles.map(anchored),
+      memoryPathOverride: redirects.pathOverride ?? undefined,
+      home: request.home,
+      timeoutMs: remainingMs(request.deadline),
+    });
+    return toVerdict(native);
+  } catch (error) {
+    return unproven(error);
+  }
+}
+
+/** Whether `uid` still holds the only claim on `memoryDir`: the read-only re-check before every capture. */
+export async function heldExclusively(target: ClaimTarget): Promise<ClaimVerdict> {
+  try {
+    return toVerdict(await nativeHeldExclusively(toNativeTarget(target)));
+  } catch (error) {
+    return unproven(error);
+  }
+}
+
+/** Whether another agent uses `memoryDir`: a claim in any channel, or one of `others` resolving to it. Failures answer `true`. */
+export async function usedByAnother(target: ClaimTarget & { others: readonly KnownAgent[] }): Promise<boolean> {
+  try {
+    return await nativeUsedByAnother({ ...toNativeTarget(target), others: target.others.map(toNativeAgent) });
+  } catch {
+    return true;
+  }
+}
+
+/** Remove `uid`'s claim on `memoryDir` (a human released the folder); resolves with whether there was one. */
+export async function releaseClaim(target: ClaimTarget): Promise<boolean> {
+  try {
+    return await nativeReleaseClaim(toNativeTarget(target));
+  } catch (error) {
+    throw fromNative(error, 'releaseClaim');
+  }
+}
+
+/** Remove the claims `origin` wrote for agents it no longer has (`storeAgents`: every agent it has). */
+export async function pruneStaleClaims(options: {
+  origin: string;
+  storeAgents: readonly string[];
+  deadline: Deadline;
+  home?: string;
+}): Promise<number> {
+  try {
+    return await nativePruneStaleClaims(options.origin, [...options.storeAgents], options.home, remainingMs(options.deadline));
+  } catch (error) {
+    throw fromNative(error, 'pruneStaleClaims');
+  }
+}
+
+/** Every folder `uid` holds a claim on, with every other claim there; without `uid`, every claimed folder. */
+export async function claimsOf(uid?: string, options: { home?: string } = {}): Promise<ClaimedFolder[]> {
+  try {
+    const folders = await nativeClaimsOf(uid, options.home);
+    return folders.map((folder) => ({
+      ...folder,
+      claims: folder.claims.map(({ user, ...claim }) => (user === undefined || user === null ? claim : { ...claim, user })),
+    }));
+  } catch (error) {
+    throw fromNative(error, 'claimsOf');
+  }
+}
+
+/** A directory's canonical id: the longest existing prefix with symlinks resolved, the rest as given. */
+export function dirId(path: string): string {
+  return rethrown('dirId', () => nativeDirId(anchored(path)));
+}
+
+/** The directory the CLI keys `cwd`'s memory by: the repository root (main checkout), or `cwd` outside one. */
+export function memoryProjectRoot(cwd: string, options: { timeoutMs?: number } = {}): string {
+  return rethrown('memoryProjectRoot', () => nativeMemoryProjectRoot(anchored(cwd), options.timeoutMs));
+}
+
+/** Whether the repository rooted at `root` has linked worktrees. */
+export function hasLinkedWorktrees(root: string, options: { timeoutMs?: number } = {}): boolean {
+  return rethrown('hasLinkedWorktrees', () => nativeHasLinkedWorktrees(anchored(root), options.timeoutMs));
+}
+
+/** The CLI's folder name for a path: non-alphanumeric UTF-16 units become `-`; long names are cut and hashed. */
+export function claudeFolderName(path: string): string {
+  return nativeClaudeFolderName(path);
+}
+
+/** The memory folder the CLI with configuration directory `configDir` (e.g. `~/.claude`) uses for `cwd`. */
+export function claudeMemoryDir(configDir: string, cwd: string, options: { timeoutMs?: number } = {}): string {
+  return rethrown('claudeMemoryDir', () => nativeClaudeMemoryDir(anchored(configDir), anchored(cwd), options.timeoutMs));
+}
+
+/**
+ * The documented sources of a memory redirect for one agent: its user (`<configDir>/settings.json`),
+ * local (`<projectDir>/.claude/settings.local.json`) and managed policy settings, and
+ * `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE` from the environment the agent will run with.
+ */
+export function memoryRedirectsFor(options: { configDir: string; projectDir: string; env: Readonly<Record<string, string | undefined>> }): MemoryRedirects {
+  return {
+    settingsFiles: memorySettingsFiles(anchored(options.configDir), anchored(options.projectDir)),
+    pathOverride: options.env.CLAUDE_COWORK_MEMORY_PATH_OVERRIDE ?? null,
+  };
+}
+
+function toVerdict(native: NativeVerdict): ClaimVerdict {
+  if (native.exclusive) return { exclusive: true };
+  return { exclusive: false, reason: native.reason ?? 'unproven', detail: native.detail ?? '' };
+}
+
+function unproven(error: unknown): ClaimVerdict {
+  const detail = error instanceof Error ? error.message : String(error);
+  return { exclusive: false, reason: 'unproven', detail };
+}
+
+function toNativeAgent(agent: KnownAgent): NativeKnownAgent {
+  return { uid: agent.uid, cwd: workingDir(agent.cwd), memoryDir: agent.memoryDir ? anchored(agent.memoryDir) : undefined };
+}
+
+function toNativeTarget(target: ClaimTarget) {
+  return { memoryDir: anchored(target.memoryDir), uid: target.uid, home: target.home, timeoutMs: remainingMs(target.deadline) };
+}
+
+/** A blank working directory stays blank (it means the shared default), anything else becomes absolute. */
+function workingDir(cwd: string | null | undefined): string | undefined {
+  if (cwd === null || cwd === undefined) return undefined;
+  return cwd.trim() === '' ? cwd : anchored(cwd);
+}
+
+/** Milliseconds left until `deadline` (0 once passed); an invalid deadline is NaN, which native code refuses. */
+function remainingMs(deadline: Deadline): number {
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Math.max(0, at - Date.now());
+}
+
+/**
+ * `path` made absolute against `process.cwd()` without resolving `.` or `..` by name: across a
+ * symlink, `link/..` is the link target's parent, which only the native side can see.
+ */
+function anchored(path: string): string {
+  return path === '' || nodePath.isAbsolute(path) ? path : `${process.cwd()}${nodePath.sep}${path}`;
+}
+
+function rethrown<T>(operation: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw fromNative(error, operation);
+  }
+}
