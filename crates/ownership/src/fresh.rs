@@ -360,10 +360,13 @@ fn identity_path(home: &Path, cache_dir: &Path) -> Result<PathBuf> {
 /// The recorded identity, or `None` when there is none or it cannot be read
 /// or parsed: an unreadable record vouches for nothing.
 fn recorded_identity(home: &Path, cache_dir: &Path) -> Result<Option<Identity>> {
-    let Ok(Some(bytes)) = durable::read(&identity_path(home, cache_dir)?) else {
-        return Ok(None);
-    };
-    Ok(serde_json::from_slice(&bytes).ok())
+    Ok(read_identity(&identity_path(home, cache_dir)?))
+}
+
+/// The identity recorded at `path`, if one can be read and parsed.
+pub(crate) fn read_identity(path: &Path) -> Option<Identity> {
+    let bytes = durable::read(path).ok()??;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// `identity` with its worktree reduced to its canonical id.

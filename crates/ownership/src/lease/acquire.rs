@@ -14,7 +14,11 @@ use super::{
     record::{Busy, Holder, LeaseRecord, Owner, Role, Status},
     slot::{HeldSlot, Slot, Taken},
 };
-use crate::{layout::LeaseFiles, process};
+use crate::{
+    fresh::{self, Freshness, Identity, Target},
+    layout::LeaseFiles,
+    process,
+};
 
 /// What one acquisition attempt returned.
 #[derive(Debug)]
@@ -71,6 +75,13 @@ impl Guard {
     /// The home this lease lives under.
     pub fn home(&self) -> &Path {
         &self.home
+    }
+
+    /// Make sure a build from `identity` into this cache cannot reuse
+    /// output compiled from another source ([`fresh::ensure_fresh`]); runs
+    /// no subprocess when the recorded identity already matches.
+    pub fn ensure_fresh(&self, identity: &Identity, target: &Target) -> Result<Freshness> {
+        fresh::ensure_fresh(&self.home, &self.record.dir, identity, target)
     }
 
     /// Release now, reporting any error (dropping releases too, silently).
@@ -201,6 +212,25 @@ impl Leases {
             }
             thread::sleep(left.min(POLL_INTERVAL));
         }
+    }
+
+    /// Acquire the lease for a build from `identity` (waiting as
+    /// [`Leases::wait_for_unless`] does) and, holding it, make the cache
+    /// fresh for that source. `Ok(None)` if `cancel` said stop first.
+    pub fn acquire_for_build(
+        &self,
+        cache_dir: &Path,
+        owner: &Owner,
+        identity: &Identity,
+        target: &Target,
+        budget: Duration,
+        cancel: &dyn Fn() -> bool,
+    ) -> Result<Option<(Guard, Freshness)>> {
+        let Some(guard) = self.wait_for_unless(cache_dir, owner, budget, cancel)? else {
+            return Ok(None);
+        };
+        let freshness = guard.ensure_fresh(identity, target)?;
+        Ok(Some((guard, freshness)))
     }
 
     /// Refuse admission while process cleanup holds the output lease, or

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::{
     durable,
+    fresh::{self, Identity},
     layout::{self, LeaseFiles},
 };
 
@@ -40,6 +41,8 @@ pub struct Entry {
     pub released_at_ms: Option<u64>,
     /// Whether process cleanup (or maintenance) holds its output lease.
     pub outputs_held: bool,
+    /// The source last built into it, if recorded.
+    pub identity: Option<Identity>,
 }
 
 /// [`Entry::status`]'s possible values.
@@ -86,6 +89,7 @@ impl Leases {
             since_ms: catalog.as_ref().map(|c| c.acquired_at_ms),
             released_at_ms: catalog.as_ref().and_then(|c| c.released_at_ms),
             outputs_held,
+            identity: fresh::read_identity(&files.identity),
         };
         match Slot::cache(&files, &self.trust).status()? {
             Status::Free => {}

@@ -47,13 +47,13 @@ use std::{
     time::Duration,
 };
 
-use natives_core::Result;
+use natives_core::{Error, ErrorKind, Result};
 
 pub use acquire::{AcquireOutcome, Guard};
 pub use hold::{RESOURCE_HOLD, cargo_target_env, parse_resource_hold, resource_hold};
 pub use inventory::{Entry, EntryStatus};
 pub use prune::PruneReport;
-pub use record::{Busy, Holder, LeaseRecord, Owner, Role, Status};
+pub use record::{Busy, Holder, LeaseRecord, Owner, Released, Role, Status};
 
 use crate::{
     layout::{self, LeaseFiles},
@@ -117,6 +117,26 @@ impl Leases {
         let cache = slot::Slot::cache(&files, &self.trust).status()?;
         let output = slot::Slot::output(&files, &self.trust).status()?;
         Ok(cache.in_use() || output.in_use())
+    }
+
+    /// Release `cache_dir`'s lease on a human's behalf, for an owner that
+    /// is gone: refused with `EBUSY` (naming the holder) while a live owner
+    /// holds it. A dead owner's record is removed; an unreadable one is
+    /// renamed aside rather than deleted, so no bytes are lost.
+    pub fn release_unowned(&self, cache_dir: &Path) -> Result<Released> {
+        let (_, files) = self.files(cache_dir)?;
+        slot::Slot::cache(&files, &self.trust)
+            .clear_unowned()?
+            .map_err(|busy| {
+                Error::new(
+                    ErrorKind::Busy,
+                    format!(
+                        "{}: build cache {}; not released",
+                        cache_dir.display(),
+                        busy.describe()
+                    ),
+                )
+            })
     }
 
     fn files(&self, cache_dir: &Path) -> Result<(PathBuf, LeaseFiles)> {

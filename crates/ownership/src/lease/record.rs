@@ -215,3 +215,14 @@ impl Busy {
         }
     }
 }
+
+/// What releasing a lease on a human's behalf did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Released {
+    /// Nobody held it.
+    Nothing,
+    /// A dead owner's record was removed.
+    Dead(Box<LeaseRecord>),
+    /// An unreadable record was renamed aside (kept whole) to `to`.
+    MovedAside { to: PathBuf, why: String },
+}

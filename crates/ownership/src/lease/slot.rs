@@ -2,12 +2,15 @@
 //! lease and the output lease are both slots; this is the one place that
 //! decides who holds a slot, how it is taken over and how it is let go.
 
-use std::path::{Path, PathBuf};
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
 
-use natives_core::Result;
+use natives_core::{Error, Result};
 use nix::unistd::getuid;
 
-use super::record::{Busy, Holder, LeaseRecord, Role, Status};
+use super::record::{Busy, Holder, LeaseRecord, Released, Role, Status, now_ms};
 use crate::{
     durable,
     layout::LeaseFiles,
@@ -169,6 +172,41 @@ impl<'a> Slot<'a> {
         }
         durable::remove(self.record)?;
         self.publish(record, Some(dead))
+    }
+
+    /// Clear the slot of an owner that is not alive, on a human's behalf:
+    /// `Err(busy)` while a live owner holds it; a dead owner's record is
+    /// removed; an unreadable one is renamed aside, never deleted.
+    pub(crate) fn clear_unowned(&self) -> Result<Result<Released, Busy>> {
+        let _lock = match self.trust {
+            LockTrust::Kernel => match lock::try_exclusive(self.lock)? {
+                Some(lock) => Some(lock),
+                None => return self.busy_while_locked().map(Err),
+            },
+            LockTrust::RecordOnly(_) => lock::try_exclusive(&reclaim_lock_path(self.record)?)?,
+        };
+        let Some(bytes) = durable::read(self.record)? else {
+            return Ok(Ok(Released::Nothing));
+        };
+        match LeaseRecord::parse(&bytes) {
+            Ok(record)
+                if matches!(self.trust, LockTrust::RecordOnly(_))
+                    && record.owner.may_be_alive() =>
+            {
+                Ok(Err(self.active(Some(record))))
+            }
+            Ok(record) => {
+                durable::remove(self.record)?;
+                Ok(Ok(Released::Dead(Box::new(record))))
+            }
+            Err(why) => {
+                let aside = self
+                    .record
+                    .with_extension(format!("json.unknown-{}", now_ms()));
+                fs::rename(self.record, &aside).map_err(|err| Error::io(self.record, err))?;
+                Ok(Ok(Released::MovedAside { to: aside, why }))
+            }
+        }
     }
 
     fn publish(&self, record: &LeaseRecord, previous: Option<LeaseRecord>) -> Result<Taken> {

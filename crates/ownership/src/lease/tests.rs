@@ -440,3 +440,32 @@ fn wait_for_unless_gives_up_within_one_poll_of_cancel() {
         matches!(f.leases.classify(&f.cache).unwrap(), Status::Active(Some(r)) if r.owner.seat == "builder")
     );
 }
+
+#[test]
+fn a_human_release_refuses_a_live_owner_and_keeps_unreadable_bytes() {
+    let f = fixture();
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        assert_eq!(leases.release_unowned(&f.cache).unwrap(), Released::Nothing);
+        let held = acquire(&leases, &f.cache, "builder");
+        let err = leases.release_unowned(&f.cache).unwrap_err();
+        assert_eq!(err.code(), "EBUSY");
+        assert!(err.message().contains("run-1/node-a/builder"), "{err}");
+        drop(held);
+
+        let dead = dead_record(&f);
+        durable::replace(&files(&f).record, &dead.to_bytes()).unwrap();
+        assert_eq!(
+            leases.release_unowned(&f.cache).unwrap(),
+            Released::Dead(Box::new(dead))
+        );
+        assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
+
+        fs::write(&files(&f).record, b"{\"torn").unwrap();
+        let Released::MovedAside { to, .. } = leases.release_unowned(&f.cache).unwrap() else {
+            panic!("unreadable record not moved aside");
+        };
+        assert_eq!(fs::read(&to).unwrap(), b"{\"torn");
+        assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
+        fs::remove_file(to).unwrap();
+    }
+}
