@@ -20,6 +20,7 @@ node scripts/node-load-check.mjs
 node --import tsx tests/node/smoke.ts
 node --import tsx tests/node/agent-smoke.ts
 node --import tsx tests/node/claims-smoke.ts
+node --import tsx tests/node/lease-smoke.ts
 
 echo "== cargo test"
 cargo test --workspace --locked

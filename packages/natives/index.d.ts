@@ -9,6 +9,23 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A held lease. `release()` lets it go; it is idempotent. */
+export declare class BuildCacheLease {
+  /** This lease's record. */
+  get record(): NativeLeaseRecord
+  /** The dead owner's record this acquisition replaced, if any. */
+  get reclaimed(): NativeLeaseRecord | null
+  /** What the refresh did, when acquired with an identity. */
+  get freshness(): NativeFreshness | null
+  /** Whether it is still held by this object. */
+  get held(): boolean
+  /**
+   * Release the lease (deleting only a record that is still its own).
+   * `false` if it was already released.
+   */
+  release(): boolean
+}
+
 /**
  * A cancellation flag shared with native work. Call `cancel()` to stop the
  * work that holds it; the promise then rejects with code `ABORT_ERR`.
@@ -98,6 +115,65 @@ export declare function memoryProjectRoot(cwd: string, timeoutMs?: number | unde
 export declare function memorySettingsFiles(configDir: string, projectDir: string): Array<string>
 
 /**
+ * Take the build-cache lease on `dir`, waiting up to `budgetMs` while it is
+ * busy, then (with an identity) make the cache fresh for that source.
+ * Rejects with `EBUSY` (one attempt, busy) or `ETIMEDOUT` (budget spent),
+ * both naming the holder, or `ABORT_ERR`.
+ */
+export declare function nativeAcquireBuildCache(dir: string, owner: NativeLeaseOwner, options: NativeAcquireOptions, token?: CancelToken | undefined | null): Promise<BuildCacheLease>
+
+/**
+ * Take the output lease on `dir` for process cleanup: one attempt;
+ * `EBUSY` naming the holder when someone else cleans up.
+ */
+export declare function nativeAcquireCleanupLease(dir: string, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<BuildCacheLease>
+
+/** Options of the native acquisition. */
+export interface NativeAcquireOptions {
+  home?: string
+  /** How long to wait for a busy lease; 0: one attempt. */
+  budgetMs: number
+  /** Refresh the cache for this source once held. */
+  identity?: NativeIdentity
+  /** Where cargo finds the workspace (default: the identity's worktree). */
+  manifestPaths?: Array<string>
+}
+
+/** Every cache directory registered under the home. */
+export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<NativeCacheEntry>
+
+/** One registered cache directory. */
+export interface NativeCacheEntry {
+  dir?: string
+  slug: string
+  status: 'free' | 'active' | 'stale' | 'unknown'
+  reason?: string
+  /** The current holder, or the last known one. */
+  owner?: NativeOwnerRecord
+  sinceMs?: number
+  releasedAtMs?: number
+  outputsHeld: boolean
+  identity?: NativeIdentity
+}
+
+/** Where a lease stands. */
+export interface NativeCacheStatus {
+  status: 'free' | 'active' | 'stale' | 'unknown'
+  /** The holder's (or dead owner's) record, when there is a readable one. */
+  record?: NativeLeaseRecord
+  /** Why the record cannot be read (`unknown`). */
+  reason?: string
+  /** Held by a live owner, unreadable, or its outputs owned by cleanup. */
+  inUse: boolean
+}
+
+/**
+ * `{CARGO_TARGET_DIR}` for a child whose sandbox may write `dir` (it lies
+ * within one of `writableRoots`), `{}` otherwise.
+ */
+export declare function nativeCargoTargetEnv(dir: string, writableRoots: Array<string>): Record<string, string>
+
+/**
  * Decide whether the memory folder is exclusive to the agent, recording its
  * claim. Never rejects: failures answer shared, `unproven`.
  */
@@ -152,6 +228,24 @@ export interface NativeClaimTarget {
   others?: Array<NativeKnownAgent>
   home?: string
   timeoutMs: number
+}
+
+/**
+ * Make `dir` fresh for a build from `identity` (call while holding its
+ * lease): cleans the workspace's own packages when the source changed;
+ * spawns nothing when it did not.
+ */
+export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null): Promise<NativeFreshness>
+
+/** Every `--manifest-path` the commands pass, in order of first appearance. */
+export declare function nativeExtractManifestPaths(commands: Array<string>): Array<string>
+
+/** What a refresh did. */
+export interface NativeFreshness {
+  /** `false`: the recorded identity matched and nothing ran. */
+  refreshed: boolean
+  /** Workspace packages whose output was cleaned. */
+  cleaned: Array<string>
 }
 
 /**
@@ -373,6 +467,15 @@ export declare function nativeHasMatch(content: string | Buffer, pattern: string
  */
 export declare function nativeHeldExclusively(target: NativeClaimTarget): Promise<NativeVerdict>
 
+/** The source a build comes from. */
+export interface NativeIdentity {
+  worktree: string
+  head: string
+}
+
+/** Classify `dir`'s lease right now. */
+export declare function nativeInspectBuildCache(dir: string, home?: string | undefined | null): NativeCacheStatus
+
 /** Another agent the caller's channel store knows. */
 export interface NativeKnownAgent {
   uid: string
@@ -381,11 +484,80 @@ export interface NativeKnownAgent {
   memoryDir?: string
 }
 
+/** Who wants the lease: the job it belongs to, and the source it builds. */
+export interface NativeLeaseOwner {
+  run: string
+  node: string
+  seat: string
+  worktree?: string
+  head?: string
+}
+
+/** A lease record. */
+export interface NativeLeaseRecord {
+  /** The cache directory's canonical path. */
+  dir: string
+  owner: NativeOwnerRecord
+  /** Milliseconds since the Unix epoch. */
+  acquiredAtMs: number
+}
+
+/**
+ * Prune `dir` to `limitBytes`, oldest files first, only while holding its
+ * maintenance lease; `null` when the cache is in use.
+ */
+export declare function nativeMaintenancePrune(dir: string, limitBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<NativePruneReport | null>
+
+/** An owner as recorded: the job, and the process that holds the lease. */
+export interface NativeOwnerRecord {
+  run: string
+  node: string
+  seat: string
+  pid: number
+  worktree?: string
+  head?: string
+  host: string
+  bootId?: string
+  /** Clock ticks since boot. */
+  startTime?: number
+  nonce: string
+}
+
+/** The cache directory a resource hold waits on; `null` for another hold. */
+export declare function nativeParseResourceHold(hold: string): string | null
+
+/** The workspace's own package names in `cargo metadata --no-deps` JSON. */
+export declare function nativeParseWorkspacePackageNames(json: string): Array<string>
+
+/** What a prune did. */
+export interface NativePruneReport {
+  bytesBefore: number
+  bytesAfter: number
+  filesRemoved: number
+}
+
 /** Remove the claims `origin` wrote for agents it no longer has. */
 export declare function nativePruneStaleClaims(origin: string, storeAgents: Array<string>, home: string | undefined | null, timeoutMs: number): Promise<number>
 
+/**
+ * Release `dir`'s lease for an owner that is gone; `EBUSY` while a live
+ * owner holds it. An unreadable record is renamed aside, never deleted.
+ */
+export declare function nativeReleaseBuildCache(dir: string, home?: string | undefined | null): NativeReleased
+
 /** Remove `uid`'s claim on the folder; resolves with whether there was one. */
 export declare function nativeReleaseClaim(target: NativeClaimTarget): Promise<boolean>
+
+/** What a human's release did. */
+export interface NativeReleased {
+  released: 'nothing' | 'dead-owner' | 'moved-aside'
+  record?: NativeLeaseRecord
+  movedTo?: string
+  reason?: string
+}
+
+/** The hold a task gets while it waits on `dir`'s lease. */
+export declare function nativeResourceHold(dir: string): string
 
 /**
  * Search `content` in memory, as one file (path options do not apply).
@@ -402,3 +574,9 @@ export interface NativeVerdict {
   reason?: 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
   detail?: string
 }
+
+/**
+ * Whether process `pid` (started at `startTime` clock ticks during boot
+ * `bootId`, when known) may be alive: `false` only when its death is certain.
+ */
+export declare function pidAlive(pid: number, startTime?: number | undefined | null, bootId?: string | undefined | null): boolean

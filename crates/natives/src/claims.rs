@@ -8,10 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use napi::{
-    Env, Task,
-    bindgen_prelude::{AsyncTask, ToNapiValue, TypeName},
-};
+use napi::{Env, bindgen_prelude::AsyncTask};
 use napi_derive::napi;
 use natives_ownership::{
     CancelToken as LibraryToken, Error,
@@ -25,6 +22,7 @@ use natives_ownership::{
 use crate::{
     cancel::CancelToken,
     errors::{guarded, to_js},
+    task::{Work, task},
 };
 
 /// The agent asking for a memory folder.
@@ -100,44 +98,13 @@ pub struct NativeClaimedFolder {
     pub claims: Vec<NativeClaim>,
 }
 
-/// One claims call, run off the JS thread.
-pub struct ClaimsTask<T> {
-    work: Option<Box<dyn FnOnce() -> Result<T, Error> + Send>>,
-}
-
-impl<T: ToNapiValue + TypeName + Send + 'static> Task for ClaimsTask<T> {
-    type Output = Result<T, Error>;
-    type JsValue = T;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        let work = self.work.take();
-        Ok(guarded(|| match work {
-            Some(work) => work(),
-            None => Err(Error::invalid("internal error: task ran twice")),
-        }))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<T> {
-        output.map_err(|err| to_js(&env, &err))
-    }
-}
-
-fn task<T>(work: impl FnOnce() -> Result<T, Error> + Send + 'static) -> AsyncTask<ClaimsTask<T>>
-where
-    T: ToNapiValue + TypeName + Send + 'static,
-{
-    AsyncTask::new(ClaimsTask {
-        work: Some(Box::new(work)),
-    })
-}
-
 /// Decide whether the memory folder is exclusive to the agent, recording its
 /// claim. Never rejects: failures answer shared, `unproven`.
 #[napi(
     js_name = "nativeCheckAndClaim",
     ts_return_type = "Promise<NativeVerdict>"
 )]
-pub fn native_check_and_claim(request: NativeClaimRequest) -> AsyncTask<ClaimsTask<NativeVerdict>> {
+pub fn native_check_and_claim(request: NativeClaimRequest) -> AsyncTask<Work<NativeVerdict>> {
     task(move || {
         let verdict = prepare_claim(request).map_or_else(
             |err| Exclusivity::unproven(&err),
@@ -180,7 +147,7 @@ fn prepare_claim(
     js_name = "nativeHeldExclusively",
     ts_return_type = "Promise<NativeVerdict>"
 )]
-pub fn native_held_exclusively(target: NativeClaimTarget) -> AsyncTask<ClaimsTask<NativeVerdict>> {
+pub fn native_held_exclusively(target: NativeClaimTarget) -> AsyncTask<Work<NativeVerdict>> {
     task(move || {
         let verdict = prepare_target(&target).map_or_else(
             |err| Exclusivity::unproven(&err),
@@ -199,7 +166,7 @@ pub fn native_held_exclusively(target: NativeClaimTarget) -> AsyncTask<ClaimsTas
 
 /// Whether another agent uses the folder (read-only). Failures answer `true`.
 #[napi(js_name = "nativeUsedByAnother", ts_return_type = "Promise<boolean>")]
-pub fn native_used_by_another(target: NativeClaimTarget) -> AsyncTask<ClaimsTask<bool>> {
+pub fn native_used_by_another(target: NativeClaimTarget) -> AsyncTask<Work<bool>> {
     task(move || {
         let Ok((home, deadline)) = prepare_target(&target) else {
             return Ok(true);
@@ -223,7 +190,7 @@ pub fn native_used_by_another(target: NativeClaimTarget) -> AsyncTask<ClaimsTask
 
 /// Remove `uid`'s claim on the folder; resolves with whether there was one.
 #[napi(js_name = "nativeReleaseClaim", ts_return_type = "Promise<boolean>")]
-pub fn native_release_claim(target: NativeClaimTarget) -> AsyncTask<ClaimsTask<bool>> {
+pub fn native_release_claim(target: NativeClaimTarget) -> AsyncTask<Work<bool>> {
     task(move || {
         let (home, deadline) = prepare_target(&target)?;
         claims::release(&home, Path::new(&target.memory_dir), &target.uid, &deadline)
@@ -243,7 +210,7 @@ pub fn native_prune_stale_claims(
     store_agents: Vec<String>,
     home: Option<String>,
     timeout_ms: f64,
-) -> AsyncTask<ClaimsTask<u32>> {
+) -> AsyncTask<Work<u32>> {
     task(move || {
         let deadline = CancelToken::for_call(None, Some(timeout_ms))?;
         let home = paths::home(home.as_deref().map(Path::new))?;
@@ -260,7 +227,7 @@ pub fn native_prune_stale_claims(
 pub fn native_claims_of(
     uid: Option<String>,
     home: Option<String>,
-) -> AsyncTask<ClaimsTask<Vec<NativeClaimedFolder>>> {
+) -> AsyncTask<Work<Vec<NativeClaimedFolder>>> {
     task(move || {
         let home = paths::home(home.as_deref().map(Path::new))?;
         let folders = match uid {

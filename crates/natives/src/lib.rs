@@ -13,13 +13,17 @@
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
 //! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
+//! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
+//! - [`task`]: library work run off the JS thread as a promise.
 
 pub mod cancel;
 pub mod claims;
 pub mod errors;
 pub mod fuzzy;
 pub mod grep;
+pub mod lease;
 pub mod options;
 pub mod scan;
 pub mod stream;
+pub mod task;

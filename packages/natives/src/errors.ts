@@ -6,7 +6,7 @@
  */
 
 /** Codes the library rejects with. */
-export type ErrorCode = 'ENOENT' | 'ENOTDIR' | 'EACCES' | 'EINVAL' | 'EIO' | 'ABORT_ERR' | 'ETIMEDOUT';
+export type ErrorCode = 'ENOENT' | 'ENOTDIR' | 'EACCES' | 'EINVAL' | 'EIO' | 'EBUSY' | 'ABORT_ERR' | 'ETIMEDOUT';
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOENT',
@@ -14,6 +14,7 @@ const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'EACCES',
   'EINVAL',
   'EIO',
+  'EBUSY',
   'ABORT_ERR',
   'ETIMEDOUT',
 ]);

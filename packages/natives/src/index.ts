@@ -3,7 +3,8 @@
  *
  * A shared in-memory scan cache (seed 001) feeds `glob`, `fuzzyFind` and `grep`; mutating tools call
  * `invalidateFsScanCache` so no search answers from before a change. Memory-directory claims (seed 004)
- * tell an orchestrator whether a Claude memory folder is one agent's alone.
+ * tell an orchestrator whether a Claude memory folder is one agent's alone; build-cache leases (seed 000)
+ * say who is using a shared `CARGO_TARGET_DIR` and keep it fresh for the source being built.
  */
 export { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from './glob.ts';
 export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from './glob.ts';
@@ -39,3 +40,32 @@ export type {
   MemoryRedirects,
   SharedReason,
 } from './claims.ts';
+export {
+  acquireBuildCache,
+  acquireCleanupLease,
+  buildCacheInventory,
+  cargoTargetEnv,
+  ensureFresh,
+  extractManifestPaths,
+  holdReleasable,
+  inspectBuildCache,
+  maintenancePrune,
+  parseResourceHold,
+  parseWorkspacePackageNames,
+  pidAlive,
+  releaseBuildCache,
+  resourceHold,
+} from './lease.ts';
+export type {
+  AcquireBuildCacheOptions,
+  BuildCacheEntry,
+  BuildCacheLease,
+  BuildCacheStatus,
+  Freshness,
+  LeaseOwner,
+  LeaseRecord,
+  OwnerRecord,
+  PruneReport,
+  ReleasedBuildCache,
+  SourceIdentity,
+} from './lease.ts';

@@ -1,0 +1,550 @@
+//! Bindings for build-cache leases (`natives_ownership::lease` and `fresh`).
+//!
+//! Acquiring may wait (up to the caller's budget) and refreshing runs cargo,
+//! so both run off the JS thread; a waiting acquisition polls the call's
+//! cancellation token once per poll interval. A held lease is a
+//! `BuildCacheLease` object whose `release()` the TypeScript layer calls from
+//! `Symbol.asyncDispose`; if it is garbage-collected still held, dropping the
+//! guard releases it (a safety net, not the way to release).
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
+
+use napi::{Env, bindgen_prelude::AsyncTask};
+use napi_derive::napi;
+use natives_core::{Error, ErrorKind};
+use natives_ownership::{
+    AcquireOutcome, EntryStatus, Guard, Leases, Owner, Status,
+    fresh::{self, Freshness, Identity, Target},
+    lease::{self, LeaseRecord, PruneReport, Released},
+    paths, pid_alive,
+};
+
+use crate::{
+    cancel::CancelToken,
+    errors::to_js,
+    options::milliseconds,
+    task::{Work, task},
+};
+
+/// Who wants the lease: the job it belongs to, and the source it builds.
+#[napi(object)]
+pub struct NativeLeaseOwner {
+    pub run: String,
+    pub node: String,
+    pub seat: String,
+    pub worktree: Option<String>,
+    pub head: Option<String>,
+}
+
+/// An owner as recorded: the job, and the process that holds the lease.
+#[napi(object)]
+pub struct NativeOwnerRecord {
+    pub run: String,
+    pub node: String,
+    pub seat: String,
+    pub pid: u32,
+    pub worktree: Option<String>,
+    pub head: Option<String>,
+    pub host: String,
+    pub boot_id: Option<String>,
+    /// Clock ticks since boot.
+    pub start_time: Option<f64>,
+    pub nonce: String,
+}
+
+/// A lease record.
+#[napi(object)]
+pub struct NativeLeaseRecord {
+    /// The cache directory's canonical path.
+    pub dir: String,
+    pub owner: NativeOwnerRecord,
+    /// Milliseconds since the Unix epoch.
+    pub acquired_at_ms: f64,
+}
+
+/// The source a build comes from.
+#[napi(object)]
+pub struct NativeIdentity {
+    pub worktree: String,
+    pub head: String,
+}
+
+/// What a refresh did.
+#[napi(object)]
+pub struct NativeFreshness {
+    /// `false`: the recorded identity matched and nothing ran.
+    pub refreshed: bool,
+    /// Workspace packages whose output was cleaned.
+    pub cleaned: Vec<String>,
+}
+
+/// Options of the native acquisition.
+#[napi(object)]
+pub struct NativeAcquireOptions {
+    pub home: Option<String>,
+    /// How long to wait for a busy lease; 0: one attempt.
+    pub budget_ms: f64,
+    /// Refresh the cache for this source once held.
+    pub identity: Option<NativeIdentity>,
+    /// Where cargo finds the workspace (default: the identity's worktree).
+    pub manifest_paths: Option<Vec<String>>,
+}
+
+/// A held lease. `release()` lets it go; it is idempotent.
+#[napi]
+pub struct BuildCacheLease {
+    guard: Mutex<Option<Guard>>,
+    record: LeaseRecord,
+    reclaimed: Option<LeaseRecord>,
+    freshness: Option<Freshness>,
+}
+
+#[napi]
+impl BuildCacheLease {
+    /// This lease's record.
+    #[napi(getter)]
+    pub fn record(&self) -> NativeLeaseRecord {
+        to_js_record(&self.record)
+    }
+
+    /// The dead owner's record this acquisition replaced, if any.
+    #[napi(getter)]
+    pub fn reclaimed(&self) -> Option<NativeLeaseRecord> {
+        self.reclaimed.as_ref().map(to_js_record)
+    }
+
+    /// What the refresh did, when acquired with an identity.
+    #[napi(getter)]
+    pub fn freshness(&self) -> Option<NativeFreshness> {
+        self.freshness.as_ref().map(to_js_freshness)
+    }
+
+    /// Whether it is still held by this object.
+    #[napi(getter)]
+    pub fn held(&self) -> bool {
+        self.guard.lock().is_ok_and(|guard| guard.is_some())
+    }
+
+    /// Release the lease (deleting only a record that is still its own).
+    /// `false` if it was already released.
+    #[napi]
+    pub fn release(&self, env: Env) -> napi::Result<bool> {
+        let taken = self.guard.lock().ok().and_then(|mut guard| guard.take());
+        match taken {
+            Some(guard) => guard
+                .release()
+                .map(|()| true)
+                .map_err(|err| to_js(&env, &err)),
+            None => Ok(false),
+        }
+    }
+}
+
+/// Take the build-cache lease on `dir`, waiting up to `budgetMs` while it is
+/// busy, then (with an identity) make the cache fresh for that source.
+/// Rejects with `EBUSY` (one attempt, busy) or `ETIMEDOUT` (budget spent),
+/// both naming the holder, or `ABORT_ERR`.
+#[napi(
+    js_name = "nativeAcquireBuildCache",
+    ts_return_type = "Promise<BuildCacheLease>"
+)]
+pub fn native_acquire_build_cache(
+    dir: String,
+    owner: NativeLeaseOwner,
+    options: NativeAcquireOptions,
+    token: Option<&CancelToken>,
+) -> AsyncTask<Work<BuildCacheLease>> {
+    let token = CancelToken::for_call(token, None);
+    task(move || {
+        let token = token?;
+        let leases = open(options.home.as_deref())?;
+        let budget = milliseconds("budgetMs", Some(options.budget_ms))?.unwrap_or_default();
+        let owner = to_owner(owner);
+        let dir = PathBuf::from(dir);
+        let guard = if budget.is_zero() {
+            try_once(&leases, &dir, &owner)?
+        } else {
+            leases
+                .wait_for_unless(&dir, &owner, budget, &|| token.is_stopped())?
+                .ok_or_else(|| token.check().err().unwrap_or_else(aborted))?
+        };
+        let freshness = match options.identity {
+            Some(identity) => Some(
+                guard.ensure_fresh(&to_identity(identity), &to_target(options.manifest_paths))?,
+            ),
+            None => None,
+        };
+        Ok(BuildCacheLease {
+            record: guard.record().clone(),
+            reclaimed: guard.reclaimed().cloned(),
+            freshness,
+            guard: Mutex::new(Some(guard)),
+        })
+    })
+}
+
+/// Take the output lease on `dir` for process cleanup: one attempt;
+/// `EBUSY` naming the holder when someone else cleans up.
+#[napi(
+    js_name = "nativeAcquireCleanupLease",
+    ts_return_type = "Promise<BuildCacheLease>"
+)]
+pub fn native_acquire_cleanup_lease(
+    dir: String,
+    owner: NativeLeaseOwner,
+    home: Option<String>,
+) -> AsyncTask<Work<BuildCacheLease>> {
+    task(move || {
+        let leases = open(home.as_deref())?;
+        let dir = PathBuf::from(dir);
+        let guard = match leases.try_acquire_output(&dir, &to_owner(owner))? {
+            AcquireOutcome::Acquired(guard) => guard,
+            AcquireOutcome::Busy(busy) => return Err(busy_error(&dir, &busy)),
+        };
+        Ok(BuildCacheLease {
+            record: guard.record().clone(),
+            reclaimed: guard.reclaimed().cloned(),
+            freshness: None,
+            guard: Mutex::new(Some(guard)),
+        })
+    })
+}
+
+/// Where a lease stands.
+#[napi(object)]
+pub struct NativeCacheStatus {
+    #[napi(ts_type = "'free' | 'active' | 'stale' | 'unknown'")]
+    pub status: String,
+    /// The holder's (or dead owner's) record, when there is a readable one.
+    pub record: Option<NativeLeaseRecord>,
+    /// Why the record cannot be read (`unknown`).
+    pub reason: Option<String>,
+    /// Held by a live owner, unreadable, or its outputs owned by cleanup.
+    pub in_use: bool,
+}
+
+/// Classify `dir`'s lease right now.
+#[napi(js_name = "nativeInspectBuildCache")]
+pub fn native_inspect_build_cache(
+    env: Env,
+    dir: String,
+    home: Option<String>,
+) -> napi::Result<NativeCacheStatus> {
+    let inspect = || {
+        let leases = open(home.as_deref())?;
+        let dir = Path::new(&dir);
+        let in_use = leases.in_use(dir)?;
+        Ok(to_js_status(leases.classify(dir)?, in_use))
+    };
+    inspect().map_err(|err: Error| to_js(&env, &err))
+}
+
+/// One registered cache directory.
+#[napi(object)]
+pub struct NativeCacheEntry {
+    pub dir: Option<String>,
+    pub slug: String,
+    #[napi(ts_type = "'free' | 'active' | 'stale' | 'unknown'")]
+    pub status: String,
+    pub reason: Option<String>,
+    /// The current holder, or the last known one.
+    pub owner: Option<NativeOwnerRecord>,
+    pub since_ms: Option<f64>,
+    pub released_at_ms: Option<f64>,
+    pub outputs_held: bool,
+    pub identity: Option<NativeIdentity>,
+}
+
+/// Every cache directory registered under the home.
+#[napi(js_name = "nativeBuildCacheInventory")]
+pub fn native_build_cache_inventory(
+    env: Env,
+    home: Option<String>,
+) -> napi::Result<Vec<NativeCacheEntry>> {
+    let list = || {
+        Ok(open(home.as_deref())?
+            .inventory()?
+            .into_iter()
+            .map(to_js_entry)
+            .collect())
+    };
+    list().map_err(|err: Error| to_js(&env, &err))
+}
+
+/// Make `dir` fresh for a build from `identity` (call while holding its
+/// lease): cleans the workspace's own packages when the source changed;
+/// spawns nothing when it did not.
+#[napi(
+    js_name = "nativeEnsureFresh",
+    ts_return_type = "Promise<NativeFreshness>"
+)]
+pub fn native_ensure_fresh(
+    dir: String,
+    identity: NativeIdentity,
+    manifest_paths: Option<Vec<String>>,
+    home: Option<String>,
+) -> AsyncTask<Work<NativeFreshness>> {
+    task(move || {
+        let home = paths::home(home.as_deref().map(Path::new))?;
+        let target = to_target(manifest_paths);
+        fresh::ensure_fresh(&home, Path::new(&dir), &to_identity(identity), &target)
+            .map(|f| to_js_freshness(&f))
+    })
+}
+
+/// What a prune did.
+#[napi(object)]
+pub struct NativePruneReport {
+    pub bytes_before: f64,
+    pub bytes_after: f64,
+    pub files_removed: f64,
+}
+
+/// Prune `dir` to `limitBytes`, oldest files first, only while holding its
+/// maintenance lease; `null` when the cache is in use.
+#[napi(
+    js_name = "nativeMaintenancePrune",
+    ts_return_type = "Promise<NativePruneReport | null>"
+)]
+pub fn native_maintenance_prune(
+    dir: String,
+    limit_bytes: f64,
+    owner: NativeLeaseOwner,
+    home: Option<String>,
+) -> AsyncTask<Work<Option<NativePruneReport>>> {
+    task(move || {
+        let limit =
+            crate::options::count("limitBytes", Some(limit_bytes))?.unwrap_or_default() as u64;
+        let leases = open(home.as_deref())?;
+        let report = leases.maintenance_prune(Path::new(&dir), limit, &to_owner(owner))?;
+        Ok(report.map(to_js_prune))
+    })
+}
+
+/// What a human's release did.
+#[napi(object)]
+pub struct NativeReleased {
+    #[napi(ts_type = "'nothing' | 'dead-owner' | 'moved-aside'")]
+    pub released: String,
+    pub record: Option<NativeLeaseRecord>,
+    pub moved_to: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// Release `dir`'s lease for an owner that is gone; `EBUSY` while a live
+/// owner holds it. An unreadable record is renamed aside, never deleted.
+#[napi(js_name = "nativeReleaseBuildCache")]
+pub fn native_release_build_cache(
+    env: Env,
+    dir: String,
+    home: Option<String>,
+) -> napi::Result<NativeReleased> {
+    let release = || {
+        Ok(to_js_released(
+            open(home.as_deref())?.release_unowned(Path::new(&dir))?,
+        ))
+    };
+    release().map_err(|err: Error| to_js(&env, &err))
+}
+
+/// Whether process `pid` (started at `startTime` clock ticks during boot
+/// `bootId`, when known) may be alive: `false` only when its death is certain.
+#[napi(js_name = "pidAlive")]
+pub fn pid_alive_js(pid: u32, start_time: Option<f64>, boot_id: Option<String>) -> bool {
+    pid_alive(pid, start_time.map(|t| t as u64), boot_id.as_deref())
+}
+
+/// The workspace's own package names in `cargo metadata --no-deps` JSON.
+#[napi(js_name = "nativeParseWorkspacePackageNames")]
+pub fn native_parse_workspace_package_names(env: Env, json: String) -> napi::Result<Vec<String>> {
+    fresh::parse_workspace_package_names(&json).map_err(|err| to_js(&env, &err))
+}
+
+/// Every `--manifest-path` the commands pass, in order of first appearance.
+#[napi(js_name = "nativeExtractManifestPaths")]
+pub fn native_extract_manifest_paths(commands: Vec<String>) -> Vec<String> {
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    fresh::extract_manifest_paths(&commands)
+        .into_iter()
+        .map(display)
+        .collect()
+}
+
+/// `{CARGO_TARGET_DIR}` for a child whose sandbox may write `dir` (it lies
+/// within one of `writableRoots`), `{}` otherwise.
+#[napi(js_name = "nativeCargoTargetEnv")]
+pub fn native_cargo_target_env(
+    env: Env,
+    dir: String,
+    writable_roots: Vec<String>,
+) -> napi::Result<HashMap<String, String>> {
+    let roots: Vec<PathBuf> = writable_roots.into_iter().map(PathBuf::from).collect();
+    lease::cargo_target_env(Path::new(&dir), &roots)
+        .map(|vars| {
+            vars.into_iter()
+                .map(|(name, value)| (name, display(value)))
+                .collect()
+        })
+        .map_err(|err| to_js(&env, &err))
+}
+
+/// The hold a task gets while it waits on `dir`'s lease.
+#[napi(js_name = "nativeResourceHold")]
+pub fn native_resource_hold(env: Env, dir: String) -> napi::Result<String> {
+    lease::resource_hold(Path::new(&dir)).map_err(|err| to_js(&env, &err))
+}
+
+/// The cache directory a resource hold waits on; `null` for another hold.
+#[napi(js_name = "nativeParseResourceHold")]
+pub fn native_parse_resource_hold(hold: String) -> Option<String> {
+    lease::parse_resource_hold(&hold).map(display)
+}
+
+fn open(home: Option<&str>) -> Result<Leases, Error> {
+    Leases::open(&paths::home(home.map(Path::new))?)
+}
+
+fn try_once(leases: &Leases, dir: &Path, owner: &Owner) -> Result<Guard, Error> {
+    match leases.try_acquire(dir, owner)? {
+        AcquireOutcome::Acquired(guard) => Ok(guard),
+        AcquireOutcome::Busy(busy) => Err(busy_error(dir, &busy)),
+    }
+}
+
+fn busy_error(dir: &Path, busy: &lease::Busy) -> Error {
+    Error::new(
+        ErrorKind::Busy,
+        format!("{}: build cache {}", dir.display(), busy.describe()),
+    )
+}
+
+fn aborted() -> Error {
+    Error::new(ErrorKind::Aborted, "acquireBuildCache was aborted")
+}
+
+fn to_owner(owner: NativeLeaseOwner) -> Owner {
+    let mut converted = Owner::current(&owner.run, &owner.node, &owner.seat);
+    converted.worktree = owner.worktree.map(PathBuf::from);
+    converted.head = owner.head;
+    converted
+}
+
+fn to_identity(identity: NativeIdentity) -> Identity {
+    Identity {
+        worktree: PathBuf::from(identity.worktree),
+        head: identity.head,
+    }
+}
+
+fn to_target(manifest_paths: Option<Vec<String>>) -> Target {
+    match manifest_paths {
+        Some(paths) if !paths.is_empty() => {
+            Target::Manifests(paths.into_iter().map(PathBuf::from).collect())
+        }
+        _ => Target::Worktree,
+    }
+}
+
+fn display(path: PathBuf) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+fn to_js_owner(owner: &Owner) -> NativeOwnerRecord {
+    NativeOwnerRecord {
+        run: owner.run.clone(),
+        node: owner.node.clone(),
+        seat: owner.seat.clone(),
+        pid: owner.pid,
+        worktree: owner.worktree.clone().map(display),
+        head: owner.head.clone(),
+        host: owner.host.clone(),
+        boot_id: owner.boot_id.clone(),
+        start_time: owner.start_time.map(|t| t as f64),
+        nonce: owner.nonce.clone(),
+    }
+}
+
+fn to_js_record(record: &LeaseRecord) -> NativeLeaseRecord {
+    NativeLeaseRecord {
+        dir: display(record.dir.clone()),
+        owner: to_js_owner(&record.owner),
+        acquired_at_ms: record.acquired_at_ms as f64,
+    }
+}
+
+fn to_js_freshness(freshness: &Freshness) -> NativeFreshness {
+    match freshness {
+        Freshness::Unchanged => NativeFreshness {
+            refreshed: false,
+            cleaned: Vec::new(),
+        },
+        Freshness::Refreshed { cleaned } => NativeFreshness {
+            refreshed: true,
+            cleaned: cleaned.clone(),
+        },
+    }
+}
+
+fn to_js_status(status: Status, in_use: bool) -> NativeCacheStatus {
+    let (name, record, reason) = match status {
+        Status::Free => ("free", None, None),
+        Status::Active(record) => ("active", record, None),
+        Status::Stale(record) => ("stale", Some(record), None),
+        Status::Unknown(why) => ("unknown", None, Some(why)),
+    };
+    NativeCacheStatus {
+        status: name.to_owned(),
+        record: record.as_ref().map(to_js_record),
+        reason,
+        in_use,
+    }
+}
+
+fn to_js_entry(entry: lease::Entry) -> NativeCacheEntry {
+    let (status, reason) = match entry.status {
+        EntryStatus::Free => ("free", None),
+        EntryStatus::Active => ("active", None),
+        EntryStatus::Stale => ("stale", None),
+        EntryStatus::Unknown(why) => ("unknown", Some(why)),
+    };
+    NativeCacheEntry {
+        dir: entry.dir.map(display),
+        slug: entry.slug,
+        status: status.to_owned(),
+        reason,
+        owner: entry.owner.as_ref().map(to_js_owner),
+        since_ms: entry.since_ms.map(|ms| ms as f64),
+        released_at_ms: entry.released_at_ms.map(|ms| ms as f64),
+        outputs_held: entry.outputs_held,
+        identity: entry.identity.map(|i| NativeIdentity {
+            worktree: display(i.worktree),
+            head: i.head,
+        }),
+    }
+}
+
+fn to_js_prune(report: PruneReport) -> NativePruneReport {
+    NativePruneReport {
+        bytes_before: report.bytes_before as f64,
+        bytes_after: report.bytes_after as f64,
+        files_removed: report.files_removed as f64,
+    }
+}
+
+fn to_js_released(released: Released) -> NativeReleased {
+    let (name, record, moved_to, reason) = match released {
+        Released::Nothing => ("nothing", None, None, None),
+        Released::Dead(record) => ("dead-owner", Some(to_js_record(&record)), None, None),
+        Released::MovedAside { to, why } => ("moved-aside", None, Some(display(to)), Some(why)),
+    };
+    NativeReleased {
+        released: name.to_owned(),
+        record,
+        moved_to,
+        reason,
+    }
+}

@@ -1,0 +1,324 @@
+/**
+ * Build-cache leases: who is using a shared `CARGO_TARGET_DIR` right now, and against which source.
+ *
+ * A borrower holds the lease for a whole build:
+ *
+ * ```ts
+ * await using lease = await acquireBuildCache('/srv/target', { run, node, seat }, { budgetMs: 60_000 });
+ * ```
+ *
+ * The lease is a kernel lock held by this process (the OS frees it if the process dies, however it
+ * dies) plus a durable record naming the owner, kept under the natives home (`NATIVES_HOME`, default
+ * `~/.natives`; every call also takes `home`). Acquired with an `identity`, the cache is first made
+ * fresh for that source: the workspace's own packages are cleaned when the worktree or HEAD differs
+ * from the last build, and nothing runs when they match.
+ */
+import {
+  type BuildCacheLease as NativeLease,
+  nativeAcquireBuildCache,
+  nativeAcquireCleanupLease,
+  nativeBuildCacheInventory,
+  nativeCargoTargetEnv,
+  nativeEnsureFresh,
+  nativeExtractManifestPaths,
+  nativeInspectBuildCache,
+  nativeMaintenancePrune,
+  nativeParseResourceHold,
+  nativeParseWorkspacePackageNames,
+  nativeReleaseBuildCache,
+  nativeResourceHold,
+  pidAlive as nativePidAlive,
+} from '../index.js';
+import { linkSignal } from './cancel.ts';
+import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { absolute } from './paths.ts';
+
+/** Who wants a cache: the job it belongs to, and the source it builds (if known). */
+export interface LeaseOwner {
+  run: string;
+  node: string;
+  seat: string;
+  worktree?: string;
+  head?: string;
+}
+
+/** An owner as recorded: the job, plus the process holding the lease. */
+export interface OwnerRecord {
+  run: string;
+  node: string;
+  seat: string;
+  pid: number;
+  worktree?: string;
+  head?: string;
+  host: string;
+  bootId?: string;
+  /** Clock ticks since boot (with `pid` and `bootId`, immune to pid reuse). */
+  startTime?: number;
+  /** Names one acquisition; release deletes only a record carrying it. */
+  nonce: string;
+}
+
+/** A lease record. */
+export interface LeaseRecord {
+  /** The cache directory's canonical path. */
+  dir: string;
+  owner: OwnerRecord;
+  /** Milliseconds since the epoch. */
+  acquiredAtMs: number;
+}
+
+/** The source a build comes from. */
+export interface SourceIdentity {
+  worktree: string;
+  head: string;
+}
+
+/** What a refresh did: nothing (`refreshed: false`), or which packages it cleaned. */
+export interface Freshness {
+  refreshed: boolean;
+  cleaned: string[];
+}
+
+/** Options of {@link acquireBuildCache}. */
+export interface AcquireBuildCacheOptions {
+  /** How long to wait while the lease is busy, in ms; `0`: one attempt (`EBUSY` if busy). Default: `0`. */
+  budgetMs?: number;
+  /** Stop waiting and reject with `ABORT_ERR`; checked once per poll (50 ms). */
+  signal?: AbortSignal;
+  /** Make the cache fresh for this source once held. Default: the owner's `worktree` + `head` when both are given. */
+  identity?: SourceIdentity | null;
+  /** Where cargo finds the workspace; default: the identity's worktree. See {@link extractManifestPaths}. */
+  manifestPaths?: string[];
+  /** The natives home. Default: `$NATIVES_HOME`, else `~/.natives`. */
+  home?: string;
+}
+
+/** A held lease. Release it with `await using`, {@link BuildCacheLease.release} or dispose. */
+export interface BuildCacheLease extends AsyncDisposable {
+  readonly record: LeaseRecord;
+  /** The dead owner's record this acquisition took over, if any. */
+  readonly reclaimed: LeaseRecord | null;
+  /** What the refresh did, when acquired with an identity. */
+  readonly freshness: Freshness | null;
+  /** Still held by this object. */
+  readonly held: boolean;
+  /** Let the lease go (idempotent). */
+  release(): Promise<void>;
+}
+
+/**
+ * Take the lease on `dir`, waiting up to `budgetMs` while a live owner holds it, reclaiming a dead
+ * owner's lease. Rejects with `EBUSY` (one attempt, busy) or `ETIMEDOUT` (budget spent), both naming
+ * the holder; `ABORT_ERR`; `EINVAL` for bad options; `EIO` if a refresh's cargo command failed (the
+ * lease is then released).
+ */
+export async function acquireBuildCache(dir: string, owner: LeaseOwner, options: AcquireBuildCacheOptions = {}): Promise<BuildCacheLease> {
+  checkOwner(owner, 'acquireBuildCache');
+  throwIfAborted(options.signal, 'acquireBuildCache');
+  const identity = options.identity === undefined ? defaultIdentity(owner) : options.identity;
+  using link = linkSignal(options.signal, false);
+  try {
+    const native = await nativeAcquireBuildCache(
+      absolute(dir),
+      owner,
+      { home: options.home, budgetMs: options.budgetMs ?? 0, identity: identity ?? undefined, manifestPaths: options.manifestPaths },
+      link.token,
+    );
+    return wrap(native);
+  } catch (error) {
+    throw fromNative(error, 'acquireBuildCache', options.signal);
+  }
+}
+
+/**
+ * Take the output lease on `dir` for process cleanup, held while a build's tool descendants are
+ * terminated: while it is held no build is admitted and no maintenance runs. One attempt; `EBUSY`.
+ */
+export async function acquireCleanupLease(dir: string, owner: LeaseOwner, options: { home?: string } = {}): Promise<BuildCacheLease> {
+  checkOwner(owner, 'acquireCleanupLease');
+  try {
+    return wrap(await nativeAcquireCleanupLease(absolute(dir), owner, options.home));
+  } catch (error) {
+    throw fromNative(error, 'acquireCleanupLease');
+  }
+}
+
+/** Where a cache's lease stands. */
+export interface BuildCacheStatus {
+  status: 'free' | 'active' | 'stale' | 'unknown';
+  /** The holder's (or dead owner's) record, when readable. */
+  record?: LeaseRecord;
+  /** Why the record cannot be read (`unknown`: never reclaimed automatically). */
+  reason?: string;
+  /** Held by a live owner, unreadable, or its outputs still owned by process cleanup. */
+  inUse: boolean;
+}
+
+/** Classify `dir`'s lease right now. */
+export function inspectBuildCache(dir: string, options: { home?: string } = {}): BuildCacheStatus {
+  try {
+    return nativeInspectBuildCache(absolute(dir), options.home) as BuildCacheStatus;
+  } catch (error) {
+    throw fromNative(error, 'inspectBuildCache');
+  }
+}
+
+/** One registered cache directory. */
+export interface BuildCacheEntry {
+  /** `undefined` when neither its record nor the catalog can be read. */
+  dir?: string;
+  slug: string;
+  status: 'free' | 'active' | 'stale' | 'unknown';
+  reason?: string;
+  /** The current holder, or the last known one. */
+  owner?: OwnerRecord;
+  sinceMs?: number;
+  releasedAtMs?: number;
+  /** Process cleanup (or maintenance) holds its output lease. */
+  outputsHeld: boolean;
+  /** The source last built into it. */
+  identity?: SourceIdentity;
+}
+
+/** Every cache directory ever leased under the home, with its holder or last known owner. */
+export function buildCacheInventory(options: { home?: string } = {}): BuildCacheEntry[] {
+  try {
+    return nativeBuildCacheInventory(options.home) as BuildCacheEntry[];
+  } catch (error) {
+    throw fromNative(error, 'buildCacheInventory');
+  }
+}
+
+/**
+ * Make `dir` fresh for a build from `identity`; call while holding its lease. Cleans the workspace's
+ * own packages (never dependencies) when the recorded source differs; spawns nothing when it matches.
+ */
+export async function ensureFresh(
+  dir: string,
+  identity: SourceIdentity,
+  options: { manifestPaths?: string[]; home?: string } = {},
+): Promise<Freshness> {
+  try {
+    return await nativeEnsureFresh(absolute(dir), { ...identity, worktree: absolute(identity.worktree) }, options.manifestPaths, options.home);
+  } catch (error) {
+    throw fromNative(error, 'ensureFresh');
+  }
+}
+
+/** What a prune did. */
+export interface PruneReport {
+  bytesBefore: number;
+  bytesAfter: number;
+  filesRemoved: number;
+}
+
+/** Prune `dir` to `limitBytes`, oldest files first, only while holding it; `null` when it is in use. */
+export async function maintenancePrune(dir: string, limitBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PruneReport | null> {
+  checkOwner(owner, 'maintenancePrune');
+  try {
+    return await nativeMaintenancePrune(absolute(dir), limitBytes, owner, options.home);
+  } catch (error) {
+    throw fromNative(error, 'maintenancePrune');
+  }
+}
+
+/** What {@link releaseBuildCache} did. */
+export interface ReleasedBuildCache {
+  released: 'nothing' | 'dead-owner' | 'moved-aside';
+  record?: LeaseRecord;
+  /** Where an unreadable record was moved (kept whole). */
+  movedTo?: string;
+  reason?: string;
+}
+
+/** Release `dir`'s lease for an owner that is gone (an operator action); `EBUSY` naming a live holder. */
+export function releaseBuildCache(dir: string, options: { home?: string } = {}): ReleasedBuildCache {
+  try {
+    return nativeReleaseBuildCache(absolute(dir), options.home) as ReleasedBuildCache;
+  } catch (error) {
+    throw fromNative(error, 'releaseBuildCache');
+  }
+}
+
+/** Whether a process may be alive: `false` only when its death is certain (gone, zombie, pid reused, other boot). */
+export function pidAlive(pid: number, startTime?: number, bootId?: string): boolean {
+  if (!Number.isInteger(pid) || pid < 0 || pid > 0xffff_ffff) throw codedError('EINVAL', `pidAlive: pid must be a non-negative integer, got ${pid}`);
+  return nativePidAlive(pid, startTime, bootId);
+}
+
+/** The workspace's own package names in `cargo metadata --no-deps --format-version 1` output. */
+export function parseWorkspacePackageNames(json: string): string[] {
+  try {
+    return nativeParseWorkspacePackageNames(json);
+  } catch (error) {
+    throw fromNative(error, 'parseWorkspacePackageNames');
+  }
+}
+
+/** Every `--manifest-path` the commands pass (`X`, `=X`, quoted), in order of first appearance, once each. */
+export function extractManifestPaths(commands: readonly string[]): string[] {
+  return nativeExtractManifestPaths([...commands]);
+}
+
+/**
+ * The environment to hand a child so it builds into `dir`: `{CARGO_TARGET_DIR}` only when the
+ * child's sandbox may write there (`dir` lies within one of `writableRoots`), `{}` otherwise.
+ */
+export function cargoTargetEnv(dir: string, writableRoots: readonly string[]): Record<string, string> {
+  try {
+    return nativeCargoTargetEnv(absolute(dir), writableRoots.map((root) => absolute(root)));
+  } catch (error) {
+    throw fromNative(error, 'cargoTargetEnv');
+  }
+}
+
+/** The hold a task gets while waiting on `dir`'s lease (prefix `resource:build-cache:`). */
+export function resourceHold(dir: string): string {
+  return nativeResourceHold(absolute(dir));
+}
+
+/** The cache directory a {@link resourceHold} waits on; `null` for any other hold. */
+export function parseResourceHold(hold: string): string | null {
+  return nativeParseResourceHold(hold) ?? null;
+}
+
+/** Whether a task held by `hold` can be released now: its cache's lease is no longer in use. */
+export function holdReleasable(hold: string, options: { home?: string } = {}): boolean {
+  const dir = parseResourceHold(hold);
+  if (dir === null) throw codedError('EINVAL', `holdReleasable: not a build-cache hold: ${JSON.stringify(hold)}`);
+  return !inspectBuildCache(dir, options).inUse;
+}
+
+function defaultIdentity(owner: LeaseOwner): SourceIdentity | undefined {
+  return owner.worktree && owner.head ? { worktree: absolute(owner.worktree), head: owner.head } : undefined;
+}
+
+function checkOwner(owner: LeaseOwner, operation: string): void {
+  if (typeof owner !== 'object' || owner === null) throw codedError('EINVAL', `${operation}: owner must be an object`);
+  for (const field of ['run', 'node', 'seat'] as const) {
+    if (typeof owner[field] !== 'string' || owner[field] === '') {
+      throw codedError('EINVAL', `${operation}: owner.${field} must be a non-empty string`);
+    }
+  }
+}
+
+/** Safety net only: a lease garbage-collected while held is released by the native side's drop. */
+function wrap(native: NativeLease): BuildCacheLease {
+  const release = async () => {
+    try {
+      native.release();
+    } catch (error) {
+      throw fromNative(error, 'release');
+    }
+  };
+  return {
+    record: native.record as LeaseRecord,
+    reclaimed: (native.reclaimed ?? null) as LeaseRecord | null,
+    freshness: native.freshness ?? null,
+    get held() {
+      return native.held;
+    },
+    release,
+    [Symbol.asyncDispose]: release,
+  };
+}
