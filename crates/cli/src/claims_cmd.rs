@@ -23,7 +23,7 @@ use serde_json::json;
 
 use crate::{
     Outcome,
-    common::{Output, value},
+    common::{Output, age, value},
     describe,
 };
 
@@ -100,17 +100,6 @@ fn print_folder(out: &mut dyn Write, folder: &ClaimedFolder, json: bool) -> io::
     Ok(())
 }
 
-/// A duration in milliseconds as a short human age: `42s`, `5m`, `3h`, `2d`.
-fn age(ms: u64) -> String {
-    let seconds = ms / 1000;
-    match seconds {
-        0..60 => format!("{seconds}s"),
-        60..3600 => format!("{}m", seconds / 60),
-        3600..86400 => format!("{}h", seconds / 3600),
-        _ => format!("{}d", seconds / 86400),
-    }
-}
-
 fn release(parser: &mut Parser) -> Result<Outcome, String> {
     let (mut positionals, mut yes, mut home) = (Vec::new(), false, None);
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
@@ -173,24 +162,4 @@ fn confirmed(uid: &str, dir: &str) -> Result<bool, String> {
 
 fn store_home(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
     paths::home(explicit.as_deref()).map_err(|err| err.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ages_are_short_and_human() {
-        let table = [
-            (0, "0s"),
-            (59_999, "59s"),
-            (60_000, "1m"),
-            (3_599_999, "59m"),
-            (3_600_000, "1h"),
-            (86_400_000, "1d"),
-        ];
-        for (ms, expected) in table {
-            assert_eq!(age(ms), expected, "{ms}");
-        }
-    }
 }

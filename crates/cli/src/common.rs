@@ -1,5 +1,5 @@
 //! What every command shares: positional PATTERN [PATH], flag values, the
-//! printed path, and an output that ends quietly on a closed pipe.
+//! printed path, short ages, and an output that ends quietly on a closed pipe.
 
 use std::{
     ffi::OsString,
@@ -110,6 +110,17 @@ impl Output {
     }
 }
 
+/// A duration in milliseconds as a short human age: `42s`, `5m`, `3h`, `2d`.
+pub fn age(ms: u64) -> String {
+    let seconds = ms / 1000;
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m", seconds / 60),
+        3600..86400 => format!("{}h", seconds / 3600),
+        _ => format!("{}d", seconds / 86400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +142,21 @@ mod tests {
                 positionals.display(relative.as_bytes()),
                 expected.as_bytes()
             );
+        }
+    }
+
+    #[test]
+    fn ages_are_short_and_human() {
+        let table = [
+            (0, "0s"),
+            (59_999, "59s"),
+            (60_000, "1m"),
+            (3_599_999, "59m"),
+            (3_600_000, "1h"),
+            (86_400_000, "1d"),
+        ];
+        for (ms, expected) in table {
+            assert_eq!(age(ms), expected, "{ms}");
         }
     }
 }

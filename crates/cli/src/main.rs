@@ -3,6 +3,7 @@
 //! A thin layer: parse flags, call the library, print. Exit codes follow
 //! ripgrep: 0 when something matched, 1 when nothing did, 2 on error.
 
+mod cache_cmd;
 mod claims_cmd;
 mod common;
 mod find_cmd;
@@ -20,6 +21,9 @@ Usage:
   natives find QUERY [PATH] [--hidden] [--no-ignore] [--max N] [--json]
   natives claims list [--uid U] [--json] [--home DIR]
   natives claims release UID DIR [--yes] [--home DIR]
+  natives cache show [--json] [--home DIR]
+  natives cache prune DIR --limit SIZE [--home DIR]
+  natives cache release DIR [--home DIR]
 
 glob options:
   --hidden          include dot-files and dot-directories
@@ -45,6 +49,13 @@ grep options (ripgrep's spellings):
 claims: memory-directory claims in $NATIVES_HOME (else ~/.natives). `list` shows
 every claimed folder (with --uid, those U holds); `release` removes UID's claim on
 DIR (a folder or a `memory-dir:` zone), after asking unless --yes.
+
+cache: build-cache leases in the same home. `show` lists every registered cache
+(status, owner, since, identity; `*` when process cleanup holds its outputs);
+`--json` prints one object per cache. `prune` deletes DIR's oldest files until it
+fits SIZE (bytes, or K/M/G/T, 1024-based), only while nobody uses it: exit 1 when
+busy. `release` clears a gone owner's lease on DIR (an unreadable record is moved
+aside, not deleted) and refuses a live owner (exit 2).
 
 Exit status: 0 if something matched, 1 if nothing did, 2 on error.
 ";
@@ -84,6 +95,7 @@ fn run() -> Result<Outcome, String> {
         Some(lexopt::Arg::Value(command)) if command == "grep" => grep_cmd::run(&mut args),
         Some(lexopt::Arg::Value(command)) if command == "find" => find_cmd::run(&mut args),
         Some(lexopt::Arg::Value(command)) if command == "claims" => claims_cmd::run(&mut args),
+        Some(lexopt::Arg::Value(command)) if command == "cache" => cache_cmd::run(&mut args),
         Some(lexopt::Arg::Long("help")) | Some(lexopt::Arg::Short('h')) => {
             print!("{USAGE}");
             Ok(Outcome::Matched)

@@ -1,0 +1,420 @@
+//! `natives cache show|prune|release`: the operator's view of build-cache
+//! leases, a prune that runs only while holding the cache, and the human
+//! "release this cache" action for an owner that is gone.
+//!
+//! The store is the one under `$NATIVES_HOME` (else `~/.natives`), or
+//! `--home`. Exit status: `show` 0 when any cache is registered, 1 when none
+//! is; `prune` 0 when it ran, 1 when the cache was busy and nothing was done;
+//! `release` 0 when it released a record, 1 when there was none; 2 on every
+//! error, including a release refused because a live owner holds the cache.
+
+use std::{
+    ffi::OsString,
+    fs,
+    io::{self, Write},
+    path::{Path, PathBuf},
+};
+
+use lexopt::{Arg, Parser};
+use natives_ownership::{
+    Entry, EntryStatus, Error, ErrorKind, Leases, Owner, Status,
+    claims::store::now_ms,
+    fresh::Identity,
+    lease::{PruneReport, Released},
+    paths,
+};
+use serde_json::{Value, json};
+
+use crate::{
+    Outcome,
+    common::{Output, age, value},
+    describe,
+};
+
+/// Table headings, in column order.
+const HEADINGS: [&str; 6] = [
+    "DIRECTORY",
+    "STATUS",
+    "OWNER",
+    "PID@HOST",
+    "SINCE",
+    "IDENTITY",
+];
+
+/// Hex digits of a head commit shown in the table; `--json` has it whole.
+const SHORT_HEAD: usize = 12;
+
+pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
+    match parser.next().map_err(|e| e.to_string())? {
+        Some(Arg::Value(sub)) if sub == "show" => show(parser),
+        Some(Arg::Value(sub)) if sub == "prune" => prune(parser),
+        Some(Arg::Value(sub)) if sub == "release" => release(parser),
+        Some(other) => Err(format!(
+            "cache: unknown subcommand {} (show, prune or release)",
+            describe(&other)
+        )),
+        None => Err("cache: missing subcommand (show, prune or release)".to_owned()),
+    }
+}
+
+fn show(parser: &mut Parser) -> Result<Outcome, String> {
+    let (mut json, mut home) = (false, None);
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Arg::Long("json") => json = true,
+            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
+            other => return Err(format!("cache show: unknown option {}", describe(&other))),
+        }
+    }
+    let leases = open(home)?;
+    let entries = leases.inventory().map_err(|err| err.to_string())?;
+    let mut out = Output::stdout();
+    if json {
+        for entry in &entries {
+            out.write(|w| writeln!(w, "{}", entry_json(entry)));
+        }
+    } else if entries.is_empty() {
+        let home = leases.home().display();
+        out.write(|w| writeln!(w, "no build caches registered under {home}"));
+    } else {
+        out.write(|w| print_table(w, &entries));
+    }
+    out.finish()?;
+    Ok(Outcome::from_count(entries.len() as u64))
+}
+
+/// One entry as a JSON object. Fields are spelled here rather than derived
+/// from the library's records, so the on-disk format can change without
+/// changing what scripts read.
+fn entry_json(entry: &Entry) -> Value {
+    let owner = entry.owner.as_ref().map(|o| {
+        json!({
+            "run": o.run, "node": o.node, "seat": o.seat, "pid": o.pid, "host": o.host,
+            "worktree": o.worktree.as_deref().map(Path::to_string_lossy), "head": o.head,
+            "bootId": o.boot_id, "startTime": o.start_time,
+        })
+    });
+    let identity = entry
+        .identity
+        .as_ref()
+        .map(|i| json!({"worktree": i.worktree.to_string_lossy(), "head": i.head}));
+    let mut line = json!({
+        "dir": entry.dir.as_deref().map(Path::to_string_lossy),
+        "slug": entry.slug,
+        "status": status_word(&entry.status),
+        "owner": owner,
+        "sinceMs": entry.since_ms,
+        "releasedAtMs": entry.released_at_ms,
+        "outputsHeld": entry.outputs_held,
+        "identity": identity,
+    });
+    if let EntryStatus::Unknown(why) = &entry.status {
+        line["reason"] = why.as_str().into();
+    }
+    line
+}
+
+fn status_word(status: &EntryStatus) -> &'static str {
+    match status {
+        EntryStatus::Free => "free",
+        EntryStatus::Active => "active",
+        EntryStatus::Stale => "stale",
+        EntryStatus::Unknown(_) => "unknown",
+    }
+}
+
+/// Aligned columns, one row per cache; an unknown record's reason on the
+/// line below its row, and a footnote for the output-lease mark.
+fn print_table(out: &mut dyn Write, entries: &[Entry]) -> io::Result<()> {
+    let now = now_ms();
+    let rows: Vec<[String; 6]> = entries.iter().map(|e| row(e, now)).collect();
+    let mut widths = HEADINGS.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    write_row(out, &HEADINGS.map(str::to_owned), &widths)?;
+    for (entry, row) in entries.iter().zip(&rows) {
+        write_row(out, row, &widths)?;
+        if let EntryStatus::Unknown(why) = &entry.status {
+            writeln!(out, "  why: {why}")?;
+        }
+    }
+    if entries.iter().any(|e| e.outputs_held) {
+        writeln!(out, "* process cleanup holds the output lease")?;
+    }
+    Ok(())
+}
+
+fn write_row(out: &mut dyn Write, cells: &[String; 6], widths: &[usize; 6]) -> io::Result<()> {
+    let mut line = String::new();
+    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        if i + 1 == cells.len() {
+            line.push_str(cell);
+        } else {
+            line.push_str(&format!("{cell:<width$}  "));
+        }
+    }
+    writeln!(out, "{}", line.trim_end())
+}
+
+/// A free cache shows its last owner, and SINCE is when that owner released
+/// it; otherwise SINCE is when the current holder acquired it.
+fn row(entry: &Entry, now: u64) -> [String; 6] {
+    let dir = entry.dir.as_ref().map_or_else(
+        || format!("(unnamed) {}", entry.slug),
+        |d| d.display().to_string(),
+    );
+    let mark = if entry.outputs_held { "*" } else { "" };
+    let (owner, pid_host) = entry.owner.as_ref().map_or(("-".into(), "-".into()), |o| {
+        (
+            format!("{}/{}/{}", o.run, o.node, o.seat),
+            format!("{}@{}", o.pid, o.host),
+        )
+    });
+    let since = match entry.status {
+        EntryStatus::Free => entry.released_at_ms,
+        EntryStatus::Active | EntryStatus::Stale => entry.since_ms,
+        EntryStatus::Unknown(_) => None,
+    };
+    let since = since.map_or("-".into(), |at| {
+        format!("{} ago", age(now.saturating_sub(at)))
+    });
+    [
+        dir,
+        format!("{}{mark}", status_word(&entry.status)),
+        owner,
+        pid_host,
+        since,
+        entry.identity.as_ref().map_or("-".into(), short_identity),
+    ]
+}
+
+fn short_identity(identity: &Identity) -> String {
+    let head: String = identity.head.chars().take(SHORT_HEAD).collect();
+    format!("{} @ {head}", identity.worktree.display())
+}
+
+fn prune(parser: &mut Parser) -> Result<Outcome, String> {
+    let (mut dirs, mut limit, mut home) = (Vec::new(), None, None);
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Arg::Long("limit") => limit = Some(limit_value(&value(parser)?)?),
+            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
+            Arg::Value(v) => dirs.push(v),
+            other => return Err(format!("cache prune: unknown option {}", describe(&other))),
+        }
+    }
+    let dir = one_dir("cache prune", dirs)?;
+    let limit = limit.ok_or("cache prune: missing --limit SIZE")?;
+    existing_dir(&dir)?;
+    let leases = open(home)?;
+    let owner = Owner::current("cli", "prune", "operator");
+    match leases
+        .maintenance_prune(&dir, limit, &owner)
+        .map_err(|err| err.to_string())?
+    {
+        Some(report) => {
+            print_report(&dir, &report);
+            Ok(Outcome::Matched)
+        }
+        None => {
+            let holder = holder(&leases, &dir)?;
+            eprintln!(
+                "natives: {}: build cache {holder}; nothing pruned",
+                dir.display()
+            );
+            Ok(Outcome::NoMatch)
+        }
+    }
+}
+
+/// `--limit`'s value, or the error naming it.
+fn limit_value(text: &str) -> Result<u64, String> {
+    parse_size(text).ok_or_else(|| {
+        format!(
+            "cache prune: --limit takes bytes, or a whole number with K, M, G or T \
+             (1024-based; KiB, MiB, GiB, TiB too), got `{text}`"
+        )
+    })
+}
+
+/// A byte count: digits, then optionally a 1024-based unit in any case (`K`
+/// or `KiB`, `M`/`MiB`, `G`/`GiB`, `T`/`TiB`). Decimal units (`KB`) and
+/// fractions are refused rather than guessed at; `None` also on overflow.
+fn parse_size(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        "t" | "tib" => 40,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+/// Prune only a directory that exists: a mistyped path would otherwise be
+/// leased, registered in the inventory, and reported as pruned.
+fn existing_dir(dir: &Path) -> Result<(), String> {
+    let meta = fs::metadata(dir).map_err(|err| Error::io(dir, err).to_string())?;
+    if meta.is_dir() {
+        return Ok(());
+    }
+    let message = format!("{}: not a directory", dir.display());
+    Err(Error::new(ErrorKind::NotADirectory, message).to_string())
+}
+
+fn print_report(dir: &Path, report: &PruneReport) {
+    println!(
+        "pruned {}: {} -> {} bytes ({} -> {}); files removed: {}",
+        dir.display(),
+        report.bytes_before,
+        report.bytes_after,
+        human_size(report.bytes_before),
+        human_size(report.bytes_after),
+        report.files_removed
+    );
+}
+
+/// Bytes in the largest 1024-based unit that keeps the number at least 1.
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut size, mut unit) = (bytes as f64, 0);
+    while size >= 1024.0 && unit + 1 < UNITS.len() {
+        size /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{size:.1} {}", UNITS[unit])
+    }
+}
+
+/// Who kept a prune out. `maintenance_prune` answers only "busy", so this
+/// looks again; the holder may have changed in between.
+fn holder(leases: &Leases, dir: &Path) -> Result<String, String> {
+    let status = leases.classify(dir).map_err(|err| err.to_string())?;
+    Ok(match status {
+        Status::Active(Some(record)) => format!("held by {}", record.owner.describe()),
+        Status::Active(None) => "held by a new holder still writing its record".to_owned(),
+        Status::Unknown(why) => format!("in an unknown state ({why})"),
+        Status::Free | Status::Stale(_) if leases.in_use(dir).map_err(|e| e.to_string())? => {
+            "busy: process cleanup holds its outputs".to_owned()
+        }
+        Status::Free | Status::Stale(_) => "busy: another acquirer took it first".to_owned(),
+    })
+}
+
+fn release(parser: &mut Parser) -> Result<Outcome, String> {
+    let (mut dirs, mut home) = (Vec::new(), None);
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
+            Arg::Value(v) => dirs.push(v),
+            other => {
+                return Err(format!(
+                    "cache release: unknown option {}",
+                    describe(&other)
+                ));
+            }
+        }
+    }
+    let dir = one_dir("cache release", dirs)?;
+    let leases = open(home)?;
+    let shown = dir.display();
+    match leases
+        .release_unowned(&dir)
+        .map_err(|err| err.to_string())?
+    {
+        Released::Nothing => {
+            eprintln!("natives: {shown}: no lease record; nothing released");
+            return Ok(Outcome::NoMatch);
+        }
+        Released::Dead(record) => println!(
+            "released {shown}: removed the record of {}, which is gone",
+            record.owner.describe()
+        ),
+        Released::MovedAside { to, why } => println!(
+            "released {shown}: moved its unreadable record ({why}) aside to {}",
+            to.display()
+        ),
+    }
+    Ok(Outcome::Matched)
+}
+
+/// The single DIR positional of `command`.
+fn one_dir(command: &str, values: Vec<OsString>) -> Result<PathBuf, String> {
+    let mut values = values.into_iter();
+    match (values.next(), values.next()) {
+        (Some(dir), None) => Ok(PathBuf::from(dir)),
+        (None, _) => Err(format!("{command}: missing DIR")),
+        (Some(_), Some(extra)) => Err(format!(
+            "{command}: unexpected argument `{}`",
+            extra.to_string_lossy()
+        )),
+    }
+}
+
+fn open(home: Option<PathBuf>) -> Result<Leases, String> {
+    let home = paths::home(home.as_deref()).map_err(|err| err.to_string())?;
+    Leases::open(&home).map_err(|err| err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_bytes_or_binary_units() {
+        let table: &[(&str, Option<u64>)] = &[
+            ("0", Some(0)),
+            ("1536", Some(1536)),
+            ("1K", Some(1024)),
+            ("1k", Some(1024)),
+            ("2KiB", Some(2048)),
+            ("3M", Some(3 << 20)),
+            ("3mib", Some(3 << 20)),
+            ("5G", Some(5 << 30)),
+            ("5GiB", Some(5 << 30)),
+            ("2T", Some(2 << 40)),
+            ("2TiB", Some(2 << 40)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("16777216T", None),
+            ("18446744073709551616", None),
+            ("", None),
+            ("G", None),
+            ("1.5G", None),
+            ("1 G", None),
+            ("-1", None),
+            ("+1", None),
+            ("1KB", None),
+            ("1GB", None),
+            ("10X", None),
+        ];
+        for &(text, expected) in table {
+            assert_eq!(parse_size(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn human_sizes_table() {
+        let table = [
+            (0, "0 B"),
+            (1023, "1023 B"),
+            (1024, "1.0 KiB"),
+            (1536, "1.5 KiB"),
+            (5 << 30, "5.0 GiB"),
+            (u64::MAX, "16777216.0 TiB"),
+        ];
+        for (bytes, expected) in table {
+            assert_eq!(human_size(bytes), expected, "{bytes}");
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! `natives cache show|prune|release`, run as an operator would, against
+//! leases held or forged by this test process through the library: the
+//! binary is another process, so a lease held here is a live owner to it.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+    time::{Duration, SystemTime},
+};
+
+use natives_ownership::{
+    AcquireOutcome, Guard, Leases, Owner, ProcessIdentity,
+    fresh::{self, Identity},
+    layout::LeaseFiles,
+    lease::LeaseRecord,
+    paths,
+};
+use serde_json::Value;
+
+/// A natives home and a cache directory inside one temporary folder.
+struct Fixture {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    cache: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        let cache = base.join("target");
+        fs::create_dir(&cache).unwrap();
+        Fixture {
+            _root: root,
+            home: base.join("home"),
+            cache,
+        }
+    }
+
+    fn leases(&self) -> Leases {
+        Leases::open(&self.home).unwrap()
+    }
+
+    /// Hold `dir`'s cache lease from this process as `run`/`node`/`seat`.
+    fn hold(&self, dir: &Path, owner: &Owner) -> Guard {
+        match self.leases().try_acquire(dir, owner).unwrap() {
+            AcquireOutcome::Acquired(guard) => guard,
+            AcquireOutcome::Busy(busy) => panic!("busy: {}", busy.describe()),
+        }
+    }
+
+    /// The path of `dir`'s lease record.
+    fn record_path(&self, dir: &Path) -> PathBuf {
+        self.leases();
+        LeaseFiles::new(&self.home, &paths::dir_id(dir).unwrap()).record
+    }
+
+    /// `natives ARGS --home HOME`: exit code, stdout, stderr.
+    fn natives(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_natives"))
+            .args(args)
+            .arg("--home")
+            .arg(&self.home)
+            .env_remove(paths::HOME_ENV)
+            .output()
+            .unwrap();
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+        (
+            out.status.code().unwrap(),
+            text(out.stdout),
+            text(out.stderr),
+        )
+    }
+
+    fn cache_arg(&self) -> &str {
+        self.cache.to_str().unwrap()
+    }
+}
+
+fn owner() -> Owner {
+    Owner::current("run-7", "node-3", "seat-a")
+}
+
+/// The pid of a process that has exited and been reaped.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    child.id()
+}
+
+/// The table row whose first column is `dir`, split into its columns.
+fn row<'a>(table: &'a str, dir: &Path) -> Vec<&'a str> {
+    let dir = dir.to_str().unwrap();
+    let line = table
+        .lines()
+        .find(|line| line.split_whitespace().next() == Some(dir))
+        .unwrap_or_else(|| panic!("no row for {dir} in\n{table}"));
+    line.split("  ")
+        .map(str::trim)
+        .filter(|cell| !cell.is_empty())
+        .collect()
+}
+
+fn json_lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn show_on_an_empty_home_says_so_and_exits_one() {
+    let fixture = Fixture::new();
+    let (code, out, err) = fixture.natives(&["cache", "show"]);
+    let expected = format!(
+        "no build caches registered under {}\n",
+        fixture.home.display()
+    );
+    assert_eq!((code, out, err), (1, expected, String::new()));
+    let (code, out, err) = fixture.natives(&["cache", "show", "--json"]);
+    assert_eq!((code, out.as_str(), err.as_str()), (1, "", ""));
+}
+
+#[test]
+fn show_names_a_live_holder_and_its_identity() {
+    let fixture = Fixture::new();
+    let head = "0123456789abcdef0123456789abcdef01234567";
+    let worktree = fixture.home.parent().unwrap().to_owned();
+    let identity = Identity {
+        worktree: worktree.clone(),
+        head: head.to_owned(),
+    };
+    fresh::record_identity(&fixture.home, &fixture.cache, &identity).unwrap();
+    let _guard = fixture.hold(&fixture.cache, &owner());
+    let me = ProcessIdentity::current();
+
+    let (code, out, _) = fixture.natives(&["cache", "show"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("DIRECTORY"), "{out}");
+    let identity_cell = format!("{} @ 0123456789ab", worktree.display());
+    let pid_host = format!("{}@{}", me.pid, me.host);
+    let columns = row(&out, &fixture.cache);
+    assert_eq!(
+        [&columns[..4], &columns[5..]].concat(),
+        [
+            fixture.cache_arg(),
+            "active",
+            "run-7/node-3/seat-a",
+            pid_host.as_str(),
+            identity_cell.as_str(),
+        ]
+    );
+    assert!(columns[4].ends_with("s ago"), "{out}");
+    assert!(!out.contains("process cleanup"), "{out}");
+
+    let (code, out, _) = fixture.natives(&["cache", "show", "--json"]);
+    assert_eq!(code, 0);
+    let entries = json_lines(&out);
+    assert_eq!(entries.len(), 1);
+    let entry = &entries[0];
+    assert_eq!(entry["dir"], fixture.cache_arg());
+    assert_eq!(entry["status"], "active");
+    assert_eq!(entry["owner"]["run"], "run-7");
+    assert_eq!(entry["owner"]["node"], "node-3");
+    assert_eq!(entry["owner"]["seat"], "seat-a");
+    assert_eq!(entry["owner"]["pid"], me.pid);
+    assert_eq!(entry["owner"]["host"], me.host);
+    assert!(entry["sinceMs"].is_u64(), "{entry}");
+    assert!(entry["releasedAtMs"].is_null(), "{entry}");
+    assert_eq!(entry["outputsHeld"], false);
+    assert_eq!(entry["identity"]["worktree"], worktree.to_str().unwrap());
+    assert_eq!(entry["identity"]["head"], head);
+    assert_eq!(entry["slug"].as_str().unwrap().len(), 64);
+    assert!(entry.get("reason").is_none(), "{entry}");
+}
+
+#[test]
+fn show_marks_a_free_cache_whose_outputs_cleanup_holds() {
+    let fixture = Fixture::new();
+    fixture.hold(&fixture.cache, &owner()).release().unwrap();
+    let leases = fixture.leases();
+    let cleanup = Owner::current("run-7", "node-3", "cleanup");
+    let AcquireOutcome::Acquired(_output) =
+        leases.try_acquire_output(&fixture.cache, &cleanup).unwrap()
+    else {
+        panic!("output lease busy");
+    };
+
+    let (code, out, _) = fixture.natives(&["cache", "show"]);
+    assert_eq!(code, 0);
+    let columns = row(&out, &fixture.cache);
+    assert_eq!(columns[1..3], ["free*", "run-7/node-3/seat-a"], "{out}");
+    assert!(columns[4].ends_with(" ago"), "{out}");
+    assert!(
+        out.ends_with("* process cleanup holds the output lease\n"),
+        "{out}"
+    );
+
+    let (_, out, _) = fixture.natives(&["cache", "show", "--json"]);
+    let entry = &json_lines(&out)[0];
+    assert_eq!(entry["status"], "free");
+    assert_eq!(entry["outputsHeld"], true);
+    assert!(entry["releasedAtMs"].is_u64(), "{entry}");
+}
+
+#[test]
+fn release_refuses_a_live_owner_and_names_it() {
+    let fixture = Fixture::new();
+    let owner = owner();
+    let _guard = fixture.hold(&fixture.cache, &owner);
+    let (code, out, err) = fixture.natives(&["cache", "release", fixture.cache_arg()]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    let expected = format!(
+        "natives: EBUSY: {}: build cache held by {}; not released\n",
+        fixture.cache.display(),
+        owner.describe()
+    );
+    assert_eq!(err, expected);
+    assert!(fixture.record_path(&fixture.cache).exists());
+}
+
+#[test]
+fn release_removes_a_dead_owners_record() {
+    let fixture = Fixture::new();
+    let mut dead = owner();
+    dead.pid = dead_pid();
+    let record = LeaseRecord {
+        version: 1,
+        dir: paths::dir_id(&fixture.cache).unwrap(),
+        owner: dead.clone(),
+        acquired_at_ms: 1,
+    };
+    let path = fixture.record_path(&fixture.cache);
+    let mut bytes = serde_json::to_vec_pretty(&record).unwrap();
+    bytes.push(b'\n');
+    fs::write(&path, bytes).unwrap();
+
+    let (code, out, _) = fixture.natives(&["cache", "show"]);
+    assert_eq!(code, 0);
+    assert_eq!(row(&out, &fixture.cache)[1], "stale", "{out}");
+
+    let (code, out, err) = fixture.natives(&["cache", "release", fixture.cache_arg()]);
+    let expected = format!(
+        "released {}: removed the record of {}, which is gone\n",
+        fixture.cache.display(),
+        dead.describe()
+    );
+    assert_eq!((code, out, err), (0, expected, String::new()));
+    assert!(!path.exists());
+
+    let (code, out, err) = fixture.natives(&["cache", "release", fixture.cache_arg()]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(
+        err.ends_with(": no lease record; nothing released\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn release_moves_an_unreadable_record_aside_whole() {
+    let fixture = Fixture::new();
+    let path = fixture.record_path(&fixture.cache);
+    let bytes = b"{\"version\": 1, \"dir\": \"/cut sh";
+    fs::write(&path, bytes).unwrap();
+
+    let (code, out, _) = fixture.natives(&["cache", "show"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("unknown  ")
+            && out.contains("\n  why: truncated lease record (no final newline)\n"),
+        "{out}"
+    );
+    let (_, json, _) = fixture.natives(&["cache", "show", "--json"]);
+    let entry = &json_lines(&json)[0];
+    assert_eq!(entry["status"], "unknown");
+    assert_eq!(entry["reason"], "truncated lease record (no final newline)");
+    assert!(entry["dir"].is_null(), "{entry}");
+
+    let (code, out, _) = fixture.natives(&["cache", "release", fixture.cache_arg()]);
+    assert_eq!(code, 0);
+    let aside = out
+        .trim_end()
+        .rsplit(" aside to ")
+        .next()
+        .map(PathBuf::from)
+        .unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "released {}: moved its unreadable record (truncated lease record",
+            fixture.cache.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(fs::read(&aside).unwrap(), bytes);
+    assert!(!path.exists());
+}
+
+/// Write `bytes` bytes to `cache/rel`, last modified `age` ago.
+fn cache_file(cache: &Path, rel: &str, bytes: usize, age: Duration) {
+    let path = cache.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, vec![b'x'; bytes]).unwrap();
+    let file = fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(SystemTime::now() - age).unwrap();
+}
+
+/// Names sort opposite to age, so only the mtimes can pick the order.
+fn prune_fixture() -> Fixture {
+    let fixture = Fixture::new();
+    let hour = Duration::from_secs(3600);
+    cache_file(&fixture.cache, "z-oldest", 1000, 3 * hour);
+    cache_file(&fixture.cache, "debug/m-middle", 2000, 2 * hour);
+    cache_file(&fixture.cache, "a-newest", 4000, hour);
+    fixture
+}
+
+#[test]
+fn prune_removes_the_oldest_files_first_down_to_the_limit() {
+    let fixture = prune_fixture();
+    let cache = fixture.cache_arg();
+    let (code, out, err) = fixture.natives(&["cache", "prune", cache, "--limit", "5000"]);
+    let expected =
+        format!("pruned {cache}: 7000 -> 4000 bytes (6.8 KiB -> 3.9 KiB); files removed: 2\n");
+    assert_eq!((code, out, err), (0, expected, String::new()));
+    assert!(!fixture.cache.join("z-oldest").exists());
+    assert!(!fixture.cache.join("debug").exists());
+    assert!(fixture.cache.join("a-newest").exists());
+
+    let (code, out, _) = fixture.natives(&["cache", "prune", cache, "--limit=4KiB"]);
+    let expected =
+        format!("pruned {cache}: 4000 -> 4000 bytes (3.9 KiB -> 3.9 KiB); files removed: 0\n");
+    assert_eq!((code, out), (0, expected));
+
+    let (_, out, _) = fixture.natives(&["cache", "show"]);
+    assert_eq!(
+        row(&out, &fixture.cache)[1..3],
+        ["free", "cli/prune/operator"]
+    );
+}
+
+#[test]
+fn prune_refuses_while_the_cache_is_held() {
+    let fixture = prune_fixture();
+    let owner = owner();
+    let guard = fixture.hold(&fixture.cache, &owner);
+    let (code, out, err) =
+        fixture.natives(&["cache", "prune", fixture.cache_arg(), "--limit", "0"]);
+    let expected = format!(
+        "natives: {}: build cache held by {}; nothing pruned\n",
+        fixture.cache.display(),
+        owner.describe()
+    );
+    assert_eq!((code, out, err), (1, String::new(), expected));
+    drop(guard);
+
+    let cleanup = Owner::current("run-7", "node-3", "cleanup");
+    let AcquireOutcome::Acquired(_output) = fixture
+        .leases()
+        .try_acquire_output(&fixture.cache, &cleanup)
+        .unwrap()
+    else {
+        panic!("output lease busy");
+    };
+    let (code, _, err) = fixture.natives(&["cache", "prune", fixture.cache_arg(), "--limit", "0"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("process cleanup holds its outputs"), "{err}");
+    for rel in ["z-oldest", "debug/m-middle", "a-newest"] {
+        assert!(fixture.cache.join(rel).exists(), "{rel}");
+    }
+}
+
+#[test]
+fn bad_limits_and_arguments_are_errors_naming_them() {
+    let fixture = Fixture::new();
+    let cache = fixture.cache_arg();
+    for bad in ["", "abc", "10X", "-1", "1.5G", "1 G", "1KB", "16777216T"] {
+        let limit = format!("--limit={bad}");
+        let (code, out, err) = fixture.natives(&["cache", "prune", cache, &limit]);
+        assert_eq!((code, out.as_str()), (2, ""), "{bad:?}");
+        assert!(
+            err.starts_with("natives: cache prune: --limit takes bytes")
+                && err.ends_with(&format!("got `{bad}`\n")),
+            "{bad:?}: {err}"
+        );
+    }
+    let missing = fixture.cache.join("missing");
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["cache", "prune", cache],
+            "cache prune: missing --limit SIZE",
+        ),
+        (
+            &["cache", "prune", "--limit", "1K"],
+            "cache prune: missing DIR",
+        ),
+        (
+            &["cache", "prune", missing.to_str().unwrap(), "--limit", "1K"],
+            "ENOENT:",
+        ),
+        (&["cache", "release"], "cache release: missing DIR"),
+        (&["cache", "release", cache, "x"], "unexpected argument `x`"),
+        (
+            &["cache", "show", "--all"],
+            "cache show: unknown option --all",
+        ),
+        (&["cache", "wipe"], "cache: unknown subcommand `wipe`"),
+    ];
+    for (args, expected) in table {
+        let (code, out, err) = fixture.natives(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        assert!(
+            err.starts_with("natives: ") && err.contains(expected),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!missing.exists());
+}
+
+#[test]
+fn the_home_comes_from_the_environment_without_home() {
+    let fixture = Fixture::new();
+    fixture.hold(&fixture.cache, &owner()).release().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_natives"))
+        .args(["cache", "show", "--json"])
+        .env(paths::HOME_ENV, &fixture.home)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let entries = json_lines(std::str::from_utf8(&out.stdout).unwrap());
+    assert_eq!(entries[0]["dir"], fixture.cache_arg());
+}
