@@ -17,11 +17,11 @@ use std::{
 
 use lexopt::{Arg, Parser};
 use natives_ownership::{
-    Entry, EntryStatus, Error, ErrorKind, Leases, Owner, Status,
-    claims::store::now_ms,
+    Entry, EntryStatus, Error, ErrorKind, Leases, Owner,
     fresh::Identity,
     lease::{PruneReport, Released},
     paths,
+    process::now_ms,
 };
 use serde_json::{Value, json};
 
@@ -212,18 +212,18 @@ fn prune(parser: &mut Parser) -> Result<Outcome, String> {
     let leases = open(home)?;
     let owner = Owner::current("cli", "prune", "operator");
     match leases
-        .maintenance_prune(&dir, limit, &owner)
+        .maintenance_prune_or_busy(&dir, limit, &owner)
         .map_err(|err| err.to_string())?
     {
-        Some(report) => {
+        Ok(report) => {
             print_report(&dir, &report);
             Ok(Outcome::Matched)
         }
-        None => {
-            let holder = holder(&leases, &dir)?;
+        Err(busy) => {
             eprintln!(
-                "natives: {}: build cache {holder}; nothing pruned",
-                dir.display()
+                "natives: {}: build cache {}; nothing pruned",
+                dir.display(),
+                busy.describe()
             );
             Ok(Outcome::NoMatch)
         }
@@ -295,21 +295,6 @@ fn human_size(bytes: u64) -> String {
     } else {
         format!("{size:.1} {}", UNITS[unit])
     }
-}
-
-/// Who kept a prune out. `maintenance_prune` answers only "busy", so this
-/// looks again; the holder may have changed in between.
-fn holder(leases: &Leases, dir: &Path) -> Result<String, String> {
-    let status = leases.classify(dir).map_err(|err| err.to_string())?;
-    Ok(match status {
-        Status::Active(Some(record)) => format!("held by {}", record.owner.describe()),
-        Status::Active(None) => "held by a new holder still writing its record".to_owned(),
-        Status::Unknown(why) => format!("in an unknown state ({why})"),
-        Status::Free | Status::Stale(_) if leases.in_use(dir).map_err(|e| e.to_string())? => {
-            "busy: process cleanup holds its outputs".to_owned()
-        }
-        Status::Free | Status::Stale(_) => "busy: another acquirer took it first".to_owned(),
-    })
 }
 
 fn release(parser: &mut Parser) -> Result<Outcome, String> {

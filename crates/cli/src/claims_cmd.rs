@@ -16,8 +16,9 @@ use std::{
 use lexopt::{Arg, Parser, ValueExt};
 use natives_ownership::{
     CancelToken,
-    claims::{self, ClaimedFolder, Zone, store::now_ms},
+    claims::{self, ClaimedFolder, Zone},
     paths,
+    process::now_ms,
 };
 use serde_json::json;
 

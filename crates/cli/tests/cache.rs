@@ -51,8 +51,9 @@ impl Fixture {
     }
 
     /// The path of `dir`'s lease record.
+    /// Where `dir`'s lease record lives, with the store created.
     fn record_path(&self, dir: &Path) -> PathBuf {
-        self.leases();
+        LeaseFiles::create_dirs(&self.home).unwrap();
         LeaseFiles::new(&self.home, &paths::dir_id(dir).unwrap()).record
     }
 
@@ -363,7 +364,10 @@ fn prune_refuses_while_the_cache_is_held() {
     };
     let (code, _, err) = fixture.natives(&["cache", "prune", fixture.cache_arg(), "--limit", "0"]);
     assert_eq!(code, 1);
-    assert!(err.contains("process cleanup holds its outputs"), "{err}");
+    assert!(
+        err.contains("held by process cleanup by run-7/node-3/cleanup"),
+        "{err}"
+    );
     for rel in ["z-oldest", "debug/m-middle", "a-newest"] {
         assert!(fixture.cache.join(rel).exists(), "{rel}");
     }

@@ -47,13 +47,14 @@ use std::{
 
 use natives_core::{CancelToken, Error, Result};
 
-use self::store::{ZoneRecord, current_user, now_ms};
+use self::store::{ZoneRecord, current_user};
 pub use self::{
     redirect::MemoryRedirects,
     store::{Claim, Zone},
     verdict::{Exclusivity, SharedReason},
 };
 use crate::paths::dir_id;
+use crate::process::now_ms;
 
 /// The agent asking for a folder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

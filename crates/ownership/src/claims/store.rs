@@ -20,7 +20,7 @@ use std::{
     fs, io,
     path::{Path, PathBuf},
     thread,
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::Duration,
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
@@ -152,13 +152,6 @@ impl ZoneRecord {
 /// The OS user this process runs as.
 pub fn current_user() -> u32 {
     nix::unistd::getuid().as_raw()
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Read `zone`'s record without locking (records are replaced atomically);

@@ -115,7 +115,7 @@ impl Leases {
     /// [`Leases::wait_for`] to wait. Refused while process cleanup still
     /// owns the cache's outputs.
     pub fn try_acquire(&self, cache_dir: &Path, owner: &Owner) -> Result<AcquireOutcome> {
-        let (id, files) = self.files(cache_dir)?;
+        let (id, files) = self.files_for_writing(cache_dir)?;
         let record = LeaseRecord::new(id, fresh_nonce(owner));
         let taken = Slot::cache(&files, &self.trust)
             .try_take(&record, || self.outputs_owned_by_cleanup(&files))?;
@@ -162,7 +162,7 @@ impl Leases {
     /// it while it terminates a build's tool descendants. While it is held,
     /// no build is admitted to the cache and no maintenance runs.
     pub fn try_acquire_output(&self, cache_dir: &Path, owner: &Owner) -> Result<AcquireOutcome> {
-        let (id, files) = self.files(cache_dir)?;
+        let (id, files) = self.files_for_writing(cache_dir)?;
         let record = LeaseRecord::new(id, fresh_nonce(owner));
         Ok(
             match Slot::output(&files, &self.trust).try_take(&record, || Ok(None))? {

@@ -13,13 +13,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Leases,
-    record::{LeaseRecord, Owner, RECORD_VERSION, Status, now_ms},
+    record::{LeaseRecord, Owner, RECORD_VERSION, Status},
     slot::Slot,
 };
 use crate::{
     durable,
     fresh::{self, Identity},
     layout::{self, LeaseFiles},
+    process::now_ms,
 };
 
 /// One cache directory's state, as registered under the home. Every lease

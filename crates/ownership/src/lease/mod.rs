@@ -74,14 +74,18 @@ pub struct Leases {
 }
 
 impl Leases {
-    /// The store under `home` (see [`paths::home`]), created user-only if
-    /// missing, with lock trust detected from its filesystem.
+    /// The store under `home` (see [`paths::home`]), with lock trust
+    /// detected from the filesystem it is (or will be) on. Reading creates
+    /// nothing; the first acquisition creates the store, user-only.
     pub fn open(home: &Path) -> Result<Leases> {
-        LeaseFiles::create_dirs(home)?;
-        let trust = lock::trust(&layout::leases_dir(home))?;
+        let leases = layout::leases_dir(home);
+        let existing = leases
+            .ancestors()
+            .find(|dir| dir.is_dir())
+            .unwrap_or(Path::new("/"));
         Ok(Leases {
             home: home.to_owned(),
-            trust,
+            trust: lock::trust(existing)?,
         })
     }
 
@@ -124,25 +128,33 @@ impl Leases {
     /// holds it. A dead owner's record is removed; an unreadable one is
     /// renamed aside rather than deleted, so no bytes are lost.
     pub fn release_unowned(&self, cache_dir: &Path) -> Result<Released> {
-        let (_, files) = self.files(cache_dir)?;
-        slot::Slot::cache(&files, &self.trust)
-            .clear_unowned()?
-            .map_err(|busy| {
-                Error::new(
-                    ErrorKind::Busy,
-                    format!(
-                        "{}: build cache {}; not released",
-                        cache_dir.display(),
-                        busy.describe()
-                    ),
-                )
-            })
+        let (_, files) = self.files_for_writing(cache_dir)?;
+        let released = slot::Slot::cache(&files, &self.trust).clear_unowned()?;
+        if let Ok(Released::Dead(record)) = &released {
+            inventory::note_release(&files, record)?;
+        }
+        released.map_err(|busy| {
+            Error::new(
+                ErrorKind::Busy,
+                format!(
+                    "{}: build cache {}; not released",
+                    cache_dir.display(),
+                    busy.describe()
+                ),
+            )
+        })
     }
 
     fn files(&self, cache_dir: &Path) -> Result<(PathBuf, LeaseFiles)> {
         let id = paths::dir_id(cache_dir)?;
         let files = LeaseFiles::new(&self.home, &id);
         Ok((id, files))
+    }
+
+    /// [`Leases::files`], with the store's directories created.
+    fn files_for_writing(&self, cache_dir: &Path) -> Result<(PathBuf, LeaseFiles)> {
+        LeaseFiles::create_dirs(&self.home)?;
+        self.files(cache_dir)
     }
 }
 

@@ -15,7 +15,10 @@ use std::{
 
 use natives_core::{Error, Result};
 
-use super::{AcquireOutcome, Leases, record::Owner};
+use super::{
+    AcquireOutcome, Leases,
+    record::{Busy, Owner},
+};
 
 /// What a prune did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,13 +47,25 @@ impl Leases {
         limit: u64,
         owner: &Owner,
     ) -> Result<Option<PruneReport>> {
+        Ok(self
+            .maintenance_prune_or_busy(cache_dir, limit, owner)?
+            .ok())
+    }
+
+    /// [`Leases::maintenance_prune`], telling who kept it out when busy.
+    pub fn maintenance_prune_or_busy(
+        &self,
+        cache_dir: &Path,
+        limit: u64,
+        owner: &Owner,
+    ) -> Result<Result<PruneReport, Busy>> {
         let guard = match self.try_acquire_maintenance(cache_dir, owner)? {
             AcquireOutcome::Acquired(guard) => guard,
-            AcquireOutcome::Busy(_) => return Ok(None),
+            AcquireOutcome::Busy(busy) => return Ok(Err(busy)),
         };
         let report = prune_to(guard.dir(), limit)?;
         guard.release()?;
-        Ok(Some(report))
+        Ok(Ok(report))
     }
 }
 

@@ -1,13 +1,10 @@
 //! What a lease record says, and the verdicts read from it.
 
-use std::{
-    path::PathBuf,
-    time::{SystemTime, UNIX_EPOCH},
-};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::process::{self, ProcessIdentity};
+use crate::process::{self, ProcessIdentity, now_ms};
 
 /// Who is holding, or wants, a cache directory.
 ///
@@ -130,14 +127,6 @@ impl LeaseRecord {
         bytes.push(b'\n');
         bytes
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Where a lease's classification lands.

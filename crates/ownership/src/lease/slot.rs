@@ -10,11 +10,12 @@ use std::{
 use natives_core::{Error, Result};
 use nix::unistd::getuid;
 
-use super::record::{Busy, Holder, LeaseRecord, Released, Role, Status, now_ms};
+use super::record::{Busy, Holder, LeaseRecord, Released, Role, Status};
 use crate::{
     durable,
     layout::LeaseFiles,
     lock::{self, HeldLock, LockTrust},
+    process::now_ms,
 };
 
 pub(crate) struct Slot<'a> {

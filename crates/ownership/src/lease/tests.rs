@@ -58,6 +58,7 @@ fn busy(leases: &Leases, cache: &Path) -> Busy {
 }
 
 fn files(f: &Fixture) -> LeaseFiles {
+    LeaseFiles::create_dirs(f.leases.home()).unwrap();
     LeaseFiles::new(f.leases.home(), &f.cache)
 }
 
@@ -458,6 +459,15 @@ fn a_human_release_refuses_a_live_owner_and_keeps_unreadable_bytes() {
             leases.release_unowned(&f.cache).unwrap(),
             Released::Dead(Box::new(dead))
         );
+        let entry = leases.inventory().unwrap().remove(0);
+        assert_eq!(
+            (entry.status, entry.owner.unwrap().seat),
+            (EntryStatus::Free, "dead".to_owned())
+        );
+        assert!(
+            entry.released_at_ms.is_some(),
+            "the catalog remembers the release"
+        );
         assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
 
         fs::write(&files(&f).record, b"{\"torn").unwrap();
@@ -468,4 +478,17 @@ fn a_human_release_refuses_a_live_owner_and_keeps_unreadable_bytes() {
         assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
         fs::remove_file(to).unwrap();
     }
+}
+
+#[test]
+fn reading_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let leases = Leases::open(&home).unwrap();
+    assert_eq!(leases.classify(dir.path()).unwrap(), Status::Free);
+    assert!(!leases.in_use(dir.path()).unwrap());
+    assert!(leases.inventory().unwrap().is_empty());
+    assert!(!home.exists(), "a read created the store");
+    drop(acquire(&leases, dir.path(), "builder"));
+    assert!(home.join("cache-leases/catalog").is_dir());
 }
