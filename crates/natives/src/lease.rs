@@ -404,6 +404,14 @@ pub fn native_parse_resource_hold(hold: String) -> Option<String> {
     lease::parse_resource_hold(&hold).map(display)
 }
 
+/// Whether a task held by `hold` can be released now: the lease it waits on
+/// is no longer in use. `EINVAL` for another kind of hold.
+#[napi(js_name = "nativeHoldReleasable")]
+pub fn native_hold_releasable(env: Env, hold: String, home: Option<String>) -> napi::Result<bool> {
+    let releasable = || open(home.as_deref())?.hold_releasable(&hold);
+    releasable().map_err(|err| to_js(&env, &err))
+}
+
 fn open(home: Option<&str>) -> Result<Leases, Error> {
     Leases::open(&paths::home(home.map(Path::new))?)
 }

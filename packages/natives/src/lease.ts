@@ -21,6 +21,7 @@ import {
   nativeCargoTargetEnv,
   nativeEnsureFresh,
   nativeExtractManifestPaths,
+  nativeHoldReleasable,
   nativeInspectBuildCache,
   nativeMaintenancePrune,
   nativeParseResourceHold,
@@ -284,9 +285,11 @@ export function parseResourceHold(hold: string): string | null {
 
 /** Whether a task held by `hold` can be released now: its cache's lease is no longer in use. */
 export function holdReleasable(hold: string, options: { home?: string } = {}): boolean {
-  const dir = parseResourceHold(hold);
-  if (dir === null) throw codedError('EINVAL', `holdReleasable: not a build-cache hold: ${JSON.stringify(hold)}`);
-  return !inspectBuildCache(dir, options).inUse;
+  try {
+    return nativeHoldReleasable(hold, options.home);
+  } catch (error) {
+    throw fromNative(error, 'holdReleasable');
+  }
 }
 
 function defaultIdentity(owner: LeaseOwner): SourceIdentity | undefined {

@@ -123,6 +123,15 @@ impl Leases {
         Ok(cache.in_use() || output.in_use())
     }
 
+    /// Whether a task held by `hold` (see [`resource_hold`]) can be released
+    /// now: the lease it waits on is no longer in use. `EINVAL` for a hold
+    /// that is not a build-cache hold.
+    pub fn hold_releasable(&self, hold: &str) -> Result<bool> {
+        let dir = parse_resource_hold(hold)
+            .ok_or_else(|| Error::invalid(format!("not a build-cache hold: {hold:?}")))?;
+        Ok(!self.in_use(&dir)?)
+    }
+
     /// Release `cache_dir`'s lease on a human's behalf, for an owner that
     /// is gone: refused with `EBUSY` (naming the holder) while a live owner
     /// holds it. A dead owner's record is removed; an unreadable one is

@@ -481,6 +481,23 @@ fn a_human_release_refuses_a_live_owner_and_keeps_unreadable_bytes() {
 }
 
 #[test]
+fn a_hold_is_releasable_once_its_lease_is_free() {
+    let f = fixture();
+    let hold = resource_hold(&f.cache).unwrap();
+    let held = acquire(&f.leases, &f.cache, "builder");
+    assert!(!f.leases.hold_releasable(&hold).unwrap());
+    drop(held);
+    assert!(f.leases.hold_releasable(&hold).unwrap());
+    assert_eq!(
+        f.leases
+            .hold_releasable("resource:gpu:/x")
+            .unwrap_err()
+            .code(),
+        "EINVAL"
+    );
+}
+
+#[test]
 fn reading_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
