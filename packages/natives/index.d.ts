@@ -467,6 +467,12 @@ export declare function nativeHasMatch(content: string | Buffer, pattern: string
  */
 export declare function nativeHeldExclusively(target: NativeClaimTarget): Promise<NativeVerdict>
 
+/**
+ * Whether a task held by `hold` can be released now: the lease it waits on
+ * is no longer in use. `EINVAL` for another kind of hold.
+ */
+export declare function nativeHoldReleasable(hold: string, home?: string | undefined | null): boolean
+
 /** The source a build comes from. */
 export interface NativeIdentity {
   worktree: string

@@ -858,6 +858,7 @@ module.exports.nativeGlob = nativeBinding.nativeGlob
 module.exports.nativeGrep = nativeBinding.nativeGrep
 module.exports.nativeHasMatch = nativeBinding.nativeHasMatch
 module.exports.nativeHeldExclusively = nativeBinding.nativeHeldExclusively
+module.exports.nativeHoldReleasable = nativeBinding.nativeHoldReleasable
 module.exports.nativeInspectBuildCache = nativeBinding.nativeInspectBuildCache
 module.exports.nativeMaintenancePrune = nativeBinding.nativeMaintenancePrune
 module.exports.nativeParseResourceHold = nativeBinding.nativeParseResourceHold
