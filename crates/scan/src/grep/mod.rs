@@ -9,9 +9,11 @@
 //! - **Matching** is `grep-regex` configured as `rg` configures it, with
 //!   `{`/`}` taken literally where they cannot be a repetition, because
 //!   agents search for `${x}` and `function() {` (see [`has_match`]).
-//! - **Reading** never maps files and never truncates them: every read
+//! - **Reading** never maps files and never truncates them: small files are
+//!   read whole in one call, larger ones through a buffer whose every read
 //!   polls the [`CancelToken`], so abort and timeout land within 50 ms even
-//!   inside a huge file; a FIFO is never opened, so nothing blocks forever.
+//!   inside a huge file; a FIFO is never opened, so nothing blocks forever
+//!   (see `read`).
 //! - **Binary files** are handled as `rg` handles them, and counted, so no
 //!   match disappears without a trace (see `search`).
 //! - **Order**: files are searched in parallel, results are emitted in path
@@ -36,6 +38,7 @@
 //! ```
 
 mod pattern;
+mod read;
 mod run;
 mod search;
 mod select;

@@ -23,10 +23,14 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOutcome,
+    read::{Opener, Root},
     search::{FileReport, Shape, Stop, search_file},
     select::Candidates,
 };
-use crate::{cancel::CancelToken, entries::bytes_to_path, error::Result};
+use crate::{
+    cancel::CancelToken,
+    error::{Error, Result},
+};
 
 /// Search every candidate and emit the results in order.
 pub(super) fn run(
@@ -40,6 +44,7 @@ pub(super) fn run(
     let workers = thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(count);
+    let root = Root::open(candidates.root()).map_err(|err| Error::io(candidates.root(), err))?;
     let next = AtomicUsize::new(0);
     let halt = AtomicBool::new(false);
     let stop = Stop { token, halt: &halt };
@@ -47,23 +52,22 @@ pub(super) fn run(
         let (sender, receiver) = mpsc::channel();
         for _ in 0..workers {
             let sender = sender.clone();
-            let (next, stop) = (&next, &stop);
+            let (next, stop, root) = (&next, &stop, &root);
             scope.spawn(move || {
                 let mut searcher = shape.searcher(candidates.is_explicit());
+                let mut opener = Opener::new(root);
                 let mut batch = Reports::new(sender);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     if index >= count || stop.halt.load(Ordering::Relaxed) {
                         break;
                     }
-                    let path = candidates
-                        .root()
-                        .join(bytes_to_path(candidates.path(index)));
                     let report = search_file(
                         &mut searcher,
+                        &mut opener,
                         matcher,
                         shape,
-                        &path,
+                        candidates.path(index),
                         candidates.is_explicit(),
                         stop,
                     );
