@@ -38,6 +38,7 @@
 //! ```
 
 mod pattern;
+mod queue;
 mod read;
 mod run;
 mod search;
@@ -303,7 +304,14 @@ pub fn grep(
         outcome,
         on_match,
     );
-    run::run(&candidates, &matcher, &options.shape(), &mut emitter, token)?;
+    let job = run::Job {
+        candidates: &candidates,
+        cache,
+        matcher: &matcher,
+        shape: &options.shape(),
+        token,
+    };
+    run::run(&job, &mut emitter)?;
     Ok(emitter.outcome)
 }
 

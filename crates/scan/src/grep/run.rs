@@ -1,18 +1,19 @@
 //! Searching the candidates in parallel while reporting in order.
 //!
-//! One worker per core pulls the next file index from a shared counter and
-//! sends its report back; the calling thread buffers reports that arrive
-//! early and emits them strictly in candidate (path) order, so results,
-//! `offset`, `max_count` and every counter are the same on every run
-//! whatever the scheduling. As soon as the emitted results prove the limit
-//! is reached (one result beyond `offset + max_count` exists), no further
-//! file is handed out, files being searched are interrupted, and reports
-//! for later files are dropped unread.
+//! One worker per core takes the next candidate from the queue (a known
+//! list, or a walk that is still finding files, see `queue`) and sends its
+//! report back; the calling thread buffers reports that arrive early and
+//! emits them strictly in candidate (path) order, so results, `offset`,
+//! `max_count` and every counter are the same on every run whatever the
+//! scheduling. As soon as the emitted results prove the limit is reached
+//! (one result beyond `offset + max_count` exists), no further file is
+//! handed out, the walk stops, files being searched are interrupted, and
+//! reports for later files are dropped unread.
 
 use std::{
-    collections::HashMap,
+    collections::VecDeque,
     sync::{
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        atomic::{AtomicBool, Ordering},
         mpsc,
     },
     thread,
@@ -23,70 +24,113 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOutcome,
+    queue::Queue,
     read::{Opener, Root},
     search::{FileReport, Shape, Stop, search_file},
     select::Candidates,
 };
 use crate::{
+    cache::ScanCache,
     cancel::CancelToken,
     error::{Error, Result},
 };
 
+/// What one search needs, shared by every worker.
+pub(super) struct Job<'a> {
+    pub candidates: &'a Candidates,
+    pub cache: &'a ScanCache,
+    pub matcher: &'a RegexMatcher,
+    pub shape: &'a Shape,
+    pub token: &'a CancelToken,
+}
+
 /// Search every candidate and emit the results in order.
-pub(super) fn run(
-    candidates: &Candidates,
-    matcher: &RegexMatcher,
-    shape: &Shape,
-    emitter: &mut Emitter<'_>,
-    token: &CancelToken,
-) -> Result<()> {
-    let count = candidates.len();
+pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
+    let root = job.candidates.root();
+    let root = Root::open(root).map_err(|err| Error::io(root, err))?;
+    let queue = Queue::new(job.candidates);
     let workers = thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(count);
-    let root = Root::open(candidates.root()).map_err(|err| Error::io(candidates.root(), err))?;
-    let next = AtomicUsize::new(0);
+        .min(queue.capacity());
     let halt = AtomicBool::new(false);
-    let stop = Stop { token, halt: &halt };
+    let stop = Stop {
+        token: job.token,
+        halt: &halt,
+    };
     thread::scope(|scope| {
+        let walk = match job.candidates {
+            Candidates::Walk { key, filter } => {
+                let (queue, halt) = (&queue, &halt);
+                Some(scope.spawn(move || queue.fill(job.cache, key, filter, job.token, halt)))
+            }
+            _ => None,
+        };
         let (sender, receiver) = mpsc::channel();
         for _ in 0..workers {
+            let worker = Worker {
+                job,
+                queue: &queue,
+                root: &root,
+                stop: &stop,
+            };
             let sender = sender.clone();
-            let (next, stop, root) = (&next, &stop, &root);
-            scope.spawn(move || {
-                let mut searcher = shape.searcher(candidates.is_explicit());
-                let mut opener = Opener::new(root);
-                let mut batch = Reports::new(sender);
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= count || stop.halt.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let report = search_file(
-                        &mut searcher,
-                        &mut opener,
-                        matcher,
-                        shape,
-                        candidates.path(index),
-                        candidates.is_explicit(),
-                        stop,
-                    );
-                    if !batch.add(index, report) {
-                        break;
-                    }
-                }
-                batch.send();
-            });
+            scope.spawn(move || worker.run(Reports::new(sender)));
         }
         drop(sender);
-        let outcome = emit_in_order(candidates, receiver, emitter);
+        let emitted = emit_in_order(receiver, emitter);
         halt.store(true, Ordering::Relaxed);
-        outcome
+        queue.close();
+        let walked = walk.map_or(Ok(()), |walk| {
+            walk.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        emitted.and(walked)
     })
 }
 
-/// Receive reports in any order, emit them in candidate order; stop at the
-/// first error or once the emitter is done.
+/// One searching thread's share of a [`Job`].
+struct Worker<'a> {
+    job: &'a Job<'a>,
+    queue: &'a Queue<'a>,
+    root: &'a Root,
+    stop: &'a Stop<'a>,
+}
+
+impl Worker<'_> {
+    /// Search candidates until there are none left, the search stops, or a
+    /// file fails.
+    fn run(self, mut reports: Reports) {
+        let explicit = self.job.candidates.is_explicit();
+        let mut searcher = self.job.shape.searcher(explicit);
+        let mut opener = Opener::new(self.root);
+        let mut path = Vec::new();
+        while !self.stop.halt.load(Ordering::Relaxed) {
+            // Held reports go out before waiting for the walk, so the
+            // emitter is never kept waiting by an idle worker.
+            let mut flush = || {
+                reports.send();
+            };
+            let Some(index) = self.queue.take(&mut path, &mut flush) else {
+                break;
+            };
+            let (matcher, shape) = (self.job.matcher, self.job.shape);
+            let report = search_file(
+                &mut searcher,
+                &mut opener,
+                matcher,
+                shape,
+                &path,
+                explicit,
+                self.stop,
+            );
+            if !reports.add(index, &path, report) {
+                break;
+            }
+        }
+        reports.send();
+    }
+}
+
 /// Reports a worker holds back before sending: a channel message per file
 /// (most files have no match) costs several futex calls, more than
 /// searching a small file.
@@ -95,7 +139,8 @@ const REPORTS_PER_MESSAGE: usize = 64;
 /// in-order emitter is not kept waiting for a quiet worker's batch.
 const REPORTS_MAX_DELAY: Duration = Duration::from_millis(5);
 
-type Report = (usize, Result<FileReport>);
+/// A candidate's index, its path (only when it has results) and report.
+type Report = (usize, Vec<u8>, Result<FileReport>);
 
 /// One worker's reports on their way to the emitter.
 struct Reports {
@@ -115,7 +160,7 @@ impl Reports {
 
     /// Hold `report`, sending when it carries results, an error, a full
     /// batch or an old one. `false` once the worker should stop.
-    fn add(&mut self, index: usize, report: Result<FileReport>) -> bool {
+    fn add(&mut self, index: usize, path: &[u8], report: Result<FileReport>) -> bool {
         let (urgent, failed) = match &report {
             Ok(report) => (report.count > 0, false),
             Err(_) => (true, true),
@@ -123,7 +168,8 @@ impl Reports {
         if self.held.is_empty() {
             self.since = Instant::now();
         }
-        self.held.push((index, report));
+        let path = if urgent { path.to_vec() } else { Vec::new() };
+        self.held.push((index, path, report));
         let due = urgent
             || self.held.len() >= REPORTS_PER_MESSAGE
             || self.since.elapsed() >= REPORTS_MAX_DELAY;
@@ -136,20 +182,27 @@ impl Reports {
     }
 }
 
-fn emit_in_order(
-    candidates: &Candidates,
-    receiver: mpsc::Receiver<Vec<Report>>,
-    emitter: &mut Emitter<'_>,
-) -> Result<()> {
-    let mut early = HashMap::new();
+/// Receive reports in any order, emit them in candidate order; stop at the
+/// first error or once the emitter is done. Early reports wait in a window
+/// starting at the next index to emit.
+fn emit_in_order(receiver: mpsc::Receiver<Vec<Report>>, emitter: &mut Emitter<'_>) -> Result<()> {
+    let mut early: VecDeque<Option<(Vec<u8>, FileReport)>> = VecDeque::new();
     let mut next = 0;
-    for (index, report) in receiver.into_iter().flatten() {
-        early.insert(index, report?);
-        while let Some(report) = early.remove(&next) {
-            if !emitter.file(candidates.path(next), report) {
+    for (index, path, report) in receiver.into_iter().flatten() {
+        let slot = index - next;
+        if early.len() <= slot {
+            early.resize_with(slot + 1, || None);
+        }
+        early[slot] = Some((path, report?));
+        while let Some(ready) = early.front_mut() {
+            let Some((path, report)) = ready.take() else {
+                break;
+            };
+            early.pop_front();
+            next += 1;
+            if !emitter.file(&path, report) {
                 return Ok(());
             }
-            next += 1;
         }
     }
     Ok(())

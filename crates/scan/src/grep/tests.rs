@@ -84,18 +84,46 @@ fn results_are_in_path_then_line_order() {
     assert!(!outcome.limit_reached);
 }
 
+/// Files three and four levels down, so a walk without the cache hands
+/// them out a subtree at a time (see `walk::ordered`).
+fn nested_files() -> tempfile::TempDir {
+    let files: Vec<(String, String)> = (0..12)
+        .rev()
+        .map(|i| {
+            let name = format!("d{}/e{}/{}f{i:02}.txt", i % 3, i % 2, ["", "g/"][i % 2]);
+            (name, "hit a\nmiss\nhit b\n".to_string())
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    tree(&borrowed)
+}
+
 #[test]
 fn offset_and_max_count_cut_one_ordered_sequence_exactly() {
-    let dir = many_files();
+    for dir in [many_files(), nested_files()] {
+        cut_one_ordered_sequence(dir.path());
+    }
+}
+
+fn cut_one_ordered_sequence(dir: &Path) {
     for mode in [
         GrepMode::Content,
         GrepMode::Count,
         GrepMode::FilesWithMatches,
     ] {
-        let full = keys(&run(dir.path(), |o| {
+        let full = keys(&run(dir, |o| {
             o.pattern = "hit".into();
             o.mode = mode;
         }));
+        let cached = keys(&run(dir, |o| {
+            o.pattern = "hit".into();
+            o.mode = mode;
+            o.cache = true;
+        }));
+        assert_eq!(full, cached, "{mode:?}: the walk and the cache agree");
         // (offset, max_count): around file and line boundaries and the end.
         let table = [
             (0, 0),
@@ -113,9 +141,10 @@ fn offset_and_max_count_cut_one_ordered_sequence_exactly() {
             (full.len() + 4, 2),
             (0, full.len() + 10),
         ];
-        for (offset, max) in table {
+        for ((offset, max), use_cache) in table.into_iter().flat_map(|c| [(c, false), (c, true)]) {
             let mut seen = Vec::new();
-            let mut options = GrepOptions::new("hit", dir.path());
+            let mut options = GrepOptions::new("hit", dir);
+            options.cache = use_cache;
             options.mode = mode;
             options.offset = offset;
             options.max_count = Some(max);
@@ -126,7 +155,7 @@ fn offset_and_max_count_cut_one_ordered_sequence_exactly() {
             .unwrap();
             let start = offset.min(full.len());
             let end = offset.saturating_add(max).min(full.len());
-            let label = format!("{mode:?} offset {offset} max {max}");
+            let label = format!("{mode:?} offset {offset} max {max} cache {use_cache}");
             assert_eq!(keys(&outcome), full[start..end], "{label}");
             assert_eq!(seen, outcome.matches, "{label}: on_match saw the results");
             assert_eq!(
