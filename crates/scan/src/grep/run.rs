@@ -13,6 +13,7 @@
 use std::{
     collections::VecDeque,
     sync::{
+        OnceLock,
         atomic::{AtomicBool, Ordering},
         mpsc,
     },
@@ -39,7 +40,9 @@ use crate::{
 pub(super) struct Job<'a> {
     pub candidates: &'a Candidates,
     pub cache: &'a ScanCache,
-    pub matcher: &'a RegexMatcher,
+    /// Set once the pattern is compiled (`None`: it failed); workers wait
+    /// for it while the walk already finds files.
+    pub matcher: &'a OnceLock<Option<RegexMatcher>>,
     pub shape: &'a Shape,
     pub token: &'a CancelToken,
 }
@@ -100,6 +103,9 @@ impl Worker<'_> {
     /// Search candidates until there are none left, the search stops, or a
     /// file fails.
     fn run(self, mut reports: Reports) {
+        let Some(matcher) = self.job.matcher.wait() else {
+            return;
+        };
         let explicit = self.job.candidates.is_explicit();
         let mut searcher = self.job.shape.searcher(explicit);
         let mut opener = Opener::new(self.root);
@@ -113,12 +119,11 @@ impl Worker<'_> {
             let Some(index) = self.queue.take(&mut path, &mut flush) else {
                 break;
             };
-            let (matcher, shape) = (self.job.matcher, self.job.shape);
             let report = search_file(
                 &mut searcher,
                 &mut opener,
                 matcher,
-                shape,
+                self.job.shape,
                 &path,
                 explicit,
                 self.stop,
