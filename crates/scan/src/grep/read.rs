@@ -56,6 +56,8 @@ pub(super) struct Opener<'a> {
     #[cfg(unix)]
     parent_fd: Option<std::os::fd::OwnedFd>,
     buffer: Vec<u8>,
+    /// How much of `buffer` the last read filled.
+    filled: usize,
 }
 
 impl<'a> Opener<'a> {
@@ -67,6 +69,7 @@ impl<'a> Opener<'a> {
             #[cfg(unix)]
             parent_fd: None,
             buffer: Vec::new(),
+            filled: 0,
         }
     }
 
@@ -129,26 +132,32 @@ impl<'a> Opener<'a> {
         Ok(fd.as_fd())
     }
 
-    /// The whole content of `file` (of `size` bytes) when it is small
-    /// enough to be searched as a slice; `None` when it must be streamed.
-    pub(super) fn read_small(&mut self, file: &mut File, size: u64) -> io::Result<Option<&[u8]>> {
+    /// Read `file` (of `size` bytes) whole into the buffer when it is small
+    /// enough to be searched as a slice (see [`Opener::content`]); `false`
+    /// when it must be streamed instead.
+    pub(super) fn read_small(&mut self, file: &mut File, size: u64) -> io::Result<bool> {
         let len = match usize::try_from(size) {
             Ok(len) if (1..=SLICE_MAX).contains(&len) => len,
-            _ => return Ok(None),
+            _ => return Ok(false),
         };
         if self.buffer.len() < SLICE_MAX {
             self.buffer.resize(SLICE_MAX, 0);
         }
-        let mut filled = 0;
-        while filled < len {
-            match file.read(&mut self.buffer[filled..len]) {
+        self.filled = 0;
+        while self.filled < len {
+            match file.read(&mut self.buffer[self.filled..len]) {
                 Ok(0) => break,
-                Ok(read) => filled += read,
+                Ok(read) => self.filled += read,
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 Err(err) => return Err(err),
             }
         }
-        Ok(Some(&self.buffer[..filled]))
+        Ok(true)
+    }
+
+    /// What the last [`Opener::read_small`] read.
+    pub(super) fn content(&self) -> &[u8] {
+        &self.buffer[..self.filled]
     }
 }
 

@@ -12,9 +12,10 @@
 
 use std::{
     collections::VecDeque,
+    fs::File,
     sync::{
         OnceLock,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
         mpsc,
     },
     thread,
@@ -27,7 +28,10 @@ use super::{
     GrepMatch, GrepMode, GrepOutcome,
     queue::Queue,
     read::{Opener, Root},
-    search::{FileReport, Shape, Stop, search_file},
+    search::{
+        FileReport, Opened, Shape, Stop, open_file, search_file, search_reader, search_slice,
+        settle,
+    },
     select::Candidates,
 };
 use crate::{
@@ -52,10 +56,10 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
     let root = job.candidates.root();
     let root = Root::open(root).map_err(|err| Error::io(root, err))?;
     let queue = Queue::new(job.candidates);
-    let workers = thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(queue.capacity());
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);
+    let read_ahead_bytes = AtomicUsize::new(0);
     let stop = Stop {
         token: job.token,
         halt: &halt,
@@ -68,13 +72,17 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
             }
             _ => None,
         };
+        // The pattern compiles on a core of its own, and a walk takes one.
+        let busy = 1 + usize::from(walk.is_some());
         let (sender, receiver) = mpsc::channel();
-        for _ in 0..workers {
+        for index in 0..workers {
             let worker = Worker {
                 job,
                 queue: &queue,
                 root: &root,
                 stop: &stop,
+                reads_ahead: index + busy < cores,
+                read_ahead_bytes: &read_ahead_bytes,
             };
             let sender = sender.clone();
             scope.spawn(move || worker.run(Reports::new(sender)));
@@ -97,42 +105,122 @@ struct Worker<'a> {
     queue: &'a Queue<'a>,
     root: &'a Root,
     stop: &'a Stop<'a>,
+    /// Whether this worker reads ahead while the pattern compiles.
+    reads_ahead: bool,
+    /// Bytes read ahead by all workers so far.
+    read_ahead_bytes: &'a AtomicUsize,
+}
+
+/// Bytes all workers together may read ahead while the pattern compiles.
+const READ_AHEAD_MAX: usize = 16 << 20;
+
+/// A file read before the pattern was ready: its content, or the open file
+/// when it is too large to hold.
+enum Ahead {
+    Content(Vec<u8>),
+    Stream(File),
 }
 
 impl Worker<'_> {
     /// Search candidates until there are none left, the search stops, or a
     /// file fails.
     fn run(self, mut reports: Reports) {
+        let explicit = self.job.candidates.is_explicit();
+        let mut opener = Opener::new(self.root);
+        let ahead = self.read_ahead(&mut opener, &mut reports);
         let Some(matcher) = self.job.matcher.wait() else {
             return;
         };
-        let explicit = self.job.candidates.is_explicit();
-        let mut searcher = self.job.shape.searcher(explicit);
-        let mut opener = Opener::new(self.root);
-        let mut path = Vec::new();
-        while !self.stop.halt.load(Ordering::Relaxed) {
-            // Held reports go out before waiting for the walk, so the
-            // emitter is never kept waiting by an idle worker.
-            let mut flush = || {
-                reports.send();
+        let (shape, stop) = (self.job.shape, self.stop);
+        let mut searcher = shape.searcher(explicit);
+        for (index, path, file) in ahead {
+            let searched = match file {
+                Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
+                Ahead::Stream(file) => search_reader(&mut searcher, matcher, shape, file, stop),
             };
-            let Some(index) = self.queue.take(&mut path, &mut flush) else {
+            let report = settle(searched, &opener, &path, explicit, stop);
+            if !reports.add(index, &path, report) {
+                return;
+            }
+        }
+        let mut path = Vec::new();
+        while !stop.halt.load(Ordering::Relaxed) {
+            let Some(index) = self.take(&mut path, &mut reports) else {
                 break;
             };
             let report = search_file(
                 &mut searcher,
                 &mut opener,
                 matcher,
-                self.job.shape,
+                shape,
                 &path,
                 explicit,
-                self.stop,
+                stop,
             );
             if !reports.add(index, &path, report) {
                 break;
             }
         }
         reports.send();
+    }
+
+    /// The next candidate; held reports go out before waiting for the walk,
+    /// so the emitter is never kept waiting by an idle worker.
+    fn take(&self, path: &mut Vec<u8>, reports: &mut Reports) -> Option<usize> {
+        let mut flush = || {
+            reports.send();
+        };
+        self.queue.take(path, &mut flush)
+    }
+
+    /// While the pattern compiles (a Unicode class can take ~100 ms), open
+    /// and read the next candidates, within [`READ_AHEAD_MAX`] bytes shared
+    /// by all workers, so the I/O of the first files is done by the time
+    /// they can be searched. Only workers on cores the compile and the walk
+    /// leave free do it, so neither is slowed. Files that need no search
+    /// are reported right away; a large file ends the read-ahead.
+    fn read_ahead(
+        &self,
+        opener: &mut Opener<'_>,
+        reports: &mut Reports,
+    ) -> Vec<(usize, Vec<u8>, Ahead)> {
+        let mut ahead = Vec::new();
+        if !self.reads_ahead {
+            return ahead;
+        }
+        let explicit = self.job.candidates.is_explicit();
+        let mut path = Vec::new();
+        while self.job.matcher.get().is_none() && !self.stop.halt.load(Ordering::Relaxed) {
+            if self.read_ahead_bytes.load(Ordering::Relaxed) >= READ_AHEAD_MAX {
+                break;
+            }
+            let Some(index) = self.take(&mut path, reports) else {
+                break;
+            };
+            let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
+            let file = match opened {
+                Ok(Opened::Content(content)) => {
+                    self.read_ahead_bytes
+                        .fetch_add(content.len(), Ordering::Relaxed);
+                    Ahead::Content(content.to_vec())
+                }
+                Ok(Opened::Stream(file)) => Ahead::Stream(file),
+                Ok(Opened::Done(report)) => {
+                    reports.add(index, &path, Ok(report));
+                    continue;
+                }
+                Err(err) => {
+                    reports.add(index, &path, Err(err));
+                    break;
+                }
+            };
+            let streamed = matches!(file, Ahead::Stream(_));
+            ahead.push((index, path.clone(), file));
+            if streamed {
+                break;
+            }
+        }
+        ahead
     }
 }
 

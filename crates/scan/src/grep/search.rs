@@ -18,6 +18,7 @@
 //! reports a file named on its command line.
 
 use std::{
+    fs::File,
     io::{self, Read},
     path::Path,
     sync::atomic::{AtomicBool, Ordering},
@@ -129,22 +130,57 @@ pub(super) fn search_file(
     explicit: bool,
     stop: &Stop<'_>,
 ) -> Result<FileReport> {
+    let searched = match open_file(opener, shape, relative, explicit, stop)? {
+        Opened::Content(content) => search_slice(searcher, matcher, shape, content),
+        Opened::Stream(file) => search_reader(searcher, matcher, shape, file, stop),
+        Opened::Done(report) => return Ok(report),
+    };
+    settle(searched, opener, relative, explicit, stop)
+}
+
+/// A candidate once opened: its whole content (a small file), the file to
+/// stream, or already its report (unreadable, too large).
+pub(super) enum Opened<'a> {
+    Content(&'a [u8]),
+    Stream(File),
+    Done(FileReport),
+}
+
+/// Open `relative` and read it whole if it is small (see [`Opener`]).
+pub(super) fn open_file<'o>(
+    opener: &'o mut Opener<'_>,
+    shape: &Shape,
+    relative: &[u8],
+    explicit: bool,
+    stop: &Stop<'_>,
+) -> Result<Opened<'o>> {
     stop.token.check()?;
     let (mut file, size) = match opener.open(relative) {
         Ok(opened) => opened,
-        Err(err) => return unreadable(explicit, &opener.path_of(relative), err),
+        Err(err) => return unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
     };
     if shape.max_file_size.is_some_and(|max| size > max) {
-        return Ok(FileReport {
+        return Ok(Opened::Done(FileReport {
             too_large: true,
             ..FileReport::default()
-        });
+        }));
     }
-    let searched = match opener.read_small(&mut file, size) {
-        Ok(Some(content)) => search_slice(searcher, matcher, shape, content),
-        Ok(None) => search_reader(searcher, matcher, shape, file, stop),
-        Err(err) => Err(err),
-    };
+    match opener.read_small(&mut file, size) {
+        Ok(true) => Ok(Opened::Content(opener.content())),
+        Ok(false) => Ok(Opened::Stream(file)),
+        Err(err) => unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
+    }
+}
+
+/// The report of a search of `relative`, or why it has none (see
+/// [`search_file`]).
+pub(super) fn settle(
+    searched: io::Result<FileReport>,
+    opener: &Opener<'_>,
+    relative: &[u8],
+    explicit: bool,
+    stop: &Stop<'_>,
+) -> Result<FileReport> {
     match searched {
         Ok(report) => Ok(report),
         Err(err) => {
@@ -188,7 +224,7 @@ pub(super) fn search_reader(
 }
 
 /// Search content already in memory; the report is marked searched.
-fn search_slice(
+pub(super) fn search_slice(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     shape: &Shape,

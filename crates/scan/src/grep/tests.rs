@@ -596,3 +596,42 @@ fn on_match_streams_before_the_search_ends() {
     assert_eq!(err.code(), "ABORT_ERR");
     assert_eq!(seen, ["a.txt"]);
 }
+
+/// A pattern with a Unicode class compiles slowly enough that workers read
+/// files ahead meanwhile (see `run`); the results must not change.
+#[test]
+fn files_read_while_the_pattern_compiles_are_searched_alike() {
+    let mut files: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            let text = if i % 3 == 0 {
+                format!("a\nneedle{i}x\nb\n")
+            } else {
+                "nothing\n".to_string()
+            };
+            (format!("d{}/f{i:02}.txt", i % 4), text)
+        })
+        .collect();
+    files.push((
+        "d3/zbig.txt".into(),
+        format!("{}needleBig\n", "x\n".repeat(60_000)),
+    ));
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = tree(&borrowed);
+    let mut expected: Vec<String> = (0..30)
+        .filter(|i| i % 3 == 0)
+        .map(|i| format!("d{}/f{i:02}.txt:2", i % 4))
+        .chain(["d3/zbig.txt:60001".to_string()])
+        .collect();
+    expected.sort();
+    for use_cache in [false, true] {
+        let outcome = run(dir.path(), |o| {
+            o.pattern = r"needle\w+".into();
+            o.cache = use_cache;
+        });
+        assert_eq!(keys(&outcome), expected, "cache {use_cache}");
+        assert_eq!(outcome.files_searched, 31, "cache {use_cache}");
+    }
+}
