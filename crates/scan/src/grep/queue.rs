@@ -7,7 +7,8 @@
 //! files, already in path order, and workers take the next file as soon as
 //! it is known; a worker that catches up with the walk waits for the next
 //! run. Indices are positions in path order either way, so the emitter's
-//! order and the limit logic do not care where the files came from.
+//! order and the limit logic do not care where the files came from. The
+//! walk pauses once it is [`AHEAD_MAX`] files ahead of the workers.
 
 use std::sync::{
     Condvar, Mutex, MutexGuard,
@@ -21,6 +22,12 @@ use crate::{
     entries::Entry,
     error::Result,
 };
+
+/// Files the walk may find ahead of the workers before it pauses: enough
+/// to keep them busy while the next subtree is walked, few enough that a
+/// limited search (or one whose pattern is still compiling) does not spend
+/// a core walking far past what it needs.
+const AHEAD_MAX: usize = 2048;
 
 /// Where workers get the next candidate.
 pub(super) enum Queue<'a> {
@@ -37,7 +44,10 @@ pub(super) enum Queue<'a> {
 #[derive(Default)]
 pub(super) struct Feed {
     state: Mutex<Found>,
+    /// Signalled when files are added (or the feed closes).
     grown: Condvar,
+    /// Signalled when the paused walk may go on.
+    drained: Condvar,
 }
 
 #[derive(Default)]
@@ -49,6 +59,14 @@ struct Found {
     taken: usize,
     /// No more will come: the walk ended or the search stopped.
     closed: bool,
+    /// The walk is paused, waiting for the workers to catch up.
+    paused: bool,
+}
+
+impl Found {
+    fn ahead(&self) -> usize {
+        self.ends.len() - self.taken
+    }
 }
 
 impl<'a> Queue<'a> {
@@ -122,6 +140,8 @@ impl Feed {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Append a run of files; then, if the walk is far enough ahead, pause
+    /// it until the workers have taken half of what is waiting.
     fn push<'e>(&self, files: impl Iterator<Item = Entry<'e>>) {
         let mut found = self.lock();
         let before = found.ends.len();
@@ -133,11 +153,22 @@ impl Feed {
         if found.ends.len() > before {
             self.grown.notify_all();
         }
+        if found.ahead() > AHEAD_MAX {
+            found.paused = true;
+            while found.ahead() > AHEAD_MAX / 2 && !found.closed {
+                found = self
+                    .drained
+                    .wait(found)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+            }
+            found.paused = false;
+        }
     }
 
     fn close(&self) {
         self.lock().closed = true;
         self.grown.notify_all();
+        self.drained.notify_all();
     }
 
     fn take(&self, path: &mut Vec<u8>, before_wait: &mut dyn FnMut()) -> Option<usize> {
@@ -148,6 +179,9 @@ impl Feed {
                 let start = index.checked_sub(1).map_or(0, |prev| found.ends[prev]);
                 path.extend_from_slice(&found.text[start..end]);
                 found.taken += 1;
+                if found.paused && found.ahead() <= AHEAD_MAX / 2 {
+                    self.drained.notify_one();
+                }
                 return Some(index);
             }
             if found.closed {
