@@ -7,8 +7,9 @@
 //! files, already in path order, and workers take the next file as soon as
 //! it is known; a worker that catches up with the walk waits for the next
 //! run. Indices are positions in path order either way, so the emitter's
-//! order and the limit logic do not care where the files came from. The
-//! walk pauses once it is [`AHEAD_MAX`] files ahead of the workers.
+//! order and the limit logic do not care where the files came from. For a
+//! limited search the walk pauses once it is [`AHEAD_MAX`] files ahead of
+//! the workers.
 
 use std::sync::{
     Condvar, Mutex, MutexGuard,
@@ -23,11 +24,13 @@ use crate::{
     error::Result,
 };
 
-/// Files the walk may find ahead of the workers before it pauses: enough
-/// to keep them busy while the next subtree is walked, few enough that a
-/// limited search (or one whose pattern is still compiling) does not spend
-/// a core walking far past what it needs.
-const AHEAD_MAX: usize = 2048;
+/// Files the walk of a limited search may find ahead of the workers before
+/// it pauses: enough to keep them busy while the next subtree is walked,
+/// few enough that the search (or its pattern, still compiling) does not
+/// lose a core to walking far past the files it needs. A search without a
+/// limit needs every file, so its walk never pauses: it walks on while the
+/// pattern compiles.
+const AHEAD_MAX: usize = 4096;
 
 /// Where workers get the next candidate.
 pub(super) enum Queue<'a> {
@@ -48,6 +51,8 @@ pub(super) struct Feed {
     grown: Condvar,
     /// Signalled when the paused walk may go on.
     drained: Condvar,
+    /// Whether the walk pauses when far ahead (see [`AHEAD_MAX`]).
+    pauses: bool,
 }
 
 #[derive(Default)]
@@ -70,9 +75,13 @@ impl Found {
 }
 
 impl<'a> Queue<'a> {
-    pub(super) fn new(candidates: &'a Candidates) -> Queue<'a> {
+    /// The queue for `candidates`; a `limited` search may not need them all.
+    pub(super) fn new(candidates: &'a Candidates, limited: bool) -> Queue<'a> {
         match candidates {
-            Candidates::Walk { .. } => Queue::Walked(Feed::default()),
+            Candidates::Walk { .. } => Queue::Walked(Feed {
+                pauses: limited,
+                ..Feed::default()
+            }),
             _ => Queue::Known {
                 candidates,
                 next: AtomicUsize::new(0),
@@ -140,8 +149,8 @@ impl Feed {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Append a run of files; then, if the walk is far enough ahead, pause
-    /// it until the workers have taken half of what is waiting.
+    /// Append a run of files; then, if the walk pauses and is too far
+    /// ahead, wait until the workers have caught up.
     fn push<'e>(&self, files: impl Iterator<Item = Entry<'e>>) {
         let mut found = self.lock();
         let before = found.ends.len();
@@ -153,9 +162,9 @@ impl Feed {
         if found.ends.len() > before {
             self.grown.notify_all();
         }
-        if found.ahead() > AHEAD_MAX {
+        if self.pauses && found.ahead() > AHEAD_MAX {
             found.paused = true;
-            while found.ahead() > AHEAD_MAX / 2 && !found.closed {
+            while found.ahead() > AHEAD_MAX && !found.closed {
                 found = self
                     .drained
                     .wait(found)
@@ -179,7 +188,7 @@ impl Feed {
                 let start = index.checked_sub(1).map_or(0, |prev| found.ends[prev]);
                 path.extend_from_slice(&found.text[start..end]);
                 found.taken += 1;
-                if found.paused && found.ahead() <= AHEAD_MAX / 2 {
+                if found.paused && found.ahead() <= AHEAD_MAX {
                     self.drained.notify_one();
                 }
                 return Some(index);

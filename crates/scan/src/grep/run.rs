@@ -55,7 +55,7 @@ pub(super) struct Job<'a> {
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
     let root = job.candidates.root();
     let root = Root::open(root).map_err(|err| Error::io(root, err))?;
-    let queue = Queue::new(job.candidates);
+    let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some());
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);

@@ -636,36 +636,37 @@ fn files_read_while_the_pattern_compiles_are_searched_alike() {
     }
 }
 
-/// More files than the walk may find ahead of the workers (it pauses and
-/// resumes, see `queue`): a pattern with a Unicode class keeps the workers
-/// waiting for the compile while the walk goes on.
+/// More files than the walk of a limited search may find ahead of the
+/// workers (it pauses and resumes, see `queue`): a pattern with a Unicode
+/// class keeps the workers waiting for the compile while the walk goes on.
 #[test]
-fn a_walk_far_ahead_of_the_search_pauses_and_resumes() {
+fn a_limited_walk_far_ahead_of_the_search_pauses_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let sub = |i: usize| dir.path().join(format!("d{}/e{}", i % 5, i % 7));
     for i in 0..35 {
         fs::create_dir_all(sub(i)).unwrap();
     }
-    for i in 0..3000 {
-        let path = sub(i).join(format!("f{i:04}.txt"));
+    for i in 0..4500 {
         let text = if i % 500 == 0 { "needle\n" } else { "hay\n" };
-        fs::write(path, text).unwrap();
+        fs::write(sub(i).join(format!("f{i:04}.txt")), text).unwrap();
     }
     let search = |max_count| {
         run(dir.path(), |o| {
             o.pattern = r"needle\w*".into();
-            o.max_count = max_count;
+            o.max_count = Some(max_count);
         })
     };
-    let all = search(None);
-    let mut expected: Vec<String> = (0..3000)
+    let mut expected: Vec<String> = (0..4500)
         .step_by(500)
         .map(|i| format!("d{}/e{}/f{i:04}.txt:1", i % 5, i % 7))
         .collect();
     expected.sort();
+    // A limit that needs every file, then one that stops early.
+    let all = search(expected.len());
     assert_eq!(keys(&all), expected);
-    assert_eq!(all.files_searched, 3000);
-    let first = search(Some(3));
-    assert_eq!(keys(&first), keys(&all)[..3]);
+    assert_eq!(all.files_searched, 4500);
+    assert!(!all.limit_reached);
+    let first = search(3);
+    assert_eq!(keys(&first), expected[..3]);
     assert!(first.limit_reached);
 }
