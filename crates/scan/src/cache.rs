@@ -34,7 +34,7 @@ use crate::{
     cancel::CancelToken,
     entries::Entries,
     error::Result,
-    walk::{self, Detail, ScanPolicy},
+    walk::{self, ScanPolicy},
 };
 
 /// Default time a cached scan is served: long enough to absorb a burst of
@@ -279,11 +279,19 @@ impl ScanCache {
         self.fly(key, &flight, token)
     }
 
-    /// A fresh walk that learns only each entry's type (see
-    /// [`Detail::TypeOnly`]) and never touches the cache: the no-cache path
-    /// of a consumer that shows no mtime, at a fraction of a full walk's cost.
-    pub fn list_types(&self, key: &ScanKey, token: &CancelToken) -> Result<ScanResult> {
-        self.walk_now(key, Detail::TypeOnly, token)
+    /// A fresh walk that hands out entries in path order while it goes
+    /// and never touches the cache: the no-cache path of a consumer that
+    /// may need only the first entries and shows no mtime (see
+    /// [`walk::ordered`]). It counts as a walk.
+    pub(crate) fn walk_in_order(
+        &self,
+        key: &ScanKey,
+        token: &CancelToken,
+        halt: &AtomicBool,
+        on_run: &mut walk::ordered::OnRun<'_>,
+    ) -> Result<()> {
+        self.walks.fetch_add(1, Ordering::Relaxed);
+        walk::ordered::walk_in_order(&key.root, key.policy, token, halt, on_run)
     }
 
     /// Drop every cached list whose root contains `target` or lies inside it
@@ -359,16 +367,11 @@ impl ScanCache {
         })
     }
 
-    /// A walk that bypasses the cache entirely.
+    /// A walk that bypasses the cache entirely, counted.
     fn fresh(&self, key: &ScanKey, token: &CancelToken) -> Result<ScanResult> {
-        self.walk_now(key, Detail::TypeAndMtime, token)
-    }
-
-    /// Walk `key` now, counting the walk; the cache is not touched.
-    fn walk_now(&self, key: &ScanKey, detail: Detail, token: &CancelToken) -> Result<ScanResult> {
         self.walks.fetch_add(1, Ordering::Relaxed);
         Ok(ScanResult {
-            entries: Arc::new(walk::scan_with(&key.root, key.policy, detail, token)?),
+            entries: Arc::new(walk::scan(&key.root, key.policy, token)?),
             cache_age_ms: 0,
         })
     }

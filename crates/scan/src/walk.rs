@@ -9,6 +9,12 @@
 //! same deterministic order as a sorted sequential walk at a fraction of the
 //! wall time. Entries that vanish mid-walk, unreadable subdirectories and
 //! names that are not UTF-8 are skipped or kept as bytes, never errors.
+//!
+//! The `ordered` submodule walks by the same rules but hands entries out in path order
+//! while it goes, for a consumer that may stop after the first few (grep
+//! without the cache).
+
+pub(crate) mod ordered;
 
 use std::{
     fs,
@@ -43,7 +49,8 @@ pub enum Detail {
     /// Type and mtime from `symlink_metadata`: what the cache stores.
     TypeAndMtime,
     /// Type from the directory listing only (no `lstat`, mtimes unknown):
-    /// for a fresh listing whose consumer never shows an mtime (grep).
+    /// for a fresh listing whose consumer never shows an mtime (grep's
+    /// ordered walk).
     TypeOnly,
 }
 
@@ -62,24 +69,39 @@ pub fn scan_with(
     detail: Detail,
     token: &CancelToken,
 ) -> Result<Entries> {
+    let mut builder = walker(root, policy);
+    builder.threads(walker_threads());
+    collect(root, &builder, detail, token)
+}
+
+/// Run `builder`'s walk of `root` and sort what it found (the root itself
+/// excluded).
+fn collect(
+    root: &Path,
+    builder: &WalkBuilder,
+    detail: Detail,
+    token: &CancelToken,
+) -> Result<Entries> {
     token.check()?;
     // Fail loudly on an unreadable root instead of returning an empty list.
     fs::read_dir(root).map_err(|err| Error::io(root, err))?;
     let sink = Arc::new(Mutex::new(Vec::new()));
-    let mut builder = CollectorBuilder {
+    let mut collector = CollectorBuilder {
         root_len: path_to_bytes(root).len(),
         detail,
         token,
         sink: Arc::clone(&sink),
     };
-    walker(root, policy).build_parallel().visit(&mut builder);
-    drop(builder);
+    builder.build_parallel().visit(&mut collector);
+    drop(collector);
     token.check()?;
     let batches = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
     let items = batches.iter().flat_map(Batch::items).collect();
     Ok(Entries::from_unsorted(items))
 }
 
+/// The walk every scan shares: `policy`'s rules, links never followed,
+/// `.git` never entered. Callers choose the threads.
 fn walker(root: &Path, policy: ScanPolicy) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let ignore = policy.use_gitignore;
@@ -91,7 +113,6 @@ fn walker(root: &Path, policy: ScanPolicy) -> WalkBuilder {
         .git_exclude(ignore)
         .ignore(ignore)
         .parents(ignore)
-        .threads(walker_threads())
         .filter_entry(|entry| entry.depth() == 0 || entry.file_name() != GIT_DIR);
     builder
 }

@@ -30,6 +30,16 @@ fn fixture() -> tempfile::TempDir {
         b"needle\0after\nneedle end\n",
     ]
     .concat();
+    // A NUL as the last byte of a file of exactly one search block (64 KiB,
+    // read whole and searched as a slice) and of one a byte longer (read
+    // in blocks): the first hides the file, the second only its tail.
+    let block_edge = |len: usize| {
+        let mut bytes = b"needle at the start\n".to_vec();
+        bytes.resize(len - 1, b'x');
+        bytes.push(0);
+        bytes
+    };
+    let (edge_binary, past_edge_binary) = (block_edge(64 * 1024), block_edge(64 * 1024 + 1));
     let context: String = (1..=40)
         .map(|i| {
             if [3, 5, 12, 20, 21, 30].contains(&i) {
@@ -58,6 +68,8 @@ fn fixture() -> tempfile::TempDir {
         ("node_modules/pkg/index.js", b"module.exports = 'needle';\n"),
         ("bin/early.bin", b"needle\0binary\nneedle again\n"),
         ("bin/late.bin", &late_binary),
+        ("bin/edge.bin", &edge_binary),
+        ("bin/past-edge.bin", &past_edge_binary),
         ("crlf.txt", b"needle one\r\nneedle two\r\nthree\r\n"),
         ("latin1.txt", b"caf\xe9 needle\n\xff\xfe other\nneedle \xe9t\xe9\n"),
         ("empty.txt", b""),
@@ -296,16 +308,15 @@ fn binary_files_match_rg_and_are_counted() {
     let mut options = GrepOptions::new("needle", dir.path().join("bin"));
     let outcome = ours(&options);
     assert_eq!(our_lines(&outcome), in_bin(expected.lines));
+    let line = |path: &str, text: &str| (path.to_string(), 1, text.to_string(), true);
     assert_eq!(
         our_lines(&outcome),
-        [(
-            "late.bin".to_string(),
-            1,
-            "needle before the NUL".to_string(),
-            true
-        )]
+        [
+            line("late.bin", "needle before the NUL"),
+            line("past-edge.bin", "needle at the start"),
+        ]
     );
-    assert_eq!(outcome.binary_files_skipped, 2);
+    assert_eq!(outcome.binary_files_skipped, 4);
 
     // A file named explicitly is searched whole, NUL bytes and all.
     options.path = dir.path().join("bin/early.bin");

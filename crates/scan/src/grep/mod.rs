@@ -4,14 +4,20 @@
 //!
 //! Why each piece is the way it is:
 //! - **File selection** is a scan (seed 001: the shared cache only when the
-//!   caller asks for it) filtered by the node_modules rule, the `glob` and
-//!   the file type; only regular files are opened (see `select`).
+//!   caller asks for it; otherwise an ordered walk searched while it goes,
+//!   which a limited search stops early) filtered by the node_modules rule,
+//!   the `glob` and the file type; only regular files are opened (see
+//!   `select` and `queue`).
 //! - **Matching** is `grep-regex` configured as `rg` configures it, with
 //!   `{`/`}` taken literally where they cannot be a repetition, because
-//!   agents search for `${x}` and `function() {` (see [`has_match`]).
-//! - **Reading** never maps files and never truncates them: every read
+//!   agents search for `${x}` and `function() {` (see [`has_match`]). The
+//!   pattern compiles on its own thread while the files are found: for a
+//!   Unicode class that takes longer than many limited searches.
+//! - **Reading** never maps files and never truncates them: small files are
+//!   read whole in one call, larger ones through a buffer whose every read
 //!   polls the [`CancelToken`], so abort and timeout land within 50 ms even
-//!   inside a huge file; a FIFO is never opened, so nothing blocks forever.
+//!   inside a huge file; a FIFO is never opened, so nothing blocks forever
+//!   (see `read`).
 //! - **Binary files** are handled as `rg` handles them, and counted, so no
 //!   match disappears without a trace (see `search`).
 //! - **Order**: files are searched in parallel, results are emitted in path
@@ -36,11 +42,20 @@
 //! ```
 
 mod pattern;
+mod queue;
+mod read;
 mod run;
 mod search;
 mod select;
 
-use std::{borrow::Cow, path::PathBuf, sync::atomic::AtomicBool};
+use std::{
+    borrow::Cow,
+    path::PathBuf,
+    sync::{OnceLock, atomic::AtomicBool},
+    thread,
+};
+
+use grep_regex::RegexMatcher;
 
 pub use pattern::has_match;
 
@@ -287,7 +302,33 @@ pub fn grep(
     on_match: &mut dyn FnMut(&GrepMatch),
 ) -> Result<GrepOutcome> {
     token.check()?;
-    let matcher = build_matcher(&options.matcher_spec())?;
+    let spec = options.matcher_spec();
+    let matcher = OnceLock::new();
+    thread::scope(|scope| {
+        // Compiling a pattern with a Unicode class can take longer than a
+        // limited search itself, so files are found meanwhile.
+        let compiled = scope.spawn(|| {
+            let built = build_matcher(&spec);
+            let _ = matcher.set(built.as_ref().ok().cloned());
+            built.map(drop)
+        });
+        let searched = search_tree(options, cache, &matcher, token, on_match);
+        // A bad pattern is the error to report, whatever else failed.
+        compiled
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        searched
+    })
+}
+
+/// [`grep`] once the pattern is being compiled into `matcher`.
+fn search_tree(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    matcher: &OnceLock<Option<RegexMatcher>>,
+    token: &CancelToken,
+    on_match: &mut dyn FnMut(&GrepMatch),
+) -> Result<GrepOutcome> {
     let candidates = select::candidates(options, cache, token)?;
     let outcome = GrepOutcome {
         root: candidates.root().to_path_buf(),
@@ -300,7 +341,14 @@ pub fn grep(
         outcome,
         on_match,
     );
-    run::run(&candidates, &matcher, &options.shape(), &mut emitter, token)?;
+    let job = run::Job {
+        candidates: &candidates,
+        cache,
+        matcher,
+        shape: &options.shape(),
+        token,
+    };
+    run::run(&job, &mut emitter)?;
     Ok(emitter.outcome)
 }
 

@@ -1,17 +1,20 @@
 //! Searching the candidates in parallel while reporting in order.
 //!
-//! One worker per core pulls the next file index from a shared counter and
-//! sends its report back; the calling thread buffers reports that arrive
-//! early and emits them strictly in candidate (path) order, so results,
-//! `offset`, `max_count` and every counter are the same on every run
-//! whatever the scheduling. As soon as the emitted results prove the limit
-//! is reached (one result beyond `offset + max_count` exists), no further
-//! file is handed out, files being searched are interrupted, and reports
-//! for later files are dropped unread.
+//! One worker per core takes the next candidate from the queue (a known
+//! list, or a walk that is still finding files, see `queue`) and sends its
+//! report back; the calling thread buffers reports that arrive early and
+//! emits them strictly in candidate (path) order, so results, `offset`,
+//! `max_count` and every counter are the same on every run whatever the
+//! scheduling. As soon as the emitted results prove the limit is reached
+//! (one result beyond `offset + max_count` exists), no further file is
+//! handed out, the walk stops, files being searched are interrupted, and
+//! reports for later files are dropped unread.
 
 use std::{
-    collections::HashMap,
+    collections::VecDeque,
+    fs::File,
     sync::{
+        OnceLock,
         atomic::{AtomicBool, AtomicUsize, Ordering},
         mpsc,
     },
@@ -23,66 +26,204 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOutcome,
-    search::{FileReport, Shape, Stop, search_file},
+    queue::Queue,
+    read::{Opener, Root},
+    search::{
+        FileReport, Opened, Shape, Stop, open_file, search_file, search_reader, search_slice,
+        settle,
+    },
     select::Candidates,
 };
-use crate::{cancel::CancelToken, entries::bytes_to_path, error::Result};
+use crate::{
+    cache::ScanCache,
+    cancel::CancelToken,
+    error::{Error, Result},
+};
+
+/// What one search needs, shared by every worker.
+pub(super) struct Job<'a> {
+    pub candidates: &'a Candidates,
+    pub cache: &'a ScanCache,
+    /// Set once the pattern is compiled (`None`: it failed); workers wait
+    /// for it while the walk already finds files.
+    pub matcher: &'a OnceLock<Option<RegexMatcher>>,
+    pub shape: &'a Shape,
+    pub token: &'a CancelToken,
+}
 
 /// Search every candidate and emit the results in order.
-pub(super) fn run(
-    candidates: &Candidates,
-    matcher: &RegexMatcher,
-    shape: &Shape,
-    emitter: &mut Emitter<'_>,
-    token: &CancelToken,
-) -> Result<()> {
-    let count = candidates.len();
-    let workers = thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(count);
-    let next = AtomicUsize::new(0);
+pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
+    let root = job.candidates.root();
+    let root = Root::open(root).map_err(|err| Error::io(root, err))?;
+    let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some());
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);
-    let stop = Stop { token, halt: &halt };
+    let read_ahead_bytes = AtomicUsize::new(0);
+    let stop = Stop {
+        token: job.token,
+        halt: &halt,
+    };
     thread::scope(|scope| {
+        let walk = match job.candidates {
+            Candidates::Walk { key, filter } => {
+                let (queue, halt) = (&queue, &halt);
+                Some(scope.spawn(move || queue.fill(job.cache, key, filter, job.token, halt)))
+            }
+            _ => None,
+        };
+        // The pattern compiles on a core of its own, and a walk takes one.
+        let busy = 1 + usize::from(walk.is_some());
         let (sender, receiver) = mpsc::channel();
-        for _ in 0..workers {
+        for index in 0..workers {
+            let worker = Worker {
+                job,
+                queue: &queue,
+                root: &root,
+                stop: &stop,
+                reads_ahead: index + busy < cores,
+                read_ahead_bytes: &read_ahead_bytes,
+            };
             let sender = sender.clone();
-            let (next, stop) = (&next, &stop);
-            scope.spawn(move || {
-                let mut searcher = shape.searcher(candidates.is_explicit());
-                let mut batch = Reports::new(sender);
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= count || stop.halt.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let path = candidates
-                        .root()
-                        .join(bytes_to_path(candidates.path(index)));
-                    let report = search_file(
-                        &mut searcher,
-                        matcher,
-                        shape,
-                        &path,
-                        candidates.is_explicit(),
-                        stop,
-                    );
-                    if !batch.add(index, report) {
-                        break;
-                    }
-                }
-                batch.send();
-            });
+            scope.spawn(move || worker.run(Reports::new(sender)));
         }
         drop(sender);
-        let outcome = emit_in_order(candidates, receiver, emitter);
+        let emitted = emit_in_order(receiver, emitter);
         halt.store(true, Ordering::Relaxed);
-        outcome
+        queue.close();
+        let walked = walk.map_or(Ok(()), |walk| {
+            walk.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        emitted.and(walked)
     })
 }
 
-/// Receive reports in any order, emit them in candidate order; stop at the
-/// first error or once the emitter is done.
+/// One searching thread's share of a [`Job`].
+struct Worker<'a> {
+    job: &'a Job<'a>,
+    queue: &'a Queue<'a>,
+    root: &'a Root,
+    stop: &'a Stop<'a>,
+    /// Whether this worker reads ahead while the pattern compiles.
+    reads_ahead: bool,
+    /// Bytes read ahead by all workers so far.
+    read_ahead_bytes: &'a AtomicUsize,
+}
+
+/// Bytes all workers together may read ahead while the pattern compiles.
+const READ_AHEAD_MAX: usize = 16 << 20;
+
+/// A file read before the pattern was ready: its content, or the open file
+/// when it is too large to hold.
+enum Ahead {
+    Content(Vec<u8>),
+    Stream(File),
+}
+
+impl Worker<'_> {
+    /// Search candidates until there are none left, the search stops, or a
+    /// file fails.
+    fn run(self, mut reports: Reports) {
+        let explicit = self.job.candidates.is_explicit();
+        let mut opener = Opener::new(self.root);
+        let ahead = self.read_ahead(&mut opener, &mut reports);
+        let Some(matcher) = self.job.matcher.wait() else {
+            return;
+        };
+        let (shape, stop) = (self.job.shape, self.stop);
+        let mut searcher = shape.searcher(explicit);
+        for (index, path, file) in ahead {
+            let searched = match file {
+                Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
+                Ahead::Stream(file) => search_reader(&mut searcher, matcher, shape, file, stop),
+            };
+            let report = settle(searched, &opener, &path, explicit, stop);
+            if !reports.add(index, &path, report) {
+                return;
+            }
+        }
+        let mut path = Vec::new();
+        while !stop.halt.load(Ordering::Relaxed) {
+            let Some(index) = self.take(&mut path, &mut reports) else {
+                break;
+            };
+            let report = search_file(
+                &mut searcher,
+                &mut opener,
+                matcher,
+                shape,
+                &path,
+                explicit,
+                stop,
+            );
+            if !reports.add(index, &path, report) {
+                break;
+            }
+        }
+        reports.send();
+    }
+
+    /// The next candidate; held reports go out before waiting for the walk,
+    /// so the emitter is never kept waiting by an idle worker.
+    fn take(&self, path: &mut Vec<u8>, reports: &mut Reports) -> Option<usize> {
+        let mut flush = || {
+            reports.send();
+        };
+        self.queue.take(path, &mut flush)
+    }
+
+    /// While the pattern compiles (a Unicode class can take ~100 ms), open
+    /// and read the next candidates, within [`READ_AHEAD_MAX`] bytes shared
+    /// by all workers, so the I/O of the first files is done by the time
+    /// they can be searched. Only workers on cores the compile and the walk
+    /// leave free do it, so neither is slowed. Files that need no search
+    /// are reported right away; a large file ends the read-ahead.
+    fn read_ahead(
+        &self,
+        opener: &mut Opener<'_>,
+        reports: &mut Reports,
+    ) -> Vec<(usize, Vec<u8>, Ahead)> {
+        let mut ahead = Vec::new();
+        if !self.reads_ahead {
+            return ahead;
+        }
+        let explicit = self.job.candidates.is_explicit();
+        let mut path = Vec::new();
+        while self.job.matcher.get().is_none() && !self.stop.halt.load(Ordering::Relaxed) {
+            if self.read_ahead_bytes.load(Ordering::Relaxed) >= READ_AHEAD_MAX {
+                break;
+            }
+            let Some(index) = self.take(&mut path, reports) else {
+                break;
+            };
+            let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
+            let file = match opened {
+                Ok(Opened::Content(content)) => {
+                    self.read_ahead_bytes
+                        .fetch_add(content.len(), Ordering::Relaxed);
+                    Ahead::Content(content.to_vec())
+                }
+                Ok(Opened::Stream(file)) => Ahead::Stream(file),
+                Ok(Opened::Done(report)) => {
+                    reports.add(index, &path, Ok(report));
+                    continue;
+                }
+                Err(err) => {
+                    reports.add(index, &path, Err(err));
+                    break;
+                }
+            };
+            let streamed = matches!(file, Ahead::Stream(_));
+            ahead.push((index, path.clone(), file));
+            if streamed {
+                break;
+            }
+        }
+        ahead
+    }
+}
+
 /// Reports a worker holds back before sending: a channel message per file
 /// (most files have no match) costs several futex calls, more than
 /// searching a small file.
@@ -91,7 +232,8 @@ const REPORTS_PER_MESSAGE: usize = 64;
 /// in-order emitter is not kept waiting for a quiet worker's batch.
 const REPORTS_MAX_DELAY: Duration = Duration::from_millis(5);
 
-type Report = (usize, Result<FileReport>);
+/// A candidate's index, its path (only when it has results) and report.
+type Report = (usize, Vec<u8>, Result<FileReport>);
 
 /// One worker's reports on their way to the emitter.
 struct Reports {
@@ -111,7 +253,7 @@ impl Reports {
 
     /// Hold `report`, sending when it carries results, an error, a full
     /// batch or an old one. `false` once the worker should stop.
-    fn add(&mut self, index: usize, report: Result<FileReport>) -> bool {
+    fn add(&mut self, index: usize, path: &[u8], report: Result<FileReport>) -> bool {
         let (urgent, failed) = match &report {
             Ok(report) => (report.count > 0, false),
             Err(_) => (true, true),
@@ -119,7 +261,8 @@ impl Reports {
         if self.held.is_empty() {
             self.since = Instant::now();
         }
-        self.held.push((index, report));
+        let path = if urgent { path.to_vec() } else { Vec::new() };
+        self.held.push((index, path, report));
         let due = urgent
             || self.held.len() >= REPORTS_PER_MESSAGE
             || self.since.elapsed() >= REPORTS_MAX_DELAY;
@@ -132,20 +275,27 @@ impl Reports {
     }
 }
 
-fn emit_in_order(
-    candidates: &Candidates,
-    receiver: mpsc::Receiver<Vec<Report>>,
-    emitter: &mut Emitter<'_>,
-) -> Result<()> {
-    let mut early = HashMap::new();
+/// Receive reports in any order, emit them in candidate order; stop at the
+/// first error or once the emitter is done. Early reports wait in a window
+/// starting at the next index to emit.
+fn emit_in_order(receiver: mpsc::Receiver<Vec<Report>>, emitter: &mut Emitter<'_>) -> Result<()> {
+    let mut early: VecDeque<Option<(Vec<u8>, FileReport)>> = VecDeque::new();
     let mut next = 0;
-    for (index, report) in receiver.into_iter().flatten() {
-        early.insert(index, report?);
-        while let Some(report) = early.remove(&next) {
-            if !emitter.file(candidates.path(next), report) {
+    for (index, path, report) in receiver.into_iter().flatten() {
+        let slot = index - next;
+        if early.len() <= slot {
+            early.resize_with(slot + 1, || None);
+        }
+        early[slot] = Some((path, report?));
+        while let Some(ready) = early.front_mut() {
+            let Some((path, report)) = ready.take() else {
+                break;
+            };
+            early.pop_front();
+            next += 1;
+            if !emitter.file(&path, report) {
                 return Ok(());
             }
-            next += 1;
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! Searching one file (or one buffer) with `grep-searcher`.
 //!
-//! Files are read through a fixed-size buffer, never memory-mapped: every
+//! Files are never memory-mapped. A small file is read whole in one go (see
+//! `read`); a larger one is read through a fixed-size buffer, and every
 //! read first polls the cancellation token, so an abort or timeout stops a
 //! search inside a multi-gigabyte file within one buffer's worth of work.
 //! Every file is searched whole; only `max_file_size`, when the caller sets
@@ -13,12 +14,11 @@
 //! file, and the counter says so). In count mode such a file has no count,
 //! as in `rg --count`; in files-with-matches mode a file is done at its
 //! first match, so one found before the NUL lists it, as in `rg -l`. A file
-//! the caller named, and an in-memory
-//! buffer, are searched whole with NUL bytes kept in the line text, as `rg`
+//! the caller named, and an in-memory buffer, are searched whole with NUL bytes kept in the line text, as `rg`
 //! reports a file named on its command line.
 
 use std::{
-    fs::{File, OpenOptions},
+    fs::File,
     io::{self, Read},
     path::Path,
     sync::atomic::{AtomicBool, Ordering},
@@ -31,7 +31,7 @@ use grep_searcher::{
     SinkMatch,
 };
 
-use super::{GrepMatch, GrepMode};
+use super::{GrepMatch, GrepMode, read::Opener};
 use crate::{cancel::CancelToken, error::Result};
 
 /// What a search needs besides the matcher; shared by every worker.
@@ -116,53 +116,97 @@ impl<R: Read> Read for Interruptible<'_, R> {
     }
 }
 
-/// Search the file at `path`. Files that cannot be opened or read (gone
-/// since the scan, no permission, no longer a regular file) are reported as
-/// unreadable; for a file the caller named they are an error instead.
-/// A stop is reported as the token's error (or, after a halt, as an empty
-/// report nobody will read).
+/// Search the file at `relative` (see [`Opener`]). Files that cannot be
+/// opened or read (gone since the scan, no permission, no longer a regular
+/// file) are reported as unreadable; for a file the caller named they are
+/// an error instead. A stop is reported as the token's error (or, after a
+/// halt, as an empty report nobody will read).
 pub(super) fn search_file(
     searcher: &mut Searcher,
+    opener: &mut Opener<'_>,
     matcher: &RegexMatcher,
     shape: &Shape,
-    path: &Path,
+    relative: &[u8],
     explicit: bool,
     stop: &Stop<'_>,
 ) -> Result<FileReport> {
-    stop.token.check()?;
-    let unreadable = |err: io::Error| {
-        if explicit {
-            Err(crate::error::Error::io(path, err))
-        } else {
-            Ok(FileReport {
-                unreadable: true,
-                ..FileReport::default()
-            })
-        }
+    let searched = match open_file(opener, shape, relative, explicit, stop)? {
+        Opened::Content(content) => search_slice(searcher, matcher, shape, content),
+        Opened::Stream(file) => search_reader(searcher, matcher, shape, file, stop),
+        Opened::Done(report) => return Ok(report),
     };
-    let (file, size) = match open_regular(path) {
+    settle(searched, opener, relative, explicit, stop)
+}
+
+/// A candidate once opened: its whole content (a small file), the file to
+/// stream, or already its report (unreadable, too large).
+pub(super) enum Opened<'a> {
+    Content(&'a [u8]),
+    Stream(File),
+    Done(FileReport),
+}
+
+/// Open `relative` and read it whole if it is small (see [`Opener`]).
+pub(super) fn open_file<'o>(
+    opener: &'o mut Opener<'_>,
+    shape: &Shape,
+    relative: &[u8],
+    explicit: bool,
+    stop: &Stop<'_>,
+) -> Result<Opened<'o>> {
+    stop.token.check()?;
+    let (mut file, size) = match opener.open(relative) {
         Ok(opened) => opened,
-        Err(err) => return unreadable(err),
+        Err(err) => return unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
     };
     if shape.max_file_size.is_some_and(|max| size > max) {
-        return Ok(FileReport {
+        return Ok(Opened::Done(FileReport {
             too_large: true,
             ..FileReport::default()
-        });
+        }));
     }
-    match search_reader(searcher, matcher, shape, file, stop) {
+    match opener.read_small(&mut file, size) {
+        Ok(true) => Ok(Opened::Content(opener.content())),
+        Ok(false) => Ok(Opened::Stream(file)),
+        Err(err) => unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
+    }
+}
+
+/// The report of a search of `relative`, or why it has none (see
+/// [`search_file`]).
+pub(super) fn settle(
+    searched: io::Result<FileReport>,
+    opener: &Opener<'_>,
+    relative: &[u8],
+    explicit: bool,
+    stop: &Stop<'_>,
+) -> Result<FileReport> {
+    match searched {
         Ok(report) => Ok(report),
         Err(err) => {
             stop.token.check()?;
             if stop.halt.load(Ordering::Relaxed) {
                 return Ok(FileReport::default());
             }
-            unreadable(err)
+            unreadable(explicit, &opener.path_of(relative), err)
         }
     }
 }
 
-/// Search any reader; the report is marked searched.
+/// The report for a file that could not be opened or read: counted for a
+/// walked file, an error for one the caller named.
+fn unreadable(explicit: bool, path: &Path, err: io::Error) -> Result<FileReport> {
+    if explicit {
+        return Err(crate::error::Error::io(path, err));
+    }
+    Ok(FileReport {
+        unreadable: true,
+        ..FileReport::default()
+    })
+}
+
+/// Search any reader, polling `stop` before every read; the report is
+/// marked searched.
 pub(super) fn search_reader(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
@@ -170,15 +214,7 @@ pub(super) fn search_reader(
     reader: impl Read,
     stop: &Stop<'_>,
 ) -> io::Result<FileReport> {
-    let mut sink = Collect {
-        shape,
-        matcher,
-        report: FileReport {
-            searched: true,
-            ..FileReport::default()
-        },
-        before: Vec::new(),
-    };
+    let mut sink = Collect::new(shape, matcher);
     let reader = Interruptible {
         inner: reader,
         stop,
@@ -187,27 +223,16 @@ pub(super) fn search_reader(
     Ok(sink.report)
 }
 
-/// Open a path for reading only if it is (still) a regular file. The open
-/// itself must not block on a FIFO that replaced the file since the scan,
-/// hence `O_NONBLOCK`, which has no effect on regular files.
-/// The open file and its size, refusing anything but a regular file.
-fn open_regular(path: &Path) -> io::Result<(File, u64)> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(nix::libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    Ok((file, metadata.len()))
+/// Search content already in memory; the report is marked searched.
+pub(super) fn search_slice(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    shape: &Shape,
+    content: &[u8],
+) -> io::Result<FileReport> {
+    let mut sink = Collect::new(shape, matcher);
+    searcher.search_slice(matcher, content, &mut sink)?;
+    Ok(sink.report)
 }
 
 /// The sink: turns searcher events into [`GrepMatch`]es.
@@ -221,6 +246,20 @@ struct Collect<'a> {
     matcher: &'a RegexMatcher,
     report: FileReport,
     before: Vec<(u64, Clipped)>,
+}
+
+impl<'a> Collect<'a> {
+    fn new(shape: &'a Shape, matcher: &'a RegexMatcher) -> Collect<'a> {
+        Collect {
+            shape,
+            matcher,
+            report: FileReport {
+                searched: true,
+                ..FileReport::default()
+            },
+            before: Vec::new(),
+        }
+    }
 }
 
 impl Sink for Collect<'_> {

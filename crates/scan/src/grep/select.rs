@@ -1,7 +1,8 @@
 //! Which files a grep searches: the candidate list.
 //!
 //! For a directory the list comes from a scan (seed 001): the shared cache
-//! when the caller asks for it, a private walk otherwise. Only regular files
+//! when the caller asks for it, otherwise a private walk searched while it
+//! goes (see `queue`). Only regular files
 //! are candidates: FIFOs, sockets and devices are never opened (one of them
 //! could block a search forever) and links are not followed, as in every
 //! walk of this crate. The caller's filters then apply in this order: the
@@ -38,11 +39,17 @@ const TYPE_SUGGESTIONS: usize = 5;
 
 /// The files to search, in path order.
 pub(super) enum Candidates {
-    /// Selected entries of a scan of `root`.
+    /// Selected entries of a cached scan of `root`.
     Tree {
         root: PathBuf,
         entries: Arc<Entries>,
         selected: Vec<usize>,
+    },
+    /// The files `filter` accepts from a fresh walk of `key`, found while
+    /// the search goes.
+    Walk {
+        key: ScanKey,
+        filter: Box<FileFilter>,
     },
     /// One file the caller named: `root` is its (canonical) directory.
     File { root: PathBuf, name: Vec<u8> },
@@ -53,23 +60,27 @@ impl Candidates {
     pub(super) fn root(&self) -> &Path {
         match self {
             Candidates::Tree { root, .. } | Candidates::File { root, .. } => root,
+            Candidates::Walk { key, .. } => &key.root,
         }
     }
 
+    /// How many candidates are known up front (none for a walk).
     pub(super) fn len(&self) -> usize {
         match self {
             Candidates::Tree { selected, .. } => selected.len(),
+            Candidates::Walk { .. } => 0,
             Candidates::File { .. } => 1,
         }
     }
 
-    /// The relative path of candidate `index`.
-    pub(super) fn path(&self, index: usize) -> &[u8] {
+    /// The relative path of known candidate `index`.
+    pub(super) fn path(&self, index: usize) -> Option<&[u8]> {
         match self {
             Candidates::Tree {
                 entries, selected, ..
-            } => entries.get(selected[index]).path,
-            Candidates::File { name, .. } => name,
+            } => selected.get(index).map(|&at| entries.get(at).path),
+            Candidates::Walk { .. } => None,
+            Candidates::File { name, .. } => (index == 0).then_some(name.as_slice()),
         }
     }
 
@@ -99,17 +110,14 @@ pub(super) fn candidates(
     };
     // Seed 001: grep's cached scans always honour gitignore, so a call that
     // turns gitignore off walks privately and leaves the cache alone.
-    let cached = options.cache && options.use_gitignore;
-    // Without the cache nothing is stored (seed 001), and grep shows no
-    // mtime, so the walk skips the per-entry `lstat`.
-    let scan = if cached {
-        cache.get_or_scan(&key, token)?
-    } else {
-        cache.list_types(&key, token)?
-    };
+    if !(options.cache && options.use_gitignore) {
+        let filter = Box::new(filter);
+        return Ok(Candidates::Walk { key, filter });
+    }
+    let scan = cache.get_or_scan(&key, token)?;
     let mut selected = filter.select(&scan.entries, token)?;
     let mut entries = scan.entries;
-    if selected.is_empty() && cached && scan.cache_age_ms >= cache.policy().empty_recheck_ms() {
+    if selected.is_empty() && scan.cache_age_ms >= cache.policy().empty_recheck_ms() {
         entries = cache.force_rescan(&key, true, token)?.entries;
         selected = filter.select(&entries, token)?;
     }
@@ -152,7 +160,7 @@ fn single_file(path: &Path) -> Result<Option<Candidates>> {
 }
 
 /// The caller's per-file filters.
-struct FileFilter {
+pub(super) struct FileFilter {
     include_node_modules: bool,
     glob: Option<Override>,
     types: Option<Types>,
@@ -185,7 +193,7 @@ impl FileFilter {
         Ok(selected)
     }
 
-    fn accepts(&self, entry: &Entry<'_>) -> bool {
+    pub(super) fn accepts(&self, entry: &Entry<'_>) -> bool {
         if entry.file_type != FileType::File
             || (entry.in_node_modules && !self.include_node_modules)
         {

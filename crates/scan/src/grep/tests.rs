@@ -84,18 +84,46 @@ fn results_are_in_path_then_line_order() {
     assert!(!outcome.limit_reached);
 }
 
+/// Files three and four levels down, so a walk without the cache hands
+/// them out a subtree at a time (see `walk::ordered`).
+fn nested_files() -> tempfile::TempDir {
+    let files: Vec<(String, String)> = (0..12)
+        .rev()
+        .map(|i| {
+            let name = format!("d{}/e{}/{}f{i:02}.txt", i % 3, i % 2, ["", "g/"][i % 2]);
+            (name, "hit a\nmiss\nhit b\n".to_string())
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    tree(&borrowed)
+}
+
 #[test]
 fn offset_and_max_count_cut_one_ordered_sequence_exactly() {
-    let dir = many_files();
+    for dir in [many_files(), nested_files()] {
+        cut_one_ordered_sequence(dir.path());
+    }
+}
+
+fn cut_one_ordered_sequence(dir: &Path) {
     for mode in [
         GrepMode::Content,
         GrepMode::Count,
         GrepMode::FilesWithMatches,
     ] {
-        let full = keys(&run(dir.path(), |o| {
+        let full = keys(&run(dir, |o| {
             o.pattern = "hit".into();
             o.mode = mode;
         }));
+        let cached = keys(&run(dir, |o| {
+            o.pattern = "hit".into();
+            o.mode = mode;
+            o.cache = true;
+        }));
+        assert_eq!(full, cached, "{mode:?}: the walk and the cache agree");
         // (offset, max_count): around file and line boundaries and the end.
         let table = [
             (0, 0),
@@ -113,9 +141,10 @@ fn offset_and_max_count_cut_one_ordered_sequence_exactly() {
             (full.len() + 4, 2),
             (0, full.len() + 10),
         ];
-        for (offset, max) in table {
+        for ((offset, max), use_cache) in table.into_iter().flat_map(|c| [(c, false), (c, true)]) {
             let mut seen = Vec::new();
-            let mut options = GrepOptions::new("hit", dir.path());
+            let mut options = GrepOptions::new("hit", dir);
+            options.cache = use_cache;
             options.mode = mode;
             options.offset = offset;
             options.max_count = Some(max);
@@ -126,7 +155,7 @@ fn offset_and_max_count_cut_one_ordered_sequence_exactly() {
             .unwrap();
             let start = offset.min(full.len());
             let end = offset.saturating_add(max).min(full.len());
-            let label = format!("{mode:?} offset {offset} max {max}");
+            let label = format!("{mode:?} offset {offset} max {max} cache {use_cache}");
             assert_eq!(keys(&outcome), full[start..end], "{label}");
             assert_eq!(seen, outcome.matches, "{label}: on_match saw the results");
             assert_eq!(
@@ -566,4 +595,78 @@ fn on_match_streams_before_the_search_ends() {
     .unwrap_err();
     assert_eq!(err.code(), "ABORT_ERR");
     assert_eq!(seen, ["a.txt"]);
+}
+
+/// A pattern with a Unicode class compiles slowly enough that workers read
+/// files ahead meanwhile (see `run`); the results must not change.
+#[test]
+fn files_read_while_the_pattern_compiles_are_searched_alike() {
+    let mut files: Vec<(String, String)> = (0..30)
+        .map(|i| {
+            let text = if i % 3 == 0 {
+                format!("a\nneedle{i}x\nb\n")
+            } else {
+                "nothing\n".to_string()
+            };
+            (format!("d{}/f{i:02}.txt", i % 4), text)
+        })
+        .collect();
+    files.push((
+        "d3/zbig.txt".into(),
+        format!("{}needleBig\n", "x\n".repeat(60_000)),
+    ));
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = tree(&borrowed);
+    let mut expected: Vec<String> = (0..30)
+        .filter(|i| i % 3 == 0)
+        .map(|i| format!("d{}/f{i:02}.txt:2", i % 4))
+        .chain(["d3/zbig.txt:60001".to_string()])
+        .collect();
+    expected.sort();
+    for use_cache in [false, true] {
+        let outcome = run(dir.path(), |o| {
+            o.pattern = r"needle\w+".into();
+            o.cache = use_cache;
+        });
+        assert_eq!(keys(&outcome), expected, "cache {use_cache}");
+        assert_eq!(outcome.files_searched, 31, "cache {use_cache}");
+    }
+}
+
+/// More files than the walk of a limited search may find ahead of the
+/// workers (it pauses and resumes, see `queue`): a pattern with a Unicode
+/// class keeps the workers waiting for the compile while the walk goes on.
+#[test]
+fn a_limited_walk_far_ahead_of_the_search_pauses_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = |i: usize| dir.path().join(format!("d{}/e{}", i % 5, i % 7));
+    for i in 0..35 {
+        fs::create_dir_all(sub(i)).unwrap();
+    }
+    for i in 0..4500 {
+        let text = if i % 500 == 0 { "needle\n" } else { "hay\n" };
+        fs::write(sub(i).join(format!("f{i:04}.txt")), text).unwrap();
+    }
+    let search = |max_count| {
+        run(dir.path(), |o| {
+            o.pattern = r"needle\w*".into();
+            o.max_count = Some(max_count);
+        })
+    };
+    let mut expected: Vec<String> = (0..4500)
+        .step_by(500)
+        .map(|i| format!("d{}/e{}/f{i:04}.txt:1", i % 5, i % 7))
+        .collect();
+    expected.sort();
+    // A limit that needs every file, then one that stops early.
+    let all = search(expected.len());
+    assert_eq!(keys(&all), expected);
+    assert_eq!(all.files_searched, 4500);
+    assert!(!all.limit_reached);
+    let first = search(3);
+    assert_eq!(keys(&first), expected[..3]);
+    assert!(first.limit_reached);
 }

@@ -1,0 +1,178 @@
+//! Opening and reading the files a grep searches, at the lowest per-file
+//! cost that keeps the safety promises.
+//!
+//! A search over many small files spends most of its time in the kernel,
+//! not in the regex: resolving each path on `open`, then reading. So:
+//! - A file is opened relative to a handle on its directory (`openat`), so
+//!   the kernel resolves one name instead of every component of an
+//!   absolute path. Candidates come in path order, so siblings follow one
+//!   another and each worker keeps the handle of the directory it used
+//!   last.
+//! - Opening never blocks (`O_NONBLOCK`, in case a FIFO replaced the file
+//!   since the scan), and the `fstat` that follows refuses anything but a
+//!   regular file before a byte is read.
+//! - A file no larger than [`SLICE_MAX`] is read whole into a buffer the
+//!   worker reuses and searched as a slice. Its size comes from that same
+//!   `fstat`, so no further `read` is spent meeting the end of the file; a
+//!   file that grows meanwhile is searched up to the size it had when
+//!   opened, as with a memory map. Larger files, and files reporting size 0
+//!   (pseudo-files whose size says nothing), are streamed instead.
+
+use std::{
+    fs::File,
+    io::{self, Read},
+    path::{Path, PathBuf},
+};
+
+/// The largest file read whole: `grep-searcher`'s first block (64 KiB).
+/// Binary detection on a slice looks at its first block only, and a
+/// streamed search looks at each block it reads; for a file of at most one
+/// block both see the whole file, so the two searches report the same.
+pub(super) const SLICE_MAX: usize = 64 * 1024;
+
+/// The directory candidate paths are relative to, held open.
+pub(super) struct Root {
+    path: PathBuf,
+    #[cfg(unix)]
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Root {
+    pub(super) fn open(path: &Path) -> io::Result<Root> {
+        Ok(Root {
+            path: path.to_path_buf(),
+            #[cfg(unix)]
+            fd: open_dir(None, path.as_os_str())?,
+        })
+    }
+}
+
+/// One worker's way into the tree: the root, the directory it used last,
+/// and the buffer small files are read into.
+pub(super) struct Opener<'a> {
+    root: &'a Root,
+    #[cfg(unix)]
+    parent_path: Vec<u8>,
+    #[cfg(unix)]
+    parent_fd: Option<std::os::fd::OwnedFd>,
+    buffer: Vec<u8>,
+    /// How much of `buffer` the last read filled.
+    filled: usize,
+}
+
+impl<'a> Opener<'a> {
+    pub(super) fn new(root: &'a Root) -> Opener<'a> {
+        Opener {
+            root,
+            #[cfg(unix)]
+            parent_path: Vec::new(),
+            #[cfg(unix)]
+            parent_fd: None,
+            buffer: Vec::new(),
+            filled: 0,
+        }
+    }
+
+    /// The full path of `relative`, for error messages.
+    pub(super) fn path_of(&self, relative: &[u8]) -> PathBuf {
+        self.root.path.join(crate::entries::bytes_to_path(relative))
+    }
+
+    /// Open `relative` for reading if it is (still) a regular file; returns
+    /// the file and its size.
+    pub(super) fn open(&mut self, relative: &[u8]) -> io::Result<(File, u64)> {
+        let file = self.open_any(relative)?;
+        let metadata = file.metadata()?;
+        if !metadata.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok((file, metadata.len()))
+    }
+
+    #[cfg(unix)]
+    fn open_any(&mut self, relative: &[u8]) -> io::Result<File> {
+        use nix::{fcntl::OFlag, sys::stat::Mode};
+        use std::os::fd::AsFd;
+        let (dir, name) = match memchr::memrchr(b'/', relative) {
+            Some(slash) => (self.parent(&relative[..slash])?, &relative[slash + 1..]),
+            None => (self.root.fd.as_fd(), relative),
+        };
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        Ok(File::from(nix::fcntl::openat(
+            dir,
+            name,
+            flags,
+            Mode::empty(),
+        )?))
+    }
+
+    #[cfg(not(unix))]
+    fn open_any(&mut self, relative: &[u8]) -> io::Result<File> {
+        File::open(self.path_of(relative))
+    }
+
+    /// A handle on the directory `parent` (relative to the root), reused
+    /// while the same directory is asked for.
+    #[cfg(unix)]
+    fn parent(&mut self, parent: &[u8]) -> io::Result<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        let fd = match self.parent_fd.take() {
+            Some(fd) if self.parent_path == parent => fd,
+            _ => {
+                let fd = open_dir(Some(&self.root.fd), parent)?;
+                self.parent_path.clear();
+                self.parent_path.extend_from_slice(parent);
+                fd
+            }
+        };
+        let fd: &std::os::fd::OwnedFd = self.parent_fd.insert(fd);
+        Ok(fd.as_fd())
+    }
+
+    /// Read `file` (of `size` bytes) whole into the buffer when it is small
+    /// enough to be searched as a slice (see [`Opener::content`]); `false`
+    /// when it must be streamed instead.
+    pub(super) fn read_small(&mut self, file: &mut File, size: u64) -> io::Result<bool> {
+        let len = match usize::try_from(size) {
+            Ok(len) if (1..=SLICE_MAX).contains(&len) => len,
+            _ => return Ok(false),
+        };
+        if self.buffer.len() < SLICE_MAX {
+            self.buffer.resize(SLICE_MAX, 0);
+        }
+        self.filled = 0;
+        while self.filled < len {
+            match file.read(&mut self.buffer[self.filled..len]) {
+                Ok(0) => break,
+                Ok(read) => self.filled += read,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(true)
+    }
+
+    /// What the last [`Opener::read_small`] read.
+    pub(super) fn content(&self) -> &[u8] {
+        &self.buffer[..self.filled]
+    }
+}
+
+/// An `O_PATH` handle on a directory: `path` relative to `at`, or absolute.
+#[cfg(unix)]
+fn open_dir<P: nix::NixPath + ?Sized>(
+    at: Option<&std::os::fd::OwnedFd>,
+    path: &P,
+) -> io::Result<std::os::fd::OwnedFd> {
+    use nix::{fcntl::OFlag, sys::stat::Mode};
+    use std::os::fd::AsFd;
+    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let fd = match at {
+        Some(at) => nix::fcntl::openat(at.as_fd(), path, flags, Mode::empty())?,
+        None => nix::fcntl::open(path, flags, Mode::empty())?,
+    };
+    Ok(fd)
+}
