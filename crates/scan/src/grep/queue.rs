@@ -8,8 +8,8 @@
 //! it is known; a worker that catches up with the walk waits for the next
 //! run. Indices are positions in path order either way, so the emitter's
 //! order and the limit logic do not care where the files came from. For a
-//! limited search the walk pauses once it is [`AHEAD_MAX`] files ahead of
-//! the workers.
+//! limited search that has found something the walk pauses once it is
+//! [`AHEAD_MAX`] files ahead of the workers.
 
 use std::sync::{
     Condvar, Mutex, MutexGuard,
@@ -26,10 +26,11 @@ use crate::{
 
 /// Files the walk of a limited search may find ahead of the workers before
 /// it pauses: enough to keep them busy while the next subtree is walked,
-/// few enough that the search (or its pattern, still compiling) does not
-/// lose a core to walking far past the files it needs. A search without a
-/// limit needs every file, so its walk never pauses: it walks on while the
-/// pattern compiles.
+/// few enough that the search does not lose a core to walking far past the
+/// files it needs. Only once the search has results can the limit be near:
+/// until then (and always without a limit) every file found is one the
+/// search needs, so the walk never pauses and walks on while the pattern
+/// compiles.
 const AHEAD_MAX: usize = 4096;
 
 /// Where workers get the next candidate.
@@ -53,6 +54,8 @@ pub(super) struct Feed {
     drained: Condvar,
     /// Whether the walk pauses when far ahead (see [`AHEAD_MAX`]).
     pauses: bool,
+    /// Whether any file searched so far had a result.
+    has_results: AtomicBool,
 }
 
 #[derive(Default)]
@@ -134,6 +137,14 @@ impl<'a> Queue<'a> {
         walked
     }
 
+    /// A searched file had a result: from now on a limited search's walk
+    /// may pause ahead of the workers.
+    pub(super) fn note_result(&self) {
+        if let Queue::Walked(feed) = self {
+            feed.has_results.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// No more candidates will be taken: wake every waiting worker.
     pub(super) fn close(&self) {
         if let Queue::Walked(feed) = self {
@@ -162,7 +173,7 @@ impl Feed {
         if found.ends.len() > before {
             self.grown.notify_all();
         }
-        if self.pauses && found.ahead() > AHEAD_MAX {
+        if self.pauses && self.has_results.load(Ordering::Relaxed) && found.ahead() > AHEAD_MAX {
             found.paused = true;
             while found.ahead() > AHEAD_MAX && !found.closed {
                 found = self

@@ -139,7 +139,7 @@ impl Worker<'_> {
                 Ahead::Stream(file) => search_reader(&mut searcher, matcher, shape, file, stop),
             };
             let report = settle(searched, &opener, &path, explicit, stop);
-            if !reports.add(index, &path, report) {
+            if !self.hand_in(&mut reports, index, &path, report) {
                 return;
             }
         }
@@ -157,11 +157,25 @@ impl Worker<'_> {
                 explicit,
                 stop,
             );
-            if !reports.add(index, &path, report) {
+            if !self.hand_in(&mut reports, index, &path, report) {
                 break;
             }
         }
         reports.send();
+    }
+
+    /// Pass a file's report on, telling the queue when it has a result.
+    fn hand_in(
+        &self,
+        reports: &mut Reports,
+        index: usize,
+        path: &[u8],
+        report: Result<FileReport>,
+    ) -> bool {
+        if matches!(&report, Ok(found) if found.count > 0) {
+            self.queue.note_result();
+        }
+        reports.add(index, path, report)
     }
 
     /// The next candidate; held reports go out before waiting for the walk,
