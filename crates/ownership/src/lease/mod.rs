@@ -33,7 +33,9 @@
 //! ([`Leases::try_acquire_output`]). Admission checks it too: reclaiming a
 //! dead owner's lease does not allow reusing outputs that cleanup still owns,
 //! and destructive maintenance ([`Leases::try_acquire_maintenance`]) holds
-//! both.
+//! both. Cleanup must take the output lease while the build's own lease is
+//! still held (by the build, or by whoever acts for it); taken only after
+//! the build's lease was dropped, a new borrower could be admitted first.
 
 mod acquire;
 mod hold;
