@@ -165,6 +165,9 @@ describe('acquireBuildCache', () => {
     const budget = await rejection(acquireBuildCache(cache, OWNER, { home, budgetMs: -1 }));
     expect(budget.code).toBe('EINVAL');
     expect(budget.message).toContain('budgetMs');
+    const empty = await rejection(acquireBuildCache('', OWNER, { home }));
+    expect(empty.code).toBe('EINVAL');
+    expect(empty.message).toContain('empty path');
   });
 });
 
@@ -205,6 +208,7 @@ describe('pure helpers', () => {
       workspace_members: ['path+file:///w/app#0.1.0'],
     });
     expect(parseWorkspacePackageNames(metadata)).toEqual(['app']);
+    expect(() => extractManifestPaths('cargo test' as unknown as string[])).toThrow('array of strings');
     let error: (Error & { code?: string }) | undefined;
     try {
       parseWorkspacePackageNames('not json');

@@ -24,6 +24,10 @@ pub const HOME_ENV: &str = "NATIVES_HOME";
 /// prefix canonicalised (symlinks resolved), the rest appended with `.` and
 /// `..` resolved by name (nothing there exists, so nothing can be a link).
 pub fn dir_id(path: &Path) -> Result<PathBuf> {
+    // An empty path would silently name the current directory.
+    if path.as_os_str().is_empty() {
+        return Err(Error::invalid("an empty path names no directory"));
+    }
     let absolute = if path.is_absolute() {
         path.to_owned()
     } else {
@@ -121,6 +125,11 @@ mod tests {
             assert_eq!(dir_id(&route).unwrap(), expected, "{}", route.display());
         }
         assert_eq!(dir_id(&root.join("link")).unwrap(), root.join("real"));
+    }
+
+    #[test]
+    fn an_empty_path_is_refused() {
+        assert_eq!(dir_id(Path::new("")).unwrap_err().code(), "EINVAL");
     }
 
     #[test]

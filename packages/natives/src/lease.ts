@@ -258,6 +258,9 @@ export function parseWorkspacePackageNames(json: string): string[] {
 
 /** Every `--manifest-path` the commands pass (`X`, `=X`, quoted), in order of first appearance, once each. */
 export function extractManifestPaths(commands: readonly string[]): string[] {
+  if (!Array.isArray(commands) || !commands.every((command) => typeof command === 'string')) {
+    throw codedError('EINVAL', 'extractManifestPaths: commands must be an array of strings');
+  }
   return nativeExtractManifestPaths([...commands]);
 }
 
@@ -266,6 +269,7 @@ export function extractManifestPaths(commands: readonly string[]): string[] {
  * child's sandbox may write there (`dir` lies within one of `writableRoots`), `{}` otherwise.
  */
 export function cargoTargetEnv(dir: string, writableRoots: readonly string[]): Record<string, string> {
+  if (!Array.isArray(writableRoots)) throw codedError('EINVAL', 'cargoTargetEnv: writableRoots must be an array of paths');
   try {
     return nativeCargoTargetEnv(absolute(dir), writableRoots.map((root) => absolute(root)));
   } catch (error) {
