@@ -237,8 +237,9 @@ pub fn native_inspect_build_cache(
     let inspect = || {
         let leases = open(home.as_deref())?;
         let dir = Path::new(&dir);
-        let in_use = leases.in_use(dir)?;
-        Ok(to_js_status(leases.classify(dir)?, in_use))
+        let status = leases.classify(dir)?;
+        let in_use = status.in_use() || leases.outputs_in_use(dir)?;
+        Ok(to_js_status(status, in_use))
     };
     inspect().map_err(|err: Error| to_js(&env, &err))
 }

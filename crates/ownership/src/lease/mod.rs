@@ -119,10 +119,14 @@ impl Leases {
     /// can vouch for ([`Status::Unknown`] counts as in use), or with outputs
     /// that process cleanup still owns.
     pub fn in_use(&self, cache_dir: &Path) -> Result<bool> {
+        Ok(self.classify(cache_dir)?.in_use() || self.outputs_in_use(cache_dir)?)
+    }
+
+    /// Whether process cleanup (or maintenance) holds `cache_dir`'s output
+    /// lease, or its record cannot be read.
+    pub fn outputs_in_use(&self, cache_dir: &Path) -> Result<bool> {
         let (_, files) = self.files(cache_dir)?;
-        let cache = slot::Slot::cache(&files, &self.trust).status()?;
-        let output = slot::Slot::output(&files, &self.trust).status()?;
-        Ok(cache.in_use() || output.in_use())
+        Ok(slot::Slot::output(&files, &self.trust).status()?.in_use())
     }
 
     /// Whether a task held by `hold` (see [`resource_hold`]) can be released
