@@ -25,6 +25,27 @@ pub enum ErrorKind {
     TimedOut,
     /// Someone else holds what the caller asked for (a lease, a claim).
     Busy,
+    /// A path given by the caller is a directory where a file was expected.
+    IsADirectory,
+    /// A path given by the caller is a FIFO, socket or device where a
+    /// regular file was expected (opening one could block or never end).
+    NotARegularFile,
+    /// A path resolves outside the directory it must stay in (through `..`
+    /// or a symlink).
+    OutsideRoot,
+    /// A file is larger than the operation accepts.
+    TooLarge,
+    /// A file is marked read-only (no write permission for the caller), so
+    /// it is not replaced even where the directory would allow it.
+    ReadOnly,
+    /// A file has more than one hard link: replacing it would leave the
+    /// other names holding the old contents.
+    HardLinked,
+    /// A file changed, appeared or vanished between being read and being
+    /// written.
+    Changed,
+    /// A path that must not exist yet does.
+    AlreadyExists,
     /// Any other I/O failure.
     Io,
 }
@@ -40,6 +61,16 @@ impl ErrorKind {
             ErrorKind::Aborted => "ABORT_ERR",
             ErrorKind::TimedOut => "ETIMEDOUT",
             ErrorKind::Busy => "EBUSY",
+            ErrorKind::IsADirectory => "EISDIR",
+            // BSD's errno for "inappropriate file type"; Linux has none closer.
+            ErrorKind::NotARegularFile => "EFTYPE",
+            // What openat2's RESOLVE_BENEATH answers for an escaping path.
+            ErrorKind::OutsideRoot => "EXDEV",
+            ErrorKind::TooLarge => "EFBIG",
+            ErrorKind::ReadOnly => "EPERM",
+            ErrorKind::HardLinked => "EMLINK",
+            ErrorKind::Changed => "ESTALE",
+            ErrorKind::AlreadyExists => "EEXIST",
             ErrorKind::Io => "EIO",
         }
     }
@@ -49,6 +80,9 @@ impl ErrorKind {
             io::ErrorKind::NotFound => ErrorKind::NotFound,
             io::ErrorKind::NotADirectory => ErrorKind::NotADirectory,
             io::ErrorKind::PermissionDenied => ErrorKind::PermissionDenied,
+            io::ErrorKind::IsADirectory => ErrorKind::IsADirectory,
+            io::ErrorKind::AlreadyExists => ErrorKind::AlreadyExists,
+            io::ErrorKind::FileTooLarge => ErrorKind::TooLarge,
             _ => ErrorKind::Io,
         }
     }
@@ -135,6 +169,9 @@ mod tests {
             (io::ErrorKind::NotFound, "ENOENT"),
             (io::ErrorKind::NotADirectory, "ENOTDIR"),
             (io::ErrorKind::PermissionDenied, "EACCES"),
+            (io::ErrorKind::IsADirectory, "EISDIR"),
+            (io::ErrorKind::AlreadyExists, "EEXIST"),
+            (io::ErrorKind::FileTooLarge, "EFBIG"),
             (io::ErrorKind::Other, "EIO"),
         ];
         for (io_kind, code) in table {

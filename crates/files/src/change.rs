@@ -1,0 +1,346 @@
+//! Changes to several files that happen all together or not at all.
+//!
+//! A patch that modifies one file, deletes another and renames a third must
+//! not stop halfway. Every path is resolved (and confinement checked) before
+//! anything changes; then the changes are made in order, each recorded with
+//! how to undo it. If one fails, the ones already made are undone in reverse:
+//! overwritten files get their old bytes back, created files and
+//! directories are removed, renamed entries move back, and deleted files —
+//! which until the end are only hidden under a temporary name beside
+//! themselves — reappear. A crash midway can leave such a hidden file; it
+//! holds the deleted bytes, so nothing is lost.
+
+use std::path::{Path, PathBuf};
+
+use natives_core::{Error, ErrorKind, Result};
+use nix::{
+    errno::Errno,
+    sys::stat::SFlag,
+    unistd::{UnlinkatFlags, unlinkat},
+};
+
+use crate::{
+    read::{Limit, Stamp, read_at},
+    resolve::{Last, Location, Scope},
+    sys::{errno_error, file_kind},
+    write::{
+        Expect, check_expectation, hidden_name, remove_dirs, rename_no_replace, sync_dir, write_at,
+    },
+};
+
+#[cfg(test)]
+mod tests;
+
+/// One change to make.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Create or replace the file at `path` (links followed) with `data`.
+    Write {
+        path: PathBuf,
+        data: Vec<u8>,
+        expect: Expect,
+    },
+    /// Delete the entry at `path` (a link is deleted, not its target).
+    Delete { path: PathBuf, expect: Expect },
+    /// Move the entry at `from` (a link moves as a link) to `to`, which must
+    /// not exist.
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        expect: Expect,
+    },
+}
+
+impl Change {
+    fn paths(&self) -> Vec<(&Path, Last)> {
+        match self {
+            Change::Write { path, .. } => vec![(path, Last::Follow)],
+            Change::Delete { path, .. } => vec![(path, Last::Entry)],
+            Change::Rename { from, to, .. } => vec![(from, Last::Entry), (to, Last::Entry)],
+        }
+    }
+}
+
+/// What one change did.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The real path the change left: the file written, the entry deleted,
+    /// the rename's destination.
+    pub path: PathBuf,
+    /// A write created the file.
+    pub created: bool,
+}
+
+/// What a batch did.
+#[derive(Debug)]
+pub struct Applied {
+    /// One outcome per change, in order.
+    pub outcomes: Vec<Outcome>,
+    /// Every real path whose entry appeared, changed or vanished (created
+    /// directories included), for the caller to invalidate caches with.
+    pub touched: Vec<PathBuf>,
+}
+
+/// Make every change in `changes`, in order, or none of them.
+///
+/// Refusals (nothing changed): a path outside a confined scope
+/// (`OutsideRoot`), an expectation not met (`Changed`, `AlreadyExists`), a
+/// target that is a directory, a FIFO or device, read-only or hard-linked.
+/// If undoing a failed batch itself fails, the error says which paths could
+/// not be restored.
+pub fn apply(scope: &Scope, changes: &[Change]) -> Result<Applied> {
+    for change in changes {
+        for (path, last) in change.paths() {
+            scope.locate(path, last)?;
+        }
+    }
+    let mut journal = Journal::default();
+    for (index, change) in changes.iter().enumerate() {
+        let keep_undo = index + 1 < changes.len();
+        if let Err(err) = journal.make(scope, change, keep_undo) {
+            return Err(journal.undo(err));
+        }
+    }
+    Ok(journal.commit())
+}
+
+/// How to take one change back.
+enum Undo {
+    /// Put the old bytes back over what was written.
+    Restore {
+        path: PathBuf,
+        original: Vec<u8>,
+        written: Stamp,
+    },
+    /// Remove a file that was created.
+    Remove { path: PathBuf, written: Stamp },
+    /// Remove a directory that was created (if still empty).
+    Rmdir { path: PathBuf },
+    /// Move a renamed entry back.
+    MoveBack { from: PathBuf, to: PathBuf },
+    /// Un-hide a deleted entry.
+    Unhide { hidden: PathBuf, path: PathBuf },
+}
+
+#[derive(Default)]
+struct Journal {
+    undo: Vec<Undo>,
+    outcomes: Vec<Outcome>,
+    touched: Vec<PathBuf>,
+}
+
+impl Journal {
+    fn make(&mut self, scope: &Scope, change: &Change, keep_undo: bool) -> Result<()> {
+        match change {
+            Change::Write { path, data, expect } => {
+                self.write(scope, path, data, *expect, keep_undo)
+            }
+            Change::Delete { path, expect } => self.delete(scope, path, *expect),
+            Change::Rename { from, to, expect } => self.rename(scope, from, to, *expect),
+        }
+    }
+
+    fn write(
+        &mut self,
+        scope: &Scope,
+        path: &Path,
+        data: &[u8],
+        expect: Expect,
+        keep_undo: bool,
+    ) -> Result<()> {
+        let mut location = scope.locate(path, Last::Follow)?;
+        // The old bytes are kept only when a later change could fail and need them back.
+        let original = match keep_undo && location.stat()?.is_some() {
+            true => Some(read_at(&location, path, Limit::default())?.bytes),
+            false => None,
+        };
+        let written = write_at(&mut location, path, data, expect)?;
+        self.created_dirs(&written.created_dirs);
+        let path = written.path.clone();
+        if written.created {
+            self.undo.push(Undo::Remove {
+                path,
+                written: written.stamp,
+            });
+        } else if let Some(original) = original {
+            self.undo.push(Undo::Restore {
+                path,
+                original,
+                written: written.stamp,
+            });
+        }
+        self.done(written.path, written.created);
+        Ok(())
+    }
+
+    fn delete(&mut self, scope: &Scope, path: &Path, expect: Expect) -> Result<()> {
+        let location = scope.locate(path, Last::Entry)?;
+        let stat = location.stat()?;
+        check_expectation(stat.as_ref(), expect, path)?;
+        let stat = stat.ok_or_else(|| crate::read::not_found(path))?;
+        if file_kind(&stat) == SFlag::S_IFDIR {
+            return Err(Error::new(
+                ErrorKind::IsADirectory,
+                format!("{}: is a directory; only files are deleted", path.display()),
+            ));
+        }
+        let dir = location.dir().ok_or_else(|| crate::read::not_found(path))?;
+        let hidden = hidden_name(location.name(), "deleted");
+        rename_no_replace(dir, location.name(), dir, &hidden)
+            .map_err(|errno| errno_error(path, errno))?;
+        sync_dir(dir);
+        let real = location.real_path();
+        self.undo.push(Undo::Unhide {
+            hidden: real.with_file_name(&hidden),
+            path: real.clone(),
+        });
+        self.done(real, false);
+        Ok(())
+    }
+
+    fn rename(&mut self, scope: &Scope, from: &Path, to: &Path, expect: Expect) -> Result<()> {
+        let source = scope.locate(from, Last::Entry)?;
+        let stat = source.stat()?;
+        check_expectation(stat.as_ref(), expect, from)?;
+        let stat = stat.ok_or_else(|| crate::read::not_found(from))?;
+        if file_kind(&stat) == SFlag::S_IFDIR {
+            return Err(Error::new(
+                ErrorKind::IsADirectory,
+                format!("{}: is a directory; only files are renamed", from.display()),
+            ));
+        }
+        let mut target = scope.locate(to, Last::Entry)?;
+        if target.stat()?.is_some() {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "{}: already exists; {} was not renamed",
+                    to.display(),
+                    from.display()
+                ),
+            ));
+        }
+        let created = target.create_missing_dirs()?;
+        let moved = move_entry(&source, &target, to);
+        if moved.is_err() {
+            remove_dirs(&created);
+        }
+        moved?;
+        self.created_dirs(&created);
+        let (old, new) = (source.real_path(), target.real_path());
+        self.undo.push(Undo::MoveBack {
+            from: old.clone(),
+            to: new.clone(),
+        });
+        self.touched.push(old);
+        self.done(new, false);
+        Ok(())
+    }
+
+    fn created_dirs(&mut self, dirs: &[PathBuf]) {
+        for dir in dirs {
+            self.undo.push(Undo::Rmdir { path: dir.clone() });
+        }
+        // The outermost is enough to invalidate what lies below it.
+        self.touched.extend(dirs.first().cloned());
+    }
+
+    fn done(&mut self, path: PathBuf, created: bool) {
+        self.touched.push(path.clone());
+        self.outcomes.push(Outcome { path, created });
+    }
+
+    /// Undo everything made so far, newest first; `cause` is why.
+    fn undo(self, cause: Error) -> Error {
+        let failures: Vec<String> = self
+            .undo
+            .into_iter()
+            .rev()
+            .filter_map(|undo| undo.run().err().map(|err| err.to_string()))
+            .collect();
+        if failures.is_empty() {
+            return cause;
+        }
+        Error::new(
+            cause.kind(),
+            format!(
+                "{}; undoing the changes already made failed: {}",
+                cause.message(),
+                failures.join("; ")
+            ),
+        )
+    }
+
+    /// Keep every change: hidden deleted files go for good.
+    fn commit(self) -> Applied {
+        for undo in &self.undo {
+            if let Undo::Unhide { hidden, .. } = undo {
+                let _ = std::fs::remove_file(hidden);
+            }
+        }
+        Applied {
+            outcomes: self.outcomes,
+            touched: self.touched,
+        }
+    }
+}
+
+impl Undo {
+    fn run(self) -> Result<()> {
+        match self {
+            Undo::Restore {
+                path,
+                original,
+                written,
+            } => {
+                let mut location = Scope::unconfined(Path::new("/"))?.locate(&path, Last::Entry)?;
+                write_at(&mut location, &path, &original, Expect::Unchanged(written)).map(drop)
+            }
+            Undo::Remove { path, written } => remove_written(&path, written),
+            Undo::Rmdir { path } => {
+                remove_dirs(&[path]);
+                Ok(())
+            }
+            Undo::MoveBack { from, to } => move_back(&to, &from),
+            Undo::Unhide { hidden, path } => move_back(&hidden, &path),
+        }
+    }
+}
+
+/// Remove a file this batch created, unless someone replaced it since.
+fn remove_written(path: &Path, written: Stamp) -> Result<()> {
+    let location = Scope::unconfined(Path::new("/"))?.locate(path, Last::Entry)?;
+    check_expectation(location.stat()?.as_ref(), Expect::Unchanged(written), path)?;
+    let dir = location.dir().ok_or_else(|| crate::read::not_found(path))?;
+    unlinkat(dir, location.name(), UnlinkatFlags::NoRemoveDir)
+        .map_err(|errno| errno_error(path, errno))
+}
+
+/// Move `from` back to `to`, never over something that took its place.
+fn move_back(from: &Path, to: &Path) -> Result<()> {
+    let scope = Scope::unconfined(Path::new("/"))?;
+    let source = scope.locate(from, Last::Entry)?;
+    let target = scope.locate(to, Last::Entry)?;
+    move_entry(&source, &target, to)
+}
+
+/// Rename `source`'s entry to `target`'s name, refusing to replace one.
+fn move_entry(source: &Location, target: &Location, given: &Path) -> Result<()> {
+    let (Some(from_dir), Some(to_dir)) = (source.dir(), target.dir()) else {
+        return Err(crate::read::not_found(given));
+    };
+    rename_no_replace(from_dir, source.name(), to_dir, target.name()).map_err(
+        |errno| match errno {
+            Errno::EEXIST => Error::new(
+                ErrorKind::AlreadyExists,
+                format!("{}: already exists", given.display()),
+            ),
+            errno => errno_error(given, errno),
+        },
+    )?;
+    sync_dir(to_dir);
+    if !std::ptr::eq(from_dir, to_dir) {
+        sync_dir(from_dir);
+    }
+    Ok(())
+}

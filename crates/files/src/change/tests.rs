@@ -1,0 +1,220 @@
+//! Batches: all or nothing, byte for byte.
+
+use std::{
+    fs,
+    os::unix::fs::{PermissionsExt, symlink},
+    path::{Path, PathBuf},
+};
+
+use crate::{Change, Expect, Scope, apply};
+
+fn tree() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::write(root.join("a.txt"), "a\r\nold\r\n").unwrap();
+    fs::write(root.join("b.txt"), b"b\xe9\xff").unwrap();
+    fs::write(root.join("c.txt"), "c").unwrap();
+    fs::write(root.join("ro.txt"), "ro").unwrap();
+    fs::set_permissions(root.join("ro.txt"), fs::Permissions::from_mode(0o444)).unwrap();
+    (dir, root)
+}
+
+/// Every entry below `dir` (relative path, kind, bytes or link target).
+fn snapshot(root: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let what = if meta.file_type().is_symlink() {
+                format!("link {}", fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".into()
+            } else {
+                format!(
+                    "{:o} {:?}",
+                    meta.permissions().mode() & 0o7777,
+                    fs::read(&path).unwrap()
+                )
+            };
+            out.push((rel, what));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn mixed_batch(last: Change) -> Vec<Change> {
+    vec![
+        Change::Write {
+            path: "a.txt".into(),
+            data: b"a\r\nnew\r\n".to_vec(),
+            expect: Expect::Any,
+        },
+        Change::Delete {
+            path: "b.txt".into(),
+            expect: Expect::Any,
+        },
+        Change::Rename {
+            from: "c.txt".into(),
+            to: "d/e/c2.txt".into(),
+            expect: Expect::Any,
+        },
+        Change::Write {
+            path: "new/dir/x.txt".into(),
+            data: b"x".to_vec(),
+            expect: Expect::Absent,
+        },
+        last,
+    ]
+}
+
+#[test]
+fn a_failing_change_undoes_every_earlier_one_byte_for_byte() {
+    let failures = [
+        (
+            "read-only target",
+            Change::Write {
+                path: "ro.txt".into(),
+                data: vec![],
+                expect: Expect::Any,
+            },
+            "EPERM",
+        ),
+        (
+            "rename onto an existing file",
+            Change::Rename {
+                from: "ro.txt".into(),
+                to: "a.txt".into(),
+                expect: Expect::Any,
+            },
+            "EEXIST",
+        ),
+        (
+            "delete of a missing file",
+            Change::Delete {
+                path: "gone.txt".into(),
+                expect: Expect::Any,
+            },
+            "ENOENT",
+        ),
+        (
+            "creation over the file an earlier change wrote",
+            Change::Write {
+                path: "new/dir/x.txt".into(),
+                data: vec![],
+                expect: Expect::Absent,
+            },
+            "EEXIST",
+        ),
+    ];
+    for (name, last, code) in failures {
+        let (_dir, root) = tree();
+        let before = snapshot(&root);
+        let scope = Scope::confined(&root).unwrap();
+        let err = apply(&scope, &mixed_batch(last)).unwrap_err();
+        assert_eq!(err.code(), code, "{name}: {err}");
+        assert_eq!(snapshot(&root), before, "{name}");
+    }
+}
+
+#[test]
+fn a_path_outside_anywhere_in_the_batch_refuses_it_before_any_change() {
+    let (_dir, root) = tree();
+    let before = snapshot(&root);
+    symlink("/", root.join("out")).unwrap();
+    let scope = Scope::confined(&root).unwrap();
+    let last = Change::Write {
+        path: "out/tmp/escaped.txt".into(),
+        data: vec![],
+        expect: Expect::Any,
+    };
+    let err = apply(&scope, &mixed_batch(last)).unwrap_err();
+    assert_eq!(err.code(), "EXDEV", "{err}");
+    fs::remove_file(root.join("out")).unwrap();
+    assert_eq!(snapshot(&root), before);
+    assert!(!Path::new("/tmp/escaped.txt").exists());
+}
+
+#[test]
+fn a_successful_batch_leaves_exactly_its_changes() {
+    let (_dir, root) = tree();
+    let scope = Scope::confined(&root).unwrap();
+    let last = Change::Write {
+        path: "c-new.txt".into(),
+        data: b"made".to_vec(),
+        expect: Expect::Absent,
+    };
+    let applied = apply(&scope, &mixed_batch(last)).unwrap();
+    let names: Vec<_> = snapshot(&root).into_iter().map(|(rel, _)| rel).collect();
+    assert_eq!(
+        names,
+        [
+            "a.txt",
+            "c-new.txt",
+            "d",
+            "d/e",
+            "d/e/c2.txt",
+            "new",
+            "new/dir",
+            "new/dir/x.txt",
+            "ro.txt"
+        ]
+    );
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\r\nnew\r\n");
+    let created: Vec<bool> = applied.outcomes.iter().map(|o| o.created).collect();
+    assert_eq!(created, [false, false, false, true, true]);
+    for path in [
+        "a.txt",
+        "b.txt",
+        "c.txt",
+        "d",
+        "d/e/c2.txt",
+        "new",
+        "new/dir/x.txt",
+        "c-new.txt",
+    ] {
+        assert!(
+            applied.touched.contains(&root.join(path)),
+            "{path} not in {:?}",
+            applied.touched
+        );
+    }
+}
+
+#[test]
+fn renaming_or_deleting_a_symlink_acts_on_the_link() {
+    let (_dir, root) = tree();
+    symlink("c.txt", root.join("link")).unwrap();
+    let scope = Scope::confined(&root).unwrap();
+    apply(
+        &scope,
+        &[Change::Rename {
+            from: "link".into(),
+            to: "sub/moved-link".into(),
+            expect: Expect::Any,
+        }],
+    )
+    .unwrap();
+    let moved = root.join("sub/moved-link");
+    assert!(
+        fs::symlink_metadata(&moved)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(fs::read_link(&moved).unwrap(), Path::new("c.txt"));
+    apply(
+        &scope,
+        &[Change::Delete {
+            path: "sub/moved-link".into(),
+            expect: Expect::Any,
+        }],
+    )
+    .unwrap();
+    assert!(fs::symlink_metadata(&moved).is_err());
+    assert_eq!(fs::read(root.join("c.txt")).unwrap(), b"c");
+}

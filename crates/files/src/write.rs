@@ -1,0 +1,374 @@
+//! Writing one file atomically, in the directory resolution checked, keeping
+//! what the old file carried.
+//!
+//! The new contents go to a temporary file created next to the target with
+//! `O_CREAT | O_EXCL | O_NOFOLLOW` (so no planted link can redirect it),
+//! synced, then renamed over the target: a reader sees the old file or the
+//! new one, never a mix, and a crash leaves at most a stray temporary file.
+//!
+//! Replacing a file by rename gives the name a new inode, so:
+//! - owner, group, mode (set-id bits included) and extended attributes (ACLs,
+//!   labels) are copied from the old file, each where the process is
+//!   permitted to set it;
+//! - a file with more than one hard link is refused (`HardLinked`): a rename
+//!   would leave the other names holding the old contents, and updating it in
+//!   place would change files elsewhere (package stores hard-link one file
+//!   into many projects) and give up atomicity;
+//! - a file nobody may write (no `w` bit), or that this process may not
+//!   write, is refused (`ReadOnly`) even where the directory would allow the
+//!   rename: the mode says it is not to be changed.
+
+use std::{
+    ffi::{OsStr, OsString},
+    fs::File,
+    io::Write,
+    os::fd::{AsFd, OwnedFd},
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicU64, Ordering},
+};
+
+use natives_core::{Error, ErrorKind, Result};
+use nix::{
+    errno::Errno,
+    fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat, renameat2},
+    sys::stat::{FileStat, Mode, fchmod, fstat},
+    unistd::{AccessFlags, Gid, Uid, UnlinkatFlags, faccessat, fchown, fsync, linkat, unlinkat},
+};
+use xattr::FileExt;
+
+use crate::{
+    read::{Stamp, require_regular},
+    resolve::Location,
+    sys::errno_error,
+};
+
+#[cfg(test)]
+mod tests;
+
+/// What the file must be when the write lands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Whatever is there (or nothing) is replaced.
+    Any,
+    /// Nothing may be there: the write creates the file.
+    Absent,
+    /// The version that was read (refused as `Changed` if it was replaced,
+    /// resized, modified or deleted since).
+    Unchanged(Stamp),
+}
+
+/// What a write did.
+#[derive(Debug)]
+pub struct Written {
+    /// The real path written.
+    pub path: PathBuf,
+    /// The file did not exist before.
+    pub created: bool,
+    /// Directories created on the way, outermost first.
+    pub created_dirs: Vec<PathBuf>,
+    /// The new file's version.
+    pub stamp: Stamp,
+}
+
+/// Write `data` to `location`, creating missing parent directories.
+/// `given` names the path in errors. On failure nothing is left behind: no
+/// temporary file, no directory this call created.
+pub(crate) fn write_at(
+    location: &mut Location,
+    given: &Path,
+    data: &[u8],
+    expect: Expect,
+) -> Result<Written> {
+    let old = location.stat()?;
+    check_expectation(old.as_ref(), expect, given)?;
+    if let Some(old) = &old {
+        check_replaceable(location, old, given)?;
+    }
+    let created_dirs = location.create_missing_dirs()?;
+    let result = write_file(location, given, data, old.as_ref());
+    if result.is_err() {
+        remove_dirs(&created_dirs);
+    }
+    let stamp = result?;
+    Ok(Written {
+        path: location.real_path(),
+        created: old.is_none(),
+        created_dirs,
+        stamp,
+    })
+}
+
+fn write_file(
+    location: &Location,
+    given: &Path,
+    data: &[u8],
+    old: Option<&FileStat>,
+) -> Result<Stamp> {
+    let dir = location
+        .dir()
+        .ok_or_else(|| crate::read::not_found(given))?;
+    let mut temp = TempFile::create(dir, location.name(), given)?;
+    temp.file
+        .write_all(data)
+        .map_err(|err| Error::io(given, err))?;
+    if let Some(old) = old {
+        copy_metadata(location, old, &temp.file, given)?;
+    }
+    temp.file.sync_all().map_err(|err| Error::io(given, err))?;
+    let stamp = Stamp::of(&fstat(temp.file.as_fd()).map_err(|errno| errno_error(given, errno))?);
+    check_unchanged_since(location, old, given)?;
+    temp.persist(dir, location.name(), old.is_some(), given)?;
+    sync_dir(dir);
+    Ok(stamp)
+}
+
+/// Refuse when the entry is not what the caller expects.
+pub(crate) fn check_expectation(
+    current: Option<&FileStat>,
+    expect: Expect,
+    given: &Path,
+) -> Result<()> {
+    let changed = |what: &str| {
+        Err(Error::new(
+            ErrorKind::Changed,
+            format!("{}: {what}", given.display()),
+        ))
+    };
+    match (expect, current) {
+        (Expect::Any, _) | (Expect::Absent, None) => Ok(()),
+        (Expect::Absent, Some(_)) => Err(Error::new(
+            ErrorKind::AlreadyExists,
+            format!("{}: already exists", given.display()),
+        )),
+        (Expect::Unchanged(_), None) => changed("was deleted since it was read"),
+        (Expect::Unchanged(stamp), Some(stat)) if stamp != Stamp::of(stat) => {
+            changed("changed since it was read")
+        }
+        (Expect::Unchanged(_), Some(_)) => Ok(()),
+    }
+}
+
+/// Refuse to replace anything but a writable regular file with one link.
+pub(crate) fn check_replaceable(location: &Location, stat: &FileStat, given: &Path) -> Result<()> {
+    require_regular(stat, given)?;
+    if stat.st_nlink > 1 {
+        return Err(Error::new(
+            ErrorKind::HardLinked,
+            format!(
+                "{}: has {} hard links; replacing it would leave the other names with the old contents",
+                given.display(),
+                stat.st_nlink
+            ),
+        ));
+    }
+    let mode = stat.st_mode & 0o7777;
+    if mode & 0o222 == 0 {
+        return Err(read_only(given, &format!("is read-only (mode {mode:04o})")));
+    }
+    let dir = location
+        .dir()
+        .ok_or_else(|| crate::read::not_found(given))?;
+    match faccessat(dir, location.name(), AccessFlags::W_OK, AtFlags::AT_EACCESS) {
+        Ok(()) => Ok(()),
+        Err(Errno::EACCES | Errno::EPERM) => Err(read_only(
+            given,
+            &format!(
+                "is not writable by this process (mode {mode:04o}, owner uid {})",
+                stat.st_uid
+            ),
+        )),
+        Err(Errno::EROFS) => Err(read_only(given, "is on a read-only filesystem")),
+        Err(errno) => Err(errno_error(given, errno)),
+    }
+}
+
+fn read_only(given: &Path, why: &str) -> Error {
+    Error::new(
+        ErrorKind::ReadOnly,
+        format!("{}: {why}; it was not changed", given.display()),
+    )
+}
+
+/// Refuse when the entry was replaced (or appeared) while the new contents
+/// were being written.
+fn check_unchanged_since(location: &Location, old: Option<&FileStat>, given: &Path) -> Result<()> {
+    let now = location.stat()?;
+    let same = match (old, &now) {
+        (None, None) => true,
+        (Some(old), Some(now)) => Stamp::of(old) == Stamp::of(now),
+        _ => false,
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorKind::Changed,
+            format!(
+                "{}: changed while it was being written; it was not replaced",
+                given.display()
+            ),
+        ))
+    }
+}
+
+/// Give the new file the old one's owner, group, mode and extended
+/// attributes. Owner, group and attributes are kept where permitted (an
+/// unprivileged process cannot give a file away); the mode always is.
+fn copy_metadata(location: &Location, old: &FileStat, new: &File, given: &Path) -> Result<()> {
+    // Ownership first: changing it clears the set-id bits the mode restores.
+    if fchown(
+        new,
+        Some(Uid::from_raw(old.st_uid)),
+        Some(Gid::from_raw(old.st_gid)),
+    )
+    .is_err()
+    {
+        let _ = fchown(new, None, Some(Gid::from_raw(old.st_gid)));
+    }
+    fchmod(new, Mode::from_bits_truncate(old.st_mode & 0o7777))
+        .map_err(|errno| errno_error(given, errno))?;
+    if let Some(old_file) = open_for_attributes(location) {
+        copy_xattrs(&old_file, new);
+    }
+    Ok(())
+}
+
+/// The old file opened for reading its attributes; `None` when it cannot be
+/// (an unreadable file keeps no attributes across the replace).
+fn open_for_attributes(location: &Location) -> Option<File> {
+    let dir = location.dir()?;
+    openat(
+        dir,
+        location.name(),
+        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+    .map(File::from)
+}
+
+fn copy_xattrs(old: &File, new: &File) {
+    let Ok(names) = old.list_xattr() else {
+        return;
+    };
+    for name in names {
+        if let Ok(Some(value)) = old.get_xattr(&name) {
+            // Some namespaces (security.*, trusted.*) need privileges: skipped without them.
+            let _ = new.set_xattr(&name, &value);
+        }
+    }
+}
+
+/// A temporary file beside the target, removed unless persisted.
+pub(crate) struct TempFile<'a> {
+    dir: &'a OwnedFd,
+    name: OsString,
+    pub(crate) file: File,
+    persisted: bool,
+}
+
+impl<'a> TempFile<'a> {
+    /// Create a fresh temporary file in `dir`, named after `target`.
+    fn create(dir: &'a OwnedFd, target: &OsStr, given: &Path) -> Result<TempFile<'a>> {
+        let name = hidden_name(target, "tmp");
+        let fd = openat(
+            dir,
+            name.as_os_str(),
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o666),
+        )
+        .map_err(|errno| errno_error(given, errno))?;
+        Ok(TempFile {
+            dir,
+            name,
+            file: File::from(fd),
+            persisted: false,
+        })
+    }
+
+    /// Move the file to `target`: over the old file when `replace`, else only
+    /// if the name is still free.
+    fn persist(mut self, dir: &OwnedFd, target: &OsStr, replace: bool, given: &Path) -> Result<()> {
+        let moved = if replace {
+            renameat(dir, self.name.as_os_str(), dir, target)
+        } else {
+            rename_no_replace(dir, &self.name, dir, target)
+        };
+        moved.map_err(|errno| match errno {
+            Errno::EEXIST => Error::new(
+                ErrorKind::Changed,
+                format!(
+                    "{}: appeared while it was being written; it was not replaced",
+                    given.display()
+                ),
+            ),
+            errno => errno_error(given, errno),
+        })?;
+        self.persisted = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile<'_> {
+    fn drop(&mut self) {
+        if !self.persisted {
+            let _ = unlinkat(self.dir, self.name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        }
+    }
+}
+
+/// Rename that fails with `EEXIST` instead of replacing an existing entry.
+/// Where the filesystem lacks `RENAME_NOREPLACE`, a hard link (which never
+/// replaces either) and an unlink do the same for anything but a directory.
+pub(crate) fn rename_no_replace(
+    from_dir: &OwnedFd,
+    from: &OsStr,
+    to_dir: &OwnedFd,
+    to: &OsStr,
+) -> nix::Result<()> {
+    match renameat2(from_dir, from, to_dir, to, RenameFlags::RENAME_NOREPLACE) {
+        Err(Errno::EINVAL) => {
+            linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
+            unlinkat(from_dir, from, UnlinkatFlags::NoRemoveDir)
+        }
+        other => other,
+    }
+}
+
+/// A name for a hidden sibling of `target` no other call of this process
+/// (or, through the pid, of another) will pick: `.<target>.<pid>.<n>.<suffix>`.
+pub(crate) fn hidden_name(target: &OsStr, suffix: &str) -> OsString {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    // Long names are cut so the hidden name stays within NAME_MAX (255).
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(target);
+    let stem = &bytes[..bytes.len().min(200)];
+    let mut name = OsString::from(".");
+    name.push(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(stem));
+    name.push(format!(
+        ".{}.{}.{suffix}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    name
+}
+
+/// fsync a directory so a rename or unlink in it survives a crash (best
+/// effort: some filesystems refuse to sync a directory).
+pub(crate) fn sync_dir(dir: &OwnedFd) {
+    if let Ok(fd) = openat(
+        dir,
+        ".",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) {
+        let _ = fsync(&fd);
+    }
+}
+
+/// Remove directories this process created, innermost first, each only if
+/// still empty.
+pub(crate) fn remove_dirs(created: &[PathBuf]) {
+    for dir in created.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
