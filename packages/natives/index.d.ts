@@ -139,6 +139,17 @@ export interface NativeAcquireOptions {
   manifestPaths?: Array<string>
 }
 
+/** What the native `applyFileChanges` resolves with. */
+export interface NativeAppliedChanges {
+  /** One per change, in order. */
+  outcomes: Array<NativeChangeOutcome>
+  /** Every real path that appeared, changed or vanished. */
+  touched: Array<string>
+}
+
+/** Make every change or none (see the TypeScript `applyFileChanges`). */
+export declare function nativeApplyFileChanges(cwd: string, confine: boolean, changes: Array<NativeFileChange>): Promise<NativeAppliedChanges>
+
 /** Every cache directory registered under the home. */
 export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<NativeCacheEntry>
 
@@ -172,6 +183,14 @@ export interface NativeCacheStatus {
  * within one of `writableRoots`), `{}` otherwise.
  */
 export declare function nativeCargoTargetEnv(dir: string, writableRoots: Array<string>): Record<string, string>
+
+/** What one change did. */
+export interface NativeChangeOutcome {
+  /** The real path written, deleted, or renamed to. */
+  path: string
+  /** A write created the file. */
+  created: boolean
+}
 
 /**
  * Decide whether the memory folder is exclusive to the agent, recording its
@@ -239,6 +258,36 @@ export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity,
 
 /** Every `--manifest-path` the commands pass, in order of first appearance. */
 export declare function nativeExtractManifestPaths(commands: Array<string>): Array<string>
+
+/** One change in a batch. */
+export interface NativeFileChange {
+  /** `write` (create or replace a file), `delete` (an entry), `rename` (to a path that does not exist). */
+  op: 'write' | 'delete' | 'rename'
+  /** The file written or deleted; a rename's source. */
+  path: string
+  /** A rename's destination. */
+  to?: string
+  /** A write's new contents. */
+  data?: Buffer
+  /** The version that was read: refuse (`ESTALE`) if the file changed since. */
+  stamp?: string
+  /** The path must not exist yet (`EEXIST` otherwise). */
+  create?: boolean
+}
+
+/** What the native `readFile` resolves with. */
+export interface NativeFileContents {
+  /** The file's real path. */
+  path: string
+  /** The bytes read. */
+  data: Buffer
+  /** The file's size in bytes. */
+  size: number
+  /** The version read, for `expect` in a later change. */
+  stamp: string
+  /** `data` is the whole file. */
+  complete: boolean
+}
 
 /** What a refresh did. */
 export interface NativeFreshness {
@@ -544,6 +593,21 @@ export interface NativePruneReport {
 
 /** Remove the claims `origin` wrote for agents it no longer has. */
 export declare function nativePruneStaleClaims(origin: string, storeAgents: Array<string>, home: string | undefined | null, timeoutMs: number): Promise<number>
+
+/** Read a regular file (see the TypeScript `readFile`). */
+export declare function nativeReadFile(path: string, options: NativeReadFileOptions): Promise<NativeFileContents>
+
+/** Options of the native `readFile`; the TypeScript `readFile` documents them. */
+export interface NativeReadFileOptions {
+  /** Directory relative paths resolve against. */
+  cwd: string
+  /** Refuse (`EXDEV`) a path whose real location leaves `cwd`. */
+  confine?: boolean
+  /** The most bytes read. */
+  maxBytes?: number
+  /** Read at most `maxBytes` from the start instead of refusing a larger file. */
+  head?: boolean
+}
 
 /**
  * Release `dir`'s lease for an owner that is gone; `EBUSY` while a live

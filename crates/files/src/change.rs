@@ -87,7 +87,8 @@ pub struct Applied {
 /// (`OutsideRoot`), an expectation not met (`Changed`, `AlreadyExists`), a
 /// target that is a directory, a FIFO or device, read-only or hard-linked.
 /// If undoing a failed batch itself fails, the error says which paths could
-/// not be restored.
+/// not be restored. Either way the shared scan cache is invalidated for every
+/// path the batch touched.
 pub fn apply(scope: &Scope, changes: &[Change]) -> Result<Applied> {
     for change in changes {
         for (path, last) in change.paths() {
@@ -98,10 +99,25 @@ pub fn apply(scope: &Scope, changes: &[Change]) -> Result<Applied> {
     for (index, change) in changes.iter().enumerate() {
         let keep_undo = index + 1 < changes.len();
         if let Err(err) = journal.make(scope, change, keep_undo) {
-            return Err(journal.undo(err));
+            let touched = journal.touched.clone();
+            let err = journal.undo(err);
+            invalidate_scans(&touched);
+            return Err(err);
         }
     }
-    Ok(journal.commit())
+    let applied = journal.commit();
+    invalidate_scans(&applied.touched);
+    Ok(applied)
+}
+
+/// Drop the cached scans that saw these paths, so no search answers from
+/// before the change (or before its undoing).
+fn invalidate_scans(touched: &[PathBuf]) {
+    for path in touched {
+        if natives_scan::invalidate(Some(path)).is_err() {
+            let _ = natives_scan::invalidate(None);
+        }
+    }
 }
 
 /// How to take one change back.

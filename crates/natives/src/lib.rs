@@ -13,6 +13,7 @@
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
 //! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
+//! - [`files`]: the agent tools' file I/O: `readFile`, `applyFileChanges`.
 //! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
 //! - [`task`]: library work run off the JS thread as a promise.
@@ -20,6 +21,7 @@
 pub mod cancel;
 pub mod claims;
 pub mod errors;
+pub mod files;
 pub mod fuzzy;
 pub mod grep;
 pub mod lease;

@@ -5,8 +5,30 @@
  * type) and maps napi's argument-conversion failures onto `EINVAL`.
  */
 
-/** Codes the library rejects with. */
-export type ErrorCode = 'ENOENT' | 'ENOTDIR' | 'EACCES' | 'EINVAL' | 'EIO' | 'EBUSY' | 'ABORT_ERR' | 'ETIMEDOUT';
+/**
+ * Codes the library rejects with. Beside the usual ones, the file calls
+ * use: `EISDIR`, `EFTYPE` (a FIFO, socket or device where a regular file was
+ * expected), `EXDEV` (a path leaving its confining directory), `EFBIG` (over
+ * a size limit), `EPERM` (a read-only file), `EMLINK` (a hard-linked file),
+ * `ESTALE` (changed since it was read), `EEXIST`.
+ */
+export type ErrorCode =
+  | 'ENOENT'
+  | 'ENOTDIR'
+  | 'EACCES'
+  | 'EINVAL'
+  | 'EIO'
+  | 'EBUSY'
+  | 'ABORT_ERR'
+  | 'ETIMEDOUT'
+  | 'EISDIR'
+  | 'EFTYPE'
+  | 'EXDEV'
+  | 'EFBIG'
+  | 'EPERM'
+  | 'EMLINK'
+  | 'ESTALE'
+  | 'EEXIST';
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOENT',
@@ -17,6 +39,14 @@ const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'EBUSY',
   'ABORT_ERR',
   'ETIMEDOUT',
+  'EISDIR',
+  'EFTYPE',
+  'EXDEV',
+  'EFBIG',
+  'EPERM',
+  'EMLINK',
+  'ESTALE',
+  'EEXIST',
 ]);
 
 /** An `Error` carrying `code`. */

@@ -2,7 +2,8 @@
  * natives: fast, fresh file discovery for coding agents.
  *
  * A shared in-memory scan cache (seed 001) feeds `glob`, `fuzzyFind` and `grep`; mutating tools call
- * `invalidateFsScanCache` so no search answers from before a change. Memory-directory claims (seed 004)
+ * `invalidateFsScanCache` so no search answers from before a change; `readFile` and `applyFileChanges` give
+ * them regular-file reads and confined, all-or-nothing changes that invalidate by themselves. Memory-directory claims (seed 004)
  * tell an orchestrator whether a Claude memory folder is one agent's alone; build-cache leases (seed 000)
  * say who is using a shared `CARGO_TARGET_DIR` and keep it fresh for the source being built.
  */
@@ -12,6 +13,8 @@ export { fuzzyFind } from './fuzzy.ts';
 export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch, FuzzyTier } from './fuzzy.ts';
 export { grep, hasMatch, search } from './grep.ts';
 export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, MatchOptions } from './grep.ts';
+export { applyFileChanges, readFile } from './files.ts';
+export type { AppliedFileChanges, ApplyFileChangesOptions, FileChange, FileContents, ReadFileOptions } from './files.ts';
 export { codedError } from './errors.ts';
 export type { CodedError, ErrorCode } from './errors.ts';
 export {

@@ -218,3 +218,49 @@ fn renaming_or_deleting_a_symlink_acts_on_the_link() {
     assert!(fs::symlink_metadata(&moved).is_err());
     assert_eq!(fs::read(root.join("c.txt")).unwrap(), b"c");
 }
+
+#[test]
+fn every_batch_invalidates_the_scans_that_saw_its_paths() {
+    use natives_scan::{CancelToken, GlobOptions, cache};
+    let (_dir, root) = tree();
+    let names = |root: &Path| {
+        let mut options = GlobOptions::new("*.txt", root);
+        options.cache = true;
+        let mut found = Vec::new();
+        natives_scan::glob(
+            &options,
+            cache::global(),
+            &CancelToken::new(),
+            &mut |entry| found.push(String::from_utf8_lossy(entry.path).into_owned()),
+        )
+        .unwrap();
+        found
+    };
+    assert_eq!(names(&root), ["a.txt", "b.txt", "c.txt", "ro.txt"]);
+    let scope = Scope::confined(&root).unwrap();
+    apply(
+        &scope,
+        &[Change::Rename {
+            from: "c.txt".into(),
+            to: "z.txt".into(),
+            expect: Expect::Any,
+        }],
+    )
+    .unwrap();
+    assert_eq!(names(&root), ["a.txt", "b.txt", "ro.txt", "z.txt"]);
+    // A batch that fails and is undone invalidates too: the cache never saw its middle state, but it must
+    // not keep a scan that raced it.
+    let failing = [
+        Change::Delete {
+            path: "a.txt".into(),
+            expect: Expect::Any,
+        },
+        Change::Write {
+            path: "ro.txt".into(),
+            data: vec![],
+            expect: Expect::Any,
+        },
+    ];
+    apply(&scope, &failing).unwrap_err();
+    assert_eq!(names(&root), ["a.txt", "b.txt", "ro.txt", "z.txt"]);
+}

@@ -1,0 +1,193 @@
+//! Bindings for the agent tools' file I/O (`natives_files`).
+//!
+//! Both calls run off the JS thread: a read or a batch of changes is quick,
+//! but a slow disk or network filesystem must not stall the event loop. Bytes
+//! cross as `Buffer`s (file contents need not be UTF-8); a version of a file
+//! crosses as the opaque `stamp` string that a later change can expect.
+
+use std::path::{Path, PathBuf};
+
+use napi::bindgen_prelude::{AsyncTask, Buffer};
+use napi_derive::napi;
+use natives_core::Error;
+use natives_files::{Applied, Change, Contents, Expect, Limit, Scope, Stamp};
+
+use crate::{
+    options::count,
+    task::{Work, task},
+};
+
+/// Options of the native `readFile`; the TypeScript `readFile` documents them.
+#[napi(object)]
+pub struct NativeReadFileOptions {
+    /// Directory relative paths resolve against.
+    pub cwd: String,
+    /// Refuse (`EXDEV`) a path whose real location leaves `cwd`.
+    pub confine: Option<bool>,
+    /// The most bytes read.
+    pub max_bytes: Option<f64>,
+    /// Read at most `maxBytes` from the start instead of refusing a larger file.
+    pub head: Option<bool>,
+}
+
+/// What the native `readFile` resolves with.
+#[napi(object)]
+pub struct NativeFileContents {
+    /// The file's real path.
+    pub path: String,
+    /// The bytes read.
+    pub data: Buffer,
+    /// The file's size in bytes.
+    pub size: f64,
+    /// The version read, for `expect` in a later change.
+    pub stamp: String,
+    /// `data` is the whole file.
+    pub complete: bool,
+}
+
+/// Read a regular file (see the TypeScript `readFile`).
+#[napi(
+    js_name = "nativeReadFile",
+    ts_return_type = "Promise<NativeFileContents>"
+)]
+pub fn native_read_file(
+    path: String,
+    options: NativeReadFileOptions,
+) -> AsyncTask<Work<NativeFileContents>> {
+    task(move || {
+        let scope = scope(&options.cwd, options.confine)?;
+        let max = count("maxBytes", options.max_bytes)?.map(|n| n as u64);
+        let limit = match (options.head.unwrap_or(false), max) {
+            (true, Some(max)) => Limit::Head(max),
+            (true, None) => return Err(Error::invalid("head needs maxBytes")),
+            (false, Some(max)) => Limit::Whole(max),
+            (false, None) => Limit::default(),
+        };
+        natives_files::read_file(&scope, Path::new(&path), limit).map(to_js_contents)
+    })
+}
+
+fn to_js_contents(contents: Contents) -> NativeFileContents {
+    NativeFileContents {
+        path: contents.path.to_string_lossy().into_owned(),
+        data: contents.bytes.into(),
+        size: contents.size as f64,
+        stamp: contents.stamp.token(),
+        complete: contents.complete,
+    }
+}
+
+/// One change in a batch.
+#[napi(object)]
+pub struct NativeFileChange {
+    /// `write` (create or replace a file), `delete` (an entry), `rename` (to a path that does not exist).
+    #[napi(ts_type = "'write' | 'delete' | 'rename'")]
+    pub op: String,
+    /// The file written or deleted; a rename's source.
+    pub path: String,
+    /// A rename's destination.
+    pub to: Option<String>,
+    /// A write's new contents.
+    pub data: Option<Buffer>,
+    /// The version that was read: refuse (`ESTALE`) if the file changed since.
+    pub stamp: Option<String>,
+    /// The path must not exist yet (`EEXIST` otherwise).
+    pub create: Option<bool>,
+}
+
+/// What one change did.
+#[napi(object)]
+pub struct NativeChangeOutcome {
+    /// The real path written, deleted, or renamed to.
+    pub path: String,
+    /// A write created the file.
+    pub created: bool,
+}
+
+/// What the native `applyFileChanges` resolves with.
+#[napi(object)]
+pub struct NativeAppliedChanges {
+    /// One per change, in order.
+    pub outcomes: Vec<NativeChangeOutcome>,
+    /// Every real path that appeared, changed or vanished.
+    pub touched: Vec<String>,
+}
+
+/// Make every change or none (see the TypeScript `applyFileChanges`).
+#[napi(
+    js_name = "nativeApplyFileChanges",
+    ts_return_type = "Promise<NativeAppliedChanges>"
+)]
+pub fn native_apply_file_changes(
+    cwd: String,
+    confine: bool,
+    changes: Vec<NativeFileChange>,
+) -> AsyncTask<Work<NativeAppliedChanges>> {
+    // Buffers are copied here, on the JS thread, before the work leaves it.
+    let converted: Result<Vec<Change>, Error> = changes.into_iter().map(to_change).collect();
+    task(move || {
+        let scope = scope(&cwd, Some(confine))?;
+        natives_files::apply(&scope, &converted?).map(to_js_applied)
+    })
+}
+
+fn to_change(change: NativeFileChange) -> Result<Change, Error> {
+    let expect = expectation(&change)?;
+    let path = PathBuf::from(&change.path);
+    match change.op.as_str() {
+        "write" => Ok(Change::Write {
+            path,
+            data: change.data.map(|data| data.to_vec()).ok_or_else(|| {
+                Error::invalid(format!("write of {}: data is missing", change.path))
+            })?,
+            expect,
+        }),
+        "delete" => Ok(Change::Delete { path, expect }),
+        "rename" => Ok(Change::Rename {
+            from: path,
+            to: change.to.map(PathBuf::from).ok_or_else(|| {
+                Error::invalid(format!("rename of {}: to is missing", change.path))
+            })?,
+            expect,
+        }),
+        other => Err(Error::invalid(format!(
+            "{}: op must be write, delete or rename, got `{other}`",
+            change.path
+        ))),
+    }
+}
+
+fn expectation(change: &NativeFileChange) -> Result<Expect, Error> {
+    match (&change.stamp, change.create.unwrap_or(false)) {
+        (Some(_), true) => Err(Error::invalid(format!(
+            "{}: stamp and create contradict each other",
+            change.path
+        ))),
+        (Some(stamp), false) => Ok(Expect::Unchanged(Stamp::parse(stamp)?)),
+        (None, true) => Ok(Expect::Absent),
+        (None, false) => Ok(Expect::Any),
+    }
+}
+
+fn to_js_applied(applied: Applied) -> NativeAppliedChanges {
+    let text = |path: PathBuf| path.to_string_lossy().into_owned();
+    NativeAppliedChanges {
+        outcomes: applied
+            .outcomes
+            .into_iter()
+            .map(|outcome| NativeChangeOutcome {
+                path: text(outcome.path),
+                created: outcome.created,
+            })
+            .collect(),
+        touched: applied.touched.into_iter().map(text).collect(),
+    }
+}
+
+fn scope(cwd: &str, confine: Option<bool>) -> Result<Scope, Error> {
+    if confine.unwrap_or(false) {
+        Scope::confined(Path::new(cwd))
+    } else {
+        Scope::unconfined(Path::new(cwd))
+    }
+}
