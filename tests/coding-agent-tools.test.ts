@@ -366,13 +366,17 @@ describe('edit: patch', () => {
     expect(text('src/gone.ts')).toBe('bye\n');
   });
 
-  test('a write failing midway restores the files already written', async () => {
-    // The second file's parent is a regular file, so writing it fails after the first was written.
-    const patch = '--- a/src/old.ts\n+++ b/src/old.ts\n@@ -1 +1 @@\n-old\n+changed\n--- /dev/null\n+++ b/src/gone.ts/inside.ts\n@@ -0,0 +1 @@\n+x\n';
-    const message = expectError(await editTool.execute({ patch }, ctx), 'PATCH_FAILED');
-    expect(message).toContain('restored');
+  test('a change failing midway undoes the ones already made', async () => {
+    // The second file is read-only: refused when its turn comes, after the first was written.
+    writeTree(dir, { 'src/locked.ts': 'locked\n' });
+    fs.chmodSync(at('src/locked.ts'), 0o444);
+    const patch = '--- a/src/old.ts\n+++ b/src/old.ts\n@@ -1 +1 @@\n-old\n+changed\n--- /dev/null\n+++ b/src/new/made.ts\n@@ -0,0 +1 @@\n+x\n--- a/src/locked.ts\n+++ b/src/locked.ts\n@@ -1 +1 @@\n-locked\n+unlocked\n';
+    const message = expectError(await editTool.execute({ patch }, ctx), 'READ_ONLY');
+    expect(message).toContain('src/locked.ts: is read-only (mode 0444)');
+    expect(message).toContain('No file was changed');
     expect(text('src/old.ts')).toBe('old\n');
-    expect(fs.readdirSync(at('src')).sort()).toEqual(['a.ts', 'gone.ts', 'old.ts']);
+    expect(text('src/locked.ts')).toBe('locked\n');
+    expect(fs.readdirSync(at('src')).sort()).toEqual(['a.ts', 'gone.ts', 'locked.ts', 'old.ts']);
   });
 
   test('a path outside cwd is OUTSIDE_CWD and changes no file', async () => {

@@ -334,12 +334,12 @@ describe('honest limits', () => {
     }
   });
 
-  test('a path that is a FIFO is EINVAL, promptly', async () => {
+  test('a path that is a FIFO is EFTYPE, promptly', async () => {
     const root = fixture('grep-fifo-path');
     const fifo = path.join(root, 'pipe');
     run('mkfifo', [fifo]);
     const error = await within(5_000, rejection(grep({ pattern: 'x', path: fifo })));
-    expect(error.code).toBe('EINVAL');
+    expect(error.code).toBe('EFTYPE');
     expect(error.message).toContain(fifo);
   });
 

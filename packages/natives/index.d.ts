@@ -273,6 +273,11 @@ export interface NativeFileChange {
   stamp?: string
   /** The path must not exist yet (`EEXIST` otherwise). */
   create?: boolean
+  /**
+   * A write's permission bits (default: an existing file keeps its mode,
+   * a new one gets 0o666 less the umask).
+   */
+  mode?: number
 }
 
 /** What the native `readFile` resolves with. */

@@ -24,7 +24,8 @@ use crate::{
     resolve::{Last, Location, Scope},
     sys::{errno_error, file_kind},
     write::{
-        Expect, check_expectation, hidden_name, remove_dirs, rename_no_replace, sync_dir, write_at,
+        Expect, NewContents, check_expectation, hidden_name, remove_dirs, rename_no_replace,
+        sync_dir, write_at,
     },
 };
 
@@ -34,11 +35,14 @@ mod tests;
 /// One change to make.
 #[derive(Clone, Debug)]
 pub enum Change {
-    /// Create or replace the file at `path` (links followed) with `data`.
+    /// Create or replace the file at `path` (links followed) with `data`;
+    /// `mode` sets its permission bits (`None`: an existing file keeps its
+    /// mode, a new one gets 0o666 less the umask).
     Write {
         path: PathBuf,
         data: Vec<u8>,
         expect: Expect,
+        mode: Option<u32>,
     },
     /// Delete the entry at `path` (a link is deleted, not its target).
     Delete { path: PathBuf, expect: Expect },
@@ -148,8 +152,18 @@ struct Journal {
 impl Journal {
     fn make(&mut self, scope: &Scope, change: &Change, keep_undo: bool) -> Result<()> {
         match change {
-            Change::Write { path, data, expect } => {
-                self.write(scope, path, data, *expect, keep_undo)
+            Change::Write {
+                path,
+                data,
+                expect,
+                mode,
+            } => {
+                let contents = NewContents {
+                    data,
+                    expect: *expect,
+                    mode: *mode,
+                };
+                self.write(scope, path, &contents, keep_undo)
             }
             Change::Delete { path, expect } => self.delete(scope, path, *expect),
             Change::Rename { from, to, expect } => self.rename(scope, from, to, *expect),
@@ -160,8 +174,7 @@ impl Journal {
         &mut self,
         scope: &Scope,
         path: &Path,
-        data: &[u8],
-        expect: Expect,
+        contents: &NewContents<'_>,
         keep_undo: bool,
     ) -> Result<()> {
         let mut location = scope.locate(path, Last::Follow)?;
@@ -170,7 +183,7 @@ impl Journal {
             true => Some(read_at(&location, path, Limit::default())?.bytes),
             false => None,
         };
-        let written = write_at(&mut location, path, data, expect)?;
+        let written = write_at(&mut location, path, contents)?;
         self.created_dirs(&written.created_dirs);
         let path = written.path.clone();
         if written.created {
@@ -310,7 +323,12 @@ impl Undo {
                 written,
             } => {
                 let mut location = Scope::unconfined(Path::new("/"))?.locate(&path, Last::Entry)?;
-                write_at(&mut location, &path, &original, Expect::Unchanged(written)).map(drop)
+                let contents = NewContents {
+                    data: &original,
+                    expect: Expect::Unchanged(written),
+                    mode: None,
+                };
+                write_at(&mut location, &path, &contents).map(drop)
             }
             Undo::Remove { path, written } => remove_written(&path, written),
             Undo::Rmdir { path } => {

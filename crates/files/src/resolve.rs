@@ -296,7 +296,11 @@ impl<'a> Walk<'a> {
                 ),
             ));
         }
-        let target = readlinkat(&self.dir, name).map_err(|errno| errno_error(path, errno))?;
+        let target = readlinkat(&self.dir, name).map_err(|errno| match errno {
+            // No longer a link: it was swapped since it was looked at.
+            Errno::EINVAL => changed_while_resolving(path),
+            errno => errno_error(path, errno),
+        })?;
         if target.is_empty() {
             return Err(Error::new(
                 ErrorKind::NotFound,
@@ -357,12 +361,17 @@ fn open_dir(dir: impl AsFd, name: &OsStr, path: &Path) -> Result<OwnedFd> {
         Mode::empty(),
     )
     .map_err(|errno| match errno {
-        Errno::ELOOP | Errno::ENOTDIR => Error::new(
-            ErrorKind::Changed,
-            format!("{}: changed while it was being resolved", path.display()),
-        ),
+        // No longer a directory: it was swapped since it was looked at.
+        Errno::ELOOP | Errno::ENOTDIR => changed_while_resolving(path),
         errno => errno_error(path, errno),
     })
+}
+
+fn changed_while_resolving(path: &Path) -> Error {
+    Error::new(
+        ErrorKind::Changed,
+        format!("{}: changed while it was being resolved", path.display()),
+    )
 }
 
 /// A lookup handle on `/`, where every resolution starts.

@@ -70,22 +70,31 @@ pub struct Written {
     pub stamp: Stamp,
 }
 
-/// Write `data` to `location`, creating missing parent directories.
+/// What to write and how.
+pub(crate) struct NewContents<'a> {
+    pub(crate) data: &'a [u8],
+    pub(crate) expect: Expect,
+    /// Permission bits to set; `None` keeps an existing file's mode (a new
+    /// file gets 0o666 less the umask).
+    pub(crate) mode: Option<u32>,
+}
+
+/// Write `contents` to `location`, creating missing parent directories.
 /// `given` names the path in errors. On failure nothing is left behind: no
 /// temporary file, no directory this call created.
 pub(crate) fn write_at(
     location: &mut Location,
     given: &Path,
-    data: &[u8],
-    expect: Expect,
+    contents: &NewContents<'_>,
 ) -> Result<Written> {
+    let NewContents { data, expect, mode } = *contents;
     let old = location.stat()?;
     check_expectation(old.as_ref(), expect, given)?;
     if let Some(old) = &old {
         check_replaceable(location, old, given)?;
     }
     let created_dirs = location.create_missing_dirs()?;
-    let result = write_file(location, given, data, old.as_ref());
+    let result = write_file(location, given, data, old.as_ref(), mode);
     if result.is_err() {
         remove_dirs(&created_dirs);
     }
@@ -103,6 +112,7 @@ fn write_file(
     given: &Path,
     data: &[u8],
     old: Option<&FileStat>,
+    mode: Option<u32>,
 ) -> Result<Stamp> {
     let dir = location
         .dir()
@@ -113,6 +123,10 @@ fn write_file(
         .map_err(|err| Error::io(given, err))?;
     if let Some(old) = old {
         copy_metadata(location, old, &temp.file, given)?;
+    }
+    if let Some(mode) = mode {
+        fchmod(&temp.file, Mode::from_bits_truncate(mode & 0o7777))
+            .map_err(|errno| errno_error(given, errno))?;
     }
     temp.file.sync_all().map_err(|err| Error::io(given, err))?;
     let stamp = Stamp::of(&fstat(temp.file.as_fd()).map_err(|errno| errno_error(given, errno))?);

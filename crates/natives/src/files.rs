@@ -93,6 +93,9 @@ pub struct NativeFileChange {
     pub stamp: Option<String>,
     /// The path must not exist yet (`EEXIST` otherwise).
     pub create: Option<bool>,
+    /// A write's permission bits (default: an existing file keeps its mode,
+    /// a new one gets 0o666 less the umask).
+    pub mode: Option<u32>,
 }
 
 /// What one change did.
@@ -141,6 +144,7 @@ fn to_change(change: NativeFileChange) -> Result<Change, Error> {
                 Error::invalid(format!("write of {}: data is missing", change.path))
             })?,
             expect,
+            mode: change.mode,
         }),
         "delete" => Ok(Change::Delete { path, expect }),
         "rename" => Ok(Change::Rename {

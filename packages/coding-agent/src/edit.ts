@@ -8,30 +8,24 @@
  *   both texts also matches `\r\n`.
  * - `patch`: a unified diff over any number of files, which may create,
  *   delete and rename them. Every file is checked in memory first; nothing
- *   is written unless all of it applies (`PATCH_FAILED`). If a write fails
- *   midway, the files already written are restored.
+ *   is written unless all of it applies (`PATCH_FAILED`), and the changes
+ *   are then made all together or not at all (a failure midway undoes the
+ *   ones already made). A renamed symlink stays a symlink.
+ *
+ * Every mode reads the file, computes the new text, and writes it back only
+ * if the file is still the version it read (`STALE` otherwise), through
+ * `files.ts`: confined to `cwd`, atomic, metadata kept, cache invalidated.
  * - `hashline`: operations addressed by `line:hash` anchors from `read`;
  *   every anchor is verified before anything changes, and a changed line
  *   refuses the edit (`STALE`), naming it.
  */
-import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { invalidateFsScanAfterDelete, invalidateFsScanAfterRename, invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
+import type { FileChange } from '@natives/natives';
+import { changeFiles, looksBinary, readForChange } from './files.ts';
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
 import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.ts';
 import { missingPath } from './read.ts';
-import {
-  type Tool,
-  type ToolContext,
-  type ToolResult,
-  ToolRefusal,
-  atomicWrite,
-  displayPath,
-  guard,
-  resolveWritePath,
-  stringArg,
-  syncDir,
-} from './tool.ts';
+import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, stringArg, toolCodeOf, toolMessageOf } from './tool.ts';
 
 export type EditMode = 'replace' | 'patch' | 'hashline';
 
@@ -100,21 +94,34 @@ async function edit(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   }
 }
 
+/** A file as read for editing: its text and the version a write must still find. */
+interface Target {
+  abs: string;
+  text: string;
+  stamp: string;
+}
+
 /** Read the text file to edit, refusing a missing one (with suggestions), a directory or a binary. */
-async function readTarget(ctx: ToolContext, abs: string): Promise<string> {
-  let bytes: Buffer;
+async function readTarget(ctx: ToolContext, path: string): Promise<Target> {
+  const abs = nodePath.resolve(ctx.cwd, path);
+  let file;
   try {
-    bytes = await fs.readFile(abs);
+    file = await readForChange(ctx, path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = (error as { code?: string }).code;
     if (code === 'EISDIR') throw new ToolRefusal('EISDIR', `${displayPath(ctx, abs)} is a directory, not a file.`, { path: abs });
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw await missingPath(ctx, abs, ' Use `write` to create it.');
   }
-  if (bytes.subarray(0, 8192).includes(0)) {
+  if (looksBinary(file.data)) {
     throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });
   }
-  return bytes.toString('utf8');
+  return { abs, text: file.data.toString('utf8'), stamp: file.stamp };
+}
+
+/** Write the edited text back, unless the file changed since {@link readTarget} (`STALE`). */
+async function writeTarget(ctx: ToolContext, path: string, target: Target, text: string): Promise<void> {
+  await changeFiles(ctx, [{ op: 'write', path, data: text, stamp: target.stamp }]);
 }
 
 /** 1-based line number of character `index`. */
@@ -137,8 +144,8 @@ async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise
   if (typeof newText !== 'string') throw new ToolRefusal('INVALID_ARGS', '`newText` must be a string (empty to delete the old text).');
   if (oldText === newText) throw new ToolRefusal('INVALID_ARGS', '`oldText` and `newText` are identical; nothing to change.');
   const replaceAll = args.replaceAll === true;
-  const abs = await resolveWritePath(ctx, path);
-  const content = await readTarget(ctx, abs);
+  const target = await readTarget(ctx, path);
+  const { abs, text: content } = target;
   const shown = displayPath(ctx, abs);
   let found = occurrences(content, oldText);
   if (found.length === 0 && content.includes('\r\n') && !oldText.includes('\r')) {
@@ -164,8 +171,7 @@ async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise
     );
   }
   const updated = content.split(oldText).join(newText as string);
-  await atomicWrite(abs, updated);
-  invalidateFsScanAfterWrite(abs);
+  await writeTarget(ctx, path, target, updated);
   return {
     text: `Replaced ${found.length} occurrence${found.length > 1 ? 's' : ''} in ${shown} (at line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}).`,
     details: { mode: 'replace', path: abs, replacements: found.length, lines },
@@ -174,8 +180,8 @@ async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise
 
 async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const path = stringArg(args, 'path');
-  const abs = await resolveWritePath(ctx, path);
-  const content = await readTarget(ctx, abs);
+  const target = await readTarget(ctx, path);
+  const { abs, text: content } = target;
   let result;
   try {
     result = applyHashlineEdits(content, args.edits as HashlineOperation[]);
@@ -184,8 +190,7 @@ async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promis
     throw error;
   }
   if (result.content === content) return { text: `${displayPath(ctx, abs)} is unchanged.`, details: { mode: 'hashline', path: abs, changed: false } };
-  await atomicWrite(abs, result.content);
-  invalidateFsScanAfterWrite(abs);
+  await writeTarget(ctx, path, target, result.content);
   const count = (args.edits as unknown[]).length;
   return {
     text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. Line numbers after the edited lines may have shifted: read the file again before further hashline edits.`,
@@ -200,107 +205,23 @@ interface Change {
   newPath?: string;
 }
 
-/** A file's state on disk before the patch. */
-interface Original {
-  content: Buffer | undefined;
-  mode: number | undefined;
-}
-
 async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const diff = stringArg(args, 'patch');
-  let files: FilePatch[];
+  const plan = new PatchPlan(ctx);
   try {
-    files = parsePatch(diff);
-  } catch (error) {
-    if (error instanceof PatchError) throw new ToolRefusal('PATCH_FAILED', `The patch could not be parsed: ${error.message}. No file was changed.`);
-    throw error;
-  }
-  // Check everything in memory first.
-  const originals = new Map<string, Original>();
-  const planned = new Map<string, string | undefined>();
-  const current = async (abs: string): Promise<string | undefined> => {
-    if (planned.has(abs)) return planned.get(abs);
-    if (!originals.has(abs)) {
-      try {
-        const stat = await fs.stat(abs);
-        if (stat.isDirectory()) throw new PatchError(`${displayPath(ctx, abs)} is a directory`);
-        const bytes = await fs.readFile(abs);
-        if (bytes.subarray(0, 8192).includes(0)) throw new PatchError(`${displayPath(ctx, abs)} is a binary file`);
-        originals.set(abs, { content: bytes, mode: stat.mode & 0o7777 });
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-        originals.set(abs, { content: undefined, mode: undefined });
-      }
-    }
-    return originals.get(abs)!.content?.toString('utf8');
-  };
-  const changes: Change[] = [];
-  const modes = new Map<string, number | undefined>();
-  try {
-    for (const file of files) {
-      const oldAbs = file.oldPath === undefined ? undefined : await resolveWritePath(ctx, file.oldPath);
-      const newAbs = file.newPath === undefined ? undefined : await resolveWritePath(ctx, file.newPath);
-      const label = displayPath(ctx, (oldAbs ?? newAbs)!);
-      if (oldAbs !== undefined && newAbs !== undefined && oldAbs !== newAbs) {
-        if ((await current(newAbs)) !== undefined) throw new PatchError(`cannot rename ${label} to ${displayPath(ctx, newAbs)}: the target exists`);
-        const result = applyFilePatch(await current(oldAbs), file, label);
-        planned.set(oldAbs, undefined);
-        planned.set(newAbs, result);
-        modes.set(newAbs, modes.get(oldAbs) ?? originals.get(oldAbs)?.mode);
-        changes.push({ kind: 'rename', oldPath: oldAbs, newPath: newAbs });
-      } else {
-        const abs = (newAbs ?? oldAbs)!;
-        planned.set(abs, applyFilePatch(await current(abs), file, label));
-        changes.push({ kind: oldAbs === undefined ? 'create' : newAbs === undefined ? 'delete' : 'modify', oldPath: oldAbs, newPath: newAbs });
-      }
-    }
+    for (const file of parsePatch(diff)) await plan.add(file);
   } catch (error) {
     if (error instanceof PatchError) throw new ToolRefusal('PATCH_FAILED', `The patch does not apply: ${error.message}. No file was changed.`);
     throw error;
   }
-  // Then write, restoring what was already written if a write fails.
-  const done: string[] = [];
   try {
-    for (const [abs, content] of planned) {
-      if (content === undefined) {
-        if (originals.get(abs)?.content === undefined) continue;
-        await fs.unlink(abs);
-        await syncDir(nodePath.dirname(abs));
-      } else {
-        await atomicWrite(abs, content, modes.get(abs));
-      }
-      done.push(abs);
-    }
+    await changeFiles(ctx, plan.fileChanges);
   } catch (error) {
-    const failed = [...planned.keys()][done.length];
-    const restoreErrors: string[] = [];
-    for (const abs of done.reverse()) {
-      const original = originals.get(abs)!;
-      try {
-        if (original.content === undefined) await fs.rm(abs, { force: true });
-        else await atomicWrite(abs, original.content, original.mode);
-      } catch (restoreError) {
-        restoreErrors.push(`${displayPath(ctx, abs)}: ${(restoreError as Error).message}`);
-      }
-    }
-    // Whatever happened on disk, cached scans of these paths may be wrong now.
-    for (const abs of planned.keys()) invalidateFsScanAfterWrite(abs);
-    const restored =
-      restoreErrors.length === 0
-        ? 'the files already written were restored, so no file was changed'
-        : `restoring the files already written failed for ${restoreErrors.join('; ')}`;
-    throw new ToolRefusal(
-      'PATCH_FAILED',
-      `Writing ${failed ? displayPath(ctx, failed) : 'a file'} failed (${(error as Error).message}); ${restored}.`,
-      { restoreErrors },
-    );
+    const code = toolCodeOf(error);
+    const refusal = code === 'IO' || code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' ? 'PATCH_FAILED' : code;
+    throw new ToolRefusal(refusal, `The patch was not applied (${toolMessageOf(error)}). No file was changed.`);
   }
-  for (const change of changes) {
-    if (change.kind === 'rename') invalidateFsScanAfterRename(change.oldPath!, change.newPath!);
-    else if (change.kind === 'delete') invalidateFsScanAfterDelete(change.oldPath!);
-    else invalidateFsScanAfterWrite(change.newPath!);
-  }
+  const { changes } = plan;
   const summary = changes.map((c) =>
     c.kind === 'rename' ? `renamed ${displayPath(ctx, c.oldPath!)} -> ${displayPath(ctx, c.newPath!)}` : `${c.kind === 'modify' ? 'modified' : c.kind + 'd'} ${displayPath(ctx, (c.newPath ?? c.oldPath)!)}`,
   );
@@ -308,4 +229,88 @@ async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<T
     text: `Applied the patch to ${changes.length} file${changes.length > 1 ? 's' : ''}:\n${summary.map((s) => `  ${s}`).join('\n')}`,
     details: { mode: 'patch', changes },
   };
+}
+
+/**
+ * A patch checked in memory: each file section is applied to the text the
+ * file holds (or will hold after the sections before it), and turned into
+ * the file changes that make it so. The first change to a file expects the
+ * version read, so a file changed behind the patch's back is `STALE`.
+ */
+class PatchPlan {
+  readonly changes: Change[] = [];
+  readonly fileChanges: FileChange[] = [];
+  /** Text each touched path will hold (`undefined`: absent), by absolute path. */
+  private readonly planned = new Map<string, string | undefined>();
+  /** The version read of each existing file not yet changed by an earlier section. */
+  private readonly stamps = new Map<string, string>();
+
+  constructor(private readonly ctx: ToolContext) {}
+
+  async add(file: FilePatch): Promise<void> {
+    const { oldPath, newPath } = file;
+    if (oldPath !== undefined && newPath !== undefined && this.key(oldPath) !== this.key(newPath)) return this.rename(file, oldPath, newPath);
+    const path = (newPath ?? oldPath)!;
+    const result = applyFilePatch(await this.current(path), file, this.label(path));
+    const stamp = this.takeStamp(path);
+    this.planned.set(this.key(path), result);
+    if (oldPath === undefined) {
+      this.fileChanges.push({ op: 'write', path, data: result!, create: true });
+      this.changes.push({ kind: 'create', newPath: this.key(path) });
+    } else if (newPath === undefined) {
+      this.fileChanges.push({ op: 'delete', path, stamp });
+      this.changes.push({ kind: 'delete', oldPath: this.key(path) });
+    } else {
+      this.fileChanges.push({ op: 'write', path, data: result!, stamp });
+      this.changes.push({ kind: 'modify', oldPath: this.key(path), newPath: this.key(path) });
+    }
+  }
+
+  private async rename(file: FilePatch, oldPath: string, newPath: string): Promise<void> {
+    if ((await this.current(newPath)) !== undefined) {
+      throw new PatchError(`cannot rename ${this.label(oldPath)} to ${this.label(newPath)}: the target exists`);
+    }
+    const before = await this.current(oldPath);
+    const after = applyFilePatch(before, file, this.label(oldPath));
+    this.fileChanges.push({ op: 'rename', path: oldPath, to: newPath, stamp: this.takeStamp(oldPath) });
+    if (after !== before) this.fileChanges.push({ op: 'write', path: newPath, data: after! });
+    this.planned.set(this.key(oldPath), undefined);
+    this.planned.set(this.key(newPath), after);
+    this.changes.push({ kind: 'rename', oldPath: this.key(oldPath), newPath: this.key(newPath) });
+  }
+
+  /** The text `path` holds at this point of the patch; `undefined` when it does not exist. */
+  private async current(path: string): Promise<string | undefined> {
+    const key = this.key(path);
+    if (this.planned.has(key)) return this.planned.get(key);
+    let file;
+    try {
+      file = await readForChange(this.ctx, path);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+      if (code === 'EISDIR') throw new PatchError(`${this.label(path)} is a directory`);
+      throw error;
+    }
+    if (looksBinary(file.data)) throw new PatchError(`${this.label(path)} is a binary file`);
+    this.planned.set(key, file.data.toString('utf8'));
+    this.stamps.set(key, file.stamp);
+    return this.planned.get(key);
+  }
+
+  /** The version read of `path`, once: later changes to it in this patch follow this batch's own. */
+  private takeStamp(path: string): string | undefined {
+    const key = this.key(path);
+    const stamp = this.stamps.get(key);
+    this.stamps.delete(key);
+    return stamp;
+  }
+
+  private key(path: string): string {
+    return nodePath.resolve(this.ctx.cwd, path);
+  }
+
+  private label(path: string): string {
+    return displayPath(this.ctx, this.key(path));
+  }
 }

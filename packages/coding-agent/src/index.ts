@@ -15,7 +15,9 @@ export {
   invalidateFsScanAfterRename,
   invalidateFsScanAfterWrite,
 } from './fs-cache-invalidation.ts';
-export { TOOL_ERROR_CODES, atomicWrite, resolveWritePath } from './tool.ts';
+export { TOOL_ERROR_CODES } from './tool.ts';
+export { atomicWrite, looksBinary } from './files.ts';
+export type { AtomicWriteOutcome } from './files.ts';
 export type { JsonSchema, Tool, ToolContext, ToolDetails, ToolErrorCode, ToolResult } from './tool.ts';
 export { BINARY_SNIFF_BYTES, DEFAULT_READ_LIMIT, MAX_LINE_CHARS, readTool, suggestPaths } from './read.ts';
 export type { ReadArgs } from './read.ts';

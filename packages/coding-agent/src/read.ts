@@ -1,9 +1,11 @@
 /**
  * `read`: a file as numbered hashlines (`  12:a3f0| text`), a window of it
- * for big files, and clear answers for binaries, directories and missing
- * paths.
+ * for big files, and clear answers for binaries, directories, FIFOs,
+ * sockets, devices and missing paths.
  *
- * Reading is not confined to `cwd` (only writes are).
+ * Reading is not confined to `cwd` (only writes are). Only regular files are
+ * opened, and at most {@link MAX_READ_BYTES} of one is read: the window of a
+ * bigger file is shown from that head, and the text says so.
  *
  * A missing path suggests up to 5 existing files: a cached glob over `cwd`
  * (hidden files included, .gitignore honoured) for names containing the
@@ -12,16 +14,22 @@
  */
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
-import { FileType, glob } from '@natives/natives';
+import { type FileContents, FileType, glob, readFile } from '@natives/natives';
+import { BINARY_SNIFF_BYTES, looksBinary } from './files.ts';
 import { formatHashline, splitLines } from './hashline.ts';
 import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
+
+export { BINARY_SNIFF_BYTES };
 
 /** Lines shown when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
 /** Characters of one line shown; the hash is still of the whole line. */
 export const MAX_LINE_CHARS = 2000;
-/** Bytes searched for a NUL to call a file binary. */
-export const BINARY_SNIFF_BYTES = 8192;
+/**
+ * Bytes of a file `read` looks at: any window of ordinary text lies well
+ * inside it, and a multi-gigabyte log costs no more than this to show.
+ */
+export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 export interface ReadArgs {
   path: string;
@@ -55,33 +63,25 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   const limit = optionalIntArg(args, 'limit', 1) ?? DEFAULT_READ_LIMIT;
   const abs = nodePath.resolve(ctx.cwd, path);
   const shown = displayPath(ctx, abs);
-  let stat;
+  let file: FileContents;
   try {
-    stat = await fs.stat(abs);
+    file = await readFile(path, { cwd: ctx.cwd, maxBytes: MAX_READ_BYTES, head: true, signal: ctx.signal });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = (error as { code?: string }).code;
+    if (code === 'EISDIR') return directoryListing(ctx, abs);
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw await missingPath(ctx, abs);
   }
-  if (stat.isDirectory()) {
-    const entries = (await fs.readdir(abs, { withFileTypes: true })).map((e) => e.name + (e.isDirectory() ? '/' : '')).sort();
-    const listing = entries.slice(0, 20).join('\n');
-    const more = entries.length > 20 ? `\n... and ${entries.length - 20} more` : '';
-    return toolError(
-      'EISDIR',
-      `${shown} is a directory, not a file (use find or grep to search it). It holds ${entries.length} entries:\n${listing}${more}`,
-      { path: abs, entries: entries.slice(0, 20), totalEntries: entries.length },
-    );
-  }
-  const bytes = await fs.readFile(abs);
-  if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
-    return toolError('BINARY', `${shown} is a binary file (${bytes.length} bytes); it is not shown.`, { path: abs, bytes: bytes.length });
+  const bytes = file.complete ? file.data : cutAtLastLine(file.data);
+  if (looksBinary(bytes)) {
+    return toolError('BINARY', `${shown} is a binary file (${file.size} bytes); it is not shown.`, { path: abs, bytes: file.size });
   }
   const lines = splitLines(bytes.toString('utf8'));
   const total = lines.text.length;
+  const cut = file.complete ? '' : ` (of the first ${MAX_READ_BYTES} bytes of this ${file.size}-byte file; use grep to reach further)`;
   if (total === 0) return { text: `${shown} is empty.`, details: { path: abs, totalLines: 0, startLine: 0, endLine: 0, truncated: false } };
   if (offset > total) {
-    return toolError('INVALID_ARGS', `offset ${offset} is past the end of ${shown} (${total} lines).`, { path: abs, totalLines: total });
+    return toolError('INVALID_ARGS', `offset ${offset} is past the end of ${shown} (${total} lines${cut}).`, { path: abs, totalLines: total });
   }
   const end = Math.min(total, offset + limit - 1);
   const width = String(end).length;
@@ -95,9 +95,30 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
         : formatted,
     );
   }
-  const truncated = offset > 1 || end < total;
-  if (truncated) out.push(`[lines ${offset}-${end} of ${total}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
-  return { text: out.join('\n'), details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated } };
+  const truncated = offset > 1 || end < total || !file.complete;
+  if (truncated) out.push(`[lines ${offset}-${end} of ${total}${cut}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
+  return {
+    text: out.join('\n'),
+    details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated, complete: file.complete },
+  };
+}
+
+/** The head of a file without its last, possibly cut, line. */
+function cutAtLastLine(head: Buffer): Buffer {
+  const lastNewline = head.lastIndexOf(0x0a);
+  return lastNewline === -1 ? head : head.subarray(0, lastNewline + 1);
+}
+
+/** The refusal for a directory: what it holds, so the model can pick a file. */
+async function directoryListing(ctx: ToolContext, abs: string): Promise<ToolResult> {
+  const entries = (await fs.readdir(abs, { withFileTypes: true })).map((e) => e.name + (e.isDirectory() ? '/' : '')).sort();
+  const listing = entries.slice(0, 20).join('\n');
+  const more = entries.length > 20 ? `\n... and ${entries.length - 20} more` : '';
+  return toolError(
+    'EISDIR',
+    `${displayPath(ctx, abs)} is a directory, not a file (use find or grep to search it). It holds ${entries.length} entries:\n${listing}${more}`,
+    { path: abs, entries: entries.slice(0, 20), totalEntries: entries.length },
+  );
 }
 
 /** The refusal for a missing `abs`: up to 5 close existing files, else `fallback` advice. */

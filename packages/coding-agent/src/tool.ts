@@ -1,7 +1,7 @@
 /**
  * What every agent tool shares: the `Tool` shape, the context a call runs in,
- * the result it returns, the error codes it reports, the one check that a
- * path stays inside the working directory, and the one atomic file write.
+ * the result it returns, the error codes it reports and how a failure
+ * becomes one. File I/O is in `files.ts`.
  *
  * Tools are framework-neutral: `parameters` is a plain JSON Schema and
  * `execute` resolves with text the model can act on plus structured
@@ -9,8 +9,6 @@
  * ambiguous edit, a path outside the working directory) resolve with
  * `isError: true` and a stable `details.code`; `execute` does not reject.
  */
-import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 
 /** Where and under what limits a tool call runs. */
@@ -34,13 +32,17 @@ export const TOOL_ERROR_CODES = {
   INVALID_ARGS: 'The arguments do not fit the schema or contradict each other.',
   ENOENT: 'The path does not exist (read and edit suggest close matches).',
   EISDIR: 'The path is a directory where a file was expected.',
-  ENOTDIR: 'find: the path is a file (or goes through one) where a directory was expected.',
+  ENOTDIR: 'The path is a file (or goes through one) where a directory was expected.',
   EACCES: 'The operating system refused access to the path.',
+  NOT_REGULAR: 'The path is a FIFO, socket or device, not a regular file; it is not opened (reading one could block forever).',
+  TOO_LARGE: 'The file is larger than the tool reads (the message gives both sizes); use grep or read a window.',
+  READ_ONLY: 'The file is read-only (no write permission in its mode, or not writable by this process); it is not changed.',
+  HARD_LINKED: 'The file has several hard links; replacing it would leave the other names with the old contents, so it is not changed.',
   BINARY: 'The file looks binary (a NUL byte in its first 8 KiB) and is not shown.',
-  OUTSIDE_CWD: 'The path resolves outside the working directory (through `..` or a symlink).',
+  OUTSIDE_CWD: 'The path resolves outside the working directory (through `..` or a symlink, judged on its real location).',
   NO_MATCH: 'replace: the old text does not occur in the file.',
   AMBIGUOUS: 'replace: the old text occurs more than once; the message lists the lines.',
-  STALE: 'hashline: an anchor no longer matches the file (it changed since it was read); the message names the line.',
+  STALE: 'The file changed since it was read: a hashline anchor no longer matches (the message names the line), or another writer replaced the file between the edit reading and writing it.',
   PATCH_FAILED: 'patch: the diff could not be parsed or does not apply; no file was changed.',
   INVALID_PATTERN: 'grep: the pattern is not a valid regular expression (the message suggests `literal: true`); find: the glob pattern is malformed.',
   ABORTED: 'The call was aborted through its signal.',
@@ -96,11 +98,39 @@ export class ToolRefusal extends Error {
   }
 }
 
+/** The tool code for each error code natives (or the system) rejects with; anything else is `IO`. */
+const TOOL_CODE_OF: Readonly<Record<string, ToolErrorCode>> = {
+  ENOENT: 'ENOENT',
+  EISDIR: 'EISDIR',
+  ENOTDIR: 'ENOTDIR',
+  EACCES: 'EACCES',
+  EXDEV: 'OUTSIDE_CWD',
+  EFTYPE: 'NOT_REGULAR',
+  EFBIG: 'TOO_LARGE',
+  EPERM: 'READ_ONLY',
+  EMLINK: 'HARD_LINKED',
+  ESTALE: 'STALE',
+  ABORT_ERR: 'ABORTED',
+  ETIMEDOUT: 'TIMEOUT',
+};
+
+/** The tool code for an error thrown by natives or the system. */
+export function toolCodeOf(error: unknown): ToolErrorCode {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return (typeof code === 'string' && TOOL_CODE_OF[code]) || 'IO';
+}
+
+/** The message a model sees for a natives or system error. */
+export function toolMessageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return toolCodeOf(error) === 'OUTSIDE_CWD' ? `Refused: ${message} (outside the working directory).` : message;
+}
+
 /**
  * Run a tool body: an aborted signal refuses before any work, a
- * {@link ToolRefusal} becomes its error result, and a system or natives
- * error becomes `ENOENT`/`EISDIR`/`ENOTDIR`/`EACCES`/`ABORTED`/`TIMEOUT`/`IO`
- * (by its `code`) instead of a rejection.
+ * {@link ToolRefusal} becomes its error result, and a natives or system
+ * error becomes the tool code of its `code` ({@link toolCodeOf}) instead of
+ * a rejection.
  */
 export async function guard(ctx: ToolContext, body: () => Promise<ToolResult>): Promise<ToolResult> {
   if (ctx.signal?.aborted) return toolError('ABORTED', 'The call was aborted before it started.');
@@ -108,18 +138,7 @@ export async function guard(ctx: ToolContext, body: () => Promise<ToolResult>): 
     return await body();
   } catch (error) {
     if (error instanceof ToolRefusal) return toolError(error.code, error.message, error.details);
-    const sys = (error as NodeJS.ErrnoException | undefined)?.code;
-    const code: ToolErrorCode =
-      sys === 'ENOENT' || sys === 'EISDIR' || sys === 'ENOTDIR' || sys === 'EACCES'
-        ? sys
-        : sys === 'EPERM'
-          ? 'EACCES'
-          : sys === 'ABORT_ERR'
-            ? 'ABORTED'
-            : sys === 'ETIMEDOUT'
-              ? 'TIMEOUT'
-              : 'IO';
-    return toolError(code, error instanceof Error ? error.message : String(error));
+    return toolError(toolCodeOf(error), toolMessageOf(error));
   }
 }
 
@@ -160,113 +179,4 @@ export function optionalBoolArg(args: Record<string, unknown>, name: string): bo
 export function displayPath(ctx: ToolContext, abs: string): string {
   const rel = nodePath.relative(nodePath.resolve(ctx.cwd), abs);
   return rel === '' ? '.' : rel.startsWith('..') || nodePath.isAbsolute(rel) ? abs : rel;
-}
-
-/**
- * Resolve `path` against `ctx.cwd` for writing, refusing (`OUTSIDE_CWD`) a
- * path that leaves the working directory, lexically (`..`, an absolute path
- * elsewhere) or through a symlink: the real path of the nearest existing
- * ancestor (the path itself when it exists) must lie inside the real `cwd`.
- * `ctx.allowOutsideCwd` skips both checks. Returns the absolute path.
- */
-export async function resolveWritePath(ctx: ToolContext, path: string): Promise<string> {
-  const cwd = nodePath.resolve(ctx.cwd);
-  const abs = nodePath.resolve(cwd, path);
-  if (ctx.allowOutsideCwd) return abs;
-  const refuse = (how: string) =>
-    new ToolRefusal('OUTSIDE_CWD', `Refusing to write ${path}: it ${how} outside the working directory ${cwd}.`, { path: abs });
-  if (!isInside(cwd, abs)) throw refuse('resolves to ' + abs + ',');
-  const realCwd = await fs.realpath(cwd);
-  let existing = abs;
-  for (;;) {
-    try {
-      const real = await fs.realpath(existing);
-      if (!isInside(realCwd, real)) throw refuse(`goes through a symlink (${displayPath(ctx, existing)} -> ${real})`);
-      return abs;
-    } catch (error) {
-      if (error instanceof ToolRefusal) throw error;
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-      // A dangling symlink counts as existing: where it points is what a write would follow.
-      const link = await fs.readlink(existing).catch(() => undefined);
-      if (link !== undefined) {
-        const target = nodePath.resolve(nodePath.dirname(existing), link);
-        if (!isInside(realCwd, target) && !isInside(cwd, target)) throw refuse(`goes through a symlink (${displayPath(ctx, existing)} -> ${target})`);
-      }
-      const parent = nodePath.dirname(existing);
-      if (parent === existing) return abs;
-      existing = parent;
-    }
-  }
-}
-
-/** `child` is `root` or lies under it (both absolute and normalised). */
-function isInside(root: string, child: string): boolean {
-  const rel = nodePath.relative(root, child);
-  return rel === '' || (!rel.startsWith('..' + nodePath.sep) && rel !== '..' && !nodePath.isAbsolute(rel));
-}
-
-/** What {@link atomicWrite} did. */
-export interface AtomicWriteOutcome {
-  /** The file did not exist before. */
-  created: boolean;
-  /** The path actually written (the target of a symlink at `path`). */
-  writtenPath: string;
-}
-
-/**
- * Replace `path`'s contents atomically: write a temp file in the same
- * directory, fsync it, rename it over `path`, fsync the directory. Missing
- * parents are created. An existing file keeps its mode (a new one gets
- * `mode`, default 0o666 less the umask); a symlink at `path` is followed, so
- * the link survives and its target is replaced.
- */
-export async function atomicWrite(path: string, data: string | Uint8Array, mode?: number): Promise<AtomicWriteOutcome> {
-  let target = path;
-  let existingMode: number | undefined;
-  try {
-    target = await fs.realpath(path);
-    const stat = await fs.stat(target);
-    if (stat.isDirectory()) throw Object.assign(new Error(`EISDIR: ${path} is a directory`), { code: 'EISDIR' });
-    existingMode = stat.mode & 0o7777;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT') throw error;
-    // A dangling symlink: write where it points.
-    const link = await fs.readlink(path).catch(() => undefined);
-    if (link !== undefined) target = nodePath.resolve(nodePath.dirname(path), link);
-  }
-  const dir = nodePath.dirname(target);
-  await fs.mkdir(dir, { recursive: true });
-  const temp = nodePath.join(dir, `.${nodePath.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const handle = await fs.open(temp, 'wx', existingMode ?? mode ?? 0o666);
-  try {
-    try {
-      await handle.writeFile(data);
-      if (existingMode !== undefined) await handle.chmod(existingMode);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fs.rename(temp, target);
-  } catch (error) {
-    await fs.rm(temp, { force: true });
-    throw error;
-  }
-  await syncDir(dir);
-  return { created: existingMode === undefined, writtenPath: target };
-}
-
-/** fsync a directory so a rename or unlink in it is durable (best effort). */
-export async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await fs.open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename itself has happened.
-  }
 }

@@ -1,9 +1,11 @@
 /**
  * `write`: create or overwrite a file (missing parents are created),
- * atomically, then invalidate the scan cache for it.
+ * atomically and confined to `cwd` on the file's real location; the old
+ * file's metadata is kept, a read-only or hard-linked file is refused, and
+ * the scan cache is invalidated (see `files.ts`).
  */
-import { invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
-import { type Tool, type ToolContext, type ToolResult, ToolRefusal, atomicWrite, displayPath, guard, resolveWritePath, stringArg } from './tool.ts';
+import { changeFiles, shownAbsolute } from './files.ts';
+import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, stringArg } from './tool.ts';
 
 export interface WriteArgs {
   path: string;
@@ -31,13 +33,12 @@ async function write(args: Record<string, unknown>, ctx: ToolContext): Promise<T
   const path = stringArg(args, 'path');
   const content = args.content;
   if (typeof content !== 'string') throw new ToolRefusal('INVALID_ARGS', '`content` must be a string.');
-  const abs = await resolveWritePath(ctx, path);
-  const outcome = await atomicWrite(abs, content);
-  invalidateFsScanAfterWrite(abs);
-  if (outcome.writtenPath !== abs) invalidateFsScanAfterWrite(outcome.writtenPath);
+  const abs = shownAbsolute(ctx, path);
+  const applied = await changeFiles(ctx, [{ op: 'write', path, data: content }]);
+  const { created } = applied.outcomes[0]!;
   const bytes = Buffer.byteLength(content);
   return {
-    text: `${outcome.created ? 'Created' : 'Overwrote'} ${displayPath(ctx, abs)} (${bytes} bytes).`,
-    details: { path: abs, created: outcome.created, bytes },
+    text: `${created ? 'Created' : 'Overwrote'} ${displayPath(ctx, abs)} (${bytes} bytes).`,
+    details: { path: abs, created, bytes },
   };
 }

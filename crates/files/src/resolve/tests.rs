@@ -138,6 +138,7 @@ fn writes_through_links_are_decided_on_the_real_location() {
             path: path.into(),
             data: b"written".to_vec(),
             expect: Expect::Any,
+            mode: None,
         };
         let result = apply(&scope, &[change]);
         match lands {
@@ -176,7 +177,7 @@ fn a_directory_swapped_for_a_link_after_the_check_still_gets_the_write_inside() 
     // Between the check and the write, d is moved away and replaced by a link out.
     fs::rename(t.cwd.join("d"), t.cwd.join("moved")).unwrap();
     symlink(&t.outside, t.cwd.join("d")).unwrap();
-    crate::write::write_at(&mut location, Path::new("d/e/f.txt"), b"late", Expect::Any).unwrap();
+    crate::write::write_at(&mut location, Path::new("d/e/f.txt"), &late()).unwrap();
     assert_eq!(fs::read(t.cwd.join("moved/e/f.txt")).unwrap(), b"late");
     assert_eq!(
         snapshot(&t.outside),
@@ -194,8 +195,7 @@ fn a_directory_removed_after_the_check_fails_the_write() {
     let mut location = scope.locate(Path::new("d/e/f.txt"), Last::Follow).unwrap();
     fs::remove_dir(t.cwd.join("d/e")).unwrap();
     symlink(&t.outside, t.cwd.join("d/e")).unwrap();
-    let err = crate::write::write_at(&mut location, Path::new("d/e/f.txt"), b"late", Expect::Any)
-        .unwrap_err();
+    let err = crate::write::write_at(&mut location, Path::new("d/e/f.txt"), &late()).unwrap_err();
     assert_eq!(err.code(), "ENOENT", "{err}");
     assert_eq!(snapshot(&t.outside).len(), 1);
 }
@@ -209,4 +209,12 @@ fn unconfined_scopes_follow_links_anywhere() {
     assert_eq!(location.real_path(), t.outside.join("f"));
     let entry = scope.locate(Path::new("f"), Last::Entry).unwrap();
     assert_eq!(entry.real_path(), t.cwd.join("f"));
+}
+
+fn late() -> crate::write::NewContents<'static> {
+    crate::write::NewContents {
+        data: b"late",
+        expect: Expect::Any,
+        mode: None,
+    }
 }

@@ -22,6 +22,7 @@ fn write(
             path: path.into(),
             data: data.to_vec(),
             expect,
+            mode: None,
         }],
     )
 }
@@ -150,4 +151,25 @@ fn a_failed_write_leaves_no_directory_it_created() {
         "{err}"
     );
     assert!(!root.join("a").exists(), "created parents were left behind");
+}
+
+#[test]
+fn a_mode_given_is_set_on_new_and_existing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope::confined(dir.path()).unwrap();
+    fs::write(dir.path().join("old"), "old").unwrap();
+    for (path, mode) in [("new.sh", 0o755), ("old", 0o600)] {
+        let change = Change::Write {
+            path: path.into(),
+            data: b"#!/bin/sh\n".to_vec(),
+            expect: Expect::Any,
+            mode: Some(mode),
+        };
+        apply(&scope, &[change]).unwrap();
+        assert_eq!(
+            fs::metadata(dir.path().join(path)).unwrap().mode() & 0o7777,
+            mode,
+            "{path}"
+        );
+    }
 }

@@ -27,7 +27,7 @@ use crate::{
     cache::{ScanCache, ScanKey},
     cancel::CancelToken,
     entries::{Entries, Entry, FileType, bytes_to_path, path_to_bytes},
-    error::{Error, Result},
+    error::{Error, ErrorKind, Result},
     glob::CANCEL_POLL_INTERVAL,
     node_modules,
     paths::resolve_search_path,
@@ -130,7 +130,7 @@ pub(super) fn candidates(
 
 /// `Some` when `path` names something other than a directory: a regular
 /// file (links followed) becomes the only candidate, anything else is
-/// `EINVAL`.
+/// `NotARegularFile` (`EFTYPE`).
 fn single_file(path: &Path) -> Result<Option<Candidates>> {
     if path.as_os_str().is_empty() {
         return Err(Error::invalid("search path is empty"));
@@ -140,10 +140,13 @@ fn single_file(path: &Path) -> Result<Option<Candidates>> {
         return Ok(None);
     }
     if !metadata.is_file() {
-        return Err(Error::invalid(format!(
-            "{}: not a regular file or directory (FIFOs, sockets and devices are not searched)",
-            path.display()
-        )));
+        return Err(Error::new(
+            ErrorKind::NotARegularFile,
+            format!(
+                "{}: not a regular file or directory (FIFOs, sockets and devices are not searched)",
+                path.display()
+            ),
+        ));
     }
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(Error::invalid(format!("{}: no file name", path.display())));

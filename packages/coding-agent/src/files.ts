@@ -1,0 +1,68 @@
+/**
+ * The file I/O the tools share, all of it through natives' `readFile` and
+ * `applyFileChanges`:
+ *
+ * - a path is judged on its real location (symlinks and `..` resolved on
+ *   the filesystem) and a write lands in the very directory that was
+ *   checked, so no chain of links leads a write outside `cwd`;
+ * - only regular files are read (a FIFO, socket or device is refused before
+ *   it can block a worker thread), never past a size limit;
+ * - a change is all-or-nothing, atomic per file, keeps the file's owner,
+ *   group, mode and extended attributes, refuses read-only and hard-linked
+ *   files, and refuses a file that changed since the tool read it;
+ * - every change invalidates the scan cache for the paths it touched, so no
+ *   search answers from before it.
+ *
+ * `ctx.allowOutsideCwd` lifts the confinement; nothing else does.
+ */
+import * as nodePath from 'node:path';
+import { type AppliedFileChanges, type FileChange, type FileContents, applyFileChanges, readFile } from '@natives/natives';
+import type { ToolContext } from './tool.ts';
+
+/** Bytes searched for a NUL to call a file binary. */
+export const BINARY_SNIFF_BYTES = 8192;
+
+/** Whether `bytes` look binary: a NUL in the first {@link BINARY_SNIFF_BYTES}. */
+export function looksBinary(bytes: Uint8Array): boolean {
+  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
+}
+
+/** Read a file a tool is about to change: confined to `cwd`, whole (natives' default size limit applies). */
+export function readForChange(ctx: ToolContext, path: string): Promise<FileContents> {
+  return readFile(path, { cwd: ctx.cwd, confine: !ctx.allowOutsideCwd, signal: ctx.signal });
+}
+
+/** Make `changes` all together or not at all, confined to `cwd`. */
+export function changeFiles(ctx: ToolContext, changes: readonly FileChange[]): Promise<AppliedFileChanges> {
+  return applyFileChanges(changes, { cwd: ctx.cwd, confine: !ctx.allowOutsideCwd, signal: ctx.signal });
+}
+
+/** What {@link atomicWrite} did. */
+export interface AtomicWriteOutcome {
+  /** The file did not exist before. */
+  created: boolean;
+  /** The path actually written (the target of a symlink at `path`). */
+  writtenPath: string;
+}
+
+/**
+ * Replace `path`'s contents atomically (relative paths resolve against
+ * `process.cwd()`; not confined): a temporary file beside the target,
+ * synced, renamed over it. Missing parents are created; a symlink at `path`
+ * is followed (the link survives, its target is replaced); the old file's
+ * owner, group, mode and extended attributes are kept (`mode`, when given,
+ * sets the permission bits instead). Cached scans that saw the path are
+ * invalidated. Rejects like natives' `applyFileChanges` (`EPERM` for a
+ * read-only file, `EMLINK` for a hard-linked one, `EFTYPE`, `EISDIR`).
+ */
+export async function atomicWrite(path: string, data: string | Uint8Array, mode?: number): Promise<AtomicWriteOutcome> {
+  const cwd = process.cwd();
+  const applied = await applyFileChanges([{ op: 'write', path, data, mode }], { cwd, confine: false });
+  const outcome = applied.outcomes[0]!;
+  return { created: outcome.created, writtenPath: outcome.path };
+}
+
+/** The absolute form of a path a model gave, for naming it back (not for deciding where it lands). */
+export function shownAbsolute(ctx: ToolContext, path: string): string {
+  return nodePath.resolve(ctx.cwd, path);
+}
