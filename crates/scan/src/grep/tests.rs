@@ -403,7 +403,7 @@ fn fifo_is_never_opened() {
         },
     )
     .unwrap_err();
-    assert_eq!(err.code(), "EINVAL");
+    assert_eq!(err.code(), "EFTYPE");
     assert!(err.message().contains("pipe"), "{}", err.message());
 }
 
