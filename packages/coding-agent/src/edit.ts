@@ -2,10 +2,18 @@
  * `edit`: change existing files in one of three modes, each writing
  * atomically and invalidating the scan cache for every path it touched.
  *
+ * Every mode changes only the bytes it was asked to change: files are
+ * decoded losslessly (text.ts), so bytes that are not valid UTF-8 are
+ * written back exactly as they were. Text from the model (`oldText`,
+ * `newText`, hashline `text`, `patch`) holding a lone UTF-16 surrogate is
+ * refused (`INVALID_ARGS`, naming the argument): only the file may carry
+ * such escapes.
+ *
  * - `replace`: exact `oldText` → `newText` in one file; refused when the old
  *   text is missing (`NO_MATCH`) or occurs more than once without
- *   `replaceAll` (`AMBIGUOUS`, listing the lines). In a CRLF file, `\n` in
- *   both texts also matches `\r\n`.
+ *   `replaceAll` (`AMBIGUOUS`, listing the lines). Text written with `\n`
+ *   also matches CRLF lines, and the line breaks of `newText` take the
+ *   ending of the line each match starts on (replace.ts).
  * - `patch`: a unified diff over any number of files, which may create,
  *   delete and rename them. Every file is checked in memory first; nothing
  *   is written unless all of it applies (`PATCH_FAILED`). If a write fails
@@ -20,6 +28,8 @@ import { invalidateFsScanAfterDelete, invalidateFsScanAfterRename, invalidateFsS
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
 import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.ts';
 import { missingPath } from './read.ts';
+import { ReplaceError, replaceText } from './replace.ts';
+import { decodeText, encodeText, findLoneSurrogate } from './text.ts';
 import {
   type Tool,
   type ToolContext,
@@ -114,66 +124,58 @@ async function readTarget(ctx: ToolContext, abs: string): Promise<string> {
   if (bytes.subarray(0, 8192).includes(0)) {
     throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });
   }
-  return bytes.toString('utf8');
-}
-
-/** 1-based line number of character `index`. */
-function lineOf(content: string, index: number): number {
-  let line = 1;
-  for (let i = content.indexOf('\n'); i !== -1 && i < index; i = content.indexOf('\n', i + 1)) line++;
-  return line;
-}
-
-function occurrences(content: string, needle: string): number[] {
-  const found: number[] = [];
-  for (let i = content.indexOf(needle); i !== -1; i = content.indexOf(needle, i + needle.length)) found.push(i);
-  return found;
+  return decodeText(bytes);
 }
 
 async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const path = stringArg(args, 'path');
-  let oldText = stringArg(args, 'oldText');
-  let newText = args.newText;
+  const oldText = stringArg(args, 'oldText');
+  const newText = args.newText;
   if (typeof newText !== 'string') throw new ToolRefusal('INVALID_ARGS', '`newText` must be a string (empty to delete the old text).');
   if (oldText === newText) throw new ToolRefusal('INVALID_ARGS', '`oldText` and `newText` are identical; nothing to change.');
+  refuseLoneSurrogate(oldText, '`oldText`');
+  refuseLoneSurrogate(newText, '`newText`');
   const replaceAll = args.replaceAll === true;
   const abs = await resolveWritePath(ctx, path);
   const content = await readTarget(ctx, abs);
   const shown = displayPath(ctx, abs);
-  let found = occurrences(content, oldText);
-  if (found.length === 0 && content.includes('\r\n') && !oldText.includes('\r')) {
-    oldText = oldText.replaceAll('\n', '\r\n');
-    newText = newText.replaceAll('\n', '\r\n');
-    found = occurrences(content, oldText);
+  let result;
+  try {
+    result = replaceText(content, oldText, newText, replaceAll, shown);
+  } catch (error) {
+    if (!(error instanceof ReplaceError)) throw error;
+    const lines = error.code === 'AMBIGUOUS' ? { lines: error.lines } : { nearLines: error.lines };
+    throw new ToolRefusal(error.code, error.message, { path: abs, ...lines });
   }
-  if (found.length === 0) {
-    const firstLine = oldText.split('\n').find((l) => l.trim() !== '')?.trim();
-    const near = firstLine ? content.split('\n').flatMap((l, n) => (l.trim() === firstLine ? [n + 1] : [])) : [];
-    const hint =
-      near.length > 0
-        ? ` Its first non-blank line appears (ignoring indentation) at line${near.length > 1 ? 's' : ''} ${near.slice(0, 10).join(', ')}: check whitespace and the following lines.`
-        : ' Read the file again and copy the text exactly.';
-    throw new ToolRefusal('NO_MATCH', `The old text was not found in ${shown}.${hint}`, { path: abs, nearLines: near });
-  }
-  const lines = found.map((i) => lineOf(content, i));
-  if (found.length > 1 && !replaceAll) {
-    throw new ToolRefusal(
-      'AMBIGUOUS',
-      `The old text occurs ${found.length} times in ${shown} (at lines ${lines.join(', ')}). Include more surrounding lines to make it unique, or set replaceAll.`,
-      { path: abs, lines },
-    );
-  }
-  const updated = content.split(oldText).join(newText as string);
-  await atomicWrite(abs, updated);
+  const { lines } = result;
+  await atomicWrite(abs, encodeText(result.content));
   invalidateFsScanAfterWrite(abs);
   return {
-    text: `Replaced ${found.length} occurrence${found.length > 1 ? 's' : ''} in ${shown} (at line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}).`,
-    details: { mode: 'replace', path: abs, replacements: found.length, lines },
+    text: `Replaced ${lines.length} occurrence${lines.length > 1 ? 's' : ''} in ${shown} (at line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}).`,
+    details: { mode: 'replace', path: abs, replacements: lines.length, lines },
   };
+}
+
+/**
+ * Refuse model-supplied text holding a lone surrogate: in file text those
+ * stand for bytes that are not UTF-8 (see text.ts), and only the file may
+ * put them there.
+ */
+function refuseLoneSurrogate(text: string, what: string): void {
+  const at = findLoneSurrogate(text);
+  if (at !== -1) {
+    const line = text.slice(0, at).split('\n').length;
+    throw new ToolRefusal('INVALID_ARGS', `${what} holds a lone UTF-16 surrogate (line ${line}); text must be valid Unicode.`);
+  }
 }
 
 async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const path = stringArg(args, 'path');
+  if (Array.isArray(args.edits)) {
+    args.edits.forEach((op: Partial<HashlineOperation> | null, index) => {
+      if (typeof op?.text === 'string') refuseLoneSurrogate(op.text, `\`edits[${index}].text\``);
+    });
+  }
   const abs = await resolveWritePath(ctx, path);
   const content = await readTarget(ctx, abs);
   let result;
@@ -184,7 +186,7 @@ async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promis
     throw error;
   }
   if (result.content === content) return { text: `${displayPath(ctx, abs)} is unchanged.`, details: { mode: 'hashline', path: abs, changed: false } };
-  await atomicWrite(abs, result.content);
+  await atomicWrite(abs, encodeText(result.content));
   invalidateFsScanAfterWrite(abs);
   const count = (args.edits as unknown[]).length;
   return {
@@ -208,6 +210,7 @@ interface Original {
 
 async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const diff = stringArg(args, 'patch');
+  refuseLoneSurrogate(diff, '`patch`');
   let files: FilePatch[];
   try {
     files = parsePatch(diff);
@@ -233,7 +236,8 @@ async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<T
         originals.set(abs, { content: undefined, mode: undefined });
       }
     }
-    return originals.get(abs)!.content?.toString('utf8');
+    const bytes = originals.get(abs)!.content;
+    return bytes === undefined ? undefined : decodeText(bytes);
   };
   const changes: Change[] = [];
   const modes = new Map<string, number | undefined>();
@@ -268,7 +272,7 @@ async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<T
         await fs.unlink(abs);
         await syncDir(nodePath.dirname(abs));
       } else {
-        await atomicWrite(abs, content, modes.get(abs));
+        await atomicWrite(abs, encodeText(content), modes.get(abs));
       }
       done.push(abs);
     }

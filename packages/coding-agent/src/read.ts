@@ -3,7 +3,9 @@
  * for big files, and clear answers for binaries, directories and missing
  * paths.
  *
- * Reading is not confined to `cwd` (only writes are).
+ * Reading is not confined to `cwd` (only writes are). Bytes that are not
+ * valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them back
+ * unchanged.
  *
  * A missing path suggests up to 5 existing files: a cached glob over `cwd`
  * (hidden files included, .gitignore honoured) for names containing the
@@ -14,6 +16,7 @@ import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { FileType, glob } from '@natives/natives';
 import { formatHashline, splitLines } from './hashline.ts';
+import { decodeText, displayText } from './text.ts';
 import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
 
 /** Lines shown when `limit` is not given. */
@@ -77,7 +80,7 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
     return toolError('BINARY', `${shown} is a binary file (${bytes.length} bytes); it is not shown.`, { path: abs, bytes: bytes.length });
   }
-  const lines = splitLines(bytes.toString('utf8'));
+  const lines = splitLines(decodeText(bytes));
   const total = lines.text.length;
   if (total === 0) return { text: `${shown} is empty.`, details: { path: abs, totalLines: 0, startLine: 0, endLine: 0, truncated: false } };
   if (offset > total) {
@@ -89,11 +92,9 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   for (let n = offset; n <= end; n++) {
     const line = lines.text[n - 1]!;
     const formatted = formatHashline(n, line, width);
-    out.push(
-      line.length > MAX_LINE_CHARS
-        ? formatted.slice(0, formatted.length - line.length + MAX_LINE_CHARS) + ` [... line cut at ${MAX_LINE_CHARS} of ${line.length} chars]`
-        : formatted,
-    );
+    const cut = line.length > MAX_LINE_CHARS;
+    const kept = cut ? formatted.slice(0, formatted.length - line.length + MAX_LINE_CHARS) : formatted;
+    out.push(displayText(kept) + (cut ? ` [... line cut at ${MAX_LINE_CHARS} of ${line.length} chars]` : ''));
   }
   const truncated = offset > 1 || end < total;
   if (truncated) out.push(`[lines ${offset}-${end} of ${total}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
