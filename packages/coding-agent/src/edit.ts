@@ -19,8 +19,9 @@
  *   is written unless all of it applies (`PATCH_FAILED`). If a write fails
  *   midway, the files already written are restored.
  * - `hashline`: operations addressed by `line:hash` anchors from `read`;
- *   every anchor is verified before anything changes, and a changed line
- *   refuses the edit (`STALE`), naming it.
+ *   every anchor is verified before anything changes, and a change at or
+ *   above an anchored line (its hash covers the lines above it, see
+ *   hashline.ts) refuses the edit (`STALE`), naming the line.
  */
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
@@ -65,7 +66,7 @@ export const editTool: Tool<EditArgs> = {
     'Change existing files. mode "replace": replace the exact `oldText` with `newText` in `path` (it must occur exactly once unless `replaceAll`). ' +
     'mode "patch": apply the unified diff in `patch` (`--- a/x`/`+++ b/x` headers, `@@` hunks; `/dev/null` creates or deletes, ' +
     'git `rename from`/`rename to` renames); all files change or none does. ' +
-    'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line changed since.',
+    'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line, or a line above it, changed since.',
   parameters: {
     type: 'object',
     properties: {
@@ -190,7 +191,7 @@ async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promis
   invalidateFsScanAfterWrite(abs);
   const count = (args.edits as unknown[]).length;
   return {
-    text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. Line numbers after the edited lines may have shifted: read the file again before further hashline edits.`,
+    text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. The anchors of the edited lines and of every line below them have changed: read the file again before further hashline edits.`,
     details: { mode: 'hashline', path: abs, changed: true, edits: count },
   };
 }

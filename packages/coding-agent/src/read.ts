@@ -1,5 +1,6 @@
 /**
- * `read`: a file as numbered hashlines (`  12:a3f0| text`), a window of it
+ * `read`: a file as numbered hashlines (`  12:a3f0| text`, the hash of a
+ * line covering it and the lines above it, see hashline.ts), a window of it
  * for big files, and clear answers for binaries, directories and missing
  * paths.
  *
@@ -15,7 +16,7 @@
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { FileType, glob } from '@natives/natives';
-import { formatHashline, splitLines } from './hashline.ts';
+import { formatHashline, lineHashes, splitLines } from './hashline.ts';
 import { decodeText, displayText } from './text.ts';
 import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
 
@@ -38,6 +39,7 @@ export const readTool: Tool<ReadArgs> = {
   name: 'read',
   description:
     'Read a text file. Each line is shown as `LINE:HASH| content`; the `LINE:HASH` anchors address lines for `edit` in hashline mode. ' +
+    'A line\'s HASH covers its content and every line above it, so any change at or above a line makes its anchor stale. ' +
     `Use offset/limit for big files (default: the first ${DEFAULT_READ_LIMIT} lines).`,
   parameters: {
     type: 'object',
@@ -88,10 +90,11 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   }
   const end = Math.min(total, offset + limit - 1);
   const width = String(end).length;
+  const hashes = lineHashes(lines.text, end);
   const out: string[] = [];
   for (let n = offset; n <= end; n++) {
     const line = lines.text[n - 1]!;
-    const formatted = formatHashline(n, line, width);
+    const formatted = formatHashline(n, hashes[n - 1]!, line, width);
     const cut = line.length > MAX_LINE_CHARS;
     const kept = cut ? formatted.slice(0, formatted.length - line.length + MAX_LINE_CHARS) : formatted;
     out.push(displayText(kept) + (cut ? ` [... line cut at ${MAX_LINE_CHARS} of ${line.length} chars]` : ''));
