@@ -15,9 +15,12 @@
  *   also matches CRLF lines, and the line breaks of `newText` take the
  *   ending of the line each match starts on (replace.ts).
  * - `patch`: a unified diff over any number of files, which may create,
- *   delete and rename them. Every file is checked in memory first; nothing
- *   is written unless all of it applies (`PATCH_FAILED`). If a write fails
- *   midway, the files already written are restored.
+ *   delete and rename them (patch.ts says what it parses and refuses).
+ *   Every file is checked in memory first; nothing is written unless all
+ *   of it applies (`PATCH_FAILED`). If a write fails midway, the files
+ *   already written are restored. A file the patch creates or renames gets
+ *   the executable bit of git's `new file mode`/`new mode`; changing that
+ *   bit on a file edited in place is refused (`PATCH_FAILED`).
  * - `hashline`: operations addressed by `line:hash` anchors from `read`;
  *   every anchor is verified before anything changes, and a change at or
  *   above an anchored line (its hash covers the lines above it, see
@@ -65,7 +68,7 @@ export const editTool: Tool<EditArgs> = {
   description:
     'Change existing files. mode "replace": replace the exact `oldText` with `newText` in `path` (it must occur exactly once unless `replaceAll`). ' +
     'mode "patch": apply the unified diff in `patch` (`--- a/x`/`+++ b/x` headers, `@@` hunks; `/dev/null` creates or deletes, ' +
-    'git `rename from`/`rename to` renames); all files change or none does. ' +
+    'git `rename from`/`rename to` renames; binary diffs, symlinks, submodules and copies are refused); all files change or none does. ' +
     'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line, or a line above it, changed since.',
   parameters: {
     type: 'object',
@@ -196,6 +199,25 @@ async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promis
   };
 }
 
+/**
+ * The permission bits of a file the patch writes anew (a creation, a
+ * rename's target): `mode` (the renamed file's, if any) unless git's
+ * `newMode` gives another executable bit, then 0o777 or 0o666 (narrowed by
+ * the umask, as git checks files out).
+ */
+function permissionsFor(newMode: number | undefined, mode: number | undefined): number | undefined {
+  if (newMode === undefined) return mode;
+  const executable = (newMode & 0o100) !== 0;
+  if (mode !== undefined && ((mode & 0o100) !== 0) === executable) return mode;
+  return executable ? 0o777 : 0o666;
+}
+
+/** Writing in place keeps a file's mode, so a patch that changes its executable bit is refused rather than half applied. */
+function refuseModeChange(file: FilePatch, mode: number | undefined, label: string): void {
+  if (file.newMode === undefined || mode === undefined || permissionsFor(file.newMode, mode) === mode) return;
+  throw new PatchError(`${label}: changing the mode of an existing file (to ${file.newMode.toString(8)}) is not supported`);
+}
+
 /** What one file in a patch does. */
 interface Change {
   kind: 'create' | 'modify' | 'delete' | 'rename';
@@ -252,11 +274,13 @@ async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<T
         const result = applyFilePatch(await current(oldAbs), file, label);
         planned.set(oldAbs, undefined);
         planned.set(newAbs, result);
-        modes.set(newAbs, modes.get(oldAbs) ?? originals.get(oldAbs)?.mode);
+        modes.set(newAbs, permissionsFor(file.newMode, modes.get(oldAbs) ?? originals.get(oldAbs)?.mode));
         changes.push({ kind: 'rename', oldPath: oldAbs, newPath: newAbs });
       } else {
         const abs = (newAbs ?? oldAbs)!;
         planned.set(abs, applyFilePatch(await current(abs), file, label));
+        if (oldAbs === undefined) modes.set(abs, permissionsFor(file.newMode, undefined));
+        else refuseModeChange(file, modes.get(abs) ?? originals.get(abs)?.mode, label);
         changes.push({ kind: oldAbs === undefined ? 'create' : newAbs === undefined ? 'delete' : 'modify', oldPath: oldAbs, newPath: newAbs });
       }
     }
