@@ -12,12 +12,14 @@ import {
   TOOL_ERROR_CODES,
   agentTools,
   editTool,
-  lineHash,
+  lineHashes,
   readTool,
   runTool,
   writeTool,
   type ToolContext,
 } from '../packages/coding-agent/src/index.ts';
+import { splitLines } from '../packages/coding-agent/src/hashline.ts';
+import { decodeText } from '../packages/coding-agent/src/text.ts';
 import { expectError, expectOk } from './support/agent.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 
@@ -65,12 +67,38 @@ describe('agentTools', () => {
   });
 });
 
-describe('lineHash', () => {
-  test('is the high 16 bits of 32-bit FNV-1a, in hex', () => {
-    // FNV-1a 32: "" = 811c9dc5, "a" = e40c292c, "foobar" = bf9cf968.
-    expect(lineHash('')).toBe('811c');
-    expect(lineHash('a')).toBe('e40c');
-    expect(lineHash('foobar')).toBe('bf9c');
+describe('lineHashes', () => {
+  /** 32-bit FNV-1a of `bytes`, high 16 bits in hex: computed here independently of the module. */
+  const fnv16 = (bytes: Uint8Array) => {
+    let hash = 0x811c9dc5;
+    for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+    return (hash >>> 16).toString(16).padStart(4, '0');
+  };
+  /** Line N's hash straight from the file's bytes: FNV over lines 1..N without terminators, joined by LF. */
+  const expected = (file: Buffer) => {
+    const lines = file.toString('latin1').split('\n').map((line) => line.replace(/\r$/, ''));
+    if (lines.at(-1) === '') lines.pop();
+    return lines.map((_, n) => fnv16(Buffer.from(lines.slice(0, n + 1).join('\n'), 'latin1')));
+  };
+  const files: [string, Buffer][] = [
+    ['empty', Buffer.from('')],
+    ['LF with repeated and blank lines', Buffer.from('a {\n}\n\n}\n\nend\n')],
+    ['CRLF, no final newline', Buffer.from('one\r\ntwo\r\n\r\nthree')],
+    ['UTF-8', Buffer.from('caf\u00e9\n\u{1f600} \u20ac\n')],
+    ['Latin-1 (not UTF-8)', Buffer.from('caf\u00e9\nna\u00efve\n', 'latin1')],
+  ];
+  test.each(files)('line N hashes lines 1..N as the file holds them: %s', (_name, file) => {
+    expect(lineHashes(splitLines(decodeText(file)).text)).toEqual(expected(file));
+  });
+
+  test('the first line is FNV-1a of it alone; a later line depends on the lines above it', () => {
+    // FNV-1a 32: "a" = e40c292c, "foobar" = bf9cf968.
+    expect(lineHashes(['a'])).toEqual(['e40c']);
+    expect(lineHashes(['foobar'])).toEqual(['bf9c']);
+    const [, second] = lineHashes(['a', 'foobar']);
+    expect(second).toBe(fnv16(Buffer.from('a\nfoobar')));
+    expect(lineHashes(['b', '}'])[1]).not.toBe(lineHashes(['a', '}'])[1]);
+    expect(lineHashes(['a', '}', 'x'], 2)).toEqual(lineHashes(['a', '}', 'y']).slice(0, 2));
   });
 });
 
@@ -78,7 +106,9 @@ describe('read', () => {
   test('numbers every line and tags it with its hash', async () => {
     writeTree(dir, { 'f.txt': 'a\nfoobar\r\n\nlast' });
     const result = await readTool.execute({ path: 'f.txt' }, ctx);
-    expect(expectOk(result)).toBe(['1:e40c| a', '2:bf9c| foobar', '3:811c| ', '4:' + lineHash('last') + '| last'].join('\n'));
+    const [h1, h2, h3, h4] = lineHashes(['a', 'foobar', '', 'last']);
+    expect(h1).toBe('e40c');
+    expect(expectOk(result)).toBe([`1:${h1}| a`, `2:${h2}| foobar`, `3:${h3}| `, `4:${h4}| last`].join('\n'));
     expect(result.details).toMatchObject({ totalLines: 4, startLine: 1, endLine: 4, truncated: false });
   });
 
@@ -86,8 +116,9 @@ describe('read', () => {
     writeTree(dir, { 'big.txt': Array.from({ length: 120 }, (_, i) => `line ${i + 1}`).join('\n') + '\n' });
     const result = await readTool.execute({ path: 'big.txt', offset: 99, limit: 3 }, ctx);
     const lines = expectOk(result).split('\n');
-    expect(lines[0]).toBe(` 99:${lineHash('line 99')}| line 99`);
-    expect(lines[2]).toBe(`101:${lineHash('line 101')}| line 101`);
+    const hashes = lineHashes(Array.from({ length: 120 }, (_, i) => `line ${i + 1}`));
+    expect(lines[0]).toBe(` 99:${hashes[98]}| line 99`);
+    expect(lines[2]).toBe(`101:${hashes[100]}| line 101`);
     expect(lines[3]).toBe('[lines 99-101 of 120; continue with offset=102]');
     expect(result.details).toMatchObject({ totalLines: 120, startLine: 99, endLine: 101, truncated: true });
     expectError(await readTool.execute({ path: 'big.txt', offset: 500 }, ctx), 'INVALID_ARGS');
@@ -242,10 +273,31 @@ describe('edit: hashline', () => {
       ctx,
     );
     const message = expectError(result, 'STALE');
-    expect(message).toContain('Line 4 changed since it was read');
+    expect(message).toContain('Line 4 or a line above it changed since the file was read');
     expect(message).toContain('"FOUR"');
     expect(result.details.line).toBe(4);
     expect(text('f.txt')).toBe('one\ntwo\nthree\nFOUR\nfive');
+  });
+
+  test('an anchor of a repeated line is STALE once a line above it was inserted', async () => {
+    const original = 'a {\nb {\nc\n}\n}\n\nd\n';
+    writeTree(dir, { 'nested.txt': original });
+    const shown = await anchors('nested.txt');
+    // Line 5 is the second `}`; after the insertion the new line 5 is the first `}`, the same text.
+    fs.writeFileSync(at('nested.txt'), 'inserted\n' + original);
+    const result = await editTool.execute({ mode: 'hashline', path: 'nested.txt', edits: [{ op: 'replace', anchor: shown[4]!, text: '} // a' }] }, ctx);
+    expect(expectError(result, 'STALE')).toContain('Line 5');
+    expect(text('nested.txt')).toBe('inserted\n' + original);
+  });
+
+  test('a change below an anchored line leaves its anchor valid; a change above it does not', async () => {
+    writeTree(dir, { 'g.txt': 'one\n}\nthree\n}\nfive\n' });
+    const [, l2, , l4] = await anchors('g.txt');
+    fs.writeFileSync(at('g.txt'), 'one\n}\nTHREE\n}\nfive\n');
+    expectOk(await editTool.execute({ mode: 'hashline', path: 'g.txt', edits: [{ op: 'replace', anchor: l2!, text: '} // two' }] }, ctx));
+    expect(text('g.txt')).toBe('one\n} // two\nTHREE\n}\nfive\n');
+    fs.writeFileSync(at('g.txt'), 'one\n}\nTHREE\n}\nfive\n');
+    expectError(await editTool.execute({ mode: 'hashline', path: 'g.txt', edits: [{ op: 'replace', anchor: l4!, text: '} // four' }] }, ctx), 'STALE');
   });
 
   test('an anchor past the end is STALE; overlapping ranges and bad anchors are INVALID_ARGS', async () => {

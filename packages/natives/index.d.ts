@@ -274,10 +274,10 @@ export interface NativeFileChange {
   /** The path must not exist yet (`EEXIST` otherwise). */
   create?: boolean
   /**
-   * A write's permission bits (default: an existing file keeps its mode,
-   * a new one gets 0o666 less the umask).
+   * Make a written file executable (execute wherever read is allowed) or
+   * not (default: an existing file keeps its mode; a new one is not).
    */
-  mode?: number
+  executable?: boolean
 }
 
 /** What the native `readFile` resolves with. */

@@ -3,7 +3,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { editTool, findTool, grepTool, lineHash, readTool, writeTool } from '../../packages/coding-agent/src/index.ts';
+import { editTool, findTool, grepTool, lineHashes, readTool, writeTool } from '../../packages/coding-agent/src/index.ts';
 
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'natives-node-agent-')));
 try {
@@ -12,12 +12,13 @@ try {
   assert.equal(written.isError, undefined, written.text);
 
   const read = await readTool.execute({ path: 'src/greet.ts' }, ctx);
-  assert.equal(read.text, `1:${lineHash('export const greeting = "hello";')}| export const greeting = "hello";\n2:${lineHash('export const n = 1;')}| export const n = 1;`);
+  const [h1, h2] = lineHashes(['export const greeting = "hello";', 'export const n = 1;']);
+  assert.equal(read.text, `1:${h1}| export const greeting = "hello";\n2:${h2}| export const n = 1;`);
 
   const replaced = await editTool.execute({ path: 'src/greet.ts', oldText: '"hello"', newText: '"hi"' }, ctx);
   assert.equal(replaced.isError, undefined, replaced.text);
 
-  const anchor = `2:${lineHash('export const n = 1;')}`;
+  const anchor = `2:${lineHashes(['export const greeting = "hi";', 'export const n = 1;'])[1]}`;
   const hashed = await editTool.execute({ mode: 'hashline', path: 'src/greet.ts', edits: [{ op: 'replace', anchor, text: 'export const n = 2;' }] }, ctx);
   assert.equal(hashed.isError, undefined, hashed.text);
   assert.equal(readFileSync(join(cwd, 'src/greet.ts'), 'utf8'), 'export const greeting = "hi";\nexport const n = 2;\n');

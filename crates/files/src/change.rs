@@ -36,13 +36,14 @@ mod tests;
 #[derive(Clone, Debug)]
 pub enum Change {
     /// Create or replace the file at `path` (links followed) with `data`;
-    /// `mode` sets its permission bits (`None`: an existing file keeps its
-    /// mode, a new one gets 0o666 less the umask).
+    /// `executable` gives it execute permission wherever it has read
+    /// permission, or takes it away (`None`: an existing file keeps its mode,
+    /// a new one gets 0o666 less the umask).
     Write {
         path: PathBuf,
         data: Vec<u8>,
         expect: Expect,
-        mode: Option<u32>,
+        executable: Option<bool>,
     },
     /// Delete the entry at `path` (a link is deleted, not its target).
     Delete { path: PathBuf, expect: Expect },
@@ -156,12 +157,12 @@ impl Journal {
                 path,
                 data,
                 expect,
-                mode,
+                executable,
             } => {
                 let contents = NewContents {
                     data,
                     expect: *expect,
-                    mode: *mode,
+                    executable: *executable,
                 };
                 self.write(scope, path, &contents, keep_undo)
             }
@@ -326,7 +327,7 @@ impl Undo {
                 let contents = NewContents {
                     data: &original,
                     expect: Expect::Unchanged(written),
-                    mode: None,
+                    executable: None,
                 };
                 write_at(&mut location, &path, &contents).map(drop)
             }

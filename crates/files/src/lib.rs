@@ -31,11 +31,11 @@
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let scope = Scope::confined(dir.path()).unwrap();
-//! let change = Change::Write { path: "notes/a.txt".into(), data: b"hello\n".to_vec(), expect: Expect::Absent, mode: None };
+//! let change = Change::Write { path: "notes/a.txt".into(), data: b"hello\n".to_vec(), expect: Expect::Absent, executable: None };
 //! apply(&scope, &[change]).unwrap();
 //! let read = read_file(&scope, Path::new("notes/a.txt"), Limit::default()).unwrap();
 //! assert_eq!(read.bytes, b"hello\n");
-//! let escape = Change::Write { path: "../outside.txt".into(), data: vec![], expect: Expect::Any, mode: None };
+//! let escape = Change::Write { path: "../outside.txt".into(), data: vec![], expect: Expect::Any, executable: None };
 //! assert_eq!(apply(&scope, &[escape]).unwrap_err().code(), "EXDEV");
 //! ```
 

@@ -74,9 +74,9 @@ pub struct Written {
 pub(crate) struct NewContents<'a> {
     pub(crate) data: &'a [u8],
     pub(crate) expect: Expect,
-    /// Permission bits to set; `None` keeps an existing file's mode (a new
-    /// file gets 0o666 less the umask).
-    pub(crate) mode: Option<u32>,
+    /// Make the file executable or not (`None`: an existing file keeps its
+    /// mode; a new one is not executable).
+    pub(crate) executable: Option<bool>,
 }
 
 /// Write `contents` to `location`, creating missing parent directories.
@@ -87,14 +87,18 @@ pub(crate) fn write_at(
     given: &Path,
     contents: &NewContents<'_>,
 ) -> Result<Written> {
-    let NewContents { data, expect, mode } = *contents;
+    let NewContents {
+        data,
+        expect,
+        executable,
+    } = *contents;
     let old = location.stat()?;
     check_expectation(old.as_ref(), expect, given)?;
     if let Some(old) = &old {
         check_replaceable(location, old, given)?;
     }
     let created_dirs = location.create_missing_dirs()?;
-    let result = write_file(location, given, data, old.as_ref(), mode);
+    let result = write_file(location, given, data, old.as_ref(), executable);
     if result.is_err() {
         remove_dirs(&created_dirs);
     }
@@ -112,21 +116,25 @@ fn write_file(
     given: &Path,
     data: &[u8],
     old: Option<&FileStat>,
-    mode: Option<u32>,
+    executable: Option<bool>,
 ) -> Result<Stamp> {
     let dir = location
         .dir()
         .ok_or_else(|| crate::read::not_found(given))?;
-    let mut temp = TempFile::create(dir, location.name(), given)?;
+    let mut temp = TempFile::create(
+        dir,
+        location.name(),
+        given,
+        old.is_none() && executable == Some(true),
+    )?;
     temp.file
         .write_all(data)
         .map_err(|err| Error::io(given, err))?;
     if let Some(old) = old {
         copy_metadata(location, old, &temp.file, given)?;
     }
-    if let Some(mode) = mode {
-        fchmod(&temp.file, Mode::from_bits_truncate(mode & 0o7777))
-            .map_err(|errno| errno_error(given, errno))?;
+    if let Some(executable) = executable {
+        set_executable(&temp.file, executable, given)?;
     }
     temp.file.sync_all().map_err(|err| Error::io(given, err))?;
     let stamp = Stamp::of(&fstat(temp.file.as_fd()).map_err(|errno| errno_error(given, errno))?);
@@ -247,6 +255,21 @@ fn copy_metadata(location: &Location, old: &FileStat, new: &File, given: &Path) 
     Ok(())
 }
 
+/// Give `file` execute permission wherever it has read permission (as
+/// `chmod +x` does under a umask), or take execute permission away.
+fn set_executable(file: &File, executable: bool, given: &Path) -> Result<()> {
+    let mode = fstat(file.as_fd())
+        .map_err(|errno| errno_error(given, errno))?
+        .st_mode
+        & 0o7777;
+    let new = if executable {
+        mode | ((mode & 0o444) >> 2)
+    } else {
+        mode & !0o111
+    };
+    fchmod(file, Mode::from_bits_truncate(new)).map_err(|errno| errno_error(given, errno))
+}
+
 /// The old file opened for reading its attributes; `None` when it cannot be
 /// (an unreadable file keeps no attributes across the replace).
 fn open_for_attributes(location: &Location) -> Option<File> {
@@ -282,14 +305,20 @@ pub(crate) struct TempFile<'a> {
 }
 
 impl<'a> TempFile<'a> {
-    /// Create a fresh temporary file in `dir`, named after `target`.
-    fn create(dir: &'a OwnedFd, target: &OsStr, given: &Path) -> Result<TempFile<'a>> {
+    /// Create a fresh temporary file in `dir`, named after `target`, with
+    /// mode 0o666 (0o777 when `executable`) less the umask.
+    fn create(
+        dir: &'a OwnedFd,
+        target: &OsStr,
+        given: &Path,
+        executable: bool,
+    ) -> Result<TempFile<'a>> {
         let name = hidden_name(target, "tmp");
         let fd = openat(
             dir,
             name.as_os_str(),
             OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-            Mode::from_bits_truncate(0o666),
+            Mode::from_bits_truncate(if executable { 0o777 } else { 0o666 }),
         )
         .map_err(|errno| errno_error(given, errno))?;
         Ok(TempFile {

@@ -93,9 +93,9 @@ pub struct NativeFileChange {
     pub stamp: Option<String>,
     /// The path must not exist yet (`EEXIST` otherwise).
     pub create: Option<bool>,
-    /// A write's permission bits (default: an existing file keeps its mode,
-    /// a new one gets 0o666 less the umask).
-    pub mode: Option<u32>,
+    /// Make a written file executable (execute wherever read is allowed) or
+    /// not (default: an existing file keeps its mode; a new one is not).
+    pub executable: Option<bool>,
 }
 
 /// What one change did.
@@ -144,7 +144,7 @@ fn to_change(change: NativeFileChange) -> Result<Change, Error> {
                 Error::invalid(format!("write of {}: data is missing", change.path))
             })?,
             expect,
-            mode: change.mode,
+            executable: change.executable,
         }),
         "delete" => Ok(Change::Delete { path, expect }),
         "rename" => Ok(Change::Rename {

@@ -1,23 +1,33 @@
 /**
- * `edit`: change existing files in one of three modes, each writing
- * atomically and invalidating the scan cache for every path it touched.
+ * `edit`: change existing files in one of three modes. Every mode reads the
+ * file, computes the new text in memory, and writes it back only if the file
+ * is still the version it read (`STALE` otherwise), through `files.ts`:
+ * confined to `cwd` on the real location, atomic, metadata kept, the scan
+ * cache invalidated for every path touched.
+ *
+ * Every mode changes only the bytes it was asked to change: files are
+ * decoded losslessly (text.ts), so bytes that are not valid UTF-8 are
+ * written back exactly as they were. Text from the model (`oldText`,
+ * `newText`, hashline `text`, `patch`) holding a lone UTF-16 surrogate is
+ * refused (`INVALID_ARGS`, naming the argument): only the file may carry
+ * such escapes.
  *
  * - `replace`: exact `oldText` → `newText` in one file; refused when the old
  *   text is missing (`NO_MATCH`) or occurs more than once without
- *   `replaceAll` (`AMBIGUOUS`, listing the lines). In a CRLF file, `\n` in
- *   both texts also matches `\r\n`.
+ *   `replaceAll` (`AMBIGUOUS`, listing the lines). Text written with `\n`
+ *   also matches CRLF lines, and the line breaks of `newText` take the
+ *   ending of the line each match starts on (replace.ts).
  * - `patch`: a unified diff over any number of files, which may create,
- *   delete and rename them. Every file is checked in memory first; nothing
- *   is written unless all of it applies (`PATCH_FAILED`), and the changes
- *   are then made all together or not at all (a failure midway undoes the
- *   ones already made). A renamed symlink stays a symlink.
- *
- * Every mode reads the file, computes the new text, and writes it back only
- * if the file is still the version it read (`STALE` otherwise), through
- * `files.ts`: confined to `cwd`, atomic, metadata kept, cache invalidated.
+ *   delete and rename them (patch.ts says what it parses and refuses).
+ *   Every file is checked in memory first; nothing is written unless all of
+ *   it applies (`PATCH_FAILED`), and the changes are then made all together
+ *   or not at all (a failure midway undoes the ones already made). A
+ *   renamed symlink stays a symlink. git's `new file mode`/`new mode` set or
+ *   clear the executable bit.
  * - `hashline`: operations addressed by `line:hash` anchors from `read`;
- *   every anchor is verified before anything changes, and a changed line
- *   refuses the edit (`STALE`), naming it.
+ *   every anchor is verified before anything changes, and a change at or
+ *   above an anchored line (its hash covers the lines above it, see
+ *   hashline.ts) refuses the edit (`STALE`), naming the line.
  */
 import * as nodePath from 'node:path';
 import type { FileChange } from '@natives/natives';
@@ -25,7 +35,20 @@ import { changeFiles, looksBinary, readForChange } from './files.ts';
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
 import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.ts';
 import { missingPath } from './read.ts';
-import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, stringArg, toolCodeOf, toolMessageOf } from './tool.ts';
+import { ReplaceError, replaceText } from './replace.ts';
+import { decodeText, encodeText } from './text.ts';
+import {
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  ToolRefusal,
+  displayPath,
+  guard,
+  refuseLoneSurrogate,
+  stringArg,
+  toolCodeOf,
+  toolMessageOf,
+} from './tool.ts';
 
 export type EditMode = 'replace' | 'patch' | 'hashline';
 
@@ -48,8 +71,8 @@ export const editTool: Tool<EditArgs> = {
   description:
     'Change existing files. mode "replace": replace the exact `oldText` with `newText` in `path` (it must occur exactly once unless `replaceAll`). ' +
     'mode "patch": apply the unified diff in `patch` (`--- a/x`/`+++ b/x` headers, `@@` hunks; `/dev/null` creates or deletes, ' +
-    'git `rename from`/`rename to` renames); all files change or none does. ' +
-    'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line changed since.',
+    'git `rename from`/`rename to` renames; binary diffs, symlinks, submodules and copies are refused); all files change or none does. ' +
+    'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line, or a line above it, changed since.',
   parameters: {
     type: 'object',
     properties: {
@@ -116,12 +139,12 @@ async function readTarget(ctx: ToolContext, path: string): Promise<Target> {
   if (looksBinary(file.data)) {
     throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });
   }
-  return { abs, text: file.data.toString('utf8'), stamp: file.stamp };
+  return { abs, text: decodeText(file.data), stamp: file.stamp };
 }
 
 /** Write the edited text back, unless the file changed since {@link readTarget} (`STALE`). */
 async function writeTarget(ctx: ToolContext, path: string, target: Target, text: string): Promise<void> {
-  await changeFiles(ctx, [{ op: 'write', path, data: text, stamp: target.stamp }]);
+  await changeFiles(ctx, [{ op: 'write', path, data: encodeText(text), stamp: target.stamp }]);
 }
 
 /** 1-based line number of character `index`. */
@@ -139,47 +162,40 @@ function occurrences(content: string, needle: string): number[] {
 
 async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const path = stringArg(args, 'path');
-  let oldText = stringArg(args, 'oldText');
-  let newText = args.newText;
+  const oldText = stringArg(args, 'oldText');
+  const newText = args.newText;
   if (typeof newText !== 'string') throw new ToolRefusal('INVALID_ARGS', '`newText` must be a string (empty to delete the old text).');
   if (oldText === newText) throw new ToolRefusal('INVALID_ARGS', '`oldText` and `newText` are identical; nothing to change.');
+  refuseLoneSurrogate(oldText, '`oldText`');
+  refuseLoneSurrogate(newText, '`newText`');
   const replaceAll = args.replaceAll === true;
   const target = await readTarget(ctx, path);
   const { abs, text: content } = target;
   const shown = displayPath(ctx, abs);
-  let found = occurrences(content, oldText);
-  if (found.length === 0 && content.includes('\r\n') && !oldText.includes('\r')) {
-    oldText = oldText.replaceAll('\n', '\r\n');
-    newText = newText.replaceAll('\n', '\r\n');
-    found = occurrences(content, oldText);
+  let result;
+  try {
+    result = replaceText(content, oldText, newText, replaceAll, shown);
+  } catch (error) {
+    if (!(error instanceof ReplaceError)) throw error;
+    const lines = error.code === 'AMBIGUOUS' ? { lines: error.lines } : { nearLines: error.lines };
+    throw new ToolRefusal(error.code, error.message, { path: abs, ...lines });
   }
-  if (found.length === 0) {
-    const firstLine = oldText.split('\n').find((l) => l.trim() !== '')?.trim();
-    const near = firstLine ? content.split('\n').flatMap((l, n) => (l.trim() === firstLine ? [n + 1] : [])) : [];
-    const hint =
-      near.length > 0
-        ? ` Its first non-blank line appears (ignoring indentation) at line${near.length > 1 ? 's' : ''} ${near.slice(0, 10).join(', ')}: check whitespace and the following lines.`
-        : ' Read the file again and copy the text exactly.';
-    throw new ToolRefusal('NO_MATCH', `The old text was not found in ${shown}.${hint}`, { path: abs, nearLines: near });
-  }
-  const lines = found.map((i) => lineOf(content, i));
-  if (found.length > 1 && !replaceAll) {
-    throw new ToolRefusal(
-      'AMBIGUOUS',
-      `The old text occurs ${found.length} times in ${shown} (at lines ${lines.join(', ')}). Include more surrounding lines to make it unique, or set replaceAll.`,
-      { path: abs, lines },
-    );
-  }
-  const updated = content.split(oldText).join(newText as string);
-  await writeTarget(ctx, path, target, updated);
+  const { lines } = result;
+  await writeTarget(ctx, path, target, result.content);
   return {
-    text: `Replaced ${found.length} occurrence${found.length > 1 ? 's' : ''} in ${shown} (at line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}).`,
-    details: { mode: 'replace', path: abs, replacements: found.length, lines },
+    text: `Replaced ${lines.length} occurrence${lines.length > 1 ? 's' : ''} in ${shown} (at line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}).`,
+    details: { mode: 'replace', path: abs, replacements: lines.length, lines },
   };
 }
 
+
 async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const path = stringArg(args, 'path');
+  if (Array.isArray(args.edits)) {
+    args.edits.forEach((op: Partial<HashlineOperation> | null, index) => {
+      if (typeof op?.text === 'string') refuseLoneSurrogate(op.text, `\`edits[${index}].text\``);
+    });
+  }
   const target = await readTarget(ctx, path);
   const { abs, text: content } = target;
   let result;
@@ -193,7 +209,7 @@ async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promis
   await writeTarget(ctx, path, target, result.content);
   const count = (args.edits as unknown[]).length;
   return {
-    text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. Line numbers after the edited lines may have shifted: read the file again before further hashline edits.`,
+    text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. The anchors of the edited lines and of every line below them have changed: read the file again before further hashline edits.`,
     details: { mode: 'hashline', path: abs, changed: true, edits: count },
   };
 }
@@ -207,9 +223,17 @@ interface Change {
 
 async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const diff = stringArg(args, 'patch');
+  refuseLoneSurrogate(diff, '`patch`');
   const plan = new PatchPlan(ctx);
+  let files: FilePatch[];
   try {
-    for (const file of parsePatch(diff)) await plan.add(file);
+    files = parsePatch(diff);
+  } catch (error) {
+    if (error instanceof PatchError) throw new ToolRefusal('PATCH_FAILED', `The patch could not be parsed: ${error.message}. No file was changed.`);
+    throw error;
+  }
+  try {
+    for (const file of files) await plan.add(file);
   } catch (error) {
     if (error instanceof PatchError) throw new ToolRefusal('PATCH_FAILED', `The patch does not apply: ${error.message}. No file was changed.`);
     throw error;
@@ -254,14 +278,15 @@ class PatchPlan {
     const result = applyFilePatch(await this.current(path), file, this.label(path));
     const stamp = this.takeStamp(path);
     this.planned.set(this.key(path), result);
+    const executable = executableBit(file);
     if (oldPath === undefined) {
-      this.fileChanges.push({ op: 'write', path, data: result!, create: true });
+      this.fileChanges.push({ op: 'write', path, data: encodeText(result!), create: true, executable });
       this.changes.push({ kind: 'create', newPath: this.key(path) });
     } else if (newPath === undefined) {
       this.fileChanges.push({ op: 'delete', path, stamp });
       this.changes.push({ kind: 'delete', oldPath: this.key(path) });
     } else {
-      this.fileChanges.push({ op: 'write', path, data: result!, stamp });
+      this.fileChanges.push({ op: 'write', path, data: encodeText(result!), stamp, executable });
       this.changes.push({ kind: 'modify', oldPath: this.key(path), newPath: this.key(path) });
     }
   }
@@ -273,7 +298,8 @@ class PatchPlan {
     const before = await this.current(oldPath);
     const after = applyFilePatch(before, file, this.label(oldPath));
     this.fileChanges.push({ op: 'rename', path: oldPath, to: newPath, stamp: this.takeStamp(oldPath) });
-    if (after !== before) this.fileChanges.push({ op: 'write', path: newPath, data: after! });
+    const executable = executableBit(file);
+    if (after !== before || executable !== undefined) this.fileChanges.push({ op: 'write', path: newPath, data: encodeText(after!), executable });
     this.planned.set(this.key(oldPath), undefined);
     this.planned.set(this.key(newPath), after);
     this.changes.push({ kind: 'rename', oldPath: this.key(oldPath), newPath: this.key(newPath) });
@@ -293,7 +319,7 @@ class PatchPlan {
       throw error;
     }
     if (looksBinary(file.data)) throw new PatchError(`${this.label(path)} is a binary file`);
-    this.planned.set(key, file.data.toString('utf8'));
+    this.planned.set(key, decodeText(file.data));
     this.stamps.set(key, file.stamp);
     return this.planned.get(key);
   }
@@ -313,4 +339,9 @@ class PatchPlan {
   private label(path: string): string {
     return displayPath(this.ctx, this.key(path));
   }
+}
+
+/** What git's `new file mode`/`new mode` says of the executable bit; `undefined` when the patch says nothing. */
+function executableBit(file: FilePatch): boolean | undefined {
+  return file.newMode === undefined ? undefined : (file.newMode & 0o100) !== 0;
 }

@@ -50,14 +50,13 @@ export interface AtomicWriteOutcome {
  * `process.cwd()`; not confined): a temporary file beside the target,
  * synced, renamed over it. Missing parents are created; a symlink at `path`
  * is followed (the link survives, its target is replaced); the old file's
- * owner, group, mode and extended attributes are kept (`mode`, when given,
- * sets the permission bits instead). Cached scans that saw the path are
+ * owner, group, mode and extended attributes are kept. Cached scans that saw the path are
  * invalidated. Rejects like natives' `applyFileChanges` (`EPERM` for a
  * read-only file, `EMLINK` for a hard-linked one, `EFTYPE`, `EISDIR`).
  */
-export async function atomicWrite(path: string, data: string | Uint8Array, mode?: number): Promise<AtomicWriteOutcome> {
+export async function atomicWrite(path: string, data: string | Uint8Array): Promise<AtomicWriteOutcome> {
   const cwd = process.cwd();
-  const applied = await applyFileChanges([{ op: 'write', path, data, mode }], { cwd, confine: false });
+  const applied = await applyFileChanges([{ op: 'write', path, data }], { cwd, confine: false });
   const outcome = applied.outcomes[0]!;
   return { created: outcome.created, writtenPath: outcome.path };
 }

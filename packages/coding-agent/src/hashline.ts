@@ -1,21 +1,47 @@
 /**
- * Hashlines: every line `read` shows carries a short hash of its content, and
- * `edit` in hashline mode addresses lines by `line:hash` anchors. An anchor
- * whose hash no longer matches the line means the file changed since it was
- * read, and the edit is refused before anything is written.
+ * Hashlines: every line `read` shows carries a short hash, and `edit` in
+ * hashline mode addresses lines by `line:hash` anchors. An anchor whose hash
+ * no longer matches means the file changed since it was read, and the edit
+ * is refused before anything is written.
  *
- * The hash is the first 4 hex digits (the high 16 bits) of the 32-bit FNV-1a
- * hash of the line's UTF-8 bytes, without its line terminator (`\n` or
- * `\r\n`).
+ * The hash of line N proves its position as well as its content: it is the
+ * 32-bit FNV-1a hash continued across lines 1..N joined by `\n` (line
+ * terminators excluded, so `\n` and `\r\n` files hash alike), shown as its
+ * high 16 bits in 4 hex digits. A hash of the line alone would let the
+ * anchor of a repeated line (`}`, a blank line) pass after lines above it
+ * were inserted or removed, and the edit would land on the wrong line. Any
+ * change at or above line N now invalidates N's anchor; changes below it
+ * do not. Lines are hashed as the file's exact bytes (text.ts), bytes that
+ * are not UTF-8 included.
  */
+import { encodeText } from './text.ts';
 
-/** The 4-hex-digit hash of one line (no terminator). */
-export function lineHash(line: string): string {
-  let hash = 0x811c9dc5;
-  for (const byte of new TextEncoder().encode(line)) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+const NEWLINE = 0x0a;
+
+/**
+ * The 4-hex-digit hashes of the first `count` lines (default: all; lines
+ * hold no `\n`), each covering its line and every line above it (see the
+ * module comment).
+ */
+export function lineHashes(lines: readonly string[], count = lines.length): string[] {
+  const hashed = lines.slice(0, count);
+  if (hashed.length === 0) return [];
+  // One pass over the lines joined by `\n`: each `\n` byte ends a line (escaped bytes are never 0x0a).
+  const bytes = encodeText(hashed.join('\n'));
+  const hashes: string[] = [];
+  let hash = FNV_OFFSET;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === NEWLINE) hashes.push(shown(hash));
+    hash = Math.imul(hash ^ bytes[i]!, FNV_PRIME) >>> 0;
   }
+  hashes.push(shown(hash));
+  return hashes;
+}
+
+/** The high 16 bits of a 32-bit hash, as 4 hex digits. */
+function shown(hash: number): string {
   return (hash >>> 16).toString(16).padStart(4, '0');
 }
 
@@ -64,9 +90,9 @@ export function joinLines(text: readonly string[], eol: readonly string[], newli
   return out;
 }
 
-/** `  12:a3f0| text`, the number padded to `width`. */
-export function formatHashline(lineNumber: number, line: string, width: number): string {
-  return `${String(lineNumber).padStart(width)}:${lineHash(line)}| ${line}`;
+/** `  12:a3f0| text`, the number padded to `width`; `hash` is the line's from {@link lineHashes}. */
+export function formatHashline(lineNumber: number, hash: string, line: string, width: number): string {
+  return `${String(lineNumber).padStart(width)}:${hash}| ${line}`;
 }
 
 /** One hashline edit operation. */
@@ -109,8 +135,8 @@ function parseAnchor(raw: unknown, what: string): Anchor {
   return { line: Number(match[1]), hash: match[2]!.toLowerCase() };
 }
 
-/** Check `anchor` against the current lines; a mismatch is `STALE`, naming the line. */
-function verify(anchor: Anchor, lines: Lines): void {
+/** Check `anchor` against the current lines and their hashes; a mismatch is `STALE`, naming the line. */
+function verify(anchor: Anchor, lines: Lines, hashes: readonly string[]): void {
   const current = lines.text[anchor.line - 1];
   if (anchor.line < 1 || current === undefined) {
     throw new HashlineError(
@@ -119,11 +145,11 @@ function verify(anchor: Anchor, lines: Lines): void {
       anchor.line,
     );
   }
-  const now = lineHash(current);
+  const now = hashes[anchor.line - 1]!;
   if (now !== anchor.hash) {
     throw new HashlineError(
       'STALE',
-      `Line ${anchor.line} changed since it was read (anchor ${anchor.line}:${anchor.hash}, now ${anchor.line}:${now}: ${JSON.stringify(current)}). Read the file again and retry.`,
+      `Line ${anchor.line} or a line above it changed since the file was read (anchor ${anchor.line}:${anchor.hash}, now ${anchor.line}:${now}: ${JSON.stringify(current)}). Read the file again and retry.`,
       anchor.line,
     );
   }
@@ -143,6 +169,7 @@ function newLines(text: string | undefined, op: string): string[] {
 export function applyHashlineEdits(content: string, ops: readonly HashlineOperation[]): { content: string; changedLines: number } {
   if (!Array.isArray(ops) || ops.length === 0) throw new HashlineError('INVALID_ARGS', '`edits` must be a non-empty array of operations.');
   const lines = splitLines(content);
+  const hashes = lineHashes(lines.text);
   const ranges: { start: number; end: number; lines: string[] | undefined }[] = [];
   const before = new Map<number, string[]>();
   const after = new Map<number, string[]>();
@@ -152,7 +179,7 @@ export function applyHashlineEdits(content: string, ops: readonly HashlineOperat
       throw new HashlineError('INVALID_ARGS', `${where}.op must be one of replace, delete, insert_after, insert_before.`);
     }
     const start = parseAnchor(op.anchor, `${where}.anchor`);
-    verify(start, lines);
+    verify(start, lines, hashes);
     if (op.op === 'insert_after' || op.op === 'insert_before') {
       const into = op.op === 'insert_after' ? after : before;
       into.set(start.line, [...(into.get(start.line) ?? []), ...newLines(op.text, op.op)]);
@@ -161,7 +188,7 @@ export function applyHashlineEdits(content: string, ops: readonly HashlineOperat
     let endLine = start.line;
     if (op.end !== undefined && op.end !== null) {
       const end = parseAnchor(op.end, `${where}.end`);
-      verify(end, lines);
+      verify(end, lines, hashes);
       if (end.line < start.line) throw new HashlineError('INVALID_ARGS', `${where}: end line ${end.line} is before anchor line ${start.line}.`);
       endLine = end.line;
     }

@@ -39,7 +39,7 @@ export {
   resolveMention,
 } from './file-mentions.ts';
 export type { FileMention, MentionResolution, ParsedMention, ResolveMentionsOptions } from './file-mentions.ts';
-export { applyHashlineEdits, formatHashline, lineHash } from './hashline.ts';
+export { applyHashlineEdits, formatHashline, lineHashes } from './hashline.ts';
 export type { HashlineOperation } from './hashline.ts';
 export { applyFilePatch, parsePatch } from './patch.ts';
 export type { FilePatch, Hunk } from './patch.ts';

@@ -1,11 +1,14 @@
 /**
- * `read`: a file as numbered hashlines (`  12:a3f0| text`), a window of it
+ * `read`: a file as numbered hashlines (`  12:a3f0| text`, the hash of a
+ * line covering it and the lines above it, see hashline.ts), a window of it
  * for big files, and clear answers for binaries, directories, FIFOs,
  * sockets, devices and missing paths.
  *
  * Reading is not confined to `cwd` (only writes are). Only regular files are
  * opened, and at most {@link MAX_READ_BYTES} of one is read: the window of a
- * bigger file is shown from that head, and the text says so.
+ * bigger file is shown from that head, and the text says so. Bytes that are
+ * not valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them back
+ * unchanged.
  *
  * A missing path suggests up to 5 existing files: a cached glob over `cwd`
  * (hidden files included, .gitignore honoured) for names containing the
@@ -16,7 +19,8 @@ import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { type FileContents, FileType, glob, readFile } from '@natives/natives';
 import { BINARY_SNIFF_BYTES, looksBinary } from './files.ts';
-import { formatHashline, splitLines } from './hashline.ts';
+import { formatHashline, lineHashes, splitLines } from './hashline.ts';
+import { decodeText, displayText } from './text.ts';
 import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
 
 export { BINARY_SNIFF_BYTES };
@@ -43,6 +47,7 @@ export const readTool: Tool<ReadArgs> = {
   name: 'read',
   description:
     'Read a text file. Each line is shown as `LINE:HASH| content`; the `LINE:HASH` anchors address lines for `edit` in hashline mode. ' +
+    'A line\'s HASH covers its content and every line above it, so any change at or above a line makes its anchor stale. ' +
     `Use offset/limit for big files (default: the first ${DEFAULT_READ_LIMIT} lines).`,
   parameters: {
     type: 'object',
@@ -76,27 +81,26 @@ async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<To
   if (looksBinary(bytes)) {
     return toolError('BINARY', `${shown} is a binary file (${file.size} bytes); it is not shown.`, { path: abs, bytes: file.size });
   }
-  const lines = splitLines(bytes.toString('utf8'));
+  const lines = splitLines(decodeText(bytes));
   const total = lines.text.length;
-  const cut = file.complete ? '' : ` (of the first ${MAX_READ_BYTES} bytes of this ${file.size}-byte file; use grep to reach further)`;
+  const partial = file.complete ? '' : ` (of the first ${MAX_READ_BYTES} bytes of this ${file.size}-byte file; use grep to reach further)`;
   if (total === 0) return { text: `${shown} is empty.`, details: { path: abs, totalLines: 0, startLine: 0, endLine: 0, truncated: false } };
   if (offset > total) {
-    return toolError('INVALID_ARGS', `offset ${offset} is past the end of ${shown} (${total} lines${cut}).`, { path: abs, totalLines: total });
+    return toolError('INVALID_ARGS', `offset ${offset} is past the end of ${shown} (${total} lines${partial}).`, { path: abs, totalLines: total });
   }
   const end = Math.min(total, offset + limit - 1);
   const width = String(end).length;
+  const hashes = lineHashes(lines.text, end);
   const out: string[] = [];
   for (let n = offset; n <= end; n++) {
     const line = lines.text[n - 1]!;
-    const formatted = formatHashline(n, line, width);
-    out.push(
-      line.length > MAX_LINE_CHARS
-        ? formatted.slice(0, formatted.length - line.length + MAX_LINE_CHARS) + ` [... line cut at ${MAX_LINE_CHARS} of ${line.length} chars]`
-        : formatted,
-    );
+    const formatted = formatHashline(n, hashes[n - 1]!, line, width);
+    const cut = line.length > MAX_LINE_CHARS;
+    const kept = cut ? formatted.slice(0, formatted.length - line.length + MAX_LINE_CHARS) : formatted;
+    out.push(displayText(kept) + (cut ? ` [... line cut at ${MAX_LINE_CHARS} of ${line.length} chars]` : ''));
   }
   const truncated = offset > 1 || end < total || !file.complete;
-  if (truncated) out.push(`[lines ${offset}-${end} of ${total}${cut}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
+  if (truncated) out.push(`[lines ${offset}-${end} of ${total}${partial}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
   return {
     text: out.join('\n'),
     details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated, complete: file.complete },

@@ -10,6 +10,7 @@
  * `isError: true` and a stable `details.code`; `execute` does not reject.
  */
 import * as nodePath from 'node:path';
+import { findLoneSurrogate } from './text.ts';
 
 /** Where and under what limits a tool call runs. */
 export interface ToolContext {
@@ -147,6 +148,19 @@ export function stringArg(args: Record<string, unknown>, name: string): string {
   const value = args[name];
   if (typeof value !== 'string' || value === '') throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be a non-empty string.`);
   return value;
+}
+
+/**
+ * Refuse model-supplied text holding a lone surrogate: in file text those
+ * stand for bytes that are not UTF-8 (see text.ts), and only the file may
+ * put them there.
+ */
+export function refuseLoneSurrogate(text: string, what: string): void {
+  const at = findLoneSurrogate(text);
+  if (at !== -1) {
+    const line = text.slice(0, at).split('\n').length;
+    throw new ToolRefusal('INVALID_ARGS', `${what} holds a lone UTF-16 surrogate (line ${line}); text must be valid Unicode.`);
+  }
 }
 
 /** An optional positive integer argument. */

@@ -5,7 +5,7 @@
  * the scan cache is invalidated (see `files.ts`).
  */
 import { changeFiles, shownAbsolute } from './files.ts';
-import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, stringArg } from './tool.ts';
+import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, refuseLoneSurrogate, stringArg } from './tool.ts';
 
 export interface WriteArgs {
   path: string;
@@ -33,6 +33,8 @@ async function write(args: Record<string, unknown>, ctx: ToolContext): Promise<T
   const path = stringArg(args, 'path');
   const content = args.content;
   if (typeof content !== 'string') throw new ToolRefusal('INVALID_ARGS', '`content` must be a string.');
+  refuseLoneSurrogate(path, '`path`');
+  refuseLoneSurrogate(content, '`content`');
   const abs = shownAbsolute(ctx, path);
   const applied = await changeFiles(ctx, [{ op: 'write', path, data: content }]);
   const { created } = applied.outcomes[0]!;

@@ -68,8 +68,8 @@ export type FileChange =
       stamp?: string;
       /** Refuse (`EEXIST`) if the file exists. */
       create?: boolean;
-      /** Permission bits to set (e.g. `0o755`). Default: an existing file keeps its mode; a new one gets `0o666` less the umask. */
-      mode?: number;
+      /** Give the file execute permission wherever it has read permission, or take it away. Default: an existing file keeps its mode; a new one gets `0o666` less the umask. */
+      executable?: boolean;
     }
   | {
       /** Delete the entry at `path` (a symlink itself, not its target). */

@@ -53,7 +53,7 @@ fn mixed_batch(last: Change) -> Vec<Change> {
             path: "a.txt".into(),
             data: b"a\r\nnew\r\n".to_vec(),
             expect: Expect::Any,
-            mode: None,
+            executable: None,
         },
         Change::Delete {
             path: "b.txt".into(),
@@ -68,7 +68,7 @@ fn mixed_batch(last: Change) -> Vec<Change> {
             path: "new/dir/x.txt".into(),
             data: b"x".to_vec(),
             expect: Expect::Absent,
-            mode: None,
+            executable: None,
         },
         last,
     ]
@@ -83,7 +83,7 @@ fn a_failing_change_undoes_every_earlier_one_byte_for_byte() {
                 path: "ro.txt".into(),
                 data: vec![],
                 expect: Expect::Any,
-                mode: None,
+                executable: None,
             },
             "EPERM",
         ),
@@ -110,7 +110,7 @@ fn a_failing_change_undoes_every_earlier_one_byte_for_byte() {
                 path: "new/dir/x.txt".into(),
                 data: vec![],
                 expect: Expect::Absent,
-                mode: None,
+                executable: None,
             },
             "EEXIST",
         ),
@@ -135,7 +135,7 @@ fn a_path_outside_anywhere_in_the_batch_refuses_it_before_any_change() {
         path: "out/tmp/escaped.txt".into(),
         data: vec![],
         expect: Expect::Any,
-        mode: None,
+        executable: None,
     };
     let err = apply(&scope, &mixed_batch(last)).unwrap_err();
     assert_eq!(err.code(), "EXDEV", "{err}");
@@ -152,7 +152,7 @@ fn a_successful_batch_leaves_exactly_its_changes() {
         path: "c-new.txt".into(),
         data: b"made".to_vec(),
         expect: Expect::Absent,
-        mode: None,
+        executable: None,
     };
     let applied = apply(&scope, &mixed_batch(last)).unwrap();
     let names: Vec<_> = snapshot(&root).into_iter().map(|(rel, _)| rel).collect();
@@ -265,7 +265,7 @@ fn every_batch_invalidates_the_scans_that_saw_its_paths() {
             path: "ro.txt".into(),
             data: vec![],
             expect: Expect::Any,
-            mode: None,
+            executable: None,
         },
     ];
     apply(&scope, &failing).unwrap_err();

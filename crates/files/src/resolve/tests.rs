@@ -138,7 +138,7 @@ fn writes_through_links_are_decided_on_the_real_location() {
             path: path.into(),
             data: b"written".to_vec(),
             expect: Expect::Any,
-            mode: None,
+            executable: None,
         };
         let result = apply(&scope, &[change]);
         match lands {
@@ -215,6 +215,6 @@ fn late() -> crate::write::NewContents<'static> {
     crate::write::NewContents {
         data: b"late",
         expect: Expect::Any,
-        mode: None,
+        executable: None,
     }
 }

@@ -22,7 +22,7 @@ fn write(
             path: path.into(),
             data: data.to_vec(),
             expect,
-            mode: None,
+            executable: None,
         }],
     )
 }
@@ -154,16 +154,26 @@ fn a_failed_write_leaves_no_directory_it_created() {
 }
 
 #[test]
-fn a_mode_given_is_set_on_new_and_existing_files() {
+fn executable_sets_or_clears_execute_where_read_is_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let scope = Scope::confined(dir.path()).unwrap();
-    fs::write(dir.path().join("old"), "old").unwrap();
-    for (path, mode) in [("new.sh", 0o755), ("old", 0o600)] {
+    fs::write(dir.path().join("old.sh"), "old").unwrap();
+    fs::set_permissions(dir.path().join("old.sh"), fs::Permissions::from_mode(0o640)).unwrap();
+    fs::write(dir.path().join("tool"), "old").unwrap();
+    fs::set_permissions(dir.path().join("tool"), fs::Permissions::from_mode(0o755)).unwrap();
+    let umask = 0o022; // the test sets it: new files get 0o777 & !umask
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(umask));
+    for (path, executable, mode) in [
+        ("new.sh", true, 0o755),
+        ("old.sh", true, 0o750),
+        ("tool", false, 0o644),
+        ("plain", false, 0o644),
+    ] {
         let change = Change::Write {
             path: path.into(),
             data: b"#!/bin/sh\n".to_vec(),
             expect: Expect::Any,
-            mode: Some(mode),
+            executable: Some(executable),
         };
         apply(&scope, &[change]).unwrap();
         assert_eq!(
