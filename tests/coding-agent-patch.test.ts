@@ -149,6 +149,28 @@ describe('edit: git patches end to end', () => {
     expect(text('your file.txt')).toBe('kept\ncontent\n');
   });
 
+  test('renaming a symlink moves the link itself; its target is untouched', async () => {
+    writeTree(dir, { 'target.txt': 'target\n' });
+    fs.symlinkSync('target.txt', at('link'));
+    expectOk(await editTool.execute({ mode: 'patch', patch: renameOnly('link', 'sub/moved-link') }, ctx));
+    expect(fs.lstatSync(at('sub/moved-link')).isSymbolicLink()).toBe(true);
+    expect(fs.readlinkSync(at('sub/moved-link'))).toBe('target.txt');
+    expect(fs.existsSync(at('link'))).toBe(false);
+    expect(text('target.txt')).toBe('target\n');
+  });
+
+  test('a patch undone midway removes the directories it created', async () => {
+    writeTree(dir, { 'a.txt': 'a\n', 'locked.txt': 'locked\n' });
+    fs.chmodSync(at('locked.txt'), 0o444);
+    const patch =
+      renameOnly('a.txt', 'new/deeper/a.txt') +
+      lines('diff --git a/made/here/x.txt b/made/here/x.txt', 'new file mode 100644', '--- /dev/null', '+++ b/made/here/x.txt', '@@ -0,0 +1 @@', '+x') +
+      lines('diff --git a/locked.txt b/locked.txt', '--- a/locked.txt', '+++ b/locked.txt', '@@ -1 +1 @@', '-locked', '+unlocked');
+    expectError(await editTool.execute({ mode: 'patch', patch }, ctx), 'READ_ONLY');
+    expect(fs.readdirSync(dir).sort()).toEqual(['a.txt', 'locked.txt']);
+    expect(text('a.txt')).toBe('a\n');
+  });
+
   test('a rename mixed with a modification of another file applies both', async () => {
     writeTree(dir, { 'my file.txt': 'kept\n', 'src/other.ts': 'one\ntwo\n' });
     const patch =

@@ -48,7 +48,8 @@ pub enum Change {
     /// Delete the entry at `path` (a link is deleted, not its target).
     Delete { path: PathBuf, expect: Expect },
     /// Move the entry at `from` (a link moves as a link) to `to`, which must
-    /// not exist.
+    /// not exist. An `Unchanged` expectation is checked against the file
+    /// the entry leads to (through a link), as [`read_file`](crate::read_file) saw it.
     Rename {
         from: PathBuf,
         to: PathBuf,
@@ -230,9 +231,12 @@ impl Journal {
 
     fn rename(&mut self, scope: &Scope, from: &Path, to: &Path, expect: Expect) -> Result<()> {
         let source = scope.locate(from, Last::Entry)?;
-        let stat = source.stat()?;
-        check_expectation(stat.as_ref(), expect, from)?;
-        let stat = stat.ok_or_else(|| crate::read::not_found(from))?;
+        let stat = source.stat()?.ok_or_else(|| crate::read::not_found(from))?;
+        // The expected version is of the file the entry leads to, as a read sees it.
+        if let Expect::Unchanged(_) = expect {
+            let followed = scope.locate(from, Last::Follow)?.stat()?;
+            check_expectation(followed.as_ref(), expect, from)?;
+        }
         if file_kind(&stat) == SFlag::S_IFDIR {
             return Err(Error::new(
                 ErrorKind::IsADirectory,
