@@ -10,8 +10,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   TOOL_ERROR_CODES,
+  type ToolErrorCode,
+  type ToolResult,
   agentTools,
   editTool,
+  findTool,
+  grepTool,
   lineHashes,
   readTool,
   runTool,
@@ -21,7 +25,7 @@ import {
 import { splitLines } from '../packages/coding-agent/src/hashline.ts';
 import { decodeText } from '../packages/coding-agent/src/text.ts';
 import { expectError, expectOk } from './support/agent.ts';
-import { removeDir, tempDir, writeTree } from './support/fs.ts';
+import { removeDir, run, tempDir, writeTree } from './support/fs.ts';
 
 let dir = '';
 let ctx: ToolContext;
@@ -58,8 +62,48 @@ describe('agentTools', () => {
     expect(agentTools({ withoutRun: true }).map((t) => t.name)).toEqual(['read', 'grep', 'find', 'write', 'edit']);
   });
 
-  test('every code is documented, and bad arguments are INVALID_ARGS', async () => {
-    expect(Object.keys(TOOL_ERROR_CODES).length).toBeGreaterThan(10);
+  test('every documented code is produced by some input', async () => {
+    writeTree(dir, { 'f.txt': 'a = 1\na = 1\n', 'sub/x.txt': 'x\n' });
+    fs.writeFileSync(at('blob.bin'), Buffer.from('ab\0cd'));
+    run('mkfifo', [at('pipe')]);
+    fs.closeSync(fs.openSync(at('huge.txt'), 'w'));
+    fs.truncateSync(at('huge.txt'), 2 ** 30);
+    writeTree(dir, { 'ro.txt': 'ro\n', 'linked.txt': 'linked\n' });
+    fs.chmodSync(at('ro.txt'), 0o444);
+    fs.linkSync(at('linked.txt'), at('linked-too.txt'));
+    fs.symlinkSync('loop-b', at('loop-a'));
+    fs.symlinkSync('loop-a', at('loop-b'));
+    // Unreadable even to root: procfs applies the owner bits of this write-only file to uid 0.
+    const unreadable = process.getuid?.() === 0 ? '/proc/sys/vm/compact_memory' : at('ro.txt');
+    if (process.getuid?.() !== 0) fs.chmodSync(unreadable, 0o000);
+    const aborted = { ...ctx, signal: AbortSignal.abort() };
+    const cases: [ToolErrorCode, () => Promise<ToolResult>][] = [
+      ['INVALID_ARGS', () => readTool.execute({ path: '' }, ctx)],
+      ['ENOENT', () => readTool.execute({ path: 'missing.txt' }, ctx)],
+      ['EISDIR', () => readTool.execute({ path: 'sub' }, ctx)],
+      ['ENOTDIR', () => findTool.execute({ pattern: '*', path: 'f.txt' }, ctx)],
+      ['EACCES', () => readTool.execute({ path: unreadable }, ctx)],
+      ['NOT_REGULAR', () => readTool.execute({ path: 'pipe' }, ctx)],
+      ['TOO_LARGE', () => editTool.execute({ path: 'huge.txt', oldText: 'a', newText: 'b' }, ctx)],
+      ['READ_ONLY', () => writeTool.execute({ path: 'ro.txt', content: 'x' }, ctx)],
+      ['HARD_LINKED', () => writeTool.execute({ path: 'linked.txt', content: 'x' }, ctx)],
+      ['BINARY', () => readTool.execute({ path: 'blob.bin' }, ctx)],
+      ['OUTSIDE_CWD', () => writeTool.execute({ path: '../escape.txt', content: 'x' }, ctx)],
+      ['NO_MATCH', () => editTool.execute({ path: 'f.txt', oldText: 'nowhere', newText: 'x' }, ctx)],
+      ['AMBIGUOUS', () => editTool.execute({ path: 'f.txt', oldText: 'a = 1', newText: 'x' }, ctx)],
+      ['STALE', () => editTool.execute({ mode: 'hashline', path: 'f.txt', edits: [{ op: 'delete', anchor: '1:0000' }] }, ctx)],
+      ['PATCH_FAILED', () => editTool.execute({ patch: 'not a diff' }, ctx)],
+      ['INVALID_PATTERN', () => grepTool.execute({ pattern: 'a(' }, ctx)],
+      ['ABORTED', () => readTool.execute({ path: 'f.txt' }, aborted)],
+      ['TIMEOUT', () => runTool.execute({ command: 'sleep 5', timeoutMs: 50 }, ctx)],
+      ['EXIT_CODE', () => runTool.execute({ command: 'exit 3' }, ctx)],
+      ['IO', () => writeTool.execute({ path: 'loop-a', content: 'x' }, ctx)],
+    ];
+    expect(cases.map(([code]) => code).sort()).toEqual(Object.keys(TOOL_ERROR_CODES).sort() as ToolErrorCode[]);
+    for (const [code, call] of cases) expectError(await call(), code);
+  });
+
+  test('bad arguments are INVALID_ARGS', async () => {
     expectError(await readTool.execute({ path: '' }, ctx), 'INVALID_ARGS');
     expectError(await writeTool.execute({ path: 'x.txt' } as never, ctx), 'INVALID_ARGS');
     expectError(await editTool.execute({ mode: 'nope' } as never, ctx), 'INVALID_ARGS');
