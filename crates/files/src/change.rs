@@ -20,6 +20,7 @@ use nix::{
 };
 
 use crate::{
+    crash,
     read::{Limit, Stamp, read_at},
     resolve::{Last, Location, Scope},
     sys::{errno_error, file_kind},
@@ -219,6 +220,7 @@ impl Journal {
         let hidden = hidden_name(location.name(), "deleted");
         rename_no_replace(dir, location.name(), dir, &hidden)
             .map_err(|errno| errno_error(path, errno))?;
+        crash::point("deleted file hidden");
         sync_dir(dir);
         let real = location.real_path();
         self.undo.push(Undo::Unhide {
@@ -290,7 +292,11 @@ impl Journal {
             .undo
             .into_iter()
             .rev()
-            .filter_map(|undo| undo.run().err().map(|err| err.to_string()))
+            .filter_map(|undo| {
+                let undone = undo.run();
+                crash::point("change undone");
+                undone.err().map(|err| err.to_string())
+            })
             .collect();
         if failures.is_empty() {
             return cause;
@@ -310,6 +316,7 @@ impl Journal {
         for undo in &self.undo {
             if let Undo::Unhide { hidden, .. } = undo {
                 let _ = std::fs::remove_file(hidden);
+                crash::point("hidden file removed");
             }
         }
         Applied {
@@ -377,6 +384,7 @@ fn move_entry(source: &Location, target: &Location, given: &Path) -> Result<()> 
             errno => errno_error(given, errno),
         },
     )?;
+    crash::point("entry moved");
     sync_dir(to_dir);
     if !std::ptr::eq(from_dir, to_dir) {
         sync_dir(from_dir);

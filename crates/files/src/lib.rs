@@ -40,6 +40,7 @@
 //! ```
 
 pub mod change;
+mod crash;
 pub mod read;
 pub mod resolve;
 mod sys;

@@ -160,7 +160,10 @@ impl Location {
         for name in std::mem::take(&mut self.missing) {
             let path = self.dir_path.join(&name);
             match mkdirat(&self.dir, name.as_os_str(), Mode::from_bits_truncate(0o777)) {
-                Ok(()) => created.push(path.clone()),
+                Ok(()) => {
+                    crate::crash::point("directory created");
+                    created.push(path.clone());
+                }
                 Err(Errno::EEXIST) => {}
                 Err(errno) => return Err(errno_error(&path, errno)),
             }

@@ -37,6 +37,7 @@ use nix::{
 use xattr::FileExt;
 
 use crate::{
+    crash,
     read::{Stamp, require_regular},
     resolve::Location,
     sys::errno_error,
@@ -127,9 +128,11 @@ fn write_file(
         given,
         old.is_none() && executable == Some(true),
     )?;
+    crash::point("temporary file created");
     temp.file
         .write_all(data)
         .map_err(|err| Error::io(given, err))?;
+    crash::point("temporary file written");
     if let Some(old) = old {
         copy_metadata(location, old, &temp.file, given)?;
     }
@@ -137,10 +140,13 @@ fn write_file(
         set_executable(&temp.file, executable, given)?;
     }
     temp.file.sync_all().map_err(|err| Error::io(given, err))?;
+    crash::point("temporary file synced");
     let stamp = Stamp::of(&fstat(temp.file.as_fd()).map_err(|errno| errno_error(given, errno))?);
     check_unchanged_since(location, old, given)?;
     temp.persist(dir, location.name(), old.is_some(), given)?;
+    crash::point("file renamed into place");
     sync_dir(dir);
+    crash::point("directory synced");
     Ok(stamp)
 }
 

@@ -270,3 +270,121 @@ fn every_batch_invalidates_the_scans_that_saw_its_paths() {
     apply(&scope, &failing).unwrap_err();
     assert_eq!(names(&root), ["a.txt", "b.txt", "ro.txt", "z.txt"]);
 }
+
+const CRASH_ROOT: &str = "NATIVES_FILES_CRASH_ROOT";
+const CRASH_FAILING: &str = "NATIVES_FILES_CRASH_FAILING";
+
+/// The batch the crash test kills: it ends with a creation, or (`failing`)
+/// with a write to a read-only file, so the crash lands in the undoing.
+fn crash_batch(failing: bool) -> Vec<Change> {
+    let last = match failing {
+        true => Change::Write {
+            path: "ro.txt".into(),
+            data: vec![],
+            expect: Expect::Any,
+            executable: None,
+        },
+        false => Change::Write {
+            path: "c-new.txt".into(),
+            data: b"made".to_vec(),
+            expect: Expect::Absent,
+            executable: None,
+        },
+    };
+    mixed_batch(last)
+}
+
+/// A real process applying a batch is SIGKILLed at each point in turn (while
+/// making the changes, while committing, while undoing); after every crash
+/// each file holds its old or its new bytes, whole, and a deleted file's
+/// bytes are still on disk, at its name or hidden beside it.
+#[test]
+fn a_crash_at_any_point_loses_no_byte() {
+    use std::{os::unix::process::ExitStatusExt, process::Command};
+    for failing in [false, true] {
+        let points = {
+            let (_dir, root) = tree();
+            let scope = Scope::confined(&root).unwrap();
+            crate::crash::count_points(|| drop(apply(&scope, &crash_batch(failing))))
+        };
+        assert!(points >= 15, "only {points} crash points");
+        for point in 0..points {
+            let (_dir, root) = tree();
+            let status = Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--ignored",
+                    "--exact",
+                    "change::tests::crash_child",
+                    "--nocapture",
+                ])
+                .env(crate::crash::CRASH_AT, point.to_string())
+                .env(CRASH_ROOT, &root)
+                .env(CRASH_FAILING, failing.to_string())
+                .output()
+                .unwrap();
+            let what = format!("point {point} of {points} (failing batch: {failing})");
+            assert_eq!(
+                status.status.signal(),
+                Some(nix::libc::SIGKILL),
+                "{what}: {:?}",
+                status
+            );
+            nothing_lost(&root, &what);
+        }
+    }
+}
+
+/// The crash test's child: applies the batch and dies where it is told.
+#[test]
+#[ignore = "run by a_crash_at_any_point_loses_no_byte in a child process"]
+fn crash_child() {
+    let root = PathBuf::from(std::env::var(CRASH_ROOT).unwrap());
+    let failing = std::env::var(CRASH_FAILING).unwrap() == "true";
+    let _ = apply(&Scope::confined(&root).unwrap(), &crash_batch(failing));
+    unreachable!("the batch passed its crash point without dying");
+}
+
+/// What [`tree`] and [`crash_batch`] may leave after a crash, and nothing else.
+fn nothing_lost(root: &Path, what: &str) {
+    let read = |rel: &str| fs::read(root.join(rel)).ok();
+    let one_of = |rel: &str, allowed: &[Option<&[u8]>]| {
+        let found = read(rel);
+        assert!(
+            allowed.contains(&found.as_deref()),
+            "{what}: {rel} holds {found:?}"
+        );
+    };
+    one_of("a.txt", &[Some(b"a\r\nold\r\n"), Some(b"a\r\nnew\r\n")]);
+    one_of("ro.txt", &[Some(b"ro")]);
+    one_of("new/dir/x.txt", &[None, Some(b"x")]);
+    one_of("c-new.txt", &[None, Some(b"made")]);
+    let c_places = [read("c.txt"), read("d/e/c2.txt")];
+    assert_eq!(
+        c_places.iter().flatten().collect::<Vec<_>>(),
+        [b"c"],
+        "{what}: c.txt is in {c_places:?}"
+    );
+    let hidden: Vec<String> = fs::read_dir(root)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    let b_kept = read("b.txt").is_some_and(|bytes| bytes == b"b\xe9\xff")
+        || hidden.iter().any(|name| {
+            name.starts_with(".b.txt.")
+                && name.ends_with(".deleted")
+                && read(name).as_deref() == Some(b"b\xe9\xff")
+        });
+    let b_committed =
+        read("b.txt").is_none() && !hidden.iter().any(|name| name.ends_with(".deleted"));
+    assert!(
+        b_kept || b_committed && read("c-new.txt").is_some(),
+        "{what}: b.txt's bytes are gone ({hidden:?})"
+    );
+    for name in &hidden {
+        assert!(
+            name.ends_with(".tmp") || name.ends_with(".deleted"),
+            "{what}: unexpected {name}"
+        );
+    }
+}
