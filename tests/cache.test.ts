@@ -97,6 +97,24 @@ describe('invalidateFsScanCache', () => {
     expect(r.staleAlias).toEqual({ paths: ['keep.txt', 'via-alias.txt'], walks: 0 });
     expect(r.freshAlias).toEqual({ paths: ['keep.txt'], walks: 1 });
   }, CHILD_TIMEOUT_MS);
+
+  test('invalidating a symlink drops the root holding it and the root it points into', async () => {
+    const dir = fixture(['A/keep.txt', 'B/file']);
+    fs.symlinkSync('../B/file', path.join(dir, 'A', 'link'));
+    const r = await scenario<Record<string, Observed[]> & { stale: Observed }>('invalidate-link', dir, LONG_TTL);
+    expect(r.fill).toEqual([
+      { paths: ['keep.txt', 'link'], walks: 1 },
+      { paths: ['file'], walks: 1 },
+    ]);
+    expect(r.stale).toEqual({ paths: ['keep.txt', 'link'], walks: 0 });
+    // A new link: its own root walks again and lists it; the root it points into walks again too.
+    expect(r.created).toEqual([
+      { paths: ['keep.txt', 'link', 'made-link'], walks: 1 },
+      { paths: ['file'], walks: 1 },
+    ]);
+    // An existing link: both roots again.
+    expect(r.existing.map((o) => o.walks)).toEqual([1, 1]);
+  }, CHILD_TIMEOUT_MS);
 });
 
 describe('cache: false', () => {

@@ -34,6 +34,7 @@ use crate::{
     cancel::CancelToken,
     entries::Entries,
     error::Result,
+    paths::resolve_invalidation_targets,
     walk::{self, ScanPolicy},
 };
 
@@ -294,8 +295,19 @@ impl ScanCache {
         walk::ordered::walk_in_order(&key.root, key.policy, token, halt, on_run)
     }
 
-    /// Drop every cached list whose root contains `target` or lies inside it
-    /// (a renamed or deleted directory), and fence the matching walks in flight.
+    /// Invalidate after a mutation at `path` (relative to the current
+    /// directory; it may no longer exist): every target
+    /// [`resolve_invalidation_targets`] finds for it.
+    pub fn invalidate_path(&self, path: &Path) -> Result<()> {
+        for target in resolve_invalidation_targets(path)? {
+            self.invalidate(&target);
+        }
+        Ok(())
+    }
+
+    /// Drop every cached list whose root contains `target` (a resolved,
+    /// canonical path) or lies inside it (a renamed or deleted directory), and
+    /// fence the matching walks in flight.
     pub fn invalidate(&self, target: &Path) {
         let affected = |root: &Path| target.starts_with(root) || root.starts_with(target);
         let mut state = self.lock();
