@@ -170,6 +170,26 @@ describe('TTL', () => {
   }, CHILD_TIMEOUT_MS);
 });
 
+describe('policy set in process.env at run time', () => {
+  for (const node of [false, true]) {
+    test(`counts before the first call, and only then, under ${node ? 'Node' : 'bun'}`, async () => {
+      const dir = fixture(['keep.txt']);
+      const r = await runJson<{ runtime: string; startedWith: string | null; bypassed: number[]; afterLaterChange: number[]; scans: number }>(
+        'policy-set-at-run-time.ts',
+        [dir],
+        { node },
+      );
+      expect(r.runtime).toMatch(node ? /^node v20\./ : /^bun$/);
+      expect(r.startedWith).toBeNull();
+      // TTL 0, set at run time: every cached glob walks and nothing is stored...
+      expect(r.bypassed).toEqual([1, 1]);
+      // ...and setting it again later changes nothing.
+      expect(r.afterLaterChange).toEqual([1, 1]);
+      expect(r.scans).toBe(0);
+    }, CHILD_TIMEOUT_MS);
+  }
+});
+
 describe('empty-result recheck', () => {
   test('an old empty answer is re-checked; a young one, or a non-empty one, is not', async () => {
     const dir = fixture(['keep.txt']);
