@@ -3,9 +3,10 @@
  * the empty-result recheck, eviction and the stats. Every scenario runs in a
  * child process with its own `FS_SCAN_*` policy (see fixtures/cache-scenario.ts).
  */
-import { afterEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { BIG_TREE_FILES, ensureBigTree } from './support/big-tree.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 
@@ -27,6 +28,12 @@ interface Stats {
   bytesPerEntry: number;
   walks: number;
 }
+
+/** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
+let bigTree = '';
+beforeAll(() => {
+  bigTree = ensureBigTree();
+}, 300_000);
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -264,13 +271,24 @@ describe('fsScanCacheStats', () => {
   }, CHILD_TIMEOUT_MS);
 
   test('concurrent cached globs of one key share a single walk', async () => {
-    const dir = fixture(['a.txt', 'b/c.txt', 'b/d.md']);
-    const r = await scenario<{ walks: number; a: string[]; b: string[]; c: string[]; stats: Stats }>('single-flight', dir, LONG_TTL);
+    type Call = { start: number; end: number; matches: number };
+    const r = await scenario<{ walkMs: number; walks: number; a: Call; b: Call; stats: Stats }>('single-flight', bigTree, {
+      ...LONG_TTL,
+      FS_SCAN_EMPTY_RECHECK_MS: '1',
+    });
+    console.log(
+      `single flight over ${BIG_TREE_FILES} files: an uncached walk ${r.walkMs.toFixed(0)} ms; the calls ran ` +
+        `${r.a.start.toFixed(0)}..${r.a.end.toFixed(0)} and ${r.b.start.toFixed(0)}..${r.b.end.toFixed(0)} ms`,
+    );
+    // The second call began while the first was in flight, a quarter of a walk in...
+    expect(r.b.start).toBeGreaterThan(r.a.start);
+    expect(r.b.start).toBeLessThan(r.a.end);
+    // ...and one walk served both: the second joined it (a hit on the stored scan would have
+    // re-checked its empty answer with a walk of its own).
     expect(r.walks).toBe(1);
-    expect(r.a).toEqual(['a.txt', 'b', 'b/c.txt', 'b/d.md']);
-    expect(r.b).toEqual(['a.txt', 'b/c.txt']);
-    expect(r.c).toEqual(r.a);
-    expect(r.stats).toMatchObject({ scans: 1, entries: 4 });
+    expect(r.a.matches).toBe(100);
+    expect(r.b.matches).toBe(0);
+    expect(r.stats).toMatchObject({ scans: 1, entries: BIG_TREE_FILES + 200 + 2_000 });
   }, CHILD_TIMEOUT_MS);
 
   test('FS_SCAN_CACHE_MAX_ENTRIES evicts the oldest scan first', async () => {
