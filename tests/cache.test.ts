@@ -3,9 +3,10 @@
  * the empty-result recheck, eviction and the stats. Every scenario runs in a
  * child process with its own `FS_SCAN_*` policy (see fixtures/cache-scenario.ts).
  */
-import { afterEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { BIG_TREE_FILES, ensureBigTree } from './support/big-tree.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 
@@ -27,6 +28,12 @@ interface Stats {
   bytesPerEntry: number;
   walks: number;
 }
+
+/** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
+let bigTree = '';
+beforeAll(() => {
+  bigTree = ensureBigTree();
+}, 300_000);
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -97,6 +104,24 @@ describe('invalidateFsScanCache', () => {
     expect(r.staleAlias).toEqual({ paths: ['keep.txt', 'via-alias.txt'], walks: 0 });
     expect(r.freshAlias).toEqual({ paths: ['keep.txt'], walks: 1 });
   }, CHILD_TIMEOUT_MS);
+
+  test('invalidating a symlink drops the root holding it and the root it points into', async () => {
+    const dir = fixture(['A/keep.txt', 'B/file']);
+    fs.symlinkSync('../B/file', path.join(dir, 'A', 'link'));
+    const r = await scenario<Record<string, Observed[]> & { stale: Observed }>('invalidate-link', dir, LONG_TTL);
+    expect(r.fill).toEqual([
+      { paths: ['keep.txt', 'link'], walks: 1 },
+      { paths: ['file'], walks: 1 },
+    ]);
+    expect(r.stale).toEqual({ paths: ['keep.txt', 'link'], walks: 0 });
+    // A new link: its own root walks again and lists it; the root it points into walks again too.
+    expect(r.created).toEqual([
+      { paths: ['keep.txt', 'link', 'made-link'], walks: 1 },
+      { paths: ['file'], walks: 1 },
+    ]);
+    // An existing link: both roots again.
+    expect(r.existing.map((o) => o.walks)).toEqual([1, 1]);
+  }, CHILD_TIMEOUT_MS);
 });
 
 describe('cache: false', () => {
@@ -150,6 +175,26 @@ describe('TTL', () => {
     expect(r.inside).toEqual({ paths: ['keep.txt'], walks: 0 });
     expect(r.expired).toEqual({ paths: ['keep.txt', 'new.txt'], walks: 1 });
   }, CHILD_TIMEOUT_MS);
+});
+
+describe('policy set in process.env at run time', () => {
+  for (const [node, first] of [[false, 'search-first'], [true, 'search-first'], [false, 'change-first'], [true, 'change-first']] as const) {
+    test(`counts before the first call, and only then, under ${node ? 'Node' : 'bun'} (${first})`, async () => {
+      const dir = fixture(['keep.txt']);
+      const r = await runJson<{ runtime: string; startedWith: string | null; bypassed: number[]; afterLaterChange: number[]; scans: number }>(
+        'policy-set-at-run-time.ts',
+        [dir, first],
+        { node },
+      );
+      expect(r.runtime).toMatch(node ? /^node v20\./ : /^bun$/);
+      expect(r.startedWith).toBeNull();
+      // TTL 0, set at run time: every cached glob walks and nothing is stored...
+      expect(r.bypassed).toEqual([1, 1]);
+      // ...and setting it again later changes nothing.
+      expect(r.afterLaterChange).toEqual([1, 1]);
+      expect(r.scans).toBe(0);
+    }, CHILD_TIMEOUT_MS);
+  }
 });
 
 describe('empty-result recheck', () => {
@@ -226,13 +271,24 @@ describe('fsScanCacheStats', () => {
   }, CHILD_TIMEOUT_MS);
 
   test('concurrent cached globs of one key share a single walk', async () => {
-    const dir = fixture(['a.txt', 'b/c.txt', 'b/d.md']);
-    const r = await scenario<{ walks: number; a: string[]; b: string[]; c: string[]; stats: Stats }>('single-flight', dir, LONG_TTL);
+    type Call = { start: number; end: number; matches: number };
+    const r = await scenario<{ walkMs: number; walks: number; a: Call; b: Call; stats: Stats }>('single-flight', bigTree, {
+      ...LONG_TTL,
+      FS_SCAN_EMPTY_RECHECK_MS: '1',
+    });
+    console.log(
+      `single flight over ${BIG_TREE_FILES} files: an uncached walk ${r.walkMs.toFixed(0)} ms; the calls ran ` +
+        `${r.a.start.toFixed(0)}..${r.a.end.toFixed(0)} and ${r.b.start.toFixed(0)}..${r.b.end.toFixed(0)} ms`,
+    );
+    // The second call began while the first was in flight, a quarter of a walk in...
+    expect(r.b.start).toBeGreaterThan(r.a.start);
+    expect(r.b.start).toBeLessThan(r.a.end);
+    // ...and one walk served both: the second joined it (a hit on the stored scan would have
+    // re-checked its empty answer with a walk of its own).
     expect(r.walks).toBe(1);
-    expect(r.a).toEqual(['a.txt', 'b', 'b/c.txt', 'b/d.md']);
-    expect(r.b).toEqual(['a.txt', 'b/c.txt']);
-    expect(r.c).toEqual(r.a);
-    expect(r.stats).toMatchObject({ scans: 1, entries: 4 });
+    expect(r.a.matches).toBe(100);
+    expect(r.b.matches).toBe(0);
+    expect(r.stats).toMatchObject({ scans: 1, entries: BIG_TREE_FILES + 200 + 2_000 });
   }, CHILD_TIMEOUT_MS);
 
   test('FS_SCAN_CACHE_MAX_ENTRIES evicts the oldest scan first', async () => {

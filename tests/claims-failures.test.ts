@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Claimer, checkAndClaim, claimsOf, heldExclusively, releaseClaim, usedByAnother, type ClaimRequest } from './support/claims.ts';
 import { removeDir, tempDir } from './support/fs.ts';
+import { stageForUnprivileged } from './support/unprivileged.ts';
 
 const NOBODY = 65534;
 let root = '';
@@ -104,7 +105,8 @@ describe('a store on a read-only directory', () => {
       fs.chmodSync(root, 0o755);
       execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, base]);
     }
-    const claimer = (uid: string) => new Claimer({ home, memoryDir, uid, origin: 'store-a', cwd: path.join(base, uid) }, asRoot ? NOBODY : undefined);
+    const nobody = asRoot ? { uid: NOBODY, stage: stageForUnprivileged() } : undefined;
+    const claimer = (uid: string) => new Claimer({ home, memoryDir, uid, origin: 'store-a', cwd: path.join(base, uid) }, nobody);
 
     const first = claimer('a');
     try {
@@ -131,7 +133,9 @@ describe('a store on a read-only directory', () => {
       expect(await first.send('held')).toMatchObject({ verdict: { exclusive: true } });
     } finally {
       if (fs.existsSync(path.join(home, 'claims'))) fs.chmodSync(path.join(home, 'claims'), 0o700);
-      expect(await first.exit()).toBe(0);
+      const exited = await first.exit();
+      if (nobody) removeDir(nobody.stage);
+      expect(exited).toBe(0);
     }
   }, 30_000);
 });

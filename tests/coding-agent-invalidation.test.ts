@@ -40,11 +40,13 @@ describe('invalidateFsScanAfter*', () => {
     expect(r.scansAfter).toBe(0);
   });
 
-  test('rename: both sides are invalidated, for a file and a directory', async () => {
-    const r = await scenario<Record<string, string[]>>('rename');
-    expect(r.behindTheBack).toEqual(r.before);
-    expect(r.after).toEqual(['moved/b.txt', 'sub-renamed/inner.txt']);
-    expect(r.renamedRoot).toEqual(['inner.txt']);
+  test('rename: both sides are invalidated, each under its own cached root, for a file and a directory', async () => {
+    const r = await scenario<Record<string, { from: string[]; to: string[] }>>('rename');
+    expect(r.before).toEqual({ from: ['a.txt', 'sub/inner.txt'], to: [] });
+    expect(r.fileBehindTheBack).toEqual(r.before);
+    expect(r.afterFile).toEqual({ from: ['sub/inner.txt'], to: ['b.txt'] });
+    expect(r.dirBehindTheBack).toEqual(r.afterFile);
+    expect(r.afterDir).toEqual({ from: [], to: ['b.txt', 'sub-renamed/inner.txt'] });
   });
 
   test('a refused target clears the whole cache instead of throwing', async () => {

@@ -105,8 +105,12 @@ describe('a cached glob, fuzzyFind and grep right after each mutating tool see t
     expectAllSee(await scenario('patchDelete'), ['a.txt'], A_LINES);
   });
 
-  test('edit patch, rename: the old path is gone and the new one appears, with its content', async () => {
-    expectAllSee(await scenario('patchRename'), ['a.txt', 'moved/renamed.txt'], [...A_LINES, 'moved/renamed.txt:1:inner']);
+  test('edit patch, rename: the old path is gone and the new one appears, with its content, under each side\'s own root too', async () => {
+    type Sides = { sub: string[]; moved: string[] };
+    const r = await scenario<Observed & { sidesBefore: Sides; sidesAfter: Sides }>('patchRename');
+    expectAllSee(r, ['a.txt', 'moved/renamed.txt'], [...A_LINES, 'moved/renamed.txt:1:inner']);
+    expect(r.sidesBefore).toEqual({ sub: ['inner.txt'], moved: [] });
+    expect(r.sidesAfter).toEqual({ sub: [], moved: ['renamed.txt'] });
   });
 
   test('run touch: the touched (empty) file appears, and grep searches it', async () => {

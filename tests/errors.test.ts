@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
+import { stageForUnprivileged } from './support/unprivileged.ts';
 import { fsScanCacheStats, glob, invalidateFsScanCache, type GlobOptions } from './support/natives.ts';
 
 /** The rejection of `promise`, which must reject with an `Error` carrying a string `code`. */
@@ -60,6 +61,7 @@ describe('bad paths', () => {
   test('an unreadable directory is EACCES for an unprivileged process; unreadable subdirectories are skipped', async () => {
     // Running as root, permissions do not deny us: run the glob as `nobody`.
     const base = tempDir('eacces');
+    const nobody = { uid: 65534, stage: stageForUnprivileged() };
     try {
       writeTree(base, ['locked/secret.txt', 'open/visible.txt']);
       fs.chmodSync(base, 0o755);
@@ -67,7 +69,7 @@ describe('bad paths', () => {
       fs.chmodSync(path.join(base, 'open', 'visible.txt'), 0o644);
       fs.chmodSync(path.join(base, 'locked'), 0o700);
       type Out = { error?: { code: string; message: string }; matches?: Array<{ path: string }> };
-      const asNobody = (options: GlobOptions) => runJson<Out>('glob-json.ts', [JSON.stringify(options)], { asUser: 65534 });
+      const asNobody = (options: GlobOptions) => runJson<Out>('glob-json.ts', [JSON.stringify(options)], { asUser: nobody });
 
       const denied = await asNobody({ pattern: '*', path: path.join(base, 'locked') });
       expect(denied.error?.code).toBe('EACCES');
@@ -82,6 +84,7 @@ describe('bad paths', () => {
       expect(asRoot.matches.map((m) => m.path)).toEqual(['locked', 'locked/secret.txt', 'open', 'open/visible.txt']);
     } finally {
       removeDir(base);
+      removeDir(nobody.stage);
     }
   }, 30_000);
 });

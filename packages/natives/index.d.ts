@@ -102,6 +102,15 @@ export interface HasMatchOptions {
 }
 
 /**
+ * Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
+ * raw value, parsed by the library), before the first call that uses the
+ * cache. The TypeScript package hands over `process.env`'s, since Bun does
+ * not pass `process.env` writes on to native code. Returns `false`,
+ * changing nothing, when the policy was already fixed.
+ */
+export declare function initFsScanCachePolicy(variables: Record<string, string>): boolean
+
+/**
  * Drop cached scans after a filesystem mutation. With a path (relative to
  * the cwd; it may no longer exist), drops every cached scan whose root
  * contains it or lies inside it; without one, drops them all.

@@ -842,6 +842,7 @@ module.exports.claudeMemoryDir = nativeBinding.claudeMemoryDir
 module.exports.dirId = nativeBinding.dirId
 module.exports.fsScanCacheStats = nativeBinding.fsScanCacheStats
 module.exports.hasLinkedWorktrees = nativeBinding.hasLinkedWorktrees
+module.exports.initFsScanCachePolicy = nativeBinding.initFsScanCachePolicy
 module.exports.invalidateFsScanCache = nativeBinding.invalidateFsScanCache
 module.exports.memoryProjectRoot = nativeBinding.memoryProjectRoot
 module.exports.memorySettingsFiles = nativeBinding.memorySettingsFiles

@@ -1,13 +1,22 @@
 /**
- * Running a script in a child `bun` process. The scan-cache policy is read
- * from the environment once per process, so tests that need a particular
- * policy run their scenario in a child with that environment and assert on
- * the JSON it prints.
+ * Running a script in a child process. The scan-cache policy is fixed once
+ * per process, so tests that need a particular policy run their scenario in
+ * a child with that environment and assert on the JSON it prints. A child
+ * runs under `bun` or under Node 20 through tsx, as this user, or under `bun`
+ * as another (through `setpriv`, from a copy that user can reach: see
+ * unprivileged.ts).
  */
 import * as path from 'node:path';
+import type { Unprivileged } from './unprivileged.ts';
+
+/** The checkout; children start here, where Node finds tsx. */
+const CHECKOUT = path.join(import.meta.dir, '..', '..');
+
+/** Where the child scripts live, relative to the checkout (and to the unprivileged stage). */
+const FIXTURES_DIR = path.join('tests', 'fixtures');
 
 /** Where the child scripts live. */
-export const FIXTURES = path.join(import.meta.dir, '..', 'fixtures');
+export const FIXTURES = path.join(CHECKOUT, FIXTURES_DIR);
 
 /** What a child printed and how it ended. */
 export interface ChildOutput {
@@ -19,18 +28,34 @@ export interface ChildOutput {
 export interface ChildOptions {
   /** Extra environment variables (added to this process's environment). */
   env?: Record<string, string>;
-  /** Run as this uid/gid (through `setpriv`); the caller must be root. */
-  asUser?: number;
+  /** Run as this uid/gid (through `setpriv`, under bun) from its stage; the caller must be root. */
+  asUser?: Unprivileged;
+  /** Run under Node 20 through tsx instead of bun (as this user only). */
+  node?: boolean;
 }
 
-/** Run `bun <fixture script> ...args` and collect its output. */
-export async function runBunScript(script: string, args: readonly string[], options: ChildOptions = {}): Promise<ChildOutput> {
-  const command = [process.execPath, path.join(FIXTURES, script), ...args];
-  const argv =
-    options.asUser === undefined
-      ? command
-      : ['setpriv', `--reuid=${options.asUser}`, `--regid=${options.asUser}`, '--clear-groups', ...command];
+/**
+ * How to start a fixture script: its command line and working directory. A
+ * child run as another user starts from the unprivileged stage, which that
+ * user can reach wherever the checkout lives; it runs under bun (Node would
+ * need the checkout's node_modules for tsx).
+ */
+export function childCommand(script: string, args: readonly string[], options: ChildOptions = {}): { argv: string[]; cwd: string } {
+  if (options.asUser !== undefined) {
+    if (options.node) throw new Error(`${script}: a child under Node runs as the current user only`);
+    const { uid, stage } = options.asUser;
+    const user = ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'];
+    return { argv: [...user, process.execPath, path.join(stage, FIXTURES_DIR, script), ...args], cwd: stage };
+  }
+  const runtime = options.node ? ['node', '--import', 'tsx'] : [process.execPath];
+  return { argv: [...runtime, path.join(FIXTURES, script), ...args], cwd: CHECKOUT };
+}
+
+/** Run a fixture script and collect its output. */
+export async function runScript(script: string, args: readonly string[], options: ChildOptions = {}): Promise<ChildOutput> {
+  const { argv, cwd } = childCommand(script, args, options);
   const child = Bun.spawn(argv, {
+    cwd,
     env: { ...process.env, ...options.env },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -45,7 +70,7 @@ export async function runBunScript(script: string, args: readonly string[], opti
 
 /** Run a child script and parse the JSON on the last line of its stdout. */
 export async function runJson<T>(script: string, args: readonly string[], options: ChildOptions = {}): Promise<T> {
-  const out = await runBunScript(script, args, options);
+  const out = await runScript(script, args, options);
   const last = out.stdout.trim().split('\n').at(-1) ?? '';
   if (out.exitCode !== 0 || last === '') {
     throw new Error(`${script} ${args.join(' ')} exited with ${out.exitCode}\nstdout: ${out.stdout}\nstderr: ${out.stderr}`);

@@ -5,7 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FIXTURES } from './child.ts';
+import { childCommand } from './child.ts';
+import type { Unprivileged } from './unprivileged.ts';
 import { run } from './fs.ts';
 
 export {
@@ -72,10 +73,9 @@ export class Claimer {
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   private buffered = '';
 
-  constructor(config: { home: string; memoryDir: string; uid: string; origin: string; cwd: string }, asUser?: number) {
-    const command = [process.execPath, path.join(FIXTURES, 'claimer.ts'), JSON.stringify(config)];
-    const argv = asUser === undefined ? command : ['setpriv', `--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', ...command];
-    this.child = Bun.spawn(argv, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  constructor(config: { home: string; memoryDir: string; uid: string; origin: string; cwd: string }, asUser?: Unprivileged) {
+    const { argv, cwd } = childCommand('claimer.ts', [JSON.stringify(config)], { asUser });
+    this.child = Bun.spawn(argv, { cwd, stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
     this.reader = this.child.stdout.getReader();
   }
 

@@ -10,7 +10,8 @@
 //! - [`cancel`]: `CancelToken`, the JS handle on a native cancellation flag.
 //! - [`options`]: checking numeric options that arrive as JS numbers.
 //! - [`stream`]: results streamed to a JS callback in batches.
-//! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`.
+//! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`,
+//!   `initFsScanCachePolicy`.
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
 //! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
 //! - [`files`]: the agent tools' file I/O: `readFile`, `applyFileChanges`.

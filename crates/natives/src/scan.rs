@@ -5,7 +5,7 @@
 //! object per match costs about four times more than columns, and the
 //! TypeScript layer builds the `GlobMatch[]` the API promises.
 
-use std::path::PathBuf;
+use std::{collections::HashMap, path::PathBuf};
 
 use napi::{
     Env, Status, Task,
@@ -13,7 +13,7 @@ use napi::{
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
-use natives_scan::{Entry, Error, FileType, GlobOptions, cache};
+use natives_scan::{CachePolicy, Entry, Error, FileType, GlobOptions, cache};
 
 use crate::{
     cancel::CancelToken,
@@ -248,6 +248,18 @@ fn file_type(value: u32) -> Result<FileType, Error> {
 pub fn invalidate_fs_scan_cache(env: Env, path: Option<String>) -> napi::Result<()> {
     natives_scan::invalidate(path.as_deref().map(std::path::Path::new))
         .map_err(|err| to_js(&env, &err))
+}
+
+/// Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
+/// raw value, parsed by the library), before the first call that uses the
+/// cache. The TypeScript package hands over `process.env`'s, since Bun does
+/// not pass `process.env` writes on to native code. Returns `false`,
+/// changing nothing, when the policy was already fixed.
+#[napi(js_name = "initFsScanCachePolicy")]
+pub fn init_fs_scan_cache_policy(variables: HashMap<String, String>) -> bool {
+    cache::init_global(CachePolicy::from_lookup(|name| {
+        variables.get(name).cloned()
+    }))
 }
 
 /// The scan cache's current size.

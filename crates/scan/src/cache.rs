@@ -2,9 +2,14 @@
 //! (canonical root, include_hidden, use_gitignore), reused by glob, fuzzy
 //! find and grep.
 //!
-//! Policy is global and read from the environment once ([`CachePolicy::from_env`]):
+//! Policy is global and fixed once per process: from the `FS_SCAN_*` variables
 //! `FS_SCAN_CACHE_TTL_MS` (1000; 0 bypasses the cache), `FS_SCAN_EMPTY_RECHECK_MS`
 //! (200), `FS_SCAN_CACHE_MAX_ENTRIES` (16) and `FS_SCAN_CACHE_MAX_BYTES` (128 MiB).
+//! A front whose runtime keeps its own copy of the environment hands them over
+//! with [`init_global`] before the first use (Bun does not pass `process.env`
+//! writes on to native code); otherwise [`global`] reads the process
+//! environment ([`CachePolicy::from_env`]). Both parse with
+//! [`CachePolicy::from_lookup`].
 //!
 //! Beyond the seed's original behaviour, this cache guarantees:
 //! - **single flight**: concurrent misses on one key run one walk; the others
@@ -24,7 +29,7 @@ use std::{
     collections::HashMap,
     path::{Path, PathBuf},
     sync::{
-        Arc, Condvar, LazyLock, Mutex, MutexGuard,
+        Arc, Condvar, Mutex, MutexGuard, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -34,6 +39,7 @@ use crate::{
     cancel::CancelToken,
     entries::Entries,
     error::Result,
+    paths::resolve_invalidation_targets,
     walk::{self, ScanPolicy},
 };
 
@@ -79,7 +85,10 @@ impl CachePolicy {
         CachePolicy::from_lookup(|name| std::env::var(name).ok())
     }
 
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> CachePolicy {
+    /// The policy from `FS_SCAN_*` variables as `lookup` finds them (by
+    /// name, raw value); a variable it does not find, or whose value is not
+    /// a non-negative integer, keeps its default.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> CachePolicy {
         let number = |name: &str, default: u64| -> u64 {
             lookup(name)
                 .and_then(|v| v.trim().parse().ok())
@@ -205,11 +214,25 @@ pub struct ScanCache {
     landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
 
-static GLOBAL: LazyLock<ScanCache> = LazyLock::new(|| ScanCache::new(CachePolicy::from_env()));
+static GLOBAL: OnceLock<ScanCache> = OnceLock::new();
 
-/// The process-wide cache, with the policy read from the environment at first use.
+/// The process-wide cache. Its policy is the one [`init_global`] fixed, or
+/// else the one read from the process environment at this first call.
 pub fn global() -> &'static ScanCache {
-    &GLOBAL
+    GLOBAL.get_or_init(|| ScanCache::new(CachePolicy::from_env()))
+}
+
+/// Fix the process-wide cache's policy before its first use; `false`, with
+/// nothing changed, when it was already fixed (by an earlier call, or by a
+/// use that read the environment). The policy never changes once the cache
+/// exists.
+pub fn init_global(policy: CachePolicy) -> bool {
+    let mut took_effect = false;
+    GLOBAL.get_or_init(|| {
+        took_effect = true;
+        ScanCache::new(policy)
+    });
+    took_effect
 }
 
 impl ScanCache {
@@ -294,8 +317,19 @@ impl ScanCache {
         walk::ordered::walk_in_order(&key.root, key.policy, token, halt, on_run)
     }
 
-    /// Drop every cached list whose root contains `target` or lies inside it
-    /// (a renamed or deleted directory), and fence the matching walks in flight.
+    /// Invalidate after a mutation at `path` (relative to the current
+    /// directory; it may no longer exist): every target
+    /// [`resolve_invalidation_targets`] finds for it.
+    pub fn invalidate_path(&self, path: &Path) -> Result<()> {
+        for target in resolve_invalidation_targets(path)? {
+            self.invalidate(&target);
+        }
+        Ok(())
+    }
+
+    /// Drop every cached list whose root contains `target` (a resolved,
+    /// canonical path) or lies inside it (a renamed or deleted directory), and
+    /// fence the matching walks in flight.
     pub fn invalidate(&self, target: &Path) {
         let affected = |root: &Path| target.starts_with(root) || root.starts_with(target);
         let mut state = self.lock();

@@ -59,18 +59,22 @@ pub use error::{Error, ErrorKind, Result};
 pub use fuzzy::{FuzzyMatch, FuzzyOptions, FuzzyOutcome, fuzzy_find};
 pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
-pub use paths::{resolve_invalidation_target, resolve_search_path};
+pub use paths::{resolve_invalidation_targets, resolve_search_path};
 pub use walk::ScanPolicy;
 
 /// Invalidate the global cache after a filesystem mutation (seed 001).
 ///
 /// With a path (relative to the current directory; it may no longer exist),
-/// drops every cached scan whose root contains it or lies inside it; with
-/// `None`, drops everything. Walks in flight for those roots are fenced.
+/// drops every cached scan whose root contains it or lies inside it (for a
+/// symlink: the link's own place and its destination, see
+/// [`resolve_invalidation_targets`]); with `None`, drops everything. Walks in
+/// flight for those roots are fenced.
 pub fn invalidate(path: Option<&Path>) -> Result<()> {
     match path {
-        Some(path) => cache::global().invalidate(&resolve_invalidation_target(path)?),
-        None => cache::global().clear(),
+        Some(path) => cache::global().invalidate_path(path),
+        None => {
+            cache::global().clear();
+            Ok(())
+        }
     }
-    Ok(())
 }

@@ -2,7 +2,9 @@
 //!
 //! Both resolve relative paths against the process's current directory and
 //! canonicalise, so `dir/sub/..`, a symlinked route and the real path all
-//! land on one cache key and one invalidation target.
+//! land on one cache key and one invalidation target. A symlink named by an
+//! invalidation is the exception that gets two targets: the link where it
+//! lives and the destination it resolves to.
 
 use std::{
     fs, io,
@@ -28,31 +30,51 @@ pub fn resolve_search_path(path: &Path) -> Result<PathBuf> {
     fs::canonicalize(&absolute).map_err(|err| Error::io(path, err))
 }
 
-/// The canonical form of a path that may no longer (or not yet) exist.
+/// Every path a mutation at `path` may have changed the view of, for
+/// [`crate::ScanCache::invalidate`]; `path` may no longer (or not yet) exist.
 ///
-/// The longest existing ancestor is canonicalised and the missing tail
-/// re-appended, so a deleted file, a deleted directory or a rename's
-/// vanished side still maps onto the cache roots that saw it.
-pub fn resolve_invalidation_target(path: &Path) -> Result<PathBuf> {
+/// The first target is where the entry itself lives: its parent
+/// canonicalised and its own name kept, so a symlink is the link, in the
+/// directory that holds it, and not what it points to. When `path` resolves
+/// somewhere else (it is a symlink whose destination exists), that
+/// destination follows: a write through a link changes the destination.
+///
+/// Missing components are re-appended to their longest existing ancestor,
+/// so a deleted file, a deleted directory or a rename's vanished side still
+/// maps onto the cache roots that saw it.
+pub fn resolve_invalidation_targets(path: &Path) -> Result<Vec<PathBuf>> {
     if path.as_os_str().is_empty() {
         return Err(Error::invalid("invalidation path is empty"));
     }
     let absolute = normalize(&absolute(path).map_err(|err| Error::io(path, err))?);
-    let mut existing = absolute.as_path();
+    let location = match (absolute.parent(), absolute.file_name()) {
+        (Some(parent), Some(name)) => canonical_prefix(parent).join(name),
+        _ => absolute.clone(),
+    };
+    let destination = fs::canonicalize(&absolute)
+        .ok()
+        .filter(|destination| *destination != location);
+    Ok([location].into_iter().chain(destination).collect())
+}
+
+/// `path` with its longest existing ancestor canonicalised and the missing
+/// tail re-appended.
+fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut existing = path;
     let mut tail = Vec::new();
     loop {
         if let Ok(canonical) = fs::canonicalize(existing) {
-            return Ok(tail
+            return tail
                 .iter()
                 .rev()
-                .fold(canonical, |acc, name| acc.join(name)));
+                .fold(canonical, |acc, name| acc.join(name));
         }
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {
-                tail.push(name.to_os_string());
+                tail.push(name);
                 existing = parent;
             }
-            _ => return Ok(absolute),
+            _ => return path.to_path_buf(),
         }
     }
 }
@@ -117,7 +139,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn invalidation_target_survives_deletion_and_symlinks() {
+    fn invalidation_target_survives_deletion_and_symlinked_routes() {
         let dir = tempfile::tempdir().unwrap();
         let real = fs::canonicalize(dir.path()).unwrap();
         fs::create_dir_all(real.join("src")).unwrap();
@@ -130,12 +152,46 @@ mod tests {
                 real.join("src/gone/deeper/x.ts"),
             ),
             (real.join("src/new/../x.ts"), real.join("src/x.ts")),
+            (PathBuf::from("/"), PathBuf::from("/")),
         ];
         for (input, expected) in table {
             assert_eq!(
-                resolve_invalidation_target(&input).unwrap(),
-                expected,
+                resolve_invalidation_targets(&input).unwrap(),
+                [expected],
                 "{input:?}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_a_target_where_it_lives_and_where_it_points() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(real.join("a")).unwrap();
+        fs::create_dir_all(real.join("b/sub")).unwrap();
+        fs::write(real.join("b/file"), "x").unwrap();
+        symlink("../b/file", real.join("a/link")).unwrap();
+        symlink(real.join("b/sub"), real.join("a/dir-link")).unwrap();
+        symlink("link", real.join("a/chain")).unwrap();
+        symlink("missing", real.join("a/dangling")).unwrap();
+        symlink(real.join("a"), real.join("route")).unwrap();
+        let table = [
+            ("a/link", vec!["a/link", "b/file"]),
+            ("a/dir-link", vec!["a/dir-link", "b/sub"]),
+            ("a/chain", vec!["a/chain", "b/file"]),
+            ("a/dangling", vec!["a/dangling"]),
+            // Through a linked directory: the link's own place is its real parent.
+            ("route/link", vec!["a/link", "b/file"]),
+            ("route", vec!["route", "a"]),
+        ];
+        for (input, expected) in table {
+            let expected: Vec<PathBuf> = expected.iter().map(|rel| real.join(rel)).collect();
+            assert_eq!(
+                resolve_invalidation_targets(&real.join(input)).unwrap(),
+                expected,
+                "{input}"
             );
         }
     }

@@ -326,7 +326,7 @@ impl StatAt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::{fs, process::Command};
+    use std::{fs, path::PathBuf, process::Command};
 
     fn touch(root: &Path, rel: &str) {
         let path = root.join(rel);
@@ -347,7 +347,7 @@ mod tests {
     };
 
     #[test]
-    fn sorted_and_never_enters_git() {
+    fn sorted_and_without_git_entries() {
         let dir = tempfile::tempdir().unwrap();
         for rel in [
             "b/z.ts",
@@ -377,6 +377,79 @@ mod tests {
                 "sub"
             ]
         );
+    }
+
+    /// The directories of `watched` that `walk` opened or listed (read
+    /// through inotify, so a walk that entered a directory and dropped what
+    /// it found there is caught, not only one that returned it).
+    #[cfg(target_os = "linux")]
+    fn entered(watched: &[PathBuf], walk: impl FnOnce()) -> Vec<PathBuf> {
+        use nix::{
+            errno::Errno,
+            sys::inotify::{AddWatchFlags, InitFlags, Inotify},
+        };
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).unwrap();
+        let listened = AddWatchFlags::IN_OPEN | AddWatchFlags::IN_ACCESS;
+        let watches: Vec<_> = watched
+            .iter()
+            .map(|dir| (inotify.add_watch(dir, listened).unwrap(), dir))
+            .collect();
+        walk();
+        let mut entered = Vec::new();
+        loop {
+            match inotify.read_events() {
+                Ok(events) => entered.extend(events.iter().map(|event| {
+                    let (_, dir) = watches.iter().find(|(wd, _)| *wd == event.wd).unwrap();
+                    dir.to_path_buf()
+                })),
+                Err(Errno::EAGAIN) => break,
+                Err(err) => panic!("reading inotify events: {err}"),
+            }
+        }
+        entered.sort();
+        entered.dedup();
+        entered
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn git_directories_are_pruned_before_descent() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let ok = Command::new("git")
+            .arg("init")
+            .arg("-q")
+            .arg(&root)
+            .status();
+        assert!(ok.unwrap().success());
+        for rel in ["listed/a.txt", "sub/.git/objects/x", "sub/b.txt"] {
+            touch(&root, rel);
+        }
+        let (git, nested_git, listed) = (
+            root.join(".git"),
+            root.join("sub/.git"),
+            root.join("listed"),
+        );
+        let watched = [git, nested_git, listed.clone()];
+        let token = CancelToken::new();
+        for use_gitignore in [false, true] {
+            let policy = ScanPolicy {
+                include_hidden: true,
+                use_gitignore,
+            };
+            let scanned = entered(&watched, || drop(scan(&root, policy, &token).unwrap()));
+            // `listed` shows the watch sees a walk enter a directory.
+            assert_eq!(scanned, std::slice::from_ref(&listed), "scan, {policy:?}");
+            let in_order = entered(&watched, || {
+                let halt = std::sync::atomic::AtomicBool::new(false);
+                ordered::walk_in_order(&root, policy, &token, &halt, &mut |_| {}).unwrap();
+            });
+            assert_eq!(
+                in_order,
+                std::slice::from_ref(&listed),
+                "ordered walk, {policy:?}"
+            );
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
  */
 import { type NativeFileChange, nativeApplyFileChanges, nativeReadFile } from '../index.js';
 import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { handOverScanCachePolicy } from './policy.ts';
 
 /** Options for {@link readFile}. */
 export interface ReadFileOptions {
@@ -118,6 +119,8 @@ export async function applyFileChanges(changes: readonly FileChange[], options: 
   if (!Array.isArray(changes)) throw codedError('EINVAL', 'applyFileChanges: changes must be an array');
   throwIfAborted(options.signal, 'applyFileChanges');
   const native = changes.map(toNative);
+  // The changes invalidate the scan cache, which must not start without the process's policy.
+  handOverScanCachePolicy();
   try {
     return await nativeApplyFileChanges(options.cwd ?? process.cwd(), options.confine ?? true, native);
   } catch (error) {

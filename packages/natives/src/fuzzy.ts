@@ -7,6 +7,7 @@ import { linkSignal } from './cancel.ts';
 import { codedError, fromNative, throwIfAborted } from './errors.ts';
 import type { FileType } from './glob.ts';
 import { absolute } from './paths.ts';
+import { handOverScanCachePolicy } from './policy.ts';
 
 /** Options for {@link fuzzyFind}. */
 export interface FuzzyFindOptions {
@@ -70,6 +71,7 @@ export async function fuzzyFind(options: FuzzyFindOptions): Promise<FuzzyFindRes
   if (typeof options !== 'object' || options === null) throw codedError('EINVAL', 'fuzzyFind: options must be an object');
   if (typeof options.query !== 'string') throw codedError('EINVAL', 'fuzzyFind: query must be a string');
   throwIfAborted(options.signal, 'fuzzyFind');
+  handOverScanCachePolicy();
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, false);
   try {

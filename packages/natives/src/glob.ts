@@ -15,6 +15,7 @@ import {
 import { linkSignal } from './cancel.ts';
 import { codedError, fromNative, throwIfAborted } from './errors.ts';
 import { absolute } from './paths.ts';
+import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
 export type { FsScanCacheStats };
@@ -95,6 +96,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   if (typeof options !== 'object' || options === null) throw codedError('EINVAL', 'glob: options must be an object');
   if (typeof options.pattern !== 'string') throw codedError('EINVAL', 'glob: pattern must be a string');
   throwIfAborted(options.signal, 'glob');
+  handOverScanCachePolicy();
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
@@ -120,6 +122,7 @@ export function invalidateFsScanCache(path?: string): void {
   if (path !== undefined && typeof path !== 'string') {
     throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
   }
+  handOverScanCachePolicy();
   try {
     nativeInvalidate(path === undefined ? undefined : absolute(path));
   } catch (error) {
@@ -129,6 +132,7 @@ export function invalidateFsScanCache(path?: string): void {
 
 /** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */
 export function fsScanCacheStats(): FsScanCacheStats {
+  handOverScanCachePolicy();
   return nativeStats();
 }
 

@@ -13,6 +13,7 @@ import {
 import { linkSignal } from './cancel.ts';
 import { codedError, fromNative, throwIfAborted } from './errors.ts';
 import { absolute } from './paths.ts';
+import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
 /** What each result is. */
@@ -120,6 +121,7 @@ export interface GrepResult {
 export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) => void): Promise<GrepResult> {
   checkShape(options, 'grep');
   throwIfAborted(options.signal, 'grep');
+  handOverScanCachePolicy();
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel()) : undefined;

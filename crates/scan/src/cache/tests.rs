@@ -320,12 +320,31 @@ fn invalidation_drops_containing_and_contained_roots_only() {
     // A deleted directory, resolved the way the public entry point does.
     fill(&cache);
     fs::remove_dir_all(base.join("a")).unwrap();
-    let target = crate::resolve_invalidation_target(&dir.path().join("a/b/c/../x")).unwrap();
-    cache.invalidate(&target);
+    cache
+        .invalidate_path(&dir.path().join("a/b/c/../x"))
+        .unwrap();
     assert_eq!(cached(&cache), ["a/b/c", "ab", "z"]);
 
     cache.clear();
     assert!(cached(&cache).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_invalidates_the_root_holding_it_and_the_root_it_points_into() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(dir.path()).unwrap();
+    fs::create_dir_all(base.join("a")).unwrap();
+    fs::create_dir_all(base.join("b")).unwrap();
+    fs::write(base.join("b/file"), "x").unwrap();
+    std::os::unix::fs::symlink("../b/file", base.join("a/link")).unwrap();
+    let cache = ScanCache::new(policy());
+    let (a, b) = (key(&base.join("a")), key(&base.join("b")));
+    drop((scan(&cache, &a), scan(&cache, &b)));
+
+    cache.invalidate_path(&base.join("a/link")).unwrap();
+    assert!(!was_hit(&cache, &a), "the root holding the link");
+    assert!(!was_hit(&cache, &b), "the root the link points into");
 }
 
 /// A cache whose next walk waits to land until the returned sender fires.
