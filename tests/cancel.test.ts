@@ -24,7 +24,7 @@ const everything = (): GlobOptions => ({ pattern: '**/*', path: bigTree, hidden:
 
 describe('cancelling a walk of 200 000 files', () => {
   test(
-    'an uncancelled walk takes far longer than the cancellation budgets',
+    'an uncancelled walk outlasts a deadline and its settle budget',
     async () => {
       const times: number[] = [];
       for (let i = 0; i < 2; i++) {
@@ -42,8 +42,10 @@ describe('cancelling a walk of 200 000 files', () => {
         `uncancelled walk of ${all.totalMatches} entries: ${times.map((t) => t.toFixed(0)).join(' / ')} ms ` +
           `(${withResults.toFixed(0)} ms returning every match)`,
       );
+      // The cancellation tests below mean something only if their deadline, plus the time it may take
+      // to settle, falls inside the walk (they also check the walk did not finish first).
       const fastest = Math.min(...times);
-      expect(fastest).toBeGreaterThan(2 * (TIMEOUT_MS + SETTLE_BUDGET_MS));
+      expect(fastest).toBeGreaterThan(TIMEOUT_MS + SETTLE_BUDGET_MS);
     },
     120_000,
   );
