@@ -8,9 +8,20 @@ BUN_VERSION=1.4.5
 need() { command -v "$1" >/dev/null || { echo "setup: '$1' is required but not installed" >&2; exit 2; }; }
 need node; need npm; need cargo; need rustc
 
+# Bun goes where npm puts global packages when this user may write there, else into target/tools
+# (linked into target/tools/bin, which the scripts put first on PATH): no root needed.
+export PATH="$PWD/target/tools/bin:$PATH"
 if [ "$(bun --version 2>/dev/null || true)" != "$BUN_VERSION" ]; then
-  echo "setup: installing bun $BUN_VERSION through npm"
-  npm i -g --allow-scripts=bun "bun@$BUN_VERSION" >/dev/null
+  global=$(npm prefix -g)
+  if [ -w "$global/lib/node_modules" ] && [ -w "$global/bin" ]; then
+    echo "setup: installing bun $BUN_VERSION through npm"
+    npm i -g --allow-scripts=bun "bun@$BUN_VERSION" >/dev/null
+  else
+    echo "setup: installing bun $BUN_VERSION through npm into target/tools (the global prefix is not writable)"
+    npm i --prefix target/tools/bun --allow-scripts=bun "bun@$BUN_VERSION" >/dev/null
+    mkdir -p target/tools/bin
+    ln -sf ../bun/node_modules/.bin/bun target/tools/bin/bun
+  fi
 fi
 
 bun install --frozen-lockfile

@@ -74,8 +74,8 @@ describe('agentTools', () => {
     fs.symlinkSync('loop-b', at('loop-a'));
     fs.symlinkSync('loop-a', at('loop-b'));
     // Unreadable even to root: procfs applies the owner bits of this write-only file to uid 0.
-    const unreadable = process.getuid?.() === 0 ? '/proc/sys/vm/compact_memory' : at('ro.txt');
-    if (process.getuid?.() !== 0) fs.chmodSync(unreadable, 0o000);
+    const unreadable = process.getuid?.() === 0 ? '/proc/sys/vm/compact_memory' : at('secret.txt');
+    if (process.getuid?.() !== 0) fs.writeFileSync(unreadable, 'secret\n', { mode: 0o000 });
     const aborted = { ...ctx, signal: AbortSignal.abort() };
     const cases: [ToolErrorCode, () => Promise<ToolResult>][] = [
       ['INVALID_ARGS', () => readTool.execute({ path: '' }, ctx)],
