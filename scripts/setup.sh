@@ -18,7 +18,10 @@ if [ "$(bun --version 2>/dev/null || true)" != "$BUN_VERSION" ]; then
     npm i -g --allow-scripts=bun "bun@$BUN_VERSION" >/dev/null
   else
     echo "setup: installing bun $BUN_VERSION through npm into target/tools (the global prefix is not writable)"
-    npm i --prefix target/tools/bun --allow-scripts=bun "bun@$BUN_VERSION" >/dev/null
+    mkdir -p target/tools/bun
+    # A project-scoped install takes its script permission from package.json, not the command line.
+    echo '{"private": true, "allowScripts": {"bun": true}}' > target/tools/bun/package.json
+    npm i --prefix target/tools/bun "bun@$BUN_VERSION" >/dev/null
     mkdir -p target/tools/bin
     ln -sf ../bun/node_modules/.bin/bun target/tools/bin/bun
   fi
