@@ -2,8 +2,8 @@
  * Large trees for the cancellation and concurrency tests.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { sharedFixturePath } from './fs.ts';
 
 /** Files in the shared large tree. */
 export const BIG_TREE_FILES = 200_000;
@@ -28,12 +28,12 @@ export function generateTree(root: string, dirs: number, subdirs: number, files:
 }
 
 /**
- * The shared 200 000-file tree in `os.tmpdir()/natives-e2e-200k`, generated
+ * The shared 200 000-file tree in a per-user folder under the system temp dir, generated
  * once and reused while its stamp file says it is complete.
  */
 export function ensureBigTree(): string {
-  const root = path.join(os.tmpdir(), 'natives-e2e-200k');
-  const stamp = path.join(os.tmpdir(), 'natives-e2e-200k.complete');
+  const root = sharedFixturePath('200k');
+  const stamp = `${root}.complete`;
   if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === String(BIG_TREE_FILES)) return root;
   fs.rmSync(root, { recursive: true, force: true });
   fs.mkdirSync(root, { recursive: true });

@@ -12,6 +12,15 @@ export function tempDir(label: string): string {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `natives-e2e-${label}-`)));
 }
 
+/**
+ * Where a large fixture shared by test runs lives: under the system temp dir, one per user, so a
+ * tree another user generated there (which this user may read but not link or rewrite) is never
+ * mistaken for this user's.
+ */
+export function sharedFixturePath(name: string): string {
+  return path.join(os.tmpdir(), `natives-e2e-${name}-uid${process.getuid?.() ?? 'unknown'}`);
+}
+
 /** Remove a fixture directory (ignoring one that is already gone). */
 export function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { sharedFixturePath } from './fs.ts';
 
 /** Bytes in the one real file. */
 export const CORPUS_FILE_BYTES = 160 << 20;
@@ -44,10 +45,10 @@ function block(): Buffer {
   return Buffer.from(`${lines.join('\n')}\n`);
 }
 
-/** The corpus directory (`os.tmpdir()/natives-e2e-grep-corpus`), generated if needed. */
+/** The corpus directory (a per-user folder under the system temp dir), generated if needed. */
 export function ensureGrepCorpus(): string {
-  const root = path.join(os.tmpdir(), 'natives-e2e-grep-corpus');
-  const stamp = path.join(os.tmpdir(), 'natives-e2e-grep-corpus.complete');
+  const root = sharedFixturePath('grep-corpus');
+  const stamp = `${root}.complete`;
   const description = `${CORPUS_FILE_BYTES} bytes x ${CORPUS_LINKS} names, v1`;
   if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === description) return root;
   fs.rmSync(stamp, { force: true });
