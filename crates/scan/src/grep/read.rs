@@ -11,6 +11,12 @@
 //! - Opening never blocks (`O_NONBLOCK`, in case a FIFO replaced the file
 //!   since the scan), and the `fstat` that follows refuses anything but a
 //!   regular file before a byte is read.
+//! - A file the scan found is opened without following a symlink at any
+//!   component (`O_NOFOLLOW` on the name, `RESOLVE_NO_SYMLINKS` on its
+//!   directory): the scan listed a regular file under the root, and a
+//!   cached list may be up to a TTL old, so a file or directory replaced by
+//!   a link since then must not lead the search out of the root. Only a
+//!   file the caller named is opened through links, as the caller meant.
 //! - A file no larger than [`SLICE_MAX`] is read whole into a buffer the
 //!   worker reuses and searched as a slice. Its size comes from that same
 //!   `fstat`, so no further `read` is spent meeting the end of the file; a
@@ -51,6 +57,8 @@ impl Root {
 /// and the buffer small files are read into.
 pub(super) struct Opener<'a> {
     root: &'a Root,
+    /// Whether a symlink may be followed: only for a file the caller named.
+    follows_links: bool,
     #[cfg(unix)]
     parent_path: Vec<u8>,
     #[cfg(unix)]
@@ -61,9 +69,12 @@ pub(super) struct Opener<'a> {
 }
 
 impl<'a> Opener<'a> {
-    pub(super) fn new(root: &'a Root) -> Opener<'a> {
+    /// An opener into `root`; `follows_links` only for a file the caller
+    /// named (see the module docs).
+    pub(super) fn new(root: &'a Root, follows_links: bool) -> Opener<'a> {
         Opener {
             root,
+            follows_links,
             #[cfg(unix)]
             parent_path: Vec::new(),
             #[cfg(unix)]
@@ -96,11 +107,15 @@ impl<'a> Opener<'a> {
     fn open_any(&mut self, relative: &[u8]) -> io::Result<File> {
         use nix::{fcntl::OFlag, sys::stat::Mode};
         use std::os::fd::AsFd;
+        let follows_links = self.follows_links;
         let (dir, name) = match memchr::memrchr(b'/', relative) {
             Some(slash) => (self.parent(&relative[..slash])?, &relative[slash + 1..]),
             None => (self.root.fd.as_fd(), relative),
         };
-        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let mut flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        if !follows_links {
+            flags |= OFlag::O_NOFOLLOW;
+        }
         Ok(File::from(nix::fcntl::openat(
             dir,
             name,
@@ -122,7 +137,10 @@ impl<'a> Opener<'a> {
         let fd = match self.parent_fd.take() {
             Some(fd) if self.parent_path == parent => fd,
             _ => {
-                let fd = open_dir(Some(&self.root.fd), parent)?;
+                let fd = match self.follows_links {
+                    true => open_dir(Some(&self.root.fd), parent)?,
+                    false => open_dir_without_links(&self.root.fd, parent)?,
+                };
                 self.parent_path.clear();
                 self.parent_path.extend_from_slice(parent);
                 fd
@@ -175,4 +193,85 @@ fn open_dir<P: nix::NixPath + ?Sized>(
         None => nix::fcntl::open(path, flags, Mode::empty())?,
     };
     Ok(fd)
+}
+
+/// An `O_PATH` handle on the directory `path` below `root`, refusing
+/// (`ELOOP` or `ENOTDIR`) a symlink at any component: one `openat2` where the kernel has
+/// it, else one `openat` with `O_NOFOLLOW` per component.
+#[cfg(unix)]
+fn open_dir_without_links(
+    root: &std::os::fd::OwnedFd,
+    path: &[u8],
+) -> io::Result<std::os::fd::OwnedFd> {
+    use nix::{
+        errno::Errno,
+        fcntl::{OFlag, OpenHow, ResolveFlag, openat2},
+    };
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_BENEATH);
+    match openat2(root, path, how) {
+        // No openat2 (kernel before 5.6, or a sandbox that filters it).
+        Err(Errno::ENOSYS | Errno::EPERM) => open_dir_component_wise(root, path),
+        opened => Ok(opened?),
+    }
+}
+
+/// [`open_dir_without_links`] one component at a time.
+#[cfg(unix)]
+fn open_dir_component_wise(
+    root: &std::os::fd::OwnedFd,
+    path: &[u8],
+) -> io::Result<std::os::fd::OwnedFd> {
+    use nix::{fcntl::OFlag, sys::stat::Mode};
+    use std::os::fd::AsFd;
+    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mut dir: Option<std::os::fd::OwnedFd> = None;
+    for name in path
+        .split(|&byte| byte == b'/')
+        .filter(|name| !name.is_empty())
+    {
+        let at = dir.as_ref().unwrap_or(root).as_fd();
+        dir = Some(nix::fcntl::openat(at, name, flags, Mode::empty())?);
+    }
+    match dir {
+        Some(dir) => Ok(dir),
+        None => Ok(root.try_clone()?),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::fd::OwnedFd;
+
+    type OpenDir = fn(&OwnedFd, &[u8]) -> io::Result<OwnedFd>;
+
+    /// Both ways of opening a listed directory refuse a symlink at any
+    /// component and open a plain path (the fallback runs where the kernel
+    /// has no `openat2`).
+    #[test]
+    fn directories_open_only_without_links() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("b", dir.path().join("a/link-b")).unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        let ways: [(&str, OpenDir); 2] = [
+            ("openat2", open_dir_without_links),
+            ("component-wise", open_dir_component_wise),
+        ];
+        // ELOOP, or ENOTDIR where O_PATH opened the link itself and it is no directory.
+        let refused = [Some(nix::libc::ELOOP), Some(nix::libc::ENOTDIR)];
+        for (way, open) in ways {
+            assert!(open(&root.fd, b"a/b").is_ok(), "{way}");
+            for linked in [&b"link/b"[..], b"a/link-b", b"link"] {
+                let err = open(&root.fd, linked).unwrap_err();
+                assert!(
+                    refused.contains(&err.raw_os_error()),
+                    "{way} {linked:?}: {err}"
+                );
+            }
+        }
+    }
 }

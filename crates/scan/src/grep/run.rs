@@ -126,7 +126,7 @@ impl Worker<'_> {
     /// file fails.
     fn run(self, mut reports: Reports) {
         let explicit = self.job.candidates.is_explicit();
-        let mut opener = Opener::new(self.root);
+        let mut opener = Opener::new(self.root, explicit);
         let ahead = self.read_ahead(&mut opener, &mut reports);
         let Some(matcher) = self.job.matcher.wait() else {
             return;

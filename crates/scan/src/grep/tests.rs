@@ -670,3 +670,77 @@ fn a_limited_walk_far_ahead_of_the_search_pauses_and_resumes() {
     assert_eq!(keys(&first), expected[..3]);
     assert!(first.limit_reached);
 }
+
+/// A cached list is up to a TTL old: a file or a directory it lists that
+/// has since been replaced by a symlink out of the root must not be
+/// searched through the link (it counts as unreadable), while a file the
+/// caller names through a link is followed.
+#[cfg(unix)]
+#[test]
+fn listed_files_replaced_by_links_are_not_followed_out_of_the_root() {
+    use std::os::unix::fs::symlink;
+    let outside = tree(&[
+        ("secret.txt", "needle outside\n"),
+        ("dir/secret.txt", "needle outside\n"),
+    ]);
+    // (case, what is replaced, the link's target, what a search still finds)
+    let cases = [
+        (
+            "file replaced",
+            "a/f.txt",
+            outside.path().join("secret.txt"),
+            &["a/secret.txt:1", "b.txt:1"][..],
+        ),
+        (
+            "directory replaced",
+            "a",
+            outside.path().join("dir"),
+            &["b.txt:1"][..],
+        ),
+    ];
+    for (name, replaced, target, left) in cases {
+        let dir = tree(&[
+            ("a/f.txt", "needle inside\n"),
+            ("a/secret.txt", "needle inside\n"),
+            ("b.txt", "needle b\n"),
+        ]);
+        let cache = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(600)));
+        let search = |cache: &ScanCache| {
+            run_with(dir.path(), cache, |o| {
+                o.pattern = "needle".into();
+                o.cache = true;
+            })
+            .unwrap()
+        };
+        assert_eq!(
+            keys(&search(&cache)),
+            ["a/f.txt:1", "a/secret.txt:1", "b.txt:1"],
+            "{name}"
+        );
+        let at = dir.path().join(replaced);
+        if at.is_dir() {
+            fs::remove_dir_all(&at).unwrap();
+        } else {
+            fs::remove_file(&at).unwrap();
+        }
+        symlink(&target, &at).unwrap();
+        let after = search(&cache);
+        assert!(
+            after.matches.iter().all(|m| !m.line.contains("outside")),
+            "{name}: {:?}",
+            keys(&after)
+        );
+        assert_eq!(keys(&after), left, "{name}");
+        assert!(after.files_unreadable >= 1, "{name}: {after:?}");
+    }
+    let named = tree(&[]);
+    symlink(
+        outside.path().join("secret.txt"),
+        named.path().join("link.txt"),
+    )
+    .unwrap();
+    let outcome = run(&named.path().join("link.txt"), |o| {
+        o.pattern = "needle".into()
+    });
+    assert_eq!(outcome.matches.len(), 1);
+}
