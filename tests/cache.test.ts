@@ -291,6 +291,27 @@ describe('fsScanCacheStats', () => {
     expect(r.stats).toMatchObject({ scans: 1, entries: BIG_TREE_FILES + 200 + 2_000 });
   }, CHILD_TIMEOUT_MS);
 
+  test('a scan larger than FS_SCAN_CACHE_MAX_BYTES is refused once, remembered and reported', async () => {
+    const dir = fixture(['a.txt', 'b.txt']);
+    type Stats = { scans: number; refused: number };
+    const r = await scenario<{
+      first: Observed;
+      afterFirst: Stats;
+      second: Observed;
+      grepped: string[];
+      greppedWalks: number;
+      afterCalls: Stats;
+      afterInvalidation: Stats;
+    }>('too-large', dir, { ...LONG_TTL, FS_SCAN_CACHE_MAX_BYTES: '1' });
+    expect(r.first).toEqual({ paths: ['a.txt', 'b.txt'], walks: 1 });
+    expect(r.afterFirst).toMatchObject({ scans: 0, refused: 1 });
+    expect(r.second).toEqual({ paths: ['a.txt', 'b.txt'], walks: 1 });
+    expect(r.grepped).toEqual(['a.txt', 'b.txt']);
+    expect(r.greppedWalks).toBe(1);
+    expect(r.afterCalls).toMatchObject({ scans: 0, refused: 1 });
+    expect(r.afterInvalidation).toMatchObject({ scans: 0, refused: 0 });
+  }, CHILD_TIMEOUT_MS);
+
   test('FS_SCAN_CACHE_MAX_ENTRIES evicts the oldest scan first', async () => {
     const dir = fixture(['a/1', 'b/2', 'c/3']);
     const r = await scenario<{ filled: number; a: Observed; b: Observed; c: Observed }>('max-entries', dir, {

@@ -75,6 +75,11 @@ export interface FsScanCacheStats {
   bytesPerEntry: number
   /** Directory walks run since the process started (cache hits run none). */
   walks: number
+  /**
+   * Roots whose scan was too large for the byte budget, remembered for
+   * the TTL: cached calls on them walk uncached meanwhile.
+   */
+  refused: number
 }
 
 /** Matches as columns: `paths` joined by `\0` (in chunks), a type and an mtime per match. */

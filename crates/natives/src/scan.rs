@@ -275,6 +275,9 @@ pub struct FsScanCacheStats {
     pub bytes_per_entry: f64,
     /// Directory walks run since the process started (cache hits run none).
     pub walks: f64,
+    /// Roots whose scan was too large for the byte budget, remembered for
+    /// the TTL: cached calls on them walk uncached meanwhile.
+    pub refused: u32,
 }
 
 /// Report the scan cache's size and how many walks it has run.
@@ -287,5 +290,6 @@ pub fn fs_scan_cache_stats() -> FsScanCacheStats {
         bytes: stats.bytes as f64,
         bytes_per_entry: stats.bytes_per_entry(),
         walks: stats.walks as f64,
+        refused: u32::try_from(stats.refused).unwrap_or(u32::MAX),
     }
 }

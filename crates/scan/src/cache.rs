@@ -17,7 +17,11 @@
 //! - **generation fence**: invalidating a root marks every walk of it that is
 //!   in flight, and a marked walk is never stored, so a walk that started
 //!   before a mutation cannot re-insert the pre-mutation view;
-//! - **byte budget** beside the entry budget, both evicting oldest-first;
+//! - **byte budget** beside the entry budget, both evicting oldest-first; a
+//!   scan too large for the budget on its own is not stored, and that
+//!   refusal is remembered for the TTL, so the calls that follow walk
+//!   without building a list only to throw it away (grep then streams its
+//!   walk instead) and [`CacheStats::refused`] says so;
 //! - **no copies on a hit**: entries are shared through an `Arc`.
 //!
 //! All state sits behind one mutex. Every critical section is a few map
@@ -168,6 +172,9 @@ pub struct CacheStats {
     pub bytes: usize,
     /// Walks this cache has run since it was created (hits run none).
     pub walks: u64,
+    /// Keys whose scan was too large for the byte budget, remembered for the
+    /// TTL: calls on them walk uncached meanwhile.
+    pub refused: usize,
 }
 
 impl CacheStats {
@@ -202,6 +209,8 @@ struct Flight {
 struct State {
     cached: HashMap<ScanKey, Cached>,
     flights: HashMap<ScanKey, Arc<Flight>>,
+    /// Keys whose scan was larger than the byte budget, and when it started.
+    refused: HashMap<ScanKey, Instant>,
 }
 
 /// The cache. Most callers use [`global`]; tests build their own.
@@ -263,6 +272,10 @@ impl ScanCache {
             let mut state = self.lock();
             if let Some(hit) = self.lookup(&mut state, key) {
                 return Ok(hit);
+            }
+            if self.still_refused(&mut state, key) {
+                drop(state);
+                return self.fresh(key, token);
             }
             let Some(flight) = state.flights.get(key).cloned() else {
                 let flight = register_flight(&mut state, key);
@@ -327,13 +340,23 @@ impl ScanCache {
         Ok(())
     }
 
+    /// Whether a scan of `key` was too large to store, within the TTL: a
+    /// caller that can work without the whole list (grep) should walk
+    /// without the cache.
+    pub fn refuses(&self, key: &ScanKey) -> bool {
+        let mut state = self.lock();
+        self.still_refused(&mut state, key)
+    }
+
     /// Drop every cached list whose root contains `target` (a resolved,
     /// canonical path) or lies inside it (a renamed or deleted directory), and
-    /// fence the matching walks in flight.
+    /// fence the matching walks in flight. A remembered refusal of such a
+    /// root is forgotten too: the tree may have shrunk.
     pub fn invalidate(&self, target: &Path) {
         let affected = |root: &Path| target.starts_with(root) || root.starts_with(target);
         let mut state = self.lock();
         state.cached.retain(|key, _| !affected(&key.root));
+        state.refused.retain(|key, _| !affected(&key.root));
         for (key, flight) in &state.flights {
             if affected(&key.root) {
                 fence(flight);
@@ -345,14 +368,18 @@ impl ScanCache {
     pub fn clear(&self) {
         let mut state = self.lock();
         state.cached.clear();
+        state.refused.clear();
         state.flights.values().for_each(|f| fence(f));
     }
 
     /// Current size of the cache.
     pub fn stats(&self) -> CacheStats {
-        let state = self.lock();
+        let mut state = self.lock();
+        let ttl = self.policy.ttl;
+        state.refused.retain(|_, at| at.elapsed() < ttl);
         let empty = CacheStats {
             walks: self.walks.load(Ordering::Relaxed),
+            refused: state.refused.len(),
             ..CacheStats::default()
         };
         state.cached.values().fold(empty, |acc, c| CacheStats {
@@ -379,6 +406,19 @@ impl ScanCache {
         }
         state.cached.remove(key);
         None
+    }
+
+    /// Whether `key` was refused within the TTL (an expired refusal is
+    /// forgotten).
+    fn still_refused(&self, state: &mut State, key: &ScanKey) -> bool {
+        match state.refused.get(key) {
+            Some(at) if at.elapsed() < self.policy.ttl => true,
+            Some(_) => {
+                state.refused.remove(key);
+                false
+            }
+            None => false,
+        }
     }
 
     /// Run the walk for a registered flight, publish it, and store it unless fenced.
@@ -412,9 +452,14 @@ impl ScanCache {
 
     fn store(&self, state: &mut State, key: &ScanKey, entries: Arc<Entries>, created_at: Instant) {
         let bytes = entries.heap_bytes();
-        if bytes > self.policy.max_bytes || self.policy.max_entries == 0 {
+        if self.policy.max_entries == 0 {
             return;
         }
+        if bytes > self.policy.max_bytes {
+            state.refused.insert(key.clone(), created_at);
+            return;
+        }
+        state.refused.remove(key);
         state.cached.insert(
             key.clone(),
             Cached {

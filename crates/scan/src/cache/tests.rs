@@ -150,6 +150,41 @@ fn byte_budget_evicts_oldest_and_refuses_oversized_scans() {
 }
 
 #[test]
+fn an_oversized_scan_is_remembered_for_the_ttl_and_forgotten_on_invalidation() {
+    let dir = tree(10);
+    let key = key(dir.path());
+    let bytes = scan(&ScanCache::new(policy()), &key).entries.heap_bytes();
+    let cache = ScanCache::new(policy().max_bytes(bytes - 1));
+    assert!(!cache.refuses(&key));
+    assert_eq!(scan(&cache, &key).entries.len(), 20);
+    let stats = cache.stats();
+    assert_eq!((stats.scans, stats.refused, stats.walks), (0, 1, 1));
+    assert!(cache.refuses(&key));
+    // Meanwhile each call walks once, as an uncached one, and stores nothing.
+    for _ in 0..2 {
+        assert_eq!(scan(&cache, &key).cache_age_ms, 0);
+    }
+    let stats = cache.stats();
+    assert_eq!((stats.scans, stats.refused, stats.walks), (0, 1, 3));
+    // A change under the root may have shrunk it: the refusal is forgotten.
+    cache.invalidate(&key.root.join("d0/f0.txt"));
+    assert!(!cache.refuses(&key));
+    assert_eq!(cache.stats().refused, 0);
+
+    // The refusal lasts the TTL, no longer.
+    let short = ScanCache::new(
+        CachePolicy::default()
+            .ttl(Duration::from_millis(50))
+            .max_bytes(bytes - 1),
+    );
+    scan(&short, &key);
+    assert!(short.refuses(&key));
+    thread::sleep(Duration::from_millis(60));
+    assert!(!short.refuses(&key));
+    assert_eq!(short.stats().refused, 0);
+}
+
+#[test]
 fn no_store_rescan_never_touches_the_shared_entry() {
     let dir = tree(3);
     let cache = ScanCache::new(policy());

@@ -109,8 +109,10 @@ pub(super) fn candidates(
         },
     };
     // Seed 001: grep's cached scans always honour gitignore, so a call that
-    // turns gitignore off walks privately and leaves the cache alone.
-    if !(options.cache && options.use_gitignore) {
+    // turns gitignore off walks privately and leaves the cache alone. A scan
+    // the cache refused as too large is walked and searched as it goes
+    // rather than listed whole.
+    if !(options.cache && options.use_gitignore) || cache.refuses(&key) {
         let filter = Box::new(filter);
         return Ok(Candidates::Walk { key, filter });
     }

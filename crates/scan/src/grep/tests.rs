@@ -744,3 +744,33 @@ fn listed_files_replaced_by_links_are_not_followed_out_of_the_root() {
     });
     assert_eq!(outcome.matches.len(), 1);
 }
+
+/// A cached grep over a tree the cache refused as too large searches while
+/// a walk goes (no whole list built to be thrown away), and finds the same.
+#[test]
+fn a_scan_refused_as_too_large_is_searched_while_walked() {
+    let dir = many_files();
+    let configure = |o: &mut GrepOptions| {
+        o.pattern = "hit".into();
+        o.cache = true;
+    };
+    let mut options = GrepOptions::new("", dir.path());
+    configure(&mut options);
+    let cache = ScanCache::new(
+        CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .max_bytes(1),
+    );
+    let token = CancelToken::new();
+    let first = select::candidates(&options, &cache, &token).unwrap();
+    assert!(matches!(first, select::Candidates::Tree { .. }));
+    assert_eq!(cache.stats().refused, 1);
+    let then = select::candidates(&options, &cache, &token).unwrap();
+    assert!(matches!(then, select::Candidates::Walk { .. }));
+    let expected = keys(&run(dir.path(), |o| o.pattern = "hit".into()));
+    assert_eq!(
+        keys(&run_with(dir.path(), &cache, configure).unwrap()),
+        expected
+    );
+    assert_eq!(cache.stats().scans, 0);
+}
