@@ -200,6 +200,16 @@ describe('streaming and order', () => {
     });
   }
 
+  test('retainMatches: false streams every result to onMatch and keeps none in the answer', async () => {
+    const options: GrepOptions = { pattern: 'hit', path: root };
+    const plain = await grep(options);
+    const streamed: GrepMatch[] = [];
+    const result = await grep({ ...options, retainMatches: false }, (match) => streamed.push(match));
+    expect(streamed).toEqual(plain.matches);
+    expect(result.matches).toEqual([]);
+    expect({ ...result, matches: plain.matches }).toEqual(plain);
+  });
+
   test('an onMatch that throws rejects the call with that error, and is not called again', async () => {
     const failure = new Error('stop here');
     let calls = 0;

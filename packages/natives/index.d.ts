@@ -494,6 +494,11 @@ export interface NativeGrepOptions {
   cache?: boolean
   /** Skip (and count) files larger than this many bytes (default: none). */
   maxFileSize?: number
+  /**
+   * Keep the results in the answer as well as streaming them (default
+   * true; the TypeScript layer keeps what it streams).
+   */
+  retainMatches?: boolean
   /** Fail with `ETIMEDOUT` after this many milliseconds. */
   timeoutMs?: number
 }

@@ -70,6 +70,9 @@ pub struct NativeGrepOptions {
     pub cache: Option<bool>,
     /// Skip (and count) files larger than this many bytes (default: none).
     pub max_file_size: Option<f64>,
+    /// Keep the results in the answer as well as streaming them (default
+    /// true; the TypeScript layer keeps what it streams).
+    pub retain_matches: Option<bool>,
     /// Fail with `ETIMEDOUT` after this many milliseconds.
     pub timeout_ms: Option<f64>,
 }
@@ -190,7 +193,9 @@ impl Task for GrepTask {
 
 impl GrepTask {
     fn run(&mut self) -> Result<NativeGrepResult, Error> {
-        let (options, token) = take_prepared(&mut self.prepared)?;
+        let (mut options, token) = take_prepared(&mut self.prepared)?;
+        // Streamed results reach JS through the callback; holding them here too would double the memory.
+        options.retain_matches &= self.on_batch.is_none();
         let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
             natives_scan::grep::grep(&options, cache::global(), &token, on_match)
         };
@@ -310,6 +315,7 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     converted.mode = mode(options.mode.as_deref())?;
     converted.cache = options.cache.unwrap_or(false);
     converted.max_file_size = count("maxFileSize", options.max_file_size)?.map(|n| n as u64);
+    converted.retain_matches = options.retain_matches.unwrap_or(true);
     Ok(converted)
 }
 

@@ -65,6 +65,12 @@ export interface GrepOptions extends MatchOptions {
   cache?: boolean;
   /** Skip (and count in `filesSkippedTooLarge`) files above this many bytes. Default: search every file whole. */
   maxFileSize?: number;
+  /**
+   * Keep the results in `matches` as well as passing them to `onMatch`. Set it to `false` when
+   * `onMatch` consumes them, so a search with millions of results holds none (`matches` is then
+   * empty; the counts are unchanged). Default: `true`.
+   */
+  retainMatches?: boolean;
   /** Reject with `ETIMEDOUT` after this many milliseconds (checked inside files too). */
   timeoutMs?: number;
   /** Reject with `ABORT_ERR` when aborted, before or during the search. */
@@ -124,7 +130,7 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
   handOverScanCachePolicy();
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
-  const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel()) : undefined;
+  const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel(), options.retainMatches ?? true) : undefined;
   try {
     const raw = await nativeGrep(
       { ...rest, path: absolute(path ?? process.cwd()) },

@@ -11,17 +11,19 @@ export class BatchStream<Batch, Item> {
   private received = 0;
   private wake: (() => void) | undefined;
 
+  /** `retain: false` passes items to `onItem` without keeping them in {@link items}. */
   constructor(
     private readonly decode: (batch: Batch) => Item[],
     private readonly onItem: (item: Item) => void,
     private readonly stop: () => void,
+    private readonly retain = true,
   ) {}
 
   /** The native side's batch callback. */
   receive(batch: Batch): void {
     this.received++;
     for (const item of this.decode(batch)) {
-      this.items.push(item);
+      if (this.retain) this.items.push(item);
       if (this.failure !== undefined) continue;
       try {
         this.onItem(item);

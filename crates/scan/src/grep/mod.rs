@@ -65,7 +65,7 @@ use crate::{
     error::{Error, ErrorKind, Result},
 };
 use pattern::{MatcherSpec, build_matcher};
-use run::Emitter;
+use run::{Backlog, Emitter};
 use search::{Shape, Stop};
 
 /// What a grep returns per result.
@@ -146,7 +146,24 @@ pub struct GrepOptions {
     /// [`GrepOutcome::files_skipped_too_large`]. Default: `None`: every file
     /// is searched whole, whatever its size.
     pub max_file_size: Option<u64>,
+    /// Keep every returned result in [`GrepOutcome::matches`] as well as
+    /// passing it to `on_match`. Set it to `false` when `on_match` consumes
+    /// the results, so a search returning millions of them holds none.
+    /// Default: `true`.
+    pub retain_matches: bool,
+    /// Files are searched in parallel but results are emitted in path order,
+    /// so the results of files finished ahead of the oldest file still being
+    /// searched wait for it; once they hold about this many bytes, no
+    /// further file is started until it is done. Default:
+    /// [`DEFAULT_MAX_BUFFERED_BYTES`].
+    pub max_buffered_bytes: usize,
 }
+
+/// Default [`GrepOptions::max_buffered_bytes`]: far more than any ordinary
+/// search holds (results of a few thousand files), small enough that one
+/// slow file early in path order cannot let a whole tree's results pile up
+/// behind it.
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
 
 impl GrepOptions {
     /// Options for `pattern` under `path`, every other field at its default.
@@ -171,6 +188,8 @@ impl GrepOptions {
             mode: GrepMode::Content,
             cache: false,
             max_file_size: None,
+            retain_matches: true,
+            max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
         }
     }
 
@@ -301,6 +320,18 @@ pub fn grep(
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
 ) -> Result<GrepOutcome> {
+    let backlog = Backlog::new(options.max_buffered_bytes);
+    grep_with_backlog(options, cache, token, on_match, &backlog)
+}
+
+/// [`grep`], holding results that wait to be emitted in `backlog`.
+fn grep_with_backlog(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    on_match: &mut dyn FnMut(&GrepMatch),
+    backlog: &Backlog,
+) -> Result<GrepOutcome> {
     token.check()?;
     let spec = options.matcher_spec();
     let matcher = OnceLock::new();
@@ -312,7 +343,7 @@ pub fn grep(
             let _ = matcher.set(built.as_ref().ok().cloned());
             built.map(drop)
         });
-        let searched = search_tree(options, cache, &matcher, token, on_match);
+        let searched = search_tree(options, cache, &matcher, token, on_match, backlog);
         // A bad pattern is the error to report, whatever else failed.
         compiled
             .join()
@@ -328,25 +359,21 @@ fn search_tree(
     matcher: &OnceLock<Option<RegexMatcher>>,
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
+    backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     let candidates = select::candidates(options, cache, token)?;
     let outcome = GrepOutcome {
         root: candidates.root().to_path_buf(),
         ..GrepOutcome::default()
     };
-    let mut emitter = Emitter::new(
-        options.mode,
-        options.offset,
-        options.max_count,
-        outcome,
-        on_match,
-    );
+    let mut emitter = Emitter::new(options, outcome, on_match);
     let job = run::Job {
         candidates: &candidates,
         cache,
         matcher,
         shape: &options.shape(),
         token,
+        backlog,
     };
     run::run(&job, &mut emitter)?;
     Ok(emitter.outcome)
@@ -372,13 +399,12 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
             }
         })?;
     let mut ignore = |_: &GrepMatch| {};
-    let mut emitter = Emitter::new(
-        options.mode,
-        options.offset,
-        options.max_count,
-        GrepOutcome::default(),
-        &mut ignore,
-    );
+    // With no callback to take them, results are always kept.
+    let retained = GrepOptions {
+        retain_matches: true,
+        ..options.clone()
+    };
+    let mut emitter = Emitter::new(&retained, GrepOutcome::default(), &mut ignore);
     emitter.file(b"", report);
     Ok(emitter.outcome)
 }

@@ -9,12 +9,19 @@
 //! (one result beyond `offset + max_count` exists), no further file is
 //! handed out, the walk stops, files being searched are interrupted, and
 //! reports for later files are dropped unread.
+//!
+//! Reports that arrive ahead of their turn wait in the emitter. Their bytes
+//! are counted in a [`Backlog`]: once it holds more than its bound, workers
+//! start no further file (after sending what they hold) until the oldest
+//! file still being searched is done and its results, and those waiting
+//! behind it, are emitted. Every file handed out before the pause is either
+//! being searched or reported, so the emitter always gets what it waits for.
 
 use std::{
     collections::VecDeque,
     fs::File,
     sync::{
-        OnceLock,
+        Condvar, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicUsize, Ordering},
         mpsc,
     },
@@ -25,7 +32,7 @@ use std::{
 use grep_regex::RegexMatcher;
 
 use super::{
-    GrepMatch, GrepMode, GrepOutcome,
+    GrepMatch, GrepMode, GrepOptions, GrepOutcome,
     queue::Queue,
     read::{Opener, Root},
     search::{
@@ -49,6 +56,66 @@ pub(super) struct Job<'a> {
     pub matcher: &'a OnceLock<Option<RegexMatcher>>,
     pub shape: &'a Shape,
     pub token: &'a CancelToken,
+    pub backlog: &'a Backlog,
+}
+
+/// How often a worker paused by a full [`Backlog`] re-checks cancellation.
+const BACKLOG_POLL: Duration = Duration::from_millis(5);
+
+/// The bytes of reports sent ahead of their turn and not yet emitted.
+pub(super) struct Backlog {
+    held: Mutex<usize>,
+    drained: Condvar,
+    max: usize,
+    /// The most ever held, for tests of the bound.
+    peak: AtomicUsize,
+}
+
+impl Backlog {
+    pub(super) fn new(max: usize) -> Backlog {
+        Backlog {
+            held: Mutex::new(0),
+            drained: Condvar::new(),
+            max,
+            peak: AtomicUsize::new(0),
+        }
+    }
+
+    fn add(&self, bytes: usize) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        *held += bytes;
+        self.peak.fetch_max(*held, Ordering::Relaxed);
+    }
+
+    fn release(&self, bytes: usize) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        *held = held.saturating_sub(bytes);
+        if *held <= self.max {
+            self.drained.notify_all();
+        }
+    }
+
+    fn full(&self) -> bool {
+        *self.held.lock().unwrap_or_else(|p| p.into_inner()) > self.max
+    }
+
+    /// Wait until there is room again, or the search stops.
+    fn wait_for_room(&self, stop: &Stop<'_>) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        while *held > self.max && !stop.halt.load(Ordering::Relaxed) && stop.token.check().is_ok() {
+            held = self
+                .drained
+                .wait_timeout(held, BACKLOG_POLL)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// The most bytes held at once so far.
+    #[cfg(test)]
+    pub(super) fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
 }
 
 /// Search every candidate and emit the results in order.
@@ -85,10 +152,10 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
                 read_ahead_bytes: &read_ahead_bytes,
             };
             let sender = sender.clone();
-            scope.spawn(move || worker.run(Reports::new(sender)));
+            scope.spawn(move || worker.run(Reports::new(sender, job.backlog)));
         }
         drop(sender);
-        let emitted = emit_in_order(receiver, emitter);
+        let emitted = emit_in_order(receiver, emitter, job.backlog);
         halt.store(true, Ordering::Relaxed);
         queue.close();
         let walked = walk.map_or(Ok(()), |walk| {
@@ -178,9 +245,14 @@ impl Worker<'_> {
         reports.add(index, path, report)
     }
 
-    /// The next candidate; held reports go out before waiting for the walk,
-    /// so the emitter is never kept waiting by an idle worker.
+    /// The next candidate; held reports go out before waiting for the walk
+    /// or for room in the backlog, so the emitter is never kept waiting by
+    /// an idle worker.
     fn take(&self, path: &mut Vec<u8>, reports: &mut Reports) -> Option<usize> {
+        if self.job.backlog.full() {
+            reports.send();
+            self.job.backlog.wait_for_room(self.stop);
+        }
         let mut flush = || {
             reports.send();
         };
@@ -246,20 +318,23 @@ const REPORTS_PER_MESSAGE: usize = 64;
 /// in-order emitter is not kept waiting for a quiet worker's batch.
 const REPORTS_MAX_DELAY: Duration = Duration::from_millis(5);
 
-/// A candidate's index, its path (only when it has results) and report.
-type Report = (usize, Vec<u8>, Result<FileReport>);
+/// A candidate's index, its path (only when it has results), its report
+/// and the bytes the report counts for in the [`Backlog`].
+type Report = (usize, Vec<u8>, Result<FileReport>, usize);
 
 /// One worker's reports on their way to the emitter.
-struct Reports {
+struct Reports<'a> {
     sender: mpsc::Sender<Vec<Report>>,
+    backlog: &'a Backlog,
     held: Vec<Report>,
     since: Instant,
 }
 
-impl Reports {
-    fn new(sender: mpsc::Sender<Vec<Report>>) -> Reports {
+impl<'a> Reports<'a> {
+    fn new(sender: mpsc::Sender<Vec<Report>>, backlog: &'a Backlog) -> Reports<'a> {
         Reports {
             sender,
+            backlog,
             held: Vec::new(),
             since: Instant::now(),
         }
@@ -276,7 +351,11 @@ impl Reports {
             self.since = Instant::now();
         }
         let path = if urgent { path.to_vec() } else { Vec::new() };
-        self.held.push((index, path, report));
+        let bytes = report
+            .as_ref()
+            .map_or(0, |found| found.held_bytes() + path.len());
+        self.backlog.add(bytes);
+        self.held.push((index, path, report, bytes));
         let due = urgent
             || self.held.len() >= REPORTS_PER_MESSAGE
             || self.since.elapsed() >= REPORTS_MAX_DELAY;
@@ -292,22 +371,28 @@ impl Reports {
 /// Receive reports in any order, emit them in candidate order; stop at the
 /// first error or once the emitter is done. Early reports wait in a window
 /// starting at the next index to emit.
-fn emit_in_order(receiver: mpsc::Receiver<Vec<Report>>, emitter: &mut Emitter<'_>) -> Result<()> {
-    let mut early: VecDeque<Option<(Vec<u8>, FileReport)>> = VecDeque::new();
+fn emit_in_order(
+    receiver: mpsc::Receiver<Vec<Report>>,
+    emitter: &mut Emitter<'_>,
+    backlog: &Backlog,
+) -> Result<()> {
+    let mut early: VecDeque<Option<(Vec<u8>, FileReport, usize)>> = VecDeque::new();
     let mut next = 0;
-    for (index, path, report) in receiver.into_iter().flatten() {
+    for (index, path, report, bytes) in receiver.into_iter().flatten() {
         let slot = index - next;
         if early.len() <= slot {
             early.resize_with(slot + 1, || None);
         }
-        early[slot] = Some((path, report?));
+        early[slot] = Some((path, report?, bytes));
         while let Some(ready) = early.front_mut() {
-            let Some((path, report)) = ready.take() else {
+            let Some((path, report, bytes)) = ready.take() else {
                 break;
             };
             early.pop_front();
             next += 1;
-            if !emitter.file(&path, report) {
+            let more = emitter.file(&path, report);
+            backlog.release(bytes);
+            if !more {
                 return Ok(());
             }
         }
@@ -319,6 +404,9 @@ fn emit_in_order(receiver: mpsc::Receiver<Vec<Report>>, emitter: &mut Emitter<'_
 /// order, calling `on_match` for each returned result as it is decided.
 pub(super) struct Emitter<'a> {
     mode: GrepMode,
+    /// Whether returned results are kept in the outcome (see
+    /// [`GrepOptions::retain_matches`]).
+    retain: bool,
     offset: usize,
     /// `offset + max_count`: results at or past this index are not returned.
     end: usize,
@@ -330,16 +418,18 @@ pub(super) struct Emitter<'a> {
 
 impl<'a> Emitter<'a> {
     pub(super) fn new(
-        mode: GrepMode,
-        offset: usize,
-        max_count: Option<usize>,
+        options: &GrepOptions,
         outcome: GrepOutcome,
         on_match: &'a mut dyn FnMut(&GrepMatch),
     ) -> Emitter<'a> {
+        let offset = options.offset;
         Emitter {
-            mode,
+            mode: options.mode,
+            retain: options.retain_matches,
             offset,
-            end: max_count.map_or(usize::MAX, |max| offset.saturating_add(max)),
+            end: options
+                .max_count
+                .map_or(usize::MAX, |max| offset.saturating_add(max)),
             seen: 0,
             outcome,
             on_match,
@@ -388,7 +478,9 @@ impl<'a> Emitter<'a> {
         }
         if self.seen >= self.offset {
             (self.on_match)(&found);
-            self.outcome.matches.push(found);
+            if self.retain {
+                self.outcome.matches.push(found);
+            }
         }
         self.seen += 1;
         true

@@ -87,6 +87,28 @@ pub(super) struct FileReport {
     pub unreadable: bool,
 }
 
+impl FileReport {
+    /// About how many bytes the report holds in memory (its results, their
+    /// text and context), for bounding what waits to be emitted.
+    pub fn held_bytes(&self) -> usize {
+        let text = |lines: &[(u64, String)]| -> usize {
+            lines
+                .iter()
+                .map(|(_, line)| line.len() + size_of::<(u64, String)>())
+                .sum()
+        };
+        self.matches
+            .iter()
+            .map(|found| {
+                size_of::<GrepMatch>()
+                    + found.line.len()
+                    + text(&found.context_before)
+                    + text(&found.context_after)
+            })
+            .sum()
+    }
+}
+
 /// Why a search stopped early: the caller's token, or the run no longer
 /// needing this file.
 pub(super) struct Stop<'a> {

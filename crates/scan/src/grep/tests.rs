@@ -774,3 +774,68 @@ fn a_scan_refused_as_too_large_is_searched_while_walked() {
     );
     assert_eq!(cache.stats().scans, 0);
 }
+
+/// One slow file first in path order, then many files full of results: the
+/// results waiting behind the slow file stay near the bound, where without a
+/// bound they pile up; the answer is the same either way.
+#[test]
+fn results_waiting_behind_a_slow_file_stay_within_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    // Word-like text with digits that never matches but keeps the regex busy
+    // (no literal in the pattern lets it skip ahead).
+    let slow: String = (0..1_500_000)
+        .map(|i| format!("alpha beta gamma {i}\n"))
+        .collect();
+    fs::write(dir.path().join("a-slow.txt"), slow).unwrap();
+    let line = format!("{}1\n", "w".repeat(40));
+    for i in 0..2000 {
+        fs::write(dir.path().join(format!("b{i:04}.txt")), line.repeat(20)).unwrap();
+    }
+    let bound = 64 * 1024;
+    let search = |max_buffered_bytes: usize| {
+        let mut options = GrepOptions::new(r"\w{30}\d", dir.path());
+        options.max_buffered_bytes = max_buffered_bytes;
+        let backlog = Backlog::new(max_buffered_bytes);
+        let cache = ScanCache::new(CachePolicy::default());
+        let outcome =
+            grep_with_backlog(&options, &cache, &CancelToken::new(), &mut |_| {}, &backlog)
+                .unwrap();
+        (outcome, backlog.peak())
+    };
+    let (bounded, bounded_peak) = search(bound);
+    let (unbounded, unbounded_peak) = search(usize::MAX);
+    assert_eq!(bounded.matches.len(), 2000 * 20);
+    assert_eq!(keys(&bounded), keys(&unbounded));
+    // Each worker may hand in a report or two (of ~4 KB) after the bound is passed.
+    let workers = thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        bounded_peak <= bound + workers * 8 * 1024,
+        "bounded peak {bounded_peak}"
+    );
+    // With one worker nothing is searched ahead, so nothing can pile up.
+    if workers > 1 {
+        assert!(
+            unbounded_peak > 8 * bound,
+            "the slow file did not hold anything up ({unbounded_peak} bytes)"
+        );
+    }
+}
+
+/// `retain_matches: false` passes every result to `on_match` and keeps none.
+#[test]
+fn results_can_be_streamed_without_being_retained() {
+    let dir = many_files();
+    let mut seen = Vec::new();
+    let mut options = GrepOptions::new("hit", dir.path());
+    options.retain_matches = false;
+    let outcome = grep(
+        &options,
+        &ScanCache::new(CachePolicy::default()),
+        &CancelToken::new(),
+        &mut |m| seen.push(format!("{}:{}", m.path_lossy(), m.line_number)),
+    )
+    .unwrap();
+    assert!(outcome.matches.is_empty());
+    assert_eq!(outcome.total_matches, 36);
+    assert_eq!(seen, keys(&run(dir.path(), |o| o.pattern = "hit".into())));
+}
