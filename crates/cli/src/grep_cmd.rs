@@ -54,6 +54,8 @@ pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
 fn parse(parser: &mut Parser) -> Result<Args, String> {
     let mut values = Vec::new();
     let mut options = GrepOptions::new("", ".");
+    // Results are printed as they are decided; none need keeping.
+    options.retain_matches = false;
     options.include_hidden = false;
     let mut json = false;
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
