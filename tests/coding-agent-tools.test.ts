@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   TOOL_ERROR_CODES,
+  type Tool,
   type ToolErrorCode,
   type ToolResult,
   agentTools,
@@ -103,11 +104,27 @@ describe('agentTools', () => {
     for (const [code, call] of cases) expectError(await call(), code);
   });
 
-  test('bad arguments are INVALID_ARGS', async () => {
-    expectError(await readTool.execute({ path: '' }, ctx), 'INVALID_ARGS');
-    expectError(await writeTool.execute({ path: 'x.txt' } as never, ctx), 'INVALID_ARGS');
-    expectError(await editTool.execute({ mode: 'nope' } as never, ctx), 'INVALID_ARGS');
-    expectError(await runTool.execute({ command: 'true', timeoutMs: -1 }, ctx), 'INVALID_ARGS');
+  test('bad arguments are INVALID_ARGS naming the argument, checked against the schema the model sees', async () => {
+    const cases: [Tool<any>, unknown, string][] = [
+      [readTool, { path: '' }, '`path` does not fit'],
+      [readTool, { path: 'f.txt', offset: 0 }, '`offset` does not fit: expected integer to be greater or equal to 1 (got 0)'],
+      [readTool, { path: 'f.txt', limit: 'all' }, '`limit` does not fit'],
+      [writeTool, { path: 'x.txt' }, '`content` is required'],
+      [writeTool, { path: 'x.txt', content: 'x', mode: 0o755 }, '`mode` is not an argument of this tool'],
+      [editTool, { mode: 'nope' }, '`mode` must be one of "replace", "patch", "hashline" (got "nope")'],
+      [editTool, { path: 'f.txt', edits: [{ op: 'zap', anchor: '1:0000' }] }, '`edits[0].op` must be one of'],
+      [editTool, { path: 'f.txt', edits: [] }, '`edits` does not fit'],
+      [editTool, { path: 'f.txt', oldText: 'a' }, '`newText` is required in replace mode'],
+      [grepTool, { pattern: 'x', mode: 'lines' }, '`mode` must be one of "content", "filesWithMatches", "count"'],
+      [findTool, { pattern: '*', limit: 1.5 }, '`limit` does not fit'],
+      [runTool, { command: 'true', timeoutMs: -1 }, '`timeoutMs` does not fit'],
+      [runTool, 'true', 'The arguments must be an object'],
+    ];
+    for (const [tool, args, named] of cases) {
+      expect(expectError(await tool.execute(args as never, ctx), 'INVALID_ARGS')).toContain(named);
+      expect(tool.parameters.type).toBe('object');
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
 

@@ -37,84 +37,72 @@ import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.
 import { missingPath } from './read.ts';
 import { ReplaceError, replaceText } from './replace.ts';
 import { decodeText, encodeText } from './text.ts';
-import {
-  type Tool,
-  type ToolContext,
-  type ToolResult,
-  ToolRefusal,
-  displayPath,
-  guard,
-  refuseLoneSurrogate,
-  stringArg,
-  toolCodeOf,
-  toolMessageOf,
-} from './tool.ts';
+import { type Static, Type } from '@sinclair/typebox';
+import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, refuseLoneSurrogate, toolCodeOf, toolMessageOf } from './tool.ts';
 
-export type EditMode = 'replace' | 'patch' | 'hashline';
+const HashlineOperationSchema = Type.Object(
+  {
+    op: Type.Union([Type.Literal('replace'), Type.Literal('delete'), Type.Literal('insert_after'), Type.Literal('insert_before')]),
+    anchor: Type.String({ description: '`LINE:HASH` of the (first) line, as shown by read, e.g. "12:a3f0".' }),
+    end: Type.Optional(Type.String({ description: 'replace/delete: `LINE:HASH` of the last line of the range. Default: the anchor line.' })),
+    text: Type.Optional(Type.String({ description: 'replace/insert: the new lines, separated by \\n.' })),
+  },
+  { additionalProperties: false },
+);
 
-export interface EditArgs {
-  /** Default: `patch` when `patch` is given, `hashline` when `edits` is, else `replace`. */
-  mode?: EditMode;
-  /** The file (replace and hashline modes). */
-  path?: string;
-  oldText?: string;
-  newText?: string;
-  replaceAll?: boolean;
-  /** A unified diff (patch mode). */
-  patch?: string;
-  /** Hashline operations (hashline mode). */
-  edits?: HashlineOperation[];
-}
+const EditParameters = Type.Object(
+  {
+    mode: Type.Optional(
+      Type.Union([Type.Literal('replace'), Type.Literal('patch'), Type.Literal('hashline')], {
+        description: 'Default: inferred from the fields given (`patch` when `patch` is given, `hashline` when `edits` is, else `replace`).',
+      }),
+    ),
+    path: Type.Optional(Type.String({ minLength: 1, description: 'The file to edit (replace and hashline modes).' })),
+    oldText: Type.Optional(Type.String({ minLength: 1, description: 'replace: the exact text to find, with enough context to be unique.' })),
+    newText: Type.Optional(Type.String({ description: 'replace: the text to put in its place (empty to delete the old text).' })),
+    replaceAll: Type.Optional(Type.Boolean({ description: 'replace: replace every occurrence instead of requiring exactly one.' })),
+    patch: Type.Optional(Type.String({ minLength: 1, description: 'patch: a unified diff; paths are relative to the working directory.' })),
+    edits: Type.Optional(
+      Type.Array(HashlineOperationSchema, {
+        minItems: 1,
+        description: 'hashline: operations, applied together against the file as it was read.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const editTool: Tool<EditArgs> = {
+export type EditArgs = Static<typeof EditParameters>;
+export type EditMode = NonNullable<EditArgs['mode']>;
+
+export const editTool = defineTool({
   name: 'edit',
   description:
     'Change existing files. mode "replace": replace the exact `oldText` with `newText` in `path` (it must occur exactly once unless `replaceAll`). ' +
     'mode "patch": apply the unified diff in `patch` (`--- a/x`/`+++ b/x` headers, `@@` hunks; `/dev/null` creates or deletes, ' +
     'git `rename from`/`rename to` renames; binary diffs, symlinks, submodules and copies are refused); all files change or none does. ' +
     'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line, or a line above it, changed since.',
-  parameters: {
-    type: 'object',
-    properties: {
-      mode: { type: 'string', enum: ['replace', 'patch', 'hashline'], description: 'Default: inferred from the fields given.' },
-      path: { type: 'string', description: 'The file to edit (replace and hashline modes).' },
-      oldText: { type: 'string', description: 'replace: the exact text to find, with enough context to be unique.' },
-      newText: { type: 'string', description: 'replace: the text to put in its place.' },
-      replaceAll: { type: 'boolean', description: 'replace: replace every occurrence instead of requiring exactly one.' },
-      patch: { type: 'string', description: 'patch: a unified diff; paths are relative to the working directory.' },
-      edits: {
-        type: 'array',
-        description: 'hashline: operations, applied together against the file as it was read.',
-        items: {
-          type: 'object',
-          properties: {
-            op: { type: 'string', enum: ['replace', 'delete', 'insert_after', 'insert_before'] },
-            anchor: { type: 'string', description: '`LINE:HASH` of the (first) line, as shown by read, e.g. "12:a3f0".' },
-            end: { type: 'string', description: 'replace/delete: `LINE:HASH` of the last line of the range. Default: the anchor line.' },
-            text: { type: 'string', description: 'replace/insert: the new lines, separated by \\n.' },
-          },
-          required: ['op', 'anchor'],
-          additionalProperties: false,
-        },
-      },
-    },
-    additionalProperties: false,
-  },
-  execute: (args, ctx) => guard(ctx, () => edit(args as unknown as Record<string, unknown>, ctx)),
-};
+  parameters: EditParameters,
+  run: edit,
+});
 
-async function edit(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+async function edit(args: EditArgs, ctx: ToolContext): Promise<ToolResult> {
   const mode = args.mode ?? (args.patch !== undefined ? 'patch' : args.edits !== undefined ? 'hashline' : 'replace');
   switch (mode) {
     case 'replace':
       return replace(args, ctx);
     case 'patch':
-      return patch(args, ctx);
+      return patch(required(args, 'patch', mode), ctx);
     case 'hashline':
-      return hashline(args, ctx);
-    default:
-      throw new ToolRefusal('INVALID_ARGS', '`mode` must be "replace", "patch" or "hashline".');
+      return hashline(required(args, 'path', mode), required(args, 'edits', mode), ctx);
   }
+}
+
+/** A field the mode needs, or a refusal naming it. */
+function required<K extends keyof EditArgs>(args: EditArgs, name: K, mode: EditMode): NonNullable<EditArgs[K]> {
+  const value = args[name];
+  if (value === undefined) throw new ToolRefusal('INVALID_ARGS', `\`${name}\` is required in ${mode} mode.`);
+  return value as NonNullable<EditArgs[K]>;
 }
 
 /** A file as read for editing: its text and the version a write must still find. */
@@ -160,15 +148,14 @@ function occurrences(content: string, needle: string): number[] {
   return found;
 }
 
-async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const path = stringArg(args, 'path');
-  const oldText = stringArg(args, 'oldText');
-  const newText = args.newText;
-  if (typeof newText !== 'string') throw new ToolRefusal('INVALID_ARGS', '`newText` must be a string (empty to delete the old text).');
+async function replace(args: EditArgs, ctx: ToolContext): Promise<ToolResult> {
+  const path = required(args, 'path', 'replace');
+  const oldText = required(args, 'oldText', 'replace');
+  const newText = required(args, 'newText', 'replace');
   if (oldText === newText) throw new ToolRefusal('INVALID_ARGS', '`oldText` and `newText` are identical; nothing to change.');
   refuseLoneSurrogate(oldText, '`oldText`');
   refuseLoneSurrogate(newText, '`newText`');
-  const replaceAll = args.replaceAll === true;
+  const replaceAll = args.replaceAll ?? false;
   const target = await readTarget(ctx, path);
   const { abs, text: content } = target;
   const shown = displayPath(ctx, abs);
@@ -189,25 +176,22 @@ async function replace(args: Record<string, unknown>, ctx: ToolContext): Promise
 }
 
 
-async function hashline(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const path = stringArg(args, 'path');
-  if (Array.isArray(args.edits)) {
-    args.edits.forEach((op: Partial<HashlineOperation> | null, index) => {
-      if (typeof op?.text === 'string') refuseLoneSurrogate(op.text, `\`edits[${index}].text\``);
-    });
-  }
+async function hashline(path: string, edits: HashlineOperation[], ctx: ToolContext): Promise<ToolResult> {
+  edits.forEach((op, index) => {
+    if (op.text !== undefined) refuseLoneSurrogate(op.text, `\`edits[${index}].text\``);
+  });
   const target = await readTarget(ctx, path);
   const { abs, text: content } = target;
   let result;
   try {
-    result = applyHashlineEdits(content, args.edits as HashlineOperation[]);
+    result = applyHashlineEdits(content, edits);
   } catch (error) {
     if (error instanceof HashlineError) throw new ToolRefusal(error.code, `${displayPath(ctx, abs)}: ${error.message}`, { path: abs, line: error.line });
     throw error;
   }
   if (result.content === content) return { text: `${displayPath(ctx, abs)} is unchanged.`, details: { mode: 'hashline', path: abs, changed: false } };
   await writeTarget(ctx, path, target, result.content);
-  const count = (args.edits as unknown[]).length;
+  const count = edits.length;
   return {
     text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. The anchors of the edited lines and of every line below them have changed: read the file again before further hashline edits.`,
     details: { mode: 'hashline', path: abs, changed: true, edits: count },
@@ -221,8 +205,7 @@ interface Change {
   newPath?: string;
 }
 
-async function patch(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const diff = stringArg(args, 'patch');
+async function patch(diff: string, ctx: ToolContext): Promise<ToolResult> {
   refuseLoneSurrogate(diff, '`patch`');
   const plan = new PatchPlan(ctx);
   let files: FilePatch[];

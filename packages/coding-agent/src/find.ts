@@ -17,54 +17,36 @@
  */
 import * as nodePath from 'node:path';
 import { FileType, type GlobResult, glob } from '@natives/natives';
-import {
-  type Tool,
-  type ToolContext,
-  type ToolResult,
-  displayPath,
-  guard,
-  optionalIntArg,
-  optionalStringArg,
-  stringArg,
-  toolError,
-} from './tool.ts';
+import { type Static, Type } from '@sinclair/typebox';
+import { type ToolContext, type ToolResult, displayPath, toolError, defineTool } from './tool.ts';
 
 /** Files listed when `limit` is not given. */
 export const DEFAULT_FIND_LIMIT = 100;
 
-export interface FindArgs {
-  /** Glob over paths relative to `path`, e.g. `*.ts`, `src/**\/*.test.ts`. */
-  pattern: string;
-  /** Directory to search. Default: the working directory. */
-  path?: string;
-  /** Files listed. Default {@link DEFAULT_FIND_LIMIT}. */
-  limit?: number;
-}
+const FindParameters = Type.Object(
+  {
+    pattern: Type.String({ minLength: 1, description: 'Glob pattern, matched against paths relative to `path`.' }),
+    path: Type.Optional(Type.String({ description: 'Directory to search. Default: the working directory.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of files to list. Default ${DEFAULT_FIND_LIMIT}.` })),
+  },
+  { additionalProperties: false },
+);
 
-export const findTool: Tool<FindArgs> = {
+export type FindArgs = Static<typeof FindParameters>;
+
+export const findTool = defineTool({
   name: 'find',
   description:
     'Find files by glob pattern, newest first. `*` stays within a directory, `**` crosses directories, and a pattern without `/` ' +
     'matches file names at any depth ("*.ts", "src/**/*.test.ts", "package.json"). Dot-files are included and .gitignore is honoured; ' +
     `if nothing matches, ignored files are searched too (the answer says so). At most limit files (default ${DEFAULT_FIND_LIMIT}).`,
-  parameters: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', description: 'Glob pattern, matched against paths relative to `path`.' },
-      path: { type: 'string', description: 'Directory to search. Default: the working directory.' },
-      limit: { type: 'integer', minimum: 1, description: `Maximum number of files to list. Default ${DEFAULT_FIND_LIMIT}.` },
-    },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
-  execute: (args, ctx) => guard(ctx, () => runFind(args as unknown as Record<string, unknown>, ctx)),
-};
+  parameters: FindParameters,
+  run: runFind,
+});
 
-async function runFind(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const pattern = stringArg(args, 'pattern');
-  const path = optionalStringArg(args, 'path') ?? '.';
-  const limit = optionalIntArg(args, 'limit', 1) ?? DEFAULT_FIND_LIMIT;
-  const abs = nodePath.resolve(ctx.cwd, path);
+async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT }: FindArgs, ctx: ToolContext): Promise<ToolResult> {
+  // An empty path counts as none.
+  const abs = nodePath.resolve(ctx.cwd, path || '.');
   const shown = displayPath(ctx, abs);
 
   const search = (gitignore: boolean): Promise<GlobResult> =>

@@ -23,19 +23,8 @@ import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
 import { missingPath } from './read.ts';
-import {
-  type Tool,
-  type ToolContext,
-  type ToolResult,
-  ToolRefusal,
-  displayPath,
-  guard,
-  optionalBoolArg,
-  optionalIntArg,
-  optionalStringArg,
-  stringArg,
-  toolError,
-} from './tool.ts';
+import { type Static, Type } from '@sinclair/typebox';
+import { type ToolContext, type ToolResult, defineTool, displayPath, toolError } from './tool.ts';
 
 /** Results shown when `maxCount` is not given. */
 export const DEFAULT_GREP_LIMIT = 100;
@@ -44,71 +33,47 @@ export const GREP_MAX_LINE_CHARS = 500;
 /** Files larger than this are skipped (and counted). */
 export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
 
-const MODES: readonly GrepMode[] = ['content', 'filesWithMatches', 'count'];
+const GrepParameters = Type.Object(
+  {
+    pattern: Type.String({ minLength: 1, description: 'Regular expression (ripgrep syntax), or plain text with literal: true.' }),
+    path: Type.Optional(Type.String({ description: 'Directory (searched recursively) or file to search. Default: the working directory.' })),
+    glob: Type.Optional(Type.String({ description: 'Only files whose path matches this glob, e.g. "*.ts", "src/**", "!*.min.js".' })),
+    type: Type.Optional(Type.String({ description: 'Only files of this type, e.g. "ts", "rust", "py" (ripgrep type names).' })),
+    ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive search. Default false.' })),
+    literal: Type.Optional(Type.Boolean({ description: 'Treat pattern as plain text, not a regex. Default false.' })),
+    multiline: Type.Optional(Type.Boolean({ description: 'Let matches span lines (use \\n in the pattern). Default false.' })),
+    context: Type.Optional(Type.Integer({ minimum: 0, description: 'Lines of context before and after each match (content mode). Default 0.' })),
+    maxCount: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum results to show. Default ${DEFAULT_GREP_LIMIT}.` })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many results first (to continue a cut answer). Default 0.' })),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('content'), Type.Literal('filesWithMatches'), Type.Literal('count')], {
+        description: 'content (default), filesWithMatches or count.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export interface GrepArgs {
-  /** A regular expression (ripgrep syntax), or literal text with `literal`. */
-  pattern: string;
-  /** A directory (searched recursively) or one file. Default: the working directory. */
-  path?: string;
-  /** Only files matching this glob (`*.ts`, `src/**`, `!*.min.js`). */
-  glob?: string;
-  /** Only files of this ripgrep type (`ts`, `rust`, `py`, ...). */
-  type?: string;
-  ignoreCase?: boolean;
-  literal?: boolean;
-  multiline?: boolean;
-  /** Lines of context before and after each match (content mode). */
-  context?: number;
-  /** Results shown. Default {@link DEFAULT_GREP_LIMIT}. */
-  maxCount?: number;
-  /** Results skipped first, to page through a long answer. Default 0. */
-  offset?: number;
-  /** `content` (matching lines), `filesWithMatches` (paths) or `count` (per-file counts). Default `content`. */
-  mode?: GrepMode;
-}
+export type GrepArgs = Static<typeof GrepParameters>;
 
-export const grepTool: Tool<GrepArgs> = {
+export const grepTool = defineTool({
   name: 'grep',
   description:
     'Search file contents with a regular expression (ripgrep syntax). Returns `path:line:text` lines (paths relative to the working directory), ' +
     'or the matching files (mode "filesWithMatches") or per-file counts (mode "count"). Dot-files are searched; .gitignore is honoured. ' +
     `At most maxCount results (default ${DEFAULT_GREP_LIMIT}); when results are cut, the last line gives the offset to continue from. ` +
     'Use literal: true to search for text containing regex characters such as ( [ . *.',
-  parameters: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', description: 'Regular expression (ripgrep syntax), or plain text with literal: true.' },
-      path: { type: 'string', description: 'Directory (searched recursively) or file to search. Default: the working directory.' },
-      glob: { type: 'string', description: 'Only files whose path matches this glob, e.g. "*.ts", "src/**", "!*.min.js".' },
-      type: { type: 'string', description: 'Only files of this type, e.g. "ts", "rust", "py" (ripgrep type names).' },
-      ignoreCase: { type: 'boolean', description: 'Case-insensitive search. Default false.' },
-      literal: { type: 'boolean', description: 'Treat pattern as plain text, not a regex. Default false.' },
-      multiline: { type: 'boolean', description: 'Let matches span lines (use \\n in the pattern). Default false.' },
-      context: { type: 'integer', minimum: 0, description: 'Lines of context before and after each match (content mode). Default 0.' },
-      maxCount: { type: 'integer', minimum: 1, description: `Maximum results to show. Default ${DEFAULT_GREP_LIMIT}.` },
-      offset: { type: 'integer', minimum: 0, description: 'Skip this many results first (to continue a cut answer). Default 0.' },
-      mode: { type: 'string', enum: [...MODES], description: 'content (default), filesWithMatches or count.' },
-    },
-    required: ['pattern'],
-    additionalProperties: false,
-  },
-  execute: (args, ctx) => guard(ctx, () => runGrep(args as unknown as Record<string, unknown>, ctx)),
-};
+  parameters: GrepParameters,
+  run: runGrep,
+});
 
-async function runGrep(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const pattern = stringArg(args, 'pattern');
-  const path = optionalStringArg(args, 'path') ?? '.';
-  const globArg = optionalStringArg(args, 'glob');
-  const type = optionalStringArg(args, 'type');
-  const ignoreCase = optionalBoolArg(args, 'ignoreCase') ?? false;
-  const literal = optionalBoolArg(args, 'literal') ?? false;
-  const multiline = optionalBoolArg(args, 'multiline') ?? false;
-  const context = optionalIntArg(args, 'context', 0) ?? 0;
-  const maxCount = optionalIntArg(args, 'maxCount', 1) ?? DEFAULT_GREP_LIMIT;
-  const offset = optionalIntArg(args, 'offset', 0) ?? 0;
-  const mode = (optionalStringArg(args, 'mode') ?? 'content') as GrepMode;
-  if (!MODES.includes(mode)) throw new ToolRefusal('INVALID_ARGS', `\`mode\` must be one of ${MODES.join(', ')}.`);
+async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
+  const { pattern, ignoreCase = false, literal = false, multiline = false } = args;
+  const { context = 0, maxCount = DEFAULT_GREP_LIMIT, offset = 0, mode = 'content' } = args;
+  // Empty strings count as not given.
+  const path = args.path || '.';
+  const globArg = args.glob || undefined;
+  const type = args.type || undefined;
 
   const abs = nodePath.resolve(ctx.cwd, path);
   const shown = displayPath(ctx, abs);

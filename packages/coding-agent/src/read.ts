@@ -21,7 +21,8 @@ import { type FileContents, FileType, glob, readFile } from '@natives/natives';
 import { BINARY_SNIFF_BYTES, looksBinary } from './files.ts';
 import { formatHashline, lineHashes, splitLines } from './hashline.ts';
 import { decodeText, displayText } from './text.ts';
-import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
+import { type Static, Type } from '@sinclair/typebox';
+import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, toolError } from './tool.ts';
 
 export { BINARY_SNIFF_BYTES };
 
@@ -35,37 +36,28 @@ export const MAX_LINE_CHARS = 2000;
  */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
-export interface ReadArgs {
-  path: string;
-  /** First line to show, 1-based. Default 1. */
-  offset?: number;
-  /** Lines to show. Default {@link DEFAULT_READ_LIMIT}. */
-  limit?: number;
-}
+const ReadParameters = Type.Object(
+  {
+    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory or absolute.' }),
+    offset: Type.Optional(Type.Integer({ minimum: 1, description: 'First line to show (1-based). Default 1.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of lines to show. Default ${DEFAULT_READ_LIMIT}.` })),
+  },
+  { additionalProperties: false },
+);
 
-export const readTool: Tool<ReadArgs> = {
+export type ReadArgs = Static<typeof ReadParameters>;
+
+export const readTool = defineTool({
   name: 'read',
   description:
     'Read a text file. Each line is shown as `LINE:HASH| content`; the `LINE:HASH` anchors address lines for `edit` in hashline mode. ' +
     'A line\'s HASH covers its content and every line above it, so any change at or above a line makes its anchor stale. ' +
     `Use offset/limit for big files (default: the first ${DEFAULT_READ_LIMIT} lines).`,
-  parameters: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'File path, relative to the working directory or absolute.' },
-      offset: { type: 'integer', minimum: 1, description: 'First line to show (1-based). Default 1.' },
-      limit: { type: 'integer', minimum: 1, description: `Maximum number of lines to show. Default ${DEFAULT_READ_LIMIT}.` },
-    },
-    required: ['path'],
-    additionalProperties: false,
-  },
-  execute: (args, ctx) => guard(ctx, () => read(args as unknown as Record<string, unknown>, ctx)),
-};
+  parameters: ReadParameters,
+  run: read,
+});
 
-async function read(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const path = stringArg(args, 'path');
-  const offset = optionalIntArg(args, 'offset', 1) ?? 1;
-  const limit = optionalIntArg(args, 'limit', 1) ?? DEFAULT_READ_LIMIT;
+async function read({ path, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
   const abs = nodePath.resolve(ctx.cwd, path);
   const shown = displayPath(ctx, abs);
   let file: FileContents;

@@ -14,7 +14,8 @@
  */
 import { spawn } from 'node:child_process';
 import { invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
-import { type Tool, type ToolContext, type ToolResult, guard, optionalIntArg, stringArg, toolError } from './tool.ts';
+import { type Static, Type } from '@sinclair/typebox';
+import { type ToolContext, type ToolResult, defineTool, toolError } from './tool.ts';
 
 /** Default timeout. */
 export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
@@ -23,29 +24,27 @@ export const MAX_OUTPUT_BYTES = 50 * 1024;
 /** Between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 2000;
 
-export interface RunArgs {
-  command: string;
-  /** Default {@link DEFAULT_RUN_TIMEOUT_MS}. */
-  timeoutMs?: number;
-}
+const RunParameters = Type.Object(
+  {
+    command: Type.String({ minLength: 1, description: 'The command line, run with `bash -c`.' }),
+    timeoutMs: Type.Optional(
+      Type.Integer({ minimum: 1, description: `Kill the command after this many milliseconds. Default ${DEFAULT_RUN_TIMEOUT_MS}.` }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const runTool: Tool<RunArgs> = {
+export type RunArgs = Static<typeof RunParameters>;
+
+export const runTool = defineTool({
   name: 'run',
   description:
     'Run a bash command in the working directory and return its combined stdout and stderr ' +
     `(at most ${MAX_OUTPUT_BYTES / 1024} KiB: the start and the end are kept) and exit code. ` +
     `Killed after timeoutMs (default ${DEFAULT_RUN_TIMEOUT_MS / 1000} s). No stdin. Do not start servers or other commands that never end.`,
-  parameters: {
-    type: 'object',
-    properties: {
-      command: { type: 'string', description: 'The command line, run with `bash -c`.' },
-      timeoutMs: { type: 'integer', minimum: 1, description: `Kill the command after this many milliseconds. Default ${DEFAULT_RUN_TIMEOUT_MS}.` },
-    },
-    required: ['command'],
-    additionalProperties: false,
-  },
-  execute: (args, ctx) => guard(ctx, () => run(args as unknown as Record<string, unknown>, ctx)),
-};
+  parameters: RunParameters,
+  run,
+});
 
 /** Keeps the first and last `cap / 2` bytes of a stream and counts the rest. */
 class CappedOutput {
@@ -86,9 +85,7 @@ class CappedOutput {
   }
 }
 
-async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const command = stringArg(args, 'command');
-  const timeoutMs = optionalIntArg(args, 'timeoutMs', 1) ?? DEFAULT_RUN_TIMEOUT_MS;
+async function run({ command, timeoutMs = DEFAULT_RUN_TIMEOUT_MS }: RunArgs, ctx: ToolContext): Promise<ToolResult> {
   const output = new CappedOutput(MAX_OUTPUT_BYTES);
   const started = Date.now();
   let stopped: 'TIMEOUT' | 'ABORTED' | undefined;

@@ -1,15 +1,20 @@
 /**
  * What every agent tool shares: the `Tool` shape, the context a call runs in,
- * the result it returns, the error codes it reports and how a failure
- * becomes one. File I/O is in `files.ts`.
+ * the result it returns, the error codes it reports, how arguments are
+ * checked and how a failure becomes a result. File I/O is in `files.ts`.
  *
- * Tools are framework-neutral: `parameters` is a plain JSON Schema and
+ * Each tool's parameters are declared once, as a TypeBox schema: the model
+ * is shown that schema (a plain JSON Schema object), the tool's argument
+ * type is derived from it, and one compiled checker validates every call
+ * before the tool runs, naming the argument at fault (`INVALID_ARGS`).
  * `execute` resolves with text the model can act on plus structured
- * `details`. Refusals the model should react to (a missing file, an
+ * `details`; refusals the model should react to (a missing file, an
  * ambiguous edit, a path outside the working directory) resolve with
- * `isError: true` and a stable `details.code`; `execute` does not reject.
+ * `isError: true` and a stable `details.code`. `execute` does not reject.
  */
 import * as nodePath from 'node:path';
+import type { Static, TObject } from '@sinclair/typebox';
+import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
 import { findLoneSurrogate } from './text.ts';
 
 /** Where and under what limits a tool call runs. */
@@ -78,9 +83,68 @@ export type JsonSchema = { [key: string]: unknown };
 export interface Tool<A = Record<string, unknown>> {
   name: string;
   description: string;
-  /** JSON Schema of `args`. */
+  /** JSON Schema of `args` (a TypeBox schema, which is one). */
   parameters: JsonSchema;
+  /** Run the tool; arguments that do not fit `parameters` are refused with `INVALID_ARGS`. */
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** What {@link defineTool} makes a tool from. */
+export interface ToolSpec<P extends TObject> {
+  name: string;
+  description: string;
+  parameters: P;
+  /** The tool's work, given arguments already checked against `parameters`. */
+  run(args: Static<P>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * A tool from its spec: every call is guarded ({@link guard}) and its
+ * arguments checked against the compiled schema first.
+ */
+export function defineTool<P extends TObject>(spec: ToolSpec<P>): Tool<Static<P>> {
+  const checker = TypeCompiler.Compile(spec.parameters);
+  return {
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    execute: (args, ctx) =>
+      guard(ctx, () => {
+        const error = checker.Errors(args).First();
+        if (error?.path === '') throw new ToolRefusal('INVALID_ARGS', `The arguments must be an object (got ${JSON.stringify(args)}).`);
+        if (error) throw new ToolRefusal('INVALID_ARGS', `${argumentName(error.path)} ${complaint(error)}.`);
+        return spec.run(args, ctx);
+      }),
+  };
+}
+
+/** What is wrong with an argument, in words a model acts on. */
+function complaint(error: ValueError): string {
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'is required';
+    case ValueErrorType.ObjectAdditionalProperties:
+      return 'is not an argument of this tool';
+    case ValueErrorType.Union: {
+      const choices = (error.schema.anyOf as { const?: unknown }[] | undefined)?.map((choice) => choice.const);
+      if (choices?.every((choice) => typeof choice === 'string')) {
+        return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(', ')} (got ${JSON.stringify(error.value)})`;
+      }
+      return `does not fit: ${error.message.toLowerCase()}`;
+    }
+    default:
+      return `does not fit: ${error.message.toLowerCase()} (got ${JSON.stringify(error.value) ?? String(error.value)})`;
+  }
+}
+
+/** A checker path (`/edits/0/anchor`) as the argument it names (`` `edits[0].anchor` ``). */
+function argumentName(path: string): string {
+  const name = path
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('');
+  return `\`${name}\``;
 }
 
 /** A refusal result. */
@@ -143,13 +207,6 @@ export async function guard(ctx: ToolContext, body: () => Promise<ToolResult>): 
   }
 }
 
-/** A required non-empty string argument, or a refusal naming it. */
-export function stringArg(args: Record<string, unknown>, name: string): string {
-  const value = args[name];
-  if (typeof value !== 'string' || value === '') throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be a non-empty string.`);
-  return value;
-}
-
 /**
  * Refuse model-supplied text holding a lone surrogate: in file text those
  * stand for bytes that are not UTF-8 (see text.ts), and only the file may
@@ -163,34 +220,15 @@ export function refuseLoneSurrogate(text: string, what: string): void {
   }
 }
 
-/** An optional positive integer argument. */
-export function optionalIntArg(args: Record<string, unknown>, name: string, min: number): number | undefined {
-  const value = args[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be an integer >= ${min}.`);
-  }
-  return value;
+/** `abs` relative to `cwd`, `/`-separated, when it lies inside it (`''` for `cwd` itself); else `undefined`. */
+export function relativeInside(cwd: string, abs: string): string | undefined {
+  const rel = nodePath.relative(nodePath.resolve(cwd), abs);
+  const outside = rel === '..' || rel.startsWith('..' + nodePath.sep) || nodePath.isAbsolute(rel);
+  return outside ? undefined : rel.split(nodePath.sep).join('/');
 }
 
-/** An optional string argument (empty counts as absent). */
-export function optionalStringArg(args: Record<string, unknown>, name: string): string | undefined {
-  const value = args[name];
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be a string.`);
-  return value;
-}
-
-/** An optional boolean argument. */
-export function optionalBoolArg(args: Record<string, unknown>, name: string): boolean | undefined {
-  const value = args[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'boolean') throw new ToolRefusal('INVALID_ARGS', `\`${name}\` must be true or false.`);
-  return value;
-}
-
-/** `path` as the model should see it: relative to `cwd` when inside it. */
+/** `abs` as the model should see it: relative to `cwd` when inside it (`.` for `cwd`), else absolute. */
 export function displayPath(ctx: ToolContext, abs: string): string {
-  const rel = nodePath.relative(nodePath.resolve(ctx.cwd), abs);
-  return rel === '' ? '.' : rel.startsWith('..') || nodePath.isAbsolute(rel) ? abs : rel;
+  const rel = relativeInside(ctx.cwd, abs);
+  return rel === undefined ? abs : rel === '' ? '.' : rel;
 }

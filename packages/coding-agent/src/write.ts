@@ -4,35 +4,30 @@
  * file's metadata is kept, a read-only or hard-linked file is refused, and
  * the scan cache is invalidated (see `files.ts`).
  */
+import { type Static, Type } from '@sinclair/typebox';
 import { changeFiles, shownAbsolute } from './files.ts';
-import { type Tool, type ToolContext, type ToolResult, ToolRefusal, displayPath, guard, refuseLoneSurrogate, stringArg } from './tool.ts';
+import { type ToolContext, type ToolResult, defineTool, displayPath, refuseLoneSurrogate } from './tool.ts';
 
-export interface WriteArgs {
-  path: string;
-  content: string;
-}
+const WriteParameters = Type.Object(
+  {
+    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory.' }),
+    content: Type.String({ description: 'The complete new content of the file.' }),
+  },
+  { additionalProperties: false },
+);
 
-export const writeTool: Tool<WriteArgs> = {
+export type WriteArgs = Static<typeof WriteParameters>;
+
+export const writeTool = defineTool({
   name: 'write',
   description:
     'Create a file or replace its whole content (missing parent directories are created). The write is atomic. ' +
     'Prefer `edit` to change part of an existing file.',
-  parameters: {
-    type: 'object',
-    properties: {
-      path: { type: 'string', description: 'File path, relative to the working directory.' },
-      content: { type: 'string', description: 'The complete new content of the file.' },
-    },
-    required: ['path', 'content'],
-    additionalProperties: false,
-  },
-  execute: (args, ctx) => guard(ctx, () => write(args as unknown as Record<string, unknown>, ctx)),
-};
+  parameters: WriteParameters,
+  run: write,
+});
 
-async function write(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
-  const path = stringArg(args, 'path');
-  const content = args.content;
-  if (typeof content !== 'string') throw new ToolRefusal('INVALID_ARGS', '`content` must be a string.');
+async function write({ path, content }: WriteArgs, ctx: ToolContext): Promise<ToolResult> {
   refuseLoneSurrogate(path, '`path`');
   refuseLoneSurrogate(content, '`content`');
   const abs = shownAbsolute(ctx, path);
