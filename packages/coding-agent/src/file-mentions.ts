@@ -37,6 +37,7 @@
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { FileType, type FuzzyMatch, type FuzzyTier, fuzzyFind, glob } from '@natives/natives';
+import { displayPath } from './tool.ts';
 
 /** Candidates returned per mention when `maxCandidates` is not given. */
 export const DEFAULT_MENTION_CANDIDATES = 5;
@@ -227,8 +228,6 @@ function depth(rel: string): number {
 
 /** `abs` relative to `cwd` when inside it, `/`-separated, directories with a trailing `/`. */
 function show(cwd: string, abs: string, kind: 'file' | 'dir'): string {
-  const rel = nodePath.relative(cwd, abs);
-  const inside = rel !== '' && rel !== '..' && !rel.startsWith('..' + nodePath.sep) && !nodePath.isAbsolute(rel);
-  const base = rel === '' ? '.' : inside ? rel.split(nodePath.sep).join('/') : abs;
+  const base = displayPath({ cwd }, abs);
   return kind === 'dir' && !base.endsWith('/') ? `${base}/` : base;
 }

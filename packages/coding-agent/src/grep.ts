@@ -68,102 +68,118 @@ export const grepTool = defineTool({
 });
 
 async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
-  const { pattern, ignoreCase = false, literal = false, multiline = false } = args;
-  const { context = 0, maxCount = DEFAULT_GREP_LIMIT, offset = 0, mode = 'content' } = args;
   // Empty strings count as not given.
-  const path = args.path || '.';
-  const globArg = args.glob || undefined;
-  const type = args.type || undefined;
-
-  const abs = nodePath.resolve(ctx.cwd, path);
-  const shown = displayPath(ctx, abs);
-  let isFile: boolean;
+  const abs = nodePath.resolve(ctx.cwd, args.path || '.');
+  const isFile = await isFileRoot(ctx, abs);
+  let result: GrepResult;
   try {
-    isFile = !(await fs.stat(abs)).isDirectory();
+    result = await search(args, abs, ctx.signal);
+  } catch (error) {
+    return refusal(args, error);
+  }
+  const display = (rel: string) => displayPath(ctx, isFile ? abs : nodePath.join(abs, rel));
+  const mode = args.mode ?? 'content';
+  const body = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
+  const text = [body, ...notes(args, result, displayPath(ctx, abs))].filter((s) => s !== '').join('\n');
+  return { text, details: details(args, abs, result) };
+}
+
+/** Whether `abs` names one file (else a directory); a missing path is refused with suggestions. */
+async function isFileRoot(ctx: ToolContext, abs: string): Promise<boolean> {
+  try {
+    return !(await fs.stat(abs)).isDirectory();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw await missingPath(ctx, abs);
   }
+}
 
-  let result: GrepResult;
-  try {
-    result = await grep({
-      pattern,
-      path: abs,
-      glob: globArg,
-      type,
-      ignoreCase,
-      literal,
-      multiline,
-      context: mode === 'content' ? context : 0,
-      maxCount,
-      offset,
-      mode,
-      maxColumns: GREP_MAX_LINE_CHARS,
-      maxFileSize: GREP_MAX_FILE_BYTES,
-      cache: false,
-      signal: ctx.signal,
-    });
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'EINVAL') throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    if (!literal && !regexCompiles(pattern, ignoreCase, multiline)) {
-      return toolError(
-        'INVALID_PATTERN',
-        `The pattern ${JSON.stringify(pattern)} is not a valid regular expression (${message}). ` +
-          'To search for this text as written, call grep again with literal: true (or escape the regex characters with \\).',
-        { pattern },
-      );
-    }
-    return toolError('INVALID_ARGS', message, { pattern, glob: globArg, type });
+/** The natives search the arguments ask for, with the tool's limits. */
+function search(args: GrepArgs, abs: string, signal: AbortSignal | undefined): Promise<GrepResult> {
+  const mode = args.mode ?? 'content';
+  return grep({
+    pattern: args.pattern,
+    path: abs,
+    glob: args.glob || undefined,
+    type: args.type || undefined,
+    ignoreCase: args.ignoreCase ?? false,
+    literal: args.literal ?? false,
+    multiline: args.multiline ?? false,
+    context: mode === 'content' ? (args.context ?? 0) : 0,
+    maxCount: args.maxCount ?? DEFAULT_GREP_LIMIT,
+    offset: args.offset ?? 0,
+    mode,
+    maxColumns: GREP_MAX_LINE_CHARS,
+    maxFileSize: GREP_MAX_FILE_BYTES,
+    cache: false,
+    signal,
+  });
+}
+
+/** A rejected search as a result: a bad regex is `INVALID_PATTERN`, another bad argument `INVALID_ARGS`. */
+function refusal(args: GrepArgs, error: unknown): ToolResult {
+  if ((error as { code?: unknown }).code !== 'EINVAL') throw error;
+  const { pattern, ignoreCase = false, literal = false, multiline = false } = args;
+  const message = error instanceof Error ? error.message : String(error);
+  if (!literal && !regexCompiles(pattern, ignoreCase, multiline)) {
+    return toolError(
+      'INVALID_PATTERN',
+      `The pattern ${JSON.stringify(pattern)} is not a valid regular expression (${message}). ` +
+        'To search for this text as written, call grep again with literal: true (or escape the regex characters with \\).',
+      { pattern },
+    );
   }
+  return toolError('INVALID_ARGS', message, { pattern, glob: args.glob, type: args.type });
+}
 
-  const display = (rel: string) => (isFile ? shown : displayPath(ctx, nodePath.join(abs, rel)));
-  const body = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
+/** The lines after the results: nothing found, results cut (and how to continue), files not searched. */
+function notes(args: GrepArgs, result: GrepResult, shown: string): string[] {
+  const { mode = 'content', offset = 0 } = args;
   const n = result.matches.length;
-  const notes: string[] = [];
   const unit = mode === 'content' ? 'matching lines' : 'files';
   // Results are lines in content mode and files otherwise (count mode's totalMatches sums the lines).
   const totalResults = mode === 'count' ? result.filesWithMatches : result.totalMatches;
+  const out: string[] = [];
   if (n === 0) {
-    notes.push(
+    out.push(
       totalResults > 0 && offset > 0
         ? `No results at offset ${offset}: there are ${totalResults} ${unit}.`
-        : `No matches for ${JSON.stringify(pattern)} in ${shown} (${result.filesSearched} files searched).`,
+        : `No matches for ${JSON.stringify(args.pattern)} in ${shown} (${result.filesSearched} files searched).`,
     );
   }
   if (result.limitReached) {
-    notes.push(
+    out.push(
       `[Showing ${unit} ${offset + 1}-${offset + n}; more exist. Continue with offset=${offset + n}, or narrow the search with path, glob or type.]`,
     );
   } else if (offset > 0 && n > 0) {
-    notes.push(`[Showing ${unit} ${offset + 1}-${offset + n} of ${totalResults}.]`);
+    out.push(`[Showing ${unit} ${offset + 1}-${offset + n} of ${totalResults}.]`);
   }
+  const large = `over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MiB`;
   const skipped = [
     count(result.binaryFilesSkipped, 'binary file', 'binary files'),
-    count(result.filesSkippedTooLarge, `file over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MiB`, `files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MiB`),
+    count(result.filesSkippedTooLarge, `file ${large}`, `files ${large}`),
     count(result.filesUnreadable, 'file that vanished or could not be read', 'files that vanished or could not be read'),
   ].filter((s) => s !== '');
-  if (skipped.length > 0) notes.push(`[Not searched: ${skipped.join(', ')}.]`);
+  if (skipped.length > 0) out.push(`[Not searched: ${skipped.join(', ')}.]`);
+  return out;
+}
 
-  const text = [body, ...notes].filter((s) => s !== '').join('\n');
+function details(args: GrepArgs, abs: string, result: GrepResult): Record<string, unknown> {
+  const n = result.matches.length;
   return {
-    text,
-    details: {
-      pattern,
-      path: abs,
-      mode,
-      results: n,
-      totalMatches: result.totalMatches,
-      filesWithMatches: result.filesWithMatches,
-      filesSearched: result.filesSearched,
-      binaryFilesSkipped: result.binaryFilesSkipped,
-      filesSkippedTooLarge: result.filesSkippedTooLarge,
-      filesUnreadable: result.filesUnreadable,
-      limitReached: result.limitReached,
-      ...(result.limitReached ? { nextOffset: offset + n } : {}),
-    },
+    pattern: args.pattern,
+    path: abs,
+    mode: args.mode ?? 'content',
+    results: n,
+    totalMatches: result.totalMatches,
+    filesWithMatches: result.filesWithMatches,
+    filesSearched: result.filesSearched,
+    binaryFilesSkipped: result.binaryFilesSkipped,
+    filesSkippedTooLarge: result.filesSkippedTooLarge,
+    filesUnreadable: result.filesUnreadable,
+    limitReached: result.limitReached,
+    ...(result.limitReached ? { nextOffset: (args.offset ?? 0) + n } : {}),
   };
 }
 
