@@ -23,7 +23,7 @@ import {
   writeTool,
   type ToolContext,
 } from '../packages/coding-agent/src/index.ts';
-import { splitLines } from '../packages/coding-agent/src/hashline.ts';
+import { splitLines } from '../packages/coding-agent/src/lines.ts';
 import { decodeText } from '../packages/coding-agent/src/text.ts';
 import { expectError, expectOk } from './support/agent.ts';
 import { removeDir, run, tempDir, writeTree } from './support/fs.ts';

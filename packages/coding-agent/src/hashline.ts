@@ -15,6 +15,7 @@
  * are not UTF-8 included.
  */
 import { encodeText } from './text.ts';
+import { type Lines, joinLines, splitLines } from './lines.ts';
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -43,51 +44,6 @@ export function lineHashes(lines: readonly string[], count = lines.length): stri
 /** The high 16 bits of a 32-bit hash, as 4 hex digits. */
 function shown(hash: number): string {
   return (hash >>> 16).toString(16).padStart(4, '0');
-}
-
-/** A file's text split into lines, each with its own terminator. */
-export interface Lines {
-  /** Line contents without terminators. */
-  text: string[];
-  /** Each line's terminator: `'\n'`, `'\r\n'`, or `''` (the last line, without one). */
-  eol: string[];
-  /** The terminator new lines get: `'\r\n'` when most lines use it, else `'\n'`. */
-  newline: string;
-}
-
-/** Split `content` into lines. An empty file has no lines; a final terminator does not start a new line. */
-export function splitLines(content: string): Lines {
-  const text: string[] = [];
-  const eol: string[] = [];
-  let crlf = 0;
-  let start = 0;
-  while (start < content.length) {
-    const nl = content.indexOf('\n', start);
-    if (nl === -1) {
-      text.push(content.slice(start));
-      eol.push('');
-      break;
-    }
-    const cr = nl > start && content[nl - 1] === '\r';
-    text.push(content.slice(start, cr ? nl - 1 : nl));
-    eol.push(cr ? '\r\n' : '\n');
-    if (cr) crlf++;
-    start = nl + 1;
-  }
-  return { text, eol, newline: crlf * 2 > eol.length ? '\r\n' : '\n' };
-}
-
-/**
- * Join lines back into text. A line that is no longer last but has no
- * terminator gets `newline`.
- */
-export function joinLines(text: readonly string[], eol: readonly string[], newline: string): string {
-  let out = '';
-  for (let i = 0; i < text.length; i++) {
-    const end = eol[i] ?? newline;
-    out += text[i] + (end === '' && i < text.length - 1 ? newline : end);
-  }
-  return out;
 }
 
 /** `  12:a3f0| text`, the number padded to `width`; `hash` is the line's from {@link lineHashes}. */
@@ -161,6 +117,15 @@ function newLines(text: string | undefined, op: string): string[] {
   return body.split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
 }
 
+/** The operations of one call, verified and grouped by the original line they touch. */
+interface Plan {
+  /** Replaced or deleted ranges of original lines, sorted, not overlapping. */
+  ranges: { start: number; end: number; lines: string[] | undefined }[];
+  /** Lines inserted before / after original line N. */
+  before: Map<number, string[]>;
+  after: Map<number, string[]>;
+}
+
 /**
  * Apply `ops` to `content`. Every anchor is verified before anything
  * changes (the first stale one, in operation order, is named); ranges may
@@ -169,10 +134,14 @@ function newLines(text: string | undefined, op: string): string[] {
 export function applyHashlineEdits(content: string, ops: readonly HashlineOperation[]): { content: string; changedLines: number } {
   if (!Array.isArray(ops) || ops.length === 0) throw new HashlineError('INVALID_ARGS', '`edits` must be a non-empty array of operations.');
   const lines = splitLines(content);
+  const plan = planEdits(lines, ops);
+  return rebuild(lines, plan);
+}
+
+/** Verify every operation's anchors and group the operations by line. */
+function planEdits(lines: Lines, ops: readonly HashlineOperation[]): Plan {
   const hashes = lineHashes(lines.text);
-  const ranges: { start: number; end: number; lines: string[] | undefined }[] = [];
-  const before = new Map<number, string[]>();
-  const after = new Map<number, string[]>();
+  const plan: Plan = { ranges: [], before: new Map(), after: new Map() };
   ops.forEach((op, index) => {
     const where = `edits[${index}]`;
     if (typeof op !== 'object' || op === null || !OPS.has(op.op)) {
@@ -181,63 +150,72 @@ export function applyHashlineEdits(content: string, ops: readonly HashlineOperat
     const start = parseAnchor(op.anchor, `${where}.anchor`);
     verify(start, lines, hashes);
     if (op.op === 'insert_after' || op.op === 'insert_before') {
-      const into = op.op === 'insert_after' ? after : before;
+      const into = op.op === 'insert_after' ? plan.after : plan.before;
       into.set(start.line, [...(into.get(start.line) ?? []), ...newLines(op.text, op.op)]);
       return;
     }
-    let endLine = start.line;
-    if (op.end !== undefined && op.end !== null) {
-      const end = parseAnchor(op.end, `${where}.end`);
-      verify(end, lines, hashes);
-      if (end.line < start.line) throw new HashlineError('INVALID_ARGS', `${where}: end line ${end.line} is before anchor line ${start.line}.`);
-      endLine = end.line;
-    }
-    ranges.push({ start: start.line, end: endLine, lines: op.op === 'replace' ? newLines(op.text, op.op) : undefined });
+    const end = rangeEnd(op, start, where, lines, hashes);
+    plan.ranges.push({ start: start.line, end, lines: op.op === 'replace' ? newLines(op.text, op.op) : undefined });
   });
-  ranges.sort((a, b) => a.start - b.start);
+  plan.ranges.sort((a, b) => a.start - b.start);
+  refuseOverlaps(plan.ranges);
+  return plan;
+}
+
+/** The last line of a replace/delete range: its verified `end` anchor, or the anchor's own line. */
+function rangeEnd(op: HashlineOperation, start: Anchor, where: string, lines: Lines, hashes: readonly string[]): number {
+  if (op.end === undefined || op.end === null) return start.line;
+  const end = parseAnchor(op.end, `${where}.end`);
+  verify(end, lines, hashes);
+  if (end.line < start.line) throw new HashlineError('INVALID_ARGS', `${where}: end line ${end.line} is before anchor line ${start.line}.`);
+  return end.line;
+}
+
+function refuseOverlaps(ranges: Plan['ranges']): void {
   for (let i = 1; i < ranges.length; i++) {
-    if (ranges[i]!.start <= ranges[i - 1]!.end) {
-      throw new HashlineError(
-        'INVALID_ARGS',
-        `Edits overlap: lines ${ranges[i - 1]!.start}-${ranges[i - 1]!.end} and ${ranges[i]!.start}-${ranges[i]!.end}; merge them into one operation.`,
-      );
+    const [a, b] = [ranges[i - 1]!, ranges[i]!];
+    if (b.start <= a.end) {
+      throw new HashlineError('INVALID_ARGS', `Edits overlap: lines ${a.start}-${a.end} and ${b.start}-${b.end}; merge them into one operation.`);
     }
   }
-  // One pass over the original lines, so no operation shifts another's line numbers.
+}
+
+/**
+ * One pass over the original lines, so no operation shifts another's line
+ * numbers. New lines get the file's line ending; a replaced range's last
+ * terminator carries over, and a new last line keeps the file's "no
+ * newline at end of file" state.
+ */
+function rebuild(lines: Lines, plan: Plan): { content: string; changedLines: number } {
   const outText: string[] = [];
   const outEol: (string | undefined)[] = [];
+  let changed = 0;
   const emitNew = (added: readonly string[] | undefined) => {
     for (const line of added ?? []) {
       outText.push(line);
       outEol.push(undefined);
     }
+    changed += added?.length ?? 0;
   };
-  let changed = 0;
   let r = 0;
   for (let n = 1; n <= lines.text.length; n++) {
-    emitNew(before.get(n));
-    changed += before.get(n)?.length ?? 0;
-    const range = ranges[r];
+    emitNew(plan.before.get(n));
+    const range = plan.ranges[r];
     if (range && n >= range.start && n <= range.end) {
       if (n === range.start) {
         emitNew(range.lines);
-        changed += Math.max(range.end - range.start + 1, range.lines?.length ?? 0);
+        changed += Math.max(range.end - range.start + 1, range.lines?.length ?? 0) - (range.lines?.length ?? 0);
       }
       if (n === range.end) {
-        // The range's last terminator carries over (keeps "no newline at end of file").
-        if (outText.length > 0 && outEol[outEol.length - 1] === undefined && range.lines?.length) {
-          outEol[outEol.length - 1] = lines.eol[n - 1];
-        }
+        if (outText.length > 0 && outEol[outEol.length - 1] === undefined && range.lines?.length) outEol[outEol.length - 1] = lines.eol[n - 1];
         r++;
       }
     } else {
       outText.push(lines.text[n - 1]!);
       outEol.push(lines.eol[n - 1]);
     }
-    emitNew(after.get(n));
-    changed += after.get(n)?.length ?? 0;
+    emitNew(plan.after.get(n));
   }
-  // A new last line keeps the file's "no newline at end" state.
   if (outText.length > 0 && outEol[outEol.length - 1] === undefined) {
     outEol[outEol.length - 1] = lines.eol[lines.eol.length - 1] === '' ? '' : lines.newline;
   }

@@ -28,7 +28,7 @@
  * with the hunk body; when a hunk runs past them, the extra `+`/`-`/` `
  * lines still belong to it.
  */
-import { joinLines, splitLines } from './hashline.ts';
+import { joinLines, splitLines } from './lines.ts';
 
 /** One hunk line. */
 interface HunkLine {

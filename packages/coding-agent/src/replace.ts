@@ -14,7 +14,7 @@
  * (CRLF when most lines end so, else LF). Everything outside the matches
  * is left as it was.
  */
-import { splitLines } from './hashline.ts';
+import { splitLines } from './lines.ts';
 
 /** Why a replacement was refused. */
 export class ReplaceError extends Error {
