@@ -149,72 +149,80 @@ export async function resolveFileMentions(text: string, options: ResolveMentions
 
 /** Resolve one mention (the `@` already removed). */
 export async function resolveMention(parsed: ParsedMention, options: ResolveMentionsOptions): Promise<FileMention> {
-  const cwd = nodePath.resolve(options.cwd);
-  const max = options.maxCandidates ?? DEFAULT_MENTION_CANDIDATES;
+  const answer = new Answer(parsed, nodePath.resolve(options.cwd), options.maxCandidates ?? DEFAULT_MENTION_CANDIDATES);
   const mention = parsed.mention;
-  const unresolved = (candidates: string[] = []): FileMention => ({
-    ...parsed,
-    resolved: null,
-    absolutePath: null,
-    kind: null,
-    how: 'none',
-    candidates: candidates.slice(0, max),
-  });
-  const resolvedAs = (how: MentionResolution, rel: string, kind: 'file' | 'dir', others: string[]): FileMention => {
-    const absolutePath = nodePath.resolve(cwd, rel);
-    const shown = show(cwd, absolutePath, kind);
-    return { ...parsed, resolved: shown, absolutePath, kind, how, candidates: [shown, ...others.filter((c) => c !== shown)].slice(0, max) };
-  };
-
-  // 1. exact
-  const exact = nodePath.resolve(cwd, mention);
-  try {
-    const stat = await fs.stat(exact);
-    return resolvedAs('exact', exact, stat.isDirectory() ? 'dir' : 'file', []);
-  } catch {
-    // Not an existing path: search for it.
-  }
+  const exact = await existingKind(nodePath.resolve(answer.cwd, mention));
+  if (exact) return answer.resolved('exact', mention, exact, []);
   const relative = mention.replace(/^(\.\/)+/, '');
-  if (nodePath.isAbsolute(mention) || relative.split(/[\\/]/).includes('..') || relative.replace(/\/+$/, '') === '') return unresolved();
+  if (nodePath.isAbsolute(mention) || relative.split(/[\\/]/).includes('..') || relative.replace(/\/+$/, '') === '') return answer.unresolved();
+  return (await byGlob(answer, relative, options.signal)) ?? byFuzzy(answer, relative, options.signal);
+}
 
-  // 2. glob
+/** How a mention's answer is shaped: resolved to one path, or not, with candidates. */
+class Answer {
+  constructor(
+    private readonly parsed: ParsedMention,
+    readonly cwd: string,
+    readonly maxCandidates: number,
+  ) {}
+
+  unresolved(candidates: string[] = []): FileMention {
+    return { ...this.parsed, resolved: null, absolutePath: null, kind: null, how: 'none', candidates: candidates.slice(0, this.maxCandidates) };
+  }
+
+  resolved(how: MentionResolution, rel: string, kind: 'file' | 'dir', others: string[]): FileMention {
+    const absolutePath = nodePath.resolve(this.cwd, rel);
+    const shown = this.show(rel, kind);
+    const candidates = [shown, ...others.filter((c) => c !== shown)].slice(0, this.maxCandidates);
+    return { ...this.parsed, resolved: shown, absolutePath, kind, how, candidates };
+  }
+
+  show(rel: string, kind: 'file' | 'dir'): string {
+    return show(this.cwd, nodePath.resolve(this.cwd, rel), kind);
+  }
+}
+
+/** What exists at `abs`, if anything. */
+async function existingKind(abs: string): Promise<'file' | 'dir' | undefined> {
+  try {
+    return (await fs.stat(abs)).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return undefined;
+  }
+}
+
+/** A unique glob match resolves; several are the candidates; none (or a mention that is no glob) falls through. */
+async function byGlob(answer: Answer, relative: string, signal: AbortSignal | undefined): Promise<FileMention | undefined> {
   const wantsDir = relative.endsWith('/');
   const bare = relative.replace(/\/+$/, '');
   const pattern = /[*?[{]/.test(bare) ? bare : `**/${bare}`;
+  let found;
   try {
-    const found = await glob({
-      pattern,
-      path: cwd,
-      ...MENTION_SCAN_PROFILE,
-      fileType: wantsDir ? FileType.Dir : undefined,
-      signal: options.signal,
-    });
-    const matches = found.matches
-      .filter((m) => m.fileType === FileType.File || m.fileType === FileType.Dir)
-      .sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const shown = matches.map((m) => show(cwd, nodePath.join(cwd, m.path), m.fileType === FileType.Dir ? 'dir' : 'file'));
-    if (matches.length === 1) return resolvedAs('glob', matches[0]!.path, matches[0]!.fileType === FileType.Dir ? 'dir' : 'file', []);
-    if (matches.length > 1) return unresolved(shown);
+    found = await glob({ pattern, path: answer.cwd, ...MENTION_SCAN_PROFILE, fileType: wantsDir ? FileType.Dir : undefined, signal });
   } catch (error) {
     // A mention that is not a valid glob goes on to fuzzy matching; anything else (an abort) is the caller's.
     if ((error as { code?: unknown }).code !== 'EINVAL') throw error;
+    return undefined;
   }
+  const matches = found.matches
+    .filter((m) => m.fileType === FileType.File || m.fileType === FileType.Dir)
+    .sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const kindOf = (m: (typeof matches)[number]) => (m.fileType === FileType.Dir ? 'dir' : 'file');
+  if (matches.length === 1) return answer.resolved('glob', matches[0]!.path, kindOf(matches[0]!), []);
+  if (matches.length > 1) return answer.unresolved(matches.map((m) => answer.show(m.path, kindOf(m))));
+  return undefined;
+}
 
-  // 3. fuzzy
-  const fuzzy = await fuzzyFind({
-    query: relative,
-    path: cwd,
-    ...MENTION_SCAN_PROFILE,
-    maxResults: Math.max(max, 2),
-    signal: options.signal,
-  });
+/** The best fuzzy match resolves when it is clearly best (a better tier than the next, never `scattered`). */
+async function byFuzzy(answer: Answer, relative: string, signal: AbortSignal | undefined): Promise<FileMention> {
+  const fuzzy = await fuzzyFind({ query: relative, path: answer.cwd, ...MENTION_SCAN_PROFILE, maxResults: Math.max(answer.maxCandidates, 2), signal });
   const kindOf = (m: FuzzyMatch): 'file' | 'dir' => (m.path.endsWith('/') ? 'dir' : 'file');
-  const candidates = fuzzy.matches.map((m) => show(cwd, nodePath.join(cwd, m.path), kindOf(m)));
+  const candidates = fuzzy.matches.map((m) => answer.show(m.path, kindOf(m)));
   const [top, second] = fuzzy.matches;
   if (top && top.tier !== 'scattered' && (second === undefined || rank(top) < rank(second))) {
-    return resolvedAs('fuzzy', top.path, kindOf(top), candidates);
+    return answer.resolved('fuzzy', top.path, kindOf(top), candidates);
   }
-  return unresolved(candidates);
+  return answer.unresolved(candidates);
 }
 
 /** Position of a match's tier, 0 best. */
