@@ -47,66 +47,54 @@ export const findTool = defineTool({
 async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT }: FindArgs, ctx: ToolContext): Promise<ToolResult> {
   // An empty path counts as none.
   const abs = nodePath.resolve(ctx.cwd, path || '.');
-  const shown = displayPath(ctx, abs);
-
-  const search = (gitignore: boolean): Promise<GlobResult> =>
-    glob({
-      pattern,
-      path: abs,
-      fileType: FileType.File,
-      sortByMtime: true,
-      maxResults: limit,
-      hidden: true,
-      gitignore,
-      cache: false,
-      signal: ctx.signal,
-    });
-
-  let result: GlobResult;
-  let ignoredIncluded = false;
+  let found: { result: GlobResult; ignoredIncluded: boolean };
   try {
-    result = await search(true);
-    if (result.totalMatches === 0) {
-      result = await search(false);
-      ignoredIncluded = true;
-    }
+    found = await findFiles(pattern, abs, limit, ctx.signal);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const details = { pattern, path: abs };
-    if (code === 'ENOENT') return toolError('ENOENT', `${shown} does not exist; find needs an existing directory as path.`, details);
-    if (code === 'ENOTDIR') return toolError('ENOTDIR', `${shown} is not a directory; find searches under a directory.`, details);
-    if (code === 'EINVAL') {
-      const message = error instanceof Error ? error.message : String(error);
-      return toolError('INVALID_PATTERN', `The glob pattern ${JSON.stringify(pattern)} is malformed (${message}).`, details);
-    }
-    throw error;
+    return refusal(error, pattern, abs, displayPath(ctx, abs));
   }
-
+  const { result, ignoredIncluded } = found;
   const files = result.matches.map((m) => displayPath(ctx, nodePath.join(abs, m.path)));
-  const lines: string[] = [];
+  return {
+    text: describe(files, found, pattern, displayPath(ctx, abs)).join('\n'),
+    details: { pattern, path: abs, files, totalMatches: result.totalMatches, limitReached: result.limitReached, ignoredIncluded },
+  };
+}
+
+/** The newest matching files; when none is found among the files not ignored, the ignored ones are searched too. */
+async function findFiles(pattern: string, abs: string, limit: number, signal: AbortSignal | undefined) {
+  const search = (gitignore: boolean): Promise<GlobResult> =>
+    glob({ pattern, path: abs, fileType: FileType.File, sortByMtime: true, maxResults: limit, hidden: true, gitignore, cache: false, signal });
+  const result = await search(true);
+  if (result.totalMatches > 0) return { result, ignoredIncluded: false };
+  return { result: await search(false), ignoredIncluded: true };
+}
+
+/** A rejected search as a result: a bad `path` is `ENOENT`/`ENOTDIR`, a malformed pattern `INVALID_PATTERN`. */
+function refusal(error: unknown, pattern: string, abs: string, shown: string): ToolResult {
+  const code = (error as { code?: unknown }).code;
+  const details = { pattern, path: abs };
+  if (code === 'ENOENT') return toolError('ENOENT', `${shown} does not exist; find needs an existing directory as path.`, details);
+  if (code === 'ENOTDIR') return toolError('ENOTDIR', `${shown} is not a directory; find searches under a directory.`, details);
+  if (code === 'EINVAL') {
+    const message = error instanceof Error ? error.message : String(error);
+    return toolError('INVALID_PATTERN', `The glob pattern ${JSON.stringify(pattern)} is malformed (${message}).`, details);
+  }
+  throw error;
+}
+
+function describe(files: string[], found: { result: GlobResult; ignoredIncluded: boolean }, pattern: string, shown: string): string[] {
   if (files.length === 0) {
-    lines.push(
+    return [
       `No files match ${JSON.stringify(pattern)} under ${shown}, ignored files included. ` +
         'A pattern without `/` matches file names at any depth; use `**` to cross directories.',
-    );
-  } else {
-    if (ignoredIncluded) {
-      lines.push(`[No match among files not ignored; searched again including files ignored by .gitignore/.ignore:]`);
-    }
-    lines.push(...files);
-    if (result.limitReached) {
-      lines.push(`[Showing the ${files.length} newest of ${result.totalMatches} matching files; raise limit or narrow the pattern.]`);
-    }
+    ];
   }
-  return {
-    text: lines.join('\n'),
-    details: {
-      pattern,
-      path: abs,
-      files,
-      totalMatches: result.totalMatches,
-      limitReached: result.limitReached,
-      ignoredIncluded,
-    },
-  };
+  const lines: string[] = [];
+  if (found.ignoredIncluded) lines.push(`[No match among files not ignored; searched again including files ignored by .gitignore/.ignore:]`);
+  lines.push(...files);
+  if (found.result.limitReached) {
+    lines.push(`[Showing the ${files.length} newest of ${found.result.totalMatches} matching files; raise limit or narrow the pattern.]`);
+  }
+  return lines;
 }

@@ -88,64 +88,77 @@ class CappedOutput {
 async function run({ command, timeoutMs = DEFAULT_RUN_TIMEOUT_MS }: RunArgs, ctx: ToolContext): Promise<ToolResult> {
   const output = new CappedOutput(MAX_OUTPUT_BYTES);
   const started = Date.now();
-  let stopped: 'TIMEOUT' | 'ABORTED' | undefined;
-  let exit: { code: number | null; signal: NodeJS.Signals | null };
+  let ended: Ended;
   try {
-    exit = await new Promise((resolve, reject) => {
-      // stderr joins stdout in one pipe, so the output keeps the order it was written in.
-      const child = spawn('bash', ['-c', `exec 2>&1\n${command}`], { cwd: ctx.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-      let killTimer: ReturnType<typeof setTimeout> | undefined;
-      const stop = (why: 'TIMEOUT' | 'ABORTED') => {
-        if (stopped || child.pid === undefined) return;
-        stopped = why;
-        killGroup(child.pid, 'SIGTERM');
-        killTimer = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS);
-      };
-      const timer = setTimeout(() => stop('TIMEOUT'), timeoutMs);
-      const onAbort = () => stop('ABORTED');
-      ctx.signal?.addEventListener('abort', onAbort, { once: true });
-      child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-      child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
-      const finish = () => {
-        clearTimeout(timer);
-        clearTimeout(killTimer);
-        // A stopped command leaves nothing of its group behind.
-        if (stopped) killGroup(child.pid!, 'SIGKILL');
-        ctx.signal?.removeEventListener('abort', onAbort);
-      };
-      child.on('error', (error) => {
-        finish();
-        reject(error);
-      });
-      child.on('exit', (code, signal) => {
-        // Wait for the pipes to drain, but not for background processes that still hold them.
-        let settled = false;
-        const settle = () => {
-          if (settled) return;
-          settled = true;
-          finish();
-          child.stdout.destroy();
-          child.stderr.destroy();
-          resolve({ code, signal });
-        };
-        child.on('close', settle);
-        setTimeout(settle, 200).unref?.();
-      });
-    });
+    ended = await runCommand(command, ctx, timeoutMs, output);
   } finally {
+    // The command may have changed any file under the working directory.
     invalidateFsScanAfterWrite(ctx.cwd);
   }
-  const elapsedMs = Date.now() - started;
+  const { stopped, code, signal } = ended;
   const text = output.text();
-  const details = { command, exitCode: exit.code, signal: exit.signal, elapsedMs, outputBytes: output.total, outputCut: output.cut };
+  const details = { command, exitCode: code, signal, elapsedMs: Date.now() - started, outputBytes: output.total, outputCut: output.cut };
   const body = text === '' ? '(no output)' : text.replace(/\n$/, '');
   if (stopped === 'TIMEOUT') return toolError('TIMEOUT', `${body}\n[killed after ${timeoutMs} ms: timeout]`, { ...details, timeoutMs });
   if (stopped === 'ABORTED') return toolError('ABORTED', `${body}\n[killed: the call was aborted]`, details);
-  if (exit.code !== 0) {
-    const how = exit.code === null ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-    return toolError('EXIT_CODE', `${body}\n[${how}]`, details);
-  }
+  if (code !== 0) return toolError('EXIT_CODE', `${body}\n[${code === null ? `killed by ${signal}` : `exit code ${code}`}]`, details);
   return { text: `${body}\n[exit code 0]`, details };
+}
+
+/** How a command ended: its exit, and whether the tool stopped it. */
+interface Ended {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stopped?: 'TIMEOUT' | 'ABORTED';
+}
+
+/**
+ * Run `command` in its own process group, its stderr joined to stdout in one
+ * pipe (so the output keeps the order it was written in), stopping the whole
+ * group on timeout or abort: SIGTERM, then SIGKILL after {@link KILL_GRACE_MS}.
+ */
+function runCommand(command: string, ctx: ToolContext, timeoutMs: number, output: CappedOutput): Promise<Ended> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', `exec 2>&1\n${command}`], { cwd: ctx.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stopped: Ended['stopped'];
+    let killTimer: ReturnType<typeof setTimeout> | undefined;
+    const stop = (why: 'TIMEOUT' | 'ABORTED') => {
+      if (stopped || child.pid === undefined) return;
+      stopped = why;
+      killGroup(child.pid, 'SIGTERM');
+      killTimer = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS);
+    };
+    const timer = setTimeout(() => stop('TIMEOUT'), timeoutMs);
+    const onAbort = () => stop('ABORTED');
+    ctx.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    const finish = () => {
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      // A stopped command leaves nothing of its group behind.
+      if (stopped) killGroup(child.pid!, 'SIGKILL');
+      ctx.signal?.removeEventListener('abort', onAbort);
+    };
+    child.on('error', (error) => {
+      finish();
+      reject(error);
+    });
+    child.on('exit', (code, signal) => {
+      // Wait for the pipes to drain, but not for background processes that still hold them.
+      let settled = false;
+      const settle = () => {
+        if (settled) return;
+        settled = true;
+        finish();
+        child.stdout.destroy();
+        child.stderr.destroy();
+        resolve({ code, signal, stopped });
+      };
+      child.on('close', settle);
+      setTimeout(settle, 200).unref?.();
+    });
+  });
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
