@@ -396,58 +396,84 @@ function parseHunks(cursor: Cursor, label: string): Hunk[] {
  * for a deletion. Throws a {@link PatchError} saying which hunk failed.
  */
 export function applyFilePatch(content: string | undefined, patch: FilePatch, label: string): string | undefined {
-  if (patch.oldPath === undefined) {
-    if (content !== undefined) throw new PatchError(`${label}: the diff creates it, but it already exists`);
-    const added = patch.hunks.flatMap((h) => h.lines);
-    if (added.some((l) => l.kind !== '+')) throw new PatchError(`${label}: a creation may only add lines`);
-    return joinLines(
-      added.map((l) => l.text),
-      added.map((l, n) => (n === added.length - 1 && l.noEol ? '' : '\n')),
-      '\n',
-    );
-  }
+  if (patch.oldPath === undefined) return created(content, patch, label);
   if (content === undefined) throw new PatchError(`${label}: the file does not exist`);
   const lines = splitLines(content);
-  const text = [...lines.text];
-  const eol = [...lines.eol];
+  const file = { text: [...lines.text], eol: [...lines.eol], newline: lines.newline };
   let shift = 0;
   let floor = 0;
   patch.hunks.forEach((hunk, index) => {
-    const old = hunk.lines.filter((l) => l.kind !== '+');
-    const expected = Math.max(0, (old.length === 0 ? hunk.oldStart : hunk.oldStart - 1) + shift);
-    const at = findBlock(text, old, expected, floor);
-    if (at === undefined) {
-      const first = old[0];
-      throw new PatchError(
-        `${label}: hunk ${index + 1} (@@ -${hunk.oldStart} @@) does not apply: its ${old.length} context/removed lines` +
-          (first ? ` (starting ${JSON.stringify(first.text)})` : '') +
-          ` were not found in the file${index > 0 ? ' after the previous hunk' : ''}`,
-      );
-    }
-    const newText: string[] = [];
-    const newEol: string[] = [];
-    let o = at;
-    for (const line of hunk.lines) {
-      if (line.kind === '-') {
-        o++;
-        continue;
-      }
-      newText.push(line.text);
-      if (line.kind === ' ') newEol.push(line.noEol ? '' : eol[o]!);
-      else newEol.push(line.noEol ? '' : lines.newline);
-      if (line.kind === ' ') o++;
-    }
-    text.splice(at, old.length, ...newText);
-    eol.splice(at, old.length, ...newEol);
-    shift += newText.length - old.length;
-    floor = at + newText.length;
+    const placed = applyHunk(file, hunk, Math.max(0, hunkStart(hunk) + shift), floor);
+    if (placed === undefined) throw hunkMismatch(hunk, index, label);
+    shift += placed.grew;
+    floor = placed.end;
   });
   if (patch.newPath === undefined) {
     // A deletion without hunks deletes whatever the file holds; with hunks, they must remove every line.
-    if (patch.hunks.length > 0 && text.length > 0) throw new PatchError(`${label}: the diff deletes it, but ${text.length} line(s) would remain`);
+    if (patch.hunks.length > 0 && file.text.length > 0) throw new PatchError(`${label}: the diff deletes it, but ${file.text.length} line(s) would remain`);
     return undefined;
   }
-  return joinLines(text, eol, lines.newline);
+  return joinLines(file.text, file.eol, file.newline);
+}
+
+/** The text of a file the patch creates: its added lines, nothing else. */
+function created(content: string | undefined, patch: FilePatch, label: string): string {
+  if (content !== undefined) throw new PatchError(`${label}: the diff creates it, but it already exists`);
+  const added = patch.hunks.flatMap((h) => h.lines);
+  if (added.some((l) => l.kind !== '+')) throw new PatchError(`${label}: a creation may only add lines`);
+  return joinLines(
+    added.map((l) => l.text),
+    added.map((l, n) => (n === added.length - 1 && l.noEol ? '' : '\n')),
+    '\n',
+  );
+}
+
+/** Where a hunk's old lines start (0-based) by its header. */
+function hunkStart(hunk: Hunk): number {
+  const old = hunk.lines.filter((l) => l.kind !== '+');
+  return old.length === 0 ? hunk.oldStart : hunk.oldStart - 1;
+}
+
+/**
+ * Apply `hunk` in place at the matching position nearest to `expected`, at
+ * or after `floor`: context lines keep their terminators, added lines get
+ * the file's. Returns how many lines the file grew by and where the hunk's
+ * new lines end; `undefined` when its old lines are nowhere to be found.
+ */
+function applyHunk(
+  file: { text: string[]; eol: string[]; newline: string },
+  hunk: Hunk,
+  expected: number,
+  floor: number,
+): { grew: number; end: number } | undefined {
+  const old = hunk.lines.filter((l) => l.kind !== '+');
+  const at = findBlock(file.text, old, expected, floor);
+  if (at === undefined) return undefined;
+  const newText: string[] = [];
+  const newEol: string[] = [];
+  let o = at;
+  for (const line of hunk.lines) {
+    if (line.kind === '-') {
+      o++;
+      continue;
+    }
+    newText.push(line.text);
+    newEol.push(line.noEol ? '' : line.kind === ' ' ? file.eol[o]! : file.newline);
+    if (line.kind === ' ') o++;
+  }
+  file.text.splice(at, old.length, ...newText);
+  file.eol.splice(at, old.length, ...newEol);
+  return { grew: newText.length - old.length, end: at + newText.length };
+}
+
+function hunkMismatch(hunk: Hunk, index: number, label: string): PatchError {
+  const old = hunk.lines.filter((l) => l.kind !== '+');
+  const first = old[0];
+  return new PatchError(
+    `${label}: hunk ${index + 1} (@@ -${hunk.oldStart} @@) does not apply: its ${old.length} context/removed lines` +
+      (first ? ` (starting ${JSON.stringify(first.text)})` : '') +
+      ` were not found in the file${index > 0 ? ' after the previous hunk' : ''}`,
+  );
 }
 
 /** The index of `block` in `text` at or after `floor`, nearest to `expected`. */
