@@ -63,10 +63,15 @@ pub(super) struct Job<'a> {
 const BACKLOG_POLL: Duration = Duration::from_millis(5);
 
 /// The bytes of reports sent ahead of their turn and not yet emitted.
+/// Counting is lock-free (it happens per file); only a worker that has to
+/// wait for room takes the lock, and it re-checks every [`BACKLOG_POLL`],
+/// so a release that races its wait costs at most that.
 pub(super) struct Backlog {
-    held: Mutex<usize>,
-    drained: Condvar,
+    held: AtomicUsize,
     max: usize,
+    waiting: AtomicUsize,
+    room: Mutex<()>,
+    drained: Condvar,
     /// The most ever held, for tests of the bound.
     peak: AtomicUsize,
 }
@@ -74,41 +79,44 @@ pub(super) struct Backlog {
 impl Backlog {
     pub(super) fn new(max: usize) -> Backlog {
         Backlog {
-            held: Mutex::new(0),
-            drained: Condvar::new(),
+            held: AtomicUsize::new(0),
             max,
+            waiting: AtomicUsize::new(0),
+            room: Mutex::new(()),
+            drained: Condvar::new(),
             peak: AtomicUsize::new(0),
         }
     }
 
     fn add(&self, bytes: usize) {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        *held += bytes;
-        self.peak.fetch_max(*held, Ordering::Relaxed);
+        let held = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak.fetch_max(held, Ordering::Relaxed);
     }
 
     fn release(&self, bytes: usize) {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        *held = held.saturating_sub(bytes);
-        if *held <= self.max {
+        let held = self.held.fetch_sub(bytes, Ordering::Relaxed) - bytes;
+        if held <= self.max && self.waiting.load(Ordering::Relaxed) > 0 {
+            let _room = self.room.lock().unwrap_or_else(|p| p.into_inner());
             self.drained.notify_all();
         }
     }
 
     fn full(&self) -> bool {
-        *self.held.lock().unwrap_or_else(|p| p.into_inner()) > self.max
+        self.held.load(Ordering::Relaxed) > self.max
     }
 
     /// Wait until there is room again, or the search stops.
     fn wait_for_room(&self, stop: &Stop<'_>) {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        while *held > self.max && !stop.halt.load(Ordering::Relaxed) && stop.token.check().is_ok() {
-            held = self
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let mut room = self.room.lock().unwrap_or_else(|p| p.into_inner());
+        while self.full() && !stop.halt.load(Ordering::Relaxed) && stop.token.check().is_ok() {
+            room = self
                 .drained
-                .wait_timeout(held, BACKLOG_POLL)
+                .wait_timeout(room, BACKLOG_POLL)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// The most bytes held at once so far.
