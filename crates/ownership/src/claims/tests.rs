@@ -460,6 +460,99 @@ fn a_held_zone_lock_is_waited_for_only_until_the_deadline() {
     assert!(check_and_claim(home.path(), &req, &no_deadline()).is_exclusive());
 }
 
+/// Tells a child test process which zone lock to hold.
+const HOLD_LOCK_ENV: &str = "NATIVES_TEST_HOLD_ZONE_LOCK";
+
+/// Child: hold the zone lock named by [`HOLD_LOCK_ENV`], say so, and wait
+/// to be killed.
+#[test]
+#[ignore = "run by a_stuck_zone_lock_fails_callers_without_a_deadline_within_the_bound"]
+fn zone_lock_holder_child() {
+    let Some(lock_file) = std::env::var_os(HOLD_LOCK_ENV) else {
+        return;
+    };
+    let _held = lock::try_exclusive(Path::new(&lock_file))
+        .unwrap()
+        .expect("the zone lock is free");
+    println!("held");
+    thread::sleep(Duration::from_secs(600));
+}
+
+/// A child process holding `lock_file`, killed when dropped.
+struct LockHolder(std::process::Child);
+
+impl LockHolder {
+    fn spawn(lock_file: &Path) -> LockHolder {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "claims::tests::zone_lock_holder_child",
+            ])
+            .args(["--nocapture", "--test-threads", "1"])
+            .env(HOLD_LOCK_ENV, lock_file)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let holder = LockHolder(child);
+        let mut lines = std::io::BufRead::lines(stdout);
+        assert!(
+            lines.any(|line| line.unwrap().ends_with("held")),
+            "the holder never held the lock"
+        );
+        holder
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_stuck_zone_lock_fails_callers_without_a_deadline_within_the_bound() {
+    let (home_dir, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let home = home_dir.path().to_owned();
+    let dir = work.path().join("memory");
+    let req = request("a", Some(work.path()), &dir);
+    assert!(check_and_claim(&home, &req, &no_deadline()).is_exclusive());
+    let files = ZoneFiles::new(&home, &Zone::of(&dir_id(&dir).unwrap()));
+    let _holder = LockHolder::spawn(&files.lock);
+
+    let started = Instant::now();
+    let (answers, answered) = std::sync::mpsc::channel();
+    let claim_answers = answers.clone();
+    let (claim_home, claim_req) = (home.clone(), req.clone());
+    thread::spawn(move || {
+        let verdict = check_and_claim(&claim_home, &claim_req, &no_deadline());
+        claim_answers.send(Err(verdict)).unwrap();
+    });
+    thread::spawn(move || answers.send(Ok(release(&home, &dir, "a", &no_deadline()))));
+    let limit = store::LOCK_WAIT_LIMIT + Duration::from_secs(5);
+    for _ in 0..2 {
+        let answer = answered
+            .recv_timeout(limit)
+            .expect("a caller without a deadline is still waiting for the zone lock");
+        let detail = match answer {
+            Ok(released) => released.unwrap_err().to_string(),
+            Err(verdict) => {
+                assert_eq!(verdict.reason(), Some(SharedReason::Unproven), "{verdict}");
+                verdict.to_string()
+            }
+        };
+        assert!(detail.contains("EBUSY"), "{detail}");
+        assert!(
+            detail.contains(&files.lock.display().to_string()),
+            "{detail}"
+        );
+    }
+    let took = started.elapsed();
+    assert!(took >= store::LOCK_WAIT_LIMIT, "{took:?}");
+}
+
 #[test]
 fn a_store_that_cannot_be_created_answers_unproven() {
     let home = tempfile::tempdir().unwrap();
