@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Claimer, checkAndClaim, claimsOf, heldExclusively, releaseClaim, usedByAnother, type ClaimRequest } from './support/claims.ts';
+import { Claimer, checkAndClaim, claimAsAnotherUser, claimsOf, heldExclusively, releaseClaim, usedByAnother, type ClaimRequest } from './support/claims.ts';
 import { removeDir, tempDir } from './support/fs.ts';
 import { stageForUnprivileged } from './support/unprivileged.ts';
 
@@ -91,6 +91,27 @@ describe('arguments no caller should send', () => {
     expectUnproven(await checkAndClaim(null as unknown as ClaimRequest), /./);
     expectUnproven(await heldExclusively({ memoryDir: r.memoryDir, uid: '', deadline: Date.now() + 1_000, home: r.home }), /uid/);
   });
+});
+
+describe("another OS user's claim", () => {
+  test('releaseClaim refuses it with EPERM naming that user, unless anyUser', async () => {
+    const base = path.join(root, 'other-user');
+    const home = path.join(base, 'home');
+    const memoryDir = path.join(base, 'config/projects/theirs/memory');
+    const owner = await claimAsAnotherUser(base, { home, memoryDir, uid: 'a', origin: 'store-a', cwd: path.join(base, 'a') });
+    expect(owner).not.toBe(process.getuid?.());
+    const target = { memoryDir, uid: 'a', home, deadline: Date.now() + 5_000 };
+    const [before] = await claimsOf('a', { home });
+    expect(before?.claims).toMatchObject([{ uid: 'a', user: owner }]);
+
+    const refused = await releaseClaim(target).catch((error: Error & { code?: string }) => error);
+    expect(refused).toMatchObject({ code: 'EPERM' });
+    expect((refused as Error).message).toContain(`OS user ${owner}`);
+    expect(await claimsOf('a', { home })).toEqual([before!]);
+
+    expect(await releaseClaim({ ...target, anyUser: true })).toBe(true);
+    expect(await claimsOf('a', { home })).toEqual([]);
+  }, 30_000);
 });
 
 describe('a store on a read-only directory', () => {

@@ -629,8 +629,11 @@ export interface NativeReadFileOptions {
  */
 export declare function nativeReleaseBuildCache(dir: string, home?: string | undefined | null): NativeReleased
 
-/** Remove `uid`'s claim on the folder; resolves with whether there was one. */
-export declare function nativeReleaseClaim(target: NativeClaimTarget): Promise<boolean>
+/**
+ * Remove `uid`'s claim on the folder; resolves with whether there was one.
+ * A claim another OS user made is refused with `EPERM` unless `anyUser`.
+ */
+export declare function nativeReleaseClaim(target: NativeClaimTarget, anyUser?: boolean | undefined | null): Promise<boolean>
 
 /** What a human's release did. */
 export interface NativeReleased {

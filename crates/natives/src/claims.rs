@@ -14,7 +14,7 @@ use natives_ownership::{
     CancelToken as LibraryToken, Error,
     claims::{
         self, Agent, Claim, ClaimRequest, ClaimedFolder, Exclusivity, KnownAgent, MemoryRedirects,
-        claude_layout, redirect,
+        Releaser, claude_layout, redirect,
     },
     paths,
 };
@@ -189,11 +189,21 @@ pub fn native_used_by_another(target: NativeClaimTarget) -> AsyncTask<Work<bool>
 }
 
 /// Remove `uid`'s claim on the folder; resolves with whether there was one.
+/// A claim another OS user made is refused with `EPERM` unless `anyUser`.
 #[napi(js_name = "nativeReleaseClaim", ts_return_type = "Promise<boolean>")]
-pub fn native_release_claim(target: NativeClaimTarget) -> AsyncTask<Work<bool>> {
+pub fn native_release_claim(
+    target: NativeClaimTarget,
+    any_user: Option<bool>,
+) -> AsyncTask<Work<bool>> {
+    let releaser = if any_user.unwrap_or(false) {
+        Releaser::Operator
+    } else {
+        Releaser::ClaimOwner
+    };
     task(move || {
         let (home, deadline) = prepare_target(&target)?;
-        claims::release(&home, Path::new(&target.memory_dir), &target.uid, &deadline)
+        let dir = Path::new(&target.memory_dir);
+        claims::release(&home, dir, &target.uid, &deadline, releaser)
     })
 }
 

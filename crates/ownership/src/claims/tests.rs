@@ -250,9 +250,9 @@ fn alone_is_exclusive_idempotently_and_a_second_claim_shares_it_for_both() {
     assert_eq!(held.reason(), Some(SharedReason::Claimed), "{held}");
     assert!(used_by_another(home.path(), &dir, "a", &[], &no_deadline()));
 
-    assert!(release(home.path(), &dir, "b", &no_deadline()).unwrap());
+    assert!(release(home.path(), &dir, "b", &no_deadline(), Releaser::ClaimOwner).unwrap());
     assert!(
-        !release(home.path(), &dir, "b", &no_deadline()).unwrap(),
+        !release(home.path(), &dir, "b", &no_deadline(), Releaser::ClaimOwner).unwrap(),
         "already released"
     );
     assert!(held_exclusively(home.path(), &dir, "a", &no_deadline()).is_exclusive());
@@ -264,7 +264,7 @@ fn alone_is_exclusive_idempotently_and_a_second_claim_shares_it_for_both() {
         &no_deadline()
     ));
 
-    assert!(release(home.path(), &dir, "a", &no_deadline()).unwrap());
+    assert!(release(home.path(), &dir, "a", &no_deadline(), Releaser::ClaimOwner).unwrap());
     let released = held_exclusively(home.path(), &dir, "a", &no_deadline());
     assert_eq!(
         released.reason(),
@@ -316,6 +316,46 @@ fn the_same_agent_id_under_another_os_user_is_another_claimant() {
     );
     let held = held_exclusively(home.path(), &dir, "a", &no_deadline());
     assert!(!held.is_exclusive(), "{held}");
+}
+
+#[test]
+fn a_claim_another_os_user_made_is_released_only_by_that_user() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("memory");
+    let req = request("a", Some(work.path()), &dir);
+    assert!(check_and_claim(home.path(), &req, &no_deadline()).is_exclusive());
+    let zone = Zone::of(&dir_id(&dir).unwrap());
+    let files = ZoneFiles::new(home.path(), &zone);
+    let mut record = record_json(home.path(), &dir);
+    let stranger = current_user().wrapping_add(1);
+    record["claims"]["a"]["user"] = json!(stranger);
+    fs::write(&files.record, record.to_string()).unwrap();
+    let before = fs::read(&files.record).unwrap();
+
+    let as_owner = Releaser::ClaimOwner;
+    let refused = release(home.path(), &dir, "a", &no_deadline(), as_owner).unwrap_err();
+    assert_eq!(refused.code(), "EPERM", "{refused}");
+    assert!(
+        refused.message().contains(&format!("OS user {stranger}")),
+        "{refused}"
+    );
+    let by_zone = release_in_zone(
+        home.path(),
+        &zone,
+        Path::new(""),
+        "a",
+        &no_deadline(),
+        as_owner,
+    );
+    assert_eq!(by_zone.unwrap_err().code(), "EPERM");
+    assert_eq!(fs::read(&files.record).unwrap(), before, "nothing changed");
+
+    let operator = Releaser::Operator;
+    assert!(release(home.path(), &dir, "a", &no_deadline(), operator).unwrap());
+    assert!(record_json(home.path(), &dir)["claims"]["a"].is_null());
+    assert!(check_and_claim(home.path(), &req, &no_deadline()).is_exclusive());
+    assert!(release(home.path(), &dir, "a", &no_deadline(), as_owner).unwrap());
 }
 
 #[test]
@@ -374,7 +414,7 @@ fn unknown_fields_survive_a_rewrite() {
     fs::write(&files.record, record.to_string()).unwrap();
 
     check_and_claim(home.path(), &req, &no_deadline());
-    assert!(release(home.path(), &dir, "a", &no_deadline()).unwrap());
+    assert!(release(home.path(), &dir, "a", &no_deadline(), Releaser::ClaimOwner).unwrap());
     let after = record_json(home.path(), &dir);
     assert_eq!(after["schema"], json!(7));
     assert_eq!(after["claims"]["z"]["note"], json!({"kept": true}));
@@ -399,7 +439,7 @@ fn a_corrupt_record_answers_shared_and_stays_as_it_is() {
     assert_eq!(held.reason(), Some(SharedReason::Unproven), "{held}");
     assert!(used_by_another(home.path(), &dir, "a", &[], &no_deadline()));
     assert_eq!(
-        release(home.path(), &dir, "a", &no_deadline())
+        release(home.path(), &dir, "a", &no_deadline(), Releaser::ClaimOwner)
             .unwrap_err()
             .code(),
         "EIO"
@@ -429,7 +469,9 @@ fn a_past_deadline_answers_unproven_and_writes_nothing() {
     );
     assert!(used_by_another(home.path(), &dir, "a", &[], &past()));
     assert_eq!(
-        release(home.path(), &dir, "a", &past()).unwrap_err().code(),
+        release(home.path(), &dir, "a", &past(), Releaser::ClaimOwner)
+            .unwrap_err()
+            .code(),
         "ETIMEDOUT"
     );
     assert!(
@@ -530,7 +572,15 @@ fn a_stuck_zone_lock_fails_callers_without_a_deadline_within_the_bound() {
         let verdict = check_and_claim(&claim_home, &claim_req, &no_deadline());
         claim_answers.send(Err(verdict)).unwrap();
     });
-    thread::spawn(move || answers.send(Ok(release(&home, &dir, "a", &no_deadline()))));
+    thread::spawn(move || {
+        answers.send(Ok(release(
+            &home,
+            &dir,
+            "a",
+            &no_deadline(),
+            Releaser::ClaimOwner,
+        )))
+    });
     let limit = store::LOCK_WAIT_LIMIT + Duration::from_secs(5);
     for _ in 0..2 {
         let answer = answered
