@@ -145,13 +145,18 @@ describe('a store on a read-only directory', () => {
         const answer = await second.send<{ verdict: { exclusive: boolean; reason: string; detail: string } }>('claim');
         expectUnproven(answer.verdict, /EACCES|permission denied/i);
         expect(answer.verdict.detail).toContain(path.join(home, 'claims'));
-        expect(await second.send('release')).toMatchObject({ op: 'release' });
+        // The read-only calls still read the store: b holds nothing, and a's claim is another's.
+        const held = await second.send<{ verdict: { exclusive: boolean; reason: string; detail: string } }>('held');
+        expectUnproven(held.verdict, /b holds no claim/);
+        expect(await second.send('used')).toEqual({ op: 'used', used: true });
+        expect(await second.send('release')).toEqual({ op: 'release', released: false });
       } finally {
         expect(await second.exit()).toBe(0);
       }
       // The first claim is still there and still read: nothing was lost or torn.
       expect(fs.readFileSync(file)).toEqual(before);
       expect(await first.send('held')).toMatchObject({ verdict: { exclusive: true } });
+      expect(await first.send('used')).toEqual({ op: 'used', used: false });
     } finally {
       if (fs.existsSync(path.join(home, 'claims'))) fs.chmodSync(path.join(home, 'claims'), 0o700);
       const exited = await first.exit();
