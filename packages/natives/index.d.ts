@@ -261,9 +261,10 @@ export interface NativeClaimTarget {
 /**
  * Make `dir` fresh for a build from `identity` (call while holding its
  * lease): cleans the workspace's own packages when the source changed;
- * spawns nothing when it did not.
+ * spawns nothing when it did not. Cancelling the token kills the running
+ * cargo command and its process group (`ABORT_ERR`).
  */
-export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null): Promise<NativeFreshness>
+export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeFreshness>
 
 /** Every `--manifest-path` the commands pass, in order of first appearance. */
 export declare function nativeExtractManifestPaths(commands: Array<string>): Array<string>

@@ -173,9 +173,11 @@ pub fn native_acquire_build_cache(
                 .ok_or_else(|| token.check().err().unwrap_or_else(aborted))?
         };
         let freshness = match options.identity {
-            Some(identity) => Some(
-                guard.ensure_fresh(&to_identity(identity), &to_target(options.manifest_paths))?,
-            ),
+            Some(identity) => Some(guard.ensure_fresh(
+                &to_identity(identity),
+                &to_target(options.manifest_paths),
+                &token,
+            )?),
             None => None,
         };
         Ok(BuildCacheLease {
@@ -278,7 +280,8 @@ pub fn native_build_cache_inventory(
 
 /// Make `dir` fresh for a build from `identity` (call while holding its
 /// lease): cleans the workspace's own packages when the source changed;
-/// spawns nothing when it did not.
+/// spawns nothing when it did not. Cancelling the token kills the running
+/// cargo command and its process group (`ABORT_ERR`).
 #[napi(
     js_name = "nativeEnsureFresh",
     ts_return_type = "Promise<NativeFreshness>"
@@ -288,11 +291,15 @@ pub fn native_ensure_fresh(
     identity: NativeIdentity,
     manifest_paths: Option<Vec<String>>,
     home: Option<String>,
+    token: Option<&CancelToken>,
 ) -> AsyncTask<Work<NativeFreshness>> {
+    let token = CancelToken::for_call(token, None);
     task(move || {
+        let token = token?;
         let home = paths::home(home.as_deref().map(Path::new))?;
         let target = to_target(manifest_paths);
-        fresh::ensure_fresh(&home, Path::new(&dir), &to_identity(identity), &target)
+        let identity = to_identity(identity);
+        fresh::ensure_fresh(&home, Path::new(&dir), &identity, &target, &token)
             .map(|f| to_js_freshness(&f))
     })
 }

@@ -7,7 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
 
 use super::{
     Leases, POLL_INTERVAL, inventory,
@@ -80,8 +80,13 @@ impl Guard {
     /// Make sure a build from `identity` into this cache cannot reuse
     /// output compiled from another source ([`fresh::ensure_fresh`]); runs
     /// no subprocess when the recorded identity already matches.
-    pub fn ensure_fresh(&self, identity: &Identity, target: &Target) -> Result<Freshness> {
-        fresh::ensure_fresh(&self.home, &self.record.dir, identity, target)
+    pub fn ensure_fresh(
+        &self,
+        identity: &Identity,
+        target: &Target,
+        cancel: &CancelToken,
+    ) -> Result<Freshness> {
+        fresh::ensure_fresh(&self.home, &self.record.dir, identity, target, cancel)
     }
 
     /// Release now, reporting any error (dropping releases too, silently).
@@ -224,12 +229,13 @@ impl Leases {
         identity: &Identity,
         target: &Target,
         budget: Duration,
-        cancel: &dyn Fn() -> bool,
+        cancel: &CancelToken,
     ) -> Result<Option<(Guard, Freshness)>> {
-        let Some(guard) = self.wait_for_unless(cache_dir, owner, budget, cancel)? else {
+        let stopped = || cancel.is_stopped();
+        let Some(guard) = self.wait_for_unless(cache_dir, owner, budget, &stopped)? else {
             return Ok(None);
         };
-        let freshness = guard.ensure_fresh(identity, target)?;
+        let freshness = guard.ensure_fresh(identity, target, cancel)?;
         Ok(Some((guard, freshness)))
     }
 
