@@ -124,10 +124,10 @@ export declare function memoryProjectRoot(cwd: string, timeoutMs?: number | unde
 export declare function memorySettingsFiles(configDir: string, projectDir: string): Array<string>
 
 /**
- * Take the build-cache lease on `dir`, waiting up to `budgetMs` while it is
- * busy, then (with an identity) make the cache fresh for that source.
- * Rejects with `EBUSY` (one attempt, busy) or `ETIMEDOUT` (budget spent),
- * both naming the holder, or `ABORT_ERR`.
+ * Take the build-cache lease on `dir`, waiting up to `budgetMs` (counted
+ * from this call) while it is busy, then (with an identity) make the cache
+ * fresh for that source. Rejects with `EBUSY` (one attempt, busy) or
+ * `ETIMEDOUT` (budget spent), both naming the holder, or `ABORT_ERR`.
  */
 export declare function nativeAcquireBuildCache(dir: string, owner: NativeLeaseOwner, options: NativeAcquireOptions, token?: CancelToken | undefined | null): Promise<BuildCacheLease>
 
