@@ -23,6 +23,7 @@ import {
   resourceHold,
 } from '../packages/natives/src/index.ts';
 import { FIXTURES, runJson } from './support/child.ts';
+import { cargoTest, probeArtifacts, twoWorktrees } from './support/stale-build.ts';
 
 const OWNER = { run: 'run-1', node: 'node-a', seat: 'builder' };
 /** The native wait polls this often. */
@@ -202,6 +203,25 @@ describe('acquireBuildCache', () => {
     expect(outcome.afterAbortMs).toBeLessThan(1_000);
     expect(inspectBuildCache(cache, { home }).status).toBe('free');
   }, 30_000);
+
+  test("with another worktree's identity, a real cargo clean -p removes its stale output", async () => {
+    const { a, b } = twoWorktrees(root);
+    const buildFromA = await acquireBuildCache(cache, { ...OWNER, ...a }, { home });
+    expect(buildFromA.freshness).toEqual({ refreshed: true, cleaned: [] }); // nothing built yet
+    expect(cargoTest(a.worktree, cache)).toBe('worktree-a');
+    await buildFromA.release();
+    // Without a lease, B's build finds A's output fresh and runs it.
+    expect(cargoTest(b.worktree, cache)).toBe('worktree-a');
+    expect(probeArtifacts(cache).length).toBeGreaterThan(0);
+
+    const lease = await acquireBuildCache(cache, { ...OWNER, ...b }, { home });
+    expect(lease.freshness).toEqual({ refreshed: true, cleaned: ['probe'] });
+    expect(probeArtifacts(cache)).toEqual([]);
+    expect(cargoTest(b.worktree, cache)).toBe('worktree-b');
+    await lease.release();
+    await using again = await acquireBuildCache(cache, { ...OWNER, ...b }, { home });
+    expect(again.freshness).toEqual({ refreshed: false, cleaned: [] });
+  }, 120_000);
 
   test('bad owners and budgets are EINVAL naming the input', async () => {
     const noSeat = await rejection(acquireBuildCache(cache, { run: 'r', node: 'n', seat: '' }, { home }));
