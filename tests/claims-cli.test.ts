@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkAndClaim, claimsOf, type ClaimRequest } from './support/claims.ts';
+import { checkAndClaim, claimAsAnotherUser, claimsOf, type ClaimRequest } from './support/claims.ts';
 import { removeDir, tempDir } from './support/fs.ts';
 
 const CLI = path.join(import.meta.dir, '..', 'target', 'natives');
@@ -96,6 +96,21 @@ describe('natives claims', () => {
     expect(code).toBe(0);
     expect(await claimsOf(undefined, { home })).toEqual([]);
   });
+
+  test("another OS user's claim is refused (EPERM, exit 2) unless --any-user", async () => {
+    const base = path.join(root, 'other-user');
+    const otherHome = path.join(base, 'home');
+    const theirs = path.join(base, 'config/projects/theirs/memory');
+    const owner = await claimAsAnotherUser(base, { home: otherHome, memoryDir: theirs, uid: 'agent-9', origin: 'store-c', cwd: path.join(base, 'agent-9') });
+    const release = ['claims', 'release', 'agent-9', theirs, '--yes', '--home', otherHome];
+    const refused = await natives(release);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('EPERM');
+    expect(refused.err).toContain(`OS user ${owner}`);
+    expect((await claimsOf('agent-9', { home: otherHome })).length).toBe(1);
+    expect(await natives([...release, '--any-user'])).toMatchObject({ code: 0, out: `released agent-9's claim on ${theirs}\n` });
+    expect(await claimsOf('agent-9', { home: otherHome })).toEqual([]);
+  }, 30_000);
 
   test('usage errors exit 2', async () => {
     expect((await natives(['claims'])).code).toBe(2);

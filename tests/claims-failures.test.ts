@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Claimer, checkAndClaim, claimsOf, heldExclusively, releaseClaim, usedByAnother, type ClaimRequest } from './support/claims.ts';
+import { Claimer, checkAndClaim, claimAsAnotherUser, claimsOf, heldExclusively, releaseClaim, usedByAnother, type ClaimRequest } from './support/claims.ts';
 import { removeDir, tempDir } from './support/fs.ts';
 import { stageForUnprivileged } from './support/unprivileged.ts';
 
@@ -93,6 +93,27 @@ describe('arguments no caller should send', () => {
   });
 });
 
+describe("another OS user's claim", () => {
+  test('releaseClaim refuses it with EPERM naming that user, unless anyUser', async () => {
+    const base = path.join(root, 'other-user');
+    const home = path.join(base, 'home');
+    const memoryDir = path.join(base, 'config/projects/theirs/memory');
+    const owner = await claimAsAnotherUser(base, { home, memoryDir, uid: 'a', origin: 'store-a', cwd: path.join(base, 'a') });
+    expect(owner).not.toBe(process.getuid?.());
+    const target = { memoryDir, uid: 'a', home, deadline: Date.now() + 5_000 };
+    const [before] = await claimsOf('a', { home });
+    expect(before?.claims).toMatchObject([{ uid: 'a', user: owner }]);
+
+    const refused = await releaseClaim(target).catch((error: Error & { code?: string }) => error);
+    expect(refused).toMatchObject({ code: 'EPERM' });
+    expect((refused as Error).message).toContain(`OS user ${owner}`);
+    expect(await claimsOf('a', { home })).toEqual([before!]);
+
+    expect(await releaseClaim({ ...target, anyUser: true })).toBe(true);
+    expect(await claimsOf('a', { home })).toEqual([]);
+  }, 30_000);
+});
+
 describe('a store on a read-only directory', () => {
   test('answers shared (unproven) and loses no record', async () => {
     const base = path.join(root, 'readonly');
@@ -124,13 +145,18 @@ describe('a store on a read-only directory', () => {
         const answer = await second.send<{ verdict: { exclusive: boolean; reason: string; detail: string } }>('claim');
         expectUnproven(answer.verdict, /EACCES|permission denied/i);
         expect(answer.verdict.detail).toContain(path.join(home, 'claims'));
-        expect(await second.send('release')).toMatchObject({ op: 'release' });
+        // The read-only calls still read the store: b holds nothing, and a's claim is another's.
+        const held = await second.send<{ verdict: { exclusive: boolean; reason: string; detail: string } }>('held');
+        expectUnproven(held.verdict, /b holds no claim/);
+        expect(await second.send('used')).toEqual({ op: 'used', used: true });
+        expect(await second.send('release')).toEqual({ op: 'release', released: false });
       } finally {
         expect(await second.exit()).toBe(0);
       }
       // The first claim is still there and still read: nothing was lost or torn.
       expect(fs.readFileSync(file)).toEqual(before);
       expect(await first.send('held')).toMatchObject({ verdict: { exclusive: true } });
+      expect(await first.send('used')).toEqual({ op: 'used', used: false });
     } finally {
       if (fs.existsSync(path.join(home, 'claims'))) fs.chmodSync(path.join(home, 'claims'), 0o700);
       const exited = await first.exit();

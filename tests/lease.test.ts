@@ -22,7 +22,8 @@ import {
   releaseBuildCache,
   resourceHold,
 } from '../packages/natives/src/index.ts';
-import { FIXTURES } from './support/child.ts';
+import { FIXTURES, runJson } from './support/child.ts';
+import { cargoTest, probeArtifacts, twoWorktrees } from './support/stale-build.ts';
 
 const OWNER = { run: 'run-1', node: 'node-a', seat: 'builder' };
 /** The native wait polls this often. */
@@ -40,6 +41,18 @@ beforeEach(() => {
 });
 
 afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+/** Whether process `pid` runs (a zombie waiting to be reaped does not). */
+function running(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  const state = stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3);
+  return state !== 'Z' && state !== 'X';
+}
 
 async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
   try {
@@ -157,6 +170,58 @@ describe('acquireBuildCache', () => {
     const entry = buildCacheInventory({ home }).find((e) => e.dir === cache);
     expect(entry).toMatchObject({ status: 'active', identity: { worktree, head: 'a'.repeat(40) }, outputsHeld: false });
   });
+
+  test("an abort during the refresh kills cargo and everything it started, at once", async () => {
+    const worktree = path.join(root, 'worktree');
+    const pids = path.join(root, 'pids');
+    fs.mkdirSync(worktree);
+    fs.mkdirSync(pids);
+    fs.mkdirSync(path.join(cache, 'debug', '.fingerprint'), { recursive: true });
+    const cargo = path.join(root, 'slow-cargo');
+    fs.writeFileSync(
+      cargo,
+      [
+        '#!/bin/sh',
+        `echo $$ > '${pids}/cargo.tmp' && mv '${pids}/cargo.tmp' '${pids}/cargo'`,
+        'sleep 600 &',
+        `echo $! > '${pids}/child.tmp' && mv '${pids}/child.tmp' '${pids}/child'`,
+        'wait',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const outcome = await runJson<{ code: string; message: string; afterAbortMs: number }>(
+      'refresh-abort.ts',
+      [home, cache, worktree, pids],
+      { env: { CARGO: cargo } },
+    );
+    const started = ['cargo', 'child'].map((name) => Number(fs.readFileSync(path.join(pids, name), 'utf8')));
+    const stillRunning = started.filter(running);
+    for (const pid of stillRunning) process.kill(pid, 'SIGKILL');
+    expect(outcome.code).toBe('ABORT_ERR');
+    expect(outcome.message).toContain('metadata');
+    expect(stillRunning).toEqual([]);
+    expect(outcome.afterAbortMs).toBeLessThan(1_000);
+    expect(inspectBuildCache(cache, { home }).status).toBe('free');
+  }, 30_000);
+
+  test("with another worktree's identity, a real cargo clean -p removes its stale output", async () => {
+    const { a, b } = twoWorktrees(root);
+    const buildFromA = await acquireBuildCache(cache, { ...OWNER, ...a }, { home });
+    expect(buildFromA.freshness).toEqual({ refreshed: true, cleaned: [] }); // nothing built yet
+    expect(cargoTest(a.worktree, cache)).toBe('worktree-a');
+    await buildFromA.release();
+    // Without a lease, B's build finds A's output fresh and runs it.
+    expect(cargoTest(b.worktree, cache)).toBe('worktree-a');
+    expect(probeArtifacts(cache).length).toBeGreaterThan(0);
+
+    const lease = await acquireBuildCache(cache, { ...OWNER, ...b }, { home });
+    expect(lease.freshness).toEqual({ refreshed: true, cleaned: ['probe'] });
+    expect(probeArtifacts(cache)).toEqual([]);
+    expect(cargoTest(b.worktree, cache)).toBe('worktree-b');
+    await lease.release();
+    await using again = await acquireBuildCache(cache, { ...OWNER, ...b }, { home });
+    expect(again.freshness).toEqual({ refreshed: false, cleaned: [] });
+  }, 120_000);
 
   test('bad owners and budgets are EINVAL naming the input', async () => {
     const noSeat = await rejection(acquireBuildCache(cache, { run: 'r', node: 'n', seat: '' }, { home }));

@@ -129,10 +129,10 @@ export declare function memoryProjectRoot(cwd: string, timeoutMs?: number | unde
 export declare function memorySettingsFiles(configDir: string, projectDir: string): Array<string>
 
 /**
- * Take the build-cache lease on `dir`, waiting up to `budgetMs` while it is
- * busy, then (with an identity) make the cache fresh for that source.
- * Rejects with `EBUSY` (one attempt, busy) or `ETIMEDOUT` (budget spent),
- * both naming the holder, or `ABORT_ERR`.
+ * Take the build-cache lease on `dir`, waiting up to `budgetMs` (counted
+ * from this call) while it is busy, then (with an identity) make the cache
+ * fresh for that source. Rejects with `EBUSY` (one attempt, busy) or
+ * `ETIMEDOUT` (budget spent), both naming the holder, or `ABORT_ERR`.
  */
 export declare function nativeAcquireBuildCache(dir: string, owner: NativeLeaseOwner, options: NativeAcquireOptions, token?: CancelToken | undefined | null): Promise<BuildCacheLease>
 
@@ -266,9 +266,10 @@ export interface NativeClaimTarget {
 /**
  * Make `dir` fresh for a build from `identity` (call while holding its
  * lease): cleans the workspace's own packages when the source changed;
- * spawns nothing when it did not.
+ * spawns nothing when it did not. Cancelling the token kills the running
+ * cargo command and its process group (`ABORT_ERR`).
  */
-export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null): Promise<NativeFreshness>
+export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeFreshness>
 
 /** Every `--manifest-path` the commands pass, in order of first appearance. */
 export declare function nativeExtractManifestPaths(commands: Array<string>): Array<string>
@@ -639,8 +640,11 @@ export interface NativeReadFileOptions {
  */
 export declare function nativeReleaseBuildCache(dir: string, home?: string | undefined | null): NativeReleased
 
-/** Remove `uid`'s claim on the folder; resolves with whether there was one. */
-export declare function nativeReleaseClaim(target: NativeClaimTarget): Promise<boolean>
+/**
+ * Remove `uid`'s claim on the folder; resolves with whether there was one.
+ * A claim another OS user made is refused with `EPERM` unless `anyUser`.
+ */
+export declare function nativeReleaseClaim(target: NativeClaimTarget, anyUser?: boolean | undefined | null): Promise<boolean>
 
 /** What a human's release did. */
 export interface NativeReleased {

@@ -3,11 +3,13 @@
  * linked worktree, a bare repository with one, a bogus `.git` file, symlinked routes), the CLI's
  * folder-name rule written independently in plain JavaScript, and a driver for claimer processes.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { childCommand } from './child.ts';
-import type { Unprivileged } from './unprivileged.ts';
-import { run } from './fs.ts';
+import { stageForUnprivileged, type Unprivileged } from './unprivileged.ts';
+import { removeDir, run } from './fs.ts';
+import { checkAndClaim as claim } from '../../packages/natives/src/index.ts';
 
 export {
   checkAndClaim,
@@ -107,4 +109,52 @@ export class Claimer {
     await this.child.stdin.end();
     return this.child.exited;
   }
+}
+
+/** The user the tests run other-user children as. */
+export const NOBODY = 65534;
+
+/**
+ * A claim on `config.memoryDir` made by another OS user, in a store under `base` (created here):
+ * really made by `nobody` in a child process when this process is root (`base` is then given to
+ * `nobody`), otherwise made here and recorded as another user's, as a claim from another user's
+ * store would read. Resolves with that user's id.
+ */
+export async function claimAsAnotherUser(base: string, config: { home: string; memoryDir: string; uid: string; origin: string; cwd: string }): Promise<number> {
+  fs.mkdirSync(base, { recursive: true });
+  if (process.getuid?.() !== 0) return forgeAnotherUsersClaim(config);
+  fs.chmodSync(path.dirname(base), 0o755);
+  execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, base]);
+  const stage = stageForUnprivileged();
+  const claimer = new Claimer(config, { uid: NOBODY, stage });
+  try {
+    await claimer.next();
+    const { verdict } = await claimer.send<{ verdict: { exclusive: boolean } }>('claim');
+    if (!verdict.exclusive) throw new Error(`nobody's claim was not exclusive: ${JSON.stringify(verdict)}`);
+  } finally {
+    const exited = await claimer.exit();
+    removeDir(stage);
+    if (exited !== 0) throw new Error(`the claimer run as nobody exited with ${exited}`);
+  }
+  return NOBODY;
+}
+
+async function forgeAnotherUsersClaim(config: { home: string; memoryDir: string; uid: string; origin: string; cwd: string }): Promise<number> {
+  await claim({
+    agent: { uid: config.uid, cwd: config.cwd, account: 'ana@example.com' },
+    memoryDir: config.memoryDir,
+    others: [],
+    origin: config.origin,
+    deadline: Date.now() + 5_000,
+    userHome: null,
+    redirects: { settingsFiles: [], pathOverride: null },
+    home: config.home,
+  });
+  const store = path.join(config.home, 'claims');
+  const [file] = fs.readdirSync(store).filter((name) => name.endsWith('.json'));
+  const record = JSON.parse(fs.readFileSync(path.join(store, file!), 'utf8'));
+  const other = (process.getuid?.() ?? 0) + 1;
+  record.claims[config.uid].user = other;
+  fs.writeFileSync(path.join(store, file!), JSON.stringify(record));
+  return other;
 }

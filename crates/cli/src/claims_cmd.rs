@@ -4,7 +4,9 @@
 //! The store is the one under `$NATIVES_HOME` (else `~/.natives`), or
 //! `--home`. Releasing asks for confirmation on standard input unless
 //! `--yes`, because the released agent's next capture will treat the folder
-//! as exclusive if nobody else claims it.
+//! as exclusive if nobody else claims it. A claim another OS user made is
+//! refused (`EPERM`, by the library) unless `--any-user` says the operator
+//! means it.
 
 use std::{
     ffi::OsString,
@@ -16,7 +18,7 @@ use std::{
 use lexopt::{Arg, Parser, ValueExt};
 use natives_ownership::{
     CancelToken,
-    claims::{self, ClaimedFolder, Zone},
+    claims::{self, ClaimedFolder, Releaser, Zone},
     paths,
     process::now_ms,
 };
@@ -103,9 +105,11 @@ fn print_folder(out: &mut dyn Write, folder: &ClaimedFolder, json: bool) -> io::
 
 fn release(parser: &mut Parser) -> Result<Outcome, String> {
     let (mut positionals, mut yes, mut home) = (Vec::new(), false, None);
+    let mut releaser = Releaser::ClaimOwner;
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Arg::Long("yes") | Arg::Short('y') => yes = true,
+            Arg::Long("any-user") => releaser = Releaser::Operator,
             Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
             Arg::Value(v) => positionals.push(v),
             other => {
@@ -124,8 +128,10 @@ fn release(parser: &mut Parser) -> Result<Outcome, String> {
     }
     let deadline = CancelToken::new().with_timeout(Some(RELEASE_TIMEOUT));
     let released = match Zone::parse(&dir) {
-        Some(zone) => claims::release_in_zone(&home, &zone, Path::new(""), &uid, &deadline),
-        None => claims::release(&home, Path::new(&dir), &uid, &deadline),
+        Some(zone) => {
+            claims::release_in_zone(&home, &zone, Path::new(""), &uid, &deadline, releaser)
+        }
+        None => claims::release(&home, Path::new(&dir), &uid, &deadline, releaser),
     }
     .map_err(|err| err.to_string())?;
     if released {

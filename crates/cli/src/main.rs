@@ -20,7 +20,7 @@ Usage:
   natives grep PATTERN [PATH] [options]
   natives find QUERY [PATH] [--hidden] [--no-ignore] [--max N] [--json]
   natives claims list [--uid U] [--json] [--home DIR]
-  natives claims release UID DIR [--yes] [--home DIR]
+  natives claims release UID DIR [--yes] [--any-user] [--home DIR]
   natives cache show [--json] [--home DIR]
   natives cache prune DIR --limit SIZE [--home DIR]
   natives cache release DIR [--home DIR]
@@ -48,7 +48,8 @@ grep options (ripgrep's spellings):
 
 claims: memory-directory claims in $NATIVES_HOME (else ~/.natives). `list` shows
 every claimed folder (with --uid, those U holds); `release` removes UID's claim on
-DIR (a folder or a `memory-dir:` zone), after asking unless --yes.
+DIR (a folder or a `memory-dir:` zone), after asking unless --yes; a claim another
+OS user made is refused (EPERM) unless --any-user.
 
 cache: build-cache leases in the same home. `show` lists every registered cache
 (status, owner, since, identity; `*` when process cleanup holds its outputs);

@@ -62,6 +62,13 @@ impl CancelToken {
     pub fn is_stopped(&self) -> bool {
         self.check().is_err()
     }
+
+    /// Time left before the deadline (zero once it passed); `None` without
+    /// a deadline.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|deadline| deadline.saturating_duration_since(Instant::now()))
+    }
 }
 
 #[cfg(test)]
@@ -79,7 +86,9 @@ mod tests {
 
     #[test]
     fn deadline_reports_timeout() {
+        assert_eq!(CancelToken::new().remaining(), None);
         let token = CancelToken::new().with_timeout(Some(Duration::ZERO));
+        assert_eq!(token.remaining(), Some(Duration::ZERO));
         assert_eq!(token.check().unwrap_err().code(), "ETIMEDOUT");
         token.cancel();
         assert_eq!(token.check().unwrap_err().code(), "ABORT_ERR");

@@ -46,6 +46,9 @@ pub enum ErrorKind {
     Changed,
     /// A path that must not exist yet does.
     AlreadyExists,
+    /// What the caller asked to change belongs to another OS user (as
+    /// `kill` answers for another user's process).
+    NotOwner,
     /// Any other I/O failure.
     Io,
 }
@@ -71,6 +74,7 @@ impl ErrorKind {
             ErrorKind::HardLinked => "EMLINK",
             ErrorKind::Changed => "ESTALE",
             ErrorKind::AlreadyExists => "EEXIST",
+            ErrorKind::NotOwner => "EPERM",
             ErrorKind::Io => "EIO",
         }
     }

@@ -34,7 +34,18 @@ impl CancelToken {
         token: Option<&CancelToken>,
         timeout_ms: Option<f64>,
     ) -> Result<natives_scan::CancelToken, natives_scan::Error> {
-        let timeout = crate::options::milliseconds("timeoutMs", timeout_ms)?;
+        CancelToken::with_deadline(token, "timeoutMs", timeout_ms)
+    }
+
+    /// [`CancelToken::for_call`] for a deadline given by the option `name`
+    /// (`budgetMs`, say). Called by a binding before it hands its work to
+    /// another thread, so the deadline counts from the JS call.
+    pub(crate) fn with_deadline(
+        token: Option<&CancelToken>,
+        name: &str,
+        milliseconds: Option<f64>,
+    ) -> Result<natives_scan::CancelToken, natives_scan::Error> {
+        let timeout = crate::options::milliseconds(name, milliseconds)?;
         let base = token.map(|t| t.inner.clone()).unwrap_or_default();
         Ok(base.with_timeout(timeout))
     }

@@ -1,20 +1,26 @@
 //! Bindings for memory-directory claims (`natives_ownership::claims`).
 //!
-//! Store calls run off the JS thread (a zone lock may be waited for until the
-//! deadline); the layout helpers only read a few small files and run inline.
-//! A deadline arrives as `timeoutMs`, counted from the call. The verdict
+//! Store calls that may wait for a zone lock run on a thread of their own
+//! (see [`on_own_thread`]), so a busy thread pool cannot hold them past their
+//! deadline; listing claims only reads and runs on the pool; the layout
+//! helpers only read a few small files and run inline. A deadline arrives as
+//! `timeoutMs` and counts from the call: the binding turns it into an instant
+//! before the work leaves the JS thread. The verdict
 //! calls never reject: a bad option or a panic answers "shared, unproven",
 //! like every other failure of the library.
 
 use std::path::{Path, PathBuf};
 
-use napi::{Env, bindgen_prelude::AsyncTask};
+use napi::{
+    Env,
+    bindgen_prelude::{AsyncTask, PromiseRaw},
+};
 use napi_derive::napi;
 use natives_ownership::{
     CancelToken as LibraryToken, Error,
     claims::{
         self, Agent, Claim, ClaimRequest, ClaimedFolder, Exclusivity, KnownAgent, MemoryRedirects,
-        claude_layout, redirect,
+        Releaser, claude_layout, redirect,
     },
     paths,
 };
@@ -22,7 +28,7 @@ use natives_ownership::{
 use crate::{
     cancel::CancelToken,
     errors::{guarded, to_js},
-    task::{Work, task},
+    task::{Work, on_own_thread, task},
 };
 
 /// The agent asking for a memory folder.
@@ -104,9 +110,13 @@ pub struct NativeClaimedFolder {
     js_name = "nativeCheckAndClaim",
     ts_return_type = "Promise<NativeVerdict>"
 )]
-pub fn native_check_and_claim(request: NativeClaimRequest) -> AsyncTask<Work<NativeVerdict>> {
-    task(move || {
-        let verdict = prepare_claim(request).map_or_else(
+pub fn native_check_and_claim<'env>(
+    env: &'env Env,
+    request: NativeClaimRequest,
+) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
+    let deadline = CancelToken::for_call(None, Some(request.timeout_ms));
+    on_own_thread(env, move || {
+        let verdict = prepare_claim(request, deadline).map_or_else(
             |err| Exclusivity::unproven(&err),
             |(home, request, deadline)| claims::check_and_claim(&home, &request, &deadline),
         );
@@ -116,8 +126,9 @@ pub fn native_check_and_claim(request: NativeClaimRequest) -> AsyncTask<Work<Nat
 
 fn prepare_claim(
     request: NativeClaimRequest,
+    deadline: Result<LibraryToken, Error>,
 ) -> Result<(PathBuf, ClaimRequest, LibraryToken), Error> {
-    let deadline = CancelToken::for_call(None, Some(request.timeout_ms))?;
+    let deadline = deadline?;
     let home = paths::home(request.home.as_deref().map(Path::new))?;
     let converted = ClaimRequest {
         agent: Agent {
@@ -147,9 +158,13 @@ fn prepare_claim(
     js_name = "nativeHeldExclusively",
     ts_return_type = "Promise<NativeVerdict>"
 )]
-pub fn native_held_exclusively(target: NativeClaimTarget) -> AsyncTask<Work<NativeVerdict>> {
-    task(move || {
-        let verdict = prepare_target(&target).map_or_else(
+pub fn native_held_exclusively<'env>(
+    env: &'env Env,
+    target: NativeClaimTarget,
+) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
+    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    on_own_thread(env, move || {
+        let verdict = prepare_target(&target, deadline).map_or_else(
             |err| Exclusivity::unproven(&err),
             |(home, deadline)| {
                 claims::held_exclusively(
@@ -166,9 +181,13 @@ pub fn native_held_exclusively(target: NativeClaimTarget) -> AsyncTask<Work<Nati
 
 /// Whether another agent uses the folder (read-only). Failures answer `true`.
 #[napi(js_name = "nativeUsedByAnother", ts_return_type = "Promise<boolean>")]
-pub fn native_used_by_another(target: NativeClaimTarget) -> AsyncTask<Work<bool>> {
-    task(move || {
-        let Ok((home, deadline)) = prepare_target(&target) else {
+pub fn native_used_by_another<'env>(
+    env: &'env Env,
+    target: NativeClaimTarget,
+) -> napi::Result<PromiseRaw<'env, bool>> {
+    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    on_own_thread(env, move || {
+        let Ok((home, deadline)) = prepare_target(&target, deadline) else {
             return Ok(true);
         };
         let others: Vec<KnownAgent> = target
@@ -189,30 +208,47 @@ pub fn native_used_by_another(target: NativeClaimTarget) -> AsyncTask<Work<bool>
 }
 
 /// Remove `uid`'s claim on the folder; resolves with whether there was one.
+/// A claim another OS user made is refused with `EPERM` unless `anyUser`.
 #[napi(js_name = "nativeReleaseClaim", ts_return_type = "Promise<boolean>")]
-pub fn native_release_claim(target: NativeClaimTarget) -> AsyncTask<Work<bool>> {
-    task(move || {
-        let (home, deadline) = prepare_target(&target)?;
-        claims::release(&home, Path::new(&target.memory_dir), &target.uid, &deadline)
+pub fn native_release_claim<'env>(
+    env: &'env Env,
+    target: NativeClaimTarget,
+    any_user: Option<bool>,
+) -> napi::Result<PromiseRaw<'env, bool>> {
+    let releaser = if any_user.unwrap_or(false) {
+        Releaser::Operator
+    } else {
+        Releaser::ClaimOwner
+    };
+    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    on_own_thread(env, move || {
+        let (home, deadline) = prepare_target(&target, deadline)?;
+        let dir = Path::new(&target.memory_dir);
+        claims::release(&home, dir, &target.uid, &deadline, releaser)
     })
 }
 
-fn prepare_target(target: &NativeClaimTarget) -> Result<(PathBuf, LibraryToken), Error> {
-    let deadline = CancelToken::for_call(None, Some(target.timeout_ms))?;
+fn prepare_target(
+    target: &NativeClaimTarget,
+    deadline: Result<LibraryToken, Error>,
+) -> Result<(PathBuf, LibraryToken), Error> {
+    let deadline = deadline?;
     let home = paths::home(target.home.as_deref().map(Path::new))?;
     Ok((home, deadline))
 }
 
 /// Remove the claims `origin` wrote for agents it no longer has.
 #[napi(js_name = "nativePruneStaleClaims", ts_return_type = "Promise<number>")]
-pub fn native_prune_stale_claims(
+pub fn native_prune_stale_claims<'env>(
+    env: &'env Env,
     origin: String,
     store_agents: Vec<String>,
     home: Option<String>,
     timeout_ms: f64,
-) -> AsyncTask<Work<u32>> {
-    task(move || {
-        let deadline = CancelToken::for_call(None, Some(timeout_ms))?;
+) -> napi::Result<PromiseRaw<'env, u32>> {
+    let deadline = CancelToken::for_call(None, Some(timeout_ms));
+    on_own_thread(env, move || {
+        let deadline = deadline?;
         let home = paths::home(home.as_deref().map(Path::new))?;
         let pruned = claims::prune_stale(&home, &origin, &store_agents, &deadline)?;
         Ok(u32::try_from(pruned).unwrap_or(u32::MAX))

@@ -1,8 +1,9 @@
 //! Bindings for build-cache leases (`natives_ownership::lease` and `fresh`).
 //!
-//! Acquiring may wait (up to the caller's budget) and refreshing runs cargo,
-//! so both run off the JS thread; a waiting acquisition polls the call's
-//! cancellation token once per poll interval. A held lease is a
+//! Acquiring may wait (up to the caller's budget, counted from the call) and
+//! refreshing runs cargo, so both run on a thread of their own (see
+//! [`on_own_thread`]); a waiting acquisition polls the call's cancellation
+//! token once per poll interval, and a cancel kills a running cargo. A held lease is a
 //! `BuildCacheLease` object whose `release()` the TypeScript layer calls from
 //! `Symbol.asyncDispose`; if it is garbage-collected still held, dropping the
 //! guard releases it (a safety net, not the way to release).
@@ -13,7 +14,10 @@ use std::{
     sync::Mutex,
 };
 
-use napi::{Env, bindgen_prelude::AsyncTask};
+use napi::{
+    Env,
+    bindgen_prelude::{AsyncTask, PromiseRaw},
+};
 use napi_derive::napi;
 use natives_core::{Error, ErrorKind};
 use natives_ownership::{
@@ -26,8 +30,7 @@ use natives_ownership::{
 use crate::{
     cancel::CancelToken,
     errors::to_js,
-    options::milliseconds,
-    task::{Work, task},
+    task::{Work, on_own_thread, task},
 };
 
 /// Who wants the lease: the job it belongs to, and the source it builds.
@@ -144,38 +147,39 @@ impl BuildCacheLease {
     }
 }
 
-/// Take the build-cache lease on `dir`, waiting up to `budgetMs` while it is
-/// busy, then (with an identity) make the cache fresh for that source.
-/// Rejects with `EBUSY` (one attempt, busy) or `ETIMEDOUT` (budget spent),
-/// both naming the holder, or `ABORT_ERR`.
+/// Take the build-cache lease on `dir`, waiting up to `budgetMs` (counted
+/// from this call) while it is busy, then (with an identity) make the cache
+/// fresh for that source. Rejects with `EBUSY` (one attempt, busy) or
+/// `ETIMEDOUT` (budget spent), both naming the holder, or `ABORT_ERR`.
 #[napi(
     js_name = "nativeAcquireBuildCache",
     ts_return_type = "Promise<BuildCacheLease>"
 )]
-pub fn native_acquire_build_cache(
+pub fn native_acquire_build_cache<'env>(
+    env: &'env Env,
     dir: String,
     owner: NativeLeaseOwner,
     options: NativeAcquireOptions,
     token: Option<&CancelToken>,
-) -> AsyncTask<Work<BuildCacheLease>> {
-    let token = CancelToken::for_call(token, None);
-    task(move || {
-        let token = token?;
+) -> napi::Result<PromiseRaw<'env, BuildCacheLease>> {
+    let cancel = CancelToken::for_call(token, None);
+    let wait = CancelToken::with_deadline(token, "budgetMs", Some(options.budget_ms));
+    on_own_thread(env, move || {
+        let (cancel, wait) = (cancel?, wait?);
         let leases = open(options.home.as_deref())?;
-        let budget = milliseconds("budgetMs", Some(options.budget_ms))?.unwrap_or_default();
         let owner = to_owner(owner);
         let dir = PathBuf::from(dir);
-        let guard = if budget.is_zero() {
+        let guard = if options.budget_ms == 0.0 {
             try_once(&leases, &dir, &owner)?
         } else {
-            leases
-                .wait_for_unless(&dir, &owner, budget, &|| token.is_stopped())?
-                .ok_or_else(|| token.check().err().unwrap_or_else(aborted))?
+            leases.wait_within(&dir, &owner, &wait)?
         };
         let freshness = match options.identity {
-            Some(identity) => Some(
-                guard.ensure_fresh(&to_identity(identity), &to_target(options.manifest_paths))?,
-            ),
+            Some(identity) => Some(guard.ensure_fresh(
+                &to_identity(identity),
+                &to_target(options.manifest_paths),
+                &cancel,
+            )?),
             None => None,
         };
         Ok(BuildCacheLease {
@@ -278,21 +282,27 @@ pub fn native_build_cache_inventory(
 
 /// Make `dir` fresh for a build from `identity` (call while holding its
 /// lease): cleans the workspace's own packages when the source changed;
-/// spawns nothing when it did not.
+/// spawns nothing when it did not. Cancelling the token kills the running
+/// cargo command and its process group (`ABORT_ERR`).
 #[napi(
     js_name = "nativeEnsureFresh",
     ts_return_type = "Promise<NativeFreshness>"
 )]
-pub fn native_ensure_fresh(
+pub fn native_ensure_fresh<'env>(
+    env: &'env Env,
     dir: String,
     identity: NativeIdentity,
     manifest_paths: Option<Vec<String>>,
     home: Option<String>,
-) -> AsyncTask<Work<NativeFreshness>> {
-    task(move || {
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'env, NativeFreshness>> {
+    let token = CancelToken::for_call(token, None);
+    on_own_thread(env, move || {
+        let token = token?;
         let home = paths::home(home.as_deref().map(Path::new))?;
         let target = to_target(manifest_paths);
-        fresh::ensure_fresh(&home, Path::new(&dir), &to_identity(identity), &target)
+        let identity = to_identity(identity);
+        fresh::ensure_fresh(&home, Path::new(&dir), &identity, &target, &token)
             .map(|f| to_js_freshness(&f))
     })
 }
@@ -429,10 +439,6 @@ fn busy_error(dir: &Path, busy: &lease::Busy) -> Error {
         ErrorKind::Busy,
         format!("{}: build cache {}", dir.display(), busy.describe()),
     )
-}
-
-fn aborted() -> Error {
-    Error::new(ErrorKind::Aborted, "acquireBuildCache was aborted")
 }
 
 fn to_owner(owner: NativeLeaseOwner) -> Owner {

@@ -17,7 +17,8 @@
 //! - [`files`]: the agent tools' file I/O: `readFile`, `applyFileChanges`.
 //! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
-//! - [`task`]: library work run off the JS thread as a promise.
+//! - [`task`]: library work run off the JS thread as a promise: on napi's
+//!   pool, or (work that waits on other processes) on a thread of its own.
 
 pub mod cancel;
 pub mod claims;

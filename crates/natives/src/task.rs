@@ -1,14 +1,27 @@
-//! One way to run library work off the JS thread: a closure in an
-//! `AsyncTask`, panics guarded, errors mapped on the JS thread.
+//! Two ways to run library work off the JS thread as a promise, panics
+//! guarded and errors mapped to coded JS errors on the JS thread.
+//!
+//! - [`task`]: on napi's thread pool, for work that computes or does I/O of
+//!   its own (reading a file, applying changes).
+//! - [`on_own_thread`]: on a thread of its own, for work that waits on other
+//!   processes (a busy lease, a claims zone lock, a cargo command). On the
+//!   pool such work would hold a thread while it sleeps, and queued behind a
+//!   busy pool it would not even start before its deadline, which counts
+//!   from the JS call, had passed: the caller would hear of it late.
 //!
 //! napi types a generic task's promise as `Promise<unknown>`, so each binding
 //! that returns one states its resolved type with `ts_return_type`.
 
-use napi::{
-    Env, Task,
-    bindgen_prelude::{AsyncTask, ToNapiValue, TypeName},
+use std::{
+    sync::{Arc, Mutex},
+    thread,
 };
-use natives_core::Error;
+
+use napi::{
+    Env, JsValue, Task,
+    bindgen_prelude::{AsyncTask, PromiseRaw, ToNapiValue, TypeName},
+};
+use natives_core::{Error, ErrorKind};
 
 use crate::errors::{guarded, to_js};
 
@@ -42,4 +55,45 @@ where
     AsyncTask::new(Work {
         work: Some(Box::new(work)),
     })
+}
+
+/// What settles a promise, run on the JS thread.
+type Settle<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
+
+/// A promise settled by `work`, which starts at once on a thread of its own.
+pub fn on_own_thread<'env, T>(
+    env: &'env Env,
+    work: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> napi::Result<PromiseRaw<'env, T>>
+where
+    T: ToNapiValue + Send + 'static,
+{
+    let (deferred, promise) = env.create_deferred::<T, Settle<T>>()?;
+    let deferred = Arc::new(Mutex::new(Some(deferred)));
+    let for_thread = Arc::clone(&deferred);
+    let spawned = thread::Builder::new()
+        .name("natives-wait".to_owned())
+        .spawn(move || {
+            let outcome = guarded(work);
+            if let Some(deferred) = take(&for_thread) {
+                deferred.resolve(settle(outcome));
+            }
+        });
+    // A thread that could not start dropped its closure: the promise is
+    // still ours to settle.
+    if let Err(err) = spawned
+        && let Some(deferred) = take(&deferred)
+    {
+        let failure = Error::new(ErrorKind::Io, format!("cannot start a thread: {err}"));
+        deferred.resolve(settle(Err(failure)));
+    }
+    Ok(PromiseRaw::new(env.raw(), promise.raw()))
+}
+
+fn take<D>(slot: &Mutex<Option<D>>) -> Option<D> {
+    slot.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+fn settle<T: Send + 'static>(outcome: Result<T, Error>) -> Settle<T> {
+    Box::new(move |env| outcome.map_err(|err| to_js(&env, &err)))
 }

@@ -19,7 +19,8 @@
 //! Crash safety comes from ordering: the old identity is forgotten before the
 //! first clean and the new one recorded only after every clean succeeded, so
 //! an interrupted or failed refresh is retried by the next build instead of
-//! being trusted.
+//! being trusted. That is also what makes a refresh safe to cancel: cargo
+//! runs in a process group of its own, and a cancel kills the group.
 //!
 //! Scope: the output of the `dev` and `release` profiles built for the host
 //! (`<cache>/debug`, `<cache>/release`), the layouts of `cargo build`,
@@ -32,11 +33,19 @@
 
 use std::{
     ffi::{OsStr, OsString},
+    io::{self, Read},
+    os::unix::process::CommandExt,
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::{Child, Command, ExitStatus, Stdio},
+    thread,
+    time::Duration,
 };
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
+use nix::{
+    sys::signal::{Signal, killpg},
+    unistd::Pid,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::{durable, layout::LeaseFiles, paths::dir_id};
@@ -117,8 +126,9 @@ pub fn ensure_fresh(
     cache_dir: &Path,
     identity: &Identity,
     target: &Target,
+    cancel: &CancelToken,
 ) -> Result<Freshness> {
-    Cargo::default().ensure_fresh(home, cache_dir, identity, target)
+    Cargo::default().ensure_fresh(home, cache_dir, identity, target, cancel)
 }
 
 /// Whether the source building against `cache_dir` differs from the one last
@@ -159,13 +169,16 @@ impl Cargo {
     /// --target-dir <cache_dir>` per profile with output in the cache, naming
     /// the workspace's own packages only, and records `identity` once every
     /// clean succeeded. A failed command's error names it and carries its
-    /// stderr; the identity then stays unrecorded.
+    /// stderr; the identity then stays unrecorded. So it does when `cancel`
+    /// stops: the running command is killed with its whole process group
+    /// and the call fails with the token's error (`ABORT_ERR`, `ETIMEDOUT`).
     pub fn ensure_fresh(
         &self,
         home: &Path,
         cache_dir: &Path,
         identity: &Identity,
         target: &Target,
+        cancel: &CancelToken,
     ) -> Result<Freshness> {
         if !needs_refresh(home, cache_dir, identity)? {
             return Ok(Freshness::Unchanged);
@@ -176,7 +189,7 @@ impl Cargo {
         let cleaned = if profiles.is_empty() {
             Vec::new()
         } else {
-            self.clean_workspaces(&identity.worktree, target, &cache, &profiles)?
+            self.clean_workspaces(&identity.worktree, target, &cache, &profiles, cancel)?
         };
         record_identity(home, cache_dir, identity)?;
         Ok(Freshness::Refreshed { cleaned })
@@ -190,11 +203,12 @@ impl Cargo {
         target: &Target,
         cache: &Path,
         profiles: &[&str],
+        cancel: &CancelToken,
     ) -> Result<Vec<String>> {
         let mut cleaned = Vec::new();
-        for workspace in self.workspaces(worktree, target)? {
+        for workspace in self.workspaces(worktree, target, cancel)? {
             for profile in profiles {
-                self.clean(worktree, &workspace, cache, profile)?;
+                self.clean(worktree, &workspace, cache, profile, cancel)?;
             }
             cleaned.extend(workspace.packages);
         }
@@ -204,14 +218,19 @@ impl Cargo {
     }
 
     /// The distinct workspaces `target` names, each with its own packages.
-    fn workspaces(&self, worktree: &Path, target: &Target) -> Result<Vec<Workspace>> {
+    fn workspaces(
+        &self,
+        worktree: &Path,
+        target: &Target,
+        cancel: &CancelToken,
+    ) -> Result<Vec<Workspace>> {
         let manifests = match target {
             Target::Worktree => vec![None],
             Target::Manifests(manifests) => manifests.iter().map(Some).collect(),
         };
         let mut workspaces: Vec<Workspace> = Vec::new();
         for manifest in manifests {
-            let workspace = self.metadata(worktree, manifest.map(PathBuf::as_path))?;
+            let workspace = self.metadata(worktree, manifest.map(PathBuf::as_path), cancel)?;
             if !workspaces.iter().any(|known| known.root == workspace.root) {
                 workspaces.push(workspace);
             }
@@ -219,10 +238,15 @@ impl Cargo {
         Ok(workspaces)
     }
 
-    fn metadata(&self, worktree: &Path, manifest: Option<&Path>) -> Result<Workspace> {
+    fn metadata(
+        &self,
+        worktree: &Path,
+        manifest: Option<&Path>,
+        cancel: &CancelToken,
+    ) -> Result<Workspace> {
         let args = ["metadata", "--no-deps", "--format-version", "1"].map(OsString::from);
         let invocation = self.invocation(worktree, manifest, args);
-        let stdout = invocation.run()?;
+        let stdout = invocation.run(cancel)?;
         let json = String::from_utf8_lossy(&stdout);
         let metadata = Metadata::parse(&json)
             .map_err(|err| Error::invalid(format!("{invocation}: {}", err.message())))?;
@@ -243,6 +267,7 @@ impl Cargo {
         workspace: &Workspace,
         cache: &Path,
         profile: &str,
+        cancel: &CancelToken,
     ) -> Result<()> {
         if workspace.packages.is_empty() {
             return Ok(());
@@ -255,7 +280,7 @@ impl Cargo {
             args.extend(["-p", package].map(OsString::from));
         }
         self.invocation(worktree, workspace.manifest.as_deref(), args)
-            .run()
+            .run(cancel)
             .map(drop)
     }
 
@@ -287,6 +312,9 @@ struct Workspace {
     packages: Vec<String>,
 }
 
+/// How often a running cargo command is checked against the caller's token.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
+
 /// One cargo command, shown in errors as it would be typed.
 struct Invocation {
     program: PathBuf,
@@ -296,27 +324,88 @@ struct Invocation {
 
 impl Invocation {
     /// Run to completion; its stdout, or an error naming the command with
-    /// its exit status and stderr.
-    fn run(&self) -> Result<Vec<u8>> {
-        let output = Command::new(&self.program)
+    /// its exit status and stderr. The command runs in a process group of
+    /// its own: once `cancel` stops, the whole group (cargo and whatever it
+    /// started) is killed, and the call fails with the token's error.
+    fn run(&self, cancel: &CancelToken) -> Result<Vec<u8>> {
+        cancel.check().map_err(|stopped| self.stopped(&stopped))?;
+        let mut child = Command::new(&self.program)
             .args(&self.args)
             .current_dir(&self.dir)
-            .output()
-            .map_err(|err| Error::io(Path::new(&self.to_string()), err))?;
-        if output.status.success() {
-            Ok(output.stdout)
-        } else {
-            Err(self.failure(&output))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|err| self.io_error(err))?;
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        // Both pipes are drained while the command runs: a full pipe would
+        // stall it.
+        let (ended, stdout, stderr) = thread::scope(|scope| {
+            let stdout = scope.spawn(|| read_all(stdout));
+            let stderr = scope.spawn(|| read_all(stderr));
+            let ended = wait_or_kill(&mut child, cancel);
+            let join =
+                |reader: thread::ScopedJoinHandle<'_, Vec<u8>>| reader.join().unwrap_or_default();
+            (ended, join(stdout), join(stderr))
+        });
+        match ended.map_err(|err| self.io_error(err))? {
+            Ended::Exited(status) if status.success() => Ok(stdout),
+            Ended::Exited(status) => Err(self.failure(status, &stderr)),
+            Ended::Killed(stopped) => Err(self.stopped(&stopped)),
         }
     }
 
-    fn failure(&self, output: &Output) -> Error {
-        let stderr = String::from_utf8_lossy(&output.stderr);
+    fn io_error(&self, err: io::Error) -> Error {
+        Error::io(Path::new(&self.to_string()), err)
+    }
+
+    fn failure(&self, status: ExitStatus, stderr: &[u8]) -> Error {
+        let stderr = String::from_utf8_lossy(stderr);
         Error::new(
             ErrorKind::Io,
-            format!("{self} failed ({}): {}", output.status, stderr.trim_end()),
+            format!("{self} failed ({status}): {}", stderr.trim_end()),
         )
     }
+
+    fn stopped(&self, why: &Error) -> Error {
+        Error::new(why.kind(), format!("{self} was stopped: {}", why.message()))
+    }
+}
+
+/// How a command ended.
+enum Ended {
+    Exited(ExitStatus),
+    /// Killed, with its process group, because the token stopped.
+    Killed(Error),
+}
+
+/// Wait for `child`, killing its process group as soon as `cancel` stops.
+fn wait_or_kill(child: &mut Child, cancel: &CancelToken) -> io::Result<Ended> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Ended::Exited(status));
+        }
+        if let Err(stopped) = cancel.check() {
+            // The child is not reaped yet, so its pid still names its group.
+            if let Ok(group) = i32::try_from(child.id()) {
+                let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+            }
+            child.wait()?;
+            return Ok(Ended::Killed(stopped));
+        }
+        thread::sleep(CANCEL_POLL);
+    }
+}
+
+/// Everything `pipe` yields until it closes (nothing if there is no pipe or
+/// it fails: the exit status still tells success from failure).
+fn read_all(pipe: Option<impl Read>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Some(mut pipe) = pipe {
+        let _ = pipe.read_to_end(&mut bytes);
+    }
+    bytes
 }
 
 impl std::fmt::Display for Invocation {

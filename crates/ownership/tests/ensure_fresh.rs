@@ -22,7 +22,10 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use natives_ownership::fresh::{Cargo, Freshness, Identity, Target, ensure_fresh};
+use natives_ownership::{
+    CancelToken,
+    fresh::{Cargo, Freshness, Identity, Target, ensure_fresh},
+};
 
 const MANIFEST: &str = r#"[package]
 name = "probe"
@@ -162,7 +165,7 @@ fn switching_worktrees_builds_from_the_current_source() {
     );
 
     let outcome = cargo
-        .ensure_fresh(&home, &shared, &b, &Target::Worktree)
+        .ensure_fresh(&home, &shared, &b, &Target::Worktree, &CancelToken::new())
         .unwrap();
     assert_eq!(
         outcome,
@@ -177,7 +180,7 @@ fn switching_worktrees_builds_from_the_current_source() {
         program: root.join("no-cargo-here"),
     };
     let again = missing
-        .ensure_fresh(&home, &shared, &b, &Target::Worktree)
+        .ensure_fresh(&home, &shared, &b, &Target::Worktree, &CancelToken::new())
         .unwrap();
     assert_eq!(
         again,
@@ -186,14 +189,16 @@ fn switching_worktrees_builds_from_the_current_source() {
     );
     assert_eq!(
         cargo
-            .ensure_fresh(&home, &shared, &b, &Target::Worktree)
+            .ensure_fresh(&home, &shared, &b, &Target::Worktree, &CancelToken::new())
             .unwrap(),
         again
     );
     assert_eq!(calls(&log), 2);
 
     let manifest = Target::for_commands(&["cargo test --manifest-path=Cargo.toml"]);
-    let back = cargo.ensure_fresh(&home, &shared, &a, &manifest).unwrap();
+    let back = cargo
+        .ensure_fresh(&home, &shared, &a, &manifest, &CancelToken::new())
+        .unwrap();
     assert_eq!(
         back,
         Freshness::Refreshed {
@@ -202,7 +207,7 @@ fn switching_worktrees_builds_from_the_current_source() {
     );
     assert_eq!(cargo_test(&a.worktree, &shared), "worktree-a");
     assert_eq!(
-        ensure_fresh(&home, &shared, &a, &Target::Worktree).unwrap(),
+        ensure_fresh(&home, &shared, &a, &Target::Worktree, &CancelToken::new()).unwrap(),
         again
     );
     assert_eq!(calls(&log), 4);

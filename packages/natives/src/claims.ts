@@ -153,10 +153,14 @@ export async function usedByAnother(target: ClaimTarget & { others: readonly Kno
   }
 }
 
-/** Remove `uid`'s claim on `memoryDir` (a human released the folder); resolves with whether there was one. */
-export async function releaseClaim(target: ClaimTarget): Promise<boolean> {
+/**
+ * Remove `uid`'s claim on `memoryDir` (a human released the folder); resolves with whether there was
+ * one. A claim another OS user made rejects with `EPERM` naming that user, unless `anyUser` (an
+ * operator's explicit override).
+ */
+export async function releaseClaim(target: ClaimTarget & { anyUser?: boolean }): Promise<boolean> {
   try {
-    return await nativeReleaseClaim(toNativeTarget(target));
+    return await nativeReleaseClaim(toNativeTarget(target), target.anyUser);
   } catch (error) {
     throw fromNative(error, 'releaseClaim');
   }

@@ -9,7 +9,7 @@
  * Codes the library rejects with. Beside the usual ones, the file calls
  * use: `EISDIR`, `EFTYPE` (a FIFO, socket or device where a regular file was
  * expected), `EXDEV` (a path leaving its confining directory), `EFBIG` (over
- * a size limit), `EPERM` (a read-only file), `EMLINK` (a hard-linked file),
+ * a size limit), `EPERM` (a read-only file; from `releaseClaim`, another OS user's claim), `EMLINK` (a hard-linked file),
  * `ESTALE` (changed since it was read), `EEXIST`.
  */
 export type ErrorCode =

@@ -84,7 +84,7 @@ export interface Freshness {
 export interface AcquireBuildCacheOptions {
   /** How long to wait while the lease is busy, in ms; `0`: one attempt (`EBUSY` if busy). Default: `0`. */
   budgetMs?: number;
-  /** Stop waiting and reject with `ABORT_ERR`; checked once per poll (50 ms). */
+  /** Stop waiting (checked once per poll, 50 ms), or kill a running refresh's cargo, and reject with `ABORT_ERR`. */
   signal?: AbortSignal;
   /** Make the cache fresh for this source once held. Default: the owner's `worktree` + `head` when both are given. */
   identity?: SourceIdentity | null;
@@ -193,16 +193,21 @@ export function buildCacheInventory(options: { home?: string } = {}): BuildCache
 /**
  * Make `dir` fresh for a build from `identity`; call while holding its lease. Cleans the workspace's
  * own packages (never dependencies) when the recorded source differs; spawns nothing when it matches.
+ * An abort of `signal` kills the running cargo command and everything it started (its process group)
+ * and rejects with `ABORT_ERR`; the next refresh then starts over.
  */
 export async function ensureFresh(
   dir: string,
   identity: SourceIdentity,
-  options: { manifestPaths?: string[]; home?: string } = {},
+  options: { manifestPaths?: string[]; home?: string; signal?: AbortSignal } = {},
 ): Promise<Freshness> {
+  throwIfAborted(options.signal, 'ensureFresh');
+  using link = linkSignal(options.signal, false);
   try {
-    return await nativeEnsureFresh(absolute(dir), { ...identity, worktree: absolute(identity.worktree) }, options.manifestPaths, options.home);
+    const worktree = absolute(identity.worktree);
+    return await nativeEnsureFresh(absolute(dir), { ...identity, worktree }, options.manifestPaths, options.home, link.token);
   } catch (error) {
-    throw fromNative(error, 'ensureFresh');
+    throw fromNative(error, 'ensureFresh', options.signal);
   }
 }
 

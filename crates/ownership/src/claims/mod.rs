@@ -45,7 +45,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use natives_core::{CancelToken, Error, Result};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
 
 use self::store::{ZoneRecord, current_user};
 pub use self::{
@@ -222,12 +222,30 @@ fn held(home: &Path, memory_dir: &Path, uid: &str, deadline: &CancelToken) -> Re
     Ok(claimed_verdict(&dir, &claimants))
 }
 
+/// Who is releasing a claim, which decides whose claims it may remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Releaser {
+    /// The OS user running this process: a claim recorded as another user's
+    /// is refused with `EPERM` naming that user.
+    ClaimOwner,
+    /// An operator overriding that check: any user's claim is removed.
+    Operator,
+}
+
 /// Remove `uid`'s claim on `memory_dir` — a human released the folder.
 /// Returns whether there was one. The agent claims it again at its next
-/// spawn there.
-pub fn release(home: &Path, memory_dir: &Path, uid: &str, deadline: &CancelToken) -> Result<bool> {
+/// spawn there. Only the OS user that made the claim may remove it, unless
+/// `releaser` is [`Releaser::Operator`]: an agent id names an agent, not a
+/// user, and another user's agent may still be using the folder.
+pub fn release(
+    home: &Path,
+    memory_dir: &Path,
+    uid: &str,
+    deadline: &CancelToken,
+    releaser: Releaser,
+) -> Result<bool> {
     let dir = dir_id(memory_dir)?;
-    release_in_zone(home, &Zone::of(&dir), &dir, uid, deadline)
+    release_in_zone(home, &Zone::of(&dir), &dir, uid, deadline, releaser)
 }
 
 /// [`release`] by zone, for a folder whose path no longer resolves as it did.
@@ -237,11 +255,34 @@ pub fn release_in_zone(
     dir: &Path,
     uid: &str,
     deadline: &CancelToken,
+    releaser: Releaser,
 ) -> Result<bool> {
     require("uid", uid)?;
     store::update(home, zone, dir, deadline, |record| {
-        record.claims.remove(uid).is_some()
-    })
+        let Some(claim) = record.claims.get(uid) else {
+            return Ok(false);
+        };
+        if releaser == Releaser::ClaimOwner {
+            refuse_another_users_claim(record, uid, claim)?;
+        }
+        record.claims.remove(uid);
+        Ok(true)
+    })?
+}
+
+fn refuse_another_users_claim(record: &ZoneRecord, uid: &str, claim: &Claim) -> Result<()> {
+    let me = current_user();
+    match claim.user {
+        Some(owner) if owner != me => Err(Error::new(
+            ErrorKind::NotOwner,
+            format!(
+                "{uid}'s claim on {} was made by OS user {owner}, not by this one ({me}): \
+                 only that user may release it, unless an operator overrides the check",
+                record.dir
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Every folder on this machine `uid` holds a claim on, with the others

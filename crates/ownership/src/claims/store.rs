@@ -5,10 +5,10 @@
 //! each claiming agent's uid to when, from which channel store, for which
 //! account and as which OS user it claimed. Writers of a zone are serialised
 //! by an exclusive `flock` on the zone's lock file, waited for only until the
-//! caller's deadline; the record itself is replaced through
-//! [`durable`](crate::durable), so readers need no lock and never see a torn
-//! record. Fields this version does not know are kept on every rewrite, so an
-//! older and a newer natives can share a store.
+//! caller's deadline and never longer than [`LOCK_WAIT_LIMIT`]; the record
+//! itself is replaced through [`durable`](crate::durable), so readers need no
+//! lock and never see a torn record. Fields this version does not know are
+//! kept on every rewrite, so an older and a newer natives can share a store.
 //!
 //! Nothing here guesses: a record that does not parse is an error (and stays
 //! exactly as it is on disk), and a store on a filesystem whose locks cannot
@@ -20,7 +20,7 @@ use std::{
     fs, io,
     path::{Path, PathBuf},
     thread,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
@@ -39,6 +39,9 @@ pub const ZONE_PREFIX: &str = "memory-dir:";
 
 /// How long a writer sleeps between attempts on a zone lock held by another.
 const LOCK_RETRY: Duration = Duration::from_millis(2);
+
+/// The longest any caller waits for a zone lock.
+pub const LOCK_WAIT_LIMIT: Duration = Duration::from_secs(5);
 
 /// One memory folder's name in the store.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -256,13 +259,27 @@ fn encode(record: &ZoneRecord) -> Vec<u8> {
     bytes
 }
 
-/// The zone lock, retried until `deadline`.
+/// The zone lock, retried until `deadline`, and never for longer than
+/// [`LOCK_WAIT_LIMIT`]: a writer holds it for one read and one durable
+/// write, so a lock held that long belongs to a stuck process, and a caller
+/// without a deadline must not wait on it forever.
 fn lock_until(path: &Path, deadline: &CancelToken) -> Result<HeldLock> {
+    let started = Instant::now();
     loop {
         if let Some(held) = lock::try_exclusive(path)? {
             return Ok(held);
         }
         deadline.check()?;
+        if started.elapsed() >= LOCK_WAIT_LIMIT {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!(
+                    "{}: claims zone lock still held by another process after {} s (stuck?)",
+                    path.display(),
+                    LOCK_WAIT_LIMIT.as_secs()
+                ),
+            ));
+        }
         thread::sleep(LOCK_RETRY);
     }
 }

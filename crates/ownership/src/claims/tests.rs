@@ -250,9 +250,9 @@ fn alone_is_exclusive_idempotently_and_a_second_claim_shares_it_for_both() {
     assert_eq!(held.reason(), Some(SharedReason::Claimed), "{held}");
     assert!(used_by_another(home.path(), &dir, "a", &[], &no_deadline()));
 
-    assert!(release(home.path(), &dir, "b", &no_deadline()).unwrap());
+    assert!(release(home.path(), &dir, "b", &no_deadline(), Releaser::ClaimOwner).unwrap());
     assert!(
-        !release(home.path(), &dir, "b", &no_deadline()).unwrap(),
+        !release(home.path(), &dir, "b", &no_deadline(), Releaser::ClaimOwner).unwrap(),
         "already released"
     );
     assert!(held_exclusively(home.path(), &dir, "a", &no_deadline()).is_exclusive());
@@ -264,7 +264,7 @@ fn alone_is_exclusive_idempotently_and_a_second_claim_shares_it_for_both() {
         &no_deadline()
     ));
 
-    assert!(release(home.path(), &dir, "a", &no_deadline()).unwrap());
+    assert!(release(home.path(), &dir, "a", &no_deadline(), Releaser::ClaimOwner).unwrap());
     let released = held_exclusively(home.path(), &dir, "a", &no_deadline());
     assert_eq!(
         released.reason(),
@@ -316,6 +316,46 @@ fn the_same_agent_id_under_another_os_user_is_another_claimant() {
     );
     let held = held_exclusively(home.path(), &dir, "a", &no_deadline());
     assert!(!held.is_exclusive(), "{held}");
+}
+
+#[test]
+fn a_claim_another_os_user_made_is_released_only_by_that_user() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("memory");
+    let req = request("a", Some(work.path()), &dir);
+    assert!(check_and_claim(home.path(), &req, &no_deadline()).is_exclusive());
+    let zone = Zone::of(&dir_id(&dir).unwrap());
+    let files = ZoneFiles::new(home.path(), &zone);
+    let mut record = record_json(home.path(), &dir);
+    let stranger = current_user().wrapping_add(1);
+    record["claims"]["a"]["user"] = json!(stranger);
+    fs::write(&files.record, record.to_string()).unwrap();
+    let before = fs::read(&files.record).unwrap();
+
+    let as_owner = Releaser::ClaimOwner;
+    let refused = release(home.path(), &dir, "a", &no_deadline(), as_owner).unwrap_err();
+    assert_eq!(refused.code(), "EPERM", "{refused}");
+    assert!(
+        refused.message().contains(&format!("OS user {stranger}")),
+        "{refused}"
+    );
+    let by_zone = release_in_zone(
+        home.path(),
+        &zone,
+        Path::new(""),
+        "a",
+        &no_deadline(),
+        as_owner,
+    );
+    assert_eq!(by_zone.unwrap_err().code(), "EPERM");
+    assert_eq!(fs::read(&files.record).unwrap(), before, "nothing changed");
+
+    let operator = Releaser::Operator;
+    assert!(release(home.path(), &dir, "a", &no_deadline(), operator).unwrap());
+    assert!(record_json(home.path(), &dir)["claims"]["a"].is_null());
+    assert!(check_and_claim(home.path(), &req, &no_deadline()).is_exclusive());
+    assert!(release(home.path(), &dir, "a", &no_deadline(), as_owner).unwrap());
 }
 
 #[test]
@@ -374,7 +414,7 @@ fn unknown_fields_survive_a_rewrite() {
     fs::write(&files.record, record.to_string()).unwrap();
 
     check_and_claim(home.path(), &req, &no_deadline());
-    assert!(release(home.path(), &dir, "a", &no_deadline()).unwrap());
+    assert!(release(home.path(), &dir, "a", &no_deadline(), Releaser::ClaimOwner).unwrap());
     let after = record_json(home.path(), &dir);
     assert_eq!(after["schema"], json!(7));
     assert_eq!(after["claims"]["z"]["note"], json!({"kept": true}));
@@ -399,7 +439,7 @@ fn a_corrupt_record_answers_shared_and_stays_as_it_is() {
     assert_eq!(held.reason(), Some(SharedReason::Unproven), "{held}");
     assert!(used_by_another(home.path(), &dir, "a", &[], &no_deadline()));
     assert_eq!(
-        release(home.path(), &dir, "a", &no_deadline())
+        release(home.path(), &dir, "a", &no_deadline(), Releaser::ClaimOwner)
             .unwrap_err()
             .code(),
         "EIO"
@@ -429,7 +469,9 @@ fn a_past_deadline_answers_unproven_and_writes_nothing() {
     );
     assert!(used_by_another(home.path(), &dir, "a", &[], &past()));
     assert_eq!(
-        release(home.path(), &dir, "a", &past()).unwrap_err().code(),
+        release(home.path(), &dir, "a", &past(), Releaser::ClaimOwner)
+            .unwrap_err()
+            .code(),
         "ETIMEDOUT"
     );
     assert!(
@@ -458,6 +500,107 @@ fn a_held_zone_lock_is_waited_for_only_until_the_deadline() {
     );
     drop(held);
     assert!(check_and_claim(home.path(), &req, &no_deadline()).is_exclusive());
+}
+
+/// Tells a child test process which zone lock to hold.
+const HOLD_LOCK_ENV: &str = "NATIVES_TEST_HOLD_ZONE_LOCK";
+
+/// Child: hold the zone lock named by [`HOLD_LOCK_ENV`], say so, and wait
+/// to be killed.
+#[test]
+#[ignore = "run by a_stuck_zone_lock_fails_callers_without_a_deadline_within_the_bound"]
+fn zone_lock_holder_child() {
+    let Some(lock_file) = std::env::var_os(HOLD_LOCK_ENV) else {
+        return;
+    };
+    let _held = lock::try_exclusive(Path::new(&lock_file))
+        .unwrap()
+        .expect("the zone lock is free");
+    println!("held");
+    thread::sleep(Duration::from_secs(600));
+}
+
+/// A child process holding `lock_file`, killed when dropped.
+struct LockHolder(std::process::Child);
+
+impl LockHolder {
+    fn spawn(lock_file: &Path) -> LockHolder {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "claims::tests::zone_lock_holder_child",
+            ])
+            .args(["--nocapture", "--test-threads", "1"])
+            .env(HOLD_LOCK_ENV, lock_file)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let holder = LockHolder(child);
+        let mut lines = std::io::BufRead::lines(stdout);
+        assert!(
+            lines.any(|line| line.unwrap().ends_with("held")),
+            "the holder never held the lock"
+        );
+        holder
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_stuck_zone_lock_fails_callers_without_a_deadline_within_the_bound() {
+    let (home_dir, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let home = home_dir.path().to_owned();
+    let dir = work.path().join("memory");
+    let req = request("a", Some(work.path()), &dir);
+    assert!(check_and_claim(&home, &req, &no_deadline()).is_exclusive());
+    let files = ZoneFiles::new(&home, &Zone::of(&dir_id(&dir).unwrap()));
+    let _holder = LockHolder::spawn(&files.lock);
+
+    let started = Instant::now();
+    let (answers, answered) = std::sync::mpsc::channel();
+    let claim_answers = answers.clone();
+    let (claim_home, claim_req) = (home.clone(), req.clone());
+    thread::spawn(move || {
+        let verdict = check_and_claim(&claim_home, &claim_req, &no_deadline());
+        claim_answers.send(Err(verdict)).unwrap();
+    });
+    thread::spawn(move || {
+        answers.send(Ok(release(
+            &home,
+            &dir,
+            "a",
+            &no_deadline(),
+            Releaser::ClaimOwner,
+        )))
+    });
+    let limit = store::LOCK_WAIT_LIMIT + Duration::from_secs(5);
+    for _ in 0..2 {
+        let answer = answered
+            .recv_timeout(limit)
+            .expect("a caller without a deadline is still waiting for the zone lock");
+        let detail = match answer {
+            Ok(released) => released.unwrap_err().to_string(),
+            Err(verdict) => {
+                assert_eq!(verdict.reason(), Some(SharedReason::Unproven), "{verdict}");
+                verdict.to_string()
+            }
+        };
+        assert!(detail.contains("EBUSY"), "{detail}");
+        assert!(
+            detail.contains(&files.lock.display().to_string()),
+            "{detail}"
+        );
+    }
+    let took = started.elapsed();
+    assert!(took >= store::LOCK_WAIT_LIMIT, "{took:?}");
 }
 
 #[test]

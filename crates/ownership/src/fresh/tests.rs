@@ -228,7 +228,13 @@ fn a_matching_identity_spawns_nothing() {
     let fake = scene.fake_cargo("");
     let outcome = fake
         .cargo
-        .ensure_fresh(&scene.home, &scene.cache, &identity, &Target::Worktree)
+        .ensure_fresh(
+            &scene.home,
+            &scene.cache,
+            &identity,
+            &Target::Worktree,
+            &CancelToken::new(),
+        )
         .unwrap();
     assert_eq!(outcome, Freshness::Unchanged);
     assert_eq!(fake.calls(), Vec::<String>::new());
@@ -241,7 +247,13 @@ fn a_cache_without_build_output_is_recorded_without_running_cargo() {
     let fake = scene.fake_cargo("");
     let outcome = fake
         .cargo
-        .ensure_fresh(&scene.home, &scene.cache, &identity, &Target::Worktree)
+        .ensure_fresh(
+            &scene.home,
+            &scene.cache,
+            &identity,
+            &Target::Worktree,
+            &CancelToken::new(),
+        )
         .unwrap();
     assert_eq!(outcome, Freshness::Refreshed { cleaned: vec![] });
     assert_eq!(fake.calls(), Vec::<String>::new());
@@ -259,7 +271,13 @@ fn a_new_identity_cleans_the_workspace_packages_in_each_built_profile() {
     let identity = scene.identity("new");
     let outcome = fake
         .cargo
-        .ensure_fresh(&scene.home, &scene.cache, &identity, &Target::Worktree)
+        .ensure_fresh(
+            &scene.home,
+            &scene.cache,
+            &identity,
+            &Target::Worktree,
+            &CancelToken::new(),
+        )
         .unwrap();
     let cleaned = vec!["alpha".to_owned(), "zeta".to_owned()];
     assert_eq!(outcome, Freshness::Refreshed { cleaned });
@@ -289,7 +307,13 @@ fn manifests_of_one_workspace_are_cleaned_once_and_others_apart() {
     ]);
     let outcome = fake
         .cargo
-        .ensure_fresh(&scene.home, &scene.cache, &scene.identity("h"), &target)
+        .ensure_fresh(
+            &scene.home,
+            &scene.cache,
+            &scene.identity("h"),
+            &target,
+            &CancelToken::new(),
+        )
         .unwrap();
     let cleaned = ["a", "b", "tool"].map(str::to_owned).to_vec();
     assert_eq!(outcome, Freshness::Refreshed { cleaned });
@@ -321,6 +345,7 @@ fn a_workspace_without_packages_is_never_cleaned_whole() {
             &scene.cache,
             &scene.identity("h"),
             &Target::Worktree,
+            &CancelToken::new(),
         )
         .unwrap();
     assert_eq!(outcome, Freshness::Refreshed { cleaned: vec![] });
@@ -339,7 +364,13 @@ fn a_failed_clean_names_the_command_and_leaves_no_identity() {
     let new = scene.identity("new");
     let err = fake
         .cargo
-        .ensure_fresh(&scene.home, &scene.cache, &new, &Target::Worktree)
+        .ensure_fresh(
+            &scene.home,
+            &scene.cache,
+            &new,
+            &Target::Worktree,
+            &CancelToken::new(),
+        )
         .unwrap_err();
     assert_eq!(err.code(), "EIO");
     for part in [
@@ -377,6 +408,7 @@ fn a_failed_or_garbled_metadata_names_the_command() {
                 &scene.cache,
                 &scene.identity("h"),
                 &Target::Worktree,
+                &CancelToken::new(),
             )
             .unwrap_err();
         assert_eq!(err.code(), code, "{err}");
@@ -384,6 +416,90 @@ fn a_failed_or_garbled_metadata_names_the_command() {
             assert!(err.message().contains(part), "{part} in {err}");
         }
     }
+}
+
+/// The pids a stand-in cargo wrote to `dir`, once it has written them all.
+fn wait_for_pids(dir: &Path, names: &[&str]) -> Vec<i32> {
+    let started = std::time::Instant::now();
+    loop {
+        let pids: Vec<Option<i32>> = names
+            .iter()
+            .map(|name| fs::read_to_string(dir.join(name)).ok()?.trim().parse().ok())
+            .collect();
+        if let Some(pids) = pids.into_iter().collect::<Option<Vec<i32>>>() {
+            return pids;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the stand-in cargo never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Whether process `pid` still runs (a zombie waiting to be reaped does not).
+fn running(pid: i32) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+    !matches!(state, Some(Some('Z' | 'X')))
+}
+
+#[test]
+fn a_cancel_kills_the_running_cargo_and_everything_it_started() {
+    let scene = Scene::new();
+    scene.workspace(".", &metadata_json("/ws", &["app"]));
+    scene.built("debug");
+    let pids = scene.worktree.join("pids");
+    fs::create_dir(&pids).unwrap();
+    let fake = scene.fake_cargo(&format!(
+        "echo $$ > '{pids}/cargo.tmp' && mv '{pids}/cargo.tmp' '{pids}/cargo'\n\
+         sleep 600 &\n\
+         echo $! > '{pids}/child.tmp' && mv '{pids}/child.tmp' '{pids}/child'\n\
+         wait",
+        pids = pids.display()
+    ));
+    let token = CancelToken::new();
+    let (done, finished) = std::sync::mpsc::channel();
+    let (cargo, home, cache, identity, refresh_token) = (
+        fake.cargo.clone(),
+        scene.home.clone(),
+        scene.cache.clone(),
+        scene.identity("new"),
+        token.clone(),
+    );
+    std::thread::spawn(move || {
+        let outcome =
+            cargo.ensure_fresh(&home, &cache, &identity, &Target::Worktree, &refresh_token);
+        done.send(outcome).unwrap();
+    });
+    let started = wait_for_pids(&pids, &["cargo", "child"]);
+    let cancelled_at = std::time::Instant::now();
+    token.cancel();
+    let outcome = finished.recv_timeout(std::time::Duration::from_secs(20));
+    let settled = cancelled_at.elapsed();
+    let gone = started.iter().all(|&pid| {
+        let deadline = cancelled_at + std::time::Duration::from_secs(5);
+        while running(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        !running(pid)
+    });
+    for &pid in &started {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
+    }
+    let err = outcome
+        .expect("ensure_fresh still waits for the cargo it was told to stop")
+        .unwrap_err();
+    assert_eq!(err.code(), "ABORT_ERR", "{err}");
+    assert!(err.message().contains("metadata"), "{err}");
+    assert!(gone, "cargo or its child outlived the cancel: {started:?}");
+    assert!(
+        settled < std::time::Duration::from_secs(2),
+        "stopped {settled:?} after the cancel"
+    );
+    assert!(needs_refresh(&scene.home, &scene.cache, &scene.identity("new")).unwrap());
 }
 
 #[test]
@@ -399,6 +515,7 @@ fn a_missing_cargo_is_reported_by_its_command() {
             &scene.cache,
             &scene.identity("h"),
             &Target::Worktree,
+            &CancelToken::new(),
         )
         .unwrap_err();
     assert_eq!(err.code(), "ENOENT");

@@ -4,10 +4,10 @@
 use std::{
     path::{Path, PathBuf},
     thread,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
 
 use super::{
     Leases, POLL_INTERVAL, inventory,
@@ -80,8 +80,13 @@ impl Guard {
     /// Make sure a build from `identity` into this cache cannot reuse
     /// output compiled from another source ([`fresh::ensure_fresh`]); runs
     /// no subprocess when the recorded identity already matches.
-    pub fn ensure_fresh(&self, identity: &Identity, target: &Target) -> Result<Freshness> {
-        fresh::ensure_fresh(&self.home, &self.record.dir, identity, target)
+    pub fn ensure_fresh(
+        &self,
+        identity: &Identity,
+        target: &Target,
+        cancel: &CancelToken,
+    ) -> Result<Freshness> {
+        fresh::ensure_fresh(&self.home, &self.record.dir, identity, target, cancel)
     }
 
     /// Release now, reporting any error (dropping releases too, silently).
@@ -183,54 +188,64 @@ impl Leases {
     /// (the caller's own timeout, not a second clock). The `ETIMEDOUT` error
     /// names who still holds it.
     pub fn wait_for(&self, cache_dir: &Path, owner: &Owner, budget: Duration) -> Result<Guard> {
-        self.wait_for_unless(cache_dir, owner, budget, &|| false)?
-            .ok_or_else(|| Error::new(ErrorKind::Io, "wait_for: cancelled without a cancel"))
+        self.wait_within(
+            cache_dir,
+            owner,
+            &CancelToken::new().with_timeout(Some(budget)),
+        )
     }
 
-    /// [`Leases::wait_for`] that gives up with `Ok(None)` as soon as `cancel`
-    /// returns true; `cancel` is asked once per poll, and nothing is held on
-    /// that path.
-    pub fn wait_for_unless(
+    /// Acquire the lease, waiting out a busy owner until `token` stops. Its
+    /// deadline counts from wherever the caller set it (a JS call, say), not
+    /// from when the wait began; once it passes the wait fails with
+    /// `ETIMEDOUT` naming who still holds the lease, and a cancel fails it
+    /// with `ABORT_ERR`. The token is looked at once per poll; nothing is
+    /// held when it stops. A token without a deadline waits until cancelled.
+    pub fn wait_within(
         &self,
         cache_dir: &Path,
         owner: &Owner,
-        budget: Duration,
-        cancel: &dyn Fn() -> bool,
-    ) -> Result<Option<Guard>> {
-        let deadline = Instant::now() + budget;
+        token: &CancelToken,
+    ) -> Result<Guard> {
         loop {
-            if cancel() {
-                return Ok(None);
+            match token.check() {
+                Err(stopped) if stopped.kind() == ErrorKind::Aborted => return Err(stopped),
+                _ => {}
             }
             let busy = match self.try_acquire(cache_dir, owner)? {
-                AcquireOutcome::Acquired(guard) => return Ok(Some(guard)),
+                AcquireOutcome::Acquired(guard) => return Ok(guard),
                 AcquireOutcome::Busy(busy) => busy,
             };
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(timed_out(cache_dir, budget, &busy));
+            match token.check() {
+                Err(stopped) if stopped.kind() == ErrorKind::TimedOut => {
+                    return Err(timed_out(cache_dir, &busy));
+                }
+                Err(stopped) => return Err(stopped),
+                Ok(()) => {}
             }
-            thread::sleep(left.min(POLL_INTERVAL));
+            thread::sleep(
+                token
+                    .remaining()
+                    .map_or(POLL_INTERVAL, |left| left.min(POLL_INTERVAL)),
+            );
         }
     }
 
     /// Acquire the lease for a build from `identity` (waiting as
-    /// [`Leases::wait_for_unless`] does) and, holding it, make the cache
-    /// fresh for that source. `Ok(None)` if `cancel` said stop first.
+    /// [`Leases::wait_within`] does) and, holding it, make the cache fresh
+    /// for that source. `token`'s deadline bounds the wait only; a cancel
+    /// also stops the refresh.
     pub fn acquire_for_build(
         &self,
         cache_dir: &Path,
         owner: &Owner,
         identity: &Identity,
         target: &Target,
-        budget: Duration,
-        cancel: &dyn Fn() -> bool,
-    ) -> Result<Option<(Guard, Freshness)>> {
-        let Some(guard) = self.wait_for_unless(cache_dir, owner, budget, cancel)? else {
-            return Ok(None);
-        };
-        let freshness = guard.ensure_fresh(identity, target)?;
-        Ok(Some((guard, freshness)))
+        token: &CancelToken,
+    ) -> Result<(Guard, Freshness)> {
+        let guard = self.wait_within(cache_dir, owner, token)?;
+        let freshness = guard.ensure_fresh(identity, target, &token.clone().with_timeout(None))?;
+        Ok((guard, freshness))
     }
 
     /// Refuse admission while process cleanup holds the output lease, or
@@ -277,14 +292,13 @@ fn fresh_nonce(owner: &Owner) -> Owner {
     }
 }
 
-fn timed_out(cache_dir: &Path, budget: Duration, busy: &Busy) -> Error {
+fn timed_out(cache_dir: &Path, busy: &Busy) -> Error {
     Error::new(
         ErrorKind::TimedOut,
         format!(
-            "{}: build cache still {} after waiting {} ms",
+            "{}: build cache still {} when the wait's budget ran out",
             cache_dir.display(),
             busy.describe(),
-            budget.as_millis()
         ),
     )
 }

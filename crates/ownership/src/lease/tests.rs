@@ -1,7 +1,5 @@
 use std::{
-    fs,
-    sync::atomic::{AtomicBool, Ordering},
-    thread,
+    fs, thread,
     time::{Duration, Instant},
 };
 
@@ -11,6 +9,7 @@ use super::*;
 
 use crate::lock::LockTrust;
 use crate::{durable, process};
+use natives_core::CancelToken;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -413,24 +412,19 @@ fn wait_for_takes_the_lease_once_it_is_released() {
 }
 
 #[test]
-fn wait_for_unless_gives_up_within_one_poll_of_cancel() {
+fn wait_within_gives_up_within_one_poll_of_cancel() {
     let f = fixture();
     let _held = acquire(&f.leases, &f.cache, "builder");
-    let cancelled = AtomicBool::new(false);
+    let token = CancelToken::new().with_timeout(Some(Duration::from_secs(10)));
     let cancelled_at = std::sync::Mutex::new(None);
     thread::scope(|scope| {
         scope.spawn(|| {
             thread::sleep(Duration::from_millis(120));
             *cancelled_at.lock().unwrap() = Some(Instant::now());
-            cancelled.store(true, Ordering::SeqCst);
+            token.cancel();
         });
-        let waited = f
-            .leases
-            .wait_for_unless(&f.cache, &owner("waiter"), Duration::from_secs(10), &|| {
-                cancelled.load(Ordering::SeqCst)
-            })
-            .unwrap();
-        assert!(waited.is_none());
+        let waited = f.leases.wait_within(&f.cache, &owner("waiter"), &token);
+        assert_eq!(waited.unwrap_err().code(), "ABORT_ERR");
         let after_cancel = cancelled_at.lock().unwrap().unwrap().elapsed();
         assert!(
             after_cancel <= POLL_INTERVAL + Duration::from_millis(25),
