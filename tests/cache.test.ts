@@ -243,7 +243,7 @@ describe('fsScanCacheStats', () => {
       afterFilterVariants: Stats;
       cleared: Stats;
     }>('stats', dir, LONG_TTL);
-    expect(r.start).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: 0 });
+    expect(r.start).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: 0, refused: 0 });
     // Visible entries per partition (dirs and files, node_modules included).
     const totals = r.counts.map((c) => c.total);
     // hidden off, ignore on: a.ts src src/b.ts src/lib src/lib/c.ts node_modules{,/pkg,/pkg/index.js}
@@ -267,7 +267,7 @@ describe('fsScanCacheStats', () => {
     expect(r.withoutNodeModules.paths).not.toContain('node_modules');
     expect(r.withoutNodeModules.paths).toContain('skipped/e.ts');
     expect(r.afterFilterVariants).toEqual(r.filled);
-    expect(r.cleared).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: r.filled.walks });
+    expect(r.cleared).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: r.filled.walks, refused: 0 });
   }, CHILD_TIMEOUT_MS);
 
   test('concurrent cached globs of one key share a single walk', async () => {
