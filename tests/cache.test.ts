@@ -27,6 +27,7 @@ interface Stats {
   bytes: number;
   bytesPerEntry: number;
   walks: number;
+  refused: number;
 }
 
 /** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
@@ -293,7 +294,6 @@ describe('fsScanCacheStats', () => {
 
   test('a scan larger than FS_SCAN_CACHE_MAX_BYTES is refused once, remembered and reported', async () => {
     const dir = fixture(['a.txt', 'b.txt']);
-    type Stats = { scans: number; refused: number };
     const r = await scenario<{
       first: Observed;
       afterFirst: Stats;
