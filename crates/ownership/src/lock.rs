@@ -22,7 +22,7 @@ use natives_core::{Error, Result};
 use nix::{
     errno::Errno,
     fcntl::{Flock, FlockArg},
-    sys::statfs,
+    sys::statfs::{self, FsType},
 };
 
 use crate::durable::FILE_MODE;
@@ -83,33 +83,38 @@ pub enum LockTrust {
 }
 
 /// Filesystems whose `flock` is not one lock shared by every process that
-/// can see the file: network filesystems and user-space ones.
-const UNTRUSTED_FILESYSTEMS: [(i64, &str); 9] = [
-    (0x6969, "nfs"),
-    (0x517b, "smb"),
-    (0xff53_4d42, "cifs"),
-    (0xfe53_4d42, "smb2"),
-    (0x0102_1997, "9p"),
-    (0x6573_5546, "fuse"),
-    (0x5346_414f, "afs"),
-    (0x0053_4f43, "lustre"),
-    (0x7321_2021, "coda"),
+/// can see the file: network filesystems and user-space ones, by the magic
+/// number `statfs` reports (Linux's `linux/magic.h`; from `nix` where it
+/// names them, so they cannot be mistyped).
+const UNTRUSTED_FILESYSTEMS: [(FsType, &str); 10] = [
+    (statfs::NFS_SUPER_MAGIC, "nfs"),
+    (statfs::SMB_SUPER_MAGIC, "smb"),
+    (FsType(0xff53_4d42), "cifs"), // CIFS_SUPER_MAGIC
+    (FsType(0xfe53_4d42), "smb2"), // SMB2_SUPER_MAGIC
+    (FsType(0x0102_1997), "9p"),   // V9FS_MAGIC
+    (statfs::FUSE_SUPER_MAGIC, "fuse"),
+    (statfs::AFS_SUPER_MAGIC, "afs"),
+    (FsType(0x6b41_4653), "afs"), // AFS_FS_MAGIC, the kernel's own AFS client
+    (FsType(0x0bd0_0bd0), "lustre"), // LL_SUPER_MAGIC
+    (statfs::CODA_SUPER_MAGIC, "coda"),
 ];
 
 /// How far `flock` can be trusted in `dir`, from its filesystem type. A
 /// `statfs` failure is reported, not guessed at.
 pub fn trust(dir: &Path) -> Result<LockTrust> {
     let stat = statfs::statfs(dir).map_err(|errno| Error::io(dir, errno.into()))?;
-    let magic = stat.filesystem_type().0 as i64;
-    Ok(
-        match UNTRUSTED_FILESYSTEMS.iter().find(|(m, _)| *m == magic) {
-            Some((_, name)) => {
-                warn_once(dir, name);
-                LockTrust::RecordOnly((*name).to_owned())
-            }
-            None => LockTrust::Kernel,
-        },
-    )
+    Ok(trust_of_type(dir, stat.filesystem_type()))
+}
+
+/// How far `flock` can be trusted in `dir`, on a filesystem of type `magic`.
+fn trust_of_type(dir: &Path, magic: FsType) -> LockTrust {
+    match UNTRUSTED_FILESYSTEMS.iter().find(|(m, _)| *m == magic) {
+        Some((_, name)) => {
+            warn_once(dir, name);
+            LockTrust::RecordOnly((*name).to_owned())
+        }
+        None => LockTrust::Kernel,
+    }
 }
 
 fn warn_once(dir: &Path, filesystem: &str) {
@@ -125,7 +130,37 @@ fn warn_once(dir: &Path, filesystem: &str) {
 
 #[cfg(test)]
 mod tests {
+    use std::process::Command;
+
     use super::*;
+
+    /// Every filesystem whose `flock` is not shared by all who see the file,
+    /// by the magic number Linux's `statfs` reports for it (`linux/magic.h`),
+    /// from `libc` where it has them.
+    const UNTRUSTED: [(libc::c_long, &str); 10] = [
+        (libc::NFS_SUPER_MAGIC, "nfs"),
+        (libc::SMB_SUPER_MAGIC, "smb"),
+        (0xff53_4d42, "cifs"),
+        (0xfe53_4d42, "smb2"),
+        (0x0102_1997, "9p"),
+        (libc::FUSE_SUPER_MAGIC, "fuse"),
+        (libc::AFS_SUPER_MAGIC, "afs"),
+        (0x6b41_4653, "afs"),
+        (0x0bd0_0bd0, "lustre"),
+        (libc::CODA_SUPER_MAGIC, "coda"),
+    ];
+
+    /// Local filesystems, where `flock` is the authority.
+    const TRUSTED: [libc::c_long; 5] = [
+        libc::EXT4_SUPER_MAGIC,
+        libc::TMPFS_MAGIC,
+        libc::BTRFS_SUPER_MAGIC,
+        libc::XFS_SUPER_MAGIC,
+        libc::OVERLAYFS_SUPER_MAGIC,
+    ];
+
+    /// The child of the warn-once test reads which directory to judge here.
+    const WARN_DIR: &str = "NATIVES_TEST_WARN_DIR";
 
     #[test]
     fn a_lock_is_exclusive_until_dropped() {
@@ -139,6 +174,66 @@ mod tests {
         drop(held);
         assert!(!is_held(&path).unwrap());
         assert!(path.exists(), "lock files are never deleted");
+    }
+
+    #[test]
+    fn network_and_user_space_filesystems_fall_back_to_records() {
+        let dir = Path::new("/srv/shared");
+        let misjudged: Vec<String> = UNTRUSTED
+            .iter()
+            .map(|&(magic, name)| (magic, LockTrust::RecordOnly(name.to_owned())))
+            .chain(TRUSTED.iter().map(|&magic| (magic, LockTrust::Kernel)))
+            .filter_map(|(magic, expected)| {
+                let judged = trust_of_type(dir, FsType(magic));
+                (judged != expected).then(|| format!("{magic:#x}: {judged:?}, not {expected:?}"))
+            })
+            .collect();
+        assert!(misjudged.is_empty(), "{misjudged:#?}");
+    }
+
+    /// A real process judges several directories, trusted and not: its
+    /// standard error holds one warning, for the first untrusted one.
+    #[test]
+    fn an_untrusted_filesystem_is_warned_about_once_per_process() {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "lock::tests::warn_child",
+                "--nocapture",
+            ])
+            .env(WARN_DIR, "/srv/shared")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(
+            stderr,
+            "natives: /srv/shared/nfs is on nfs, where file locks cannot be trusted; \
+             ownership falls back to process records and never reclaims another host's lease\n"
+        );
+    }
+
+    /// The child of the warn-once test.
+    #[test]
+    #[ignore = "run by an_untrusted_filesystem_is_warned_about_once_per_process in a child process"]
+    fn warn_child() {
+        let Ok(dir) = std::env::var(WARN_DIR) else {
+            return;
+        };
+        let dir = Path::new(&dir);
+        assert_eq!(
+            trust_of_type(&dir.join("ext4"), FsType(TRUSTED[0])),
+            LockTrust::Kernel
+        );
+        for (magic, name) in UNTRUSTED {
+            let judged = trust_of_type(&dir.join(name), FsType(magic));
+            assert_eq!(judged, LockTrust::RecordOnly(name.to_owned()));
+        }
+        assert_eq!(
+            trust_of_type(&dir.join("nfs"), FsType(UNTRUSTED[0].0)),
+            LockTrust::RecordOnly("nfs".to_owned())
+        );
     }
 
     #[test]
