@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! <home>/                         0700
-//!   cache-leases/<slug>.lock      flock held for a whole borrow (never deleted)
+//!   cache-leases/<slug>.lock      locked for a whole borrow (never deleted)
 //!   cache-leases/<slug>.json      the holder's record, while held
-//!   cache-leases/<slug>.output.lock  flock held by process cleanup
+//!   cache-leases/<slug>.output.lock  locked by process cleanup
 //!   cache-leases/<slug>.output.json  who is cleaning up, while held
 //!   cache-leases/<slug>.identity.json  the source last built into the cache
 //!   cache-leases/catalog/<slug>.json   every cache ever leased, last owner
@@ -39,11 +39,11 @@ pub fn claims_dir(home: &Path) -> PathBuf {
 /// Every file that describes one cache directory's lease.
 #[derive(Clone, Debug)]
 pub struct LeaseFiles {
-    /// The flock held by the borrower.
+    /// The lock held by the borrower.
     pub lock: PathBuf,
     /// The borrower's record.
     pub record: PathBuf,
-    /// The flock held by process cleanup.
+    /// The lock held by process cleanup.
     pub output_lock: PathBuf,
     /// Process cleanup's record.
     pub output_record: PathBuf,

@@ -1,18 +1,27 @@
 //! Kernel locks: the authority on whether an owner is alive.
 //!
-//! An exclusive `flock` on a sidecar file is held for as long as the owner
+//! An exclusive lock on a sidecar file is held for as long as the owner
 //! borrows the directory; the kernel drops it when the owner dies, however it
 //! dies (a SIGKILLed holder's lock was free again within milliseconds here),
-//! and it cannot be fooled by a reused pid. `flock` is used rather than
-//! `fcntl` locks, which vanish when the holder closes *any* descriptor of the
-//! file. Lock files are never deleted: unlinking one while it is held would
-//! let a second process lock a fresh file under the same name.
+//! and it cannot be fooled by a reused pid.
 //!
-//! On network filesystems `flock` may be emulated per client or hang, so
+//! The lock is an open file description lock (`fcntl` `F_OFD_SETLK` on the
+//! whole file): like `flock` it belongs to the open file, not the process,
+//! so it is not lost when the holder closes some other descriptor of the
+//! file (as classic `fcntl` locks are), and it is exclusive between two opens
+//! in one process too. Unlike `flock` it can be *tested* without being taken
+//! (`F_OFD_GETLK`), so asking whether a lease is held never makes a
+//! concurrent acquisition fail.
+//!
+//! Lock files are never deleted: unlinking one while it is held would let a
+//! second process lock a fresh file under the same name.
+//!
+//! On network filesystems locks may be emulated per client or hang, so
 //! [`trust`] tells callers when to fall back to record identity instead.
 
 use std::{
     fs::{File, OpenOptions},
+    io,
     os::unix::fs::OpenOptionsExt,
     path::{Path, PathBuf},
     sync::Once,
@@ -21,16 +30,16 @@ use std::{
 use natives_core::{Error, Result};
 use nix::{
     errno::Errno,
-    fcntl::{Flock, FlockArg},
+    fcntl::{FcntlArg, fcntl},
     sys::statfs::{self, FsType},
 };
 
 use crate::durable::FILE_MODE;
 
-/// A held exclusive lock; dropping it releases the lock.
+/// A held exclusive lock; dropping it (closing the file) releases the lock.
 #[derive(Debug)]
 pub struct HeldLock {
-    _lock: Flock<File>,
+    _file: File,
     path: PathBuf,
 }
 
@@ -52,24 +61,41 @@ pub fn try_exclusive(path: &Path) -> Result<Option<HeldLock>> {
         .mode(FILE_MODE)
         .open(path)
         .map_err(|err| Error::io(path, err))?;
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(lock) => Ok(Some(HeldLock {
-            _lock: lock,
+    match fcntl(&file, FcntlArg::F_OFD_SETLK(&whole_file(libc::F_WRLCK))) {
+        Ok(_) => Ok(Some(HeldLock {
+            _file: file,
             path: path.to_owned(),
         })),
-        Err((_, Errno::EWOULDBLOCK)) => Ok(None),
-        Err((_, errno)) => Err(Error::io(path, errno.into())),
+        Err(Errno::EAGAIN | Errno::EACCES) => Ok(None),
+        Err(errno) => Err(Error::io(path, errno.into())),
     }
 }
 
 /// Whether anyone holds the lock on `path` right now (a missing file: no).
-/// Probing takes the lock for an instant, so a probe can make a concurrent
-/// `try_exclusive` fail once; callers that must acquire retry.
+/// The lock is only tested, never taken, so a probe cannot make a
+/// concurrent [`try_exclusive`] fail.
 pub fn is_held(path: &Path) -> Result<bool> {
-    if !path.exists() {
-        return Ok(false);
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(Error::io(path, err)),
+    };
+    let mut probe = whole_file(libc::F_WRLCK);
+    fcntl(&file, FcntlArg::F_OFD_GETLK(&mut probe))
+        .map_err(|errno| Error::io(path, errno.into()))?;
+    Ok(i32::from(probe.l_type) != libc::F_UNLCK)
+}
+
+/// A lock of `kind` over the whole file, as `fcntl` takes it.
+fn whole_file(kind: libc::c_int) -> libc::flock {
+    libc::flock {
+        l_type: kind as libc::c_short,
+        l_whence: libc::SEEK_SET as libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        // Open file description locks require 0 here.
+        l_pid: 0,
     }
-    try_exclusive(path).map(|held| held.is_none())
 }
 
 /// How far kernel locks can be trusted in a directory.

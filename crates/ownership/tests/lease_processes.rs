@@ -16,7 +16,10 @@ use std::{
 };
 
 use natives_ownership::{
-    Leases, Owner, Status, lease::POLL_INTERVAL, pid_alive, process::start_time,
+    AcquireOutcome, Leases, Owner, Status,
+    lease::{POLL_INTERVAL, resource_hold},
+    pid_alive,
+    process::start_time,
 };
 
 /// Rounds each racer position completes.
@@ -144,6 +147,86 @@ fn a_sigkilled_holder_is_taken_over_within_one_poll() {
         takeovers[2] <= POLL_INTERVAL + Duration::from_millis(20),
         "{takeovers:?}"
     );
+}
+
+/// One-shot acquisitions of a free cache made while another process probes it.
+const PROBED_ACQUIRES: u32 = 10_000;
+
+/// One process asks about the lease in a loop (classify, in use, inventory,
+/// hold releasable) while this one takes and lets go of the free cache
+/// 10,000 times, one attempt each: a probe never makes an attempt fail.
+#[test]
+fn probes_never_make_an_acquisition_of_a_free_cache_fail() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (home, cache) = (dir.path().join("home"), dir.path().join("target"));
+    fs::create_dir(&cache).unwrap();
+    let leases = Leases::open(&home).unwrap();
+    let owner = Owner::current("run", "node", "one-shot");
+    drop(leases.try_acquire(&cache, &owner).unwrap());
+    let mut prober = spawn_child("prober_child", &home, &cache, 0);
+    let mut lines = BufReader::new(prober.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|line| line.unwrap() == "probing"),
+        "the prober never started"
+    );
+    let counted = thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .filter(|l| l == "probed")
+            .count()
+    });
+    let started = Instant::now();
+    let mut refused = Vec::new();
+    for _ in 0..PROBED_ACQUIRES {
+        match leases.try_acquire(&cache, &owner).unwrap() {
+            AcquireOutcome::Acquired(guard) => guard.release().unwrap(),
+            AcquireOutcome::Busy(busy) => refused.push(busy.describe()),
+        }
+    }
+    let took = started.elapsed();
+    kill(prober.id());
+    prober.wait().unwrap();
+    let probe_rounds = counted.join().unwrap();
+    println!(
+        "{PROBED_ACQUIRES} one-shot acquisitions in {:.1} s beside {probe_rounds} x 100 probe rounds: {} refused",
+        took.as_secs_f64(),
+        refused.len()
+    );
+    assert!(
+        probe_rounds >= 10,
+        "the prober hardly ran: {probe_rounds} x 100 rounds"
+    );
+    assert!(
+        refused.is_empty(),
+        "{} refused, first: {:?}",
+        refused.len(),
+        refused.first()
+    );
+}
+
+/// Child: probe the lease as an operator's tools do, forever; say "probed"
+/// every 100 rounds.
+#[test]
+#[ignore = "run by probes_never_make_an_acquisition_of_a_free_cache_fail in a child process"]
+fn prober_child() {
+    let Some((leases, cache, _)) = child_setup() else {
+        return;
+    };
+    say("");
+    say("probing");
+    let hold = resource_hold(&cache).unwrap();
+    for round in 1.. {
+        leases.classify(&cache).unwrap();
+        leases.in_use(&cache).unwrap();
+        leases.inventory().unwrap();
+        leases.hold_releasable(&hold).unwrap();
+        if round % 100 == 0 {
+            say("probed");
+        }
+    }
 }
 
 /// Child: hold the lease, say so, and wait to be killed.

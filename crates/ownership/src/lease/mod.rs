@@ -8,7 +8,7 @@
 //!
 //! # Why this cannot hand one cache to two holders
 //!
-//! The holder keeps an exclusive `flock` on the lease's sidecar lock file for
+//! The holder keeps an exclusive kernel lock on the lease's sidecar lock file for
 //! the whole borrow ([`crate::lock`]); the kernel decides who holds it and
 //! frees it the instant its holder dies, however it dies. The JSON record
 //! beside it ([`LeaseRecord`]) is written only by whoever holds that lock, so
