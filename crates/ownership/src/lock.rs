@@ -20,9 +20,9 @@
 //! [`trust`] tells callers when to fall back to record identity instead.
 
 use std::{
-    fs::{File, OpenOptions},
+    fs::{self, File, OpenOptions},
     io,
-    os::unix::fs::OpenOptionsExt,
+    os::unix::fs::{MetadataExt, OpenOptionsExt},
     path::{Path, PathBuf},
     sync::Once,
 };
@@ -52,22 +52,58 @@ impl HeldLock {
 
 /// Take the exclusive lock on `path` (created if missing) without waiting:
 /// `None` if another open file description holds it.
+///
+/// A lock is taken on an open file, a path only names one: after locking,
+/// the path must still name the locked file, or a lock file deleted and
+/// recreated in between would let this attempt and a locker of the new file
+/// both hold. A replaced file is let go and the new one tried instead.
 pub fn try_exclusive(path: &Path) -> Result<Option<HeldLock>> {
-    let file = OpenOptions::new()
+    try_exclusive_observed(path, &mut || {})
+}
+
+/// How many times an attempt follows a lock file replaced under it before
+/// it counts as busy (only a path replaced over and over gets that far).
+const REPLACED_RETRIES: usize = 3;
+
+/// [`try_exclusive`], calling `opened` between opening the file and locking
+/// it (the window a replaced lock file slips into).
+fn try_exclusive_observed(path: &Path, opened: &mut dyn FnMut()) -> Result<Option<HeldLock>> {
+    for _ in 0..=REPLACED_RETRIES {
+        let file = open_lock_file(path)?;
+        opened();
+        match fcntl(&file, FcntlArg::F_OFD_SETLK(&whole_file(libc::F_WRLCK))) {
+            Ok(_) => {}
+            Err(Errno::EAGAIN | Errno::EACCES) => return Ok(None),
+            Err(errno) => return Err(Error::io(path, errno.into())),
+        }
+        if names(path, &file)? {
+            return Ok(Some(HeldLock {
+                _file: file,
+                path: path.to_owned(),
+            }));
+        }
+    }
+    Ok(None)
+}
+
+fn open_lock_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(FILE_MODE)
         .open(path)
-        .map_err(|err| Error::io(path, err))?;
-    match fcntl(&file, FcntlArg::F_OFD_SETLK(&whole_file(libc::F_WRLCK))) {
-        Ok(_) => Ok(Some(HeldLock {
-            _file: file,
-            path: path.to_owned(),
-        })),
-        Err(Errno::EAGAIN | Errno::EACCES) => Ok(None),
-        Err(errno) => Err(Error::io(path, errno.into())),
+        .map_err(|err| Error::io(path, err))
+}
+
+/// Whether `path` names `file` right now (not a file put in its place).
+fn names(path: &Path, file: &File) -> Result<bool> {
+    let locked = file.metadata().map_err(|err| Error::io(path, err))?;
+    match fs::metadata(path) {
+        Ok(named) => Ok((named.dev(), named.ino()) == (locked.dev(), locked.ino())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(Error::io(path, err)),
     }
 }
 
@@ -156,7 +192,7 @@ fn warn_once(dir: &Path, filesystem: &str) {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
+    use std::{fs, process::Command};
 
     use super::*;
 
@@ -200,6 +236,40 @@ mod tests {
         drop(held);
         assert!(!is_held(&path).unwrap());
         assert!(path.exists(), "lock files are never deleted");
+    }
+
+    /// The lock file is deleted and recreated, and the new one locked by
+    /// another holder, after this attempt opened the old one: the attempt
+    /// must not hold the old file's lock as a second holder.
+    #[test]
+    fn a_lock_file_replaced_while_locking_is_not_held_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let mut other = None;
+        let ours = try_exclusive_observed(&path, &mut || {
+            if other.is_none() {
+                fs::remove_file(&path).unwrap();
+                other = try_exclusive(&path).unwrap();
+            }
+        })
+        .unwrap();
+        assert!(other.is_some(), "the replacement was not locked");
+        assert!(ours.is_none(), "two holders: one on the replaced file");
+        drop(other);
+        let mut removed = false;
+        let ours = try_exclusive_observed(&path, &mut || {
+            if !removed {
+                fs::remove_file(&path).unwrap();
+                removed = true;
+            }
+        })
+        .unwrap();
+        let held = ours.expect("a free replacement is taken");
+        assert!(
+            try_exclusive(&path).unwrap().is_none(),
+            "the held lock is the one the path names"
+        );
+        drop(held);
     }
 
     #[test]
