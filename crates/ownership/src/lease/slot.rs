@@ -75,7 +75,9 @@ impl<'a> Slot<'a> {
             Some(bytes) => match LeaseRecord::parse(&bytes) {
                 Err(why) => Status::Unknown(why),
                 Ok(record) => {
-                    let alive = held.unwrap_or_else(|| record.owner.may_be_alive());
+                    // A record-only holder (another host on a shared export)
+                    // holds no kernel lock: its record alone says it lives.
+                    let alive = held == Some(true) || record.owner.may_be_alive();
                     if alive {
                         Status::Active(Some(record))
                     } else {
@@ -113,6 +115,9 @@ impl<'a> Slot<'a> {
         let previous = match durable::read(self.record)? {
             None => None,
             Some(bytes) => match LeaseRecord::parse(&bytes) {
+                Ok(live) if live.owner.may_be_alive() => {
+                    return Ok(Taken::Busy(self.active(Some(live))));
+                }
                 Ok(dead) => Some(dead),
                 Err(why) => return Ok(Taken::Busy(Busy::Unknown(why))),
             },
@@ -190,12 +195,8 @@ impl<'a> Slot<'a> {
             return Ok(Ok(Released::Nothing));
         };
         match LeaseRecord::parse(&bytes) {
-            Ok(record)
-                if matches!(self.trust, LockTrust::RecordOnly(_))
-                    && record.owner.may_be_alive() =>
-            {
-                Ok(Err(self.active(Some(record))))
-            }
+            // Alive without the kernel lock: a record-only holder.
+            Ok(record) if record.owner.may_be_alive() => Ok(Err(self.active(Some(record)))),
             Ok(record) => {
                 durable::remove(self.record)?;
                 Ok(Ok(Released::Dead(Box::new(record))))

@@ -173,6 +173,47 @@ fn another_hosts_owner_is_never_reclaimed_without_kernel_locks() {
     );
 }
 
+/// Mixed hosts on one export: a process that trusts kernel locks finds the
+/// record of a live record-only holder (which holds no kernel lock), or of
+/// another host's owner. Neither is taken over or released by hand, and the
+/// record stays as it was.
+#[test]
+fn kernel_lock_users_respect_a_live_record_only_holder() {
+    let f = fixture();
+    let on_nfs = record_only(&f.leases);
+    let holder = acquire(&on_nfs, &f.cache, "on-nfs");
+    let mut remote = dead_record(&f);
+    remote.owner.host = "another-host".to_owned();
+    for live in [holder.record().clone(), remote] {
+        durable::replace(&files(&f).record, &live.to_bytes()).unwrap();
+        assert_eq!(
+            f.leases.classify(&f.cache).unwrap(),
+            Status::Active(Some(live.clone()))
+        );
+        let Busy::Active(found) = busy(&f.leases, &f.cache) else {
+            panic!("not active")
+        };
+        assert_eq!(found.record.as_ref(), Some(&live));
+        assert!(matches!(
+            f.leases
+                .try_acquire_maintenance(&f.cache, &owner("janitor"))
+                .unwrap(),
+            AcquireOutcome::Busy(Busy::Active(_))
+        ));
+        assert_eq!(
+            f.leases.release_unowned(&f.cache).unwrap_err().code(),
+            "EBUSY"
+        );
+        assert_eq!(
+            durable::read(&files(&f).record).unwrap().unwrap(),
+            live.to_bytes()
+        );
+    }
+    durable::replace(&files(&f).record, &holder.record().to_bytes()).unwrap();
+    holder.release().unwrap();
+    drop(acquire(&f.leases, &f.cache, "after"));
+}
+
 /// Every way a record can be unreadable: each answers `Unknown`, is never
 /// reclaimed, and its bytes stay exactly as they were.
 #[test]
