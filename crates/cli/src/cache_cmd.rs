@@ -91,7 +91,7 @@ fn entry_json(entry: &Entry) -> Value {
         json!({
             "run": o.run, "node": o.node, "seat": o.seat, "pid": o.pid, "host": o.host,
             "worktree": o.worktree.as_deref().map(Path::to_string_lossy), "head": o.head,
-            "bootId": o.boot_id, "startTime": o.start_time,
+            "machineId": o.machine_id, "bootId": o.boot_id, "startTime": o.start_time,
         })
     });
     let identity = entry

@@ -166,6 +166,7 @@ fn show_names_a_live_holder_and_its_identity() {
     assert_eq!(entry["owner"]["seat"], "seat-a");
     assert_eq!(entry["owner"]["pid"], me.pid);
     assert_eq!(entry["owner"]["host"], me.host);
+    assert_eq!(entry["owner"]["machineId"], me.machine_id.unwrap());
     assert!(entry["sinceMs"].is_u64(), "{entry}");
     assert!(entry["releasedAtMs"].is_null(), "{entry}");
     assert_eq!(entry["outputsHeld"], false);

@@ -28,6 +28,10 @@ pub struct Owner {
     pub head: Option<String>,
     /// The holder's host name.
     pub host: String,
+    /// The holder's machine id (with the host name, which machine it ran
+    /// on); absent in records made where there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
     /// The boot the holder started in.
     pub boot_id: Option<String>,
     /// The holder's start time, clock ticks since boot.
@@ -48,6 +52,7 @@ impl Owner {
             worktree: None,
             head: None,
             host: me.host,
+            machine_id: me.machine_id,
             boot_id: me.boot_id,
             start_time: me.start_time,
             nonce: process::nonce(),
@@ -70,10 +75,11 @@ impl Owner {
     }
 
     /// Whether this owner's process may still be alive, judged from here:
-    /// an owner on another host always may.
+    /// an owner on another host (see [`process::on_this_host`]) always may.
     pub(crate) fn may_be_alive(&self) -> bool {
-        self.host != process::host_name()
-            || process::pid_alive(self.pid, self.start_time, self.boot_id.as_deref())
+        let boot_id = self.boot_id.as_deref();
+        !process::on_this_host(&self.host, self.machine_id.as_deref(), boot_id)
+            || process::pid_alive(self.pid, self.start_time, boot_id)
     }
 }
 

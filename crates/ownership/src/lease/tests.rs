@@ -173,6 +173,63 @@ fn another_hosts_owner_is_never_reclaimed_without_kernel_locks() {
     );
 }
 
+/// Two machines of one host name (containers, cloned images): a record made
+/// on the other one names a process that may well be alive there, whatever
+/// its pid means here. Only a machine known to be this one (same machine
+/// id), booted again since, makes the record dead.
+#[test]
+fn a_same_named_host_on_another_machine_is_another_host() {
+    let f = fixture();
+    let me = process::ProcessIdentity::current();
+    assert!(me.machine_id.is_some() && me.boot_id.is_some(), "{me:?}");
+    let another_boot = Some("boot-of-the-twin".to_owned());
+    let twin = |machine_id: Option<String>, boot_id: Option<String>| {
+        let mut record = dead_record(&f);
+        record.owner.machine_id = machine_id;
+        record.owner.boot_id = boot_id;
+        record
+    };
+    let foreign = [
+        (
+            twin(None, another_boot.clone()),
+            "no machine id, another boot",
+        ),
+        (
+            twin(Some("0".repeat(32)), me.boot_id.clone()),
+            "another machine id",
+        ),
+        (
+            twin(Some("0".repeat(32)), None),
+            "another machine id, no boot",
+        ),
+        (twin(None, None), "neither recorded"),
+    ];
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        for (record, case) in &foreign {
+            durable::replace(&files(&f).record, &record.to_bytes()).unwrap();
+            assert_eq!(
+                leases.classify(&f.cache).unwrap(),
+                Status::Active(Some(record.clone())),
+                "{case}"
+            );
+            assert!(matches!(busy(&leases, &f.cache), Busy::Active(_)), "{case}");
+            assert_eq!(
+                durable::read(&files(&f).record).unwrap().unwrap(),
+                record.to_bytes(),
+                "{case}"
+            );
+        }
+        let rebooted = twin(me.machine_id.clone(), another_boot.clone());
+        durable::replace(&files(&f).record, &rebooted.to_bytes()).unwrap();
+        assert_eq!(
+            leases.classify(&f.cache).unwrap(),
+            Status::Stale(rebooted),
+            "this machine, booted since"
+        );
+        drop(acquire(&leases, &f.cache, "after-reboot"));
+    }
+}
+
 /// Mixed hosts on one export: a process that trusts kernel locks finds the
 /// record of a live record-only holder (which holds no kernel lock), or of
 /// another host's owner. Neither is taken over or released by hand, and the
