@@ -24,8 +24,8 @@
 //! On a filesystem whose locks cannot be trusted ([`crate::lock::trust`]),
 //! the record is the lease: published with create-exclusive, judged alive by
 //! [`pid_alive`](crate::pid_alive), reclaimed only when its owner ran on this
-//! host and is certainly dead, under a host-local lock that serialises
-//! reclaimers. Such a holder takes no kernel lock, so where one host sees a
+//! host and is certainly dead, under a reclaim lock beside the record that
+//! serialises reclaimers. Such a holder takes no kernel lock, so where one host sees a
 //! local filesystem and another reaches it over the network, a free kernel
 //! lock is not enough: a record whose owner may still be alive is respected
 //! in both modes.

@@ -8,7 +8,6 @@ use std::{
 };
 
 use natives_core::{Error, Result};
-use nix::unistd::getuid;
 
 use super::record::{Busy, Holder, LeaseRecord, Released, Role, Status};
 use crate::{
@@ -21,6 +20,7 @@ use crate::{
 pub(crate) struct Slot<'a> {
     lock: &'a Path,
     record: &'a Path,
+    reclaim_lock: &'a Path,
     role: Role,
     trust: &'a LockTrust,
 }
@@ -31,6 +31,17 @@ pub(crate) struct HeldSlot {
     lock: Option<HeldLock>,
     record: PathBuf,
     nonce: String,
+}
+
+/// The points of taking a slot by its record, in order, so tests can act
+/// (or crash) at each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TakeStep {
+    /// Reclaiming: the reclaim lock is held and the record is still the
+    /// dead owner's.
+    Reclaiming,
+    /// A step of publishing the new record.
+    Publish(durable::Step),
 }
 
 #[expect(
@@ -48,6 +59,7 @@ impl<'a> Slot<'a> {
         Slot {
             lock: &files.lock,
             record: &files.record,
+            reclaim_lock: &files.reclaim_lock,
             role: Role::Build,
             trust,
         }
@@ -57,6 +69,7 @@ impl<'a> Slot<'a> {
         Slot {
             lock: &files.output_lock,
             record: &files.output_record,
+            reclaim_lock: &files.output_reclaim_lock,
             role: Role::Cleanup,
             trust,
         }
@@ -95,9 +108,20 @@ impl<'a> Slot<'a> {
         record: &LeaseRecord,
         admit: impl FnOnce() -> Result<Option<Busy>>,
     ) -> Result<Taken> {
+        self.try_take_observed(record, admit, &mut |_| {})
+    }
+
+    /// [`Slot::try_take`], telling `observe` about each [`TakeStep`] of
+    /// taking the slot by its record.
+    pub(crate) fn try_take_observed(
+        &self,
+        record: &LeaseRecord,
+        admit: impl FnOnce() -> Result<Option<Busy>>,
+        observe: &mut dyn FnMut(TakeStep),
+    ) -> Result<Taken> {
         match self.trust {
             LockTrust::Kernel => self.take_locked(record, admit),
-            LockTrust::RecordOnly(_) => self.take_by_record(record, admit),
+            LockTrust::RecordOnly(_) => self.take_by_record(record, admit, observe),
         }
     }
 
@@ -144,12 +168,13 @@ impl<'a> Slot<'a> {
         &self,
         record: &LeaseRecord,
         admit: impl FnOnce() -> Result<Option<Busy>>,
+        observe: &mut dyn FnMut(TakeStep),
     ) -> Result<Taken> {
         if let Some(busy) = admit()? {
             return Ok(Taken::Busy(busy));
         }
         let Some(bytes) = durable::read(self.record)? else {
-            return self.publish(record, None);
+            return self.publish(record, None, observe);
         };
         let existing = match LeaseRecord::parse(&bytes) {
             Ok(existing) => existing,
@@ -158,16 +183,21 @@ impl<'a> Slot<'a> {
         if existing.owner.may_be_alive() {
             return Ok(Taken::Busy(self.active(Some(existing))));
         }
-        self.reclaim_by_record(record, existing)
+        self.reclaim_by_record(record, existing, observe)
     }
 
     /// Replace a dead owner's record from this host. Only processes on the
-    /// dead owner's host ever reclaim it, so a lock on a host-local file
+    /// dead owner's host ever reclaim it, and they all lock the reclaim lock
+    /// beside the record (whatever their own temporary directory), which
     /// serialises every possible reclaimer; under it, the record is checked
     /// to still be the dead one before it is removed.
-    fn reclaim_by_record(&self, record: &LeaseRecord, dead: LeaseRecord) -> Result<Taken> {
-        let local = reclaim_lock_path(self.record)?;
-        let Some(_reclaiming) = lock::try_exclusive(&local)? else {
+    fn reclaim_by_record(
+        &self,
+        record: &LeaseRecord,
+        dead: LeaseRecord,
+        observe: &mut dyn FnMut(TakeStep),
+    ) -> Result<Taken> {
+        let Some(_reclaiming) = lock::try_exclusive(self.reclaim_lock)? else {
             return Ok(Taken::Busy(Busy::Contended));
         };
         let still_dead = durable::read(self.record)?
@@ -176,8 +206,9 @@ impl<'a> Slot<'a> {
         if !still_dead {
             return Ok(Taken::Busy(Busy::Contended));
         }
+        observe(TakeStep::Reclaiming);
         durable::remove(self.record)?;
-        self.publish(record, Some(dead))
+        self.publish(record, Some(dead), observe)
     }
 
     /// Clear the slot of an owner that is not alive, on a human's behalf:
@@ -189,7 +220,7 @@ impl<'a> Slot<'a> {
                 Some(lock) => Some(lock),
                 None => return self.busy_while_locked().map(Err),
             },
-            LockTrust::RecordOnly(_) => lock::try_exclusive(&reclaim_lock_path(self.record)?)?,
+            LockTrust::RecordOnly(_) => lock::try_exclusive(self.reclaim_lock)?,
         };
         let Some(bytes) = durable::read(self.record)? else {
             return Ok(Ok(Released::Nothing));
@@ -211,12 +242,20 @@ impl<'a> Slot<'a> {
         }
     }
 
-    fn publish(&self, record: &LeaseRecord, previous: Option<LeaseRecord>) -> Result<Taken> {
-        Ok(if durable::publish(self.record, &record.to_bytes())? {
-            Taken::Held(self.held(None, record), previous)
-        } else {
-            Taken::Busy(Busy::Contended)
-        })
+    fn publish(
+        &self,
+        record: &LeaseRecord,
+        previous: Option<LeaseRecord>,
+        observe: &mut dyn FnMut(TakeStep),
+    ) -> Result<Taken> {
+        let mut publishing = |step| observe(TakeStep::Publish(step));
+        Ok(
+            if durable::publish_observed(self.record, &record.to_bytes(), &mut publishing)? {
+                Taken::Held(self.held(None, record), previous)
+            } else {
+                Taken::Busy(Busy::Contended)
+            },
+        )
     }
 
     fn active(&self, record: Option<LeaseRecord>) -> Busy {
@@ -246,13 +285,4 @@ impl HeldSlot {
         self.lock.take();
         Ok(removed)
     }
-}
-
-/// A host-local lock file for reclaiming `record` (the temporary directory
-/// is local even when the home is on a network filesystem).
-fn reclaim_lock_path(record: &Path) -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("natives-reclaim-{}", getuid()));
-    durable::create_private_dir(&dir)?;
-    let name = record.file_name().unwrap_or_default().to_string_lossy();
-    Ok(dir.join(format!("{name}.lock")))
 }

@@ -9,8 +9,12 @@ use std::time::SystemTime;
 
 use super::*;
 
+use super::slot::{Slot, TakeStep, Taken};
 use crate::lock::LockTrust;
 use crate::{durable, process};
+
+/// The environment the record-only acquirer child reads: home and cache.
+const ACQUIRER_ENV: [&str; 2] = ["NATIVES_TEST_ACQUIRER_HOME", "NATIVES_TEST_ACQUIRER_CACHE"];
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -606,4 +610,83 @@ fn reading_creates_nothing() {
     assert!(!home.exists(), "a read created the store");
     drop(acquire(&leases, dir.path(), "builder"));
     assert!(home.join("cache-leases/catalog").is_dir());
+}
+
+/// Two reclaimers of one dead owner's record on this host, each with its own
+/// temporary directory: while one reclaims, the other (a real process) is
+/// told the lease is contended, and only the first holds it.
+#[test]
+fn reclaimers_serialise_whatever_their_temporary_directory() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let files = files(&f);
+    let dead = dead_record(&f);
+    durable::replace(&files.record, &dead.to_bytes()).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mine = LeaseRecord::new(f.cache.clone(), owner("first"));
+    let mut second = None;
+    let taken = Slot::cache(&files, leases.trust())
+        .try_take_observed(&mine, || Ok(None), &mut |step| {
+            if step == TakeStep::Reclaiming {
+                second = Some(record_only_acquirer(&f, elsewhere.path()));
+            }
+        })
+        .unwrap();
+    let Taken::Held(held, Some(reclaimed)) = taken else {
+        panic!("the first reclaimer did not hold")
+    };
+    assert_eq!(reclaimed, dead);
+    assert_eq!(
+        second.as_deref(),
+        Some("busy: contended by another acquirer")
+    );
+    assert_eq!(
+        durable::read(&files.record).unwrap().unwrap(),
+        mine.to_bytes()
+    );
+    assert!(held.release().unwrap());
+}
+
+/// Run [`record_only_acquirer_child`] with `TMPDIR` set to `temp`: what it
+/// answered (`acquired` or `busy: WHY`).
+fn record_only_acquirer(f: &Fixture, temp: &Path) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "lease::tests::record_only_acquirer_child",
+            "--nocapture",
+        ])
+        .env(ACQUIRER_ENV[0], f.leases.home())
+        .env(ACQUIRER_ENV[1], &f.cache)
+        .env("TMPDIR", temp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let answer = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("answer: "));
+    answer
+        .unwrap_or_else(|| panic!("no answer in {stdout}"))
+        .to_owned()
+}
+
+/// Child: one record-only acquisition; prints `answer: acquired` or
+/// `answer: busy: WHY`, and lets go of what it took.
+#[test]
+#[ignore = "run by the reclaim tests in a child process"]
+fn record_only_acquirer_child() {
+    let [Ok(home), Ok(cache)] = ACQUIRER_ENV.map(std::env::var) else {
+        return;
+    };
+    let leases = Leases::open(Path::new(&home))
+        .unwrap()
+        .with_trust(LockTrust::RecordOnly("test".to_owned()));
+    let answer = match leases.try_acquire(Path::new(&cache), &owner("second")) {
+        Ok(AcquireOutcome::Acquired(_)) => "acquired".to_owned(),
+        Ok(AcquireOutcome::Busy(busy)) => format!("busy: {}", busy.describe()),
+        Err(err) => format!("error: {err}"),
+    };
+    println!("\nanswer: {answer}");
 }
