@@ -215,12 +215,16 @@ impl<'a> Slot<'a> {
     /// `Err(busy)` while a live owner holds it; a dead owner's record is
     /// removed; an unreadable one is renamed aside, never deleted.
     pub(crate) fn clear_unowned(&self) -> Result<Result<Released, Busy>> {
-        let _lock = match self.trust {
-            LockTrust::Kernel => match lock::try_exclusive(self.lock)? {
-                Some(lock) => Some(lock),
-                None => return self.busy_while_locked().map(Err),
-            },
-            LockTrust::RecordOnly(_) => lock::try_exclusive(self.reclaim_lock)?,
+        let serialising = match self.trust {
+            LockTrust::Kernel => self.lock,
+            LockTrust::RecordOnly(_) => self.reclaim_lock,
+        };
+        let Some(_lock) = lock::try_exclusive(serialising)? else {
+            return match self.trust {
+                LockTrust::Kernel => self.busy_while_locked().map(Err),
+                // A reclaimer is replacing the record right now.
+                LockTrust::RecordOnly(_) => Ok(Err(Busy::Contended)),
+            };
         };
         let Some(bytes) = durable::read(self.record)? else {
             return Ok(Ok(Released::Nothing));

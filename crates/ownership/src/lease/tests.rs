@@ -647,6 +647,34 @@ fn reclaimers_serialise_whatever_their_temporary_directory() {
     assert!(held.release().unwrap());
 }
 
+/// An operator's release while a reclaimer holds the reclaim lock: it is
+/// refused as busy, and the dead record stays for the reclaimer to replace.
+#[test]
+fn a_human_release_during_a_reclaim_is_refused() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let files = files(&f);
+    let dead = dead_record(&f);
+    durable::replace(&files.record, &dead.to_bytes()).unwrap();
+    let mine = LeaseRecord::new(f.cache.clone(), owner("reclaimer"));
+    let mut refused = None;
+    let taken = Slot::cache(&files, leases.trust())
+        .try_take_observed(&mine, || Ok(None), &mut |step| {
+            if step == TakeStep::Reclaiming {
+                refused = Some(leases.release_unowned(&f.cache).map_err(|e| e.to_string()));
+                assert_eq!(
+                    durable::read(&files.record).unwrap().unwrap(),
+                    dead.to_bytes()
+                );
+            }
+        })
+        .unwrap();
+    let refused = refused.expect("never reclaimed").unwrap_err();
+    assert!(refused.starts_with("EBUSY: "), "{refused}");
+    assert!(refused.contains("contended"), "{refused}");
+    assert!(matches!(taken, Taken::Held(_, Some(_))));
+}
+
 /// Run [`record_only_acquirer_child`] with `TMPDIR` set to `temp`: what it
 /// answered (`acquired` or `busy: WHY`).
 fn record_only_acquirer(f: &Fixture, temp: &Path) -> String {
