@@ -36,10 +36,10 @@ use nix::{
 
 use crate::durable::FILE_MODE;
 
-/// A held exclusive lock; dropping it (closing the file) releases the lock.
+/// A held exclusive lock; dropping it releases the lock.
 #[derive(Debug)]
 pub struct HeldLock {
-    _file: File,
+    file: File,
     path: PathBuf,
 }
 
@@ -47,6 +47,18 @@ impl HeldLock {
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl Drop for HeldLock {
+    /// Unlock before closing: a child spawned meanwhile shares the open
+    /// file until it execs, and closing only this descriptor would leave the
+    /// lock held through the child's copy.
+    fn drop(&mut self) {
+        let _ = fcntl(
+            &self.file,
+            FcntlArg::F_OFD_SETLK(&whole_file(libc::F_UNLCK)),
+        );
     }
 }
 
@@ -78,7 +90,7 @@ fn try_exclusive_observed(path: &Path, opened: &mut dyn FnMut()) -> Result<Optio
         }
         if names(path, &file)? {
             return Ok(Some(HeldLock {
-                _file: file,
+                file,
                 path: path.to_owned(),
             }));
         }
@@ -236,6 +248,21 @@ mod tests {
         drop(held);
         assert!(!is_held(&path).unwrap());
         assert!(path.exists(), "lock files are never deleted");
+    }
+
+    /// A child spawned while the lock is held shares its open file until the
+    /// child execs (or for good, if it never does); letting the lock go must
+    /// free it even so.
+    #[test]
+    fn a_released_lock_is_free_while_a_copy_of_its_descriptor_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let held = try_exclusive(&path).unwrap().expect("free lock");
+        let inherited = held.file.try_clone().unwrap();
+        drop(held);
+        assert!(!is_held(&path).unwrap(), "a copy of the descriptor kept it");
+        assert!(try_exclusive(&path).unwrap().is_some());
+        drop(inherited);
     }
 
     /// The lock file is deleted and recreated, and the new one locked by
