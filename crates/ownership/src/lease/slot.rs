@@ -25,12 +25,17 @@ pub(crate) struct Slot<'a> {
     trust: &'a LockTrust,
 }
 
-/// A slot this process holds.
+/// A slot this process holds, from just before its record is written.
+/// Dropped without [`HeldSlot::release`] (a failure after publication, a
+/// panic) it lets go all the same: where the record is the lease, a record
+/// naming this live process would otherwise keep the slot busy for as long
+/// as the process lives.
 #[derive(Debug)]
 pub(crate) struct HeldSlot {
     lock: Option<HeldLock>,
     record: PathBuf,
     nonce: String,
+    released: bool,
 }
 
 /// The points of taking a slot by its record, in order, so tests can act
@@ -146,8 +151,9 @@ impl<'a> Slot<'a> {
                 Err(why) => return Ok(Taken::Busy(Busy::Unknown(why))),
             },
         };
+        let held = self.held(Some(lock), record);
         durable::replace(self.record, &record.to_bytes())?;
-        Ok(Taken::Held(self.held(Some(lock), record), previous))
+        Ok(Taken::Held(held, previous))
     }
 
     /// Why the slot is busy when its lock is held by someone else.
@@ -252,14 +258,15 @@ impl<'a> Slot<'a> {
         previous: Option<LeaseRecord>,
         observe: &mut dyn FnMut(TakeStep),
     ) -> Result<Taken> {
+        let held = self.held(None, record);
         let mut publishing = |step| observe(TakeStep::Publish(step));
-        Ok(
-            if durable::publish_observed(self.record, &record.to_bytes(), &mut publishing)? {
-                Taken::Held(self.held(None, record), previous)
-            } else {
-                Taken::Busy(Busy::Contended)
-            },
-        )
+        let published =
+            durable::publish_observed(self.record, &record.to_bytes(), &mut publishing)?;
+        Ok(if published {
+            Taken::Held(held, previous)
+        } else {
+            Taken::Busy(Busy::Contended)
+        })
     }
 
     fn active(&self, record: Option<LeaseRecord>) -> Busy {
@@ -274,6 +281,7 @@ impl<'a> Slot<'a> {
             lock,
             record: self.record.to_owned(),
             nonce: record.owner.nonce.clone(),
+            released: false,
         }
     }
 }
@@ -282,11 +290,24 @@ impl HeldSlot {
     /// Let the slot go: delete the record if it is still this holder's own,
     /// then drop the lock. `Ok(false)` if the record was someone else's.
     pub(crate) fn release(mut self) -> Result<bool> {
+        self.let_go()
+    }
+
+    fn let_go(&mut self) -> Result<bool> {
+        self.released = true;
         let own = durable::read(&self.record)?
             .and_then(|bytes| LeaseRecord::parse(&bytes).ok())
             .is_some_and(|record| record.owner.nonce == self.nonce);
         let removed = own && durable::remove(&self.record)?;
         self.lock.take();
         Ok(removed)
+    }
+}
+
+impl Drop for HeldSlot {
+    fn drop(&mut self) {
+        if !self.released {
+            let _ = self.let_go();
+        }
     }
 }

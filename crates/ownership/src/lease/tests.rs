@@ -675,6 +675,53 @@ fn a_human_release_during_a_reclaim_is_refused() {
     assert!(matches!(taken, Taken::Held(_, Some(_))));
 }
 
+/// Recording the acquisition in the catalog fails after the lease record
+/// was published (a directory is in the catalog entry's way): the attempt
+/// fails and leaves no record naming this live process, so the lease is not
+/// wedged.
+#[test]
+fn a_failure_after_publication_leaves_the_lease_free() {
+    let f = fixture();
+    let files = files(&f);
+    fs::create_dir_all(files.catalog.join("in-the-way")).unwrap();
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        let err = leases.try_acquire(&f.cache, &owner("builder")).unwrap_err();
+        assert_eq!(err.code(), "EISDIR", "{err}");
+        assert!(
+            durable::read(&files.record).unwrap().is_none(),
+            "record left"
+        );
+        assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
+    }
+    fs::remove_dir_all(&files.catalog).unwrap();
+    drop(acquire(&record_only(&f.leases), &f.cache, "after"));
+}
+
+/// The new record is linked under its name and the attempt dies before
+/// flushing the directory (a panic standing for a failed `fsync`): the
+/// record naming this live process is taken back.
+#[test]
+fn a_publication_that_fails_after_linking_is_taken_back() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let files = files(&f);
+    let mine = LeaseRecord::new(f.cache.clone(), owner("builder"));
+    let slot = Slot::cache(&files, leases.trust());
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        slot.try_take_observed(&mine, || Ok(None), &mut |step| {
+            if step == TakeStep::Publish(durable::Step::Named) {
+                panic!("the directory could not be flushed");
+            }
+        })
+    }));
+    assert!(failed.is_err());
+    assert!(
+        durable::read(&files.record).unwrap().is_none(),
+        "record left"
+    );
+    assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
+}
+
 /// Run [`record_only_acquirer_child`] with `TMPDIR` set to `temp`: what it
 /// answered (`acquired` or `busy: WHY`).
 fn record_only_acquirer(f: &Fixture, temp: &Path) -> String {
