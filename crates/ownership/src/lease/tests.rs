@@ -1,5 +1,6 @@
 use std::{
     fs,
+    os::unix::process::ExitStatusExt,
     sync::atomic::{AtomicBool, Ordering},
     thread,
     time::{Duration, Instant},
@@ -13,8 +14,22 @@ use super::slot::{Slot, TakeStep, Taken};
 use crate::lock::LockTrust;
 use crate::{durable, process};
 
-/// The environment the record-only acquirer child reads: home and cache.
+/// The environment the record-only acquirer children read: home and cache.
 const ACQUIRER_ENV: [&str; 2] = ["NATIVES_TEST_ACQUIRER_HOME", "NATIVES_TEST_ACQUIRER_CACHE"];
+
+/// Which step of [`TAKE_STEPS`] the crashing acquirer child dies at.
+const CRASH_STEP_ENV: &str = "NATIVES_TEST_ACQUIRER_CRASH_STEP";
+
+/// Every step of taking a slot by its record, in order.
+const TAKE_STEPS: [TakeStep; 7] = [
+    TakeStep::Reclaiming,
+    TakeStep::Publish(durable::Step::TempCreated),
+    TakeStep::Publish(durable::Step::HalfWritten),
+    TakeStep::Publish(durable::Step::Written),
+    TakeStep::Publish(durable::Step::Synced),
+    TakeStep::Publish(durable::Step::Named),
+    TakeStep::Publish(durable::Step::DirSynced),
+];
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -722,18 +737,77 @@ fn a_publication_that_fails_after_linking_is_taken_back() {
     assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
 }
 
+/// A real record-only acquirer is SIGKILLed right after each step of taking
+/// a free lease, and of reclaiming a dead owner's: the lease is left free or
+/// stale (never unknown, never held by the dead), and the next acquirer
+/// takes it.
+#[test]
+fn a_record_only_acquirer_killed_at_any_step_never_wedges_the_lease() {
+    for reclaiming in [false, true] {
+        for (index, step) in TAKE_STEPS.iter().enumerate() {
+            if !reclaiming && *step == TakeStep::Reclaiming {
+                continue;
+            }
+            let f = fixture();
+            let leases = record_only(&f.leases);
+            if reclaiming {
+                durable::replace(&files(&f).record, &dead_record(&f).to_bytes()).unwrap();
+            }
+            let status = acquirer_child("lease::tests::record_only_crash_child", &f)
+                .env(CRASH_STEP_ENV, index.to_string())
+                .status()
+                .unwrap();
+            let case = format!("reclaiming: {reclaiming}, killed after {step:?}");
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "{case}: {status}");
+            let left = leases.classify(&f.cache).unwrap();
+            assert!(
+                matches!(left, Status::Free | Status::Stale(_)),
+                "{case}: {left:?}"
+            );
+            let heir = acquire(&leases, &f.cache, "heir");
+            assert_eq!(heir.reclaimed().is_some(), left != Status::Free, "{case}");
+        }
+    }
+}
+
+/// Child: take the slot by its record, dying at the step it is told.
+#[test]
+#[ignore = "run by a_record_only_acquirer_killed_at_any_step_never_wedges_the_lease in a child process"]
+fn record_only_crash_child() {
+    let ([Ok(home), Ok(cache)], Ok(step)) = (
+        ACQUIRER_ENV.map(std::env::var),
+        std::env::var(CRASH_STEP_ENV),
+    ) else {
+        return;
+    };
+    let crash_at = TAKE_STEPS[step.parse::<usize>().unwrap()];
+    LeaseFiles::create_dirs(Path::new(&home)).unwrap();
+    let files = LeaseFiles::new(Path::new(&home), Path::new(&cache));
+    let trust = LockTrust::RecordOnly("test".to_owned());
+    let record = LeaseRecord::new(PathBuf::from(&cache), owner("crashing"));
+    let _taken = Slot::cache(&files, &trust)
+        .try_take_observed(&record, || Ok(None), &mut |step| {
+            if step == crash_at {
+                nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).unwrap();
+            }
+        })
+        .unwrap();
+}
+
+/// The command running the acquirer child `test` on `f`'s home and cache.
+fn acquirer_child(test: &str, f: &Fixture) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--ignored", "--exact", test, "--nocapture"])
+        .env(ACQUIRER_ENV[0], f.leases.home())
+        .env(ACQUIRER_ENV[1], &f.cache);
+    command
+}
+
 /// Run [`record_only_acquirer_child`] with `TMPDIR` set to `temp`: what it
 /// answered (`acquired` or `busy: WHY`).
 fn record_only_acquirer(f: &Fixture, temp: &Path) -> String {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "lease::tests::record_only_acquirer_child",
-            "--nocapture",
-        ])
-        .env(ACQUIRER_ENV[0], f.leases.home())
-        .env(ACQUIRER_ENV[1], &f.cache)
+    let out = acquirer_child("lease::tests::record_only_acquirer_child", f)
         .env("TMPDIR", temp)
         .output()
         .unwrap();
