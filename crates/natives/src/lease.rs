@@ -163,21 +163,18 @@ pub fn native_acquire_build_cache(
         let token = token?;
         let leases = open(options.home.as_deref())?;
         let budget = milliseconds("budgetMs", Some(options.budget_ms))?.unwrap_or_default();
-        let owner = to_owner(owner);
-        let dir = PathBuf::from(dir);
-        let guard = if budget.is_zero() {
-            try_once(&leases, &dir, &owner)?
-        } else {
-            leases
-                .wait_for_unless(&dir, &owner, budget, &|| token.is_stopped())?
-                .ok_or_else(|| token.check().err().unwrap_or_else(aborted))?
-        };
-        let freshness = match options.identity {
-            Some(identity) => Some(
-                guard.ensure_fresh(&to_identity(identity), &to_target(options.manifest_paths))?,
-            ),
-            None => None,
-        };
+        let identity = options.identity.map(to_identity);
+        let target = to_target(options.manifest_paths);
+        let (guard, freshness) = leases
+            .acquire_for_build(
+                Path::new(&dir),
+                &to_owner(owner),
+                identity.as_ref(),
+                &target,
+                budget,
+                &|| token.is_stopped(),
+            )?
+            .ok_or_else(|| token.check().err().unwrap_or_else(aborted))?;
         Ok(BuildCacheLease {
             record: guard.record().clone(),
             reclaimed: guard.reclaimed().cloned(),
@@ -203,7 +200,7 @@ pub fn native_acquire_cleanup_lease(
         let dir = PathBuf::from(dir);
         let guard = match leases.try_acquire_output(&dir, &to_owner(owner))? {
             AcquireOutcome::Acquired(guard) => guard,
-            AcquireOutcome::Busy(busy) => return Err(busy_error(&dir, &busy)),
+            AcquireOutcome::Busy(busy) => return Err(busy.to_error(&dir)),
         };
         Ok(BuildCacheLease {
             record: guard.record().clone(),
@@ -415,20 +412,6 @@ pub fn native_hold_releasable(env: Env, hold: String, home: Option<String>) -> n
 
 fn open(home: Option<&str>) -> Result<Leases, Error> {
     Leases::open(&paths::home(home.map(Path::new))?)
-}
-
-fn try_once(leases: &Leases, dir: &Path, owner: &Owner) -> Result<Guard, Error> {
-    match leases.try_acquire(dir, owner)? {
-        AcquireOutcome::Acquired(guard) => Ok(guard),
-        AcquireOutcome::Busy(busy) => Err(busy_error(dir, &busy)),
-    }
-}
-
-fn busy_error(dir: &Path, busy: &lease::Busy) -> Error {
-    Error::new(
-        ErrorKind::Busy,
-        format!("{}: build cache {}", dir.display(), busy.describe()),
-    )
 }
 
 fn aborted() -> Error {

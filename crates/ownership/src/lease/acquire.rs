@@ -214,22 +214,37 @@ impl Leases {
         }
     }
 
-    /// Acquire the lease for a build from `identity` (waiting as
-    /// [`Leases::wait_for_unless`] does) and, holding it, make the cache
-    /// fresh for that source. `Ok(None)` if `cancel` said stop first.
+    /// Acquire the lease for a build and, holding it, make the cache fresh
+    /// for the build's source when `identity` names it. With a zero
+    /// `budget`, one attempt: `EBUSY` naming the holder when busy; otherwise
+    /// a wait as [`Leases::wait_for_unless`]'s. `Ok(None)` if `cancel` said
+    /// stop first. A failed refresh releases the lease.
     pub fn acquire_for_build(
         &self,
         cache_dir: &Path,
         owner: &Owner,
-        identity: &Identity,
+        identity: Option<&Identity>,
         target: &Target,
         budget: Duration,
         cancel: &dyn Fn() -> bool,
-    ) -> Result<Option<(Guard, Freshness)>> {
-        let Some(guard) = self.wait_for_unless(cache_dir, owner, budget, cancel)? else {
+    ) -> Result<Option<(Guard, Option<Freshness>)>> {
+        if cancel() {
             return Ok(None);
+        }
+        let guard = if budget.is_zero() {
+            match self.try_acquire(cache_dir, owner)? {
+                AcquireOutcome::Acquired(guard) => guard,
+                AcquireOutcome::Busy(busy) => return Err(busy.to_error(cache_dir)),
+            }
+        } else {
+            match self.wait_for_unless(cache_dir, owner, budget, cancel)? {
+                Some(guard) => guard,
+                None => return Ok(None),
+            }
         };
-        let freshness = guard.ensure_fresh(identity, target)?;
+        let freshness = identity
+            .map(|identity| guard.ensure_fresh(identity, target))
+            .transpose()?;
         Ok(Some((guard, freshness)))
     }
 

@@ -1,7 +1,8 @@
 //! What a lease record says, and the verdicts read from it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use natives_core::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
 
 use crate::process::{self, ProcessIdentity, now_ms};
@@ -201,6 +202,14 @@ pub enum Busy {
 }
 
 impl Busy {
+    /// The `EBUSY` error for `cache_dir`, naming who or what is in the way.
+    pub fn to_error(&self, cache_dir: &Path) -> Error {
+        Error::new(
+            ErrorKind::Busy,
+            format!("{}: build cache {}", cache_dir.display(), self.describe()),
+        )
+    }
+
     /// Who or what is in the way, for messages.
     pub fn describe(&self) -> String {
         match self {

@@ -559,6 +559,50 @@ fn wait_for_unless_gives_up_within_one_poll_of_cancel() {
     );
 }
 
+/// Acquiring for a build: with no budget, one attempt that a busy lease
+/// refuses with `EBUSY` naming the holder; with a budget, a wait that ends
+/// in `ETIMEDOUT` or, once free, in the lease with the cache made fresh for
+/// the build's source (here a cache with no build output yet, so nothing is
+/// cleaned), and nothing to do for the same source again.
+#[test]
+fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
+    let f = fixture();
+    let worktree = f.cache.with_file_name("worktree");
+    fs::create_dir(&worktree).unwrap();
+    let identity = crate::fresh::Identity {
+        worktree: worktree.clone(),
+        head: "a".repeat(40),
+    };
+    let build = |budget: Duration| {
+        f.leases.acquire_for_build(
+            &f.cache,
+            &owner("builder"),
+            Some(&identity),
+            &crate::fresh::Target::Worktree,
+            budget,
+            &|| false,
+        )
+    };
+    let held = acquire(&f.leases, &f.cache, "holder");
+    let once = build(Duration::ZERO).unwrap_err();
+    assert_eq!(once.code(), "EBUSY", "{once}");
+    assert!(once.message().contains("run-1/node-a/holder"), "{once}");
+    assert_eq!(
+        build(Duration::from_millis(60)).unwrap_err().code(),
+        "ETIMEDOUT"
+    );
+    drop(held);
+    let (guard, freshness) = build(Duration::from_secs(5)).unwrap().unwrap();
+    assert_eq!(
+        freshness,
+        Some(crate::fresh::Freshness::Refreshed { cleaned: vec![] })
+    );
+    assert_eq!(guard.record().owner.seat, "builder");
+    drop(guard);
+    let (_, again) = build(Duration::ZERO).unwrap().unwrap();
+    assert_eq!(again, Some(crate::fresh::Freshness::Unchanged));
+}
+
 #[test]
 fn a_human_release_refuses_a_live_owner_and_keeps_unreadable_bytes() {
     let f = fixture();
