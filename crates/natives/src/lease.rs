@@ -302,8 +302,10 @@ pub struct NativePruneReport {
     pub files_removed: f64,
 }
 
-/// Prune `dir` to `limitBytes`, oldest files first, only while holding its
-/// maintenance lease; `null` when the cache is in use.
+/// Prune `dir`'s build output to `limitBytes`, oldest files first, only
+/// while holding its maintenance lease; `null` when the cache is in use.
+/// `EINVAL` naming why when `dir` is not a registered cargo target directory
+/// (or is a home, the natives home or a repository).
 #[napi(
     js_name = "nativeMaintenancePrune",
     ts_return_type = "Promise<NativePruneReport | null>"

@@ -6,8 +6,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use std::time::SystemTime;
-
 use super::*;
 
 use super::slot::{Slot, TakeStep, Taken};
@@ -37,11 +35,14 @@ struct Fixture {
     cache: PathBuf,
 }
 
+/// A home and a cache directory laid out as cargo's (so that it may be
+/// pruned once registered).
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let cache = root.join("target");
-    fs::create_dir(&cache).unwrap();
+    fs::create_dir_all(cache.join("debug/.fingerprint")).unwrap();
+    fs::write(cache.join(".rustc_info.json"), "{}").unwrap();
     let leases = Leases::open(&root.join("home")).unwrap();
     Fixture {
         _dir: dir,
@@ -369,6 +370,7 @@ fn release_deletes_only_its_own_record() {
 fn cleanup_holds_outputs_against_admission_and_maintenance() {
     let f = fixture();
     for leases in [f.leases.clone(), record_only(&f.leases)] {
+        drop(acquire(&leases, &f.cache, "registering"));
         let cleanup = match leases
             .try_acquire_output(&f.cache, &owner("cleanup"))
             .unwrap()
@@ -414,52 +416,6 @@ fn a_dead_cleanups_output_lease_does_not_block() {
         assert!(!leases.in_use(&f.cache).unwrap());
         drop(acquire(&leases, &f.cache, "builder"));
     }
-}
-
-#[test]
-fn prune_deletes_oldest_files_first_and_never_a_lease_file() {
-    let f = fixture();
-    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-    for (i, name) in [
-        "debug/deps/a.rlib",
-        "debug/deps/b.rlib",
-        "debug/c.bin",
-        "d.json",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let path = f.cache.join(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, vec![b'x'; 1000]).unwrap();
-        let file = fs::File::options().write(true).open(&path).unwrap();
-        file.set_modified(old + Duration::from_secs(i as u64 * 60))
-            .unwrap();
-    }
-    let report = f
-        .leases
-        .maintenance_prune(&f.cache, 2500, &owner("janitor"))
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        report,
-        PruneReport {
-            bytes_before: 4000,
-            bytes_after: 2000,
-            files_removed: 2
-        }
-    );
-    assert!(
-        !f.cache.join("debug/deps").exists(),
-        "emptied directory removed"
-    );
-    assert!(f.cache.join("debug/c.bin").exists() && f.cache.join("d.json").exists());
-    assert!(files(&f).lock.exists(), "lease files untouched");
-    assert_eq!(
-        f.leases.classify(&f.cache).unwrap(),
-        Status::Free,
-        "prune released"
-    );
 }
 
 #[test]
@@ -567,6 +523,8 @@ fn wait_for_unless_gives_up_within_one_poll_of_cancel() {
 #[test]
 fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
     let f = fixture();
+    let cache = f.cache.with_file_name("no-output-yet");
+    fs::create_dir(&cache).unwrap();
     let worktree = f.cache.with_file_name("worktree");
     fs::create_dir(&worktree).unwrap();
     let identity = crate::fresh::Identity {
@@ -575,7 +533,7 @@ fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
     };
     let build = |budget: Duration| {
         f.leases.acquire_for_build(
-            &f.cache,
+            &cache,
             &owner("builder"),
             Some(&identity),
             &crate::fresh::Target::Worktree,
@@ -583,7 +541,7 @@ fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
             &|| false,
         )
     };
-    let held = acquire(&f.leases, &f.cache, "holder");
+    let held = acquire(&f.leases, &cache, "holder");
     let once = build(Duration::ZERO).unwrap_err();
     assert_eq!(once.code(), "EBUSY", "{once}");
     assert!(once.message().contains("run-1/node-a/holder"), "{once}");
