@@ -63,6 +63,19 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { code?: st
   throw new Error('expected a rejection');
 }
 
+/** Lay `dir` out as cargo lays out a target directory: its cache tag and a `debug` profile. */
+function markAsCargoTarget(dir: string): void {
+  fs.mkdirSync(path.join(dir, 'debug', '.fingerprint'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'CACHEDIR.TAG'), 'Signature: 8a477f597d28d172789f06886806bc55\n# created by cargo\n');
+}
+
+/** Every entry under `dir` with its size, sorted: what a refused prune must leave as it was. */
+function listing(dir: string): string[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[])
+    .map((entry) => `${entry} ${fs.lstatSync(path.join(dir, entry)).size}`)
+    .sort();
+}
+
 /** A real process holding the lease; resolves once it holds it. */
 async function spawnHolder(): Promise<Bun.Subprocess<'ignore', 'pipe', 'inherit'>> {
   const child = Bun.spawn([process.execPath, path.join(FIXTURES, 'lease-holder.ts'), home, cache], { stdout: 'pipe', stderr: 'inherit' });
@@ -147,6 +160,8 @@ describe('acquireBuildCache', () => {
   });
 
   test('cleanup holds outputs: no admission, no prune, until it lets go', async () => {
+    await (await acquireBuildCache(cache, OWNER, { home })).release();
+    markAsCargoTarget(cache);
     const cleanup = await acquireCleanupLease(cache, { ...OWNER, seat: 'cleanup' }, { home });
     const error = await rejection(acquireBuildCache(cache, OWNER, { home }));
     expect(error.code).toBe('EBUSY');
@@ -154,8 +169,33 @@ describe('acquireBuildCache', () => {
     expect(await maintenancePrune(cache, 0, OWNER, { home })).toBeNull();
     await cleanup.release();
     expect(cleanup.held).toBe(false);
-    fs.writeFileSync(path.join(cache, 'old.bin'), Buffer.alloc(4096));
+    fs.mkdirSync(path.join(cache, 'debug', 'deps'));
+    fs.writeFileSync(path.join(cache, 'debug', 'deps', 'old.bin'), Buffer.alloc(4096));
+    fs.writeFileSync(path.join(cache, 'notes.txt'), 'not build output');
     expect(await maintenancePrune(cache, 0, OWNER, { home })).toEqual({ bytesBefore: 4096, bytesAfter: 0, filesRemoved: 1 });
+    expect(fs.readFileSync(path.join(cache, 'notes.txt'), 'utf8')).toBe('not build output');
+  });
+
+  test('prune refuses what is not a build cache (EINVAL naming why) and deletes nothing', async () => {
+    const documents = path.join(root, 'documents');
+    fs.mkdirSync(path.join(documents, 'taxes'), { recursive: true });
+    fs.writeFileSync(path.join(documents, 'letter.txt'), 'dear');
+    fs.writeFileSync(path.join(documents, 'taxes', '2024.pdf'), Buffer.alloc(2048));
+    markAsCargoTarget(home);
+    for (const dir of [documents, home]) await (await acquireBuildCache(dir, OWNER, { home })).release();
+    const cases: [string, string][] = [
+      [documents, 'does not look like a cargo target directory'],
+      [home, `contains the natives home ${home}`],
+      [path.join(root, 'missing'), 'ENOENT'],
+    ];
+    for (const [dir, why] of cases) {
+      const before = listing(root);
+      const error = await rejection(maintenancePrune(dir, 0, OWNER, { home }));
+      expect(error.code).toBe(why === 'ENOENT' ? 'ENOENT' : 'EINVAL');
+      expect(error.message).toContain(dir);
+      if (why !== 'ENOENT') expect(error.message).toContain(why);
+      expect(listing(root)).toEqual(before);
+    }
   });
 
   test('with an identity, the cache is refreshed once and then left alone', async () => {

@@ -583,8 +583,10 @@ export interface NativeLeaseRecord {
 }
 
 /**
- * Prune `dir` to `limitBytes`, oldest files first, only while holding its
- * maintenance lease; `null` when the cache is in use.
+ * Prune `dir`'s build output to `limitBytes`, oldest files first, only
+ * while holding its maintenance lease; `null` when the cache is in use.
+ * `EINVAL` naming why when `dir` is not a registered cargo target directory
+ * (or is a home, the natives home or a repository).
  */
 export declare function nativeMaintenancePrune(dir: string, limitBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<NativePruneReport | null>
 

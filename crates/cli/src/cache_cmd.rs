@@ -1,25 +1,31 @@
 //! `natives cache show|prune|release`: the operator's view of build-cache
-//! leases, a prune that runs only while holding the cache, and the human
-//! "release this cache" action for an owner that is gone.
+//! leases, a prune of build output that runs only while holding the cache,
+//! and the human "release this cache" action for an owner that is gone.
+//!
+//! What may be pruned is the library's decision (a registered cargo target
+//! directory, never a home, the natives home or a repository), so this
+//! front and the addon refuse alike. A person at a terminal is shown what
+//! would go and asked first (`--yes` skips that), as `claims release` asks.
 //!
 //! The store is the one under `$NATIVES_HOME` (else `~/.natives`), or
 //! `--home`. Exit status: `show` 0 when any cache is registered, 1 when none
-//! is; `prune` 0 when it ran, 1 when the cache was busy and nothing was done;
-//! `release` 0 when it released a record, 1 when there was none; 2 on every
-//! error, including a release refused because a live owner holds the cache.
+//! is; `prune` 0 when it ran (or `--dry-run` listed), 1 when the cache was
+//! busy or the person declined, and nothing was done; `release` 0 when it
+//! released a record, 1 when there was none; 2 on every error, including a
+//! prune refused because the directory is not a build cache and a release
+//! refused because a live owner holds the cache.
 
 use std::{
     ffi::OsString,
-    fs,
-    io::{self, Write},
+    io::{self, IsTerminal, Write},
     path::{Path, PathBuf},
 };
 
 use lexopt::{Arg, Parser};
 use natives_ownership::{
-    Entry, EntryStatus, Error, ErrorKind, Leases, Owner,
+    Entry, EntryStatus, Leases, Owner,
     fresh::Identity,
-    lease::{PruneReport, Released},
+    lease::{PrunePlan, PruneReport, Released},
     paths,
     process::now_ms,
 };
@@ -27,7 +33,7 @@ use serde_json::{Value, json};
 
 use crate::{
     Outcome,
-    common::{Output, age, value},
+    common::{Output, age, ask, value},
     describe,
 };
 
@@ -91,7 +97,7 @@ fn entry_json(entry: &Entry) -> Value {
         json!({
             "run": o.run, "node": o.node, "seat": o.seat, "pid": o.pid, "host": o.host,
             "worktree": o.worktree.as_deref().map(Path::to_string_lossy), "head": o.head,
-            "bootId": o.boot_id, "startTime": o.start_time,
+            "machineId": o.machine_id, "bootId": o.boot_id, "startTime": o.start_time,
         })
     });
     let identity = entry
@@ -198,23 +204,40 @@ fn short_identity(identity: &Identity) -> String {
 
 fn prune(parser: &mut Parser) -> Result<Outcome, String> {
     let (mut dirs, mut limit, mut home) = (Vec::new(), None, None);
+    let (mut dry_run, mut yes) = (false, false);
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Arg::Long("limit") => limit = Some(limit_value(&value(parser)?)?),
             Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
+            Arg::Long("dry-run") => dry_run = true,
+            Arg::Long("yes") | Arg::Short('y') => yes = true,
             Arg::Value(v) => dirs.push(v),
             other => return Err(format!("cache prune: unknown option {}", describe(&other))),
         }
     }
     let dir = one_dir("cache prune", dirs)?;
     let limit = limit.ok_or("cache prune: missing --limit SIZE")?;
-    existing_dir(&dir)?;
     let leases = open(home)?;
     let owner = Owner::current("cli", "prune", "operator");
-    match leases
-        .maintenance_prune_or_busy(&dir, limit, &owner)
-        .map_err(|err| err.to_string())?
-    {
+    // A person at a terminal sees what would go and agrees first.
+    let asking = !yes && io::stdin().is_terminal();
+    let pruned = if dry_run || asking {
+        let plan = leases
+            .plan_prune(&dir, limit)
+            .map_err(|err| err.to_string())?;
+        if dry_run {
+            print_plan(&dir, &plan);
+            return Ok(Outcome::Matched);
+        }
+        if !ask(&question(&dir, &plan))? {
+            eprintln!("natives: not pruned");
+            return Ok(Outcome::NoMatch);
+        }
+        leases.prune_planned(&plan, &owner)
+    } else {
+        leases.maintenance_prune_or_busy(&dir, limit, &owner)
+    };
+    match pruned.map_err(|err| err.to_string())? {
         Ok(report) => {
             print_report(&dir, &report);
             Ok(Outcome::Matched)
@@ -228,6 +251,38 @@ fn prune(parser: &mut Parser) -> Result<Outcome, String> {
             Ok(Outcome::NoMatch)
         }
     }
+}
+
+/// The dry run: each file that would be removed, then the totals.
+fn print_plan(dir: &Path, plan: &PrunePlan) {
+    let mut out = Output::stdout();
+    for file in &plan.files {
+        out.write(|w| writeln!(w, "would remove {} ({} B)", file.path.display(), file.bytes));
+    }
+    out.write(|w| {
+        writeln!(
+            w,
+            "would prune {}: {} -> {} bytes ({} -> {}); files to remove: {}",
+            dir.display(),
+            plan.bytes_before,
+            plan.bytes_after,
+            human_size(plan.bytes_before),
+            human_size(plan.bytes_after),
+            plan.files.len()
+        )
+    });
+    let _ = out.finish();
+}
+
+/// What a person is asked before a prune.
+fn question(dir: &Path, plan: &PrunePlan) -> String {
+    format!(
+        "prune {}: remove {} files of build output, {} -> {}?",
+        dir.display(),
+        plan.files.len(),
+        human_size(plan.bytes_before),
+        human_size(plan.bytes_after)
+    )
 }
 
 /// `--limit`'s value, or the error naming it.
@@ -257,17 +312,6 @@ fn parse_size(text: &str) -> Option<u64> {
         _ => return None,
     };
     digits.parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
-/// Prune only a directory that exists: a mistyped path would otherwise be
-/// leased, registered in the inventory, and reported as pruned.
-fn existing_dir(dir: &Path) -> Result<(), String> {
-    let meta = fs::metadata(dir).map_err(|err| Error::io(dir, err).to_string())?;
-    if meta.is_dir() {
-        return Ok(());
-    }
-    let message = format!("{}: not a directory", dir.display());
-    Err(Error::new(ErrorKind::NotADirectory, message).to_string())
 }
 
 fn print_report(dir: &Path, report: &PruneReport) {

@@ -10,7 +10,7 @@
 
 use std::{
     ffi::OsString,
-    io::{self, BufRead, Write},
+    io::{self, Write},
     path::{Path, PathBuf},
     time::Duration,
 };
@@ -26,7 +26,7 @@ use serde_json::json;
 
 use crate::{
     Outcome,
-    common::{Output, age, value},
+    common::{Output, age, ask, value},
     describe,
 };
 
@@ -122,7 +122,7 @@ fn release(parser: &mut Parser) -> Result<Outcome, String> {
     }
     let (uid, dir) = release_target(positionals)?;
     let home = store_home(home)?;
-    if !yes && !confirmed(&uid, &dir)? {
+    if !yes && !ask(&format!("release {uid}'s claim on {dir}?"))? {
         eprintln!("natives: not released");
         return Ok(Outcome::NoMatch);
     }
@@ -151,20 +151,6 @@ fn release_target(positionals: Vec<OsString>) -> Result<(String, String), String
     };
     let text = |v: OsString| v.string().map_err(|e| format!("claims release: {e}"));
     Ok((text(uid)?, text(dir)?))
-}
-
-/// Ask on standard error, read the answer from standard input.
-fn confirmed(uid: &str, dir: &str) -> Result<bool, String> {
-    eprint!("release {uid}'s claim on {dir}? [y/N] ");
-    let mut answer = String::new();
-    io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|err| format!("reading the answer: {err}"))?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
 }
 
 fn store_home(explicit: Option<PathBuf>) -> Result<PathBuf, String> {

@@ -3,7 +3,7 @@
 
 use std::{
     ffi::OsString,
-    io::{self, BufWriter, StdoutLock, Write},
+    io::{self, BufRead, BufWriter, StdoutLock, Write},
     path::PathBuf,
 };
 
@@ -108,6 +108,21 @@ impl Output {
             _ => Ok(()),
         }
     }
+}
+
+/// Ask `question` on standard error and read the answer from standard
+/// input: only `y` or `yes` (any case) agrees.
+pub fn ask(question: &str) -> Result<bool, String> {
+    eprint!("{question} [y/N] ");
+    let mut answer = String::new();
+    io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|err| format!("reading the answer: {err}"))?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
 }
 
 /// A duration in milliseconds as a short human age: `42s`, `5m`, `3h`, `2d`.

@@ -22,7 +22,7 @@ Usage:
   natives claims list [--uid U] [--json] [--home DIR]
   natives claims release UID DIR [--yes] [--any-user] [--home DIR]
   natives cache show [--json] [--home DIR]
-  natives cache prune DIR --limit SIZE [--home DIR]
+  natives cache prune DIR --limit SIZE [--dry-run] [--yes] [--home DIR]
   natives cache release DIR [--home DIR]
 
 glob options:
@@ -53,9 +53,10 @@ OS user made is refused (EPERM) unless --any-user.
 
 cache: build-cache leases in the same home. `show` lists every registered cache
 (status, owner, since, identity; `*` when process cleanup holds its outputs);
-`--json` prints one object per cache. `prune` deletes DIR's oldest files until it
-fits SIZE (bytes, or K/M/G/T, 1024-based), only while nobody uses it: exit 1 when
-busy. `release` clears a gone owner's lease on DIR (an unreadable record is moved
+`--json` prints one object per cache. `prune` deletes the oldest build output of
+DIR (a registered cargo target directory; anything else is refused) until it fits
+SIZE (bytes, or K/M/G/T, 1024-based), only while nobody uses it: exit 1 when busy.
+`--dry-run` lists what would go; at a terminal it asks first, unless --yes. `release` clears a gone owner's lease on DIR (an unreadable record is moved
 aside, not deleted) and refuses a live owner (exit 2).
 
 Exit status: 0 if something matched, 1 if nothing did, 2 on error.

@@ -4,8 +4,9 @@
 
 use std::{
     fs,
+    io::Write,
     path::{Path, PathBuf},
-    process::Command,
+    process::{Command, Stdio},
     time::{Duration, SystemTime},
 };
 
@@ -166,6 +167,7 @@ fn show_names_a_live_holder_and_its_identity() {
     assert_eq!(entry["owner"]["seat"], "seat-a");
     assert_eq!(entry["owner"]["pid"], me.pid);
     assert_eq!(entry["owner"]["host"], me.host);
+    assert_eq!(entry["owner"]["machineId"], me.machine_id.unwrap());
     assert!(entry["sinceMs"].is_u64(), "{entry}");
     assert!(entry["releasedAtMs"].is_null(), "{entry}");
     assert_eq!(entry["outputsHeld"], false);
@@ -305,27 +307,33 @@ fn cache_file(cache: &Path, rel: &str, bytes: usize, age: Duration) {
     file.set_modified(SystemTime::now() - age).unwrap();
 }
 
-/// Names sort opposite to age, so only the mtimes can pick the order.
+/// A registered cache laid out as cargo's, whose build output's names sort
+/// opposite to its age (so only the mtimes can pick the order), beside a
+/// file of unknown purpose that is older than all of it.
 fn prune_fixture() -> Fixture {
     let fixture = Fixture::new();
     let hour = Duration::from_secs(3600);
-    cache_file(&fixture.cache, "z-oldest", 1000, 3 * hour);
-    cache_file(&fixture.cache, "debug/m-middle", 2000, 2 * hour);
-    cache_file(&fixture.cache, "a-newest", 4000, hour);
+    cargo_marks(&fixture.cache);
+    cache_file(&fixture.cache, "notes.txt", 500, 9 * hour);
+    cache_file(&fixture.cache, "debug/deps/z-oldest", 1000, 3 * hour);
+    cache_file(&fixture.cache, "debug/build/x/m-middle", 2000, 2 * hour);
+    cache_file(&fixture.cache, "debug/a-newest", 4000, hour);
+    fixture.hold(&fixture.cache, &owner()).release().unwrap();
     fixture
 }
 
 #[test]
-fn prune_removes_the_oldest_files_first_down_to_the_limit() {
+fn prune_removes_the_oldest_build_output_first_down_to_the_limit() {
     let fixture = prune_fixture();
     let cache = fixture.cache_arg();
     let (code, out, err) = fixture.natives(&["cache", "prune", cache, "--limit", "5000"]);
     let expected =
         format!("pruned {cache}: 7000 -> 4000 bytes (6.8 KiB -> 3.9 KiB); files removed: 2\n");
     assert_eq!((code, out, err), (0, expected, String::new()));
-    assert!(!fixture.cache.join("z-oldest").exists());
-    assert!(!fixture.cache.join("debug").exists());
-    assert!(fixture.cache.join("a-newest").exists());
+    assert!(!fixture.cache.join("debug/deps").exists());
+    assert!(!fixture.cache.join("debug/build").exists());
+    assert!(fixture.cache.join("debug/a-newest").exists());
+    assert!(fixture.cache.join("notes.txt").exists(), "not build output");
 
     let (code, out, _) = fixture.natives(&["cache", "prune", cache, "--limit=4KiB"]);
     let expected =
@@ -337,6 +345,77 @@ fn prune_removes_the_oldest_files_first_down_to_the_limit() {
         row(&out, &fixture.cache)[1..3],
         ["free", "cli/prune/operator"]
     );
+}
+
+/// `--dry-run` lists what would go, oldest first, and deletes nothing.
+#[test]
+fn a_dry_run_lists_what_would_go() {
+    let fixture = prune_fixture();
+    let cache = fixture.cache_arg();
+    let before = tree(&fixture.cache);
+    let (code, out, err) =
+        fixture.natives(&["cache", "prune", cache, "--limit", "5000", "--dry-run"]);
+    let expected = format!(
+        "would remove {cache}/debug/deps/z-oldest (1000 B)\n\
+         would remove {cache}/debug/build/x/m-middle (2000 B)\n\
+         would prune {cache}: 7000 -> 4000 bytes (6.8 KiB -> 3.9 KiB); files to remove: 2\n"
+    );
+    assert_eq!((code, out, err), (0, expected, String::new()));
+    assert_eq!(tree(&fixture.cache), before);
+}
+
+/// With standard input a terminal, a person is asked first: anything but
+/// yes deletes nothing (exit 1); yes prunes what was shown.
+#[test]
+fn a_person_at_a_terminal_is_asked_before_anything_goes() {
+    let fixture = prune_fixture();
+    let cache = fixture.cache_arg();
+    let before = tree(&fixture.cache);
+    let question =
+        format!("prune {cache}: remove 2 files of build output, 6.8 KiB -> 3.9 KiB? [y/N] ");
+    let (code, out, err) = at_terminal(
+        &fixture,
+        &["cache", "prune", cache, "--limit", "5000"],
+        "n\n",
+    );
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!(err, format!("{question}natives: not pruned\n"));
+    assert_eq!(tree(&fixture.cache), before);
+
+    let (code, out, err) = at_terminal(
+        &fixture,
+        &["cache", "prune", cache, "--limit", "5000"],
+        "yes\n",
+    );
+    assert_eq!((code, err), (0, question));
+    assert!(out.ends_with("files removed: 2\n"), "{out}");
+    assert!(!fixture.cache.join("debug/deps/z-oldest").exists());
+}
+
+/// `natives ARGS --home HOME` with a terminal as standard input, on which
+/// `typed` is typed: exit code, stdout, stderr.
+fn at_terminal(fixture: &Fixture, args: &[&str], typed: &str) -> (i32, String, String) {
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_natives"))
+        .args(args)
+        .arg("--home")
+        .arg(&fixture.home)
+        .env_remove(paths::HOME_ENV)
+        .stdin(Stdio::from(pty.slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    fs::File::from(pty.master)
+        .write_all(typed.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    (
+        out.status.code().unwrap(),
+        text(out.stdout),
+        text(out.stderr),
+    )
 }
 
 #[test]
@@ -368,8 +447,116 @@ fn prune_refuses_while_the_cache_is_held() {
         err.contains("held by process cleanup by run-7/node-3/cleanup"),
         "{err}"
     );
-    for rel in ["z-oldest", "debug/m-middle", "a-newest"] {
+    for rel in [
+        "debug/deps/z-oldest",
+        "debug/build/x/m-middle",
+        "debug/a-newest",
+    ] {
         assert!(fixture.cache.join(rel).exists(), "{rel}");
+    }
+}
+
+/// Every entry under `root` (relative path, and the length of each file),
+/// in order: what a refused prune must leave exactly as it was.
+fn tree(root: &Path) -> Vec<(PathBuf, Option<u64>)> {
+    let mut entries = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for item in fs::read_dir(&dir).unwrap() {
+            let path = item.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                pending.push(path.clone());
+            }
+            let len = meta.is_file().then_some(meta.len());
+            entries.push((path.strip_prefix(root).unwrap().to_owned(), len));
+        }
+    }
+    entries.sort();
+    entries
+}
+
+/// Mark `dir` as cargo marks a target directory: its `CACHEDIR.TAG`, a
+/// `.rustc_info.json`, and a `debug` profile with its `.fingerprint`.
+fn cargo_marks(dir: &Path) {
+    fs::create_dir_all(dir.join("debug/.fingerprint")).unwrap();
+    fs::write(
+        dir.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n\
+         # This file is a cache directory tag created by cargo.\n",
+    )
+    .unwrap();
+    fs::write(dir.join(".rustc_info.json"), "{}").unwrap();
+}
+
+/// What cargo leaves in a target directory: its marks and some output.
+fn cargo_target(dir: &Path) {
+    let hour = Duration::from_secs(3600);
+    cargo_marks(dir);
+    cache_file(dir, "debug/.fingerprint/app-1/lib-app", 16, 3 * hour);
+    cache_file(dir, "debug/deps/libapp-1.rlib", 4000, 2 * hour);
+}
+
+/// A folder of documents, `$HOME` and the natives home are refused with
+/// `EINVAL` naming why, and not one file is deleted, even where the folder
+/// is registered as a build cache and laid out as cargo's.
+#[test]
+fn prune_refuses_documents_home_and_the_natives_home() {
+    let fixture = Fixture::new();
+    let base = fixture.home.parent().unwrap().to_owned();
+    let docs = base.join("documents");
+    cache_file(&docs, "letter.txt", 300, Duration::from_secs(7200));
+    cache_file(&docs, "taxes/2024.pdf", 5000, Duration::from_secs(3600));
+    fs::create_dir(docs.join("empty")).unwrap();
+    let user_home = base.join("user");
+    cargo_target(&user_home);
+    cache_file(&user_home, "notes/todo.md", 100, Duration::from_secs(60));
+    cargo_target(&fixture.home);
+    let repository = base.join("repository");
+    cargo_target(&repository);
+    fs::create_dir(repository.join(".git")).unwrap();
+    for dir in [&docs, &user_home, &fixture.home, &repository] {
+        fixture.hold(dir, &owner()).release().unwrap();
+    }
+    let table: [(&Path, String); 6] = [
+        (
+            &docs,
+            "does not look like a cargo target directory".to_owned(),
+        ),
+        (
+            &user_home,
+            format!("is the home directory {}", user_home.display()),
+        ),
+        (
+            &base,
+            format!("contains the home directory {}", user_home.display()),
+        ),
+        (Path::new("/"), "is the root directory".to_owned()),
+        (
+            &fixture.home,
+            format!("contains the natives home {}", fixture.home.display()),
+        ),
+        (&repository, "holds a .git".to_owned()),
+    ];
+    for (dir, why) in table {
+        // The root is refused by name, before anything is read; it is not
+        // registered either, nor laid out as cargo's, so no rule lets it by.
+        let snapshot = |dir: &Path| (dir != Path::new("/")).then(|| tree(dir));
+        let before = snapshot(dir);
+        let out = Command::new(env!("CARGO_BIN_EXE_natives"))
+            .args(["cache", "prune"])
+            .arg(dir)
+            .args(["--limit", "0", "--yes", "--home"])
+            .arg(&fixture.home)
+            .env("HOME", &user_home)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", dir.display());
+        assert!(out.stdout.is_empty(), "{}", dir.display());
+        let expected = format!("natives: EINVAL: {}: ", dir.display());
+        assert!(err.starts_with(&expected) && err.contains(&why), "{err}");
+        assert_eq!(snapshot(dir), before, "{} changed", dir.display());
     }
 }
 

@@ -19,7 +19,7 @@ use napi::{
     bindgen_prelude::{AsyncTask, PromiseRaw},
 };
 use napi_derive::napi;
-use natives_core::{Error, ErrorKind};
+use natives_core::Error;
 use natives_ownership::{
     AcquireOutcome, EntryStatus, Guard, Leases, Owner, Status,
     fresh::{self, Freshness, Identity, Target},
@@ -167,21 +167,18 @@ pub fn native_acquire_build_cache<'env>(
     on_own_thread(env, move || {
         let (cancel, wait) = (cancel?, wait?);
         let leases = open(options.home.as_deref())?;
-        let owner = to_owner(owner);
-        let dir = PathBuf::from(dir);
-        let guard = if options.budget_ms == 0.0 {
-            try_once(&leases, &dir, &owner)?
-        } else {
-            leases.wait_within(&dir, &owner, &wait)?
-        };
-        let freshness = match options.identity {
-            Some(identity) => Some(guard.ensure_fresh(
-                &to_identity(identity),
-                &to_target(options.manifest_paths),
-                &cancel,
-            )?),
-            None => None,
-        };
+        let identity = options.identity.map(to_identity);
+        let target = to_target(options.manifest_paths);
+        // A budget of 0 makes one attempt: busy is EBUSY, not a wait that times out.
+        let wait = (options.budget_ms != 0.0).then_some(&wait);
+        let (guard, freshness) = leases.acquire_for_build(
+            Path::new(&dir),
+            &to_owner(owner),
+            identity.as_ref(),
+            &target,
+            wait,
+            &cancel,
+        )?;
         Ok(BuildCacheLease {
             record: guard.record().clone(),
             reclaimed: guard.reclaimed().cloned(),
@@ -207,7 +204,7 @@ pub fn native_acquire_cleanup_lease(
         let dir = PathBuf::from(dir);
         let guard = match leases.try_acquire_output(&dir, &to_owner(owner))? {
             AcquireOutcome::Acquired(guard) => guard,
-            AcquireOutcome::Busy(busy) => return Err(busy_error(&dir, &busy)),
+            AcquireOutcome::Busy(busy) => return Err(busy.to_error(&dir)),
         };
         Ok(BuildCacheLease {
             record: guard.record().clone(),
@@ -315,8 +312,10 @@ pub struct NativePruneReport {
     pub files_removed: f64,
 }
 
-/// Prune `dir` to `limitBytes`, oldest files first, only while holding its
-/// maintenance lease; `null` when the cache is in use.
+/// Prune `dir`'s build output to `limitBytes`, oldest files first, only
+/// while holding its maintenance lease; `null` when the cache is in use.
+/// `EINVAL` naming why when `dir` is not a registered cargo target directory
+/// (or is a home, the natives home or a repository).
 #[napi(
     js_name = "nativeMaintenancePrune",
     ts_return_type = "Promise<NativePruneReport | null>"
@@ -425,20 +424,6 @@ pub fn native_hold_releasable(env: Env, hold: String, home: Option<String>) -> n
 
 fn open(home: Option<&str>) -> Result<Leases, Error> {
     Leases::open(&paths::home(home.map(Path::new))?)
-}
-
-fn try_once(leases: &Leases, dir: &Path, owner: &Owner) -> Result<Guard, Error> {
-    match leases.try_acquire(dir, owner)? {
-        AcquireOutcome::Acquired(guard) => Ok(guard),
-        AcquireOutcome::Busy(busy) => Err(busy_error(dir, &busy)),
-    }
-}
-
-fn busy_error(dir: &Path, busy: &lease::Busy) -> Error {
-    Error::new(
-        ErrorKind::Busy,
-        format!("{}: build cache {}", dir.display(), busy.describe()),
-    )
 }
 
 fn to_owner(owner: NativeLeaseOwner) -> Owner {

@@ -63,17 +63,7 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Publish `bytes` at `path` only if no record exists there: `Ok(false)` when
 /// one does (it is left untouched).
 pub fn publish(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let temp = write_temp(path, bytes, &mut |_| {})?;
-    let linked = fs::hard_link(&temp, path);
-    let _ = fs::remove_file(&temp);
-    match linked {
-        Ok(()) => {
-            sync_dir(path)?;
-            Ok(true)
-        }
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(err) => Err(Error::io(path, err)),
-    }
+    publish_observed(path, bytes, &mut |_| {})
 }
 
 /// The record at `path`, or `None` if there is none.
@@ -118,6 +108,30 @@ pub(crate) fn replace_observed(
     sync_dir(path)?;
     observe(Step::DirSynced);
     Ok(())
+}
+
+/// [`publish`], telling `observe` about each step as it completes
+/// ([`Step::Named`]: the record is linked under its name).
+pub(crate) fn publish_observed(
+    path: &Path,
+    bytes: &[u8],
+    observe: &mut dyn FnMut(Step),
+) -> Result<bool> {
+    let temp = write_temp(path, bytes, observe)?;
+    let linked = fs::hard_link(&temp, path);
+    if linked.is_ok() {
+        observe(Step::Named);
+    }
+    let _ = fs::remove_file(&temp);
+    match linked {
+        Ok(()) => {
+            sync_dir(path)?;
+            observe(Step::DirSynced);
+            Ok(true)
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(Error::io(path, err)),
+    }
 }
 
 /// A fully written and flushed temporary copy of the record, beside it.

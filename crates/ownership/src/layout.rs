@@ -2,10 +2,14 @@
 //!
 //! ```text
 //! <home>/                         0700
-//!   cache-leases/<slug>.lock      flock held for a whole borrow (never deleted)
+//!   cache-leases/<slug>.lock      locked for a whole borrow (never deleted)
 //!   cache-leases/<slug>.json      the holder's record, while held
-//!   cache-leases/<slug>.output.lock  flock held by process cleanup
+//!   cache-leases/<slug>.reclaim.lock  serialises reclaimers of a dead
+//!                                 owner's record where locks cannot be
+//!                                 trusted to say who is alive
+//!   cache-leases/<slug>.output.lock  locked by process cleanup
 //!   cache-leases/<slug>.output.json  who is cleaning up, while held
+//!   cache-leases/<slug>.output.reclaim.lock  as `.reclaim.lock`, for it
 //!   cache-leases/<slug>.identity.json  the source last built into the cache
 //!   cache-leases/catalog/<slug>.json   every cache ever leased, last owner
 //!   claims/<zone slug>.json       one claims record per zone
@@ -39,14 +43,18 @@ pub fn claims_dir(home: &Path) -> PathBuf {
 /// Every file that describes one cache directory's lease.
 #[derive(Clone, Debug)]
 pub struct LeaseFiles {
-    /// The flock held by the borrower.
+    /// The lock held by the borrower.
     pub lock: PathBuf,
     /// The borrower's record.
     pub record: PathBuf,
-    /// The flock held by process cleanup.
+    /// Serialises reclaimers of a dead borrower's record (record-only mode).
+    pub reclaim_lock: PathBuf,
+    /// The lock held by process cleanup.
     pub output_lock: PathBuf,
     /// Process cleanup's record.
     pub output_record: PathBuf,
+    /// Serialises reclaimers of a dead cleanup's record (record-only mode).
+    pub output_reclaim_lock: PathBuf,
     /// The source identity last built into the cache.
     pub identity: PathBuf,
     /// The catalog entry: the cache directory and its last known owner.
@@ -65,8 +73,10 @@ impl LeaseFiles {
         LeaseFiles {
             lock: dir.join(format!("{slug}.lock")),
             record: dir.join(format!("{slug}.json")),
+            reclaim_lock: dir.join(format!("{slug}.reclaim.lock")),
             output_lock: dir.join(format!("{slug}.output.lock")),
             output_record: dir.join(format!("{slug}.output.json")),
+            output_reclaim_lock: dir.join(format!("{slug}.output.reclaim.lock")),
             identity: dir.join(format!("{slug}.identity.json")),
             catalog: catalog_dir(home).join(format!("{slug}.json")),
         }

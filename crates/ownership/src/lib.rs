@@ -2,7 +2,7 @@
 //!
 //! - [`durable`]: the one writer of records — temp file, `fsync`, `rename`,
 //!   directory `fsync` — so a record is whole or absent, never torn.
-//! - [`lock`]: kernel `flock` locks, the authority on whether an owner is
+//! - [`lock`]: kernel file locks, the authority on whether an owner is
 //!   alive, and when a filesystem's locks cannot be trusted.
 //! - [`process`]: process identity (pid, start time, boot id) and the
 //!   conservative [`pid_alive`].

@@ -1,19 +1,28 @@
 //! Kernel locks: the authority on whether an owner is alive.
 //!
-//! An exclusive `flock` on a sidecar file is held for as long as the owner
+//! An exclusive lock on a sidecar file is held for as long as the owner
 //! borrows the directory; the kernel drops it when the owner dies, however it
 //! dies (a SIGKILLed holder's lock was free again within milliseconds here),
-//! and it cannot be fooled by a reused pid. `flock` is used rather than
-//! `fcntl` locks, which vanish when the holder closes *any* descriptor of the
-//! file. Lock files are never deleted: unlinking one while it is held would
-//! let a second process lock a fresh file under the same name.
+//! and it cannot be fooled by a reused pid.
 //!
-//! On network filesystems `flock` may be emulated per client or hang, so
+//! The lock is an open file description lock (`fcntl` `F_OFD_SETLK` on the
+//! whole file): like `flock` it belongs to the open file, not the process,
+//! so it is not lost when the holder closes some other descriptor of the
+//! file (as classic `fcntl` locks are), and it is exclusive between two opens
+//! in one process too. Unlike `flock` it can be *tested* without being taken
+//! (`F_OFD_GETLK`), so asking whether a lease is held never makes a
+//! concurrent acquisition fail.
+//!
+//! Lock files are never deleted: unlinking one while it is held would let a
+//! second process lock a fresh file under the same name.
+//!
+//! On network filesystems locks may be emulated per client or hang, so
 //! [`trust`] tells callers when to fall back to record identity instead.
 
 use std::{
-    fs::{File, OpenOptions},
-    os::unix::fs::OpenOptionsExt,
+    fs::{self, File, OpenOptions},
+    io,
+    os::unix::fs::{MetadataExt, OpenOptionsExt},
     path::{Path, PathBuf},
     sync::Once,
 };
@@ -21,8 +30,8 @@ use std::{
 use natives_core::{Error, Result};
 use nix::{
     errno::Errno,
-    fcntl::{Flock, FlockArg},
-    sys::statfs,
+    fcntl::{FcntlArg, fcntl},
+    sys::statfs::{self, FsType},
 };
 
 use crate::durable::FILE_MODE;
@@ -30,7 +39,7 @@ use crate::durable::FILE_MODE;
 /// A held exclusive lock; dropping it releases the lock.
 #[derive(Debug)]
 pub struct HeldLock {
-    _lock: Flock<File>,
+    file: File,
     path: PathBuf,
 }
 
@@ -41,35 +50,100 @@ impl HeldLock {
     }
 }
 
+impl Drop for HeldLock {
+    /// Unlock before closing: a child spawned meanwhile shares the open
+    /// file until it execs, and closing only this descriptor would leave the
+    /// lock held through the child's copy.
+    fn drop(&mut self) {
+        let _ = fcntl(
+            &self.file,
+            FcntlArg::F_OFD_SETLK(&whole_file(libc::F_UNLCK)),
+        );
+    }
+}
+
 /// Take the exclusive lock on `path` (created if missing) without waiting:
 /// `None` if another open file description holds it.
+///
+/// A lock is taken on an open file, a path only names one: after locking,
+/// the path must still name the locked file, or a lock file deleted and
+/// recreated in between would let this attempt and a locker of the new file
+/// both hold. A replaced file is let go and the new one tried instead.
 pub fn try_exclusive(path: &Path) -> Result<Option<HeldLock>> {
-    let file = OpenOptions::new()
+    try_exclusive_observed(path, &mut || {})
+}
+
+/// How many times an attempt follows a lock file replaced under it before
+/// it counts as busy (only a path replaced over and over gets that far).
+const REPLACED_RETRIES: usize = 3;
+
+/// [`try_exclusive`], calling `opened` between opening the file and locking
+/// it (the window a replaced lock file slips into).
+fn try_exclusive_observed(path: &Path, opened: &mut dyn FnMut()) -> Result<Option<HeldLock>> {
+    for _ in 0..=REPLACED_RETRIES {
+        let file = open_lock_file(path)?;
+        opened();
+        match fcntl(&file, FcntlArg::F_OFD_SETLK(&whole_file(libc::F_WRLCK))) {
+            Ok(_) => {}
+            Err(Errno::EAGAIN | Errno::EACCES) => return Ok(None),
+            Err(errno) => return Err(Error::io(path, errno.into())),
+        }
+        if names(path, &file)? {
+            return Ok(Some(HeldLock {
+                file,
+                path: path.to_owned(),
+            }));
+        }
+    }
+    Ok(None)
+}
+
+fn open_lock_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(FILE_MODE)
         .open(path)
-        .map_err(|err| Error::io(path, err))?;
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(lock) => Ok(Some(HeldLock {
-            _lock: lock,
-            path: path.to_owned(),
-        })),
-        Err((_, Errno::EWOULDBLOCK)) => Ok(None),
-        Err((_, errno)) => Err(Error::io(path, errno.into())),
+        .map_err(|err| Error::io(path, err))
+}
+
+/// Whether `path` names `file` right now (not a file put in its place).
+fn names(path: &Path, file: &File) -> Result<bool> {
+    let locked = file.metadata().map_err(|err| Error::io(path, err))?;
+    match fs::metadata(path) {
+        Ok(named) => Ok((named.dev(), named.ino()) == (locked.dev(), locked.ino())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(Error::io(path, err)),
     }
 }
 
 /// Whether anyone holds the lock on `path` right now (a missing file: no).
-/// Probing takes the lock for an instant, so a probe can make a concurrent
-/// `try_exclusive` fail once; callers that must acquire retry.
+/// The lock is only tested, never taken, so a probe cannot make a
+/// concurrent [`try_exclusive`] fail.
 pub fn is_held(path: &Path) -> Result<bool> {
-    if !path.exists() {
-        return Ok(false);
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(Error::io(path, err)),
+    };
+    let mut probe = whole_file(libc::F_WRLCK);
+    fcntl(&file, FcntlArg::F_OFD_GETLK(&mut probe))
+        .map_err(|errno| Error::io(path, errno.into()))?;
+    Ok(i32::from(probe.l_type) != libc::F_UNLCK)
+}
+
+/// A lock of `kind` over the whole file, as `fcntl` takes it.
+fn whole_file(kind: libc::c_int) -> libc::flock {
+    libc::flock {
+        l_type: kind as libc::c_short,
+        l_whence: libc::SEEK_SET as libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        // Open file description locks require 0 here.
+        l_pid: 0,
     }
-    try_exclusive(path).map(|held| held.is_none())
 }
 
 /// How far kernel locks can be trusted in a directory.
@@ -83,33 +157,38 @@ pub enum LockTrust {
 }
 
 /// Filesystems whose `flock` is not one lock shared by every process that
-/// can see the file: network filesystems and user-space ones.
-const UNTRUSTED_FILESYSTEMS: [(i64, &str); 9] = [
-    (0x6969, "nfs"),
-    (0x517b, "smb"),
-    (0xff53_4d42, "cifs"),
-    (0xfe53_4d42, "smb2"),
-    (0x0102_1997, "9p"),
-    (0x6573_5546, "fuse"),
-    (0x5346_414f, "afs"),
-    (0x0053_4f43, "lustre"),
-    (0x7321_2021, "coda"),
+/// can see the file: network filesystems and user-space ones, by the magic
+/// number `statfs` reports (Linux's `linux/magic.h`; from `nix` where it
+/// names them, so they cannot be mistyped).
+const UNTRUSTED_FILESYSTEMS: [(FsType, &str); 10] = [
+    (statfs::NFS_SUPER_MAGIC, "nfs"),
+    (statfs::SMB_SUPER_MAGIC, "smb"),
+    (FsType(0xff53_4d42), "cifs"), // CIFS_SUPER_MAGIC
+    (FsType(0xfe53_4d42), "smb2"), // SMB2_SUPER_MAGIC
+    (FsType(0x0102_1997), "9p"),   // V9FS_MAGIC
+    (statfs::FUSE_SUPER_MAGIC, "fuse"),
+    (statfs::AFS_SUPER_MAGIC, "afs"),
+    (FsType(0x6b41_4653), "afs"), // AFS_FS_MAGIC, the kernel's own AFS client
+    (FsType(0x0bd0_0bd0), "lustre"), // LL_SUPER_MAGIC
+    (statfs::CODA_SUPER_MAGIC, "coda"),
 ];
 
 /// How far `flock` can be trusted in `dir`, from its filesystem type. A
 /// `statfs` failure is reported, not guessed at.
 pub fn trust(dir: &Path) -> Result<LockTrust> {
     let stat = statfs::statfs(dir).map_err(|errno| Error::io(dir, errno.into()))?;
-    let magic = stat.filesystem_type().0 as i64;
-    Ok(
-        match UNTRUSTED_FILESYSTEMS.iter().find(|(m, _)| *m == magic) {
-            Some((_, name)) => {
-                warn_once(dir, name);
-                LockTrust::RecordOnly((*name).to_owned())
-            }
-            None => LockTrust::Kernel,
-        },
-    )
+    Ok(trust_of_type(dir, stat.filesystem_type()))
+}
+
+/// How far `flock` can be trusted in `dir`, on a filesystem of type `magic`.
+fn trust_of_type(dir: &Path, magic: FsType) -> LockTrust {
+    match UNTRUSTED_FILESYSTEMS.iter().find(|(m, _)| *m == magic) {
+        Some((_, name)) => {
+            warn_once(dir, name);
+            LockTrust::RecordOnly((*name).to_owned())
+        }
+        None => LockTrust::Kernel,
+    }
 }
 
 fn warn_once(dir: &Path, filesystem: &str) {
@@ -125,7 +204,37 @@ fn warn_once(dir: &Path, filesystem: &str) {
 
 #[cfg(test)]
 mod tests {
+    use std::{fs, process::Command};
+
     use super::*;
+
+    /// Every filesystem whose `flock` is not shared by all who see the file,
+    /// by the magic number Linux's `statfs` reports for it (`linux/magic.h`),
+    /// from `libc` where it has them.
+    const UNTRUSTED: [(libc::c_long, &str); 10] = [
+        (libc::NFS_SUPER_MAGIC, "nfs"),
+        (libc::SMB_SUPER_MAGIC, "smb"),
+        (0xff53_4d42, "cifs"),
+        (0xfe53_4d42, "smb2"),
+        (0x0102_1997, "9p"),
+        (libc::FUSE_SUPER_MAGIC, "fuse"),
+        (libc::AFS_SUPER_MAGIC, "afs"),
+        (0x6b41_4653, "afs"),
+        (0x0bd0_0bd0, "lustre"),
+        (libc::CODA_SUPER_MAGIC, "coda"),
+    ];
+
+    /// Local filesystems, where `flock` is the authority.
+    const TRUSTED: [libc::c_long; 5] = [
+        libc::EXT4_SUPER_MAGIC,
+        libc::TMPFS_MAGIC,
+        libc::BTRFS_SUPER_MAGIC,
+        libc::XFS_SUPER_MAGIC,
+        libc::OVERLAYFS_SUPER_MAGIC,
+    ];
+
+    /// The child of the warn-once test reads which directory to judge here.
+    const WARN_DIR: &str = "NATIVES_TEST_WARN_DIR";
 
     #[test]
     fn a_lock_is_exclusive_until_dropped() {
@@ -139,6 +248,115 @@ mod tests {
         drop(held);
         assert!(!is_held(&path).unwrap());
         assert!(path.exists(), "lock files are never deleted");
+    }
+
+    /// A child spawned while the lock is held shares its open file until the
+    /// child execs (or for good, if it never does); letting the lock go must
+    /// free it even so.
+    #[test]
+    fn a_released_lock_is_free_while_a_copy_of_its_descriptor_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let held = try_exclusive(&path).unwrap().expect("free lock");
+        let inherited = held.file.try_clone().unwrap();
+        drop(held);
+        assert!(!is_held(&path).unwrap(), "a copy of the descriptor kept it");
+        assert!(try_exclusive(&path).unwrap().is_some());
+        drop(inherited);
+    }
+
+    /// The lock file is deleted and recreated, and the new one locked by
+    /// another holder, after this attempt opened the old one: the attempt
+    /// must not hold the old file's lock as a second holder.
+    #[test]
+    fn a_lock_file_replaced_while_locking_is_not_held_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let mut other = None;
+        let ours = try_exclusive_observed(&path, &mut || {
+            if other.is_none() {
+                fs::remove_file(&path).unwrap();
+                other = try_exclusive(&path).unwrap();
+            }
+        })
+        .unwrap();
+        assert!(other.is_some(), "the replacement was not locked");
+        assert!(ours.is_none(), "two holders: one on the replaced file");
+        drop(other);
+        let mut removed = false;
+        let ours = try_exclusive_observed(&path, &mut || {
+            if !removed {
+                fs::remove_file(&path).unwrap();
+                removed = true;
+            }
+        })
+        .unwrap();
+        let held = ours.expect("a free replacement is taken");
+        assert!(
+            try_exclusive(&path).unwrap().is_none(),
+            "the held lock is the one the path names"
+        );
+        drop(held);
+    }
+
+    #[test]
+    fn network_and_user_space_filesystems_fall_back_to_records() {
+        let dir = Path::new("/srv/shared");
+        let misjudged: Vec<String> = UNTRUSTED
+            .iter()
+            .map(|&(magic, name)| (magic, LockTrust::RecordOnly(name.to_owned())))
+            .chain(TRUSTED.iter().map(|&magic| (magic, LockTrust::Kernel)))
+            .filter_map(|(magic, expected)| {
+                let judged = trust_of_type(dir, FsType(magic));
+                (judged != expected).then(|| format!("{magic:#x}: {judged:?}, not {expected:?}"))
+            })
+            .collect();
+        assert!(misjudged.is_empty(), "{misjudged:#?}");
+    }
+
+    /// A real process judges several directories, trusted and not: its
+    /// standard error holds one warning, for the first untrusted one.
+    #[test]
+    fn an_untrusted_filesystem_is_warned_about_once_per_process() {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "lock::tests::warn_child",
+                "--nocapture",
+            ])
+            .env(WARN_DIR, "/srv/shared")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(
+            stderr,
+            "natives: /srv/shared/nfs is on nfs, where file locks cannot be trusted; \
+             ownership falls back to process records and never reclaims another host's lease\n"
+        );
+    }
+
+    /// The child of the warn-once test.
+    #[test]
+    #[ignore = "run by an_untrusted_filesystem_is_warned_about_once_per_process in a child process"]
+    fn warn_child() {
+        let Ok(dir) = std::env::var(WARN_DIR) else {
+            return;
+        };
+        let dir = Path::new(&dir);
+        assert_eq!(
+            trust_of_type(&dir.join("ext4"), FsType(TRUSTED[0])),
+            LockTrust::Kernel
+        );
+        for (magic, name) in UNTRUSTED {
+            let judged = trust_of_type(&dir.join(name), FsType(magic));
+            assert_eq!(judged, LockTrust::RecordOnly(name.to_owned()));
+        }
+        assert_eq!(
+            trust_of_type(&dir.join("nfs"), FsType(UNTRUSTED[0].0)),
+            LockTrust::RecordOnly("nfs".to_owned())
+        );
     }
 
     #[test]

@@ -8,6 +8,12 @@
 //! cannot establish (no `/proc`, permission refused, an unparseable stat)
 //! reads as alive, because calling a live owner dead would hand its directory
 //! to a second holder.
+//!
+//! A pid means something only on its own machine, and a host name does not
+//! name one machine (containers and cloned images share names), so a host is
+//! its name plus its machine id (`/etc/machine-id`), or, where there is none,
+//! its boot id. A process recorded on any other host may be alive: see
+//! [`on_this_host`].
 
 use std::{
     fs,
@@ -25,6 +31,10 @@ use sha2::{Digest, Sha256};
 /// Where the kernel publishes this boot's id (a random UUID per boot).
 const BOOT_ID_PATH: &str = "/proc/sys/kernel/random/boot_id";
 
+/// Where this installation's id lives (set once, kept across reboots), in
+/// the order they are read.
+const MACHINE_ID_PATHS: [&str; 2] = ["/etc/machine-id", "/var/lib/dbus/machine-id"];
+
 /// A process, named so that neither pid reuse nor a reboot can alias it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessIdentity {
@@ -36,6 +46,8 @@ pub struct ProcessIdentity {
     pub boot_id: Option<String>,
     /// The host name.
     pub host: String,
+    /// This machine's id, if it has one.
+    pub machine_id: Option<String>,
 }
 
 impl ProcessIdentity {
@@ -47,6 +59,7 @@ impl ProcessIdentity {
             start_time: start_time(pid),
             boot_id: boot_id().map(str::to_owned),
             host: host_name().to_owned(),
+            machine_id: machine_id().map(str::to_owned),
         }
     }
 }
@@ -102,6 +115,36 @@ pub fn boot_id() -> Option<&'static str> {
                 .filter(|id| !id.is_empty())
         })
         .as_deref()
+}
+
+/// This machine's id, if it has one (an empty or missing file: none).
+pub fn machine_id() -> Option<&'static str> {
+    static MACHINE_ID: OnceLock<Option<String>> = OnceLock::new();
+    MACHINE_ID
+        .get_or_init(|| {
+            MACHINE_ID_PATHS.iter().find_map(|path| {
+                fs::read_to_string(path)
+                    .ok()
+                    .map(|id| id.trim().to_owned())
+                    .filter(|id| !id.is_empty())
+            })
+        })
+        .as_deref()
+}
+
+/// Whether a process recorded as running on `host`, machine `machine_id`,
+/// during boot `boot_id` ran on this machine, so that its pid can be asked
+/// about here: the same host name, and the same machine id; where either
+/// side has none, the same boot (another boot might be another machine of
+/// the same name). Anything that cannot be told apart is another host.
+pub fn on_this_host(host: &str, machine_id: Option<&str>, boot_id: Option<&str>) -> bool {
+    if host != host_name() {
+        return false;
+    }
+    match (machine_id, self::machine_id()) {
+        (Some(recorded), Some(here)) => recorded == here,
+        _ => matches!((boot_id, self::boot_id()), (Some(recorded), Some(here)) if recorded == here),
+    }
 }
 
 /// This machine's host name (`"unknown"` if it has none).

@@ -3,7 +3,9 @@
 //! lease is taken over.
 //!
 //! The children are this test binary run again with `--ignored --exact` and
-//! an environment naming their part (see [`CHILD_ENV`]).
+//! an environment naming their part (see [`CHILD_ENV`]), including how far
+//! they trust kernel locks: the storm runs once as on a local filesystem and
+//! once as on a network one, where the record is the lease.
 
 use std::{
     env, fs,
@@ -16,7 +18,11 @@ use std::{
 };
 
 use natives_ownership::{
-    Leases, Owner, Status, lease::POLL_INTERVAL, pid_alive, process::start_time,
+    AcquireOutcome, Leases, Owner, Status,
+    lease::{POLL_INTERVAL, resource_hold},
+    lock::LockTrust,
+    pid_alive,
+    process::start_time,
 };
 
 /// Rounds each racer position completes.
@@ -26,12 +32,17 @@ const ROUNDS: u64 = 500;
 /// would otherwise be the takeover timing's noise.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// The environment a child reads: its home, cache directory and rounds.
-const CHILD_ENV: [&str; 3] = [
+/// The environment a child reads: its home, cache directory, rounds, and
+/// whether it trusts kernel locks ([`RECORD_ONLY`] if not).
+const CHILD_ENV: [&str; 4] = [
     "NATIVES_TEST_LEASE_HOME",
     "NATIVES_TEST_LEASE_CACHE",
     "NATIVES_TEST_LEASE_ROUNDS",
+    "NATIVES_TEST_LEASE_TRUST",
 ];
+
+/// The trust value of a child forced to treat records as the lease.
+const RECORD_ONLY: &str = "record-only";
 
 /// 16 racers x 500 completed rounds, with a holder SIGKILLed every few
 /// milliseconds: never two holders at once (each holder creates an exclusive
@@ -39,18 +50,29 @@ const CHILD_ENV: [&str; 3] = [
 /// reclaimed.
 #[test]
 fn racers_under_sigkill_never_hold_together() {
+    storm(&LockTrust::Kernel);
+}
+
+/// The same storm where kernel locks are not trusted (as on NFS): records
+/// are published by hard link and dead owners reclaimed under the reclaim
+/// lock, by racers that each have their own temporary directory.
+#[test]
+fn record_only_racers_under_sigkill_never_hold_together() {
+    storm(&LockTrust::RecordOnly(RECORD_ONLY.to_owned()));
+}
+
+fn storm(trust: &LockTrust) {
     let _alone = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
     const RACERS: usize = 16;
     let dir = tempfile::tempdir().unwrap();
-    let (home, cache) = (dir.path().join("home"), dir.path().join("target"));
-    fs::create_dir(&cache).unwrap();
+    let place = Place::new(dir.path(), trust);
     let (events, received) = mpsc::channel();
     let mut slots: Vec<Slot> = (0..RACERS)
-        .map(|id| Slot::spawn(id, ROUNDS, &home, &cache, &events))
+        .map(|id| Slot::spawn(id, ROUNDS, &place, &events))
         .collect();
-    let leases = Leases::open(&home).unwrap();
+    let leases = place.leases();
     let mut storm = Storm {
         rng: 0x2545_f491_4f6c_dd1d,
         kills: 0,
@@ -71,7 +93,7 @@ fn racers_under_sigkill_never_hold_together() {
                 Event::Violation(text) => panic!("two holders at once: {text}"),
             }
         }
-        storm.strike(&leases, &mut slots, &cache, &events);
+        storm.strike(&leases, &mut slots, &place, &events);
         thread::sleep(Duration::from_millis(3));
     }
     for slot in &mut slots {
@@ -83,7 +105,7 @@ fn racers_under_sigkill_never_hold_together() {
         );
     }
     println!(
-        "{RACERS} racers x {ROUNDS} rounds in {:.1} s: {} SIGKILLs ({} of the holder), \
+        "{trust:?}: {RACERS} racers x {ROUNDS} rounds in {:.1} s: {} SIGKILLs ({} of the holder), \
          {} stale leases reclaimed, 0 overlaps",
         started.elapsed().as_secs_f64(),
         storm.kills,
@@ -101,15 +123,14 @@ fn racers_under_sigkill_never_hold_together() {
 #[test]
 fn a_sigkilled_holder_is_taken_over_within_one_poll() {
     let dir = tempfile::tempdir().unwrap();
-    let (home, cache) = (dir.path().join("home"), dir.path().join("target"));
-    fs::create_dir(&cache).unwrap();
-    let leases = Leases::open(&home).unwrap();
+    let place = Place::new(dir.path(), &LockTrust::Kernel);
+    let (leases, cache) = (place.leases(), &place.cache);
     let _alone = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
     let mut takeovers = Vec::new();
     for _ in 0..5 {
-        let mut holder = spawn_child("holder_child", &home, &cache, 0);
+        let mut holder = place.spawn_child("holder_child", 0, None);
         let mut lines = BufReader::new(holder.stdout.take().unwrap()).lines();
         assert!(
             lines.any(|line| line.unwrap() == "held"),
@@ -125,7 +146,7 @@ fn a_sigkilled_holder_is_taken_over_within_one_poll() {
         });
         let guard = leases
             .wait_for(
-                &cache,
+                cache,
                 &Owner::current("run", "node", "heir"),
                 Duration::from_secs(10),
             )
@@ -144,6 +165,85 @@ fn a_sigkilled_holder_is_taken_over_within_one_poll() {
         takeovers[2] <= POLL_INTERVAL + Duration::from_millis(20),
         "{takeovers:?}"
     );
+}
+
+/// One-shot acquisitions of a free cache made while another process probes it.
+const PROBED_ACQUIRES: u32 = 10_000;
+
+/// One process asks about the lease in a loop (classify, in use, inventory,
+/// hold releasable) while this one takes and lets go of the free cache
+/// 10,000 times, one attempt each: a probe never makes an attempt fail.
+#[test]
+fn probes_never_make_an_acquisition_of_a_free_cache_fail() {
+    let _alone = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let place = Place::new(dir.path(), &LockTrust::Kernel);
+    let (leases, cache) = (place.leases(), &place.cache);
+    let owner = Owner::current("run", "node", "one-shot");
+    drop(leases.try_acquire(cache, &owner).unwrap());
+    let mut prober = place.spawn_child("prober_child", 0, None);
+    let mut lines = BufReader::new(prober.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|line| line.unwrap() == "probing"),
+        "the prober never started"
+    );
+    let counted = thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .filter(|l| l == "probed")
+            .count()
+    });
+    let started = Instant::now();
+    let mut refused = Vec::new();
+    for _ in 0..PROBED_ACQUIRES {
+        match leases.try_acquire(cache, &owner).unwrap() {
+            AcquireOutcome::Acquired(guard) => guard.release().unwrap(),
+            AcquireOutcome::Busy(busy) => refused.push(busy.describe()),
+        }
+    }
+    let took = started.elapsed();
+    kill(prober.id());
+    prober.wait().unwrap();
+    let probe_rounds = counted.join().unwrap();
+    println!(
+        "{PROBED_ACQUIRES} one-shot acquisitions in {:.1} s beside {probe_rounds} x 100 probe rounds: {} refused",
+        took.as_secs_f64(),
+        refused.len()
+    );
+    assert!(
+        probe_rounds >= 10,
+        "the prober hardly ran: {probe_rounds} x 100 rounds"
+    );
+    assert!(
+        refused.is_empty(),
+        "{} refused, first: {:?}",
+        refused.len(),
+        refused.first()
+    );
+}
+
+/// Child: probe the lease as an operator's tools do, forever; say "probed"
+/// every 100 rounds.
+#[test]
+#[ignore = "run by probes_never_make_an_acquisition_of_a_free_cache_fail in a child process"]
+fn prober_child() {
+    let Some((leases, cache, _)) = child_setup() else {
+        return;
+    };
+    say("");
+    say("probing");
+    let hold = resource_hold(&cache).unwrap();
+    for round in 1.. {
+        leases.classify(&cache).unwrap();
+        leases.in_use(&cache).unwrap();
+        leases.inventory().unwrap();
+        leases.hold_releasable(&hold).unwrap();
+        if round % 100 == 0 {
+            say("probed");
+        }
+    }
 }
 
 /// Child: hold the lease, say so, and wait to be killed.
@@ -239,31 +339,71 @@ fn spin(duration: Duration) {
 }
 
 fn child_setup() -> Option<(Leases, PathBuf, u64)> {
-    let [home, cache, rounds] = CHILD_ENV.map(env::var);
+    let [home, cache, rounds, trust] = CHILD_ENV.map(env::var);
     let (home, cache, rounds) = (home.ok()?, cache.ok()?, rounds.ok()?);
-    Some((
-        Leases::open(Path::new(&home)).unwrap(),
-        PathBuf::from(cache),
-        rounds.parse().unwrap(),
-    ))
+    let leases = Leases::open(Path::new(&home)).unwrap();
+    let leases = match trust.as_deref() {
+        Ok(RECORD_ONLY) => leases.with_trust(LockTrust::RecordOnly(RECORD_ONLY.to_owned())),
+        _ => leases,
+    };
+    Some((leases, PathBuf::from(cache), rounds.parse().unwrap()))
 }
 
-fn spawn_child(name: &str, home: &Path, cache: &Path, rounds: u64) -> Child {
-    Command::new(env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            name,
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_ENV[0], home)
-        .env(CHILD_ENV[1], cache)
-        .env(CHILD_ENV[2], rounds.to_string())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// Where a test's processes meet: one home and one cache directory, and how
+/// far they all trust kernel locks.
+struct Place {
+    root: PathBuf,
+    home: PathBuf,
+    cache: PathBuf,
+    trust: LockTrust,
+}
+
+impl Place {
+    fn new(root: &Path, trust: &LockTrust) -> Place {
+        let cache = root.join("target");
+        fs::create_dir(&cache).unwrap();
+        Place {
+            root: root.to_owned(),
+            home: root.join("home"),
+            cache,
+            trust: trust.clone(),
+        }
+    }
+
+    /// This process's view of the store, trusting what the children trust.
+    fn leases(&self) -> Leases {
+        Leases::open(&self.home)
+            .unwrap()
+            .with_trust(self.trust.clone())
+    }
+
+    /// Run the child test `name` here, with `TMPDIR` of its own when
+    /// `temp` names it (created under the test's folder).
+    fn spawn_child(&self, name: &str, rounds: u64, temp: Option<&str>) -> Child {
+        let mut command = Command::new(env::current_exe().unwrap());
+        command
+            .args([
+                "--ignored",
+                "--exact",
+                name,
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
+            .env(CHILD_ENV[0], &self.home)
+            .env(CHILD_ENV[1], &self.cache)
+            .env(CHILD_ENV[2], rounds.to_string())
+            .stdout(Stdio::piped());
+        if let LockTrust::RecordOnly(_) = self.trust {
+            command.env(CHILD_ENV[3], RECORD_ONLY);
+        }
+        if let Some(temp) = temp {
+            let dir = self.root.join(temp);
+            fs::create_dir_all(&dir).unwrap();
+            command.env("TMPDIR", dir);
+        }
+        command.spawn().unwrap()
+    }
 }
 
 fn kill(pid: u32) {
@@ -283,20 +423,15 @@ enum Event {
 /// One racer position: its current process and the rounds completed in it.
 struct Slot {
     id: usize,
-    home: PathBuf,
     child: Child,
     done: u64,
 }
 
 impl Slot {
-    fn spawn(
-        id: usize,
-        rounds: u64,
-        home: &Path,
-        cache: &Path,
-        events: &mpsc::Sender<(usize, Event)>,
-    ) -> Slot {
-        let mut child = spawn_child("racer_child", home, cache, rounds);
+    /// The racer at position `id`, with a temporary directory of its own.
+    fn spawn(id: usize, rounds: u64, place: &Place, events: &mpsc::Sender<(usize, Event)>) -> Slot {
+        let temp = format!("tmp-{id}");
+        let mut child = place.spawn_child("racer_child", rounds, Some(&temp));
         let stdout = child.stdout.take().unwrap();
         let events = events.clone();
         thread::spawn(move || {
@@ -310,12 +445,7 @@ impl Slot {
                 let _ = events.send((id, event));
             }
         });
-        Slot {
-            id,
-            home: home.to_owned(),
-            child,
-            done: 0,
-        }
+        Slot { id, child, done: 0 }
     }
 }
 
@@ -334,14 +464,14 @@ impl Storm {
         &mut self,
         leases: &Leases,
         slots: &mut [Slot],
-        cache: &Path,
+        place: &Place,
         events: &mpsc::Sender<(usize, Event)>,
     ) {
         let roll = self.next();
         if !roll.is_multiple_of(16) {
             return;
         }
-        let holder = match leases.classify(cache).unwrap() {
+        let holder = match leases.classify(&place.cache).unwrap() {
             Status::Active(Some(record)) if !roll.is_multiple_of(3) => {
                 slots.iter().position(|s| s.child.id() == record.owner.pid)
             }
@@ -357,7 +487,7 @@ impl Storm {
         self.kills += 1;
         self.holders_killed += u64::from(holder.is_some());
         let done = slot.done;
-        *slot = Slot::spawn(slot.id, ROUNDS - done, &slot.home, cache, events);
+        *slot = Slot::spawn(slot.id, ROUNDS - done, place, events);
         slot.done = done;
     }
 

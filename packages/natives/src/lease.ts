@@ -218,7 +218,13 @@ export interface PruneReport {
   filesRemoved: number;
 }
 
-/** Prune `dir` to `limitBytes`, oldest files first, only while holding it; `null` when it is in use. */
+/**
+ * Prune `dir`'s build output (the files of its cargo profile directories) to `limitBytes`, oldest files
+ * first, only while holding it; `null` when it is in use. Refused with `EINVAL` naming why unless `dir` is
+ * a build cache registered under the natives home and laid out as a cargo target directory, and never
+ * for `/`, a home directory, the natives home, a repository or a folder holding one of them. Files of
+ * unknown purpose are never deleted, nor directories that were already empty.
+ */
 export async function maintenancePrune(dir: string, limitBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PruneReport | null> {
   checkOwner(owner, 'maintenancePrune');
   try {

@@ -4,7 +4,7 @@
 //! SHA-256 of its dir_id>`. Its record (`claims/memory-dir-<hex>.json`) maps
 //! each claiming agent's uid to when, from which channel store, for which
 //! account and as which OS user it claimed. Writers of a zone are serialised
-//! by an exclusive `flock` on the zone's lock file, waited for only until the
+//! by an exclusive lock ([`lock`](crate::lock)) on the zone's lock file, waited for only until the
 //! caller's deadline and never longer than [`LOCK_WAIT_LIMIT`]; the record
 //! itself is replaced through [`durable`](crate::durable), so readers need no
 //! lock and never see a torn record. Fields this version does not know are

@@ -75,17 +75,7 @@ fn a_crash_at_any_step_leaves_the_old_or_the_new_record() {
             if had_old {
                 replace(&path, OLD).unwrap();
             }
-            let status = Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--ignored",
-                    "--exact",
-                    "durable::tests::crash_child",
-                    "--nocapture",
-                ])
-                .env(CRASH_STEP, index.to_string())
-                .env(CRASH_RECORD, &path)
-                .status()
-                .unwrap();
+            let status = crash_child_at("durable::tests::crash_child", index, &path);
             assert_eq!(
                 status.signal(),
                 Some(libc::SIGKILL),
@@ -111,6 +101,69 @@ fn a_crash_at_any_step_leaves_the_old_or_the_new_record() {
             assert_eq!(read(&path).unwrap().as_deref(), Some(OLD));
         }
     }
+}
+
+/// A real process publishing a record is SIGKILLed right after each step:
+/// the name holds nothing or the new record whole, never a torn or empty
+/// one; an existing record is never touched; and whatever was left, a later
+/// publisher is not confused by it.
+#[test]
+fn a_crash_at_any_step_of_a_publish_leaves_nothing_or_the_whole_record() {
+    for had_old in [true, false] {
+        for (index, step) in Step::ALL.iter().enumerate() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("lease.json");
+            if had_old {
+                assert!(publish(&path, OLD).unwrap());
+            }
+            let status = crash_child_at("durable::tests::publish_crash_child", index, &path);
+            let reached = !had_old || index < 4;
+            assert_eq!(
+                status.signal(),
+                reached.then_some(libc::SIGKILL),
+                "child for {step:?}: {status}"
+            );
+            let left = read(&path).unwrap();
+            let expected = match (had_old, index >= 4) {
+                (true, _) => Some(OLD),
+                (false, true) => Some(NEW),
+                (false, false) => None,
+            };
+            assert_eq!(left.as_deref(), expected, "after a crash at {step:?}");
+            assert_eq!(publish(&path, OLD).unwrap(), left.is_none());
+            assert_eq!(
+                read(&path).unwrap().as_deref(),
+                Some(expected.unwrap_or(OLD))
+            );
+        }
+    }
+}
+
+/// The child of the publish crash test: publishes [`NEW`] and dies at the
+/// step it is told (a refused publish exits normally).
+#[test]
+#[ignore = "run by a_crash_at_any_step_of_a_publish_leaves_nothing_or_the_whole_record in a child process"]
+fn publish_crash_child() {
+    let (Ok(step), Ok(path)) = (std::env::var(CRASH_STEP), std::env::var(CRASH_RECORD)) else {
+        return;
+    };
+    let crash_at = Step::ALL[step.parse::<usize>().unwrap()];
+    publish_observed(Path::new(&path), NEW, &mut |step| {
+        if step == crash_at {
+            nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).unwrap();
+        }
+    })
+    .unwrap();
+}
+
+/// Run the crash child `test` told to die after step `index` of writing `path`.
+fn crash_child_at(test: &str, index: usize, path: &Path) -> std::process::ExitStatus {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", test, "--nocapture"])
+        .env(CRASH_STEP, index.to_string())
+        .env(CRASH_RECORD, path)
+        .status()
+        .unwrap()
 }
 
 /// The child of the crash test: writes [`NEW`] and dies at the step it is told.

@@ -231,20 +231,33 @@ impl Leases {
         }
     }
 
-    /// Acquire the lease for a build from `identity` (waiting as
-    /// [`Leases::wait_within`] does) and, holding it, make the cache fresh
-    /// for that source. `token`'s deadline bounds the wait only; a cancel
-    /// also stops the refresh.
+    /// Acquire the lease for a build and, holding it, make the cache fresh
+    /// for the build's source when `identity` names it. `wait` bounds the
+    /// wait for a busy cache as [`Leases::wait_within`] does (its deadline
+    /// counts from wherever the caller set it); `None` makes one attempt:
+    /// `EBUSY` naming the holder when busy. `cancel` stops the wait
+    /// (`ABORT_ERR`) and the refresh (killing a running cargo). A failed
+    /// refresh releases the lease.
     pub fn acquire_for_build(
         &self,
         cache_dir: &Path,
         owner: &Owner,
-        identity: &Identity,
+        identity: Option<&Identity>,
         target: &Target,
-        token: &CancelToken,
-    ) -> Result<(Guard, Freshness)> {
-        let guard = self.wait_within(cache_dir, owner, token)?;
-        let freshness = guard.ensure_fresh(identity, target, &token.clone().with_timeout(None))?;
+        wait: Option<&CancelToken>,
+        cancel: &CancelToken,
+    ) -> Result<(Guard, Option<Freshness>)> {
+        cancel.check()?;
+        let guard = match wait {
+            Some(wait) => self.wait_within(cache_dir, owner, wait)?,
+            None => match self.try_acquire(cache_dir, owner)? {
+                AcquireOutcome::Acquired(guard) => guard,
+                AcquireOutcome::Busy(busy) => return Err(busy.to_error(cache_dir)),
+            },
+        };
+        let freshness = identity
+            .map(|identity| guard.ensure_fresh(identity, target, cancel))
+            .transpose()?;
         Ok((guard, freshness))
     }
 

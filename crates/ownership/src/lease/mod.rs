@@ -8,7 +8,7 @@
 //!
 //! # Why this cannot hand one cache to two holders
 //!
-//! The holder keeps an exclusive `flock` on the lease's sidecar lock file for
+//! The holder keeps an exclusive kernel lock on the lease's sidecar lock file for
 //! the whole borrow ([`crate::lock`]); the kernel decides who holds it and
 //! frees it the instant its holder dies, however it dies. The JSON record
 //! beside it ([`LeaseRecord`]) is written only by whoever holds that lock, so
@@ -24,8 +24,11 @@
 //! On a filesystem whose locks cannot be trusted ([`crate::lock::trust`]),
 //! the record is the lease: published with create-exclusive, judged alive by
 //! [`pid_alive`](crate::pid_alive), reclaimed only when its owner ran on this
-//! host and is certainly dead, under a host-local lock that serialises
-//! reclaimers.
+//! host and is certainly dead, under a reclaim lock beside the record that
+//! serialises reclaimers. Such a holder takes no kernel lock, so where one host sees a
+//! local filesystem and another reaches it over the network, a free kernel
+//! lock is not enough: a record whose owner may still be alive is respected
+//! in both modes.
 //!
 //! # Process cleanup
 //!
@@ -54,7 +57,7 @@ use natives_core::{Error, ErrorKind, Result};
 pub use acquire::{AcquireOutcome, Guard};
 pub use hold::{RESOURCE_HOLD, cargo_target_env, parse_resource_hold, resource_hold};
 pub use inventory::{Entry, EntryStatus};
-pub use prune::PruneReport;
+pub use prune::{OutputFile, PrunePlan, PruneReport};
 pub use record::{Busy, Holder, LeaseRecord, Owner, Released, Role, Status};
 
 use crate::{

@@ -1,19 +1,37 @@
-//! Pruning a cache to a size, only while holding it.
+//! Pruning a build cache to a size: only a proven build cache, only its
+//! build output, only while holding it.
+//!
+//! A prune deletes files, so before anything else the directory must pass
+//! [`guard`]: registered as a build cache under the natives home, laid out as
+//! a cargo target directory, and not the root, a home directory, the natives
+//! home, a repository or anything holding one of them. A refusal is `EINVAL`
+//! naming the rule. Within the cache only build output is deleted (the files
+//! of its profile directories, see [`output`]); files of unknown purpose are
+//! never touched.
 //!
 //! A prune that raced a live build would delete files a compile in flight
-//! still needs, so it runs only under the maintenance lease (the cache lease
-//! and the output lease together). It deletes the least recently modified
-//! files first until the cache fits, then the directories it emptied. Lease
-//! files live under the natives home, never in the cache, so no prune can
-//! reach one.
+//! still needs, so deletion runs only under the maintenance lease (the cache
+//! lease and the output lease together). The least recently modified files
+//! go first until the output fits; then the directories the prune emptied
+//! (never one that was empty before). Lease files live under the natives
+//! home, never in the cache, so no prune can reach one.
+//!
+//! A plan ([`Leases::plan_prune`]) says what a prune would delete without
+//! deleting or holding anything; [`Leases::prune_planned`] deletes exactly
+//! that later (a file changed meanwhile is kept), so a person can be shown
+//! what goes before it goes.
+
+mod guard;
+mod output;
 
 use std::{
     fs, io,
     path::{Path, PathBuf},
-    time::SystemTime,
 };
 
 use natives_core::{Error, Result};
+
+pub use output::OutputFile;
 
 use super::{
     AcquireOutcome, Leases,
@@ -23,24 +41,35 @@ use super::{
 /// What a prune did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PruneReport {
-    /// Bytes of regular files before.
+    /// Bytes of build output before.
     pub bytes_before: u64,
-    /// Bytes of regular files after.
+    /// Bytes of build output after.
     pub bytes_after: u64,
     /// Files deleted.
     pub files_removed: u64,
 }
 
-struct CacheFile {
-    modified: SystemTime,
-    bytes: u64,
-    path: PathBuf,
+/// What a prune would delete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrunePlan {
+    /// The cache directory, canonical.
+    pub dir: PathBuf,
+    /// Bytes of build output now.
+    pub bytes_before: u64,
+    /// Bytes of build output once the files below are deleted.
+    pub bytes_after: u64,
+    /// The files to delete, least recently modified first.
+    pub files: Vec<OutputFile>,
+    /// Directories that held something: removed if the prune empties them.
+    filled_dirs: Vec<PathBuf>,
 }
 
 impl Leases {
-    /// Prune `cache_dir` to at most `limit` bytes, oldest files first, while
-    /// holding its maintenance lease as `owner`. `Ok(None)` when the cache is
-    /// in use: not an error, the next pass catches it once it is free.
+    /// Prune `cache_dir`'s build output to at most `limit` bytes, oldest
+    /// files first, while holding its maintenance lease as `owner`.
+    /// `Ok(None)` when the cache is in use: not an error, the next pass
+    /// catches it once it is free. `EINVAL` for a directory that is not a
+    /// build cache (see the module docs).
     pub fn maintenance_prune(
         &self,
         cache_dir: &Path,
@@ -59,73 +88,97 @@ impl Leases {
         limit: u64,
         owner: &Owner,
     ) -> Result<Result<PruneReport, Busy>> {
-        let guard = match self.try_acquire_maintenance(cache_dir, owner)? {
+        let dir = guard::prunable(cache_dir, &self.home)?;
+        self.holding_maintenance(&dir, owner, || delete(&plan(&dir, limit)?))
+    }
+
+    /// What pruning `cache_dir` to `limit` bytes would delete, refused as
+    /// [`Leases::maintenance_prune`] refuses; deletes nothing and takes no
+    /// lease (a dry run).
+    pub fn plan_prune(&self, cache_dir: &Path, limit: u64) -> Result<PrunePlan> {
+        plan(&guard::prunable(cache_dir, &self.home)?, limit)
+    }
+
+    /// Delete what `plan` lists, while holding the maintenance lease as
+    /// `owner`; a file changed or replaced since the plan was made is kept.
+    pub fn prune_planned(
+        &self,
+        plan: &PrunePlan,
+        owner: &Owner,
+    ) -> Result<Result<PruneReport, Busy>> {
+        let dir = guard::prunable(&plan.dir, &self.home)?;
+        self.holding_maintenance(&dir, owner, || delete(plan))
+    }
+
+    fn holding_maintenance(
+        &self,
+        dir: &Path,
+        owner: &Owner,
+        prune: impl FnOnce() -> Result<PruneReport>,
+    ) -> Result<Result<PruneReport, Busy>> {
+        let guard = match self.try_acquire_maintenance(dir, owner)? {
             AcquireOutcome::Acquired(guard) => guard,
             AcquireOutcome::Busy(busy) => return Ok(Err(busy)),
         };
-        let report = prune_to(guard.dir(), limit)?;
+        let report = prune()?;
         guard.release()?;
         Ok(Ok(report))
     }
 }
 
-fn prune_to(dir: &Path, limit: u64) -> Result<PruneReport> {
-    let mut files = Vec::new();
-    let mut dirs = Vec::new();
-    list(dir, &mut files, &mut dirs)?;
-    files.sort_by(|a, b| {
+/// The oldest files of `dir`'s build output, until what is left fits `limit`.
+fn plan(dir: &Path, limit: u64) -> Result<PrunePlan> {
+    let mut listing = output::list(dir)?;
+    listing.files.sort_by(|a, b| {
         a.modified
             .cmp(&b.modified)
             .then_with(|| a.path.cmp(&b.path))
     });
-    let bytes_before: u64 = files.iter().map(|f| f.bytes).sum();
-    let mut report = PruneReport {
-        bytes_before,
-        bytes_after: bytes_before,
-        files_removed: 0,
-    };
-    for file in files {
-        if report.bytes_after <= limit {
+    let bytes_before: u64 = listing.files.iter().map(|f| f.bytes).sum();
+    let mut bytes_after = bytes_before;
+    let mut doomed = 0;
+    for file in &listing.files {
+        if bytes_after <= limit {
             break;
         }
+        bytes_after -= file.bytes;
+        doomed += 1;
+    }
+    listing.files.truncate(doomed);
+    Ok(PrunePlan {
+        dir: dir.to_owned(),
+        bytes_before,
+        bytes_after,
+        files: listing.files,
+        filled_dirs: listing.filled_dirs,
+    })
+}
+
+/// Delete the plan's files that are still as they were, then the
+/// directories that held something and are empty now, deepest first.
+fn delete(plan: &PrunePlan) -> Result<PruneReport> {
+    let mut report = PruneReport {
+        bytes_before: plan.bytes_before,
+        bytes_after: plan.bytes_before,
+        files_removed: 0,
+    };
+    for file in plan.files.iter().filter(|file| file.unchanged()) {
         match fs::remove_file(&file.path) {
             Ok(()) => {}
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
             Err(err) => return Err(Error::io(&file.path, err)),
         }
         report.bytes_after -= file.bytes;
         report.files_removed += 1;
     }
-    // Deepest first, so a directory emptied of subdirectories goes too;
-    // a directory that still has entries simply stays.
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    let mut dirs = plan.filled_dirs.clone();
+    dirs.sort_by_key(|dir| std::cmp::Reverse(dir.components().count()));
     for emptied in dirs {
+        // Fails, as it should, for a directory that still holds anything.
         let _ = fs::remove_dir(emptied);
     }
     Ok(report)
 }
 
-/// Every regular file (and every directory below `dir`), not following links.
-fn list(dir: &Path, files: &mut Vec<CacheFile>, dirs: &mut Vec<PathBuf>) -> Result<()> {
-    let listing = match fs::read_dir(dir) {
-        Ok(listing) => listing,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(Error::io(dir, err)),
-    };
-    for item in listing {
-        let item = item.map_err(|err| Error::io(dir, err))?;
-        let path = item.path();
-        let meta = item.metadata().map_err(|err| Error::io(&path, err))?;
-        if meta.is_dir() {
-            list(&path, files, dirs)?;
-            dirs.push(path);
-        } else if meta.is_file() {
-            files.push(CacheFile {
-                modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                bytes: meta.len(),
-                path,
-            });
-        }
-    }
-    Ok(())
-}
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,8 @@
 //! What a lease record says, and the verdicts read from it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use natives_core::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
 
 use crate::process::{self, ProcessIdentity, now_ms};
@@ -28,6 +29,10 @@ pub struct Owner {
     pub head: Option<String>,
     /// The holder's host name.
     pub host: String,
+    /// The holder's machine id (with the host name, which machine it ran
+    /// on); absent in records made where there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
     /// The boot the holder started in.
     pub boot_id: Option<String>,
     /// The holder's start time, clock ticks since boot.
@@ -48,6 +53,7 @@ impl Owner {
             worktree: None,
             head: None,
             host: me.host,
+            machine_id: me.machine_id,
             boot_id: me.boot_id,
             start_time: me.start_time,
             nonce: process::nonce(),
@@ -70,10 +76,11 @@ impl Owner {
     }
 
     /// Whether this owner's process may still be alive, judged from here:
-    /// an owner on another host always may.
+    /// an owner on another host (see [`process::on_this_host`]) always may.
     pub(crate) fn may_be_alive(&self) -> bool {
-        self.host != process::host_name()
-            || process::pid_alive(self.pid, self.start_time, self.boot_id.as_deref())
+        let boot_id = self.boot_id.as_deref();
+        !process::on_this_host(&self.host, self.machine_id.as_deref(), boot_id)
+            || process::pid_alive(self.pid, self.start_time, boot_id)
     }
 }
 
@@ -195,6 +202,14 @@ pub enum Busy {
 }
 
 impl Busy {
+    /// The `EBUSY` error for `cache_dir`, naming who or what is in the way.
+    pub fn to_error(&self, cache_dir: &Path) -> Error {
+        Error::new(
+            ErrorKind::Busy,
+            format!("{}: build cache {}", cache_dir.display(), self.describe()),
+        )
+    }
+
     /// Who or what is in the way, for messages.
     pub fn describe(&self) -> String {
         match self {

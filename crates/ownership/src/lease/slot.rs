@@ -8,7 +8,6 @@ use std::{
 };
 
 use natives_core::{Error, Result};
-use nix::unistd::getuid;
 
 use super::record::{Busy, Holder, LeaseRecord, Released, Role, Status};
 use crate::{
@@ -21,16 +20,33 @@ use crate::{
 pub(crate) struct Slot<'a> {
     lock: &'a Path,
     record: &'a Path,
+    reclaim_lock: &'a Path,
     role: Role,
     trust: &'a LockTrust,
 }
 
-/// A slot this process holds.
+/// A slot this process holds, from just before its record is written.
+/// Dropped without [`HeldSlot::release`] (a failure after publication, a
+/// panic) it lets go all the same: where the record is the lease, a record
+/// naming this live process would otherwise keep the slot busy for as long
+/// as the process lives.
 #[derive(Debug)]
 pub(crate) struct HeldSlot {
     lock: Option<HeldLock>,
     record: PathBuf,
     nonce: String,
+    released: bool,
+}
+
+/// The points of taking a slot by its record, in order, so tests can act
+/// (or crash) at each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TakeStep {
+    /// Reclaiming: the reclaim lock is held and the record is still the
+    /// dead owner's.
+    Reclaiming,
+    /// A step of publishing the new record.
+    Publish(durable::Step),
 }
 
 #[expect(
@@ -48,6 +64,7 @@ impl<'a> Slot<'a> {
         Slot {
             lock: &files.lock,
             record: &files.record,
+            reclaim_lock: &files.reclaim_lock,
             role: Role::Build,
             trust,
         }
@@ -57,6 +74,7 @@ impl<'a> Slot<'a> {
         Slot {
             lock: &files.output_lock,
             record: &files.output_record,
+            reclaim_lock: &files.output_reclaim_lock,
             role: Role::Cleanup,
             trust,
         }
@@ -75,7 +93,9 @@ impl<'a> Slot<'a> {
             Some(bytes) => match LeaseRecord::parse(&bytes) {
                 Err(why) => Status::Unknown(why),
                 Ok(record) => {
-                    let alive = held.unwrap_or_else(|| record.owner.may_be_alive());
+                    // A record-only holder (another host on a shared export)
+                    // holds no kernel lock: its record alone says it lives.
+                    let alive = held == Some(true) || record.owner.may_be_alive();
                     if alive {
                         Status::Active(Some(record))
                     } else {
@@ -93,9 +113,20 @@ impl<'a> Slot<'a> {
         record: &LeaseRecord,
         admit: impl FnOnce() -> Result<Option<Busy>>,
     ) -> Result<Taken> {
+        self.try_take_observed(record, admit, &mut |_| {})
+    }
+
+    /// [`Slot::try_take`], telling `observe` about each [`TakeStep`] of
+    /// taking the slot by its record.
+    pub(crate) fn try_take_observed(
+        &self,
+        record: &LeaseRecord,
+        admit: impl FnOnce() -> Result<Option<Busy>>,
+        observe: &mut dyn FnMut(TakeStep),
+    ) -> Result<Taken> {
         match self.trust {
             LockTrust::Kernel => self.take_locked(record, admit),
-            LockTrust::RecordOnly(_) => self.take_by_record(record, admit),
+            LockTrust::RecordOnly(_) => self.take_by_record(record, admit, observe),
         }
     }
 
@@ -113,12 +144,16 @@ impl<'a> Slot<'a> {
         let previous = match durable::read(self.record)? {
             None => None,
             Some(bytes) => match LeaseRecord::parse(&bytes) {
+                Ok(live) if live.owner.may_be_alive() => {
+                    return Ok(Taken::Busy(self.active(Some(live))));
+                }
                 Ok(dead) => Some(dead),
                 Err(why) => return Ok(Taken::Busy(Busy::Unknown(why))),
             },
         };
+        let held = self.held(Some(lock), record);
         durable::replace(self.record, &record.to_bytes())?;
-        Ok(Taken::Held(self.held(Some(lock), record), previous))
+        Ok(Taken::Held(held, previous))
     }
 
     /// Why the slot is busy when its lock is held by someone else.
@@ -139,12 +174,13 @@ impl<'a> Slot<'a> {
         &self,
         record: &LeaseRecord,
         admit: impl FnOnce() -> Result<Option<Busy>>,
+        observe: &mut dyn FnMut(TakeStep),
     ) -> Result<Taken> {
         if let Some(busy) = admit()? {
             return Ok(Taken::Busy(busy));
         }
         let Some(bytes) = durable::read(self.record)? else {
-            return self.publish(record, None);
+            return self.publish(record, None, observe);
         };
         let existing = match LeaseRecord::parse(&bytes) {
             Ok(existing) => existing,
@@ -153,16 +189,21 @@ impl<'a> Slot<'a> {
         if existing.owner.may_be_alive() {
             return Ok(Taken::Busy(self.active(Some(existing))));
         }
-        self.reclaim_by_record(record, existing)
+        self.reclaim_by_record(record, existing, observe)
     }
 
     /// Replace a dead owner's record from this host. Only processes on the
-    /// dead owner's host ever reclaim it, so a lock on a host-local file
+    /// dead owner's host ever reclaim it, and they all lock the reclaim lock
+    /// beside the record (whatever their own temporary directory), which
     /// serialises every possible reclaimer; under it, the record is checked
     /// to still be the dead one before it is removed.
-    fn reclaim_by_record(&self, record: &LeaseRecord, dead: LeaseRecord) -> Result<Taken> {
-        let local = reclaim_lock_path(self.record)?;
-        let Some(_reclaiming) = lock::try_exclusive(&local)? else {
+    fn reclaim_by_record(
+        &self,
+        record: &LeaseRecord,
+        dead: LeaseRecord,
+        observe: &mut dyn FnMut(TakeStep),
+    ) -> Result<Taken> {
+        let Some(_reclaiming) = lock::try_exclusive(self.reclaim_lock)? else {
             return Ok(Taken::Busy(Busy::Contended));
         };
         let still_dead = durable::read(self.record)?
@@ -171,31 +212,32 @@ impl<'a> Slot<'a> {
         if !still_dead {
             return Ok(Taken::Busy(Busy::Contended));
         }
+        observe(TakeStep::Reclaiming);
         durable::remove(self.record)?;
-        self.publish(record, Some(dead))
+        self.publish(record, Some(dead), observe)
     }
 
     /// Clear the slot of an owner that is not alive, on a human's behalf:
     /// `Err(busy)` while a live owner holds it; a dead owner's record is
     /// removed; an unreadable one is renamed aside, never deleted.
     pub(crate) fn clear_unowned(&self) -> Result<Result<Released, Busy>> {
-        let _lock = match self.trust {
-            LockTrust::Kernel => match lock::try_exclusive(self.lock)? {
-                Some(lock) => Some(lock),
-                None => return self.busy_while_locked().map(Err),
-            },
-            LockTrust::RecordOnly(_) => lock::try_exclusive(&reclaim_lock_path(self.record)?)?,
+        let serialising = match self.trust {
+            LockTrust::Kernel => self.lock,
+            LockTrust::RecordOnly(_) => self.reclaim_lock,
+        };
+        let Some(_lock) = lock::try_exclusive(serialising)? else {
+            return match self.trust {
+                LockTrust::Kernel => self.busy_while_locked().map(Err),
+                // A reclaimer is replacing the record right now.
+                LockTrust::RecordOnly(_) => Ok(Err(Busy::Contended)),
+            };
         };
         let Some(bytes) = durable::read(self.record)? else {
             return Ok(Ok(Released::Nothing));
         };
         match LeaseRecord::parse(&bytes) {
-            Ok(record)
-                if matches!(self.trust, LockTrust::RecordOnly(_))
-                    && record.owner.may_be_alive() =>
-            {
-                Ok(Err(self.active(Some(record))))
-            }
+            // Alive without the kernel lock: a record-only holder.
+            Ok(record) if record.owner.may_be_alive() => Ok(Err(self.active(Some(record)))),
             Ok(record) => {
                 durable::remove(self.record)?;
                 Ok(Ok(Released::Dead(Box::new(record))))
@@ -210,9 +252,18 @@ impl<'a> Slot<'a> {
         }
     }
 
-    fn publish(&self, record: &LeaseRecord, previous: Option<LeaseRecord>) -> Result<Taken> {
-        Ok(if durable::publish(self.record, &record.to_bytes())? {
-            Taken::Held(self.held(None, record), previous)
+    fn publish(
+        &self,
+        record: &LeaseRecord,
+        previous: Option<LeaseRecord>,
+        observe: &mut dyn FnMut(TakeStep),
+    ) -> Result<Taken> {
+        let held = self.held(None, record);
+        let mut publishing = |step| observe(TakeStep::Publish(step));
+        let published =
+            durable::publish_observed(self.record, &record.to_bytes(), &mut publishing)?;
+        Ok(if published {
+            Taken::Held(held, previous)
         } else {
             Taken::Busy(Busy::Contended)
         })
@@ -230,6 +281,7 @@ impl<'a> Slot<'a> {
             lock,
             record: self.record.to_owned(),
             nonce: record.owner.nonce.clone(),
+            released: false,
         }
     }
 }
@@ -238,6 +290,11 @@ impl HeldSlot {
     /// Let the slot go: delete the record if it is still this holder's own,
     /// then drop the lock. `Ok(false)` if the record was someone else's.
     pub(crate) fn release(mut self) -> Result<bool> {
+        self.let_go()
+    }
+
+    fn let_go(&mut self) -> Result<bool> {
+        self.released = true;
         let own = durable::read(&self.record)?
             .and_then(|bytes| LeaseRecord::parse(&bytes).ok())
             .is_some_and(|record| record.owner.nonce == self.nonce);
@@ -247,11 +304,10 @@ impl HeldSlot {
     }
 }
 
-/// A host-local lock file for reclaiming `record` (the temporary directory
-/// is local even when the home is on a network filesystem).
-fn reclaim_lock_path(record: &Path) -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("natives-reclaim-{}", getuid()));
-    durable::create_private_dir(&dir)?;
-    let name = record.file_name().unwrap_or_default().to_string_lossy();
-    Ok(dir.join(format!("{name}.lock")))
+impl Drop for HeldSlot {
+    fn drop(&mut self) {
+        if !self.released {
+            let _ = self.let_go();
+        }
+    }
 }

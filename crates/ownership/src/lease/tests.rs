@@ -1,15 +1,33 @@
 use std::{
-    fs, thread,
+    fs,
+    os::unix::process::ExitStatusExt,
+    thread,
     time::{Duration, Instant},
 };
 
-use std::time::SystemTime;
-
 use super::*;
 
+use super::slot::{Slot, TakeStep, Taken};
 use crate::lock::LockTrust;
 use crate::{durable, process};
 use natives_core::CancelToken;
+
+/// The environment the record-only acquirer children read: home and cache.
+const ACQUIRER_ENV: [&str; 2] = ["NATIVES_TEST_ACQUIRER_HOME", "NATIVES_TEST_ACQUIRER_CACHE"];
+
+/// Which step of [`TAKE_STEPS`] the crashing acquirer child dies at.
+const CRASH_STEP_ENV: &str = "NATIVES_TEST_ACQUIRER_CRASH_STEP";
+
+/// Every step of taking a slot by its record, in order.
+const TAKE_STEPS: [TakeStep; 7] = [
+    TakeStep::Reclaiming,
+    TakeStep::Publish(durable::Step::TempCreated),
+    TakeStep::Publish(durable::Step::HalfWritten),
+    TakeStep::Publish(durable::Step::Written),
+    TakeStep::Publish(durable::Step::Synced),
+    TakeStep::Publish(durable::Step::Named),
+    TakeStep::Publish(durable::Step::DirSynced),
+];
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -17,11 +35,14 @@ struct Fixture {
     cache: PathBuf,
 }
 
+/// A home and a cache directory laid out as cargo's (so that it may be
+/// pruned once registered).
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let cache = root.join("target");
-    fs::create_dir(&cache).unwrap();
+    fs::create_dir_all(cache.join("debug/.fingerprint")).unwrap();
+    fs::write(cache.join(".rustc_info.json"), "{}").unwrap();
     let leases = Leases::open(&root.join("home")).unwrap();
     Fixture {
         _dir: dir,
@@ -172,6 +193,104 @@ fn another_hosts_owner_is_never_reclaimed_without_kernel_locks() {
     );
 }
 
+/// Two machines of one host name (containers, cloned images): a record made
+/// on the other one names a process that may well be alive there, whatever
+/// its pid means here. Only a machine known to be this one (same machine
+/// id), booted again since, makes the record dead.
+#[test]
+fn a_same_named_host_on_another_machine_is_another_host() {
+    let f = fixture();
+    let me = process::ProcessIdentity::current();
+    assert!(me.machine_id.is_some() && me.boot_id.is_some(), "{me:?}");
+    let another_boot = Some("boot-of-the-twin".to_owned());
+    let twin = |machine_id: Option<String>, boot_id: Option<String>| {
+        let mut record = dead_record(&f);
+        record.owner.machine_id = machine_id;
+        record.owner.boot_id = boot_id;
+        record
+    };
+    let foreign = [
+        (
+            twin(None, another_boot.clone()),
+            "no machine id, another boot",
+        ),
+        (
+            twin(Some("0".repeat(32)), me.boot_id.clone()),
+            "another machine id",
+        ),
+        (
+            twin(Some("0".repeat(32)), None),
+            "another machine id, no boot",
+        ),
+        (twin(None, None), "neither recorded"),
+    ];
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        for (record, case) in &foreign {
+            durable::replace(&files(&f).record, &record.to_bytes()).unwrap();
+            assert_eq!(
+                leases.classify(&f.cache).unwrap(),
+                Status::Active(Some(record.clone())),
+                "{case}"
+            );
+            assert!(matches!(busy(&leases, &f.cache), Busy::Active(_)), "{case}");
+            assert_eq!(
+                durable::read(&files(&f).record).unwrap().unwrap(),
+                record.to_bytes(),
+                "{case}"
+            );
+        }
+        let rebooted = twin(me.machine_id.clone(), another_boot.clone());
+        durable::replace(&files(&f).record, &rebooted.to_bytes()).unwrap();
+        assert_eq!(
+            leases.classify(&f.cache).unwrap(),
+            Status::Stale(rebooted),
+            "this machine, booted since"
+        );
+        drop(acquire(&leases, &f.cache, "after-reboot"));
+    }
+}
+
+/// Mixed hosts on one export: a process that trusts kernel locks finds the
+/// record of a live record-only holder (which holds no kernel lock), or of
+/// another host's owner. Neither is taken over or released by hand, and the
+/// record stays as it was.
+#[test]
+fn kernel_lock_users_respect_a_live_record_only_holder() {
+    let f = fixture();
+    let on_nfs = record_only(&f.leases);
+    let holder = acquire(&on_nfs, &f.cache, "on-nfs");
+    let mut remote = dead_record(&f);
+    remote.owner.host = "another-host".to_owned();
+    for live in [holder.record().clone(), remote] {
+        durable::replace(&files(&f).record, &live.to_bytes()).unwrap();
+        assert_eq!(
+            f.leases.classify(&f.cache).unwrap(),
+            Status::Active(Some(live.clone()))
+        );
+        let Busy::Active(found) = busy(&f.leases, &f.cache) else {
+            panic!("not active")
+        };
+        assert_eq!(found.record.as_ref(), Some(&live));
+        assert!(matches!(
+            f.leases
+                .try_acquire_maintenance(&f.cache, &owner("janitor"))
+                .unwrap(),
+            AcquireOutcome::Busy(Busy::Active(_))
+        ));
+        assert_eq!(
+            f.leases.release_unowned(&f.cache).unwrap_err().code(),
+            "EBUSY"
+        );
+        assert_eq!(
+            durable::read(&files(&f).record).unwrap().unwrap(),
+            live.to_bytes()
+        );
+    }
+    durable::replace(&files(&f).record, &holder.record().to_bytes()).unwrap();
+    holder.release().unwrap();
+    drop(acquire(&f.leases, &f.cache, "after"));
+}
+
 /// Every way a record can be unreadable: each answers `Unknown`, is never
 /// reclaimed, and its bytes stay exactly as they were.
 #[test]
@@ -251,6 +370,7 @@ fn release_deletes_only_its_own_record() {
 fn cleanup_holds_outputs_against_admission_and_maintenance() {
     let f = fixture();
     for leases in [f.leases.clone(), record_only(&f.leases)] {
+        drop(acquire(&leases, &f.cache, "registering"));
         let cleanup = match leases
             .try_acquire_output(&f.cache, &owner("cleanup"))
             .unwrap()
@@ -296,52 +416,6 @@ fn a_dead_cleanups_output_lease_does_not_block() {
         assert!(!leases.in_use(&f.cache).unwrap());
         drop(acquire(&leases, &f.cache, "builder"));
     }
-}
-
-#[test]
-fn prune_deletes_oldest_files_first_and_never_a_lease_file() {
-    let f = fixture();
-    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-    for (i, name) in [
-        "debug/deps/a.rlib",
-        "debug/deps/b.rlib",
-        "debug/c.bin",
-        "d.json",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let path = f.cache.join(name);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, vec![b'x'; 1000]).unwrap();
-        let file = fs::File::options().write(true).open(&path).unwrap();
-        file.set_modified(old + Duration::from_secs(i as u64 * 60))
-            .unwrap();
-    }
-    let report = f
-        .leases
-        .maintenance_prune(&f.cache, 2500, &owner("janitor"))
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        report,
-        PruneReport {
-            bytes_before: 4000,
-            bytes_after: 2000,
-            files_removed: 2
-        }
-    );
-    assert!(
-        !f.cache.join("debug/deps").exists(),
-        "emptied directory removed"
-    );
-    assert!(f.cache.join("debug/c.bin").exists() && f.cache.join("d.json").exists());
-    assert!(files(&f).lock.exists(), "lease files untouched");
-    assert_eq!(
-        f.leases.classify(&f.cache).unwrap(),
-        Status::Free,
-        "prune released"
-    );
 }
 
 #[test]
@@ -436,6 +510,53 @@ fn wait_within_gives_up_within_one_poll_of_cancel() {
     );
 }
 
+/// Acquiring for a build: with no budget, one attempt that a busy lease
+/// refuses with `EBUSY` naming the holder; with a budget, a wait that ends
+/// in `ETIMEDOUT` or, once free, in the lease with the cache made fresh for
+/// the build's source (here a cache with no build output yet, so nothing is
+/// cleaned), and nothing to do for the same source again.
+#[test]
+fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
+    let f = fixture();
+    let cache = f.cache.with_file_name("no-output-yet");
+    fs::create_dir(&cache).unwrap();
+    let worktree = f.cache.with_file_name("worktree");
+    fs::create_dir(&worktree).unwrap();
+    let identity = crate::fresh::Identity {
+        worktree: worktree.clone(),
+        head: "a".repeat(40),
+    };
+    let build = |budget: Duration| {
+        let wait = CancelToken::new().with_timeout(Some(budget));
+        f.leases.acquire_for_build(
+            &cache,
+            &owner("builder"),
+            Some(&identity),
+            &crate::fresh::Target::Worktree,
+            (!budget.is_zero()).then_some(&wait),
+            &CancelToken::new(),
+        )
+    };
+    let held = acquire(&f.leases, &cache, "holder");
+    let once = build(Duration::ZERO).unwrap_err();
+    assert_eq!(once.code(), "EBUSY", "{once}");
+    assert!(once.message().contains("run-1/node-a/holder"), "{once}");
+    assert_eq!(
+        build(Duration::from_millis(60)).unwrap_err().code(),
+        "ETIMEDOUT"
+    );
+    drop(held);
+    let (guard, freshness) = build(Duration::from_secs(5)).unwrap();
+    assert_eq!(
+        freshness,
+        Some(crate::fresh::Freshness::Refreshed { cleaned: vec![] })
+    );
+    assert_eq!(guard.record().owner.seat, "builder");
+    drop(guard);
+    let (_, again) = build(Duration::ZERO).unwrap();
+    assert_eq!(again, Some(crate::fresh::Freshness::Unchanged));
+}
+
 #[test]
 fn a_human_release_refuses_a_live_owner_and_keeps_unreadable_bytes() {
     let f = fixture();
@@ -502,4 +623,217 @@ fn reading_creates_nothing() {
     assert!(!home.exists(), "a read created the store");
     drop(acquire(&leases, dir.path(), "builder"));
     assert!(home.join("cache-leases/catalog").is_dir());
+}
+
+/// Two reclaimers of one dead owner's record on this host, each with its own
+/// temporary directory: while one reclaims, the other (a real process) is
+/// told the lease is contended, and only the first holds it.
+#[test]
+fn reclaimers_serialise_whatever_their_temporary_directory() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let files = files(&f);
+    let dead = dead_record(&f);
+    durable::replace(&files.record, &dead.to_bytes()).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mine = LeaseRecord::new(f.cache.clone(), owner("first"));
+    let mut second = None;
+    let taken = Slot::cache(&files, leases.trust())
+        .try_take_observed(&mine, || Ok(None), &mut |step| {
+            if step == TakeStep::Reclaiming {
+                second = Some(record_only_acquirer(&f, elsewhere.path()));
+            }
+        })
+        .unwrap();
+    let Taken::Held(held, Some(reclaimed)) = taken else {
+        panic!("the first reclaimer did not hold")
+    };
+    assert_eq!(reclaimed, dead);
+    assert_eq!(
+        second.as_deref(),
+        Some("busy: contended by another acquirer")
+    );
+    assert_eq!(
+        durable::read(&files.record).unwrap().unwrap(),
+        mine.to_bytes()
+    );
+    assert!(held.release().unwrap());
+}
+
+/// An operator's release while a reclaimer holds the reclaim lock: it is
+/// refused as busy, and the dead record stays for the reclaimer to replace.
+#[test]
+fn a_human_release_during_a_reclaim_is_refused() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let files = files(&f);
+    let dead = dead_record(&f);
+    durable::replace(&files.record, &dead.to_bytes()).unwrap();
+    let mine = LeaseRecord::new(f.cache.clone(), owner("reclaimer"));
+    let mut refused = None;
+    let taken = Slot::cache(&files, leases.trust())
+        .try_take_observed(&mine, || Ok(None), &mut |step| {
+            if step == TakeStep::Reclaiming {
+                refused = Some(leases.release_unowned(&f.cache).map_err(|e| e.to_string()));
+                assert_eq!(
+                    durable::read(&files.record).unwrap().unwrap(),
+                    dead.to_bytes()
+                );
+            }
+        })
+        .unwrap();
+    let refused = refused.expect("never reclaimed").unwrap_err();
+    assert!(refused.starts_with("EBUSY: "), "{refused}");
+    assert!(refused.contains("contended"), "{refused}");
+    assert!(matches!(taken, Taken::Held(_, Some(_))));
+}
+
+/// Recording the acquisition in the catalog fails after the lease record
+/// was published (a directory is in the catalog entry's way): the attempt
+/// fails and leaves no record naming this live process, so the lease is not
+/// wedged.
+#[test]
+fn a_failure_after_publication_leaves_the_lease_free() {
+    let f = fixture();
+    let files = files(&f);
+    fs::create_dir_all(files.catalog.join("in-the-way")).unwrap();
+    for leases in [f.leases.clone(), record_only(&f.leases)] {
+        let err = leases.try_acquire(&f.cache, &owner("builder")).unwrap_err();
+        assert_eq!(err.code(), "EISDIR", "{err}");
+        assert!(
+            durable::read(&files.record).unwrap().is_none(),
+            "record left"
+        );
+        assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
+    }
+    fs::remove_dir_all(&files.catalog).unwrap();
+    drop(acquire(&record_only(&f.leases), &f.cache, "after"));
+}
+
+/// The new record is linked under its name and the attempt dies before
+/// flushing the directory (a panic standing for a failed `fsync`): the
+/// record naming this live process is taken back.
+#[test]
+fn a_publication_that_fails_after_linking_is_taken_back() {
+    let f = fixture();
+    let leases = record_only(&f.leases);
+    let files = files(&f);
+    let mine = LeaseRecord::new(f.cache.clone(), owner("builder"));
+    let slot = Slot::cache(&files, leases.trust());
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        slot.try_take_observed(&mine, || Ok(None), &mut |step| {
+            if step == TakeStep::Publish(durable::Step::Named) {
+                panic!("the directory could not be flushed");
+            }
+        })
+    }));
+    assert!(failed.is_err());
+    assert!(
+        durable::read(&files.record).unwrap().is_none(),
+        "record left"
+    );
+    assert_eq!(leases.classify(&f.cache).unwrap(), Status::Free);
+}
+
+/// A real record-only acquirer is SIGKILLed right after each step of taking
+/// a free lease, and of reclaiming a dead owner's: the lease is left free or
+/// stale (never unknown, never held by the dead), and the next acquirer
+/// takes it.
+#[test]
+fn a_record_only_acquirer_killed_at_any_step_never_wedges_the_lease() {
+    for reclaiming in [false, true] {
+        for (index, step) in TAKE_STEPS.iter().enumerate() {
+            if !reclaiming && *step == TakeStep::Reclaiming {
+                continue;
+            }
+            let f = fixture();
+            let leases = record_only(&f.leases);
+            if reclaiming {
+                durable::replace(&files(&f).record, &dead_record(&f).to_bytes()).unwrap();
+            }
+            let status = acquirer_child("lease::tests::record_only_crash_child", &f)
+                .env(CRASH_STEP_ENV, index.to_string())
+                .status()
+                .unwrap();
+            let case = format!("reclaiming: {reclaiming}, killed after {step:?}");
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "{case}: {status}");
+            let left = leases.classify(&f.cache).unwrap();
+            assert!(
+                matches!(left, Status::Free | Status::Stale(_)),
+                "{case}: {left:?}"
+            );
+            let heir = acquire(&leases, &f.cache, "heir");
+            assert_eq!(heir.reclaimed().is_some(), left != Status::Free, "{case}");
+        }
+    }
+}
+
+/// Child: take the slot by its record, dying at the step it is told.
+#[test]
+#[ignore = "run by a_record_only_acquirer_killed_at_any_step_never_wedges_the_lease in a child process"]
+fn record_only_crash_child() {
+    let ([Ok(home), Ok(cache)], Ok(step)) = (
+        ACQUIRER_ENV.map(std::env::var),
+        std::env::var(CRASH_STEP_ENV),
+    ) else {
+        return;
+    };
+    let crash_at = TAKE_STEPS[step.parse::<usize>().unwrap()];
+    LeaseFiles::create_dirs(Path::new(&home)).unwrap();
+    let files = LeaseFiles::new(Path::new(&home), Path::new(&cache));
+    let trust = LockTrust::RecordOnly("test".to_owned());
+    let record = LeaseRecord::new(PathBuf::from(&cache), owner("crashing"));
+    let _taken = Slot::cache(&files, &trust)
+        .try_take_observed(&record, || Ok(None), &mut |step| {
+            if step == crash_at {
+                nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).unwrap();
+            }
+        })
+        .unwrap();
+}
+
+/// The command running the acquirer child `test` on `f`'s home and cache.
+fn acquirer_child(test: &str, f: &Fixture) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--ignored", "--exact", test, "--nocapture"])
+        .env(ACQUIRER_ENV[0], f.leases.home())
+        .env(ACQUIRER_ENV[1], &f.cache);
+    command
+}
+
+/// Run [`record_only_acquirer_child`] with `TMPDIR` set to `temp`: what it
+/// answered (`acquired` or `busy: WHY`).
+fn record_only_acquirer(f: &Fixture, temp: &Path) -> String {
+    let out = acquirer_child("lease::tests::record_only_acquirer_child", f)
+        .env("TMPDIR", temp)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let answer = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("answer: "));
+    answer
+        .unwrap_or_else(|| panic!("no answer in {stdout}"))
+        .to_owned()
+}
+
+/// Child: one record-only acquisition; prints `answer: acquired` or
+/// `answer: busy: WHY`, and lets go of what it took.
+#[test]
+#[ignore = "run by the reclaim tests in a child process"]
+fn record_only_acquirer_child() {
+    let [Ok(home), Ok(cache)] = ACQUIRER_ENV.map(std::env::var) else {
+        return;
+    };
+    let leases = Leases::open(Path::new(&home))
+        .unwrap()
+        .with_trust(LockTrust::RecordOnly("test".to_owned()));
+    let answer = match leases.try_acquire(Path::new(&cache), &owner("second")) {
+        Ok(AcquireOutcome::Acquired(_)) => "acquired".to_owned(),
+        Ok(AcquireOutcome::Busy(busy)) => format!("busy: {}", busy.describe()),
+        Err(err) => format!("error: {err}"),
+    };
+    println!("\nanswer: {answer}");
 }

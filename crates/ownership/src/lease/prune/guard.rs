@@ -1,0 +1,115 @@
+//! Which directories a prune may touch at all.
+//!
+//! A prune deletes files, so the directory it is pointed at must be proven
+//! to be a build cache before anything is listed: a mistyped path, a folder
+//! of documents or a home directory must be refused, not emptied. A
+//! directory passes only if it is registered as a build cache under the
+//! natives home and laid out as cargo lays out a target directory, and never
+//! if it is the root, a user's home, anything holding one of those or the
+//! natives home, or a repository.
+
+use std::{
+    env, fs, io,
+    path::{Path, PathBuf},
+};
+
+use natives_core::{Error, ErrorKind, Result};
+use nix::unistd::{User, getuid};
+
+use super::output::profile_dirs;
+use crate::{layout::LeaseFiles, paths};
+
+/// The signature line every `CACHEDIR.TAG` starts with (cargo writes one at
+/// the top of each target directory it creates).
+const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// The canonical path of `dir` if a prune may touch it, or why not:
+/// `ENOENT`/`ENOTDIR` for a path that is not a directory, `EINVAL` naming
+/// the rule it breaks otherwise.
+pub(super) fn prunable(dir: &Path, home: &Path) -> Result<PathBuf> {
+    let meta = fs::metadata(dir).map_err(|err| Error::io(dir, err))?;
+    if !meta.is_dir() {
+        let message = format!("{}: not a directory", dir.display());
+        return Err(Error::new(ErrorKind::NotADirectory, message));
+    }
+    let canonical = dir.canonicalize().map_err(|err| Error::io(dir, err))?;
+    let refuse = |why: String| {
+        Err(Error::invalid(format!(
+            "{}: {why}; only a build cache is pruned",
+            dir.display()
+        )))
+    };
+    if canonical == Path::new("/") {
+        return refuse("is the root directory".to_owned());
+    }
+    for user_home in user_homes() {
+        if canonical == user_home {
+            return refuse(format!("is the home directory {}", user_home.display()));
+        }
+        if user_home.starts_with(&canonical) {
+            return refuse(format!(
+                "contains the home directory {}",
+                user_home.display()
+            ));
+        }
+    }
+    let natives_home = paths::dir_id(home)?;
+    if natives_home.starts_with(&canonical) {
+        return refuse(format!(
+            "contains the natives home {}",
+            natives_home.display()
+        ));
+    }
+    if fs::symlink_metadata(canonical.join(".git")).is_ok() {
+        return refuse("holds a .git (a repository or worktree)".to_owned());
+    }
+    if !registered(home, &canonical) {
+        return refuse(format!(
+            "is not a build cache registered under {}",
+            home.display()
+        ));
+    }
+    if !has_cargo_marker(&canonical)? || profile_dirs(&canonical)?.is_empty() {
+        return refuse(
+            "does not look like a cargo target directory (a CACHEDIR.TAG or \
+             .rustc_info.json beside profile directories with a .fingerprint)"
+                .to_owned(),
+        );
+    }
+    Ok(canonical)
+}
+
+/// The current user's home directories, canonical: `$HOME` and the one the
+/// user database names, when they exist.
+fn user_homes() -> Vec<PathBuf> {
+    let from_env = env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let from_passwd = User::from_uid(getuid()).ok().flatten().map(|user| user.dir);
+    let mut homes: Vec<PathBuf> = [from_env, from_passwd]
+        .into_iter()
+        .flatten()
+        .filter_map(|home| home.canonicalize().ok())
+        .collect();
+    homes.dedup();
+    homes
+}
+
+/// Whether a lease was ever taken on `dir` under `home` (its catalog entry
+/// or its lease record exists).
+fn registered(home: &Path, dir: &Path) -> bool {
+    let files = LeaseFiles::new(home, dir);
+    files.catalog.exists() || files.record.exists()
+}
+
+/// Whether `dir` holds cargo's `CACHEDIR.TAG` or its `.rustc_info.json`.
+fn has_cargo_marker(dir: &Path) -> Result<bool> {
+    let tag = dir.join("CACHEDIR.TAG");
+    match fs::read(&tag) {
+        Ok(bytes) if bytes.starts_with(CACHEDIR_SIGNATURE) => return Ok(true),
+        Ok(_) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(Error::io(&tag, err)),
+    }
+    Ok(fs::symlink_metadata(dir.join(".rustc_info.json")).is_ok_and(|meta| meta.is_file()))
+}

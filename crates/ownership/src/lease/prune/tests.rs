@@ -1,0 +1,280 @@
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    time::{Duration, SystemTime},
+};
+
+use super::*;
+use crate::lease::{Guard, Status};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    leases: Leases,
+    cache: PathBuf,
+}
+
+/// A home, and a registered cache directory laid out as cargo's: its tag,
+/// a host `debug` profile and a cross-compiled `release` one.
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let cache = root.join("target");
+    fs::create_dir(&cache).unwrap();
+    fs::write(
+        cache.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n# created by cargo\n",
+    )
+    .unwrap();
+    fs::create_dir_all(cache.join("debug/.fingerprint")).unwrap();
+    fs::create_dir_all(cache.join("x86_64-unknown-linux-gnu/release/.fingerprint")).unwrap();
+    let leases = Leases::open(&root.join("home")).unwrap();
+    drop(hold(&leases, &cache));
+    Fixture {
+        _dir: dir,
+        root,
+        leases,
+        cache,
+    }
+}
+
+fn owner() -> Owner {
+    Owner::current("run-1", "node-a", "janitor")
+}
+
+fn hold(leases: &Leases, dir: &Path) -> Guard {
+    match leases.try_acquire(dir, &owner()).unwrap() {
+        AcquireOutcome::Acquired(guard) => guard,
+        AcquireOutcome::Busy(busy) => panic!("{busy:?}"),
+    }
+}
+
+/// Write `bytes` bytes at `dir/rel`, last modified `minutes` after an old
+/// moment (so that a larger number is newer).
+fn file(dir: &Path, rel: &str, bytes: usize, minutes: u64) {
+    let path = dir.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, vec![b'x'; bytes]).unwrap();
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    let file = fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(old + Duration::from_secs(minutes * 60))
+        .unwrap();
+}
+
+/// Every entry under `root`, relative, sorted.
+fn tree(root: &Path) -> Vec<PathBuf> {
+    let mut entries = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for item in fs::read_dir(&dir).unwrap() {
+            let path = item.unwrap().path();
+            if fs::symlink_metadata(&path).unwrap().is_dir() {
+                pending.push(path.clone());
+            }
+            entries.push(path.strip_prefix(root).unwrap().to_owned());
+        }
+    }
+    entries.sort();
+    entries
+}
+
+/// Only build output goes, oldest first: files of unknown purpose stay
+/// however old, as do directories that were empty before, the profiles and
+/// their `.fingerprint`; the directories the prune emptied go.
+#[test]
+fn only_build_output_is_deleted_oldest_first() {
+    let f = fixture();
+    file(&f.cache, "notes.txt", 1000, 0);
+    file(&f.cache, "tools/bin/rg", 1000, 1);
+    file(&f.cache, "doc/index.html", 1000, 2);
+    file(&f.cache, "debug/.fingerprint/app-1/lib-app", 10, 3);
+    file(&f.cache, "debug/deps/libapp-1.rlib", 1000, 4);
+    file(&f.cache, "x86_64-unknown-linux-gnu/release/app", 1000, 5);
+    file(&f.cache, "debug/deps/app-1", 1000, 6);
+    fs::create_dir_all(f.cache.join("debug/build/empty-before")).unwrap();
+    let report = f
+        .leases
+        .maintenance_prune(&f.cache, 1500, &owner())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        report,
+        PruneReport {
+            bytes_before: 3010,
+            bytes_after: 1000,
+            files_removed: 3
+        }
+    );
+    let left: Vec<&str> = vec![
+        ".fingerprint",
+        "build",
+        "build/empty-before",
+        "deps",
+        "deps/app-1",
+    ];
+    assert_eq!(
+        tree(&f.cache.join("debug")),
+        left.iter().map(PathBuf::from).collect::<Vec<_>>()
+    );
+    for untouched in [
+        "notes.txt",
+        "tools/bin/rg",
+        "doc/index.html",
+        "CACHEDIR.TAG",
+    ] {
+        assert!(f.cache.join(untouched).exists(), "{untouched}");
+    }
+    assert!(
+        f.cache
+            .join("x86_64-unknown-linux-gnu/release/.fingerprint")
+            .is_dir()
+    );
+    assert!(
+        !f.cache
+            .join("x86_64-unknown-linux-gnu/release/app")
+            .exists()
+    );
+    assert_eq!(
+        f.leases.classify(&f.cache).unwrap(),
+        Status::Free,
+        "prune released"
+    );
+
+    let all = f
+        .leases
+        .maintenance_prune(&f.cache, 0, &owner())
+        .unwrap()
+        .unwrap();
+    assert_eq!((all.bytes_after, all.files_removed), (0, 1));
+    assert!(
+        f.cache.join("debug/.fingerprint").is_dir(),
+        "still a target directory"
+    );
+    assert_eq!(f.leases.plan_prune(&f.cache, 0).unwrap().files, vec![]);
+}
+
+/// Everything that is not a registered cargo target directory is refused
+/// with a reason, before anything is listed; nothing is deleted.
+#[test]
+fn only_a_registered_cargo_target_directory_is_pruned() {
+    let f = fixture();
+    let unregistered = f.root.join("other-target");
+    fs::create_dir_all(unregistered.join("debug/.fingerprint")).unwrap();
+    fs::write(unregistered.join(".rustc_info.json"), "{}").unwrap();
+    file(&unregistered, "debug/deps/a", 10, 0);
+    let documents = f.root.join("documents");
+    file(&documents, "letter.txt", 10, 0);
+    let tag_only = f.root.join("tag-only");
+    file(&tag_only, "CACHEDIR.TAG", 10, 0);
+    fs::write(
+        tag_only.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    file(&tag_only, "data/file", 10, 0);
+    let other_tag = f.root.join("other-tag");
+    fs::create_dir_all(other_tag.join("debug/.fingerprint")).unwrap();
+    fs::write(other_tag.join("CACHEDIR.TAG"), "not a cache tag\n").unwrap();
+    let repository = f.root.join("repository");
+    fs::create_dir_all(repository.join("debug/.fingerprint")).unwrap();
+    fs::write(repository.join(".rustc_info.json"), "{}").unwrap();
+    fs::create_dir(repository.join(".git")).unwrap();
+    let holding_home = f.root.clone();
+    fs::create_dir_all(holding_home.join("debug/.fingerprint")).unwrap();
+    fs::write(holding_home.join(".rustc_info.json"), "{}").unwrap();
+    for dir in [
+        &documents,
+        &tag_only,
+        &other_tag,
+        &repository,
+        &holding_home,
+    ] {
+        drop(hold(&f.leases, dir));
+    }
+    let home = f.leases.home().display().to_string();
+    let table: [(&Path, &str, String); 8] = [
+        (&f.root.join("missing"), "ENOENT", "No such file".to_owned()),
+        (
+            &f.cache.join("CACHEDIR.TAG"),
+            "ENOTDIR",
+            "not a directory".to_owned(),
+        ),
+        (
+            &unregistered,
+            "EINVAL",
+            format!("is not a build cache registered under {home}"),
+        ),
+        (
+            &documents,
+            "EINVAL",
+            "does not look like a cargo target directory".to_owned(),
+        ),
+        (
+            &tag_only,
+            "EINVAL",
+            "does not look like a cargo target directory".to_owned(),
+        ),
+        (
+            &other_tag,
+            "EINVAL",
+            "does not look like a cargo target directory".to_owned(),
+        ),
+        (&repository, "EINVAL", "holds a .git".to_owned()),
+        (
+            &holding_home,
+            "EINVAL",
+            format!("contains the natives home {home}"),
+        ),
+    ];
+    let before = tree(&f.root);
+    for (dir, code, why) in table {
+        for err in [
+            f.leases.maintenance_prune(dir, 0, &owner()).unwrap_err(),
+            f.leases.plan_prune(dir, 0).unwrap_err(),
+        ] {
+            assert_eq!(err.code(), code, "{}: {err}", dir.display());
+            assert!(
+                err.message().starts_with(&format!("{}: ", dir.display())),
+                "{err}"
+            );
+            assert!(err.message().contains(&why), "{err}");
+        }
+    }
+    assert_eq!(tree(&f.root), before, "a refused prune changed something");
+}
+
+/// A plan lists what would go and deletes nothing; carried out later, it
+/// deletes exactly what it listed, except a file changed since, and nothing
+/// that appeared meanwhile.
+#[test]
+fn a_planned_prune_deletes_only_what_was_planned() {
+    let f = fixture();
+    file(&f.cache, "debug/deps/a", 100, 0);
+    file(&f.cache, "debug/deps/b", 100, 1);
+    file(&f.cache, "debug/deps/c", 100, 2);
+    let plan = f.leases.plan_prune(&f.cache, 100).unwrap();
+    let planned: Vec<PathBuf> = plan.files.iter().map(|file| file.path.clone()).collect();
+    assert_eq!(
+        planned,
+        [f.cache.join("debug/deps/a"), f.cache.join("debug/deps/b")]
+    );
+    assert_eq!((plan.bytes_before, plan.bytes_after), (300, 100));
+    assert!(
+        f.cache.join("debug/deps/a").exists(),
+        "a plan deletes nothing"
+    );
+
+    file(&f.cache, "debug/deps/b", 100, 9);
+    file(&f.cache, "debug/deps/new", 100, 0);
+    let report = f.leases.prune_planned(&plan, &owner()).unwrap().unwrap();
+    assert_eq!(report.files_removed, 1);
+    assert!(!f.cache.join("debug/deps/a").exists());
+    for kept in ["debug/deps/b", "debug/deps/c", "debug/deps/new"] {
+        assert!(f.cache.join(kept).exists(), "{kept}");
+    }
+
+    let held = hold(&f.leases, &f.cache);
+    let busy = f.leases.prune_planned(&plan, &owner()).unwrap();
+    assert!(matches!(busy, Err(Busy::Active(_))), "{busy:?}");
+    drop(held);
+}
