@@ -248,6 +248,23 @@ pub fn release(
     release_in_zone(home, &Zone::of(&dir), &dir, uid, deadline, releaser)
 }
 
+/// [`release`] of the folder a person names: a path, or a zone name as
+/// `claims list` shows it (for a folder whose path no longer resolves as it
+/// did). Every front releases through this, so the rule that tells a zone
+/// from a folder lives here.
+pub fn release_named(
+    home: &Path,
+    named: &str,
+    uid: &str,
+    deadline: &CancelToken,
+    releaser: Releaser,
+) -> Result<bool> {
+    match Zone::parse(named) {
+        Some(zone) => release_in_zone(home, &zone, Path::new(""), uid, deadline, releaser),
+        None => release(home, Path::new(named), uid, deadline, releaser),
+    }
+}
+
 /// [`release`] by zone, for a folder whose path no longer resolves as it did.
 pub fn release_in_zone(
     home: &Path,

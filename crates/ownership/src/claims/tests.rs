@@ -724,3 +724,29 @@ fn concurrent_claimers_lose_no_claim() {
         assert_eq!(held.reason(), Some(SharedReason::Claimed), "{held}");
     }
 }
+
+/// A person names a folder by its path or, once the path no longer resolves
+/// as it did, by the zone `claims list` shows: both release the claim.
+#[test]
+fn a_claim_is_released_by_the_folder_or_by_its_zone_name() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("memory");
+    let req = request("a", Some(work.path()), &dir);
+    let zone = Zone::of(&dir_id(&dir).unwrap());
+    let as_owner = Releaser::ClaimOwner;
+    let named = [dir.to_string_lossy().into_owned(), zone.name().to_owned()];
+    for name in named {
+        assert!(check_and_claim(home.path(), &req, &no_deadline()).is_exclusive());
+        assert!(
+            release_named(home.path(), &name, "a", &no_deadline(), as_owner).unwrap(),
+            "{name}"
+        );
+        assert!(
+            !release_named(home.path(), &name, "a", &no_deadline(), as_owner).unwrap(),
+            "{name}"
+        );
+    }
+    let unknown = release_named(home.path(), "", "a", &no_deadline(), as_owner).unwrap_err();
+    assert_eq!(unknown.code(), "EINVAL", "{unknown}");
+}

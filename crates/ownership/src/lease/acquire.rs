@@ -121,7 +121,7 @@ impl Leases {
     /// owns the cache's outputs.
     pub fn try_acquire(&self, cache_dir: &Path, owner: &Owner) -> Result<AcquireOutcome> {
         let (id, files) = self.files_for_writing(cache_dir)?;
-        let record = LeaseRecord::new(id, fresh_nonce(owner));
+        let record = LeaseRecord::new(id, fresh_nonce(owner)?);
         let taken = Slot::cache(&files, &self.trust)
             .try_take(&record, || self.outputs_owned_by_cleanup(&files))?;
         Ok(match taken {
@@ -168,7 +168,7 @@ impl Leases {
     /// no build is admitted to the cache and no maintenance runs.
     pub fn try_acquire_output(&self, cache_dir: &Path, owner: &Owner) -> Result<AcquireOutcome> {
         let (id, files) = self.files_for_writing(cache_dir)?;
-        let record = LeaseRecord::new(id, fresh_nonce(owner));
+        let record = LeaseRecord::new(id, fresh_nonce(owner)?);
         Ok(
             match Slot::output(&files, &self.trust).try_take(&record, || Ok(None))? {
                 Taken::Busy(busy) => AcquireOutcome::Busy(busy),
@@ -297,12 +297,14 @@ struct Held {
     output: Option<HeldSlot>,
 }
 
-/// `owner` with a nonce naming this one acquisition.
-fn fresh_nonce(owner: &Owner) -> Owner {
-    Owner {
+/// `owner` with a nonce naming this one acquisition. Every acquisition
+/// passes here, so this is where an owner that names nobody is refused.
+fn fresh_nonce(owner: &Owner) -> Result<Owner> {
+    owner.check()?;
+    Ok(Owner {
         nonce: process::nonce(),
         ..owner.clone()
-    }
+    })
 }
 
 fn timed_out(cache_dir: &Path, busy: &Busy) -> Error {

@@ -59,6 +59,18 @@ pub enum EntryStatus {
     Unknown(String),
 }
 
+impl EntryStatus {
+    /// The status as the word every front shows (as [`Status::name`]).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EntryStatus::Free => "free",
+            EntryStatus::Active => "active",
+            EntryStatus::Stale => "stale",
+            EntryStatus::Unknown(_) => "unknown",
+        }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct CatalogRecord {

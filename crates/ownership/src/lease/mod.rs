@@ -71,6 +71,15 @@ use crate::{
 /// within one interval; shorter would only spin on a live holder.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
 
+/// What [`Leases::inspect`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inspection {
+    /// The cache lease's status.
+    pub status: Status,
+    /// Held, unknown, or its outputs owned by process cleanup.
+    pub in_use: bool,
+}
+
 /// The lease store under one natives home.
 #[derive(Clone, Debug)]
 pub struct Leases {
@@ -122,7 +131,15 @@ impl Leases {
     /// can vouch for ([`Status::Unknown`] counts as in use), or with outputs
     /// that process cleanup still owns.
     pub fn in_use(&self, cache_dir: &Path) -> Result<bool> {
-        Ok(self.classify(cache_dir)?.in_use() || self.outputs_in_use(cache_dir)?)
+        Ok(self.inspect(cache_dir)?.in_use)
+    }
+
+    /// Where `cache_dir`'s lease stands and whether the cache is in use (see
+    /// [`Leases::in_use`]), the cache lease read once.
+    pub fn inspect(&self, cache_dir: &Path) -> Result<Inspection> {
+        let status = self.classify(cache_dir)?;
+        let in_use = status.in_use() || self.outputs_in_use(cache_dir)?;
+        Ok(Inspection { status, in_use })
     }
 
     /// Whether process cleanup (or maintenance) holds `cache_dir`'s output

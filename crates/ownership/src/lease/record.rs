@@ -60,6 +60,23 @@ impl Owner {
         }
     }
 
+    /// Refuse (`EINVAL`, naming the field) an owner whose run, node or seat
+    /// is empty: a lease must say who holds it.
+    pub fn check(&self) -> natives_core::Result<()> {
+        for (field, value) in [
+            ("run", &self.run),
+            ("node", &self.node),
+            ("seat", &self.seat),
+        ] {
+            if value.is_empty() {
+                return Err(Error::invalid(format!(
+                    "owner.{field} must be a non-empty string"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The same owner, building from `worktree` at `head`.
     pub fn building(mut self, worktree: PathBuf, head: String) -> Owner {
         self.worktree = Some(worktree);
@@ -154,6 +171,17 @@ impl Status {
     /// `Active` and `Unknown` count as in use.
     pub fn in_use(&self) -> bool {
         matches!(self, Status::Active(_) | Status::Unknown(_))
+    }
+
+    /// The status as the word every front shows: `free`, `active`,
+    /// `stale` or `unknown`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::Free => "free",
+            Status::Active(_) => "active",
+            Status::Stale(_) => "stale",
+            Status::Unknown(_) => "unknown",
+        }
     }
 }
 

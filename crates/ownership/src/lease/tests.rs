@@ -837,3 +837,73 @@ fn record_only_acquirer_child() {
     };
     println!("\nanswer: {answer}");
 }
+
+/// An owner must say who holds a lease: an empty run, node or seat is
+/// refused (`EINVAL`, naming the field) by every way to acquire, and nothing
+/// is recorded.
+#[test]
+fn an_owner_that_names_nobody_is_refused_by_every_acquisition() {
+    let f = fixture();
+    for field in ["run", "node", "seat"] {
+        let mut nobody = owner("builder");
+        match field {
+            "run" => nobody.run.clear(),
+            "node" => nobody.node.clear(),
+            _ => nobody.seat.clear(),
+        }
+        let refusals = [
+            f.leases.try_acquire(&f.cache, &nobody).map(drop),
+            f.leases.try_acquire_output(&f.cache, &nobody).map(drop),
+            f.leases
+                .try_acquire_maintenance(&f.cache, &nobody)
+                .map(drop),
+            f.leases
+                .wait_for(&f.cache, &nobody, Duration::from_millis(10))
+                .map(drop),
+        ];
+        for refused in refusals {
+            let err = refused.unwrap_err();
+            assert_eq!(err.code(), "EINVAL", "{field}: {err}");
+            assert!(err.message().contains(&format!("owner.{field}")), "{err}");
+        }
+    }
+    assert_eq!(f.leases.classify(&f.cache).unwrap(), Status::Free);
+}
+
+/// Every front shows statuses with the same words, and `inspect` answers
+/// status and use together.
+#[test]
+fn statuses_have_one_name_and_inspect_says_whether_the_cache_is_in_use() {
+    let f = fixture();
+    let table = [
+        (Status::Free, "free"),
+        (Status::Active(None), "active"),
+        (Status::Stale(dead_record(&f)), "stale"),
+        (Status::Unknown("torn".into()), "unknown"),
+    ];
+    for (status, name) in table {
+        assert_eq!(status.name(), name);
+    }
+    let entries = [
+        (EntryStatus::Free, "free"),
+        (EntryStatus::Active, "active"),
+        (EntryStatus::Stale, "stale"),
+        (EntryStatus::Unknown("torn".into()), "unknown"),
+    ];
+    for (status, name) in entries {
+        assert_eq!(status.name(), name);
+    }
+    let free = f.leases.inspect(&f.cache).unwrap();
+    assert_eq!((free.status.name(), free.in_use), ("free", false));
+    let held = acquire(&f.leases, &f.cache, "builder");
+    let busy = f.leases.inspect(&f.cache).unwrap();
+    assert_eq!((busy.status.name(), busy.in_use), ("active", true));
+    drop(held);
+    let cleanup = f
+        .leases
+        .try_acquire_output(&f.cache, &owner("cleanup"))
+        .unwrap();
+    let cleaning = f.leases.inspect(&f.cache).unwrap();
+    assert_eq!((cleaning.status.name(), cleaning.in_use), ("free", true));
+    drop(cleanup);
+}

@@ -284,6 +284,9 @@ pub struct GrepOutcome {
     /// The canonical directory result paths are relative to (empty for an
     /// in-memory search).
     pub root: PathBuf,
+    /// `path` named one file (results carry its name, relative to `root`,
+    /// its directory) rather than a directory to search.
+    pub path_is_file: bool,
     /// The returned results, in path order then line order.
     pub matches: Vec<GrepMatch>,
     /// Results found: matching lines in content mode (`rg`'s per-line
@@ -364,6 +367,7 @@ fn search_tree(
     let candidates = select::candidates(options, cache, token)?;
     let outcome = GrepOutcome {
         root: candidates.root().to_path_buf(),
+        path_is_file: candidates.is_explicit(),
         ..GrepOutcome::default()
     };
     let mut emitter = Emitter::new(options, outcome, on_match);

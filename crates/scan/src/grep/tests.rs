@@ -362,6 +362,11 @@ fn single_file_path_and_non_files() {
     });
     assert_eq!(keys(&outcome), ["a.txt:2"], "a named file ignores the glob");
     assert_eq!(outcome.root, dir.path().canonicalize().unwrap());
+    assert!(
+        outcome.path_is_file,
+        "the answer says the path was one file"
+    );
+    assert!(!run(dir.path(), |o| o.pattern = "two".into()).path_is_file);
 
     let missing = run_with(
         &dir.path().join("nope"),
