@@ -11,13 +11,10 @@ fn policy() -> CachePolicy {
 }
 
 fn tree(files: usize) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for i in 0..files {
-        let sub = dir.path().join(format!("d{}", i % 50));
-        fs::create_dir_all(&sub).unwrap();
-        fs::write(sub.join(format!("f{i}.txt")), "").unwrap();
-    }
-    dir
+    let paths: Vec<String> = (0..files)
+        .map(|i| format!("d{}/f{i}.txt", i % 50))
+        .collect();
+    natives_testkit::tree_of_paths(&paths)
 }
 
 fn key(dir: &Path) -> ScanKey {

@@ -7,17 +7,7 @@ use crate::cache::CachePolicy;
 
 /// A temp tree: a path ending in `/` is a directory, anything else a file.
 fn tree(paths: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for rel in paths {
-        let path = dir.path().join(rel);
-        if rel.ends_with('/') {
-            fs::create_dir_all(path).unwrap();
-        } else {
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, rel).unwrap();
-        }
-    }
-    dir
+    natives_testkit::tree_of_paths(paths)
 }
 
 fn find(dir: &Path, query: &str, configure: impl FnOnce(&mut FuzzyOptions)) -> FuzzyOutcome {

@@ -21,13 +21,7 @@ const FILES: &[&str] = &[
 ];
 
 fn fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for rel in FILES {
-        let path = dir.path().join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, rel).unwrap();
-    }
-    dir
+    natives_testkit::tree_of_paths(FILES)
 }
 
 fn run(dir: &Path, configure: impl FnOnce(&mut GlobOptions)) -> (Vec<String>, usize) {

@@ -7,18 +7,10 @@ use std::{
     time::{Duration, Instant},
 };
 
+use natives_testkit::tree;
+
 use super::*;
 use crate::cache::CachePolicy;
-
-fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, text) in files {
-        let path = dir.path().join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
-    }
-    dir
-}
 
 fn run_with(
     path: &Path,
@@ -738,7 +730,7 @@ fn listed_files_replaced_by_links_are_not_followed_out_of_the_root() {
         assert_eq!(keys(&after), left, "{name}");
         assert!(after.files_unreadable >= 1, "{name}: {after:?}");
     }
-    let named = tree(&[]);
+    let named = tempfile::tempdir().unwrap();
     symlink(
         outside.path().join("secret.txt"),
         named.path().join("link.txt"),
