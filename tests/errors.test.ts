@@ -5,23 +5,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { codedRejection } from './support/errors.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 import { stageForUnprivileged } from './support/unprivileged.ts';
 import { fsScanCacheStats, glob, invalidateFsScanCache, type CodedError, type GlobOptions } from './support/natives.ts';
-
-/** The rejection of `promise`, which must reject with an `Error` carrying a string `code`. */
-async function rejection(promise: Promise<unknown>): Promise<Error & { code: string }> {
-  let caught: unknown;
-  try {
-    await promise;
-  } catch (error) {
-    caught = error;
-  }
-  if (!(caught instanceof Error)) throw new Error(`expected a rejection with an Error, got ${String(caught)}`);
-  expect(typeof (caught as { code?: unknown }).code).toBe('string');
-  return caught as Error & { code: string };
-}
 
 let root = '';
 beforeAll(() => {
@@ -32,7 +20,7 @@ afterAll(() => removeDir(root));
 
 describe('bad paths', () => {
   test('an empty path is EINVAL for glob and for invalidation (it is not the cwd)', async () => {
-    expect((await rejection(glob({ pattern: '*', path: '' }))).code).toBe('EINVAL');
+    expect((await codedRejection(glob({ pattern: '*', path: '' }))).code).toBe('EINVAL');
     let thrown: unknown;
     try {
       invalidateFsScanCache('');
@@ -44,18 +32,18 @@ describe('bad paths', () => {
 
   test('a missing directory is ENOENT naming it', async () => {
     const missing = path.join(root, 'no-such-dir');
-    const error = await rejection(glob({ pattern: '*', path: missing }));
+    const error = await codedRejection(glob({ pattern: '*', path: missing }));
     expect(error.code).toBe('ENOENT');
     expect(error.message).toContain(missing);
   });
 
   test('a file as the search path is ENOTDIR naming it', async () => {
     const file = path.join(root, 'file.txt');
-    const error = await rejection(glob({ pattern: '*', path: file }));
+    const error = await codedRejection(glob({ pattern: '*', path: file }));
     expect(error.code).toBe('ENOTDIR');
     expect(error.message).toContain(file);
     // A path through a file is not a directory either.
-    expect((await rejection(glob({ pattern: '*', path: path.join(file, 'below') }))).code).toBe('ENOTDIR');
+    expect((await codedRejection(glob({ pattern: '*', path: path.join(file, 'below') }))).code).toBe('ENOTDIR');
   });
 
   test('an unreadable directory is EACCES for an unprivileged process; unreadable subdirectories are skipped', async () => {
@@ -103,7 +91,7 @@ describe('bad paths', () => {
 describe('bad patterns and options are EINVAL', () => {
   test('an invalid pattern names the pattern', async () => {
     for (const pattern of ['a[', 'src/[z-a]', '**/{x}}']) {
-      const error = await rejection(glob({ pattern, path: root }));
+      const error = await codedRejection(glob({ pattern, path: root }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain(pattern);
     }
@@ -111,7 +99,7 @@ describe('bad patterns and options are EINVAL', () => {
 
   test('an empty or blank pattern', async () => {
     for (const pattern of ['', '   ']) {
-      const error = await rejection(glob({ pattern, path: root }));
+      const error = await codedRejection(glob({ pattern, path: root }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain('empty');
     }
@@ -119,7 +107,7 @@ describe('bad patterns and options are EINVAL', () => {
 
   test('maxResults must be a non-negative integer', async () => {
     for (const maxResults of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      const error = await rejection(glob({ pattern: '*', path: root, maxResults }));
+      const error = await codedRejection(glob({ pattern: '*', path: root, maxResults }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain('maxResults');
     }
@@ -127,7 +115,7 @@ describe('bad patterns and options are EINVAL', () => {
 
   test('timeoutMs must be a non-negative number', async () => {
     for (const timeoutMs of [-5, Number.NaN]) {
-      const error = await rejection(glob({ pattern: '*', path: root, timeoutMs }));
+      const error = await codedRejection(glob({ pattern: '*', path: root, timeoutMs }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain('timeoutMs');
     }
@@ -135,7 +123,7 @@ describe('bad patterns and options are EINVAL', () => {
 
   test('fileType must be one of the FileType values', async () => {
     for (const fileType of [0, 5, 9]) {
-      const error = await rejection(glob({ pattern: '*', path: root, fileType }));
+      const error = await codedRejection(glob({ pattern: '*', path: root, fileType }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain(`fileType ${fileType}`);
     }
@@ -153,16 +141,16 @@ describe('bad patterns and options are EINVAL', () => {
       'pattern',
     ];
     for (const options of wrong) {
-      const error = await rejection(glob(options as GlobOptions));
+      const error = await codedRejection(glob(options as GlobOptions));
       expect(error.code).toBe('EINVAL');
     }
   });
 
   test('a rejected call runs no walk', async () => {
     const before = fsScanCacheStats().walks;
-    await rejection(glob({ pattern: 'a[', path: root }));
-    await rejection(glob({ pattern: '*', path: root, maxResults: -1 }));
-    await rejection(glob({ pattern: '*', path: path.join(root, 'missing') }));
+    await codedRejection(glob({ pattern: 'a[', path: root }));
+    await codedRejection(glob({ pattern: '*', path: root, maxResults: -1 }));
+    await codedRejection(glob({ pattern: '*', path: path.join(root, 'missing') }));
     expect(fsScanCacheStats().walks).toBe(before);
   });
 });
@@ -173,18 +161,18 @@ describe('abort and timeout', () => {
     const reason = new Error('user cancelled');
     controller.abort(reason);
     const before = fsScanCacheStats().walks;
-    const error = await rejection(glob({ pattern: '*', path: root, signal: controller.signal }));
+    const error = await codedRejection(glob({ pattern: '*', path: root, signal: controller.signal }));
     expect(error.code).toBe('ABORT_ERR');
     expect(error.name).toBe('AbortError');
     expect(error.cause).toBe(reason);
     // Even with a bad path the abort wins: nothing was looked at.
-    const bad = await rejection(glob({ pattern: '*', path: path.join(root, 'missing'), signal: controller.signal }));
+    const bad = await codedRejection(glob({ pattern: '*', path: path.join(root, 'missing'), signal: controller.signal }));
     expect(bad.code).toBe('ABORT_ERR');
     expect(fsScanCacheStats().walks).toBe(before);
   });
 
   test('AbortSignal.abort() and AbortSignal.timeout() signals', async () => {
-    const error = await rejection(glob({ pattern: '*', path: root, signal: AbortSignal.abort() }));
+    const error = await codedRejection(glob({ pattern: '*', path: root, signal: AbortSignal.abort() }));
     expect(error.code).toBe('ABORT_ERR');
     // A signal that fires later: the call still succeeds if it finishes first.
     const result = await glob({ pattern: '*.ts', path: root, signal: AbortSignal.timeout(60_000) });
@@ -192,7 +180,7 @@ describe('abort and timeout', () => {
   });
 
   test('timeoutMs: 0 rejects with ETIMEDOUT', async () => {
-    const error = await rejection(glob({ pattern: '*', path: root, timeoutMs: 0 }));
+    const error = await codedRejection(glob({ pattern: '*', path: root, timeoutMs: 0 }));
     expect(error.code).toBe('ETIMEDOUT');
   });
 

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { rejection, thrown } from './support/errors.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, run, tempDir } from './support/fs.ts';
 import {
@@ -33,26 +34,6 @@ function fixture(label: string, files: Record<string, string | Buffer> = {}): st
     fs.writeFileSync(target, contents);
   }
   return dir;
-}
-
-/** The error a promise rejects with (failing the test if it resolves). */
-async function rejection(body: Promise<unknown>): Promise<CodedError> {
-  try {
-    await body;
-  } catch (error) {
-    return error as CodedError;
-  }
-  throw new Error('expected a rejection, but the call resolved');
-}
-
-/** The error a synchronous call throws. */
-function thrown(body: () => unknown): CodedError {
-  try {
-    body();
-  } catch (error) {
-    return error as CodedError;
-  }
-  throw new Error('expected an exception, but the call returned');
 }
 
 /** Settle `body` or fail after `ms`: a grep that blocks must fail the test, not hang it. */

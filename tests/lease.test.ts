@@ -22,6 +22,7 @@ import {
   releaseBuildCache,
   resourceHold,
 } from '../packages/natives/src/index.ts';
+import { rejection } from './support/errors.ts';
 import { FIXTURES, runJson } from './support/child.ts';
 import { cargoTest, probeArtifacts, twoWorktrees } from './support/stale-build.ts';
 
@@ -52,15 +53,6 @@ function running(pid: number): boolean {
   }
   const state = stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3);
   return state !== 'Z' && state !== 'X';
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error & { code?: string };
-  }
-  throw new Error('expected a rejection');
 }
 
 /** Lay `dir` out as cargo lays out a target directory: its cache tag and a `debug` profile. */
