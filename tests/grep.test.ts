@@ -15,7 +15,6 @@ import {
   grep,
   hasMatch,
   search,
-  type CodedError,
   type GrepMatch,
   type GrepOptions,
 } from './support/grep.ts';
