@@ -267,6 +267,29 @@ const CASES: &[Case] = &[
     case("", &["--hidden", "-g", "*.txt"], |o| {
         o.glob = Some("*.txt".into())
     }),
+    case("needle", &["--hidden", "-w"], |o| o.word_regexp = true),
+    case(r"ne+dle", &["--hidden", "-w", "-i"], |o| {
+        o.word_regexp = true;
+        o.ignore_case = true;
+    }),
+    case("needle", &["--hidden", "-v"], |o| o.invert_match = true),
+    case(
+        "needle",
+        &["--hidden", "-v", "-C", "1", "-g", "*.txt"],
+        |o| {
+            o.invert_match = true;
+            o.context(1);
+            o.glob = Some("*.txt".into());
+        },
+    ),
+    case(r"needle\s+", &["--hidden", "-v", "-U"], |o| {
+        o.invert_match = true;
+        o.multiline = true;
+    }),
+    case("needle", &["--hidden", "-v", "-w"], |o| {
+        o.invert_match = true;
+        o.word_regexp = true;
+    }),
 ];
 
 #[test]
@@ -370,6 +393,93 @@ fn count_and_file_modes_match_rg() {
             "{pattern}"
         );
     }
+}
+
+/// `rg -o` prints one line per match, which its `--json` does not show:
+/// compared with its text output, `path:line:text`, a match spanning lines
+/// printed one line at a time; `-c -o` counts matches. rg's notice that it
+/// stopped at a binary file's NUL is left out: grep counts such files in
+/// `binary_files_skipped` (checked above) rather than printing a line.
+#[test]
+fn only_matching_matches_rg_o() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    type Configure = fn(&mut GrepOptions);
+    let cases: &[(&str, &[&str], Configure)] = &[
+        ("needle", &[], |_| {}),
+        (r"ne+dles?|NEEDLE", &[], |_| {}),
+        (r"\bneedle\b", &["-i"], |o| o.ignore_case = true),
+        ("needle", &["-w"], |o| o.word_regexp = true),
+        ("needle", &["-C", "1"], |o| {
+            o.context(1);
+        }),
+        ("e*", &["-g", "*.txt"], |o| o.glob = Some("*.txt".into())),
+        (r"needle\s+\w+", &["-U"], |o| o.multiline = true),
+        ("needle", &["-v", "-g", "*.txt"], |o| {
+            o.invert_match = true;
+            o.glob = Some("*.txt".into());
+        }),
+    ];
+    for &(pattern, args, configure) in cases {
+        let label = format!("pattern {pattern:?}, rg -o {args:?}");
+        let mut options = GrepOptions::new(pattern, dir.path());
+        options.include_node_modules = Some(true);
+        options.only_matching = true;
+        configure(&mut options);
+        let flags = [&["--hidden", "-o"], args].concat();
+        let printed = |extra: &[&str]| {
+            let all = [flags.as_slice(), extra].concat();
+            let output = rg(&rg_path, dir.path(), &all, pattern, ".");
+            String::from_utf8_lossy(&output.stdout)
+                .split_terminator('\n')
+                .filter(|l| !l.contains(": WARNING: stopped searching binary file"))
+                .map(|l| l.strip_prefix("./").unwrap_or(l).to_string())
+                .collect::<Vec<_>>()
+        };
+        let expected = printed(&["-n", "--no-heading", "-H"]);
+        assert!(!expected.is_empty(), "{label}: the case tests something");
+        let outcome = ours(&options);
+        let context = options.context_before + options.context_after > 0;
+        assert_eq!(printed_like_rg(&outcome, context), expected, "{label}");
+        options.mode = GrepMode::Count;
+        let counts: Vec<String> = ours(&options)
+            .matches
+            .iter()
+            .map(|m| format!("{}:{}", m.path_lossy(), m.match_count))
+            .collect();
+        assert_eq!(counts, printed(&["--count", "-H"]), "{label} --count");
+    }
+}
+
+/// Results as `rg -n --no-heading -H` prints them; with `context`, groups
+/// that do not touch are set apart by `--`.
+fn printed_like_rg(outcome: &GrepOutcome, context: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut last: Option<(String, u64)> = None;
+    for m in &outcome.matches {
+        let path = m.path_lossy().into_owned();
+        let first = m.context_before.first().map_or(m.line_number, |(n, _)| *n);
+        let joins = last
+            .as_ref()
+            .is_some_and(|(p, n)| *p == path && first <= n + 1);
+        if context && last.is_some() && !joins {
+            lines.push("--".to_string());
+        }
+        for (n, text) in &m.context_before {
+            lines.push(format!("{path}-{n}-{text}"));
+        }
+        let mut end = m.line_number;
+        for (offset, text) in m.line.split('\n').enumerate() {
+            end = m.line_number + offset as u64;
+            lines.push(format!("{path}:{end}:{text}"));
+        }
+        for (n, text) in &m.context_after {
+            lines.push(format!("{path}-{n}-{text}"));
+            end = *n;
+        }
+        last = Some((path, end.max(last.as_ref().map_or(0, |l| l.1))));
+    }
+    lines
 }
 
 /// Real text lines, 100 MiB and more, with one unique match near the end:

@@ -114,6 +114,20 @@ pub struct GrepOptions {
     /// pattern enables `(?s)`. As with `rg -U`, each file is read whole
     /// into memory to be searched. Default: `false`.
     pub multiline: bool,
+    /// Only matches surrounded by word boundaries (`rg -w`): a match must
+    /// start at the start of a line or after a non-word character, and end
+    /// at the end of a line or before one. Default: `false`.
+    pub word_regexp: bool,
+    /// Report the lines that do not match instead (`rg -v`): each is a
+    /// result (with `multiline`, each line outside every match), context
+    /// lines are the matching ones, and counts count them. Default: `false`.
+    pub invert_match: bool,
+    /// One result per match rather than per line (`rg -o`): its `line` is
+    /// the matched text, on the line where the match starts, and the counts
+    /// count matches (in count mode too, as `rg -c -o`). Lines reported by
+    /// `invert_match` hold no match and are reported whole, as `rg -o -v`
+    /// prints them. Default: `false`.
+    pub only_matching: bool,
     /// Search dot-files and dot-directories (`.git` is never entered).
     /// Default: `true` (seed 001: grep's hidden default is on).
     pub include_hidden: bool,
@@ -177,6 +191,9 @@ impl GrepOptions {
             smart_case: false,
             literal: false,
             multiline: false,
+            word_regexp: false,
+            invert_match: false,
+            only_matching: false,
             include_hidden: true,
             use_gitignore: true,
             include_node_modules: None,
@@ -207,6 +224,7 @@ impl GrepOptions {
             smart_case: self.smart_case,
             literal: self.literal,
             multiline: self.multiline,
+            word: self.word_regexp,
         }
     }
 
@@ -221,6 +239,8 @@ impl GrepOptions {
         Shape {
             mode: self.mode,
             multiline: self.multiline,
+            invert: self.invert_match,
+            only_matching: self.only_matching,
             context_before: self.context_before,
             context_after: self.context_after,
             max_columns: self.max_columns,
@@ -242,8 +262,9 @@ pub struct GrepMatch {
     pub line_number: u64,
     /// The matching line without its final `\n` (a `\r` before it is kept,
     /// as `rg` reports it); in multiline mode every line the match spans,
-    /// joined by `\n`. Invalid UTF-8 is replaced with U+FFFD. Empty in count
-    /// and files-with-matches modes.
+    /// joined by `\n`; with `only_matching`, the matched text alone. Invalid
+    /// UTF-8 is replaced with U+FFFD. Empty in count and files-with-matches
+    /// modes.
     pub line: String,
     /// Up to `context_before` lines before the match, as (line number, text).
     /// A line is never repeated: one already reported as the previous
@@ -254,8 +275,8 @@ pub struct GrepMatch {
     pub context_after: Vec<(u64, String)>,
     /// `true` when `max_columns` cut this line or one of its context lines.
     pub truncated: bool,
-    /// Count mode: the file's matching lines, or with `multiline` its
-    /// matches, as `rg --count` reports (so a walked file whose search stopped
+    /// Count mode: the file's matching lines, or with `multiline` or
+    /// `only_matching` its matches, as `rg --count` reports (so a walked file whose search stopped
     /// at a NUL byte has no count result); 0 in the other modes.
     pub match_count: u64,
 }
@@ -287,7 +308,8 @@ pub struct GrepOutcome {
     /// The returned results, in path order then line order.
     pub matches: Vec<GrepMatch>,
     /// Results found: matching lines in content mode (`rg`'s per-line
-    /// count; a multi-line match counts once), the sum of per-file counts in
+    /// count; a multi-line match counts once; with `only_matching`, the
+    /// matches), the sum of per-file counts in
     /// count mode, files in files-with-matches mode. Exact unless
     /// `limit_reached`; then a lower bound above `offset + max_count`.
     pub total_matches: u64,

@@ -23,6 +23,8 @@ pub(crate) struct MatcherSpec<'a> {
     pub smart_case: bool,
     pub literal: bool,
     pub multiline: bool,
+    /// Matches only between word boundaries (`rg -w`).
+    pub word: bool,
 }
 
 /// Build the matcher for `spec`. A bad pattern is `EINVAL` naming it and
@@ -41,6 +43,7 @@ pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
         .fixed_strings(spec.literal)
         .case_insensitive(spec.ignore_case)
         .case_smart(spec.smart_case && !spec.ignore_case)
+        .word(spec.word)
         .ban_byte(Some(b'\0'));
     if spec.multiline {
         builder.dot_matches_new_line(false);
@@ -69,6 +72,7 @@ pub fn has_match(
         smart_case: false,
         literal: false,
         multiline,
+        word: false,
     })?;
     // The matcher's error type is uninhabited in practice; a failure would
     // mean no match could be decided, which is what `false` reports.
@@ -292,6 +296,7 @@ mod tests {
                 smart_case,
                 literal,
                 multiline: false,
+                word: false,
             })
             .unwrap();
             assert_eq!(
