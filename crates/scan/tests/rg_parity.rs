@@ -17,7 +17,7 @@ use base64::Engine;
 use natives_scan::{
     CancelToken, ScanCache,
     cache::CachePolicy,
-    grep::{GrepMode, GrepOptions, GrepOutcome, grep},
+    grep::{GrepMode, GrepOptions, GrepOutcome, grep, list_files},
 };
 use serde_json::Value;
 
@@ -480,6 +480,65 @@ fn printed_like_rg(outcome: &GrepOutcome, context: bool) -> Vec<String> {
         last = Some((path, end.max(last.as_ref().map_or(0, |l| l.1))));
     }
     lines
+}
+
+/// `list_files` is `rg --files`: the same files in the same order, from a
+/// walk and from the cache alike, and a named file is listed alone.
+#[test]
+fn listed_files_match_rg_files() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    type Configure = fn(&mut GrepOptions);
+    let cases: &[(&[&str], Configure)] = &[
+        (&["--hidden"], |_| {}),
+        (&[], |o| o.include_hidden = false),
+        (&["--hidden", "--no-ignore"], |o| o.use_gitignore = false),
+        (&["--hidden", "-g", "*.rs"], |o| {
+            o.glob = Some("*.rs".into())
+        }),
+        (&["--hidden", "-g", "!bin"], |o| {
+            o.glob = Some("!bin".into())
+        }),
+        (&["--hidden", "-t", "md"], |o| {
+            o.file_type = Some("md".into())
+        }),
+    ];
+    for &(args, configure) in cases {
+        let output = Command::new(&rg_path)
+            .current_dir(dir.path())
+            .args(["--files", "--sort", "path"])
+            .args(args)
+            .output()
+            .unwrap();
+        let expected: Vec<String> = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert!(!expected.is_empty(), "rg --files {args:?}");
+        for cache in [false, true] {
+            let mut options = GrepOptions::new("", dir.path());
+            options.include_node_modules = Some(true);
+            options.cache = cache;
+            configure(&mut options);
+            let mut listed = Vec::new();
+            let scans = ScanCache::new(CachePolicy::default());
+            let outcome = list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+                listed.push(String::from_utf8_lossy(path).into_owned())
+            })
+            .unwrap();
+            assert_eq!(listed, expected, "rg --files {args:?}, cache {cache}");
+            assert_eq!(outcome.files, expected.len());
+        }
+    }
+    let options = GrepOptions::new("", dir.path().join("src/lib.rs"));
+    let mut listed = Vec::new();
+    let scans = ScanCache::new(CachePolicy::default());
+    list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+        listed.push(path.to_vec())
+    })
+    .unwrap();
+    assert_eq!(listed, [b"lib.rs".to_vec()]);
 }
 
 /// Real text lines, 100 MiB and more, with one unique match near the end:

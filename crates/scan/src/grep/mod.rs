@@ -401,6 +401,38 @@ fn search_tree(
     Ok(emitter.outcome)
 }
 
+/// The files a search with `options` would search (`rg --files`), in path
+/// order, none of them opened: a file named as `path`, or a directory's
+/// regular files after the node_modules rule, the `glob` and the file type.
+/// `on_file` sees each path, relative to the returned root, as it is found;
+/// the matching options are not used.
+pub fn list_files(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    on_file: &mut dyn FnMut(&[u8]),
+) -> Result<ListedFiles> {
+    let candidates = select::candidates(options, cache, token)?;
+    let mut files = 0;
+    candidates.each(cache, token, &mut |path| {
+        files += 1;
+        on_file(path);
+    })?;
+    Ok(ListedFiles {
+        root: candidates.root().to_path_buf(),
+        files,
+    })
+}
+
+/// What [`list_files`] listed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListedFiles {
+    /// The canonical directory the listed paths are relative to.
+    pub root: PathBuf,
+    /// How many files were listed.
+    pub files: usize,
+}
+
 /// Search `content` as one file the caller named (NUL bytes do not stop
 /// it). Uses the matching, mode, context, `offset`, `max_count` and
 /// `max_columns` options; the file-selection options (`path`, `glob`,

@@ -14,7 +14,8 @@
 use std::{
     fs,
     path::{Path, PathBuf},
-    sync::Arc,
+    sync::{Arc, atomic::AtomicBool, mpsc},
+    thread,
 };
 
 use ignore::{
@@ -87,6 +88,38 @@ impl Candidates {
     /// `true` for a file the caller named (binary files are searched whole).
     pub(super) fn is_explicit(&self) -> bool {
         matches!(self, Candidates::File { .. })
+    }
+
+    /// Pass every candidate's relative path to `on_file`, in path order, on
+    /// the calling thread; a walk runs on a thread of its own meanwhile and
+    /// hands its files over a run at a time.
+    pub(super) fn each(
+        &self,
+        cache: &ScanCache,
+        token: &CancelToken,
+        on_file: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        let Candidates::Walk { key, filter } = self else {
+            (0..self.len())
+                .filter_map(|index| self.path(index))
+                .for_each(on_file);
+            return Ok(());
+        };
+        let (sender, receiver) = mpsc::channel::<Vec<Vec<u8>>>();
+        thread::scope(|scope| {
+            let walk = scope.spawn(move || {
+                let mut on_run = |run: &mut dyn Iterator<Item = Entry<'_>>| {
+                    let files = run.filter(|entry| filter.accepts(entry));
+                    let _ = sender.send(files.map(|entry| entry.path.to_vec()).collect());
+                };
+                cache.walk_in_order(key, token, &AtomicBool::new(false), &mut on_run)
+            });
+            for path in receiver.into_iter().flatten() {
+                on_file(&path);
+            }
+            walk.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
     }
 }
 
