@@ -57,7 +57,7 @@ use std::{
 
 use grep_regex::RegexMatcher;
 
-pub use pattern::has_match;
+pub use pattern::{Highlighter, has_match};
 
 use crate::{
     cache::ScanCache,
@@ -342,16 +342,32 @@ pub fn grep(
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
 ) -> Result<GrepOutcome> {
-    let backlog = Backlog::new(options.max_buffered_bytes);
-    grep_with_backlog(options, cache, token, on_match, &backlog)
+    grep_with_progress(options, cache, token, on_match, &mut |_| {})
 }
 
-/// [`grep`], holding results that wait to be emitted in `backlog`.
+/// [`grep`], also showing how far it has got: after each file's report is
+/// taken, in path order and on the calling thread, `on_progress` sees the
+/// counters so far (files searched, results found, ...), so a long search
+/// can report progress while it runs.
+pub fn grep_with_progress(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    on_match: &mut dyn FnMut(&GrepMatch),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
+) -> Result<GrepOutcome> {
+    let backlog = Backlog::new(options.max_buffered_bytes);
+    grep_with_backlog(options, cache, token, on_match, on_progress, &backlog)
+}
+
+/// [`grep_with_progress`], holding results that wait to be emitted in
+/// `backlog`.
 fn grep_with_backlog(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     token.check()?;
@@ -365,7 +381,15 @@ fn grep_with_backlog(
             let _ = matcher.set(built.as_ref().ok().cloned());
             built.map(drop)
         });
-        let searched = search_tree(options, cache, &matcher, token, on_match, backlog);
+        let searched = search_tree(
+            options,
+            cache,
+            &matcher,
+            token,
+            on_match,
+            on_progress,
+            backlog,
+        );
         // A bad pattern is the error to report, whatever else failed.
         compiled
             .join()
@@ -381,6 +405,7 @@ fn search_tree(
     matcher: &OnceLock<Option<RegexMatcher>>,
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     let candidates = select::candidates(options, cache, token)?;
@@ -388,7 +413,7 @@ fn search_tree(
         root: candidates.root().to_path_buf(),
         ..GrepOutcome::default()
     };
-    let mut emitter = Emitter::new(options, outcome, on_match);
+    let mut emitter = Emitter::new(options, outcome, on_match, on_progress);
     let job = run::Job {
         candidates: &candidates,
         cache,
@@ -452,13 +477,13 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
                 Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
             }
         })?;
-    let mut ignore = |_: &GrepMatch| {};
+    let (mut ignore, mut quiet) = (|_: &GrepMatch| {}, |_: &GrepOutcome| {});
     // With no callback to take them, results are always kept.
     let retained = GrepOptions {
         retain_matches: true,
         ..options.clone()
     };
-    let mut emitter = Emitter::new(&retained, GrepOutcome::default(), &mut ignore);
+    let mut emitter = Emitter::new(&retained, GrepOutcome::default(), &mut ignore, &mut quiet);
     emitter.file(b"", report);
     Ok(emitter.outcome)
 }

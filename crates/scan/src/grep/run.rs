@@ -422,6 +422,8 @@ pub(super) struct Emitter<'a> {
     seen: usize,
     pub(super) outcome: GrepOutcome,
     on_match: &'a mut dyn FnMut(&GrepMatch),
+    /// Sees the counters after each file's report.
+    on_progress: &'a mut dyn FnMut(&GrepOutcome),
 }
 
 impl<'a> Emitter<'a> {
@@ -429,6 +431,7 @@ impl<'a> Emitter<'a> {
         options: &GrepOptions,
         outcome: GrepOutcome,
         on_match: &'a mut dyn FnMut(&GrepMatch),
+        on_progress: &'a mut dyn FnMut(&GrepOutcome),
     ) -> Emitter<'a> {
         let offset = options.offset;
         Emitter {
@@ -441,11 +444,20 @@ impl<'a> Emitter<'a> {
             seen: 0,
             outcome,
             on_match,
+            on_progress,
         }
     }
 
-    /// Take the next file's report; `false` once the limit is reached.
+    /// Take the next file's report, then tell `on_progress`; `false` once
+    /// the limit is reached.
     pub(super) fn file(&mut self, path: &[u8], report: FileReport) -> bool {
+        let more = self.take(path, report);
+        (self.on_progress)(&self.outcome);
+        more
+    }
+
+    /// Count the next file's report and offer its results.
+    fn take(&mut self, path: &[u8], report: FileReport) -> bool {
         let outcome = &mut self.outcome;
         outcome.files_searched += usize::from(report.searched);
         outcome.binary_files_skipped += usize::from(report.binary);

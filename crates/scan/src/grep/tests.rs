@@ -986,9 +986,15 @@ fn results_waiting_behind_a_slow_file_stay_within_the_bound() {
         options.max_buffered_bytes = max_buffered_bytes;
         let backlog = Backlog::new(max_buffered_bytes);
         let cache = ScanCache::new(CachePolicy::default());
-        let outcome =
-            grep_with_backlog(&options, &cache, &CancelToken::new(), &mut |_| {}, &backlog)
-                .unwrap();
+        let outcome = grep_with_backlog(
+            &options,
+            &cache,
+            &CancelToken::new(),
+            &mut |_| {},
+            &mut |_| {},
+            &backlog,
+        )
+        .unwrap();
         (outcome, backlog.peak())
     };
     let (bounded, bounded_peak) = search(bound);
@@ -1027,4 +1033,28 @@ fn results_can_be_streamed_without_being_retained() {
     assert!(outcome.matches.is_empty());
     assert_eq!(outcome.total_matches, 36);
     assert_eq!(seen, keys(&run(dir.path(), |o| o.pattern = "hit".into())));
+}
+
+#[test]
+fn progress_follows_every_file_in_order() {
+    let dir = many_files();
+    let mut options = GrepOptions::new("hit", dir.path());
+    let mut seen = Vec::new();
+    let token = CancelToken::new();
+    let cache = ScanCache::new(CachePolicy::default());
+    let outcome = grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        seen.push((so_far.files_searched, so_far.total_matches))
+    })
+    .unwrap();
+    let expected: Vec<(usize, u64)> = (1..=12).map(|files| (files, 3 * files as u64)).collect();
+    assert_eq!(seen, expected);
+    assert_eq!(outcome.files_searched, 12);
+    // A limited search stops at the file proving the limit, and so do the reports.
+    options.max_count = Some(4);
+    seen.clear();
+    grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        seen.push((so_far.files_searched, so_far.total_matches))
+    })
+    .unwrap();
+    assert_eq!(seen, [(1, 3), (2, 6)]);
 }
