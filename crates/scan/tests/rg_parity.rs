@@ -541,6 +541,52 @@ fn listed_files_match_rg_files() {
     assert_eq!(listed, [b"lib.rs".to_vec()]);
 }
 
+/// `-c` and `-l` with `-v` and `-w`: counted and listed as rg does, binary
+/// files included (an inverted `-l` drops a file that stops at a NUL, as
+/// `rg -l -v` does, where a plain `-l` lists it at its first match).
+#[test]
+fn inverted_and_word_modes_match_rg() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    type Configure = fn(&mut GrepOptions);
+    let cases: &[(&[&str], Configure)] = &[
+        (&["-v"], |o| o.invert_match = true),
+        (&["-w"], |o| o.word_regexp = true),
+        (&["-v", "-w", "-i"], |o| {
+            o.invert_match = true;
+            o.word_regexp = true;
+            o.ignore_case = true;
+        }),
+    ];
+    for &(args, configure) in cases {
+        for (mode, flag) in [
+            (GrepMode::Count, "--count"),
+            (GrepMode::FilesWithMatches, "-l"),
+        ] {
+            let all = [&["--hidden", flag], args].concat();
+            let output = rg(&rg_path, dir.path(), &all, "needle", ".");
+            let expected: Vec<String> = String::from_utf8(output.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| l.strip_prefix("./").unwrap_or(l).to_string())
+                .collect();
+            let mut options = GrepOptions::new("needle", dir.path());
+            options.include_node_modules = Some(true);
+            options.mode = mode;
+            configure(&mut options);
+            let got: Vec<String> = ours(&options)
+                .matches
+                .iter()
+                .map(|m| match mode {
+                    GrepMode::Count => format!("{}:{}", m.path_lossy(), m.match_count),
+                    _ => m.path_lossy().into_owned(),
+                })
+                .collect();
+            assert_eq!(got, expected, "rg {all:?}");
+        }
+    }
+}
+
 /// Real text lines, 100 MiB and more, with one unique match near the end:
 /// searched whole (nothing truncated) and agreeing with `rg`.
 #[test]

@@ -412,6 +412,8 @@ fn emit_in_order(
 /// order, calling `on_match` for each returned result as it is decided.
 pub(super) struct Emitter<'a> {
     mode: GrepMode,
+    /// See `Shape::binary_hides_file`.
+    binary_hides_file: bool,
     /// Whether returned results are kept in the outcome (see
     /// [`GrepOptions::retain_matches`]).
     retain: bool,
@@ -436,6 +438,7 @@ impl<'a> Emitter<'a> {
         let offset = options.offset;
         Emitter {
             mode: options.mode,
+            binary_hides_file: options.shape().binary_hides_file(),
             retain: options.retain_matches,
             offset,
             end: options
@@ -463,8 +466,9 @@ impl<'a> Emitter<'a> {
         outcome.binary_files_skipped += usize::from(report.binary);
         outcome.files_skipped_too_large += usize::from(report.too_large);
         outcome.files_unreadable += usize::from(report.unreadable);
-        // As `rg --count`: a file whose search stopped at a NUL has no count.
-        if report.count == 0 || (self.mode == GrepMode::Count && report.binary) {
+        // As `rg --count` (and `rg -l -v`): a file whose search stopped at a
+        // NUL has no count.
+        if report.count == 0 || (self.binary_hides_file && report.binary) {
             return true;
         }
         outcome.files_with_matches += 1;

@@ -13,7 +13,9 @@
 //! prints them (a NUL in the first 64 KiB block therefore hides the whole
 //! file, and the counter says so). In count mode such a file has no count,
 //! as in `rg --count`; in files-with-matches mode a file is done at its
-//! first match, so one found before the NUL lists it, as in `rg -l`. A file
+//! first match, so one found before the NUL lists it, as in `rg -l` (an
+//! inverted search, like `rg -l -v`, runs on to the NUL and then drops the
+//! file). A file
 //! the caller named, and an in-memory buffer, are searched whole with NUL bytes kept in the line text, as `rg`
 //! reports a file named on its command line.
 
@@ -59,6 +61,8 @@ impl Shape {
         let content = self.mode == GrepMode::Content;
         let cap = match self.mode {
             GrepMode::Content => self.per_file_cap,
+            // An inverted search is not cut short (see `binary_hides_file`).
+            GrepMode::FilesWithMatches if self.invert => None,
             GrepMode::FilesWithMatches => Some(1),
             GrepMode::Count => None,
         };
@@ -83,6 +87,19 @@ impl Shape {
     /// line, which holds no match.
     fn counts_matches(&self) -> bool {
         !self.invert && (self.multiline || self.only_matching)
+    }
+
+    /// Whether a walked file whose search stopped at a NUL byte has no
+    /// per-file result: in count mode (as `rg --count`), and in inverted
+    /// files-with-matches mode, which `rg -l -v` runs to the file's end (or
+    /// its NUL) rather than stopping at the first line, and so drops such a
+    /// file as it drops its count.
+    pub(super) fn binary_hides_file(&self) -> bool {
+        match self.mode {
+            GrepMode::Count => true,
+            GrepMode::FilesWithMatches => self.invert,
+            GrepMode::Content => false,
+        }
     }
 
     /// Whether each match of a record is a result of its own.
@@ -334,7 +351,7 @@ impl Sink for Collect<'_> {
             }
             GrepMode::FilesWithMatches => {
                 self.report.count += 1;
-                Ok(false)
+                Ok(self.shape.invert)
             }
         }
     }
