@@ -66,6 +66,7 @@ fn message(err: &Error, path: &[String]) -> String {
             | ErrorKind::InvalidSubcommand
             | ErrorKind::MissingRequiredArgument
             | ErrorKind::MissingSubcommand
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
         let command = ["natives"]
             .into_iter()

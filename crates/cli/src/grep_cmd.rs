@@ -157,7 +157,7 @@ fn search(request: &Request) -> Result<Outcome, String> {
                 }
             })
         },
-        &mut |so_far| progress.say(counted(so_far)),
+        &mut |so_far| progress.say(|| counted(so_far)),
     );
     progress.finish();
     let outcome = searched.map_err(|err| err.to_string())?;

@@ -53,10 +53,10 @@ impl Progress {
         result
     }
 
-    /// Say `message` from now on.
-    pub fn say(&self, message: impl Into<Cow<'static, str>>) {
+    /// Say what `message` writes from now on (written only when shown).
+    pub fn say(&self, message: impl FnOnce() -> String) {
         if let Some(bar) = &self.bar {
-            bar.set_message(message);
+            bar.set_message(message());
         }
     }
 
