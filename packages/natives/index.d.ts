@@ -471,6 +471,12 @@ export interface NativeGrepOptions {
   literal?: boolean
   /** Matches may span lines (default false). */
   multiline?: boolean
+  /** Only matches surrounded by word boundaries, as `rg -w` (default false). */
+  wordRegexp?: boolean
+  /** Report the lines that do not match, as `rg -v` (default false). */
+  invertMatch?: boolean
+  /** One result per match, its text alone, as `rg -o` (default false). */
+  onlyMatching?: boolean
   /** Search dot-files (default true). */
   hidden?: boolean
   /** Honour .gitignore/.ignore (default true). */

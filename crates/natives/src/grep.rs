@@ -46,6 +46,12 @@ pub struct NativeGrepOptions {
     pub literal: Option<bool>,
     /// Matches may span lines (default false).
     pub multiline: Option<bool>,
+    /// Only matches surrounded by word boundaries, as `rg -w` (default false).
+    pub word_regexp: Option<bool>,
+    /// Report the lines that do not match, as `rg -v` (default false).
+    pub invert_match: Option<bool>,
+    /// One result per match, its text alone, as `rg -o` (default false).
+    pub only_matching: Option<bool>,
     /// Search dot-files (default true).
     pub hidden: Option<bool>,
     /// Honour .gitignore/.ignore (default true).
@@ -303,6 +309,9 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     converted.smart_case = options.smart_case.unwrap_or(false);
     converted.literal = options.literal.unwrap_or(false);
     converted.multiline = options.multiline.unwrap_or(false);
+    converted.word_regexp = options.word_regexp.unwrap_or(converted.word_regexp);
+    converted.invert_match = options.invert_match.unwrap_or(converted.invert_match);
+    converted.only_matching = options.only_matching.unwrap_or(converted.only_matching);
     converted.include_hidden = options.hidden.unwrap_or(true);
     converted.use_gitignore = options.gitignore.unwrap_or(true);
     converted.include_node_modules = options.include_node_modules;

@@ -31,6 +31,19 @@ export interface MatchOptions {
   literal?: boolean;
   /** Matches may span lines (rg `-U`). Default: `false`. */
   multiline?: boolean;
+  /** Only matches surrounded by word boundaries (rg `-w`). Default: `false`. */
+  wordRegexp?: boolean;
+  /**
+   * Return the lines that do not match (rg `-v`): context lines are then the matching ones, and the
+   * counts count the returned lines. Default: `false`.
+   */
+  invertMatch?: boolean;
+  /**
+   * One result per match (rg `-o`): `line` is the matched text, on the line where the match starts;
+   * `totalMatches` and `count` mode count matches (as `rg -c -o`). Lines returned by `invertMatch` hold
+   * no match and come whole. Default: `false`.
+   */
+  onlyMatching?: boolean;
   /** Lines of context before and after each match. Default: 0. */
   context?: number;
   /** Lines of context before each match (overrides `context`). */
@@ -89,7 +102,7 @@ export interface GrepMatch {
   path: string;
   /** 1-based line of the match; 0 in `count` and `filesWithMatches` modes. */
   lineNumber: number;
-  /** The matching line without its `\n` (a CRLF file's `\r` is kept, as rg reports it). */
+  /** The matching line without its `\n` (a CRLF file's `\r` is kept, as rg reports it); with `onlyMatching`, the match. */
   line: string;
   contextBefore?: ContextLine[];
   contextAfter?: ContextLine[];

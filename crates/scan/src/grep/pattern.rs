@@ -8,11 +8,12 @@
 //! rejected; with it, the pattern may span lines but `.` still stops at `\n`
 //! unless the pattern says `(?s)`, exactly like `rg -U`.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, ops::Range};
 
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 
+use super::GrepOptions;
 use crate::error::{Error, Result};
 
 /// Everything that decides what a pattern matches.
@@ -23,6 +24,8 @@ pub(crate) struct MatcherSpec<'a> {
     pub smart_case: bool,
     pub literal: bool,
     pub multiline: bool,
+    /// Matches only between word boundaries (`rg -w`).
+    pub word: bool,
 }
 
 /// Build the matcher for `spec`. A bad pattern is `EINVAL` naming it and
@@ -41,6 +44,7 @@ pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
         .fixed_strings(spec.literal)
         .case_insensitive(spec.ignore_case)
         .case_smart(spec.smart_case && !spec.ignore_case)
+        .word(spec.word)
         .ban_byte(Some(b'\0'));
     if spec.multiline {
         builder.dot_matches_new_line(false);
@@ -52,6 +56,38 @@ pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
     builder
         .build(&pattern)
         .map_err(|err| Error::invalid(format!("invalid regex `{}`: {err}", spec.pattern)))
+}
+
+/// Where a search's pattern matches inside the lines it reported, for
+/// highlighting them: built from the same options as the search, so it
+/// finds what the search found.
+#[derive(Clone, Debug)]
+pub struct Highlighter {
+    matcher: RegexMatcher,
+}
+
+impl Highlighter {
+    /// The highlighter for a search with `options`; a bad pattern is the
+    /// search's `EINVAL`.
+    pub fn new(options: &GrepOptions) -> Result<Highlighter> {
+        let matcher = build_matcher(&options.matcher_spec())?;
+        Ok(Highlighter { matcher })
+    }
+
+    /// The non-empty matches in `text` (a reported line, or the lines of a
+    /// multi-line result joined by `\n`), as byte ranges, in order.
+    pub fn ranges(&self, text: &str) -> Vec<Range<usize>> {
+        let mut ranges = Vec::new();
+        // The matcher's error type is uninhabited in practice; a failure
+        // would leave the text unhighlighted, which is all it can mean.
+        let _ = self.matcher.find_iter(text.as_bytes(), |found| {
+            if !found.is_empty() {
+                ranges.push(found.start()..found.end());
+            }
+            true
+        });
+        ranges
+    }
 }
 
 /// Whether `content` contains a match of `pattern` (a regex, `{`/`}` taken
@@ -69,6 +105,7 @@ pub fn has_match(
         smart_case: false,
         literal: false,
         multiline,
+        word: false,
     })?;
     // The matcher's error type is uninhabited in practice; a failure would
     // mean no match could be decided, which is what `false` reports.
@@ -292,6 +329,7 @@ mod tests {
                 smart_case,
                 literal,
                 multiline: false,
+                word: false,
             })
             .unwrap();
             assert_eq!(
@@ -300,6 +338,23 @@ mod tests {
                 "{pattern:?} i={ignore_case} s={smart_case} F={literal} in {text:?}"
             );
         }
+    }
+
+    #[test]
+    fn highlights_are_the_matches_of_the_same_options() {
+        let mut options = GrepOptions::new("needle", "");
+        options.word_regexp = true;
+        options.ignore_case = true;
+        let highlighter = Highlighter::new(&options).unwrap();
+        assert_eq!(
+            highlighter.ranges("a Needle, needles, NEEDLE"),
+            [2..8, 19..25]
+        );
+        options.pattern = "x*".into();
+        let empty_only = Highlighter::new(&options).unwrap();
+        assert!(empty_only.ranges("abc").is_empty());
+        options.pattern = "(".into();
+        assert_eq!(Highlighter::new(&options).unwrap_err().code(), "EINVAL");
     }
 
     #[test]
