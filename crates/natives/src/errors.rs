@@ -29,11 +29,3 @@ pub fn guarded<T>(work: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
         ))
     })
 }
-
-/// Take a task's prepared input (checked options and token) exactly once:
-/// the error found while preparing it, or the input itself.
-pub fn take_prepared<T>(prepared: &mut Option<Result<T, Error>>) -> Result<T, Error> {
-    prepared
-        .take()
-        .unwrap_or_else(|| Err(Error::new(ErrorKind::Io, "internal error: task ran twice")))
-}

@@ -2,17 +2,17 @@
 
 use std::path::PathBuf;
 
-use napi::{Env, Task, bindgen_prelude::AsyncTask};
+use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use natives_scan::{
-    CancelToken as LibraryToken, Error, cache,
+    Error, cache,
     fuzzy::{DEFAULT_MAX_RESULTS, FuzzyMatch, FuzzyOptions, fuzzy_find},
 };
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, take_prepared, to_js},
     options::count,
+    task::{Work, task},
 };
 
 /// Options for the native `fuzzyFind`; the TypeScript layer documents them
@@ -65,36 +65,6 @@ pub struct NativeFuzzyResult {
     pub total_matches: f64,
 }
 
-/// The `fuzzyFind` work item: checked options and the call's token, or why not.
-pub struct FuzzyTask {
-    prepared: Option<Result<(FuzzyOptions, LibraryToken), Error>>,
-}
-
-#[napi]
-impl Task for FuzzyTask {
-    type Output = Result<NativeFuzzyResult, Error>;
-    type JsValue = NativeFuzzyResult;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(guarded(|| self.run()))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeFuzzyResult> {
-        output.map_err(|err| to_js(&env, &err))
-    }
-}
-
-impl FuzzyTask {
-    fn run(&mut self) -> Result<NativeFuzzyResult, Error> {
-        let (options, token) = take_prepared(&mut self.prepared)?;
-        let outcome = fuzzy_find(&options, cache::global(), &token, &mut |_| {})?;
-        Ok(NativeFuzzyResult {
-            matches: outcome.matches.into_iter().map(to_js_match).collect(),
-            total_matches: outcome.total_matches as f64,
-        })
-    }
-}
-
 fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
     NativeFuzzyMatch {
         path: found.path,
@@ -109,15 +79,23 @@ fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
 /// then name prefix, name substring, path substring, scattered letters; ties
 /// to the shallower path. Rejects with an `Error` whose `code` is `ENOENT`,
 /// `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
-#[napi(js_name = "nativeFuzzyFind")]
+#[napi(
+    js_name = "nativeFuzzyFind",
+    ts_return_type = "Promise<NativeFuzzyResult>"
+)]
 pub fn native_fuzzy_find(
     options: NativeFuzzyOptions,
     token: Option<&CancelToken>,
-) -> AsyncTask<FuzzyTask> {
+) -> AsyncTask<Work<NativeFuzzyResult>> {
     let prepared = CancelToken::for_call(token, options.timeout_ms)
         .and_then(|token| Ok((convert_options(options)?, token)));
-    AsyncTask::new(FuzzyTask {
-        prepared: Some(prepared),
+    task(move || {
+        let (options, token) = prepared?;
+        let outcome = fuzzy_find(&options, cache::global(), &token, &mut |_| {})?;
+        Ok(NativeFuzzyResult {
+            matches: outcome.matches.into_iter().map(to_js_match).collect(),
+            total_matches: outcome.total_matches as f64,
+        })
     })
 }
 

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use napi::{
-    Env, Status, Task,
+    Env, Status,
     bindgen_prelude::{AsyncTask, Buffer, Either},
     threadsafe_function::ThreadsafeFunction,
 };
@@ -20,9 +20,10 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, take_prepared, to_js},
+    errors::{guarded, to_js},
     options::count,
-    stream::{ItemBatch, stream},
+    stream::{BatchCallback, ItemBatch, stream},
+    task::{Work, task},
 };
 
 /// Options for the native `grep` and `search`; the TypeScript layer
@@ -170,74 +171,56 @@ fn to_js_result(
     }
 }
 
-/// The `grep` work item: checked options and the call's token, or why not.
-pub struct GrepTask {
-    prepared: Option<Result<(GrepOptions, LibraryToken), Error>>,
-    on_batch:
-        Option<ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>>,
-}
-
-#[napi]
-impl Task for GrepTask {
-    type Output = Result<NativeGrepResult, Error>;
-    type JsValue = NativeGrepResult;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(guarded(|| self.run()))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeGrepResult> {
-        output.map_err(|err| to_js(&env, &err))
-    }
-}
-
-impl GrepTask {
-    fn run(&mut self) -> Result<NativeGrepResult, Error> {
-        let (mut options, token) = take_prepared(&mut self.prepared)?;
-        // Streamed results reach JS through the callback; holding them here too would double the memory.
-        options.retain_matches &= self.on_batch.is_none();
-        let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
-            natives_scan::grep::grep(&options, cache::global(), &token, on_match)
-        };
-        Ok(match &self.on_batch {
-            Some(callback) => {
-                let (outcome, batches) =
-                    stream::<ItemBatch<NativeGrepMatch>, _>(callback, |streamer| {
-                        grep(&mut |found| streamer.push(to_js_match(found)))
-                    });
-                to_js_result(&outcome?, Vec::new(), batches)
-            }
-            None => {
-                let outcome = grep(&mut |_| {})?;
-                to_js_result(
-                    &outcome,
-                    outcome.matches.iter().map(to_js_match).collect(),
-                    0,
-                )
-            }
-        })
-    }
-}
-
 /// Search file contents under `path` (a directory or one file) with
 /// ripgrep's rules, in path then line order. `onBatch`, when given, receives
 /// the results in batches as they are decided (and the result's `matches`
 /// is then empty). Rejects with an `Error` whose `code` is `ENOENT`,
 /// `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
 /// or `ETIMEDOUT`.
-#[napi(js_name = "nativeGrep")]
+#[napi(js_name = "nativeGrep", ts_return_type = "Promise<NativeGrepResult>")]
 pub fn native_grep(
     options: NativeGrepOptions,
     token: Option<&CancelToken>,
     on_batch: Option<
         ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>,
     >,
-) -> AsyncTask<GrepTask> {
+) -> AsyncTask<Work<NativeGrepResult>> {
     let prepared = CancelToken::for_call(token, options.timeout_ms)
         .and_then(|token| Ok((convert_options(options)?, token)));
-    AsyncTask::new(GrepTask {
-        prepared: Some(prepared),
-        on_batch,
+    task(move || {
+        let (options, token) = prepared?;
+        run_grep(options, &token, on_batch.as_ref())
+    })
+}
+
+/// The search itself, off the JS thread: results into the answer, or
+/// streamed to `on_batch`.
+fn run_grep(
+    mut options: GrepOptions,
+    token: &LibraryToken,
+    on_batch: Option<&BatchCallback<Vec<NativeGrepMatch>>>,
+) -> Result<NativeGrepResult, Error> {
+    // Streamed results reach JS through the callback; holding them here too would double the memory.
+    options.retain_matches &= on_batch.is_none();
+    let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
+        natives_scan::grep::grep(&options, cache::global(), token, on_match)
+    };
+    Ok(match on_batch {
+        Some(callback) => {
+            let (outcome, batches) =
+                stream::<ItemBatch<NativeGrepMatch>, _>(callback, |streamer| {
+                    grep(&mut |found| streamer.push(to_js_match(found)))
+                });
+            to_js_result(&outcome?, Vec::new(), batches)
+        }
+        None => {
+            let outcome = grep(&mut |_| {})?;
+            to_js_result(
+                &outcome,
+                outcome.matches.iter().map(to_js_match).collect(),
+                0,
+            )
+        }
     })
 }
 

@@ -8,18 +8,21 @@
 use std::{collections::HashMap, path::PathBuf};
 
 use napi::{
-    Env, Status, Task,
+    Env, Status,
     bindgen_prelude::{AsyncTask, Either, Float64Array, Latin1String, Uint8Array},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
-use natives_scan::{CachePolicy, Entry, Error, FileType, GlobOptions, cache};
+use natives_scan::{
+    CachePolicy, CancelToken as LibraryToken, Entry, Error, FileType, GlobOptions, cache,
+};
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, take_prepared, to_js},
+    errors::to_js,
     options::count,
     stream::{Batch, BatchCallback, stream},
+    task::{Work, task},
 };
 
 /// Options for the native `glob`; the TypeScript `glob` documents them and
@@ -137,83 +140,52 @@ fn chunk_to_js(chunk: Vec<u8>) -> Either<Latin1String, String> {
     }
 }
 
-/// Outcome of the work, computed off the JS thread.
-pub struct GlobOutput {
-    columns: ColumnBuilder,
-    total_matches: usize,
-    limit_reached: bool,
-    batches: u32,
-}
-
-/// The `glob` work item: checked options and the call's token, or why not.
-pub struct GlobTask {
-    prepared: Option<Result<(GlobOptions, natives_scan::CancelToken), Error>>,
-    on_batch: Option<BatchCallback<GlobColumns>>,
-}
-
-#[napi]
-impl Task for GlobTask {
-    type Output = Result<GlobOutput, Error>;
-    type JsValue = NativeGlobResult;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(guarded(|| self.run()))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeGlobResult> {
-        let output = output.map_err(|err| to_js(&env, &err))?;
-        Ok(NativeGlobResult {
-            matches: output.columns.finish(),
-            total_matches: output.total_matches as f64,
-            limit_reached: output.limit_reached,
-            batches: output.batches,
-        })
-    }
-}
-
-impl GlobTask {
-    fn run(&mut self) -> Result<GlobOutput, Error> {
-        let (options, token) = take_prepared(&mut self.prepared)?;
-        let glob = |on_match: &mut dyn FnMut(Entry<'_>)| {
-            natives_scan::glob(&options, cache::global(), &token, on_match)
-        };
-        let (outcome, columns, batches) = match &self.on_batch {
-            Some(callback) => {
-                let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
-                    glob(&mut |entry| streamer.push(&entry))
-                });
-                (outcome?, ColumnBuilder::default(), batches)
-            }
-            None => {
-                let mut columns = ColumnBuilder::default();
-                let outcome = glob(&mut |entry| columns.push(&entry))?;
-                (outcome, columns, 0)
-            }
-        };
-        Ok(GlobOutput {
-            columns,
-            total_matches: outcome.total_matches,
-            limit_reached: outcome.limit_reached(),
-            batches,
-        })
-    }
-}
-
 /// Glob over the scan cache. Resolves with columns; `onBatch`, when given,
 /// receives the matches in batches as they are decided (and the result's
 /// columns are then empty). Rejects with an `Error` whose `code` is
 /// `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
-#[napi(js_name = "nativeGlob")]
+#[napi(js_name = "nativeGlob", ts_return_type = "Promise<NativeGlobResult>")]
 pub fn native_glob(
     options: NativeGlobOptions,
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
-) -> AsyncTask<GlobTask> {
+) -> AsyncTask<Work<NativeGlobResult>> {
     let prepared = CancelToken::for_call(token, options.timeout_ms)
         .and_then(|token| Ok((convert_options(options)?, token)));
-    AsyncTask::new(GlobTask {
-        prepared: Some(prepared),
-        on_batch,
+    task(move || {
+        let (options, token) = prepared?;
+        run_glob(&options, &token, on_batch.as_ref())
+    })
+}
+
+/// The glob itself, off the JS thread: matches into the result's columns,
+/// or streamed to `on_batch`.
+fn run_glob(
+    options: &GlobOptions,
+    token: &LibraryToken,
+    on_batch: Option<&BatchCallback<GlobColumns>>,
+) -> Result<NativeGlobResult, Error> {
+    let glob = |on_match: &mut dyn FnMut(Entry<'_>)| {
+        natives_scan::glob(options, cache::global(), token, on_match)
+    };
+    let (outcome, columns, batches) = match on_batch {
+        Some(callback) => {
+            let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+                glob(&mut |entry| streamer.push(&entry))
+            });
+            (outcome?, ColumnBuilder::default(), batches)
+        }
+        None => {
+            let mut columns = ColumnBuilder::default();
+            let outcome = glob(&mut |entry| columns.push(&entry))?;
+            (outcome, columns, 0)
+        }
+    };
+    Ok(NativeGlobResult {
+        matches: columns.finish(),
+        total_matches: outcome.total_matches as f64,
+        limit_reached: outcome.limit_reached(),
+        batches,
     })
 }
 

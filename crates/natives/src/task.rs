@@ -2,7 +2,9 @@
 //! guarded and errors mapped to coded JS errors on the JS thread.
 //!
 //! - [`task`]: on napi's thread pool, for work that computes or does I/O of
-//!   its own (reading a file, applying changes).
+//!   its own (a glob, a search, reading a file, applying changes). Every
+//!   pool binding uses this one task type, so a task's guard, its single
+//!   run and its error mapping are written once.
 //! - [`on_own_thread`]: on a thread of its own, for work that waits on other
 //!   processes (a busy lease, a claims zone lock, a cargo command). On the
 //!   pool such work would hold a thread while it sleeps, and queued behind a
@@ -25,9 +27,12 @@ use natives_core::{Error, ErrorKind};
 
 use crate::errors::{guarded, to_js};
 
+/// Library work, run once.
+type Job<T> = Box<dyn FnOnce() -> Result<T, Error> + Send>;
+
 /// A unit of library work to run on napi's thread pool.
 pub struct Work<T> {
-    work: Option<Box<dyn FnOnce() -> Result<T, Error> + Send>>,
+    work: Option<Job<T>>,
 }
 
 impl<T: ToNapiValue + TypeName + Send + 'static> Task for Work<T> {
@@ -35,11 +40,7 @@ impl<T: ToNapiValue + TypeName + Send + 'static> Task for Work<T> {
     type JsValue = T;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        let work = self.work.take();
-        Ok(guarded(|| match work {
-            Some(work) => work(),
-            None => Err(Error::invalid("internal error: task ran twice")),
-        }))
+        Ok(run_once(&mut self.work))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<T> {
@@ -55,6 +56,15 @@ where
     AsyncTask::new(Work {
         work: Some(Box::new(work)),
     })
+}
+
+/// Run the job in `slot`, guarded: its outcome, or `EIO` when it already ran
+/// (napi computes a task once; a second run would be a fault of ours).
+fn run_once<T>(slot: &mut Option<Job<T>>) -> Result<T, Error> {
+    match slot.take() {
+        Some(work) => guarded(work),
+        None => Err(Error::new(ErrorKind::Io, "internal error: task ran twice")),
+    }
 }
 
 /// What settles a promise, run on the JS thread.
@@ -96,4 +106,29 @@ fn take<D>(slot: &Mutex<Option<D>>) -> Option<D> {
 
 fn settle<T: Send + 'static>(outcome: Result<T, Error>) -> Settle<T> {
     Box::new(move |env| outcome.map_err(|err| to_js(&env, &err)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(run: impl FnOnce() -> Result<u32, Error> + Send + 'static) -> Option<Job<u32>> {
+        Some(Box::new(run))
+    }
+
+    #[test]
+    fn a_task_run_twice_fails_with_eio_the_second_time() {
+        let mut slot = job(|| Ok(7));
+        assert_eq!(run_once(&mut slot).unwrap(), 7);
+        let again = run_once(&mut slot).unwrap_err();
+        assert_eq!(again.code(), "EIO");
+        assert!(again.message().contains("ran twice"), "{again}");
+    }
+
+    #[test]
+    fn a_panic_in_a_task_fails_it_with_eio() {
+        let err = run_once(&mut job(|| panic!("fault inside the task"))).unwrap_err();
+        assert_eq!(err.code(), "EIO");
+        assert!(err.message().contains("fault inside the task"), "{err}");
+    }
 }
