@@ -27,7 +27,7 @@ use natives_ownership::{
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, to_js},
+    errors::{guarded, on_js_thread},
     task::{Work, on_own_thread, task},
 };
 
@@ -114,7 +114,7 @@ pub fn native_check_and_claim<'env>(
     env: &'env Env,
     request: NativeClaimRequest,
 ) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
-    let deadline = CancelToken::for_call(None, Some(request.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(request.timeout_ms)));
     on_own_thread(env, move || {
         let verdict = prepare_claim(request, deadline).map_or_else(
             |err| Exclusivity::unproven(&err),
@@ -162,7 +162,7 @@ pub fn native_held_exclusively<'env>(
     env: &'env Env,
     target: NativeClaimTarget,
 ) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
-    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {
         let verdict = prepare_target(&target, deadline).map_or_else(
             |err| Exclusivity::unproven(&err),
@@ -185,7 +185,7 @@ pub fn native_used_by_another<'env>(
     env: &'env Env,
     target: NativeClaimTarget,
 ) -> napi::Result<PromiseRaw<'env, bool>> {
-    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {
         let Ok((home, deadline)) = prepare_target(&target, deadline) else {
             return Ok(true);
@@ -220,7 +220,7 @@ pub fn native_release_claim<'env>(
     } else {
         Releaser::ClaimOwner
     };
-    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {
         let (home, deadline) = prepare_target(&target, deadline)?;
         let dir = Path::new(&target.memory_dir);
@@ -246,7 +246,7 @@ pub fn native_prune_stale_claims<'env>(
     home: Option<String>,
     timeout_ms: f64,
 ) -> napi::Result<PromiseRaw<'env, u32>> {
-    let deadline = CancelToken::for_call(None, Some(timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(timeout_ms)));
     on_own_thread(env, move || {
         let deadline = deadline?;
         let home = paths::home(home.as_deref().map(Path::new))?;
@@ -278,13 +278,13 @@ pub fn native_claims_of(
 /// resolved, the rest kept as given.
 #[napi(js_name = "dirId")]
 pub fn dir_id(env: Env, path: String) -> napi::Result<String> {
-    inline(&env, || paths::dir_id(Path::new(&path)).map(lossy))
+    on_js_thread(&env, || paths::dir_id(Path::new(&path)).map(lossy))
 }
 
 /// The directory the CLI keys `cwd`'s memory by (the repository root).
 #[napi(js_name = "memoryProjectRoot")]
 pub fn memory_project_root(env: Env, cwd: String, timeout_ms: Option<f64>) -> napi::Result<String> {
-    inline(&env, || {
+    on_js_thread(&env, || {
         let deadline = CancelToken::for_call(None, timeout_ms)?;
         claude_layout::memory_project_root(Path::new(&cwd), &deadline).map(lossy)
     })
@@ -293,7 +293,7 @@ pub fn memory_project_root(env: Env, cwd: String, timeout_ms: Option<f64>) -> na
 /// Whether the repository rooted at `root` has linked worktrees.
 #[napi(js_name = "hasLinkedWorktrees")]
 pub fn has_linked_worktrees(env: Env, root: String, timeout_ms: Option<f64>) -> napi::Result<bool> {
-    inline(&env, || {
+    on_js_thread(&env, || {
         let deadline = CancelToken::for_call(None, timeout_ms)?;
         claude_layout::has_linked_worktrees(Path::new(&root), &deadline)
     })
@@ -301,8 +301,8 @@ pub fn has_linked_worktrees(env: Env, root: String, timeout_ms: Option<f64>) -> 
 
 /// The CLI's folder name for a path.
 #[napi(js_name = "claudeFolderName")]
-pub fn claude_folder_name(path: String) -> String {
-    claude_layout::folder_name(&path)
+pub fn claude_folder_name(env: Env, path: String) -> napi::Result<String> {
+    on_js_thread(&env, || Ok(claude_layout::folder_name(&path)))
 }
 
 /// The memory folder the CLI with configuration directory `configDir` uses
@@ -314,7 +314,7 @@ pub fn claude_memory_dir(
     cwd: String,
     timeout_ms: Option<f64>,
 ) -> napi::Result<String> {
-    inline(&env, || {
+    on_js_thread(&env, || {
         let deadline = CancelToken::for_call(None, timeout_ms)?;
         claude_layout::memory_dir(Path::new(&config_dir), Path::new(&cwd), &deadline).map(lossy)
     })
@@ -322,15 +322,16 @@ pub fn claude_memory_dir(
 
 /// The settings files that may redirect memory: user, local and policy.
 #[napi(js_name = "memorySettingsFiles")]
-pub fn memory_settings_files(config_dir: String, project_dir: String) -> Vec<String> {
-    redirect::documented_settings_files(Path::new(&config_dir), Path::new(&project_dir))
-        .into_iter()
-        .map(lossy)
-        .collect()
-}
-
-fn inline<T>(env: &Env, work: impl FnOnce() -> Result<T, Error>) -> napi::Result<T> {
-    guarded(work).map_err(|err| to_js(env, &err))
+pub fn memory_settings_files(
+    env: Env,
+    config_dir: String,
+    project_dir: String,
+) -> napi::Result<Vec<String>> {
+    on_js_thread(&env, || {
+        let files =
+            redirect::documented_settings_files(Path::new(&config_dir), Path::new(&project_dir));
+        Ok(files.into_iter().map(lossy).collect())
+    })
 }
 
 fn lossy(path: PathBuf) -> String {

@@ -13,6 +13,7 @@ use natives_core::Error;
 use natives_files::{Applied, Change, Contents, Expect, Limit, Scope, Stamp};
 
 use crate::{
+    errors::guarded,
     options::count,
     task::{Work, task},
 };
@@ -127,7 +128,12 @@ pub fn native_apply_file_changes(
     changes: Vec<NativeFileChange>,
 ) -> AsyncTask<Work<NativeAppliedChanges>> {
     // Buffers are copied here, on the JS thread, before the work leaves it.
-    let converted: Result<Vec<Change>, Error> = changes.into_iter().map(to_change).collect();
+    let converted = guarded(|| {
+        changes
+            .into_iter()
+            .map(to_change)
+            .collect::<Result<Vec<_>, _>>()
+    });
     task(move || {
         let scope = scope(&cwd, Some(confine))?;
         natives_files::apply(&scope, &converted?).map(to_js_applied)

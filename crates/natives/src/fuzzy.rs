@@ -11,6 +11,7 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
+    errors::guarded,
     options::count,
     task::{Work, task},
 };
@@ -87,8 +88,10 @@ pub fn native_fuzzy_find(
     options: NativeFuzzyOptions,
     token: Option<&CancelToken>,
 ) -> AsyncTask<Work<NativeFuzzyResult>> {
-    let prepared = CancelToken::for_call(token, options.timeout_ms)
-        .and_then(|token| Ok((convert_options(options)?, token)));
+    let prepared = guarded(|| {
+        let token = CancelToken::for_call(token, options.timeout_ms)?;
+        Ok((convert_options(options)?, token))
+    });
     task(move || {
         let (options, token) = prepared?;
         let outcome = fuzzy_find(&options, cache::global(), &token, &mut |_| {})?;

@@ -20,7 +20,7 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, to_js},
+    errors::{guarded, on_js_thread},
     options::count,
     stream::{BatchCallback, ItemBatch, stream},
     task::{Work, task},
@@ -185,8 +185,10 @@ pub fn native_grep(
         ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>,
     >,
 ) -> AsyncTask<Work<NativeGrepResult>> {
-    let prepared = CancelToken::for_call(token, options.timeout_ms)
-        .and_then(|token| Ok((convert_options(options)?, token)));
+    let prepared = guarded(|| {
+        let token = CancelToken::for_call(token, options.timeout_ms)?;
+        Ok((convert_options(options)?, token))
+    });
     task(move || {
         let (options, token) = prepared?;
         run_grep(options, &token, on_batch.as_ref())
@@ -236,7 +238,7 @@ pub fn native_search(
         Either::A(text) => text.as_bytes(),
         Either::B(buffer) => buffer,
     };
-    guarded(|| {
+    on_js_thread(&env, || {
         let options = convert_options(options)?;
         let outcome = natives_scan::grep::search(bytes, &options, &LibraryToken::new())?;
         Ok(to_js_result(
@@ -245,7 +247,6 @@ pub fn native_search(
             0,
         ))
     })
-    .map_err(|err| to_js(&env, &err))
 }
 
 /// Options of `hasMatch`.
@@ -273,8 +274,9 @@ pub fn native_has_match(
     let (ignore_case, multiline) = options.map_or((false, false), |o| {
         (o.ignore_case.unwrap_or(false), o.multiline.unwrap_or(false))
     });
-    guarded(|| natives_scan::grep::has_match(bytes, &pattern, ignore_case, multiline))
-        .map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || {
+        natives_scan::grep::has_match(bytes, &pattern, ignore_case, multiline)
+    })
 }
 
 fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {

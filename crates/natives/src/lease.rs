@@ -29,7 +29,7 @@ use natives_ownership::{
 
 use crate::{
     cancel::CancelToken,
-    errors::to_js,
+    errors::{guarded, on_js_thread},
     task::{Work, on_own_thread, task},
 };
 
@@ -110,40 +110,55 @@ pub struct BuildCacheLease {
 impl BuildCacheLease {
     /// This lease's record.
     #[napi(getter)]
-    pub fn record(&self) -> NativeLeaseRecord {
-        to_js_record(&self.record)
+    pub fn record(&self, env: Env) -> napi::Result<NativeLeaseRecord> {
+        on_js_thread(&env, || Ok(to_js_record(&self.record)))
     }
 
     /// The dead owner's record this acquisition replaced, if any.
     #[napi(getter)]
-    pub fn reclaimed(&self) -> Option<NativeLeaseRecord> {
-        self.reclaimed.as_ref().map(to_js_record)
+    pub fn reclaimed(&self, env: Env) -> napi::Result<Option<NativeLeaseRecord>> {
+        on_js_thread(&env, || Ok(self.reclaimed.as_ref().map(to_js_record)))
     }
 
     /// What the refresh did, when acquired with an identity.
     #[napi(getter)]
-    pub fn freshness(&self) -> Option<NativeFreshness> {
-        self.freshness.as_ref().map(to_js_freshness)
+    pub fn freshness(&self, env: Env) -> napi::Result<Option<NativeFreshness>> {
+        on_js_thread(&env, || Ok(self.freshness.as_ref().map(to_js_freshness)))
     }
 
     /// Whether it is still held by this object.
     #[napi(getter)]
-    pub fn held(&self) -> bool {
-        self.guard.lock().is_ok_and(|guard| guard.is_some())
+    pub fn held(&self, env: Env) -> napi::Result<bool> {
+        on_js_thread(&env, || {
+            Ok(self.guard.lock().is_ok_and(|guard| guard.is_some()))
+        })
     }
 
     /// Release the lease (deleting only a record that is still its own).
     /// `false` if it was already released.
     #[napi]
     pub fn release(&self, env: Env) -> napi::Result<bool> {
-        let taken = self.guard.lock().ok().and_then(|mut guard| guard.take());
-        match taken {
-            Some(guard) => guard
-                .release()
-                .map(|()| true)
-                .map_err(|err| to_js(&env, &err)),
-            None => Ok(false),
-        }
+        on_js_thread(&env, || {
+            let taken = self.guard.lock().ok().and_then(|mut guard| guard.take());
+            match taken {
+                Some(guard) => guard.release().map(|()| true),
+                None => Ok(false),
+            }
+        })
+    }
+}
+
+/// A lease collected while still held is released by its guard's drop,
+/// which runs inside the engine's collector: a fault there must not unwind
+/// into it.
+impl Drop for BuildCacheLease {
+    fn drop(&mut self) {
+        let held = self.guard.get_mut().ok().and_then(Option::take);
+        // Nobody is left to hear of a failed release; the lock goes with the process anyway.
+        let _ = guarded(|| {
+            drop(held);
+            Ok(())
+        });
     }
 }
 
@@ -162,10 +177,13 @@ pub fn native_acquire_build_cache<'env>(
     options: NativeAcquireOptions,
     token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'env, BuildCacheLease>> {
-    let cancel = CancelToken::for_call(token, None);
-    let wait = CancelToken::with_deadline(token, "budgetMs", Some(options.budget_ms));
+    let tokens = guarded(|| {
+        let cancel = CancelToken::for_call(token, None)?;
+        let wait = CancelToken::with_deadline(token, "budgetMs", Some(options.budget_ms))?;
+        Ok((cancel, wait))
+    });
     on_own_thread(env, move || {
-        let (cancel, wait) = (cancel?, wait?);
+        let (cancel, wait) = tokens?;
         let leases = open(options.home.as_deref())?;
         let identity = options.identity.map(to_identity);
         let target = to_target(options.manifest_paths);
@@ -235,14 +253,13 @@ pub fn native_inspect_build_cache(
     dir: String,
     home: Option<String>,
 ) -> napi::Result<NativeCacheStatus> {
-    let inspect = || {
+    on_js_thread(&env, || {
         let leases = open(home.as_deref())?;
         let dir = Path::new(&dir);
         let status = leases.classify(dir)?;
         let in_use = status.in_use() || leases.outputs_in_use(dir)?;
         Ok(to_js_status(status, in_use))
-    };
-    inspect().map_err(|err: Error| to_js(&env, &err))
+    })
 }
 
 /// One registered cache directory.
@@ -267,14 +284,13 @@ pub fn native_build_cache_inventory(
     env: Env,
     home: Option<String>,
 ) -> napi::Result<Vec<NativeCacheEntry>> {
-    let list = || {
+    on_js_thread(&env, || {
         Ok(open(home.as_deref())?
             .inventory()?
             .into_iter()
             .map(to_js_entry)
             .collect())
-    };
-    list().map_err(|err: Error| to_js(&env, &err))
+    })
 }
 
 /// Make `dir` fresh for a build from `identity` (call while holding its
@@ -293,7 +309,7 @@ pub fn native_ensure_fresh<'env>(
     home: Option<String>,
     token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'env, NativeFreshness>> {
-    let token = CancelToken::for_call(token, None);
+    let token = guarded(|| CancelToken::for_call(token, None));
     on_own_thread(env, move || {
         let token = token?;
         let home = paths::home(home.as_deref().map(Path::new))?;
@@ -353,35 +369,47 @@ pub fn native_release_build_cache(
     dir: String,
     home: Option<String>,
 ) -> napi::Result<NativeReleased> {
-    let release = || {
+    on_js_thread(&env, || {
         Ok(to_js_released(
             open(home.as_deref())?.release_unowned(Path::new(&dir))?,
         ))
-    };
-    release().map_err(|err: Error| to_js(&env, &err))
+    })
 }
 
 /// Whether process `pid` (started at `startTime` clock ticks during boot
 /// `bootId`, when known) may be alive: `false` only when its death is certain.
 #[napi(js_name = "pidAlive")]
-pub fn pid_alive_js(pid: u32, start_time: Option<f64>, boot_id: Option<String>) -> bool {
-    pid_alive(pid, start_time.map(|t| t as u64), boot_id.as_deref())
+pub fn pid_alive_js(
+    env: Env,
+    pid: u32,
+    start_time: Option<f64>,
+    boot_id: Option<String>,
+) -> napi::Result<bool> {
+    on_js_thread(&env, || {
+        Ok(pid_alive(
+            pid,
+            start_time.map(|t| t as u64),
+            boot_id.as_deref(),
+        ))
+    })
 }
 
 /// The workspace's own package names in `cargo metadata --no-deps` JSON.
 #[napi(js_name = "nativeParseWorkspacePackageNames")]
 pub fn native_parse_workspace_package_names(env: Env, json: String) -> napi::Result<Vec<String>> {
-    fresh::parse_workspace_package_names(&json).map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || fresh::parse_workspace_package_names(&json))
 }
 
 /// Every `--manifest-path` the commands pass, in order of first appearance.
 #[napi(js_name = "nativeExtractManifestPaths")]
-pub fn native_extract_manifest_paths(commands: Vec<String>) -> Vec<String> {
-    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
-    fresh::extract_manifest_paths(&commands)
-        .into_iter()
-        .map(display)
-        .collect()
+pub fn native_extract_manifest_paths(env: Env, commands: Vec<String>) -> napi::Result<Vec<String>> {
+    on_js_thread(&env, || {
+        let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+        Ok(fresh::extract_manifest_paths(&commands)
+            .into_iter()
+            .map(display)
+            .collect())
+    })
 }
 
 /// `{CARGO_TARGET_DIR}` for a child whose sandbox may write `dir` (it lies
@@ -392,34 +420,33 @@ pub fn native_cargo_target_env(
     dir: String,
     writable_roots: Vec<String>,
 ) -> napi::Result<HashMap<String, String>> {
-    let roots: Vec<PathBuf> = writable_roots.into_iter().map(PathBuf::from).collect();
-    lease::cargo_target_env(Path::new(&dir), &roots)
-        .map(|vars| {
-            vars.into_iter()
-                .map(|(name, value)| (name, display(value)))
-                .collect()
-        })
-        .map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || {
+        let roots: Vec<PathBuf> = writable_roots.into_iter().map(PathBuf::from).collect();
+        let vars = lease::cargo_target_env(Path::new(&dir), &roots)?;
+        Ok(vars
+            .into_iter()
+            .map(|(name, value)| (name, display(value)))
+            .collect())
+    })
 }
 
 /// The hold a task gets while it waits on `dir`'s lease.
 #[napi(js_name = "nativeResourceHold")]
 pub fn native_resource_hold(env: Env, dir: String) -> napi::Result<String> {
-    lease::resource_hold(Path::new(&dir)).map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || lease::resource_hold(Path::new(&dir)))
 }
 
 /// The cache directory a resource hold waits on; `null` for another hold.
 #[napi(js_name = "nativeParseResourceHold")]
-pub fn native_parse_resource_hold(hold: String) -> Option<String> {
-    lease::parse_resource_hold(&hold).map(display)
+pub fn native_parse_resource_hold(env: Env, hold: String) -> napi::Result<Option<String>> {
+    on_js_thread(&env, || Ok(lease::parse_resource_hold(&hold).map(display)))
 }
 
 /// Whether a task held by `hold` can be released now: the lease it waits on
 /// is no longer in use. `EINVAL` for another kind of hold.
 #[napi(js_name = "nativeHoldReleasable")]
 pub fn native_hold_releasable(env: Env, hold: String, home: Option<String>) -> napi::Result<bool> {
-    let releasable = || open(home.as_deref())?.hold_releasable(&hold);
-    releasable().map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || open(home.as_deref())?.hold_releasable(&hold))
 }
 
 fn open(home: Option<&str>) -> Result<Leases, Error> {

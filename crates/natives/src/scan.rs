@@ -14,12 +14,13 @@ use napi::{
 };
 use napi_derive::napi;
 use natives_scan::{
-    CachePolicy, CancelToken as LibraryToken, Entry, Error, FileType, GlobOptions, cache,
+    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, FileType, GlobOptions,
+    cache,
 };
 
 use crate::{
     cancel::CancelToken,
-    errors::to_js,
+    errors::{guarded, on_js_thread},
     options::count,
     stream::{Batch, BatchCallback, stream},
     task::{Work, task},
@@ -150,8 +151,10 @@ pub fn native_glob(
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
 ) -> AsyncTask<Work<NativeGlobResult>> {
-    let prepared = CancelToken::for_call(token, options.timeout_ms)
-        .and_then(|token| Ok((convert_options(options)?, token)));
+    let prepared = guarded(|| {
+        let token = CancelToken::for_call(token, options.timeout_ms)?;
+        Ok((convert_options(options)?, token))
+    });
     task(move || {
         let (options, token) = prepared?;
         run_glob(&options, &token, on_batch.as_ref())
@@ -218,8 +221,9 @@ fn file_type(value: u32) -> Result<FileType, Error> {
 /// contains it or lies inside it; without one, drops them all.
 #[napi(js_name = "invalidateFsScanCache")]
 pub fn invalidate_fs_scan_cache(env: Env, path: Option<String>) -> napi::Result<()> {
-    natives_scan::invalidate(path.as_deref().map(std::path::Path::new))
-        .map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || {
+        natives_scan::invalidate(path.as_deref().map(std::path::Path::new))
+    })
 }
 
 /// Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
@@ -228,10 +232,15 @@ pub fn invalidate_fs_scan_cache(env: Env, path: Option<String>) -> napi::Result<
 /// not pass `process.env` writes on to native code. Returns `false`,
 /// changing nothing, when the policy was already fixed.
 #[napi(js_name = "initFsScanCachePolicy")]
-pub fn init_fs_scan_cache_policy(variables: HashMap<String, String>) -> bool {
-    cache::init_global(CachePolicy::from_lookup(|name| {
-        variables.get(name).cloned()
-    }))
+pub fn init_fs_scan_cache_policy(
+    env: Env,
+    variables: HashMap<String, String>,
+) -> napi::Result<bool> {
+    on_js_thread(&env, || {
+        Ok(cache::init_global(CachePolicy::from_lookup(|name| {
+            variables.get(name).cloned()
+        })))
+    })
 }
 
 /// The scan cache's current size.
@@ -254,8 +263,11 @@ pub struct FsScanCacheStats {
 
 /// Report the scan cache's size and how many walks it has run.
 #[napi(js_name = "fsScanCacheStats")]
-pub fn fs_scan_cache_stats() -> FsScanCacheStats {
-    let stats = cache::global().stats();
+pub fn fs_scan_cache_stats(env: Env) -> napi::Result<FsScanCacheStats> {
+    on_js_thread(&env, || Ok(to_js_stats(cache::global().stats())))
+}
+
+fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
     FsScanCacheStats {
         scans: u32::try_from(stats.scans).unwrap_or(u32::MAX),
         entries: stats.entries as f64,

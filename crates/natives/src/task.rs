@@ -81,23 +81,33 @@ where
     let (deferred, promise) = env.create_deferred::<T, Settle<T>>()?;
     let deferred = Arc::new(Mutex::new(Some(deferred)));
     let for_thread = Arc::clone(&deferred);
-    let spawned = thread::Builder::new()
-        .name("natives-wait".to_owned())
-        .spawn(move || {
-            let outcome = guarded(work);
-            if let Some(deferred) = take(&for_thread) {
-                deferred.resolve(settle(outcome));
-            }
-        });
+    let started = spawn_guarded(work, move |outcome| {
+        if let Some(deferred) = take(&for_thread) {
+            deferred.resolve(settle(outcome));
+        }
+    });
     // A thread that could not start dropped its closure: the promise is
     // still ours to settle.
-    if let Err(err) = spawned
+    if let Err(failure) = started
         && let Some(deferred) = take(&deferred)
     {
-        let failure = Error::new(ErrorKind::Io, format!("cannot start a thread: {err}"));
         deferred.resolve(settle(Err(failure)));
     }
     Ok(PromiseRaw::new(env.raw(), promise.raw()))
+}
+
+/// Start `work` on a thread of its own and hand its outcome, a panic turned
+/// into `EIO`, to `deliver` there. When no thread can start, `deliver` is
+/// dropped uncalled and the reason returned.
+fn spawn_guarded<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Error> + Send + 'static,
+    deliver: impl FnOnce(Result<T, Error>) + Send + 'static,
+) -> Result<(), Error> {
+    thread::Builder::new()
+        .name("natives-wait".to_owned())
+        .spawn(move || deliver(guarded(work)))
+        .map(drop)
+        .map_err(|err| Error::new(ErrorKind::Io, format!("cannot start a thread: {err}")))
 }
 
 fn take<D>(slot: &Mutex<Option<D>>) -> Option<D> {
@@ -123,6 +133,19 @@ mod tests {
         let again = run_once(&mut slot).unwrap_err();
         assert_eq!(again.code(), "EIO");
         assert!(again.message().contains("ran twice"), "{again}");
+    }
+
+    #[test]
+    fn a_panic_on_a_thread_of_its_own_is_delivered_as_eio() {
+        let (deliver, delivered) = std::sync::mpsc::channel();
+        spawn_guarded(
+            || -> Result<u32, Error> { panic!("fault while waiting") },
+            move |outcome| deliver.send(outcome).unwrap(),
+        )
+        .unwrap();
+        let err = delivered.recv().unwrap().unwrap_err();
+        assert_eq!(err.code(), "EIO");
+        assert!(err.message().contains("fault while waiting"), "{err}");
     }
 
     #[test]
