@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 import { stageForUnprivileged } from './support/unprivileged.ts';
-import { fsScanCacheStats, glob, invalidateFsScanCache, type CodedError, type GlobOptions } from './support/natives.ts';
+import { applyFileChanges, fsScanCacheStats, glob, invalidateFsScanCache, type CodedError, type FileChange, type GlobOptions } from './support/natives.ts';
 
 /** The rejection of `promise`, which must reject with an `Error` carrying a string `code`. */
 async function rejection(promise: Promise<unknown>): Promise<Error & { code: string }> {
@@ -139,6 +139,15 @@ describe('bad patterns and options are EINVAL', () => {
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain(`fileType ${fileType}`);
     }
+  });
+
+  test('a file change with an unknown op is EINVAL naming the op, and changes nothing', async () => {
+    const change = { op: 'move', path: 'a.ts', to: 'moved.ts' } as unknown as FileChange;
+    const error = await rejection(applyFileChanges([change], { cwd: root }));
+    expect(error.code).toBe('EINVAL');
+    expect(error.message).toContain('op');
+    expect(error.message).toContain('move');
+    expect(fs.existsSync(path.join(root, 'a.ts'))).toBe(true);
   });
 
   test('options of the wrong type', async () => {

@@ -60,6 +60,21 @@ export interface ContextLine {
  */
 export declare function dirId(path: string): string
 
+/** What a change does. */
+export type FileChangeOp = 'write' | 'delete' | 'rename'
+
+/** What a filesystem entry is (from `lstat`: links are never followed). */
+export declare enum FileType {
+  /** A regular file. */
+  File = 1,
+  /** A directory. */
+  Dir = 2,
+  /** A symbolic link. */
+  Symlink = 3,
+  /** A FIFO, socket or device: listed, never typed as a file, never opened. */
+  Other = 4,
+}
+
 /** Report the scan cache's size and how many walks it has run. */
 export declare function fsScanCacheStats(): FsScanCacheStats
 
@@ -82,6 +97,9 @@ export interface FsScanCacheStats {
   refused: number
 }
 
+/** Why a path matched, best first. */
+export type FuzzyTier = 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'
+
 /** Matches as columns: `paths` joined by `\0` (in chunks), a type and an mtime per match. */
 export interface GlobColumns {
   /**
@@ -94,6 +112,9 @@ export interface GlobColumns {
   /** Modification time per match in ms since the epoch; NaN when unknown. */
   mtimes: Float64Array
 }
+
+/** What each grep result is. */
+export type GrepMode = 'content' | 'count' | 'filesWithMatches'
 
 /** Whether the repository rooted at `root` has linked worktrees. */
 export declare function hasLinkedWorktrees(root: string, timeoutMs?: number | undefined | null): boolean
@@ -121,6 +142,12 @@ export declare function initFsScanCachePolicy(variables: Record<string, string>)
  * contains it or lies inside it; without one, drops them all.
  */
 export declare function invalidateFsScanCache(path?: string | undefined | null): void
+
+/** What a human's release of a lease did. */
+export type LeaseReleased = 'nothing' | 'dead-owner' | 'moved-aside'
+
+/** Where a lease stands. */
+export type LeaseStatus = 'free' | 'active' | 'stale' | 'unknown'
 
 /** The directory the CLI keys `cwd`'s memory by (the repository root). */
 export declare function memoryProjectRoot(cwd: string, timeoutMs?: number | undefined | null): string
@@ -171,7 +198,8 @@ export declare function nativeBuildCacheInventory(home?: string | undefined | nu
 export interface NativeCacheEntry {
   dir?: string
   slug: string
-  status: 'free' | 'active' | 'stale' | 'unknown'
+  /** Where its lease stands. */
+  status: LeaseStatus
   reason?: string
   /** The current holder, or the last known one. */
   owner?: NativeOwnerRecord
@@ -181,9 +209,10 @@ export interface NativeCacheEntry {
   identity?: NativeIdentity
 }
 
-/** Where a lease stands. */
+/** Where a lease stands, and what its record says. */
 export interface NativeCacheStatus {
-  status: 'free' | 'active' | 'stale' | 'unknown'
+  /** Where the lease stands. */
+  status: LeaseStatus
   /** The holder's (or dead owner's) record, when there is a readable one. */
   record?: NativeLeaseRecord
   /** Why the record cannot be read (`unknown`). */
@@ -276,8 +305,8 @@ export declare function nativeExtractManifestPaths(commands: Array<string>): Arr
 
 /** One change in a batch. */
 export interface NativeFileChange {
-  /** `write` (create or replace a file), `delete` (an entry), `rename` (to a path that does not exist). */
-  op: 'write' | 'delete' | 'rename'
+  /** What the change does. */
+  op: FileChangeOp
   /** The file written or deleted; a rename's source. */
   path: string
   /** A rename's destination. */
@@ -329,15 +358,12 @@ export declare function nativeFuzzyFind(options: NativeFuzzyOptions, token?: Can
 export interface NativeFuzzyMatch {
   /** Relative, `/`-separated; directories end with `/`. */
   path: string
-  /** 1 file, 2 directory, 3 symlink, 4 other. */
-  fileType: number
+  /** What the entry is. */
+  fileType: FileType
   /** Higher ranks first. */
   score: number
-  /**
-   * Why it matched: `exactName`, `namePrefix`, `nameSubstring`,
-   * `pathSubstring`, `nameScattered` or `scattered` (best first).
-   */
-  tier: 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'
+  /** Why it matched. */
+  tier: FuzzyTier
   /** Matched character positions in `path`, for highlighting. */
   indices: Array<number>
 }
@@ -489,8 +515,8 @@ export interface NativeGrepOptions {
   offset?: number
   /** Cut lines at this many characters and mark them truncated. */
   maxColumns?: number
-  /** `content` (default), `count` or `filesWithMatches`. */
-  mode?: string
+  /** What each result is (default `content`). */
+  mode?: GrepMode
   /** Use the shared scan cache (default false). */
   cache?: boolean
   /** Skip (and count) files larger than this many bytes (default: none). */
@@ -648,9 +674,10 @@ export declare function nativeReleaseBuildCache(dir: string, home?: string | und
  */
 export declare function nativeReleaseClaim(target: NativeClaimTarget, anyUser?: boolean | undefined | null): Promise<boolean>
 
-/** What a human's release did. */
+/** What a human's release did, and to which record. */
 export interface NativeReleased {
-  released: 'nothing' | 'dead-owner' | 'moved-aside'
+  /** What the release did. */
+  released: LeaseReleased
   record?: NativeLeaseRecord
   movedTo?: string
   reason?: string
@@ -671,7 +698,7 @@ export declare function nativeUsedByAnother(target: NativeClaimTarget): Promise<
 /** A verdict: `reason` and `detail` are set exactly when not exclusive. */
 export interface NativeVerdict {
   exclusive: boolean
-  reason?: 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
+  reason?: SharedReason
   detail?: string
 }
 
@@ -680,3 +707,6 @@ export interface NativeVerdict {
  * `bootId`, when known) may be alive: `false` only when its death is certain.
  */
 export declare function pidAlive(pid: number, startTime?: number | undefined | null, bootId?: string | undefined | null): boolean
+
+/** Why a folder counts as shared. */
+export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'

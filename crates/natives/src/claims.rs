@@ -20,7 +20,7 @@ use natives_ownership::{
     CancelToken as LibraryToken, Error,
     claims::{
         self, Agent, Claim, ClaimRequest, ClaimedFolder, Exclusivity, KnownAgent, MemoryRedirects,
-        Releaser, claude_layout, redirect,
+        Releaser, SharedReason as LibraryReason, claude_layout, redirect,
     },
     paths,
 };
@@ -75,14 +75,42 @@ pub struct NativeClaimTarget {
     pub timeout_ms: f64,
 }
 
+/// Why a folder counts as shared.
+#[napi(string_enum = "kebab-case")]
+pub enum SharedReason {
+    /// A location shared by construction: a blank working directory, the
+    /// user's home, or an ancestor of another agent's working directory.
+    KnownShared,
+    /// The CLI keys this folder by a whole repository.
+    RepositoryWide,
+    /// Another agent resolves to the same canonical folder.
+    Vetoed,
+    /// Another agent (or the same agent id under another OS user) claims it.
+    Claimed,
+    /// Exclusivity could not be established.
+    Unproven,
+    /// Settings or the environment move the memory out of the folder.
+    Redirected,
+}
+
+impl From<LibraryReason> for SharedReason {
+    fn from(reason: LibraryReason) -> SharedReason {
+        match reason {
+            LibraryReason::KnownShared => SharedReason::KnownShared,
+            LibraryReason::RepositoryWide => SharedReason::RepositoryWide,
+            LibraryReason::Vetoed => SharedReason::Vetoed,
+            LibraryReason::Claimed => SharedReason::Claimed,
+            LibraryReason::Unproven => SharedReason::Unproven,
+            LibraryReason::Redirected => SharedReason::Redirected,
+        }
+    }
+}
+
 /// A verdict: `reason` and `detail` are set exactly when not exclusive.
 #[napi(object)]
 pub struct NativeVerdict {
     pub exclusive: bool,
-    #[napi(
-        ts_type = "'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'"
-    )]
-    pub reason: Option<String>,
+    pub reason: Option<SharedReason>,
     pub detail: Option<String>,
 }
 
@@ -355,7 +383,7 @@ fn to_js_verdict(verdict: Exclusivity) -> NativeVerdict {
         },
         Exclusivity::Shared { reason, detail } => NativeVerdict {
             exclusive: false,
-            reason: Some(reason.name().to_owned()),
+            reason: Some(reason.into()),
             detail: Some(detail),
         },
     }

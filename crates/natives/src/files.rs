@@ -78,12 +78,22 @@ fn to_js_contents(contents: Contents) -> NativeFileContents {
     }
 }
 
+/// What a change does.
+#[napi(string_enum = "lowercase")]
+pub enum FileChangeOp {
+    /// Create or replace a file.
+    Write,
+    /// Delete an entry.
+    Delete,
+    /// Rename an entry to a path that does not exist.
+    Rename,
+}
+
 /// One change in a batch.
 #[napi(object)]
 pub struct NativeFileChange {
-    /// `write` (create or replace a file), `delete` (an entry), `rename` (to a path that does not exist).
-    #[napi(ts_type = "'write' | 'delete' | 'rename'")]
-    pub op: String,
+    /// What the change does.
+    pub op: FileChangeOp,
     /// The file written or deleted; a rename's source.
     pub path: String,
     /// A rename's destination.
@@ -143,8 +153,8 @@ pub fn native_apply_file_changes(
 fn to_change(change: NativeFileChange) -> Result<Change, Error> {
     let expect = expectation(&change)?;
     let path = PathBuf::from(&change.path);
-    match change.op.as_str() {
-        "write" => Ok(Change::Write {
+    match change.op {
+        FileChangeOp::Write => Ok(Change::Write {
             path,
             data: change.data.map(|data| data.to_vec()).ok_or_else(|| {
                 Error::invalid(format!("write of {}: data is missing", change.path))
@@ -152,18 +162,14 @@ fn to_change(change: NativeFileChange) -> Result<Change, Error> {
             expect,
             executable: change.executable,
         }),
-        "delete" => Ok(Change::Delete { path, expect }),
-        "rename" => Ok(Change::Rename {
+        FileChangeOp::Delete => Ok(Change::Delete { path, expect }),
+        FileChangeOp::Rename => Ok(Change::Rename {
             from: path,
             to: change.to.map(PathBuf::from).ok_or_else(|| {
                 Error::invalid(format!("rename of {}: to is missing", change.path))
             })?,
             expect,
         }),
-        other => Err(Error::invalid(format!(
-            "{}: op must be write, delete or rename, got `{other}`",
-            change.path
-        ))),
     }
 }
 

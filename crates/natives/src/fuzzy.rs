@@ -6,13 +6,14 @@ use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use natives_scan::{
     Error, cache,
-    fuzzy::{DEFAULT_MAX_RESULTS, FuzzyMatch, FuzzyOptions, fuzzy_find},
+    fuzzy::{DEFAULT_MAX_RESULTS, FuzzyMatch, FuzzyOptions, Tier, fuzzy_find},
 };
 
 use crate::{
     cancel::CancelToken,
     errors::guarded,
     options::count,
+    scan::FileType,
     task::{Work, task},
 };
 
@@ -43,18 +44,44 @@ pub struct NativeFuzzyOptions {
 pub struct NativeFuzzyMatch {
     /// Relative, `/`-separated; directories end with `/`.
     pub path: String,
-    /// 1 file, 2 directory, 3 symlink, 4 other.
-    pub file_type: u32,
+    /// What the entry is.
+    pub file_type: FileType,
     /// Higher ranks first.
     pub score: f64,
-    /// Why it matched: `exactName`, `namePrefix`, `nameSubstring`,
-    /// `pathSubstring`, `nameScattered` or `scattered` (best first).
-    #[napi(
-        ts_type = "'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'"
-    )]
-    pub tier: String,
+    /// Why it matched.
+    pub tier: FuzzyTier,
     /// Matched character positions in `path`, for highlighting.
     pub indices: Vec<u32>,
+}
+
+/// Why a path matched, best first.
+#[napi(string_enum = "camelCase")]
+pub enum FuzzyTier {
+    /// The name is the query.
+    ExactName,
+    /// The name starts with the query.
+    NamePrefix,
+    /// The name contains the query.
+    NameSubstring,
+    /// The path contains the query (not the name).
+    PathSubstring,
+    /// The query's letters appear in order within the name.
+    NameScattered,
+    /// The query's letters appear in order across the path.
+    Scattered,
+}
+
+impl From<Tier> for FuzzyTier {
+    fn from(tier: Tier) -> FuzzyTier {
+        match tier {
+            Tier::ExactName => FuzzyTier::ExactName,
+            Tier::NamePrefix => FuzzyTier::NamePrefix,
+            Tier::NameSubstring => FuzzyTier::NameSubstring,
+            Tier::PathSubstring => FuzzyTier::PathSubstring,
+            Tier::NameScattered => FuzzyTier::NameScattered,
+            Tier::Scattered => FuzzyTier::Scattered,
+        }
+    }
 }
 
 /// What the native `fuzzyFind` resolves with.
@@ -69,9 +96,9 @@ pub struct NativeFuzzyResult {
 fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
     NativeFuzzyMatch {
         path: found.path,
-        file_type: u32::from(found.file_type.as_u8()),
+        file_type: found.file_type.into(),
         score: f64::from(found.score),
-        tier: found.tier.name().to_string(),
+        tier: found.tier.into(),
         indices: found.indices,
     }
 }

@@ -15,7 +15,7 @@ use napi::{
 use napi_derive::napi;
 use natives_scan::{
     CancelToken as LibraryToken, Error, cache,
-    grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome},
+    grep::{GrepMatch, GrepMode as LibraryMode, GrepOptions, GrepOutcome},
 };
 
 use crate::{
@@ -65,8 +65,8 @@ pub struct NativeGrepOptions {
     pub offset: Option<f64>,
     /// Cut lines at this many characters and mark them truncated.
     pub max_columns: Option<f64>,
-    /// `content` (default), `count` or `filesWithMatches`.
-    pub mode: Option<String>,
+    /// What each result is (default `content`).
+    pub mode: Option<GrepMode>,
     /// Use the shared scan cache (default false).
     pub cache: Option<bool>,
     /// Skip (and count) files larger than this many bytes (default: none).
@@ -76,6 +76,27 @@ pub struct NativeGrepOptions {
     pub retain_matches: Option<bool>,
     /// Fail with `ETIMEDOUT` after this many milliseconds.
     pub timeout_ms: Option<f64>,
+}
+
+/// What each grep result is.
+#[napi(string_enum = "camelCase")]
+pub enum GrepMode {
+    /// A result per matching line, with its text and context.
+    Content,
+    /// A result per file with matches, with its count of matching lines.
+    Count,
+    /// A result per file with matches: its path alone.
+    FilesWithMatches,
+}
+
+impl From<GrepMode> for LibraryMode {
+    fn from(mode: GrepMode) -> LibraryMode {
+        match mode {
+            GrepMode::Content => LibraryMode::Content,
+            GrepMode::Count => LibraryMode::Count,
+            GrepMode::FilesWithMatches => LibraryMode::FilesWithMatches,
+        }
+    }
 }
 
 /// A context line.
@@ -297,20 +318,11 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     converted.max_count = count("maxCount", options.max_count)?;
     converted.offset = count("offset", options.offset)?.unwrap_or(0);
     converted.max_columns = count("maxColumns", options.max_columns)?;
-    converted.mode = mode(options.mode.as_deref())?;
+    if let Some(mode) = options.mode {
+        converted.mode = mode.into();
+    }
     converted.cache = options.cache.unwrap_or(false);
     converted.max_file_size = count("maxFileSize", options.max_file_size)?.map(|n| n as u64);
     converted.retain_matches = options.retain_matches.unwrap_or(true);
     Ok(converted)
-}
-
-fn mode(text: Option<&str>) -> Result<GrepMode, Error> {
-    match text {
-        None | Some("content") => Ok(GrepMode::Content),
-        Some("count") => Ok(GrepMode::Count),
-        Some("filesWithMatches") => Ok(GrepMode::FilesWithMatches),
-        Some(other) => Err(Error::invalid(format!(
-            "mode `{other}` is not one of content, count, filesWithMatches"
-        ))),
-    }
 }

@@ -234,10 +234,23 @@ pub fn native_acquire_cleanup_lease(
 }
 
 /// Where a lease stands.
+#[napi(string_enum = "lowercase")]
+pub enum LeaseStatus {
+    /// Nobody holds it.
+    Free,
+    /// A live owner holds it.
+    Active,
+    /// Its owner died without releasing it: the next acquirer reclaims it.
+    Stale,
+    /// Its record cannot be read: never reclaimed automatically.
+    Unknown,
+}
+
+/// Where a lease stands, and what its record says.
 #[napi(object)]
 pub struct NativeCacheStatus {
-    #[napi(ts_type = "'free' | 'active' | 'stale' | 'unknown'")]
-    pub status: String,
+    /// Where the lease stands.
+    pub status: LeaseStatus,
     /// The holder's (or dead owner's) record, when there is a readable one.
     pub record: Option<NativeLeaseRecord>,
     /// Why the record cannot be read (`unknown`).
@@ -267,8 +280,8 @@ pub fn native_inspect_build_cache(
 pub struct NativeCacheEntry {
     pub dir: Option<String>,
     pub slug: String,
-    #[napi(ts_type = "'free' | 'active' | 'stale' | 'unknown'")]
-    pub status: String,
+    /// Where its lease stands.
+    pub status: LeaseStatus,
     pub reason: Option<String>,
     /// The current holder, or the last known one.
     pub owner: Option<NativeOwnerRecord>,
@@ -351,11 +364,22 @@ pub fn native_maintenance_prune(
     })
 }
 
-/// What a human's release did.
+/// What a human's release of a lease did.
+#[napi(string_enum = "kebab-case")]
+pub enum LeaseReleased {
+    /// Nobody held the lease.
+    Nothing,
+    /// A dead owner's record was removed.
+    DeadOwner,
+    /// An unreadable record was moved aside, kept whole.
+    MovedAside,
+}
+
+/// What a human's release did, and to which record.
 #[napi(object)]
 pub struct NativeReleased {
-    #[napi(ts_type = "'nothing' | 'dead-owner' | 'moved-aside'")]
-    pub released: String,
+    /// What the release did.
+    pub released: LeaseReleased,
     pub record: Option<NativeLeaseRecord>,
     pub moved_to: Option<String>,
     pub reason: Option<String>,
@@ -517,14 +541,14 @@ fn to_js_freshness(freshness: &Freshness) -> NativeFreshness {
 }
 
 fn to_js_status(status: Status, in_use: bool) -> NativeCacheStatus {
-    let (name, record, reason) = match status {
-        Status::Free => ("free", None, None),
-        Status::Active(record) => ("active", record, None),
-        Status::Stale(record) => ("stale", Some(record), None),
-        Status::Unknown(why) => ("unknown", None, Some(why)),
+    let (status, record, reason) = match status {
+        Status::Free => (LeaseStatus::Free, None, None),
+        Status::Active(record) => (LeaseStatus::Active, record, None),
+        Status::Stale(record) => (LeaseStatus::Stale, Some(record), None),
+        Status::Unknown(why) => (LeaseStatus::Unknown, None, Some(why)),
     };
     NativeCacheStatus {
-        status: name.to_owned(),
+        status,
         record: record.as_ref().map(to_js_record),
         reason,
         in_use,
@@ -533,15 +557,15 @@ fn to_js_status(status: Status, in_use: bool) -> NativeCacheStatus {
 
 fn to_js_entry(entry: lease::Entry) -> NativeCacheEntry {
     let (status, reason) = match entry.status {
-        EntryStatus::Free => ("free", None),
-        EntryStatus::Active => ("active", None),
-        EntryStatus::Stale => ("stale", None),
-        EntryStatus::Unknown(why) => ("unknown", Some(why)),
+        EntryStatus::Free => (LeaseStatus::Free, None),
+        EntryStatus::Active => (LeaseStatus::Active, None),
+        EntryStatus::Stale => (LeaseStatus::Stale, None),
+        EntryStatus::Unknown(why) => (LeaseStatus::Unknown, Some(why)),
     };
     NativeCacheEntry {
         dir: entry.dir.map(display),
         slug: entry.slug,
-        status: status.to_owned(),
+        status,
         reason,
         owner: entry.owner.as_ref().map(to_js_owner),
         since_ms: entry.since_ms.map(|ms| ms as f64),
@@ -563,13 +587,23 @@ fn to_js_prune(report: PruneReport) -> NativePruneReport {
 }
 
 fn to_js_released(released: Released) -> NativeReleased {
-    let (name, record, moved_to, reason) = match released {
-        Released::Nothing => ("nothing", None, None, None),
-        Released::Dead(record) => ("dead-owner", Some(to_js_record(&record)), None, None),
-        Released::MovedAside { to, why } => ("moved-aside", None, Some(display(to)), Some(why)),
+    let (kind, record, moved_to, reason) = match released {
+        Released::Nothing => (LeaseReleased::Nothing, None, None, None),
+        Released::Dead(record) => (
+            LeaseReleased::DeadOwner,
+            Some(to_js_record(&record)),
+            None,
+            None,
+        ),
+        Released::MovedAside { to, why } => (
+            LeaseReleased::MovedAside,
+            None,
+            Some(display(to)),
+            Some(why),
+        ),
     };
     NativeReleased {
-        released: name.to_owned(),
+        released: kind,
         record,
         moved_to,
         reason,

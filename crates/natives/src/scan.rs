@@ -14,8 +14,7 @@ use napi::{
 };
 use napi_derive::napi;
 use natives_scan::{
-    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, FileType, GlobOptions,
-    cache,
+    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, cache,
 };
 
 use crate::{
@@ -25,6 +24,30 @@ use crate::{
     stream::{Batch, BatchCallback, stream},
     task::{Work, task},
 };
+
+/// What a filesystem entry is (from `lstat`: links are never followed).
+#[napi]
+pub enum FileType {
+    /// A regular file.
+    File = 1,
+    /// A directory.
+    Dir = 2,
+    /// A symbolic link.
+    Symlink = 3,
+    /// A FIFO, socket or device: listed, never typed as a file, never opened.
+    Other = 4,
+}
+
+impl From<natives_scan::FileType> for FileType {
+    fn from(file_type: natives_scan::FileType) -> FileType {
+        match file_type {
+            natives_scan::FileType::File => FileType::File,
+            natives_scan::FileType::Dir => FileType::Dir,
+            natives_scan::FileType::Symlink => FileType::Symlink,
+            natives_scan::FileType::Other => FileType::Other,
+        }
+    }
+}
 
 /// Options for the native `glob`; the TypeScript `glob` documents them and
 /// supplies `path`.
@@ -205,10 +228,10 @@ fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
     Ok(converted)
 }
 
-fn file_type(value: u32) -> Result<FileType, Error> {
+fn file_type(value: u32) -> Result<natives_scan::FileType, Error> {
     u8::try_from(value)
         .ok()
-        .and_then(FileType::from_u8)
+        .and_then(natives_scan::FileType::from_u8)
         .ok_or_else(|| {
             Error::invalid(format!(
                 "fileType {value} is not one of 1 (File), 2 (Dir), 3 (Symlink), 4 (Other)"

@@ -25,12 +25,12 @@ import {
   nativeUsedByAnother,
   type NativeKnownAgent,
   type NativeVerdict,
+  type SharedReason,
 } from '../index.js';
 import { fromNative } from './errors.ts';
 import * as nodePath from 'node:path';
 
-/** Why a folder counts as shared. */
-export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected';
+export type { SharedReason };
 
 /** Exclusive, or shared with the rule that decided and what it saw. */
 export type ClaimVerdict = { exclusive: true } | { exclusive: false; reason: SharedReason; detail: string };

@@ -2,7 +2,7 @@
  * `fuzzyFind`: rank files and directories against a short query, typed and
  * defaulted over the addon.
  */
-import { nativeFuzzyFind } from '../index.js';
+import { type FuzzyTier, nativeFuzzyFind } from '../index.js';
 import { linkSignal } from './cancel.ts';
 import { codedError, fromNative, throwIfAborted } from './errors.ts';
 import type { FileType } from './glob.ts';
@@ -35,8 +35,7 @@ export interface FuzzyFindOptions {
   signal?: AbortSignal;
 }
 
-/** Why a path matched, best first. */
-export type FuzzyTier = 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered';
+export type { FuzzyTier };
 
 /** One match. */
 export interface FuzzyMatch {

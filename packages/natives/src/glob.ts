@@ -6,6 +6,7 @@
  * side as they are decided, and the promise settles only after the last one.
  */
 import {
+  FileType,
   type GlobColumns,
   type FsScanCacheStats,
   fsScanCacheStats as nativeStats,
@@ -18,19 +19,8 @@ import { absolute } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
+export { FileType };
 export type { FsScanCacheStats };
-
-/** What a filesystem entry is (from `lstat`: links are never followed). */
-export enum FileType {
-  /** A regular file. */
-  File = 1,
-  /** A directory. */
-  Dir = 2,
-  /** A symbolic link. */
-  Symlink = 3,
-  /** A FIFO, socket or device: listed, never typed as a file, never opened. */
-  Other = 4,
-}
 
 /** Options for {@link glob}. */
 export interface GlobOptions {

@@ -3,6 +3,7 @@
  * scan cache, typed and defaulted over the addon.
  */
 import {
+  type GrepMode,
   type NativeGrepMatch,
   type NativeGrepOptions,
   type NativeGrepResult,
@@ -16,8 +17,7 @@ import { absolute } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
-/** What each result is. */
-export type GrepMode = 'content' | 'count' | 'filesWithMatches';
+export type { GrepMode };
 
 /** Options shared by {@link grep} and {@link search}: how to match and what to return. */
 export interface MatchOptions {

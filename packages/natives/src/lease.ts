@@ -15,6 +15,8 @@
  */
 import {
   type BuildCacheLease as NativeLease,
+  type LeaseReleased,
+  type LeaseStatus,
   nativeAcquireBuildCache,
   nativeAcquireCleanupLease,
   nativeBuildCacheInventory,
@@ -146,7 +148,7 @@ export async function acquireCleanupLease(dir: string, owner: LeaseOwner, option
 
 /** Where a cache's lease stands. */
 export interface BuildCacheStatus {
-  status: 'free' | 'active' | 'stale' | 'unknown';
+  status: LeaseStatus;
   /** The holder's (or dead owner's) record, when readable. */
   record?: LeaseRecord;
   /** Why the record cannot be read (`unknown`: never reclaimed automatically). */
@@ -169,7 +171,7 @@ export interface BuildCacheEntry {
   /** `undefined` when neither its record nor the catalog can be read. */
   dir?: string;
   slug: string;
-  status: 'free' | 'active' | 'stale' | 'unknown';
+  status: LeaseStatus;
   reason?: string;
   /** The current holder, or the last known one. */
   owner?: OwnerRecord;
@@ -236,7 +238,7 @@ export async function maintenancePrune(dir: string, limitBytes: number, owner: L
 
 /** What {@link releaseBuildCache} did. */
 export interface ReleasedBuildCache {
-  released: 'nothing' | 'dead-owner' | 'moved-aside';
+  released: LeaseReleased;
   record?: LeaseRecord;
   /** Where an unreadable record was moved (kept whole). */
   movedTo?: string;
