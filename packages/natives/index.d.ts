@@ -171,6 +171,7 @@ export declare function nativeAcquireCleanupLease(dir: string, owner: NativeLeas
 
 /** Options of the native acquisition. */
 export interface NativeAcquireOptions {
+  /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
   /** How long to wait for a busy lease; 0: one attempt. */
   budgetMs: number
@@ -196,16 +197,26 @@ export declare function nativeBuildCacheInventory(home?: string | undefined | nu
 
 /** One registered cache directory. */
 export interface NativeCacheEntry {
+  /**
+   * The cache directory; absent when neither its record nor the catalog
+   * names it.
+   */
   dir?: string
+  /** The stable name of its records. */
   slug: string
   /** Where its lease stands. */
   status: LeaseStatus
+  /** Why its record cannot be read (`unknown`). */
   reason?: string
   /** The current holder, or the last known one. */
   owner?: NativeOwnerRecord
+  /** When the current or last holder acquired it (ms since the epoch). */
   sinceMs?: number
+  /** When the last holder released it, if it was released. */
   releasedAtMs?: number
+  /** Process cleanup (or maintenance) holds its output lease. */
   outputsHeld: boolean
+  /** The source last built into it, if recorded. */
   identity?: NativeIdentity
 }
 
@@ -243,39 +254,75 @@ export declare function nativeCheckAndClaim(request: NativeClaimRequest): Promis
 
 /** One claim in a listing. */
 export interface NativeClaim {
+  /** The claiming agent. */
   uid: string
+  /** When it was last made, in milliseconds since the epoch. */
   atMs: number
+  /** The channel store that made it. */
   origin: string
+  /** The account the agent runs under. */
   account: string
+  /** The OS user that made it, when recorded. */
   user?: number
 }
 
 /** The agent asking for a memory folder. */
 export interface NativeClaimAgent {
+  /** Stable across the agent's spawns. */
   uid: string
-  /** Blank or absent: the default agents directory. */
+  /**
+   * Its working directory; blank or absent: the default agents directory
+   * (always shared).
+   */
   cwd?: string
+  /** The account it runs under (recorded with the claim). */
   account: string
 }
 
 /** A claimed folder and every claim on it. */
 export interface NativeClaimedFolder {
+  /** The folder's canonical id when first claimed. */
   dir: string
+  /** `memory-dir:` and 32 hex digits. */
   zone: string
+  /** Every claim on it. */
   claims: Array<NativeClaim>
 }
 
 /** Everything `checkAndClaim` decides from; the TypeScript layer documents it. */
 export interface NativeClaimRequest {
+  /** The agent asking. */
   agent: NativeClaimAgent
+  /** The memory folder the agent's spawn uses. */
   memoryDir: string
+  /**
+   * Every other agent the caller's store has (its stale claims are pruned
+   * against this list).
+   */
   others: Array<NativeKnownAgent>
+  /**
+   * The caller's channel store id; only this store may later prune the
+   * claim.
+   */
   origin: string
+  /**
+   * The user's home directory, a known shared location; absent to skip
+   * that rule.
+   */
   userHome?: string
+  /**
+   * Settings files that may redirect memory; missing files redirect
+   * nothing.
+   */
   settingsFiles: Array<string>
+  /** The agent's `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`, if set. */
   memoryPathOverride?: string
   /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
+  /**
+   * Checks that cannot finish within this many milliseconds answer
+   * `unproven`.
+   */
   timeoutMs: number
 }
 
@@ -284,11 +331,15 @@ export declare function nativeClaimsOf(uid?: string | undefined | null, home?: s
 
 /** One agent's claim on a folder, as the read-only calls name it. */
 export interface NativeClaimTarget {
+  /** The memory folder. */
   memoryDir: string
+  /** The agent whose claim it is. */
   uid: string
-  /** Used by `usedByAnother` only. */
+  /** Other agents the caller's store has; used by `usedByAnother` only. */
   others?: Array<NativeKnownAgent>
+  /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
+  /** The call's deadline, in milliseconds from the call. */
   timeoutMs: number
 }
 
@@ -575,7 +626,9 @@ export declare function nativeHoldReleasable(hold: string, home?: string | undef
 
 /** The source a build comes from. */
 export interface NativeIdentity {
+  /** The worktree the build runs in (compared by canonical path). */
   worktree: string
+  /** The commit checked out there. */
   head: string
 }
 
@@ -584,7 +637,9 @@ export declare function nativeInspectBuildCache(dir: string, home?: string | und
 
 /** Another agent the caller's channel store knows. */
 export interface NativeKnownAgent {
+  /** Its stable id. */
   uid: string
+  /** Its working directory, where known. */
   cwd?: string
   /** The memory folder it resolves to, where known. */
   memoryDir?: string
@@ -592,10 +647,15 @@ export interface NativeKnownAgent {
 
 /** Who wants the lease: the job it belongs to, and the source it builds. */
 export interface NativeLeaseOwner {
+  /** The run (a job of the orchestrator) the borrower belongs to. */
   run: string
+  /** The node (task) within the run. */
   node: string
+  /** The seat (role) within the node. */
   seat: string
+  /** The worktree the build's source comes from, if any. */
   worktree?: string
+  /** The commit the build's source is at, if known. */
   head?: string
 }
 
@@ -603,8 +663,9 @@ export interface NativeLeaseOwner {
 export interface NativeLeaseRecord {
   /** The cache directory's canonical path. */
   dir: string
+  /** Who holds (or held) the lease. */
   owner: NativeOwnerRecord
-  /** Milliseconds since the Unix epoch. */
+  /** When it was acquired, in milliseconds since the Unix epoch. */
   acquiredAtMs: number
 }
 
@@ -618,16 +679,28 @@ export declare function nativeMaintenancePrune(dir: string, limitBytes: number, 
 
 /** An owner as recorded: the job, and the process that holds the lease. */
 export interface NativeOwnerRecord {
+  /** The run (a job of the orchestrator) the holder belongs to. */
   run: string
+  /** The node (task) within the run. */
   node: string
+  /** The seat (role) within the node. */
   seat: string
+  /** The holder's process id. */
   pid: number
+  /** The worktree the build's source comes from, if any. */
   worktree?: string
+  /** The commit the build's source is at, if known. */
   head?: string
+  /** The holder's host name. */
   host: string
+  /** The boot the holder started in, when known. */
   bootId?: string
-  /** Clock ticks since boot. */
+  /**
+   * The holder's start time in clock ticks since boot (with `pid` and
+   * `bootId`, immune to pid reuse).
+   */
   startTime?: number
+  /** Names this acquisition; release deletes only a record carrying it. */
   nonce: string
 }
 
@@ -639,8 +712,11 @@ export declare function nativeParseWorkspacePackageNames(json: string): Array<st
 
 /** What a prune did. */
 export interface NativePruneReport {
+  /** Bytes of build output before. */
   bytesBefore: number
+  /** Bytes of build output after. */
   bytesAfter: number
+  /** Files deleted. */
   filesRemoved: number
 }
 
@@ -678,8 +754,11 @@ export declare function nativeReleaseClaim(target: NativeClaimTarget, anyUser?: 
 export interface NativeReleased {
   /** What the release did. */
   released: LeaseReleased
+  /** The dead owner's record that was removed (`dead-owner`). */
   record?: NativeLeaseRecord
+  /** Where the unreadable record was moved, kept whole (`moved-aside`). */
   movedTo?: string
+  /** Why the record could not be read (`moved-aside`). */
   reason?: string
 }
 
@@ -697,8 +776,11 @@ export declare function nativeUsedByAnother(target: NativeClaimTarget): Promise<
 
 /** A verdict: `reason` and `detail` are set exactly when not exclusive. */
 export interface NativeVerdict {
+  /** Proven to be the agent's alone. */
   exclusive: boolean
+  /** Which rule found it shared. */
   reason?: SharedReason
+  /** What that rule saw, for a human. */
   detail?: string
 }
 

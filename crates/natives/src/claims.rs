@@ -34,16 +34,21 @@ use crate::{
 /// The agent asking for a memory folder.
 #[napi(object)]
 pub struct NativeClaimAgent {
+    /// Stable across the agent's spawns.
     pub uid: String,
-    /// Blank or absent: the default agents directory.
+    /// Its working directory; blank or absent: the default agents directory
+    /// (always shared).
     pub cwd: Option<String>,
+    /// The account it runs under (recorded with the claim).
     pub account: String,
 }
 
 /// Another agent the caller's channel store knows.
 #[napi(object)]
 pub struct NativeKnownAgent {
+    /// Its stable id.
     pub uid: String,
+    /// Its working directory, where known.
     pub cwd: Option<String>,
     /// The memory folder it resolves to, where known.
     pub memory_dir: Option<String>,
@@ -52,26 +57,43 @@ pub struct NativeKnownAgent {
 /// Everything `checkAndClaim` decides from; the TypeScript layer documents it.
 #[napi(object)]
 pub struct NativeClaimRequest {
+    /// The agent asking.
     pub agent: NativeClaimAgent,
+    /// The memory folder the agent's spawn uses.
     pub memory_dir: String,
+    /// Every other agent the caller's store has (its stale claims are pruned
+    /// against this list).
     pub others: Vec<NativeKnownAgent>,
+    /// The caller's channel store id; only this store may later prune the
+    /// claim.
     pub origin: String,
+    /// The user's home directory, a known shared location; absent to skip
+    /// that rule.
     pub user_home: Option<String>,
+    /// Settings files that may redirect memory; missing files redirect
+    /// nothing.
     pub settings_files: Vec<String>,
+    /// The agent's `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`, if set.
     pub memory_path_override: Option<String>,
     /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
+    /// Checks that cannot finish within this many milliseconds answer
+    /// `unproven`.
     pub timeout_ms: f64,
 }
 
 /// One agent's claim on a folder, as the read-only calls name it.
 #[napi(object)]
 pub struct NativeClaimTarget {
+    /// The memory folder.
     pub memory_dir: String,
+    /// The agent whose claim it is.
     pub uid: String,
-    /// Used by `usedByAnother` only.
+    /// Other agents the caller's store has; used by `usedByAnother` only.
     pub others: Option<Vec<NativeKnownAgent>>,
+    /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
+    /// The call's deadline, in milliseconds from the call.
     pub timeout_ms: f64,
 }
 
@@ -109,26 +131,37 @@ impl From<LibraryReason> for SharedReason {
 /// A verdict: `reason` and `detail` are set exactly when not exclusive.
 #[napi(object)]
 pub struct NativeVerdict {
+    /// Proven to be the agent's alone.
     pub exclusive: bool,
+    /// Which rule found it shared.
     pub reason: Option<SharedReason>,
+    /// What that rule saw, for a human.
     pub detail: Option<String>,
 }
 
 /// One claim in a listing.
 #[napi(object)]
 pub struct NativeClaim {
+    /// The claiming agent.
     pub uid: String,
+    /// When it was last made, in milliseconds since the epoch.
     pub at_ms: f64,
+    /// The channel store that made it.
     pub origin: String,
+    /// The account the agent runs under.
     pub account: String,
+    /// The OS user that made it, when recorded.
     pub user: Option<u32>,
 }
 
 /// A claimed folder and every claim on it.
 #[napi(object)]
 pub struct NativeClaimedFolder {
+    /// The folder's canonical id when first claimed.
     pub dir: String,
+    /// `memory-dir:` and 32 hex digits.
     pub zone: String,
+    /// Every claim on it.
     pub claims: Vec<NativeClaim>,
 }
 

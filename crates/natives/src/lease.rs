@@ -36,26 +36,41 @@ use crate::{
 /// Who wants the lease: the job it belongs to, and the source it builds.
 #[napi(object)]
 pub struct NativeLeaseOwner {
+    /// The run (a job of the orchestrator) the borrower belongs to.
     pub run: String,
+    /// The node (task) within the run.
     pub node: String,
+    /// The seat (role) within the node.
     pub seat: String,
+    /// The worktree the build's source comes from, if any.
     pub worktree: Option<String>,
+    /// The commit the build's source is at, if known.
     pub head: Option<String>,
 }
 
 /// An owner as recorded: the job, and the process that holds the lease.
 #[napi(object)]
 pub struct NativeOwnerRecord {
+    /// The run (a job of the orchestrator) the holder belongs to.
     pub run: String,
+    /// The node (task) within the run.
     pub node: String,
+    /// The seat (role) within the node.
     pub seat: String,
+    /// The holder's process id.
     pub pid: u32,
+    /// The worktree the build's source comes from, if any.
     pub worktree: Option<String>,
+    /// The commit the build's source is at, if known.
     pub head: Option<String>,
+    /// The holder's host name.
     pub host: String,
+    /// The boot the holder started in, when known.
     pub boot_id: Option<String>,
-    /// Clock ticks since boot.
+    /// The holder's start time in clock ticks since boot (with `pid` and
+    /// `bootId`, immune to pid reuse).
     pub start_time: Option<f64>,
+    /// Names this acquisition; release deletes only a record carrying it.
     pub nonce: String,
 }
 
@@ -64,15 +79,18 @@ pub struct NativeOwnerRecord {
 pub struct NativeLeaseRecord {
     /// The cache directory's canonical path.
     pub dir: String,
+    /// Who holds (or held) the lease.
     pub owner: NativeOwnerRecord,
-    /// Milliseconds since the Unix epoch.
+    /// When it was acquired, in milliseconds since the Unix epoch.
     pub acquired_at_ms: f64,
 }
 
 /// The source a build comes from.
 #[napi(object)]
 pub struct NativeIdentity {
+    /// The worktree the build runs in (compared by canonical path).
     pub worktree: String,
+    /// The commit checked out there.
     pub head: String,
 }
 
@@ -88,6 +106,7 @@ pub struct NativeFreshness {
 /// Options of the native acquisition.
 #[napi(object)]
 pub struct NativeAcquireOptions {
+    /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
     /// How long to wait for a busy lease; 0: one attempt.
     pub budget_ms: f64,
@@ -278,16 +297,24 @@ pub fn native_inspect_build_cache(
 /// One registered cache directory.
 #[napi(object)]
 pub struct NativeCacheEntry {
+    /// The cache directory; absent when neither its record nor the catalog
+    /// names it.
     pub dir: Option<String>,
+    /// The stable name of its records.
     pub slug: String,
     /// Where its lease stands.
     pub status: LeaseStatus,
+    /// Why its record cannot be read (`unknown`).
     pub reason: Option<String>,
     /// The current holder, or the last known one.
     pub owner: Option<NativeOwnerRecord>,
+    /// When the current or last holder acquired it (ms since the epoch).
     pub since_ms: Option<f64>,
+    /// When the last holder released it, if it was released.
     pub released_at_ms: Option<f64>,
+    /// Process cleanup (or maintenance) holds its output lease.
     pub outputs_held: bool,
+    /// The source last built into it, if recorded.
     pub identity: Option<NativeIdentity>,
 }
 
@@ -336,8 +363,11 @@ pub fn native_ensure_fresh<'env>(
 /// What a prune did.
 #[napi(object)]
 pub struct NativePruneReport {
+    /// Bytes of build output before.
     pub bytes_before: f64,
+    /// Bytes of build output after.
     pub bytes_after: f64,
+    /// Files deleted.
     pub files_removed: f64,
 }
 
@@ -380,8 +410,11 @@ pub enum LeaseReleased {
 pub struct NativeReleased {
     /// What the release did.
     pub released: LeaseReleased,
+    /// The dead owner's record that was removed (`dead-owner`).
     pub record: Option<NativeLeaseRecord>,
+    /// Where the unreadable record was moved, kept whole (`moved-aside`).
     pub moved_to: Option<String>,
+    /// Why the record could not be read (`moved-aside`).
     pub reason: Option<String>,
 }
 

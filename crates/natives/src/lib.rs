@@ -19,6 +19,11 @@
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
 //! - [`task`]: library work run off the JS thread as a promise: on napi's
 //!   pool, or (work that waits on other processes) on a thread of its own.
+//!
+//! Every public item is documented (`missing_docs`): napi copies these docs
+//! into `index.d.ts`, where they are the only description of a field that
+//! TypeScript callers see.
+#![warn(missing_docs)]
 
 pub mod cancel;
 pub mod claims;
