@@ -150,6 +150,14 @@ describe('bad patterns and options are EINVAL', () => {
     expect(fs.existsSync(path.join(root, 'a.ts'))).toBe(true);
   });
 
+  test('file changes stay inside cwd unless told otherwise: a path leaving it is EXDEV and nothing is written', async () => {
+    const outside = `${root}-outside.txt`;
+    const change: FileChange = { op: 'write', path: path.relative(root, outside), data: 'x' };
+    const error = await rejection(applyFileChanges([change], { cwd: root }));
+    expect(error.code).toBe('EXDEV');
+    expect(fs.existsSync(outside)).toBe(false);
+  });
+
   test('options of the wrong type', async () => {
     const wrong: unknown[] = [
       { pattern: '*', path: root, hidden: 'yes' },

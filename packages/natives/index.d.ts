@@ -173,8 +173,8 @@ export declare function nativeAcquireCleanupLease(dir: string, owner: NativeLeas
 export interface NativeAcquireOptions {
   /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
-  /** How long to wait for a busy lease; 0: one attempt. */
-  budgetMs: number
+  /** How long to wait for a busy lease; absent or 0: one attempt. */
+  budgetMs?: number
   /** Refresh the cache for this source once held. */
   identity?: NativeIdentity
   /** Where cargo finds the workspace (default: the identity's worktree). */
@@ -190,7 +190,7 @@ export interface NativeAppliedChanges {
 }
 
 /** Make every change or none (see the TypeScript `applyFileChanges`). */
-export declare function nativeApplyFileChanges(cwd: string, confine: boolean, changes: Array<NativeFileChange>): Promise<NativeAppliedChanges>
+export declare function nativeApplyFileChanges(cwd: string, confine: boolean | undefined | null, changes: Array<NativeFileChange>): Promise<NativeAppliedChanges>
 
 /** Every cache directory registered under the home. */
 export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<NativeCacheEntry>

@@ -276,10 +276,10 @@ pub fn native_release_claim<'env>(
     target: NativeClaimTarget,
     any_user: Option<bool>,
 ) -> napi::Result<PromiseRaw<'env, bool>> {
-    let releaser = if any_user.unwrap_or(false) {
-        Releaser::Operator
-    } else {
-        Releaser::ClaimOwner
+    let releaser = match any_user {
+        Some(true) => Releaser::Operator,
+        Some(false) => Releaser::ClaimOwner,
+        None => Releaser::default(),
     };
     let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {

@@ -10,16 +10,17 @@ use std::path::{Path, PathBuf};
 use napi::bindgen_prelude::{AsyncTask, Buffer};
 use napi_derive::napi;
 use natives_core::Error;
-use natives_files::{Applied, Change, Contents, Expect, Limit, Scope, Stamp};
+use natives_files::{Applied, ApplyOptions, Change, Contents, Expect, ReadOptions, Scope, Stamp};
 
 use crate::{
     errors::guarded,
-    options::count,
+    options::{count, given},
     task::{Work, task},
 };
 
 /// Options of the native `readFile`; the TypeScript `readFile` documents them.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeReadFileOptions {
     /// Directory relative paths resolve against.
     pub cwd: String,
@@ -56,16 +57,22 @@ pub fn native_read_file(
     options: NativeReadFileOptions,
 ) -> AsyncTask<Work<NativeFileContents>> {
     task(move || {
-        let scope = scope(&options.cwd, options.confine)?;
-        let max = count("maxBytes", options.max_bytes)?.map(|n| n as u64);
-        let limit = match (options.head.unwrap_or(false), max) {
-            (true, Some(max)) => Limit::Head(max),
-            (true, None) => return Err(Error::invalid("head needs maxBytes")),
-            (false, Some(max)) => Limit::Whole(max),
-            (false, None) => Limit::default(),
-        };
-        natives_files::read_file(&scope, Path::new(&path), limit).map(to_js_contents)
+        let read = read_options(&options)?;
+        let scope = Scope::new(Path::new(&options.cwd), read.confine)?;
+        natives_files::read_file(&scope, Path::new(&path), read.limit()?).map(to_js_contents)
     })
+}
+
+fn read_options(options: &NativeReadFileOptions) -> Result<ReadOptions, Error> {
+    let mut converted = ReadOptions::default();
+    given(&mut converted.confine, options.confine);
+    let max_bytes = count("maxBytes", options.max_bytes)?;
+    given(
+        &mut converted.max_bytes,
+        max_bytes.map(|bytes| Some(bytes as u64)),
+    );
+    given(&mut converted.head, options.head);
+    Ok(converted)
 }
 
 fn to_js_contents(contents: Contents) -> NativeFileContents {
@@ -134,7 +141,7 @@ pub struct NativeAppliedChanges {
 )]
 pub fn native_apply_file_changes(
     cwd: String,
-    confine: bool,
+    confine: Option<bool>,
     changes: Vec<NativeFileChange>,
 ) -> AsyncTask<Work<NativeAppliedChanges>> {
     // Buffers are copied here, on the JS thread, before the work leaves it.
@@ -145,7 +152,9 @@ pub fn native_apply_file_changes(
             .collect::<Result<Vec<_>, _>>()
     });
     task(move || {
-        let scope = scope(&cwd, Some(confine))?;
+        let mut options = ApplyOptions::default();
+        given(&mut options.confine, confine);
+        let scope = Scope::new(Path::new(&cwd), options.confine)?;
         natives_files::apply(&scope, &converted?).map(to_js_applied)
     })
 }
@@ -174,14 +183,14 @@ fn to_change(change: NativeFileChange) -> Result<Change, Error> {
 }
 
 fn expectation(change: &NativeFileChange) -> Result<Expect, Error> {
-    match (&change.stamp, change.create.unwrap_or(false)) {
-        (Some(_), true) => Err(Error::invalid(format!(
+    match (&change.stamp, change.create) {
+        (Some(_), Some(true)) => Err(Error::invalid(format!(
             "{}: stamp and create contradict each other",
             change.path
         ))),
-        (Some(stamp), false) => Ok(Expect::Unchanged(Stamp::parse(stamp)?)),
-        (None, true) => Ok(Expect::Absent),
-        (None, false) => Ok(Expect::Any),
+        (Some(stamp), _) => Ok(Expect::Unchanged(Stamp::parse(stamp)?)),
+        (None, Some(true)) => Ok(Expect::Absent),
+        (None, _) => Ok(Expect::default()),
     }
 }
 
@@ -200,10 +209,13 @@ fn to_js_applied(applied: Applied) -> NativeAppliedChanges {
     }
 }
 
-fn scope(cwd: &str, confine: Option<bool>) -> Result<Scope, Error> {
-    if confine.unwrap_or(false) {
-        Scope::confined(Path::new(cwd))
-    } else {
-        Scope::unconfined(Path::new(cwd))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeReadFileOptions::default();
+        assert_eq!(read_options(&options).unwrap(), ReadOptions::default());
     }
 }

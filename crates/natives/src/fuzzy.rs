@@ -6,13 +6,13 @@ use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use natives_scan::{
     Error, cache,
-    fuzzy::{DEFAULT_MAX_RESULTS, FuzzyMatch, FuzzyOptions, Tier, fuzzy_find},
+    fuzzy::{FuzzyMatch, FuzzyOptions, Tier, fuzzy_find},
 };
 
 use crate::{
     cancel::CancelToken,
     errors::guarded,
-    options::count,
+    options::{count, given},
     scan::FileType,
     task::{Work, task},
 };
@@ -20,6 +20,7 @@ use crate::{
 /// Options for the native `fuzzyFind`; the TypeScript layer documents them
 /// and supplies `path`.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeFuzzyOptions {
     /// What to look for (`@` mention syntax allowed; words separated by spaces).
     pub query: String,
@@ -131,11 +132,34 @@ pub fn native_fuzzy_find(
 
 fn convert_options(options: NativeFuzzyOptions) -> Result<FuzzyOptions, Error> {
     let mut converted = FuzzyOptions::new(options.query, PathBuf::from(options.path));
-    converted.include_hidden = options.hidden.unwrap_or(false);
-    converted.use_gitignore = options.gitignore.unwrap_or(true);
-    converted.include_node_modules = options.include_node_modules;
-    converted.max_results =
-        count("maxResults", options.max_results)?.unwrap_or(DEFAULT_MAX_RESULTS);
-    converted.cache = options.cache.unwrap_or(false);
+    given(&mut converted.include_hidden, options.hidden);
+    given(&mut converted.use_gitignore, options.gitignore);
+    given(
+        &mut converted.include_node_modules,
+        options.include_node_modules.map(Some),
+    );
+    given(
+        &mut converted.max_results,
+        count("maxResults", options.max_results)?,
+    );
+    given(&mut converted.cache, options.cache);
     Ok(converted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeFuzzyOptions {
+            query: "main".into(),
+            path: "src".into(),
+            ..NativeFuzzyOptions::default()
+        };
+        assert_eq!(
+            convert_options(options).unwrap(),
+            FuzzyOptions::new("main", "src")
+        );
+    }
 }

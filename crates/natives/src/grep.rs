@@ -15,13 +15,16 @@ use napi::{
 use napi_derive::napi;
 use natives_scan::{
     CancelToken as LibraryToken, Error, cache,
-    grep::{GrepMatch, GrepMode as LibraryMode, GrepOptions, GrepOutcome},
+    grep::{
+        GrepMatch, GrepMode as LibraryMode, GrepOptions, GrepOutcome,
+        HasMatchOptions as LibraryMatchOptions,
+    },
 };
 
 use crate::{
     cancel::CancelToken,
     errors::{guarded, on_js_thread},
-    options::count,
+    options::{count, given},
     stream::{BatchCallback, ItemBatch, stream},
     task::{Work, task},
 };
@@ -29,6 +32,7 @@ use crate::{
 /// Options for the native `grep` and `search`; the TypeScript layer
 /// documents them and supplies `path`.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeGrepOptions {
     /// Regular expression (or literal text with `literal`).
     pub pattern: String,
@@ -292,37 +296,85 @@ pub fn native_has_match(
         Either::A(text) => text.as_bytes(),
         Either::B(buffer) => buffer,
     };
-    let (ignore_case, multiline) = options.map_or((false, false), |o| {
-        (o.ignore_case.unwrap_or(false), o.multiline.unwrap_or(false))
-    });
     on_js_thread(&env, || {
-        natives_scan::grep::has_match(bytes, &pattern, ignore_case, multiline)
+        let mut converted = LibraryMatchOptions::default();
+        if let Some(options) = options {
+            given(&mut converted.ignore_case, options.ignore_case);
+            given(&mut converted.multiline, options.multiline);
+        }
+        natives_scan::grep::has_match(bytes, &pattern, converted)
     })
 }
 
 fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     let path = PathBuf::from(options.path.unwrap_or_default());
     let mut converted = GrepOptions::new(options.pattern, path);
-    converted.glob = options.glob;
-    converted.file_type = options.file_type;
-    converted.ignore_case = options.ignore_case.unwrap_or(false);
-    converted.smart_case = options.smart_case.unwrap_or(false);
-    converted.literal = options.literal.unwrap_or(false);
-    converted.multiline = options.multiline.unwrap_or(false);
-    converted.include_hidden = options.hidden.unwrap_or(true);
-    converted.use_gitignore = options.gitignore.unwrap_or(true);
-    converted.include_node_modules = options.include_node_modules;
-    let context = count("context", options.context)?.unwrap_or(0);
-    converted.context_before = count("contextBefore", options.context_before)?.unwrap_or(context);
-    converted.context_after = count("contextAfter", options.context_after)?.unwrap_or(context);
-    converted.max_count = count("maxCount", options.max_count)?;
-    converted.offset = count("offset", options.offset)?.unwrap_or(0);
-    converted.max_columns = count("maxColumns", options.max_columns)?;
-    if let Some(mode) = options.mode {
-        converted.mode = mode.into();
+    let limits = [
+        options.max_count,
+        options.max_columns,
+        options.max_file_size,
+    ];
+    limit_results(&mut converted, limits)?;
+    given(&mut converted.glob, options.glob.map(Some));
+    given(&mut converted.file_type, options.file_type.map(Some));
+    given(&mut converted.ignore_case, options.ignore_case);
+    given(&mut converted.smart_case, options.smart_case);
+    given(&mut converted.literal, options.literal);
+    given(&mut converted.multiline, options.multiline);
+    given(&mut converted.include_hidden, options.hidden);
+    given(&mut converted.use_gitignore, options.gitignore);
+    given(
+        &mut converted.include_node_modules,
+        options.include_node_modules.map(Some),
+    );
+    if let Some(lines) = count("context", options.context)? {
+        converted.context(lines);
     }
-    converted.cache = options.cache.unwrap_or(false);
-    converted.max_file_size = count("maxFileSize", options.max_file_size)?.map(|n| n as u64);
-    converted.retain_matches = options.retain_matches.unwrap_or(true);
+    given(
+        &mut converted.context_before,
+        count("contextBefore", options.context_before)?,
+    );
+    given(
+        &mut converted.context_after,
+        count("contextAfter", options.context_after)?,
+    );
+    given(&mut converted.offset, count("offset", options.offset)?);
+    given(&mut converted.mode, options.mode.map(LibraryMode::from));
+    given(&mut converted.cache, options.cache);
+    given(&mut converted.retain_matches, options.retain_matches);
     Ok(converted)
+}
+
+/// The limits on what a search returns and reads: `maxCount`, `maxColumns`
+/// and `maxFileSize`, in that order.
+fn limit_results(converted: &mut GrepOptions, limits: [Option<f64>; 3]) -> Result<(), Error> {
+    let [max_count, max_columns, max_file_size] = limits;
+    let max_count = count("maxCount", max_count)?;
+    given(&mut converted.max_count, max_count.map(Some));
+    let max_columns = count("maxColumns", max_columns)?;
+    given(&mut converted.max_columns, max_columns.map(Some));
+    let max_file_size = count("maxFileSize", max_file_size)?;
+    given(
+        &mut converted.max_file_size,
+        max_file_size.map(|bytes| Some(bytes as u64)),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeGrepOptions {
+            pattern: "needle".into(),
+            path: Some("src".into()),
+            ..NativeGrepOptions::default()
+        };
+        assert_eq!(
+            convert_options(options).unwrap(),
+            GrepOptions::new("needle", "src")
+        );
+    }
 }

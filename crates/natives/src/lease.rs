@@ -108,8 +108,8 @@ pub struct NativeFreshness {
 pub struct NativeAcquireOptions {
     /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
-    /// How long to wait for a busy lease; 0: one attempt.
-    pub budget_ms: f64,
+    /// How long to wait for a busy lease; absent or 0: one attempt.
+    pub budget_ms: Option<f64>,
     /// Refresh the cache for this source once held.
     pub identity: Option<NativeIdentity>,
     /// Where cargo finds the workspace (default: the identity's worktree).
@@ -198,7 +198,12 @@ pub fn native_acquire_build_cache<'env>(
 ) -> napi::Result<PromiseRaw<'env, BuildCacheLease>> {
     let tokens = guarded(|| {
         let cancel = CancelToken::for_call(token, None)?;
-        let wait = CancelToken::with_deadline(token, "budgetMs", Some(options.budget_ms))?;
+        // A budget of 0 makes one attempt, as none does: busy is EBUSY, not a wait that times out.
+        let wait = options
+            .budget_ms
+            .filter(|&budget| budget != 0.0)
+            .map(|budget| CancelToken::with_deadline(token, "budgetMs", Some(budget)))
+            .transpose()?;
         Ok((cancel, wait))
     });
     on_own_thread(env, move || {
@@ -206,14 +211,12 @@ pub fn native_acquire_build_cache<'env>(
         let leases = open(options.home.as_deref())?;
         let identity = options.identity.map(to_identity);
         let target = to_target(options.manifest_paths);
-        // A budget of 0 makes one attempt: busy is EBUSY, not a wait that times out.
-        let wait = (options.budget_ms != 0.0).then_some(&wait);
         let (guard, freshness) = leases.acquire_for_build(
             Path::new(&dir),
             &to_owner(owner),
             identity.as_ref(),
             &target,
-            wait,
+            wait.as_ref(),
             &cancel,
         )?;
         Ok(BuildCacheLease {

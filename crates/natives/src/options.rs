@@ -1,12 +1,25 @@
-//! Checking numeric options that arrive as JS numbers.
+//! Options as they arrive from JS: checked numbers, and defaults left to the
+//! library.
 //!
 //! napi converts a JS number to `u32` by wrapping (`-1` becomes 4294967295),
 //! so limits and durations arrive as `f64` and are checked here, once, with
 //! an `EINVAL` that names the option and the value.
+//!
+//! An option the JS side leaves out arrives as `None`, and a converter then
+//! leaves the library's field as the library's `new`/`Default` set it
+//! ([`given`]): defaults live in the library's options types, never here.
 
 use std::time::Duration;
 
 use natives_scan::Error;
+
+/// Set `field` to the value the JS side gave, if it gave one; otherwise the
+/// field keeps the library's default.
+pub fn given<T>(field: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *field = value;
+    }
+}
 
 /// A non-negative integer option.
 pub fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, Error> {

@@ -20,7 +20,7 @@ use natives_scan::{
 use crate::{
     cancel::CancelToken,
     errors::{guarded, on_js_thread},
-    options::count,
+    options::{count, given},
     stream::{Batch, BatchCallback, stream},
     task::{Work, task},
 };
@@ -52,6 +52,7 @@ impl From<natives_scan::FileType> for FileType {
 /// Options for the native `glob`; the TypeScript `glob` documents them and
 /// supplies `path`.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeGlobOptions {
     /// Glob pattern (`*.ts`, `src/**/*.{ts,tsx}`).
     pub pattern: String,
@@ -217,14 +218,19 @@ fn run_glob(
 
 fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
     let mut converted = GlobOptions::new(options.pattern, PathBuf::from(options.path));
-    converted.file_type = options.file_type.map(file_type).transpose()?;
-    converted.recursive = options.recursive.unwrap_or(true);
-    converted.include_hidden = options.hidden.unwrap_or(false);
-    converted.use_gitignore = options.gitignore.unwrap_or(true);
-    converted.include_node_modules = options.include_node_modules;
-    converted.max_results = count("maxResults", options.max_results)?;
-    converted.sort_by_mtime = options.sort_by_mtime.unwrap_or(false);
-    converted.cache = options.cache.unwrap_or(false);
+    let file_type = options.file_type.map(file_type).transpose()?;
+    given(&mut converted.file_type, file_type.map(Some));
+    given(&mut converted.recursive, options.recursive);
+    given(&mut converted.include_hidden, options.hidden);
+    given(&mut converted.use_gitignore, options.gitignore);
+    given(
+        &mut converted.include_node_modules,
+        options.include_node_modules.map(Some),
+    );
+    let max_results = count("maxResults", options.max_results)?;
+    given(&mut converted.max_results, max_results.map(Some));
+    given(&mut converted.sort_by_mtime, options.sort_by_mtime);
+    given(&mut converted.cache, options.cache);
     Ok(converted)
 }
 
@@ -298,5 +304,23 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
         bytes_per_entry: stats.bytes_per_entry(),
         walks: stats.walks as f64,
         refused: u32::try_from(stats.refused).unwrap_or(u32::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeGlobOptions {
+            pattern: "*.rs".into(),
+            path: "src".into(),
+            ..NativeGlobOptions::default()
+        };
+        assert_eq!(
+            convert_options(options).unwrap(),
+            GlobOptions::new("*.rs", "src")
+        );
     }
 }

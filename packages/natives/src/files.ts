@@ -122,7 +122,7 @@ export async function applyFileChanges(changes: readonly FileChange[], options: 
   // The changes invalidate the scan cache, which must not start without the process's policy.
   handOverScanCachePolicy();
   try {
-    return await nativeApplyFileChanges(options.cwd ?? process.cwd(), options.confine ?? true, native);
+    return await nativeApplyFileChanges(options.cwd ?? process.cwd(), options.confine, native);
   } catch (error) {
     throw fromNative(error, 'applyFileChanges', options.signal);
   }

@@ -124,7 +124,7 @@ export async function acquireBuildCache(dir: string, owner: LeaseOwner, options:
     const native = await nativeAcquireBuildCache(
       absolute(dir),
       owner,
-      { home: options.home, budgetMs: options.budgetMs ?? 0, identity: identity ?? undefined, manifestPaths: options.manifestPaths },
+      { home: options.home, budgetMs: options.budgetMs, identity: identity ?? undefined, manifestPaths: options.manifestPaths },
       link.token,
     );
     return wrap(native);

@@ -57,7 +57,7 @@ use std::{
 
 use grep_regex::RegexMatcher;
 
-pub use pattern::has_match;
+pub use pattern::{HasMatchOptions, has_match};
 
 use crate::{
     cache::ScanCache,
