@@ -4,7 +4,7 @@
  */
 import { type FuzzyTier, nativeFuzzyFind } from '../index.js';
 import { linkSignal } from './cancel.ts';
-import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
 import type { FileType } from './glob.ts';
 import { absolute } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
@@ -73,10 +73,6 @@ export async function fuzzyFind(options: FuzzyFindOptions): Promise<FuzzyFindRes
   handOverScanCachePolicy();
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, false);
-  try {
-    const raw = await nativeFuzzyFind({ ...rest, path: absolute(path ?? process.cwd()) }, link.token);
-    return raw as FuzzyFindResult;
-  } catch (error) {
-    throw fromNative(error, 'fuzzyFind', signal);
-  }
+  const raw = await callNative('fuzzyFind', () => nativeFuzzyFind({ ...rest, path: absolute(path ?? process.cwd()) }, link.token), { signal });
+  return raw as FuzzyFindResult;
 }

@@ -14,7 +14,7 @@ import {
   nativeGlob,
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
-import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { absolute } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
@@ -90,7 +90,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
-  try {
+  const run = async (): Promise<GlobResult> => {
     const raw = await nativeGlob(
       { ...rest, path: absolute(path ?? process.cwd()) },
       link.token,
@@ -98,9 +98,8 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
     );
     const matches = stream ? await stream.settle(raw.batches) : decode(raw.matches);
     return { matches, totalMatches: raw.totalMatches, limitReached: raw.limitReached };
-  } catch (error) {
-    throw stream?.failure ?? fromNative(error, 'glob', signal);
-  }
+  };
+  return await callNative('glob', run, { signal, stream });
 }
 
 /**
@@ -113,17 +112,13 @@ export function invalidateFsScanCache(path?: string): void {
     throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
   }
   handOverScanCachePolicy();
-  try {
-    nativeInvalidate(path === undefined ? undefined : absolute(path));
-  } catch (error) {
-    throw fromNative(error, 'invalidateFsScanCache');
-  }
+  callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : absolute(path)));
 }
 
 /** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */
 export function fsScanCacheStats(): FsScanCacheStats {
   handOverScanCachePolicy();
-  return nativeStats();
+  return callNative('fsScanCacheStats', nativeStats);
 }
 
 /** Turn native columns into match objects. */
