@@ -28,7 +28,7 @@ import {
   type SharedReason,
 } from '../index.js';
 import { callNative } from './errors.ts';
-import * as nodePath from 'node:path';
+import { anchored } from './paths.ts';
 
 export type { SharedReason };
 
@@ -247,12 +247,4 @@ function workingDir(cwd: string | null | undefined): string | undefined {
 function remainingMs(deadline: Deadline): number {
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
   return Math.max(0, at - Date.now());
-}
-
-/**
- * `path` made absolute against `process.cwd()` without resolving `.` or `..` by name: across a
- * symlink, `link/..` is the link target's parent, which only the native side can see.
- */
-function anchored(path: string): string {
-  return path === '' || nodePath.isAbsolute(path) ? path : `${process.cwd()}${nodePath.sep}${path}`;
 }

@@ -6,7 +6,7 @@ import { type FuzzyTier, nativeFuzzyFind } from '../index.js';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import type { FileType } from './glob.ts';
-import { absolute } from './paths.ts';
+import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 
 /** Options for {@link fuzzyFind}. */
@@ -73,6 +73,6 @@ export async function fuzzyFind(options: FuzzyFindOptions): Promise<FuzzyFindRes
   handOverScanCachePolicy();
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, false);
-  const raw = await callNative('fuzzyFind', () => nativeFuzzyFind({ ...rest, path: absolute(path ?? process.cwd()) }, link.token), { signal });
+  const raw = await callNative('fuzzyFind', () => nativeFuzzyFind({ ...rest, path: anchored(path ?? process.cwd()) }, link.token), { signal });
   return raw as FuzzyFindResult;
 }

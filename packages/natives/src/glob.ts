@@ -15,7 +15,7 @@ import {
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
-import { absolute } from './paths.ts';
+import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
@@ -92,7 +92,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
   const run = async (): Promise<GlobResult> => {
     const raw = await nativeGlob(
-      { ...rest, path: absolute(path ?? process.cwd()) },
+      { ...rest, path: anchored(path ?? process.cwd()) },
       link.token,
       stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
     );
@@ -112,7 +112,7 @@ export function invalidateFsScanCache(path?: string): void {
     throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
   }
   handOverScanCachePolicy();
-  callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : absolute(path)));
+  callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : anchored(path)));
 }
 
 /** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */

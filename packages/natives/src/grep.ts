@@ -13,7 +13,7 @@ import {
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
-import { absolute } from './paths.ts';
+import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
@@ -133,7 +133,7 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
   const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel(), options.retainMatches ?? true) : undefined;
   const run = async (): Promise<GrepResult> => {
     const raw = await nativeGrep(
-      { ...rest, path: absolute(path ?? process.cwd()) },
+      { ...rest, path: anchored(path ?? process.cwd()) },
       link.token,
       stream ? (batch: NativeGrepMatch[]) => stream.receive(batch) : undefined,
     );

@@ -34,7 +34,7 @@ import {
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
-import { absolute } from './paths.ts';
+import { anchored } from './paths.ts';
 
 /** Who wants a cache: the job it belongs to, and the source it builds (if known). */
 export interface LeaseOwner {
@@ -124,7 +124,7 @@ export async function acquireBuildCache(dir: string, owner: LeaseOwner, options:
     'acquireBuildCache',
     () =>
       nativeAcquireBuildCache(
-        absolute(dir),
+        anchored(dir),
         owner,
         { home: options.home, budgetMs: options.budgetMs, identity: identity ?? undefined, manifestPaths: options.manifestPaths },
         link.token,
@@ -140,7 +140,7 @@ export async function acquireBuildCache(dir: string, owner: LeaseOwner, options:
  */
 export async function acquireCleanupLease(dir: string, owner: LeaseOwner, options: { home?: string } = {}): Promise<BuildCacheLease> {
   checkOwner(owner, 'acquireCleanupLease');
-  return wrap(await callNative('acquireCleanupLease', () => nativeAcquireCleanupLease(absolute(dir), owner, options.home)));
+  return wrap(await callNative('acquireCleanupLease', () => nativeAcquireCleanupLease(anchored(dir), owner, options.home)));
 }
 
 /** Where a cache's lease stands. */
@@ -156,7 +156,7 @@ export interface BuildCacheStatus {
 
 /** Classify `dir`'s lease right now. */
 export function inspectBuildCache(dir: string, options: { home?: string } = {}): BuildCacheStatus {
-  return callNative('inspectBuildCache', () => nativeInspectBuildCache(absolute(dir), options.home) as BuildCacheStatus);
+  return callNative('inspectBuildCache', () => nativeInspectBuildCache(anchored(dir), options.home) as BuildCacheStatus);
 }
 
 /** One registered cache directory. */
@@ -195,8 +195,8 @@ export async function ensureFresh(
   throwIfAborted(options.signal, 'ensureFresh');
   using link = linkSignal(options.signal, false);
   const refresh = () => {
-    const worktree = absolute(identity.worktree);
-    return nativeEnsureFresh(absolute(dir), { ...identity, worktree }, options.manifestPaths, options.home, link.token);
+    const worktree = anchored(identity.worktree);
+    return nativeEnsureFresh(anchored(dir), { ...identity, worktree }, options.manifestPaths, options.home, link.token);
   };
   return await callNative('ensureFresh', refresh, { signal: options.signal });
 }
@@ -217,7 +217,7 @@ export interface PruneReport {
  */
 export async function maintenancePrune(dir: string, limitBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PruneReport | null> {
   checkOwner(owner, 'maintenancePrune');
-  return await callNative('maintenancePrune', () => nativeMaintenancePrune(absolute(dir), limitBytes, owner, options.home));
+  return await callNative('maintenancePrune', () => nativeMaintenancePrune(anchored(dir), limitBytes, owner, options.home));
 }
 
 /** What {@link releaseBuildCache} did. */
@@ -231,7 +231,7 @@ export interface ReleasedBuildCache {
 
 /** Release `dir`'s lease for an owner that is gone (an operator action); `EBUSY` naming a live holder. */
 export function releaseBuildCache(dir: string, options: { home?: string } = {}): ReleasedBuildCache {
-  return callNative('releaseBuildCache', () => nativeReleaseBuildCache(absolute(dir), options.home) as ReleasedBuildCache);
+  return callNative('releaseBuildCache', () => nativeReleaseBuildCache(anchored(dir), options.home) as ReleasedBuildCache);
 }
 
 /** Whether a process may be alive: `false` only when its death is certain (gone, zombie, pid reused, other boot). */
@@ -259,12 +259,12 @@ export function extractManifestPaths(commands: readonly string[]): string[] {
  */
 export function cargoTargetEnv(dir: string, writableRoots: readonly string[]): Record<string, string> {
   if (!Array.isArray(writableRoots)) throw codedError('EINVAL', 'cargoTargetEnv: writableRoots must be an array of paths');
-  return callNative('cargoTargetEnv', () => nativeCargoTargetEnv(absolute(dir), writableRoots.map((root) => absolute(root))));
+  return callNative('cargoTargetEnv', () => nativeCargoTargetEnv(anchored(dir), writableRoots.map(anchored)));
 }
 
 /** The hold a task gets while waiting on `dir`'s lease (prefix `resource:build-cache:`). */
 export function resourceHold(dir: string): string {
-  return callNative('resourceHold', () => nativeResourceHold(absolute(dir)));
+  return callNative('resourceHold', () => nativeResourceHold(anchored(dir)));
 }
 
 /** The cache directory a {@link resourceHold} waits on; `null` for any other hold. */
@@ -278,7 +278,7 @@ export function holdReleasable(hold: string, options: { home?: string } = {}): b
 }
 
 function defaultIdentity(owner: LeaseOwner): SourceIdentity | undefined {
-  return owner.worktree && owner.head ? { worktree: absolute(owner.worktree), head: owner.head } : undefined;
+  return owner.worktree && owner.head ? { worktree: anchored(owner.worktree), head: owner.head } : undefined;
 }
 
 function checkOwner(owner: LeaseOwner, operation: string): void {
