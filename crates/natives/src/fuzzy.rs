@@ -11,10 +11,9 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
-    errors::guarded,
     options::{count, given},
     scan::FileType,
-    task::{Work, task},
+    task::{Work, cancellable_task},
 };
 
 /// Options for the native `fuzzyFind`; the TypeScript layer documents them
@@ -116,18 +115,18 @@ pub fn native_fuzzy_find(
     options: NativeFuzzyOptions,
     token: Option<&CancelToken>,
 ) -> AsyncTask<Work<NativeFuzzyResult>> {
-    let prepared = guarded(|| {
-        let token = CancelToken::for_call(token, options.timeout_ms)?;
-        Ok((convert_options(options)?, token))
-    });
-    task(move || {
-        let (options, token) = prepared?;
-        let outcome = fuzzy_find(&options, cache::global(), &token, &mut |_| {})?;
-        Ok(NativeFuzzyResult {
-            matches: outcome.matches.into_iter().map(to_js_match).collect(),
-            total_matches: outcome.total_matches as f64,
-        })
-    })
+    cancellable_task(
+        token,
+        options.timeout_ms,
+        || convert_options(options),
+        |options, token| {
+            let outcome = fuzzy_find(&options, cache::global(), &token, &mut |_| {})?;
+            Ok(NativeFuzzyResult {
+                matches: outcome.matches.into_iter().map(to_js_match).collect(),
+                total_matches: outcome.total_matches as f64,
+            })
+        },
+    )
 }
 
 fn convert_options(options: NativeFuzzyOptions) -> Result<FuzzyOptions, Error> {

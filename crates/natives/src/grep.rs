@@ -23,10 +23,10 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, on_js_thread},
+    errors::on_js_thread,
     options::{count, given},
     stream::{BatchCallback, ItemBatch, stream},
-    task::{Work, task},
+    task::{Work, cancellable_task},
 };
 
 /// Options for the native `grep` and `search`; the TypeScript layer
@@ -210,14 +210,12 @@ pub fn native_grep(
         ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>,
     >,
 ) -> AsyncTask<Work<NativeGrepResult>> {
-    let prepared = guarded(|| {
-        let token = CancelToken::for_call(token, options.timeout_ms)?;
-        Ok((convert_options(options)?, token))
-    });
-    task(move || {
-        let (options, token) = prepared?;
-        run_grep(options, &token, on_batch.as_ref())
-    })
+    cancellable_task(
+        token,
+        options.timeout_ms,
+        || convert_options(options),
+        move |options, token| run_grep(options, &token, on_batch.as_ref()),
+    )
 }
 
 /// The search itself, off the JS thread: results into the answer, or

@@ -8,7 +8,8 @@
 //! - [`errors`]: library error → JS `Error { code, message }`, and the panic
 //!   guard that keeps a Rust panic from crossing the FFI boundary.
 //! - [`cancel`]: `CancelToken`, the JS handle on a native cancellation flag.
-//! - [`options`]: checking numeric options that arrive as JS numbers.
+//! - [`options`]: checking numeric options that arrive as JS numbers, and
+//!   leaving every option JS left out at the library's default.
 //! - [`stream`]: results streamed to a JS callback in batches.
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`,
 //!   `initFsScanCachePolicy`.

@@ -19,10 +19,10 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, on_js_thread},
+    errors::on_js_thread,
     options::{count, given},
     stream::{Batch, BatchCallback, stream},
-    task::{Work, task},
+    task::{Work, cancellable_task},
 };
 
 /// What a filesystem entry is (from `lstat`: links are never followed).
@@ -175,14 +175,12 @@ pub fn native_glob(
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
 ) -> AsyncTask<Work<NativeGlobResult>> {
-    let prepared = guarded(|| {
-        let token = CancelToken::for_call(token, options.timeout_ms)?;
-        Ok((convert_options(options)?, token))
-    });
-    task(move || {
-        let (options, token) = prepared?;
-        run_glob(&options, &token, on_batch.as_ref())
-    })
+    cancellable_task(
+        token,
+        options.timeout_ms,
+        || convert_options(options),
+        move |options, token| run_glob(&options, &token, on_batch.as_ref()),
+    )
 }
 
 /// The glob itself, off the JS thread: matches into the result's columns,

@@ -23,9 +23,12 @@ use napi::{
     Env, JsValue, Task,
     bindgen_prelude::{AsyncTask, PromiseRaw, ToNapiValue, TypeName},
 };
-use natives_core::{Error, ErrorKind};
+use natives_core::{CancelToken as LibraryToken, Error, ErrorKind};
 
-use crate::errors::{guarded, to_js};
+use crate::{
+    cancel::CancelToken,
+    errors::{guarded, to_js},
+};
 
 /// Library work, run once.
 type Job<T> = Box<dyn FnOnce() -> Result<T, Error> + Send>;
@@ -55,6 +58,30 @@ where
 {
     AsyncTask::new(Work {
         work: Some(Box::new(work)),
+    })
+}
+
+/// [`task`] for a call that takes a token and a `timeoutMs`: the library
+/// token (its deadline counting from now) and the converted `options` are
+/// made here, on the JS thread and guarded, so a bad option rejects without
+/// any work; `work` gets both on the pool.
+pub fn cancellable_task<O, T>(
+    token: Option<&CancelToken>,
+    timeout_ms: Option<f64>,
+    options: impl FnOnce() -> Result<O, Error>,
+    work: impl FnOnce(O, LibraryToken) -> Result<T, Error> + Send + 'static,
+) -> AsyncTask<Work<T>>
+where
+    O: Send + 'static,
+    T: ToNapiValue + TypeName + Send + 'static,
+{
+    let prepared = guarded(|| {
+        let token = CancelToken::for_call(token, timeout_ms)?;
+        Ok((options()?, token))
+    });
+    task(move || {
+        let (options, token) = prepared?;
+        work(options, token)
     })
 }
 
