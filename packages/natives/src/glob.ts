@@ -22,6 +22,11 @@ import { BatchStream } from './stream.ts';
 export { FileType };
 export type { FsScanCacheStats };
 
+// A TypeScript enum also maps each value back to its name (`FileType[2] === 'Dir'`); the addon's
+// enum object maps names to values only, so the reverse half is added here, once.
+const namesByValue = FileType as unknown as Record<number, string>;
+for (const [name, value] of Object.entries(FileType) as [string, number][]) namesByValue[value] = name;
+
 /** Options for {@link glob}. */
 export interface GlobOptions {
   /**
