@@ -33,6 +33,22 @@ use crate::{
 #[cfg(test)]
 mod tests;
 
+/// What a caller asks of [`apply`]. Field docs give the defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApplyOptions {
+    /// Refuse (`OutsideRoot`, before anything changes) a path whose real
+    /// location leaves the directory it is relative to (see [`Scope::new`]).
+    /// Default: `true`: the paths a model chose stay inside the directory
+    /// unless a caller lifts the confinement.
+    pub confine: bool,
+}
+
+impl Default for ApplyOptions {
+    fn default() -> ApplyOptions {
+        ApplyOptions { confine: true }
+    }
+}
+
 /// One change to make.
 #[derive(Clone, Debug)]
 pub enum Change {

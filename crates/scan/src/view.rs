@@ -140,6 +140,8 @@ pub struct GrepSummaryView {
     pub files_unreadable: usize,
     /// `true` when more results existed beyond the returned ones.
     pub limit_reached: bool,
+    /// The search path named one file rather than a directory.
+    pub path_is_file: bool,
 }
 
 impl From<&GrepOutcome> for GrepSummaryView {
@@ -152,6 +154,7 @@ impl From<&GrepOutcome> for GrepSummaryView {
             files_skipped_too_large: outcome.files_skipped_too_large,
             files_unreadable: outcome.files_unreadable,
             limit_reached: outcome.limit_reached,
+            path_is_file: outcome.path_is_file,
         }
     }
 }
@@ -255,7 +258,7 @@ mod tests {
             json!({
                 "totalMatches": 5, "filesWithMatches": 2, "filesSearched": 9,
                 "binaryFilesSkipped": 1, "filesSkippedTooLarge": 3,
-                "filesUnreadable": 4, "limitReached": true,
+                "filesUnreadable": 4, "limitReached": true, "pathIsFile": false,
             })
         );
     }

@@ -57,7 +57,7 @@ use std::{
 
 use grep_regex::RegexMatcher;
 
-pub use pattern::{Highlighter, has_match};
+pub use pattern::{HasMatchOptions, Highlighter, has_match};
 pub use select::path_names_a_file;
 
 use crate::{

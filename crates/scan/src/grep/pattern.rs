@@ -90,21 +90,25 @@ impl Highlighter {
     }
 }
 
+/// How [`has_match`] matches. Field docs give the defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HasMatchOptions {
+    /// Match case-insensitively. Default: `false`.
+    pub ignore_case: bool,
+    /// Let a match span lines. Default: `false`.
+    pub multiline: bool,
+}
+
 /// Whether `content` contains a match of `pattern` (a regex, `{`/`}` taken
 /// literally where they cannot be a repetition). Without `multiline` no
 /// match spans a line break.
-pub fn has_match(
-    content: &[u8],
-    pattern: &str,
-    ignore_case: bool,
-    multiline: bool,
-) -> Result<bool> {
+pub fn has_match(content: &[u8], pattern: &str, options: HasMatchOptions) -> Result<bool> {
     let matcher = build_matcher(&MatcherSpec {
         pattern,
-        ignore_case,
+        ignore_case: options.ignore_case,
         smart_case: false,
         literal: false,
-        multiline,
+        multiline: options.multiline,
         word: false,
     })?;
     // The matcher's error type is uninhabited in practice; a failure would
@@ -240,6 +244,11 @@ fn char_len(lead: u8) -> usize {
 mod tests {
     use super::*;
 
+    const MULTILINE: HasMatchOptions = HasMatchOptions {
+        ignore_case: false,
+        multiline: true,
+    };
+
     #[test]
     fn stray_braces_are_escaped() {
         let table: &[(&str, &str)] = &[
@@ -285,14 +294,14 @@ mod tests {
             ("x}", "x}", true),
         ];
         for &(pattern, text, expected) in table {
-            let got = has_match(text.as_bytes(), pattern, false, false).unwrap();
+            let got = has_match(text.as_bytes(), pattern, HasMatchOptions::default()).unwrap();
             assert_eq!(got, expected, "{pattern} in {text}");
         }
     }
 
     #[test]
     fn bad_regex_is_einval_with_engine_message() {
-        let err = has_match(b"x", "a(b", false, false).unwrap_err();
+        let err = has_match(b"x", "a(b", HasMatchOptions::default()).unwrap_err();
         assert_eq!(err.code(), "EINVAL");
         assert!(err.message().contains("`a(b`"), "{}", err.message());
         assert!(
@@ -300,9 +309,9 @@ mod tests {
             "{}",
             err.message()
         );
-        let err = has_match(b"x", r"a\nb", false, false).unwrap_err();
+        let err = has_match(b"x", r"a\nb", HasMatchOptions::default()).unwrap_err();
         assert_eq!(err.code(), "EINVAL", "a line break needs multiline");
-        assert!(has_match(b"a\nb", r"a\nb", false, true).unwrap());
+        assert!(has_match(b"a\nb", r"a\nb", MULTILINE).unwrap());
     }
 
     #[test]
@@ -359,9 +368,9 @@ mod tests {
 
     #[test]
     fn multiline_dot_stops_at_newline_unless_dotall() {
-        assert!(has_match(b"a\nb", r"a\s+b", false, true).unwrap());
-        assert!(!has_match(b"a\nb", "a.b", false, true).unwrap());
-        assert!(has_match(b"a\nb", "(?s)a.b", false, true).unwrap());
-        assert!(!has_match(b"a\nb", r"a\s+b", false, false).unwrap());
+        assert!(has_match(b"a\nb", r"a\s+b", MULTILINE).unwrap());
+        assert!(!has_match(b"a\nb", "a.b", MULTILINE).unwrap());
+        assert!(has_match(b"a\nb", "(?s)a.b", MULTILINE).unwrap());
+        assert!(!has_match(b"a\nb", r"a\s+b", HasMatchOptions::default()).unwrap());
     }
 }

@@ -264,8 +264,12 @@ fn in_memory_search_modes() {
     assert_eq!(multi.matches[0].line, "beta\nALPHA");
     assert_eq!(multi.matches[0].line_number, 2);
     assert_eq!(multi.total_matches, 1);
-    assert!(has_match(text, "GAMMA", true, false).unwrap());
-    assert!(!has_match(text, "GAMMA", false, false).unwrap());
+    let ignoring_case = HasMatchOptions {
+        ignore_case: true,
+        ..HasMatchOptions::default()
+    };
+    assert!(has_match(text, "GAMMA", ignoring_case).unwrap());
+    assert!(!has_match(text, "GAMMA", HasMatchOptions::default()).unwrap());
 }
 
 /// `line:text` for each result of an in-memory search, context lines
