@@ -198,12 +198,8 @@ pub fn native_acquire_build_cache<'env>(
 ) -> napi::Result<PromiseRaw<'env, BuildCacheLease>> {
     let tokens = guarded(|| {
         let cancel = CancelToken::for_call(token, None)?;
-        // A budget of 0 makes one attempt, as none does: busy is EBUSY, not a wait that times out.
-        let wait = options
-            .budget_ms
-            .filter(|&budget| budget != 0.0)
-            .map(|budget| CancelToken::with_deadline(token, "budgetMs", Some(budget)))
-            .transpose()?;
+        let budget = crate::options::milliseconds("budgetMs", options.budget_ms)?;
+        let wait = Leases::budget_wait(&cancel, budget);
         Ok((cancel, wait))
     });
     on_own_thread(env, move || {
@@ -525,12 +521,8 @@ fn to_identity(identity: NativeIdentity) -> Identity {
 }
 
 fn to_target(manifest_paths: Option<Vec<String>>) -> Target {
-    match manifest_paths {
-        Some(paths) if !paths.is_empty() => {
-            Target::Manifests(paths.into_iter().map(PathBuf::from).collect())
-        }
-        _ => Target::Worktree,
-    }
+    let manifests = manifest_paths.unwrap_or_default();
+    Target::of_manifests(manifests.into_iter().map(PathBuf::from).collect())
 }
 
 fn display(path: PathBuf) -> String {

@@ -75,6 +75,16 @@ pub enum Target {
 }
 
 impl Target {
+    /// The manifests a caller named, or the worktree's workspace when it
+    /// named none.
+    pub fn of_manifests(manifests: Vec<PathBuf>) -> Target {
+        if manifests.is_empty() {
+            Target::Worktree
+        } else {
+            Target::Manifests(manifests)
+        }
+    }
+
     /// What a task's `commands` build: the manifests they name with
     /// `--manifest-path`, or the worktree's workspace when they name none.
     pub fn for_commands(commands: &[&str]) -> Target {

@@ -818,3 +818,13 @@ fn malformed_metadata_table() {
         assert!(err.message().contains(detail), "{detail} in {err}");
     }
 }
+
+#[test]
+fn named_manifests_are_the_target_and_none_is_the_worktree() {
+    assert_eq!(Target::of_manifests(vec![]), Target::Worktree);
+    let named = vec![PathBuf::from("a/Cargo.toml")];
+    assert_eq!(
+        Target::of_manifests(named.clone()),
+        Target::Manifests(named)
+    );
+}

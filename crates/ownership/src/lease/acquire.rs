@@ -231,6 +231,16 @@ impl Leases {
         }
     }
 
+    /// The wait an acquisition with `budget` makes, its deadline counted
+    /// from now (call this where the caller's clock starts, a JS call say):
+    /// none for no budget or a zero one (one attempt, `EBUSY` when busy),
+    /// otherwise `token` bounded by the budget (`ETIMEDOUT` once it passes).
+    pub fn budget_wait(token: &CancelToken, budget: Option<Duration>) -> Option<CancelToken> {
+        budget
+            .filter(|budget| !budget.is_zero())
+            .map(|budget| token.clone().with_timeout(Some(budget)))
+    }
+
     /// Acquire the lease for a build and, holding it, make the cache fresh
     /// for the build's source when `identity` names it. `wait` bounds the
     /// wait for a busy cache as [`Leases::wait_within`] does (its deadline
