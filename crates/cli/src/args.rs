@@ -70,6 +70,7 @@ pub struct GlobArgs {
     /// Directory to search (the current one when left out); printed paths
     /// start with it as typed.
     pub path: Option<OsString>,
+    /// Which files the walk sees.
     #[command(flatten)]
     pub walk: WalkArgs,
     /// Only files (f), directories (d) or symlinks (l).
@@ -117,6 +118,7 @@ pub struct FindArgs {
     pub query: String,
     /// Directory to search (the current one when left out).
     pub path: Option<OsString>,
+    /// Which files the walk sees.
     #[command(flatten)]
     pub walk: WalkArgs,
     /// Print at most N matches (a screenful, 20, when left out).
@@ -200,6 +202,7 @@ pub struct GrepArgs {
     /// When to colour paths, line numbers and matches (auto: on a terminal).
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
+    /// Which files the walk sees.
     #[command(flatten)]
     pub walk: WalkArgs,
     /// One JSON object per result, then a summary object.
@@ -222,6 +225,7 @@ pub enum ClaimsCommand {
         /// One JSON object per folder.
         #[arg(long)]
         json: bool,
+        /// The natives home to read.
         #[command(flatten)]
         home: HomeArg,
     },
@@ -238,6 +242,7 @@ pub enum ClaimsCommand {
         /// Release a claim another OS user made too.
         #[arg(long)]
         any_user: bool,
+        /// The natives home to read.
         #[command(flatten)]
         home: HomeArg,
     },
@@ -251,6 +256,7 @@ pub enum CacheCommand {
         /// One JSON object per cache.
         #[arg(long)]
         json: bool,
+        /// The natives home to read.
         #[command(flatten)]
         home: HomeArg,
     },
@@ -269,6 +275,7 @@ pub enum CacheCommand {
         /// Do not ask, even at a terminal.
         #[arg(short = 'y', long)]
         yes: bool,
+        /// The natives home to read.
         #[command(flatten)]
         home: HomeArg,
     },
@@ -276,6 +283,7 @@ pub enum CacheCommand {
     Release {
         /// The build cache directory.
         dir: PathBuf,
+        /// The natives home to read.
         #[command(flatten)]
         home: HomeArg,
     },

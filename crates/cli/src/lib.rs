@@ -24,7 +24,9 @@ use args::{Cli, Command};
 
 /// How a command ended.
 pub enum Outcome {
+    /// It found or did what was asked (exit 0).
     Matched,
+    /// Nothing matched, or nothing was done (exit 1).
     NoMatch,
 }
 
