@@ -10,6 +10,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
+mod output;
 mod terminal;
 
 use natives_ownership::{
@@ -70,12 +71,7 @@ impl Fixture {
             .env_remove(paths::HOME_ENV)
             .output()
             .unwrap();
-        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-        (
-            out.status.code().unwrap(),
-            text(out.stdout),
-            text(out.stderr),
-        )
+        output::outcome(out)
     }
 
     fn cache_arg(&self) -> &str {
@@ -412,13 +408,7 @@ fn at_terminal(fixture: &Fixture, args: &[&str], typed: &str) -> (i32, String, S
     fs::File::from(pty.master)
         .write_all(typed.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-    (
-        out.status.code().unwrap(),
-        text(out.stdout),
-        text(out.stderr),
-    )
+    output::outcome(child.wait_with_output().unwrap())
 }
 
 /// A prune says what it is doing when standard error is a terminal, and

@@ -1,5 +1,6 @@
 //! The `natives` binary, run as a user would: flags, output and exit codes.
 
+mod output;
 mod terminal;
 
 use std::{fs, path::Path, process::Command, time::Duration};
@@ -30,12 +31,7 @@ fn natives(cwd: &Path, args: &[&str]) -> (i32, String, String) {
         .current_dir(cwd)
         .output()
         .unwrap();
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-    (
-        out.status.code().unwrap(),
-        text(out.stdout),
-        text(out.stderr),
-    )
+    output::outcome(out)
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! definition), `--version` works on every command, misspellings get a
 //! suggestion, and completion scripts cover every command.
 
+mod output;
+
 use std::{collections::BTreeSet, process::Command as Process};
 
 use clap::{Command, CommandFactory};
@@ -14,12 +16,7 @@ fn natives(args: &[&str]) -> (i32, String, String) {
         .args(args)
         .output()
         .unwrap();
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-    (
-        out.status.code().unwrap(),
-        text(out.stdout),
-        text(out.stderr),
-    )
+    output::outcome(out)
 }
 
 /// Every command of the definition with its path of names, the root first
