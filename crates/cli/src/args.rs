@@ -121,7 +121,7 @@ pub struct FindArgs {
     /// Which files the walk sees.
     #[command(flatten)]
     pub walk: WalkArgs,
-    /// Print at most N matches (a screenful, 20, when left out).
+    /// Print at most N matches (the library's default, 100, when left out).
     #[arg(short = 'm', long, value_name = "N", value_parser = count, allow_negative_numbers = true)]
     pub max: Option<usize>,
     /// One JSON object per match, then a summary object.

@@ -15,9 +15,6 @@ use crate::{
     common::{JsonLine, Output, Positionals, write_json},
 };
 
-/// Matches printed unless `--max` says otherwise: a screenful.
-const DEFAULT_MAX: usize = 20;
-
 type FindLine = JsonLine<FuzzyMatchView, FuzzySummaryView>;
 
 pub fn run(args: FindArgs) -> Result<Outcome, String> {
@@ -45,7 +42,9 @@ fn options(args: FindArgs) -> (FuzzyOptions, Positionals) {
     let mut options = FuzzyOptions::new(positionals.pattern.clone(), positionals.path());
     options.include_hidden = args.walk.hidden;
     options.use_gitignore = !args.walk.no_ignore;
-    options.max_results = args.max.unwrap_or(DEFAULT_MAX);
+    if let Some(max) = args.max {
+        options.max_results = max;
+    }
     (options, positionals)
 }
 
