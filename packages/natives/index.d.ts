@@ -175,8 +175,11 @@ export interface NativeAcquireOptions {
   home?: string
   /** How long to wait for a busy lease; absent or 0: one attempt. */
   budgetMs?: number
-  /** Refresh the cache for this source once held. */
-  identity?: NativeIdentity
+  /**
+   * Refresh the cache for this source once held; `null`: no refresh;
+   * absent: the owner's worktree at its head, when the owner names both.
+   */
+  identity?: NativeIdentity | null
   /** Where cargo finds the workspace (default: the identity's worktree). */
   manifestPaths?: Array<string>
 }

@@ -16,13 +16,13 @@ use std::{
 
 use napi::{
     Env,
-    bindgen_prelude::{AsyncTask, PromiseRaw},
+    bindgen_prelude::{AsyncTask, Either, Null, PromiseRaw},
 };
 use napi_derive::napi;
 use natives_core::Error;
 use natives_ownership::{
     AcquireOutcome, EntryStatus, Guard, Leases, Owner, Status,
-    fresh::{self, Freshness, Identity, Target},
+    fresh::{self, Freshness, Identity, Refresh, Target},
     lease::{self, LeaseRecord, PruneReport, Released},
     paths, pid_alive,
 };
@@ -110,8 +110,9 @@ pub struct NativeAcquireOptions {
     pub home: Option<String>,
     /// How long to wait for a busy lease; absent or 0: one attempt.
     pub budget_ms: Option<f64>,
-    /// Refresh the cache for this source once held.
-    pub identity: Option<NativeIdentity>,
+    /// Refresh the cache for this source once held; `null`: no refresh;
+    /// absent: the owner's worktree at its head, when the owner names both.
+    pub identity: Option<Either<NativeIdentity, Null>>,
     /// Where cargo finds the workspace (default: the identity's worktree).
     pub manifest_paths: Option<Vec<String>>,
 }
@@ -205,12 +206,11 @@ pub fn native_acquire_build_cache<'env>(
     on_own_thread(env, move || {
         let (cancel, wait) = tokens?;
         let leases = open(options.home.as_deref())?;
-        let identity = options.identity.map(to_identity);
         let target = to_target(options.manifest_paths);
         let (guard, freshness) = leases.acquire_for_build(
             Path::new(&dir),
             &to_owner(owner),
-            identity.as_ref(),
+            to_refresh(options.identity),
             &target,
             wait.as_ref(),
             &cancel,
@@ -511,6 +511,14 @@ fn to_owner(owner: NativeLeaseOwner) -> Owner {
     converted.worktree = owner.worktree.map(PathBuf::from);
     converted.head = owner.head;
     converted
+}
+
+fn to_refresh(identity: Option<Either<NativeIdentity, Null>>) -> Refresh {
+    match identity {
+        None => Refresh::OwnersSource,
+        Some(Either::B(Null)) => Refresh::Skip,
+        Some(Either::A(identity)) => Refresh::For(to_identity(identity)),
+    }
 }
 
 fn to_identity(identity: NativeIdentity) -> Identity {

@@ -61,6 +61,33 @@ pub struct Identity {
     pub head: String,
 }
 
+/// Which source an acquisition for a build makes the cache fresh for.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Refresh {
+    /// The owner's own source: its worktree at its head, when the owner
+    /// names both; otherwise nothing is refreshed.
+    #[default]
+    OwnersSource,
+    /// Nothing: the caller takes the cache as it is.
+    Skip,
+    /// This source.
+    For(Identity),
+}
+
+impl Refresh {
+    /// The identity this choice names for a build by `owner`, if any.
+    pub fn identity(self, owner: &crate::Owner) -> Option<Identity> {
+        match self {
+            Refresh::OwnersSource => Some(Identity {
+                worktree: owner.worktree.clone()?,
+                head: owner.head.clone()?,
+            }),
+            Refresh::Skip => None,
+            Refresh::For(identity) => Some(identity),
+        }
+    }
+}
+
 /// Where cargo is asked about the workspace's own packages. Cargo always runs
 /// in the identity's worktree.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -116,22 +116,22 @@ export interface BuildCacheLease extends AsyncDisposable {
  * lease is then released).
  */
 export async function acquireBuildCache(dir: string, owner: LeaseOwner, options: AcquireBuildCacheOptions = {}): Promise<BuildCacheLease> {
-  checkOwner(owner, 'acquireBuildCache');
+  const native = nativeOwner(owner, 'acquireBuildCache');
   throwIfAborted(options.signal, 'acquireBuildCache');
-  const identity = options.identity === undefined ? defaultIdentity(owner) : options.identity;
+  const identity = options.identity && { ...options.identity, worktree: anchored(options.identity.worktree) };
   using link = linkSignal(options.signal, false);
-  const native = await callNative(
+  const lease = await callNative(
     'acquireBuildCache',
     () =>
       nativeAcquireBuildCache(
         anchored(dir),
-        owner,
-        { home: options.home, budgetMs: options.budgetMs, identity: identity ?? undefined, manifestPaths: options.manifestPaths },
+        native,
+        { home: options.home, budgetMs: options.budgetMs, identity, manifestPaths: options.manifestPaths },
         link.token,
       ),
     { signal: options.signal },
   );
-  return wrap(native);
+  return wrap(lease);
 }
 
 /**
@@ -139,8 +139,8 @@ export async function acquireBuildCache(dir: string, owner: LeaseOwner, options:
  * terminated: while it is held no build is admitted and no maintenance runs. One attempt; `EBUSY`.
  */
 export async function acquireCleanupLease(dir: string, owner: LeaseOwner, options: { home?: string } = {}): Promise<BuildCacheLease> {
-  checkOwner(owner, 'acquireCleanupLease');
-  return wrap(await callNative('acquireCleanupLease', () => nativeAcquireCleanupLease(anchored(dir), owner, options.home)));
+  const native = nativeOwner(owner, 'acquireCleanupLease');
+  return wrap(await callNative('acquireCleanupLease', () => nativeAcquireCleanupLease(anchored(dir), native, options.home)));
 }
 
 /** Where a cache's lease stands. */
@@ -216,8 +216,8 @@ export interface PruneReport {
  * unknown purpose are never deleted, nor directories that were already empty.
  */
 export async function maintenancePrune(dir: string, limitBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PruneReport | null> {
-  checkOwner(owner, 'maintenancePrune');
-  return await callNative('maintenancePrune', () => nativeMaintenancePrune(anchored(dir), limitBytes, owner, options.home));
+  const native = nativeOwner(owner, 'maintenancePrune');
+  return await callNative('maintenancePrune', () => nativeMaintenancePrune(anchored(dir), limitBytes, native, options.home));
 }
 
 /** What {@link releaseBuildCache} did. */
@@ -277,13 +277,13 @@ export function holdReleasable(hold: string, options: { home?: string } = {}): b
   return callNative('holdReleasable', () => nativeHoldReleasable(hold, options.home));
 }
 
-function defaultIdentity(owner: LeaseOwner): SourceIdentity | undefined {
-  return owner.worktree && owner.head ? { worktree: anchored(owner.worktree), head: owner.head } : undefined;
-}
-
-/** The owner must be an object to be read here; what it must say (a run, node and seat) the library checks. */
-function checkOwner(owner: LeaseOwner, operation: string): void {
+/**
+ * The owner as the native side takes it, its worktree anchored like every path. It must be an object
+ * to be read here; what it must say (a run, node and seat) the library checks.
+ */
+function nativeOwner(owner: LeaseOwner, operation: string): LeaseOwner {
   if (typeof owner !== 'object' || owner === null) throw codedError('EINVAL', `${operation}: owner must be an object`);
+  return owner.worktree === undefined ? owner : { ...owner, worktree: anchored(owner.worktree) };
 }
 
 /** Safety net only: a lease garbage-collected while held is released by the native side's drop. */

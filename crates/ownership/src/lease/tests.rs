@@ -531,7 +531,7 @@ fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
         f.leases.acquire_for_build(
             &cache,
             &owner("builder"),
-            Some(&identity),
+            crate::fresh::Refresh::For(identity.clone()),
             &crate::fresh::Target::Worktree,
             (!budget.is_zero()).then_some(&wait),
             &CancelToken::new(),
