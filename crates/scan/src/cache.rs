@@ -44,7 +44,7 @@ use crate::{
     entries::Entries,
     error::Result,
     paths::resolve_invalidation_targets,
-    walk::{self, ScanPolicy},
+    walk::{self, Needs, ScanPolicy},
 };
 
 /// Default time a cached scan is served: long enough to absorb a burst of
@@ -263,10 +263,16 @@ impl ScanCache {
 
     /// The cached list for `key` if it is younger than the TTL; otherwise a
     /// walk (joined with any identical walk already running) whose result is
-    /// stored. With a TTL of 0 every call walks and nothing is stored.
-    pub fn get_or_scan(&self, key: &ScanKey, token: &CancelToken) -> Result<ScanResult> {
+    /// stored. With a TTL of 0 every call walks, collecting only what `needs`
+    /// asks for, and nothing is stored.
+    pub fn get_or_scan(
+        &self,
+        key: &ScanKey,
+        needs: Needs,
+        token: &CancelToken,
+    ) -> Result<ScanResult> {
         if self.policy.ttl.is_zero() {
-            return self.fresh(key, token);
+            return self.walk_fresh(key, needs, token);
         }
         loop {
             let mut state = self.lock();
@@ -275,7 +281,7 @@ impl ScanCache {
             }
             if self.still_refused(&mut state, key) {
                 drop(state);
-                return self.fresh(key, token);
+                return self.walk_fresh(key, needs, token);
             }
             let Some(flight) = state.flights.get(key).cloned() else {
                 let flight = register_flight(&mut state, key);
@@ -292,18 +298,13 @@ impl ScanCache {
         }
     }
 
-    /// Walk `key` now. With `store`, the result replaces the cached list (a
+    /// Walk `key` now and store the result in place of the cached list (a
     /// walk of the same key already running is fenced out, since it may have
-    /// passed the change that prompted this call). Without `store`, the cache
-    /// is not touched at all: nothing is stored, evicted or fenced.
-    pub fn force_rescan(
-        &self,
-        key: &ScanKey,
-        store: bool,
-        token: &CancelToken,
-    ) -> Result<ScanResult> {
-        if !store || self.policy.ttl.is_zero() {
-            return self.fresh(key, token);
+    /// passed the change that prompted this call). With a TTL of 0 nothing
+    /// is stored.
+    pub fn force_rescan(&self, key: &ScanKey, token: &CancelToken) -> Result<ScanResult> {
+        if self.policy.ttl.is_zero() {
+            return self.walk_fresh(key, Needs::EVERYTHING, token);
         }
         let mut state = self.lock();
         state.cached.remove(key);
@@ -315,19 +316,37 @@ impl ScanCache {
         self.fly(key, &flight, token)
     }
 
+    /// A walk of `key` that collects only what `needs` asks for and never
+    /// touches the cache: nothing is stored, evicted or fenced. It counts
+    /// as a walk.
+    pub fn walk_fresh(
+        &self,
+        key: &ScanKey,
+        needs: Needs,
+        token: &CancelToken,
+    ) -> Result<ScanResult> {
+        self.walks.fetch_add(1, Ordering::Relaxed);
+        Ok(ScanResult {
+            entries: Arc::new(walk::scan_for(&key.root, key.policy, needs, token)?),
+            cache_age_ms: 0,
+        })
+    }
+
     /// A fresh walk that hands out entries in path order while it goes
     /// and never touches the cache: the no-cache path of a consumer that
     /// may need only the first entries and shows no mtime (see
-    /// [`walk::ordered`]). It counts as a walk.
+    /// [`walk::ordered`]); `node_modules` directories are entered only
+    /// when asked for. It counts as a walk.
     pub(crate) fn walk_in_order(
         &self,
         key: &ScanKey,
+        node_modules: bool,
         token: &CancelToken,
         halt: &AtomicBool,
         on_run: &mut walk::ordered::OnRun<'_>,
     ) -> Result<()> {
         self.walks.fetch_add(1, Ordering::Relaxed);
-        walk::ordered::walk_in_order(&key.root, key.policy, token, halt, on_run)
+        walk::ordered::walk_in_order(&key.root, key.policy, node_modules, token, halt, on_run)
     }
 
     /// Invalidate after a mutation at `path` (relative to the current
@@ -429,7 +448,7 @@ impl ScanCache {
             key,
             flight,
         };
-        let entries = self.fresh(key, token)?.entries;
+        let entries = self.walk_fresh(key, Needs::EVERYTHING, token)?.entries;
         #[cfg(test)]
         if let Some(gate) = self.landing_gate.lock().unwrap().take() {
             let _ = gate.recv();
@@ -437,15 +456,6 @@ impl ScanCache {
         landing.land(Arc::clone(&entries), started);
         Ok(ScanResult {
             entries,
-            cache_age_ms: 0,
-        })
-    }
-
-    /// A walk that bypasses the cache entirely, counted.
-    fn fresh(&self, key: &ScanKey, token: &CancelToken) -> Result<ScanResult> {
-        self.walks.fetch_add(1, Ordering::Relaxed);
-        Ok(ScanResult {
-            entries: Arc::new(walk::scan(&key.root, key.policy, token)?),
             cache_age_ms: 0,
         })
     }

@@ -68,7 +68,7 @@ use crate::{
     node_modules,
     paths::resolve_search_path,
     top_n::TopN,
-    walk::ScanPolicy,
+    walk::{Detail, Needs, ScanPolicy},
 };
 
 /// Default number of returned matches: a screenful for a picker, more than
@@ -162,10 +162,14 @@ pub fn fuzzy_find(
         },
     };
     let mut finder = Finder::new(options);
+    let needs = Needs {
+        node_modules: finder.include_node_modules,
+        detail: Detail::TypeOnly,
+    };
     let scan = if options.cache {
-        cache.get_or_scan(&key, token)?
+        cache.get_or_scan(&key, needs, token)?
     } else {
-        cache.force_rescan(&key, false, token)?
+        cache.walk_fresh(&key, needs, token)?
     };
     let recheck = options.cache
         && !finder.query.is_empty()
@@ -173,7 +177,7 @@ pub fn fuzzy_find(
     let mut entries = scan.entries;
     let mut ranked = finder.rank(&entries, token)?;
     if ranked.total == 0 && recheck {
-        entries = cache.force_rescan(&key, true, token)?.entries;
+        entries = cache.force_rescan(&key, token)?.entries;
         ranked = finder.rank(&entries, token)?;
     }
     let matches = finder.matches(&entries, &ranked.best);

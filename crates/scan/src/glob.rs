@@ -24,7 +24,7 @@ use crate::{
     node_modules,
     paths::resolve_search_path,
     top_n::TopN,
-    walk::ScanPolicy,
+    walk::{Detail, Needs, ScanPolicy},
 };
 
 /// Entries filtered between two cancellation checks: about 50 µs of work,
@@ -117,15 +117,16 @@ pub fn glob(
             use_gitignore: options.use_gitignore,
         },
     };
+    let needs = filter.needs();
     let scan = if options.cache {
-        cache.get_or_scan(&key, token)?
+        cache.get_or_scan(&key, needs, token)?
     } else {
-        cache.force_rescan(&key, false, token)?
+        cache.walk_fresh(&key, needs, token)?
     };
     let recheck = options.cache && scan.cache_age_ms >= cache.policy().empty_recheck_ms();
     let mut outcome = select(key.root.clone(), scan, &filter, token, on_match)?;
     if outcome.total_matches == 0 && recheck {
-        let fresh = cache.force_rescan(&key, true, token)?;
+        let fresh = cache.force_rescan(&key, token)?;
         outcome = select(key.root, fresh, &filter, token, on_match)?;
     }
     Ok(outcome)
@@ -294,6 +295,15 @@ impl Filter {
             limit: options.max_results.unwrap_or(usize::MAX),
             sort_by_mtime: options.sort_by_mtime,
         })
+    }
+
+    /// What a walk for this filter must collect: every match's mtime (the
+    /// result shows it), inside `node_modules` only when it is returned.
+    fn needs(&self) -> Needs {
+        Needs {
+            node_modules: self.include_node_modules,
+            detail: Detail::TypeAndMtime,
+        }
     }
 
     fn accepts(&self, entry: &Entry<'_>) -> bool {

@@ -3,7 +3,10 @@
 //! Contract (seed 001): `ignore`'s walker, links never followed, results in
 //! path order, `.git` never entered (pruned before descent, not filtered
 //! afterwards: a big `.git` must cost nothing), `node_modules` always
-//! collected (consumers filter it), type and mtime from `symlink_metadata`.
+//! collected by the cache fill (consumers filter it), type and mtime from
+//! `symlink_metadata`. A walk that is not stored collects only what its query
+//! needs ([`Needs`]): it never enters a `node_modules` the query hides, and
+//! takes types from the directory listing when it shows no mtime.
 //!
 //! The walk runs on all cores and is sorted once at the end, which gives the
 //! same deterministic order as a sorted sequential walk at a fraction of the
@@ -28,6 +31,7 @@ use crate::{
     cancel::CancelToken,
     entries::{Entries, FileType, KEY_SEPARATOR, Unsorted, path_to_bytes},
     error::{Error, Result},
+    node_modules::NODE_MODULES,
 };
 
 /// The two traversal switches that partition the cache.
@@ -49,9 +53,29 @@ pub enum Detail {
     /// Type and mtime from `symlink_metadata`: what the cache stores.
     TypeAndMtime,
     /// Type from the directory listing only (no `lstat`, mtimes unknown):
-    /// for a fresh listing whose consumer never shows an mtime (grep's
-    /// ordered walk).
+    /// for a fresh listing whose consumer shows no mtime, or stats only
+    /// the entries it returns.
     TypeOnly,
+}
+
+/// What a walk that is not stored must collect: a consumer's query, not the
+/// cache's whole partition (seed 001: the cache fill always collects
+/// `node_modules`; a fresh walk for a query that hides it need not enter it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// Entries inside `node_modules` directories; without them such a
+    /// directory is never entered (nor listed).
+    pub node_modules: bool,
+    /// How much to learn about each entry.
+    pub detail: Detail,
+}
+
+impl Needs {
+    /// Everything the cache stores.
+    pub const EVERYTHING: Needs = Needs {
+        node_modules: true,
+        detail: Detail::TypeAndMtime,
+    };
 }
 
 /// Walk `root` (an existing, canonical directory) under `policy`, with
@@ -59,19 +83,19 @@ pub enum Detail {
 ///
 /// Polls `token` for every entry; returns its error as soon as it trips.
 pub fn scan(root: &Path, policy: ScanPolicy, token: &CancelToken) -> Result<Entries> {
-    scan_with(root, policy, Detail::TypeAndMtime, token)
+    scan_for(root, policy, Needs::EVERYTHING, token)
 }
 
-/// [`scan`], learning `detail` about each entry.
-pub fn scan_with(
+/// [`scan`], collecting only what `needs` asks for.
+pub fn scan_for(
     root: &Path,
     policy: ScanPolicy,
-    detail: Detail,
+    needs: Needs,
     token: &CancelToken,
 ) -> Result<Entries> {
-    let mut builder = walker(root, policy);
+    let mut builder = walker(root, policy, needs.node_modules);
     builder.threads(walker_threads());
-    collect(root, &builder, detail, token)
+    collect(root, &builder, needs.detail, token)
 }
 
 /// Run `builder`'s walk of `root` and sort what it found (the root itself
@@ -101,8 +125,9 @@ fn collect(
 }
 
 /// The walk every scan shares: `policy`'s rules, links never followed,
-/// `.git` never entered. Callers choose the threads.
-fn walker(root: &Path, policy: ScanPolicy) -> WalkBuilder {
+/// `.git` never entered, nor `node_modules` unless asked for. Callers
+/// choose the threads.
+fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let ignore = policy.use_gitignore;
     builder
@@ -113,7 +138,10 @@ fn walker(root: &Path, policy: ScanPolicy) -> WalkBuilder {
         .git_exclude(ignore)
         .ignore(ignore)
         .parents(ignore)
-        .filter_entry(|entry| entry.depth() == 0 || entry.file_name() != GIT_DIR);
+        .filter_entry(move |entry| {
+            let name = entry.file_name();
+            entry.depth() == 0 || (name != GIT_DIR && (node_modules || name != NODE_MODULES))
+        });
     builder
 }
 
@@ -442,7 +470,7 @@ mod tests {
             assert_eq!(scanned, std::slice::from_ref(&listed), "scan, {policy:?}");
             let in_order = entered(&watched, || {
                 let halt = std::sync::atomic::AtomicBool::new(false);
-                ordered::walk_in_order(&root, policy, &token, &halt, &mut |_| {}).unwrap();
+                ordered::walk_in_order(&root, policy, true, &token, &halt, &mut |_| {}).unwrap();
             });
             assert_eq!(
                 in_order,
@@ -450,6 +478,84 @@ mod tests {
                 "ordered walk, {policy:?}"
             );
         }
+    }
+
+    /// A walk that is not stored enters `node_modules` only for a query
+    /// that returns what is inside; the cache fill always does (seed 001),
+    /// and every answer is the one a full walk gives.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn queries_that_hide_node_modules_never_enter_it_without_the_cache() {
+        use crate::{
+            cache::{CachePolicy, ScanCache},
+            fuzzy::{FuzzyOptions, fuzzy_find},
+            glob::{GlobOptions, glob},
+            grep::{GrepOptions, grep},
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        for rel in [
+            "src/needle.ts",
+            "node_modules/m/needle.ts",
+            "pkg/node_modules/n/needle.ts",
+        ] {
+            fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+            fs::write(root.join(rel), "needle\n").unwrap();
+        }
+        let modules = [root.join("node_modules"), root.join("pkg/node_modules")];
+        let watched = [modules[0].clone(), modules[1].clone(), root.join("src")];
+        let uncached = ScanCache::new(CachePolicy::default());
+        let no_ttl = ScanCache::new(CachePolicy::default().ttl(std::time::Duration::ZERO));
+        let token = CancelToken::new();
+        for (cache, cached) in [(&uncached, false), (&no_ttl, true)] {
+            for include in [None, Some(true)] {
+                let mut found = Vec::new();
+                let seen = entered(&watched, || {
+                    let mut options = GlobOptions::new("**/*.ts", &root);
+                    (options.cache, options.include_node_modules) = (cached, include);
+                    let outcome = glob(&options, cache, &token, &mut |_| {}).unwrap();
+                    found.push(outcome.matches().count());
+                    let mut options = FuzzyOptions::new("needle", &root);
+                    (options.cache, options.include_node_modules) = (cached, include);
+                    let outcome = fuzzy_find(&options, cache, &token, &mut |_| {}).unwrap();
+                    found.push(outcome.matches.len());
+                    let mut options = GrepOptions::new("needle", &root);
+                    (options.cache, options.include_node_modules) = (cached, include);
+                    let outcome = grep(&options, cache, &token, &mut |_| {}).unwrap();
+                    found.push(outcome.files_with_matches);
+                });
+                let (expected, entered_dirs) = match include {
+                    None => (1, vec![root.join("src")]),
+                    Some(_) => (3, watched.to_vec()),
+                };
+                assert_eq!(
+                    found, [expected; 3],
+                    "cache {cached}, node_modules {include:?}"
+                );
+                let mut entered_dirs = entered_dirs;
+                entered_dirs.sort();
+                assert_eq!(
+                    seen, entered_dirs,
+                    "cache {cached}, node_modules {include:?}"
+                );
+            }
+        }
+        let filled = entered(&watched, || {
+            let mut options = GlobOptions::new("**/*.ts", &root);
+            options.cache = true;
+            assert_eq!(
+                glob(&options, &uncached, &token, &mut |_| {})
+                    .unwrap()
+                    .matches()
+                    .count(),
+                1
+            );
+        });
+        assert_eq!(
+            filled.len(),
+            3,
+            "the cache fill collects node_modules: {filled:?}"
+        );
     }
 
     #[test]
@@ -533,7 +639,16 @@ mod tests {
         assert!(entries.iter().all(|e| e.mtime_ms.is_some()));
 
         // A type-only listing sees the same types, from the directory alone.
-        let listed = scan_with(dir.path(), ALL, Detail::TypeOnly, &CancelToken::new()).unwrap();
+        let listed = scan_for(
+            dir.path(),
+            ALL,
+            Needs {
+                node_modules: true,
+                detail: Detail::TypeOnly,
+            },
+            &CancelToken::new(),
+        )
+        .unwrap();
         let listed_types: Vec<_> = listed
             .iter()
             .map(|e| (e.path.to_vec(), e.file_type))

@@ -28,7 +28,9 @@ fn key(dir: &Path) -> ScanKey {
 }
 
 fn scan(cache: &ScanCache, key: &ScanKey) -> ScanResult {
-    cache.get_or_scan(key, &CancelToken::new()).unwrap()
+    cache
+        .get_or_scan(key, Needs::EVERYTHING, &CancelToken::new())
+        .unwrap()
 }
 
 /// `true` when the call was served from the cache.
@@ -188,7 +190,7 @@ fn no_store_rescan_never_touches_the_shared_entry() {
     let key = key(dir.path());
     let cached = scan(&cache, &key);
     let token = CancelToken::new();
-    let bypass = cache.force_rescan(&key, false, &token).unwrap();
+    let bypass = cache.walk_fresh(&key, Needs::EVERYTHING, &token).unwrap();
     assert!(!Arc::ptr_eq(&cached.entries, &bypass.entries));
     assert!(
         Arc::ptr_eq(&cached.entries, &scan(&cache, &key).entries),
@@ -197,7 +199,7 @@ fn no_store_rescan_never_touches_the_shared_entry() {
 
     let other = tree(1);
     cache
-        .force_rescan(&self::key(other.path()), false, &token)
+        .walk_fresh(&self::key(other.path()), Needs::EVERYTHING, &token)
         .unwrap();
     assert_eq!(cache.stats().scans, 1, "a no-store scan is not stored");
 }
@@ -210,7 +212,7 @@ fn store_rescan_replaces_the_entry() {
     let old = scan(&cache, &key);
     fs::write(dir.path().join("new.txt"), "").unwrap();
     let token = CancelToken::new();
-    let new = cache.force_rescan(&key, true, &token).unwrap();
+    let new = cache.force_rescan(&key, &token).unwrap();
     assert_eq!(new.entries.len(), old.entries.len() + 1);
     assert!(Arc::ptr_eq(&new.entries, &scan(&cache, &key).entries));
 }
@@ -242,7 +244,7 @@ fn a_waiter_survives_the_leaders_cancellation() {
     let (cache, key, open_gate) = gated(dir.path());
     let leader_token = CancelToken::new();
     thread::scope(|s| {
-        let leader = s.spawn(|| cache.get_or_scan(&key, &leader_token));
+        let leader = s.spawn(|| cache.get_or_scan(&key, Needs::EVERYTHING, &leader_token));
         wait_for_flight(&cache, &key);
         let waiter = s.spawn(|| scan(&cache, &key));
         leader_token.cancel();
@@ -308,7 +310,9 @@ fn a_waiter_honours_its_own_cancellation() {
         wait_for_flight(&cache, &key);
         let token = CancelToken::new().with_timeout(Some(Duration::from_millis(20)));
         let started = Instant::now();
-        let err = cache.get_or_scan(&key, &token).unwrap_err();
+        let err = cache
+            .get_or_scan(&key, Needs::EVERYTHING, &token)
+            .unwrap_err();
         assert_eq!(err.code(), "ETIMEDOUT");
         assert!(started.elapsed() < Duration::from_millis(500));
         open_gate.send(()).unwrap();

@@ -32,7 +32,7 @@ use crate::{
     glob::CANCEL_POLL_INTERVAL,
     node_modules,
     paths::resolve_search_path,
-    walk::ScanPolicy,
+    walk::{Detail, Needs, ScanPolicy},
 };
 
 /// How many known type names an unknown `file_type` error suggests.
@@ -112,7 +112,13 @@ impl Candidates {
                     let files = run.filter(|entry| filter.accepts(entry));
                     let _ = sender.send(files.map(|entry| entry.path.to_vec()).collect());
                 };
-                cache.walk_in_order(key, token, &AtomicBool::new(false), &mut on_run)
+                cache.walk_in_order(
+                    key,
+                    filter.needs().node_modules,
+                    token,
+                    &AtomicBool::new(false),
+                    &mut on_run,
+                )
             });
             for path in receiver.into_iter().flatten() {
                 on_file(&path);
@@ -149,11 +155,11 @@ pub(super) fn candidates(
         let filter = Box::new(filter);
         return Ok(Candidates::Walk { key, filter });
     }
-    let scan = cache.get_or_scan(&key, token)?;
+    let scan = cache.get_or_scan(&key, filter.needs(), token)?;
     let mut selected = filter.select(&scan.entries, token)?;
     let mut entries = scan.entries;
     if selected.is_empty() && scan.cache_age_ms >= cache.policy().empty_recheck_ms() {
-        entries = cache.force_rescan(&key, true, token)?.entries;
+        entries = cache.force_rescan(&key, token)?.entries;
         selected = filter.select(&entries, token)?;
     }
     Ok(Candidates::Tree {
@@ -225,6 +231,15 @@ impl FileFilter {
             glob: options.glob.as_deref().map(build_glob).transpose()?,
             types: options.file_type.as_deref().map(build_types).transpose()?,
         })
+    }
+
+    /// What a walk for this filter must collect: files' types (grep shows
+    /// no mtime), inside `node_modules` only when they are searched.
+    pub(super) fn needs(&self) -> Needs {
+        Needs {
+            node_modules: self.include_node_modules,
+            detail: Detail::TypeOnly,
+        }
     }
 
     /// Indices of the accepted entries, in path order.

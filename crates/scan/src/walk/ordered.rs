@@ -63,11 +63,12 @@ pub(crate) type OnRun<'a> = dyn FnMut(&mut dyn Iterator<Item = Entry<'_>>) + Sen
 pub(crate) fn walk_in_order(
     root: &Path,
     policy: ScanPolicy,
+    node_modules: bool,
     token: &CancelToken,
     halt: &AtomicBool,
     on_run: &mut OnRun<'_>,
 ) -> Result<()> {
-    let mut frame_builder = walker(root, policy);
+    let mut frame_builder = walker(root, policy, node_modules);
     frame_builder.max_depth(Some(FRAME_DEPTH)).threads(1);
     let frame = collect(root, &frame_builder, Detail::TypeOnly, token)?;
     let plan = Plan::new(&frame, root);
@@ -81,7 +82,8 @@ pub(crate) fn walk_in_order(
                 let (units, merger, stop) = (&plan.units, &merger, &stop);
                 let mine = units.iter().enumerate().skip(first).step_by(walks);
                 let mine: Vec<(usize, &Path)> = mine.map(|(i, u)| (i, u.path.as_path())).collect();
-                scope.spawn(move || walk_units(mine, root_len, policy, merger, stop))
+                scope
+                    .spawn(move || walk_units(mine, root_len, (policy, node_modules), merger, stop))
             })
             .collect();
         handles.into_iter().map(join).collect()
@@ -226,14 +228,14 @@ impl<'a> Merger<'a> {
 fn walk_units(
     units: Vec<(usize, &Path)>,
     root_len: usize,
-    policy: ScanPolicy,
+    (policy, node_modules): (ScanPolicy, bool),
     merger: &Mutex<Merger<'_>>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<()> {
     let Some(((_, first), rest)) = units.split_first() else {
         return Ok(());
     };
-    let mut builder = walker(first, policy);
+    let mut builder = walker(first, policy, node_modules);
     for (_, root) in rest {
         builder.add(root);
     }
@@ -358,7 +360,12 @@ mod tests {
     use std::{fs, process::Command};
 
     use super::*;
-    use crate::walk::scan_with;
+    use crate::walk::{Needs, scan_for};
+
+    const TYPES_ONLY: Needs = Needs {
+        node_modules: true,
+        detail: Detail::TypeOnly,
+    };
 
     fn touch(root: &Path, rel: &str, text: &str) {
         let path = root.join(rel);
@@ -374,12 +381,12 @@ mod tests {
             seen.extend(run.map(|e| (e.path_lossy().into_owned(), e.file_type)));
         };
         let halt = AtomicBool::new(false);
-        walk_in_order(root, policy, &CancelToken::new(), &halt, &mut on_run).unwrap();
+        walk_in_order(root, policy, true, &CancelToken::new(), &halt, &mut on_run).unwrap();
         (seen, runs)
     }
 
     fn sorted(root: &Path, policy: ScanPolicy) -> Vec<(String, FileType)> {
-        let entries = scan_with(root, policy, Detail::TypeOnly, &CancelToken::new()).unwrap();
+        let entries = scan_for(root, policy, TYPES_ONLY, &CancelToken::new()).unwrap();
         entries
             .iter()
             .map(|e| (e.path_lossy().into_owned(), e.file_type))
@@ -464,7 +471,7 @@ mod tests {
                 include_hidden: true,
                 use_gitignore: true,
             };
-            let frame = scan_with(root, policy, Detail::TypeOnly, &CancelToken::new()).unwrap();
+            let frame = scan_for(root, policy, TYPES_ONLY, &CancelToken::new()).unwrap();
             assert_eq!(Plan::new(&frame, root).units.len(), units);
             assert_eq!(ordered(root, policy).0, sorted(root, policy));
         }
@@ -486,13 +493,22 @@ mod tests {
             include_hidden: true,
             use_gitignore: true,
         };
-        walk_in_order(dir.path(), policy, &CancelToken::new(), &halt, &mut on_run).unwrap();
+        walk_in_order(
+            dir.path(),
+            policy,
+            true,
+            &CancelToken::new(),
+            &halt,
+            &mut on_run,
+        )
+        .unwrap();
         assert!(runs < 20, "{runs} runs after the halt");
 
         let cancelled = CancelToken::new();
         cancelled.cancel();
         let halt = AtomicBool::new(false);
-        let err = walk_in_order(dir.path(), policy, &cancelled, &halt, &mut |_| {}).unwrap_err();
+        let err =
+            walk_in_order(dir.path(), policy, true, &cancelled, &halt, &mut |_| {}).unwrap_err();
         assert_eq!(err.code(), "ABORT_ERR");
     }
 }
