@@ -12,7 +12,11 @@
 //! with `sort_by_mtime`, and [`CancelToken`] polled every
 //! [`CANCEL_POLL_INTERVAL`] entries.
 
-use std::{cmp::Reverse, path::PathBuf, sync::Arc};
+use std::{
+    cmp::Reverse,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -24,7 +28,7 @@ use crate::{
     node_modules,
     paths::resolve_search_path,
     top_n::TopN,
-    walk::{Detail, Needs, ScanPolicy},
+    walk::{self, Detail, Needs, ScanPolicy},
 };
 
 /// Entries filtered between two cancellation checks: about 50 µs of work,
@@ -118,11 +122,14 @@ pub fn glob(
         },
     };
     let needs = filter.needs();
-    let scan = if options.cache {
+    let mut scan = if options.cache {
         cache.get_or_scan(&key, needs, token)?
     } else {
         cache.walk_fresh(&key, needs, token)?
     };
+    if let Some(entries) = Arc::get_mut(&mut scan.entries) {
+        filter.stat_returned(&key.root, entries, token)?;
+    }
     let recheck = options.cache && scan.cache_age_ms >= cache.policy().empty_recheck_ms();
     let mut outcome = select(key.root.clone(), scan, &filter, token, on_match)?;
     if outcome.total_matches == 0 && recheck {
@@ -297,13 +304,34 @@ impl Filter {
         })
     }
 
-    /// What a walk for this filter must collect: every match's mtime (the
-    /// result shows it), inside `node_modules` only when it is returned.
+    /// What a walk for this filter must collect: types only (the mtimes
+    /// shown are learnt for the matches alone, see [`Filter::stat_returned`]),
+    /// inside `node_modules` only when it is returned.
     fn needs(&self) -> Needs {
         Needs {
             node_modules: self.include_node_modules,
-            detail: Detail::TypeAndMtime,
+            detail: Detail::TypeOnly,
         }
+    }
+
+    /// Learn the mtimes this query shows or sorts by, in a list that is
+    /// this call's alone (a walk that was not stored): every match's when
+    /// sorting by mtime, else the first `limit` matches'.
+    fn stat_returned(&self, root: &Path, entries: &mut Entries, token: &CancelToken) -> Result<()> {
+        let mut wanted = Vec::new();
+        for (index, entry) in entries.iter().enumerate() {
+            if index % CANCEL_POLL_INTERVAL == 0 {
+                token.check()?;
+            }
+            if !self.sort_by_mtime && wanted.len() == self.limit {
+                break;
+            }
+            if self.accepts(&entry) {
+                wanted.push(index);
+            }
+        }
+        walk::stat_mtimes(root, entries, &wanted);
+        Ok(())
     }
 
     fn accepts(&self, entry: &Entry<'_>) -> bool {

@@ -29,7 +29,7 @@ use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, Wal
 
 use crate::{
     cancel::CancelToken,
-    entries::{Entries, FileType, KEY_SEPARATOR, Unsorted, path_to_bytes},
+    entries::{Entries, FileType, KEY_SEPARATOR, Unsorted, bytes_to_path, path_to_bytes},
     error::{Error, Result},
     node_modules::NODE_MODULES,
 };
@@ -143,6 +143,24 @@ fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
             entry.depth() == 0 || (name != GIT_DIR && (node_modules || name != NODE_MODULES))
         });
     builder
+}
+
+/// Learn the mtime of each entry of `indices` whose mtime is unknown (a
+/// list walked for types only), by `lstat` under `root`: a query that shows
+/// mtimes stats only what it returns. An entry that vanished since the walk
+/// keeps an unknown mtime.
+pub(crate) fn stat_mtimes(root: &Path, entries: &mut Entries, indices: &[usize]) {
+    let mut stat = StatAt::default();
+    for &index in indices {
+        let entry = entries.get(index);
+        if entry.mtime_ms.is_some() {
+            continue;
+        }
+        let path = root.join(bytes_to_path(entry.path));
+        if let Some((_, Some(mtime_ms))) = stat.lstat(&path) {
+            entries.set_mtime(index, mtime_ms);
+        }
+    }
 }
 
 /// One walker thread per core, as fd and ripgrep do; `ignore` alone would use two.
