@@ -200,14 +200,14 @@ impl Entries {
         )
     }
 
-    /// Heap bytes held by this list plus its own size: what the cache's byte
-    /// budget charges for it.
     /// Record the mtime of an entry of a list walked for types only
     /// (see [`crate::walk::stat_mtimes`]).
     pub(crate) fn set_mtime(&mut self, index: usize, mtime_ms: i64) {
         self.mtimes[index] = mtime_ms;
     }
 
+    /// Heap bytes held by this list plus its own size: what the cache's byte
+    /// budget charges for it.
     pub fn heap_bytes(&self) -> usize {
         mem::size_of::<Entries>()
             + self.text.capacity()

@@ -360,7 +360,10 @@ fn uncached_answers_show_the_mtimes_a_cached_scan_shows() {
     let dir = fixture();
     for (i, rel) in FILES.iter().enumerate() {
         let time = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + 1_000 * i as u64);
-        let file = fs::File::options().write(true).open(dir.path().join(rel)).unwrap();
+        let file = fs::File::options()
+            .write(true)
+            .open(dir.path().join(rel))
+            .unwrap();
         file.set_modified(time).unwrap();
     }
     let answer = |cache: &ScanCache, cached: bool, configure: &dyn Fn(&mut GlobOptions)| {
@@ -374,20 +377,30 @@ fn uncached_answers_show_the_mtimes_a_cached_scan_shows() {
             .collect();
         (matches, outcome.total_matches)
     };
-    let table: &[(&str, &dyn Fn(&mut GlobOptions))] = &[
+    type Configure = dyn Fn(&mut GlobOptions);
+    let table: &[(&str, &Configure)] = &[
         ("all", &|_| {}),
         ("files", &|o| o.file_type = Some(FileType::File)),
         ("first 3", &|o| o.max_results = Some(3)),
         ("newest", &|o| o.sort_by_mtime = true),
-        ("newest 2", &|o| (o.sort_by_mtime, o.max_results) = (true, Some(2))),
+        ("newest 2", &|o| {
+            (o.sort_by_mtime, o.max_results) = (true, Some(2))
+        }),
         ("node_modules", &|o| o.include_node_modules = Some(true)),
     ];
     let cached = ScanCache::new(CachePolicy::default());
     let no_ttl = ScanCache::new(CachePolicy::default().ttl(Duration::ZERO));
     for (name, configure) in table {
         let expected = answer(&cached, true, configure);
-        assert!(expected.0.iter().all(|(_, _, mtime)| mtime.is_some()), "{name}");
-        assert_eq!(answer(&cached, false, configure), expected, "uncached, {name}");
+        assert!(
+            expected.0.iter().all(|(_, _, mtime)| mtime.is_some()),
+            "{name}"
+        );
+        assert_eq!(
+            answer(&cached, false, configure),
+            expected,
+            "uncached, {name}"
+        );
         assert_eq!(answer(&no_ttl, true, configure), expected, "TTL 0, {name}");
     }
 }
