@@ -474,13 +474,12 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
     let shape = options.shape();
     let halt = AtomicBool::new(false);
     let stop = Stop { token, halt: &halt };
-    let mut searcher = shape.searcher(true);
     let report =
-        search::search_reader(&mut searcher, &matcher, &shape, content, &stop).map_err(|err| {
-            match token.check() {
-                Err(stopped) => stopped,
-                Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
-            }
+        search::search_reader(&shape, true, &matcher, content, &stop).map_err(|err| match token
+            .check()
+        {
+            Err(stopped) => stopped,
+            Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
         })?;
     let (mut ignore, mut quiet) = (|_: &GrepMatch| {}, |_: &GrepOutcome| {});
     // With no callback to take them, results are always kept.

@@ -211,7 +211,7 @@ impl Worker<'_> {
         for (index, path, file) in ahead {
             let searched = match file {
                 Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
-                Ahead::Stream(file) => search_reader(&mut searcher, matcher, shape, file, stop),
+                Ahead::Stream(file) => search_reader(shape, explicit, matcher, file, stop),
             };
             let report = settle(searched, &opener, &path, explicit, stop);
             if !self.hand_in(&mut reports, index, &path, report) {

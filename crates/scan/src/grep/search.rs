@@ -190,7 +190,7 @@ pub(super) fn search_file(
 ) -> Result<FileReport> {
     let searched = match open_file(opener, shape, relative, explicit, stop)? {
         Opened::Content(content) => search_slice(searcher, matcher, shape, content),
-        Opened::Stream(file) => search_reader(searcher, matcher, shape, file, stop),
+        Opened::Stream(file) => search_reader(shape, explicit, matcher, file, stop),
         Opened::Done(report) => return Ok(report),
     };
     settle(searched, opener, relative, explicit, stop)
@@ -264,11 +264,17 @@ fn unreadable(explicit: bool, path: &Path, err: io::Error) -> Result<FileReport>
 }
 
 /// Search any reader, polling `stop` before every read; the report is
-/// marked searched.
+/// marked searched. `explicit` for a file the caller named.
+///
+/// Each stream gets a searcher of its own: a searcher's buffer grows to
+/// hold the longest line it has met and keeps that size, and its first
+/// fill is what binary detection judges whole, so a reused one would hide
+/// a file whose NUL lies past the first 64 KiB, or not, depending on which
+/// files the same worker searched before.
 pub(super) fn search_reader(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
     shape: &Shape,
+    explicit: bool,
+    matcher: &RegexMatcher,
     reader: impl Read,
     stop: &Stop<'_>,
 ) -> io::Result<FileReport> {
@@ -277,7 +283,9 @@ pub(super) fn search_reader(
         inner: reader,
         stop,
     };
-    searcher.search_reader(matcher, reader, &mut sink)?;
+    shape
+        .searcher(explicit)
+        .search_reader(matcher, reader, &mut sink)?;
     Ok(sink.report)
 }
 

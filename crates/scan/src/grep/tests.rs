@@ -618,6 +618,27 @@ fn binary_files_are_counted_not_hidden() {
     assert_eq!(named.binary_files_skipped, 0);
 }
 
+/// Whether a file whose NUL lies past its first 64 KiB shows the matches
+/// before it does not depend on what the worker searched before: files with
+/// lines far longer than a block, searched first by every worker, leave
+/// the answer as it is alone.
+#[test]
+fn a_late_nul_is_judged_the_same_after_long_lines() {
+    let late = format!("needle early\n{}needle\0late\n", "filler\n".repeat(12_000));
+    let long = format!("{}\n", "x".repeat(300_000));
+    let names: Vec<String> = (0..24).map(|i| format!("a{i:02}.txt")).collect();
+    let mut files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), long.as_str())).collect();
+    files.push(("z.bin", &late));
+    let dir = tree(&files);
+    let alone = run(&dir.path().join("z.bin"), |o| o.pattern = "needle early".into());
+    assert_eq!(keys(&alone), ["z.bin:1"]);
+    for round in 0..5 {
+        let outcome = run(dir.path(), |o| o.pattern = "needle".into());
+        assert_eq!(keys(&outcome), ["z.bin:1"], "round {round}");
+        assert_eq!(outcome.binary_files_skipped, 1, "round {round}");
+    }
+}
+
 #[test]
 fn max_file_size_skips_and_counts() {
     let dir = tree(&[
