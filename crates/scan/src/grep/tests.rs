@@ -630,7 +630,9 @@ fn a_late_nul_is_judged_the_same_after_long_lines() {
     let mut files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), long.as_str())).collect();
     files.push(("z.bin", &late));
     let dir = tree(&files);
-    let alone = run(&dir.path().join("z.bin"), |o| o.pattern = "needle early".into());
+    let alone = run(&dir.path().join("z.bin"), |o| {
+        o.pattern = "needle early".into()
+    });
     assert_eq!(keys(&alone), ["z.bin:1"]);
     for round in 0..5 {
         let outcome = run(dir.path(), |o| o.pattern = "needle".into());
