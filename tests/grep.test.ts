@@ -216,6 +216,58 @@ describe('streaming and order', () => {
   });
 });
 
+describe('results cross the boundary as columns', () => {
+  /** What grep must return for `needle` in `files` (content mode, context 1), worked out here line by line. */
+  function expected(files: Record<string, string>): GrepMatch[] {
+    const found: GrepMatch[] = [];
+    for (const [rel, text] of Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const lines = text.split('\n').slice(0, -1);
+      const hit = lines.map((line) => line.includes('needle'));
+      let lastShown = -1;
+      lines.forEach((line, i) => {
+        if (!hit[i]) return;
+        const match: GrepMatch = { path: rel, lineNumber: i + 1, line };
+        if (i > 0 && !hit[i - 1] && i - 1 > lastShown) match.contextBefore = [{ lineNumber: i, line: lines[i - 1] }];
+        if (i + 1 < lines.length && !hit[i + 1]) match.contextAfter = [{ lineNumber: i + 2, line: lines[i + 1] }];
+        lastShown = i + (match.contextAfter ? 1 : 0);
+        found.push(match);
+      });
+    }
+    return found;
+  }
+
+  test('every line and context line comes back exact: non-ASCII, surrogate pairs, empty, longer than a chunk', async () => {
+    const many = Array.from({ length: 6_000 }, (_, i) => (i % 3 ? `filler ${i} ünïcödé 😀` : `needle ${i} 𝒳 ${'é'.repeat(i % 7)}`));
+    const files: Record<string, string> = {
+      'a/ascii.txt': 'needle one\n\nneedle two\nafter\n',
+      'a/wide.txt': `${many.join('\n')}\n`,
+      'b/long.txt': `before\nneedle ${'ß'.repeat(100_000)}\n${'x'.repeat(70_000)}\nneedle end\n`,
+      'c/empty-context.txt': '\nneedle\n\n',
+    };
+    const dir = fixture('grep-columns', files);
+    const options = { path: dir, pattern: 'needle', context: 1 };
+    const { matches } = await grep(options);
+    expect(matches).toStrictEqual(expected(files));
+    const streamed: GrepMatch[] = [];
+    const answer = await grep({ ...options, retainMatches: false }, (match) => streamed.push(match));
+    expect(answer.matches).toEqual([]);
+    expect(streamed).toStrictEqual(expected(files));
+  });
+
+  test('count and files-with-matches results carry their counts; in-memory results have an empty path', async () => {
+    const dir = fixture('grep-columns-modes', { 'x.txt': 'needle\nneedle\n', 'y/z.txt': 'needle\n' });
+    expect((await grep({ path: dir, pattern: 'needle', mode: 'count' })).matches).toStrictEqual([
+      { path: 'x.txt', lineNumber: 0, line: '', matchCount: 2 },
+      { path: 'y/z.txt', lineNumber: 0, line: '', matchCount: 1 },
+    ]);
+    expect((await grep({ path: dir, pattern: 'needle', mode: 'filesWithMatches' })).matches).toStrictEqual([
+      { path: 'x.txt', lineNumber: 0, line: '' },
+      { path: 'y/z.txt', lineNumber: 0, line: '' },
+    ]);
+    expect(search('a\0b needle\n', { pattern: 'needle' }).matches).toStrictEqual([{ path: '', lineNumber: 1, line: 'a\0b needle' }]);
+  });
+});
+
 describe('honest limits', () => {
   test('binary files are counted; a match before a late NUL is kept', async () => {
     const root = fixture('grep-binary', {

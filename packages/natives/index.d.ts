@@ -46,14 +46,6 @@ export declare function claudeFolderName(path: string): string
  */
 export declare function claudeMemoryDir(configDir: string, cwd: string, timeoutMs?: number | undefined | null): string
 
-/** A context line. */
-export interface ContextLine {
-  /** 1-based line number. */
-  lineNumber: number
-  /** The line without its final `\n`. */
-  line: string
-}
-
 /**
  * A directory's canonical id: the longest existing prefix with symlinks
  * resolved, the rest kept as given.
@@ -111,6 +103,47 @@ export interface GlobColumns {
   fileTypes: Uint8Array
   /** Modification time per match in ms since the epoch; NaN when unknown. */
   mtimes: Float64Array
+}
+
+/**
+ * Results as columns. Every result has a path (by index), a line number,
+ * a line, some lines of context before and after it, a truncation mark
+ * and a count; its text pieces (the lines before, its line, the lines
+ * after) follow one another in `text`.
+ */
+export interface GrepColumns {
+  /**
+   * The paths results are in, in order, each once per run of results
+   * in it, joined by `\0` within each chunk (invalid UTF-8 becomes
+   * U+FFFD); relative to the search root, `/`-separated.
+   */
+  paths: string[]
+  /** Per result: the index of its path in `paths` (across chunks). */
+  pathIndices: Uint32Array
+  /**
+   * Per result: its 1-based line number; 0 in `count` and
+   * `filesWithMatches` modes.
+   */
+  lineNumbers: Float64Array
+  /**
+   * Every line of text, concatenated in chunks: per result, its context
+   * lines before, its line, its context lines after.
+   */
+  text: string[]
+  /** Pieces (lines) in each chunk of `text`. */
+  textPieces: Uint32Array
+  /** Length of each piece of `text`, in UTF-16 code units. */
+  textLengths: Uint32Array
+  /** Per result: its lines of context before. */
+  contextBefore: Uint32Array
+  /** Per result: its lines of context after. */
+  contextAfter: Uint32Array
+  /** The line number of every context line, in `text` order. */
+  contextLineNumbers: Float64Array
+  /** Per result: 1 when `maxColumns` cut its line or context. */
+  truncated: Uint8Array
+  /** Per result: `count` mode's count of matching lines; 0 otherwise. */
+  matchCounts: Float64Array
 }
 
 /** What each grep result is. */
@@ -510,25 +543,7 @@ export interface NativeGlobResult {
  * `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
  * or `ETIMEDOUT`.
  */
-export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: Array<NativeGrepMatch>) => void)) | undefined | null): Promise<NativeGrepResult>
-
-/** One result. */
-export interface NativeGrepMatch {
-  /** Relative to the search root, `/`-separated. */
-  path: string
-  /** 1-based line of the match; 0 in `count` and `filesWithMatches` modes. */
-  lineNumber: number
-  /** The matching line(s); empty in `count` and `filesWithMatches` modes. */
-  line: string
-  /** Lines before the match, when context was asked for. */
-  contextBefore?: Array<ContextLine>
-  /** Lines after the match, when context was asked for. */
-  contextAfter?: Array<ContextLine>
-  /** Present (true) when `maxColumns` cut the line or its context. */
-  truncated?: boolean
-  /** `count` mode: the file's matching lines. */
-  matchCount?: number
-}
+export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GrepColumns) => void)) | undefined | null): Promise<NativeGrepResult>
 
 /**
  * Options for the native `grep` and `search`; the TypeScript layer
@@ -593,7 +608,7 @@ export interface NativeGrepOptions {
 /** What the native `grep` and `search` resolve with. */
 export interface NativeGrepResult {
   /** The results; empty when they were streamed through `onBatch`. */
-  matches: Array<NativeGrepMatch>
+  matches: GrepColumns
   /**
    * Results before `offset`/`maxCount`: matching lines (content), summed
    * counts (count) or files (filesWithMatches).

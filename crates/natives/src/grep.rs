@@ -1,15 +1,18 @@
 //! Bindings for `grep`, the in-memory `search` and `hasMatch`
 //! (`natives_scan::grep`).
 //!
-//! Results cross as plain objects: grep answers are bounded by what an agent
-//! reads (`maxCount`), unlike glob's full listings, so columns would buy
-//! little and cost clarity.
+//! Results cross the boundary as columns ([`GrepColumns`]): a search with
+//! hundreds of thousands of matching lines spent more time creating one JS
+//! object per result, with a string per field, than finding them. Paths
+//! and lines travel as a few long strings ([`crate::chunks`]), numbers as
+//! typed arrays, and the TypeScript layer builds the `GrepMatch[]` the API
+//! promises.
 
 use std::path::PathBuf;
 
 use napi::{
     Env, Status,
-    bindgen_prelude::{AsyncTask, Buffer, Either},
+    bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, Uint8Array, Uint32Array},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
@@ -23,9 +26,10 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
+    chunks::{Chunks, JsChunk},
     errors::on_js_thread,
     options::{count, given},
-    stream::{BatchCallback, ItemBatch, stream},
+    stream::{Batch, BatchCallback, stream},
     task::{Work, cancellable_task},
 };
 
@@ -109,39 +113,139 @@ impl From<GrepMode> for LibraryMode {
     }
 }
 
-/// A context line.
+/// Results as columns. Every result has a path (by index), a line number,
+/// a line, some lines of context before and after it, a truncation mark
+/// and a count; its text pieces (the lines before, its line, the lines
+/// after) follow one another in `text`.
 #[napi(object)]
-pub struct ContextLine {
-    /// 1-based line number.
-    pub line_number: f64,
-    /// The line without its final `\n`.
-    pub line: String,
+pub struct GrepColumns {
+    /// The paths results are in, in order, each once per run of results
+    /// in it, joined by `\0` within each chunk (invalid UTF-8 becomes
+    /// U+FFFD); relative to the search root, `/`-separated.
+    #[napi(ts_type = "string[]")]
+    pub paths: Vec<JsChunk>,
+    /// Per result: the index of its path in `paths` (across chunks).
+    pub path_indices: Uint32Array,
+    /// Per result: its 1-based line number; 0 in `count` and
+    /// `filesWithMatches` modes.
+    pub line_numbers: Float64Array,
+    /// Every line of text, concatenated in chunks: per result, its context
+    /// lines before, its line, its context lines after.
+    #[napi(ts_type = "string[]")]
+    pub text: Vec<JsChunk>,
+    /// Pieces (lines) in each chunk of `text`.
+    pub text_pieces: Uint32Array,
+    /// Length of each piece of `text`, in UTF-16 code units.
+    pub text_lengths: Uint32Array,
+    /// Per result: its lines of context before.
+    pub context_before: Uint32Array,
+    /// Per result: its lines of context after.
+    pub context_after: Uint32Array,
+    /// The line number of every context line, in `text` order.
+    pub context_line_numbers: Float64Array,
+    /// Per result: 1 when `maxColumns` cut its line or context.
+    pub truncated: Uint8Array,
+    /// Per result: `count` mode's count of matching lines; 0 otherwise.
+    pub match_counts: Float64Array,
 }
 
-/// One result.
-#[napi(object)]
-pub struct NativeGrepMatch {
-    /// Relative to the search root, `/`-separated.
-    pub path: String,
-    /// 1-based line of the match; 0 in `count` and `filesWithMatches` modes.
-    pub line_number: f64,
-    /// The matching line(s); empty in `count` and `filesWithMatches` modes.
-    pub line: String,
-    /// Lines before the match, when context was asked for.
-    pub context_before: Option<Vec<ContextLine>>,
-    /// Lines after the match, when context was asked for.
-    pub context_after: Option<Vec<ContextLine>>,
-    /// Present (true) when `maxColumns` cut the line or its context.
-    pub truncated: Option<bool>,
-    /// `count` mode: the file's matching lines.
-    pub match_count: Option<f64>,
+/// [`GrepColumns`] under construction (plain vectors: sendable across
+/// threads).
+#[derive(Default)]
+struct ColumnBuilder {
+    paths: Chunks,
+    /// The path pushed last, and how many were pushed.
+    last_path: Option<Vec<u8>>,
+    paths_pushed: u32,
+    path_indices: Vec<u32>,
+    line_numbers: Vec<f64>,
+    text: Chunks,
+    text_lengths: Vec<u32>,
+    context_before: Vec<u32>,
+    context_after: Vec<u32>,
+    context_line_numbers: Vec<f64>,
+    truncated: Vec<u8>,
+    match_counts: Vec<f64>,
+}
+
+impl ColumnBuilder {
+    fn push_path(&mut self, path: &[u8]) {
+        if self.last_path.as_deref() != Some(path) {
+            self.paths.push(path, Some(0));
+            self.last_path = Some(path.to_vec());
+            self.paths_pushed += 1;
+        }
+        self.path_indices.push(self.paths_pushed - 1);
+    }
+
+    fn push_text(&mut self, line: &str) {
+        self.text.push(line.as_bytes(), None);
+        let units = if line.is_ascii() {
+            line.len()
+        } else {
+            line.chars().map(char::len_utf16).sum()
+        };
+        self.text_lengths.push(units as u32);
+    }
+
+    fn push_context(&mut self, lines: &[(u64, String)]) -> u32 {
+        for (number, line) in lines {
+            self.context_line_numbers.push(*number as f64);
+            self.push_text(line);
+        }
+        lines.len() as u32
+    }
+}
+
+impl Batch for ColumnBuilder {
+    type Item<'a> = &'a GrepMatch;
+    type Js = GrepColumns;
+
+    fn push(&mut self, found: &GrepMatch) {
+        self.push_path(&found.path);
+        self.line_numbers.push(found.line_number as f64);
+        let before = self.push_context(&found.context_before);
+        self.context_before.push(before);
+        self.push_text(&found.line);
+        let after = self.push_context(&found.context_after);
+        self.context_after.push(after);
+        self.truncated.push(u8::from(found.truncated));
+        self.match_counts.push(found.match_count as f64);
+    }
+
+    fn len(&self) -> usize {
+        self.line_numbers.len()
+    }
+
+    fn finish(self) -> GrepColumns {
+        let (text, text_pieces) = self.text.finish();
+        GrepColumns {
+            paths: self.paths.finish().0,
+            path_indices: Uint32Array::new(self.path_indices),
+            line_numbers: Float64Array::new(self.line_numbers),
+            text,
+            text_pieces: Uint32Array::new(text_pieces),
+            text_lengths: Uint32Array::new(self.text_lengths),
+            context_before: Uint32Array::new(self.context_before),
+            context_after: Uint32Array::new(self.context_after),
+            context_line_numbers: Float64Array::new(self.context_line_numbers),
+            truncated: Uint8Array::new(self.truncated),
+            match_counts: Float64Array::new(self.match_counts),
+        }
+    }
+}
+
+fn columns<'a>(matches: impl IntoIterator<Item = &'a GrepMatch>) -> GrepColumns {
+    let mut builder = ColumnBuilder::default();
+    matches.into_iter().for_each(|found| builder.push(found));
+    builder.finish()
 }
 
 /// What the native `grep` and `search` resolve with.
 #[napi(object)]
 pub struct NativeGrepResult {
     /// The results; empty when they were streamed through `onBatch`.
-    pub matches: Vec<NativeGrepMatch>,
+    pub matches: GrepColumns,
     /// Results before `offset`/`maxCount`: matching lines (content), summed
     /// counts (count) or files (filesWithMatches).
     pub total_matches: f64,
@@ -163,34 +267,7 @@ pub struct NativeGrepResult {
     pub batches: u32,
 }
 
-fn to_js_match(found: &GrepMatch) -> NativeGrepMatch {
-    let context = |lines: &[(u64, String)]| {
-        (!lines.is_empty()).then(|| {
-            lines
-                .iter()
-                .map(|(number, line)| ContextLine {
-                    line_number: *number as f64,
-                    line: line.clone(),
-                })
-                .collect()
-        })
-    };
-    NativeGrepMatch {
-        path: found.path_lossy().into_owned(),
-        line_number: found.line_number as f64,
-        line: found.line.clone(),
-        context_before: context(&found.context_before),
-        context_after: context(&found.context_after),
-        truncated: found.truncated.then_some(true),
-        match_count: (found.match_count > 0).then_some(found.match_count as f64),
-    }
-}
-
-fn to_js_result(
-    outcome: &GrepOutcome,
-    matches: Vec<NativeGrepMatch>,
-    batches: u32,
-) -> NativeGrepResult {
+fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> NativeGrepResult {
     NativeGrepResult {
         matches,
         total_matches: outcome.total_matches as f64,
@@ -215,9 +292,7 @@ fn to_js_result(
 pub fn native_grep(
     options: NativeGrepOptions,
     token: Option<&CancelToken>,
-    on_batch: Option<
-        ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>,
-    >,
+    on_batch: Option<ThreadsafeFunction<GrepColumns, (), GrepColumns, Status, false>>,
 ) -> AsyncTask<Work<NativeGrepResult>> {
     cancellable_task(
         token,
@@ -232,7 +307,7 @@ pub fn native_grep(
 fn run_grep(
     mut options: GrepOptions,
     token: &LibraryToken,
-    on_batch: Option<&BatchCallback<Vec<NativeGrepMatch>>>,
+    on_batch: Option<&BatchCallback<GrepColumns>>,
 ) -> Result<NativeGrepResult, Error> {
     // Streamed results reach JS through the callback; holding them here too would double the memory.
     options.retain_matches &= on_batch.is_none();
@@ -241,19 +316,14 @@ fn run_grep(
     };
     Ok(match on_batch {
         Some(callback) => {
-            let (outcome, batches) =
-                stream::<ItemBatch<NativeGrepMatch>, _>(callback, |streamer| {
-                    grep(&mut |found| streamer.push(to_js_match(found)))
-                });
-            to_js_result(&outcome?, Vec::new(), batches)
+            let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+                grep(&mut |found| streamer.push(found))
+            });
+            to_js_result(&outcome?, ColumnBuilder::default().finish(), batches)
         }
         None => {
             let outcome = grep(&mut |_| {})?;
-            to_js_result(
-                &outcome,
-                outcome.matches.iter().map(to_js_match).collect(),
-                0,
-            )
+            to_js_result(&outcome, columns(&outcome.matches), 0)
         }
     })
 }
@@ -273,11 +343,7 @@ pub fn native_search(
     on_js_thread(&env, || {
         let options = convert_options(options)?;
         let outcome = natives_scan::grep::search(bytes, &options, &LibraryToken::new())?;
-        Ok(to_js_result(
-            &outcome,
-            outcome.matches.iter().map(to_js_match).collect(),
-            0,
-        ))
+        Ok(to_js_result(&outcome, columns(&outcome.matches), 0))
     })
 }
 

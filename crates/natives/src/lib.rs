@@ -11,6 +11,8 @@
 //! - [`options`]: checking numeric options that arrive as JS numbers, and
 //!   leaving every option JS left out at the library's default.
 //! - [`stream`]: results streamed to a JS callback in batches.
+//! - [`chunks`]: many short strings (paths, lines) handed to JS as a few
+//!   long ones.
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`,
 //!   `initFsScanCachePolicy`.
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
@@ -27,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod cancel;
+pub mod chunks;
 pub mod claims;
 pub mod errors;
 pub mod files;

@@ -9,7 +9,7 @@ use std::{collections::HashMap, path::PathBuf};
 
 use napi::{
     Env, Status,
-    bindgen_prelude::{AsyncTask, Either, Float64Array, Latin1String, Uint8Array},
+    bindgen_prelude::{AsyncTask, Float64Array, Uint8Array},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
@@ -19,6 +19,7 @@ use natives_scan::{
 
 use crate::{
     cancel::CancelToken,
+    chunks::{Chunks, JsChunk},
     errors::on_js_thread,
     options::{count, given},
     stream::{Batch, BatchCallback, stream},
@@ -84,7 +85,7 @@ pub struct GlobColumns {
     /// Relative `/`-separated paths, joined by `\0` within each chunk, in
     /// order across chunks (invalid UTF-8 becomes U+FFFD).
     #[napi(ts_type = "string[]")]
-    pub paths: Vec<Either<Latin1String, String>>,
+    pub paths: Vec<JsChunk>,
     /// `FileType` per match.
     pub file_types: Uint8Array,
     /// Modification time per match in ms since the epoch; NaN when unknown.
@@ -104,18 +105,11 @@ pub struct NativeGlobResult {
     pub batches: u32,
 }
 
-/// Largest chunk of joined paths handed to JS as one string. V8 puts strings
-/// above 128 KiB in its large-object space, one fresh mapping each, and the
-/// page faults of that cost more than the rest of a cached glob; chunks
-/// below it are bump-allocated.
-const PATH_CHUNK_BYTES: usize = 64 * 1024;
-
 /// Columns under construction (plain vectors: sendable across threads).
 #[derive(Default)]
 struct ColumnBuilder {
-    /// Raw path bytes joined by `\0`, in chunks of at most [`PATH_CHUNK_BYTES`]
-    /// (unless one path is longer); validated as UTF-8 in `finish`.
-    paths: Vec<Vec<u8>>,
+    /// Raw path bytes joined by `\0`, in chunks.
+    paths: Chunks,
     file_types: Vec<u8>,
     mtimes: Vec<f64>,
 }
@@ -125,17 +119,7 @@ impl Batch for ColumnBuilder {
     type Js = GlobColumns;
 
     fn push(&mut self, entry: &Entry<'_>) {
-        match self.paths.last_mut() {
-            Some(chunk) if chunk.len() + 1 + entry.path.len() <= PATH_CHUNK_BYTES => {
-                chunk.push(0);
-                chunk.extend_from_slice(entry.path);
-            }
-            _ => {
-                let mut chunk = Vec::with_capacity(PATH_CHUNK_BYTES.max(entry.path.len()));
-                chunk.extend_from_slice(entry.path);
-                self.paths.push(chunk);
-            }
-        }
+        self.paths.push(entry.path, Some(0));
         self.file_types.push(entry.file_type.as_u8());
         self.mtimes
             .push(entry.mtime_ms.map_or(f64::NAN, |ms| ms as f64));
@@ -147,21 +131,10 @@ impl Batch for ColumnBuilder {
 
     fn finish(self) -> GlobColumns {
         GlobColumns {
-            paths: self.paths.into_iter().map(chunk_to_js).collect(),
+            paths: self.paths.finish().0,
             file_types: Uint8Array::new(self.file_types),
             mtimes: Float64Array::new(self.mtimes),
         }
-    }
-}
-
-/// One validation per chunk; a NUL cannot be part of a multi-byte sequence,
-/// so lossy replacement never crosses paths. ASCII (the common case) crosses
-/// as Latin-1: V8 copies it instead of running its UTF-8 decoder.
-fn chunk_to_js(chunk: Vec<u8>) -> Either<Latin1String, String> {
-    match String::from_utf8(chunk) {
-        Ok(text) if text.is_ascii() => Either::A(Latin1String::from(text)),
-        Ok(text) => Either::B(text),
-        Err(err) => Either::B(String::from_utf8_lossy(err.as_bytes()).into_owned()),
     }
 }
 

@@ -3,8 +3,8 @@
  * scan cache, typed and defaulted over the addon.
  */
 import {
+  type GrepColumns,
   type GrepMode,
-  type NativeGrepMatch,
   type NativeGrepOptions,
   type NativeGrepResult,
   nativeGrep,
@@ -150,7 +150,7 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
     const raw = await nativeGrep(
       { ...rest, path: anchored(path ?? process.cwd()) },
       link.token,
-      stream ? (batch: NativeGrepMatch[]) => stream.receive(batch) : undefined,
+      stream ? (batch: GrepColumns) => stream.receive(batch) : undefined,
     );
     return toResult(raw, stream ? await stream.settle(raw.batches) : toMatches(raw.matches));
   };
@@ -188,8 +188,51 @@ function asNativeContent(content: string | Uint8Array): string | Buffer {
   throw codedError('EINVAL', 'content must be a string or a Uint8Array');
 }
 
-function toMatches(raw: NativeGrepMatch[]): GrepMatch[] {
-  return raw as GrepMatch[];
+/** Turn native columns into result objects: each result's text pieces are its context before, its line, its context after. */
+function toMatches(columns: GrepColumns): GrepMatch[] {
+  const paths = columns.paths.flatMap((chunk) => chunk.split('\0'));
+  const lines = textPieces(columns);
+  const { pathIndices, lineNumbers, contextBefore, contextAfter, contextLineNumbers, truncated, matchCounts } = columns;
+  const matches = new Array<GrepMatch>(lineNumbers.length);
+  let contextIndex = 0;
+  const context = (count: number): ContextLine[] => {
+    const found = new Array<ContextLine>(count);
+    for (let k = 0; k < count; k++) found[k] = { lineNumber: contextLineNumbers[contextIndex++], line: lines.next() };
+    return found;
+  };
+  for (let i = 0; i < matches.length; i++) {
+    const before = contextBefore[i] > 0 ? context(contextBefore[i]) : undefined;
+    const match: GrepMatch = { path: paths[pathIndices[i]], lineNumber: lineNumbers[i], line: lines.next() };
+    if (before) match.contextBefore = before;
+    if (contextAfter[i] > 0) match.contextAfter = context(contextAfter[i]);
+    if (truncated[i]) match.truncated = true;
+    if (matchCounts[i] > 0) match.matchCount = matchCounts[i];
+    matches[i] = match;
+  }
+  return matches;
+}
+
+/** The pieces of `columns.text`, in order, one per `next()`. */
+function textPieces(columns: GrepColumns): { next(): string } {
+  const { text, textPieces: perChunk, textLengths } = columns;
+  let chunk = 0;
+  let left = perChunk[0] ?? 0;
+  let at = 0;
+  let piece = 0;
+  return {
+    next(): string {
+      while (left === 0) {
+        chunk++;
+        left = perChunk[chunk];
+        at = 0;
+      }
+      left--;
+      const end = at + textLengths[piece++];
+      const line = text[chunk].slice(at, end);
+      at = end;
+      return line;
+    },
+  };
 }
 
 function toResult(raw: NativeGrepResult, matches: GrepMatch[]): GrepResult {
