@@ -3,12 +3,13 @@
  * however busy the thread pool is: `budgetMs` of a lease wait and a claim's `deadline` while every
  * pool thread is taken (under Node with a one-thread pool blocked by a FIFO `open`, and under Bun by
  * more long waits than its pool has threads). A glob's `timeoutMs`, work that stays on the pool,
- * also counts from the call: it fails as soon as it runs, after the pool frees.
+ * also counts from the call: it fails as soon as it runs, after the pool frees. A deadline too far off
+ * to ever come (`1e300` ms) is no deadline, never a fault of the addon.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { acquireBuildCache, checkAndClaim } from '../packages/natives/src/index.ts';
+import { acquireBuildCache, checkAndClaim, glob, memoryProjectRoot, pruneStaleClaims } from '../packages/natives/src/index.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir } from './support/fs.ts';
 
@@ -80,4 +81,21 @@ describe('with every pool thread taken', () => {
     expect(claimMs).toBeLessThan(DEADLINE_MS + SLACK_MS);
     expect((await Promise.all(waiters)).map((e) => e.code)).toEqual(Array(8).fill('ETIMEDOUT'));
   }, 60_000);
+});
+
+describe('a deadline too far off to ever come', () => {
+  test('is no deadline, for calls on the pool, on a thread of their own and on the JS thread alike', async () => {
+    const home = path.join(root, 'home');
+    const searched = path.join(root, 'searched');
+    fs.mkdirSync(searched);
+    fs.writeFileSync(path.join(searched, 'a.txt'), 'a\n');
+    for (const timeoutMs of [1e22, 1e300, Number.MAX_VALUE]) {
+      const found = await glob({ pattern: '*', path: searched, timeoutMs });
+      expect({ timeoutMs, paths: found.matches.map((m) => m.path) }).toEqual({ timeoutMs, paths: ['a.txt'] });
+      await using lease = await acquireBuildCache(searched, { run: 'run-1', node: 'build', seat: 'far' }, { home, budgetMs: timeoutMs });
+      expect(lease.held).toBe(true);
+      expect(await pruneStaleClaims({ origin: 'store-a', storeAgents: [], deadline: Date.now() + timeoutMs, home })).toBe(0);
+      expect(memoryProjectRoot(root, { timeoutMs })).toBe(fs.realpathSync(root));
+    }
+  });
 });

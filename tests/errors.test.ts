@@ -9,7 +9,7 @@ import { codedRejection } from './support/errors.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 import { stageForUnprivileged } from './support/unprivileged.ts';
-import { fsScanCacheStats, glob, invalidateFsScanCache, type CodedError, type GlobOptions } from './support/natives.ts';
+import { applyFileChanges, fsScanCacheStats, glob, invalidateFsScanCache, type CodedError, type FileChange, type GlobOptions } from './support/natives.ts';
 
 let root = '';
 beforeAll(() => {
@@ -127,6 +127,23 @@ describe('bad patterns and options are EINVAL', () => {
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain(`fileType ${fileType}`);
     }
+  });
+
+  test('a file change with an unknown op is EINVAL naming the op, and changes nothing', async () => {
+    const change = { op: 'move', path: 'a.ts', to: 'moved.ts' } as unknown as FileChange;
+    const error = await codedRejection(applyFileChanges([change], { cwd: root }));
+    expect(error.code).toBe('EINVAL');
+    expect(error.message).toContain('op');
+    expect(error.message).toContain('move');
+    expect(fs.existsSync(path.join(root, 'a.ts'))).toBe(true);
+  });
+
+  test('file changes stay inside cwd unless told otherwise: a path leaving it is EXDEV and nothing is written', async () => {
+    const outside = `${root}-outside.txt`;
+    const change: FileChange = { op: 'write', path: path.relative(root, outside), data: 'x' };
+    const error = await codedRejection(applyFileChanges([change], { cwd: root }));
+    expect(error.code).toBe('EXDEV');
+    expect(fs.existsSync(outside)).toBe(false);
   });
 
   test('options of the wrong type', async () => {

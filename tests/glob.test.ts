@@ -218,6 +218,19 @@ describe('file types and special files', () => {
     run('mkfifo', [path.join(root, 'pipe')]);
   });
 
+  test('FileType is a TypeScript enum: names to values and values back to names', () => {
+    expect(Object.entries(FileType)).toEqual([
+      ['1', 'File'],
+      ['2', 'Dir'],
+      ['3', 'Symlink'],
+      ['4', 'Other'],
+      ['File', 1],
+      ['Dir', 2],
+      ['Symlink', 3],
+      ['Other', 4],
+    ]);
+  });
+
   test('fileType filters: File, Dir, Symlink, Other', async () => {
     const typed = async (fileType?: FileType) => paths({ pattern: '**/*', path: root, fileType });
     expect(await typed(FileType.File)).toEqual(['dir/inner.txt', 'file.txt']);

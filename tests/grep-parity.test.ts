@@ -13,69 +13,13 @@
  * cases turn `includeNodeModules` on unless they are about it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { grep, type GrepOptions } from './support/grep.ts';
-import { gitInit, removeDir, tempDir } from './support/fs.ts';
-import { findRg, reportedLines, rgJson, rgLines } from './support/rg.ts';
+import { writeGrepFixture } from './support/grep-fixture.ts';
+import { removeDir } from './support/fs.ts';
+import { findRg, isBinaryNotice, printedLikeRg, reportedLines, rgJson, rgLines } from './support/rg.ts';
 
 const rg = findRg();
-
-/** Numbered lines, `needle` on some of them: context windows that touch, overlap and stand apart. */
-const contextText = Array.from({ length: 40 }, (_, i) => {
-  const n = i + 1;
-  return [3, 5, 12, 20, 21, 30, 39].includes(n) ? `line ${n} needle` : `line ${n}`;
-}).join('\n');
-
-const lateBinary = Buffer.concat([
-  Buffer.from('needle before the NUL\n'),
-  Buffer.from('filler line without it\n'.repeat(4_000)),
-  Buffer.from('needle\0after\nneedle end\n'),
-]);
-
-/** The fixture: every kind of content and selection rule the comparison must cover. */
-const FILES: Record<string, string | Buffer> = {
-  '.gitignore': '*.log\nbuild/\n/generated.txt\n',
-  '.ignore': 'scratch/\n',
-  'src/main.rs': 'fn main() {\n    let Needle = 1;\n    println!("needle");\n}\n',
-  'src/lib.rs':
-    'pub struct A {\n    field: u8,\n}\n// start\nmiddle needle\n// end\nlet s = `${name}`;\nx = a.b(c)\nfunction() {\n}\n',
-  'src/nested/.gitignore': 'secret.rs\n',
-  'src/nested/secret.rs': 'needle kept out by a nested .gitignore\n',
-  'src/nested/open.rs': 'needle in a nested directory\n',
-  'web/app.ts': "const needle = 'NEEDLE';\n",
-  'web/view.tsx': 'export const Needle = () => null;\n',
-  'web-old/legacy.js': 'var needle = 1; // NeEdLe\n',
-  'web.d/types.d.ts': 'declare const needle: string;\n',
-  'docs/guide.md': '# Needle\n\nFind the needle, or needles.\n\nStraße STRASSE straße\n',
-  'docs/unicode.txt': 'ÉTÉ needle été\nΣΊΣΥΦΟΣ σίσυφος\n日本語 needle テキスト\n',
-  '.hidden/secret.txt': 'needle hidden\n',
-  '.config.json': '{ "needle": true }\n',
-  'ignored.log': 'needle in a log\n',
-  'generated.txt': 'needle generated\n',
-  'build/out.txt': 'needle built\n',
-  'scratch/notes.txt': 'needle in scratch\n',
-  'node_modules/pkg/index.js': "module.exports = 'needle';\n",
-  'bin/early.bin': Buffer.from('needle\0binary\nneedle again\n'),
-  'bin/late.bin': lateBinary,
-  'crlf.txt': 'needle one\r\nneedle two\r\nthree\r\nneedle four\r\n',
-  'latin1.txt': Buffer.from([
-    ...Buffer.from('caf'),
-    0xe9,
-    ...Buffer.from(' needle\n'),
-    0xff,
-    0xfe,
-    ...Buffer.from(' other\nneedle '),
-    0xe9,
-    ...Buffer.from('t'),
-    0xe9,
-    ...Buffer.from('\n'),
-  ]),
-  'empty.txt': '',
-  'no-newline.txt': 'last line needle without newline',
-  'context.txt': `${contextText}\n`,
-  'multi.txt': 'alpha\nbeta needle\ngamma\n\nalpha\nbeta\ngamma needle\n',
-};
 
 interface Case {
   name: string;
@@ -141,6 +85,18 @@ const CASES: Case[] = [
     rgArgs: ['-g', '*.txt', '--no-ignore'],
     options: { glob: '*.txt', gitignore: false },
   },
+  { name: 'wordRegexp', pattern: 'needle', rgArgs: ['-w'], options: { wordRegexp: true } },
+  { name: 'wordRegexp with ignoreCase', pattern: 'needles?', rgArgs: ['-w', '-i'], options: { wordRegexp: true, ignoreCase: true } },
+  { name: 'wordRegexp with a non-word edge', pattern: String.raw`\$\{name`, rgArgs: ['-w'], options: { wordRegexp: true } },
+  { name: 'invertMatch', pattern: 'needle', rgArgs: ['-v'], options: { invertMatch: true } },
+  {
+    name: 'invertMatch with context',
+    pattern: 'needle',
+    rgArgs: ['-v', '-C', '1', '-g', '*.txt', '--no-ignore'],
+    options: { invertMatch: true, context: 1, glob: '*.txt', gitignore: false },
+  },
+  { name: 'invertMatch multiline', pattern: String.raw`needle\s+`, rgArgs: ['-v', '-U'], options: { invertMatch: true, multiline: true } },
+  { name: 'invertMatch with wordRegexp', pattern: 'needle', rgArgs: ['-v', '-w'], options: { invertMatch: true, wordRegexp: true } },
   // Stray `{`/`}` are literal in grep (rg rejects them): compared with rg's fixed-string search.
   { name: 'template braces taken literally', pattern: 'let s = `${name}`', rgArgs: ['-F'] },
   { name: 'a lone opening brace', pattern: String.raw`function\(\) {`, rgArgs: ['-F'], rgPattern: 'function() {' },
@@ -153,14 +109,8 @@ afterAll(() => {
 });
 
 function writeFixture(): string {
-  const dir = tempDir('grep-parity');
+  const dir = writeGrepFixture();
   dirs.push(dir);
-  gitInit(dir);
-  for (const [rel, contents] of Object.entries(FILES)) {
-    const target = path.join(dir, rel);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, contents);
-  }
   return dir;
 }
 
@@ -225,6 +175,32 @@ describe.skipIf(rg === undefined)('grep matches rg', () => {
     expect(unignored.matches.map((m) => m.path)).toEqual(['ignored.log']);
   });
 
+  const ONLY_MATCHING_CASES: Array<{ pattern: string; rgArgs: string[]; options: Partial<GrepOptions> }> = [
+    { pattern: 'needle', rgArgs: [], options: {} },
+    { pattern: 'ne+dles?|NEEDLE|Needle', rgArgs: [], options: {} },
+    { pattern: 'needle', rgArgs: ['-i', '-w'], options: { ignoreCase: true, wordRegexp: true } },
+    { pattern: 'needle', rgArgs: ['-C', '1'], options: { context: 1 } },
+    { pattern: 'e*', rgArgs: ['-g', '*.txt', '--no-ignore'], options: { glob: '*.txt', gitignore: false } },
+    { pattern: String.raw`beta needle\ngamma|needle\s+\w+`, rgArgs: ['-U'], options: { multiline: true } },
+    { pattern: 'needle', rgArgs: ['-v', '-g', '*.md'], options: { invertMatch: true, glob: '*.md' } },
+  ];
+
+  // rg --json reports lines, not matches, for -o: compared with what rg prints.
+  for (const c of ONLY_MATCHING_CASES) {
+    const label = `${JSON.stringify(c.pattern)} ${c.rgArgs.join(' ')}`;
+    test(`onlyMatching matches rg -o: ${label}`, async () => {
+      const flags = ['--hidden', '-g', '!.git', '-o', ...c.rgArgs];
+      const options: GrepOptions = { pattern: c.pattern, path: root, includeNodeModules: true, onlyMatching: true, ...c.options };
+      const printed = rgLines(rg!, root, [...flags, '-n', '--no-heading', '-H'], c.pattern).filter((l) => !isBinaryNotice(l));
+      const result = await grep(options);
+      expect(printedLikeRg(result.matches, (c.options.context ?? 0) > 0)).toEqual(printed);
+      expect(result.matches).toHaveLength(result.totalMatches);
+      expect(printed.length).toBeGreaterThan(0);
+      const counted = await grep({ ...options, mode: 'count' });
+      expect(counted.matches.map((m) => `${m.path}:${m.matchCount}`)).toEqual(rgLines(rg!, root, [...flags, '--count', '-H'], c.pattern));
+    });
+  }
+
   const MODE_CASES: Array<{ pattern: string; rgArgs: string[]; options: Partial<GrepOptions> }> = [
     { pattern: 'needle', rgArgs: [], options: {} },
     { pattern: 'Needle', rgArgs: [], options: {} },
@@ -233,6 +209,8 @@ describe.skipIf(rg === undefined)('grep matches rg', () => {
     { pattern: String.raw`(?s)needle.*?line`, rgArgs: ['-U'], options: { multiline: true } },
     { pattern: 'needle', rgArgs: ['-g', '*.txt', '--no-ignore'], options: { glob: '*.txt', gitignore: false } },
     { pattern: '', rgArgs: ['-t', 'rust'], options: { type: 'rust' } },
+    { pattern: 'needle', rgArgs: ['-w'], options: { wordRegexp: true } },
+    { pattern: 'needle', rgArgs: ['-v'], options: { invertMatch: true } },
   ];
 
   for (const c of MODE_CASES) {

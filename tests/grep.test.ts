@@ -333,6 +333,14 @@ describe('honest limits', () => {
     expect(error.message).toContain(fifo);
   });
 
+  test('the answer says whether the path named one file', async () => {
+    const root = fixture('grep-path-kind', { 'a.txt': 'needle\n' });
+    const file = await grep({ pattern: 'needle', path: path.join(root, 'a.txt') });
+    expect({ pathIsFile: file.pathIsFile, paths: file.matches.map((m) => m.path) }).toEqual({ pathIsFile: true, paths: ['a.txt'] });
+    expect((await grep({ pattern: 'needle', path: root })).pathIsFile).toBe(false);
+    expect(search('needle\n', { pattern: 'needle' }).pathIsFile).toBe(false);
+  });
+
   test('`{` and `}` that cannot be a repetition are literal', async () => {
     const root = fixture('grep-braces', {
       'tpl.ts': 'const s = `hello ${name}`;\nfunction() {\n  return {};\n}\naa\na{2}\n',

@@ -203,6 +203,21 @@ describe('acquireBuildCache', () => {
     expect(entry).toMatchObject({ status: 'active', identity: { worktree, head: 'a'.repeat(40) }, outputsHeld: false });
   });
 
+  test('identity null takes the cache as it is; a relative worktree is recorded anchored', async () => {
+    const worktree = path.join(root, 'worktree');
+    fs.mkdirSync(worktree);
+    const owner = { ...OWNER, worktree: path.relative(process.cwd(), worktree), head: 'b'.repeat(40) };
+    const skipped = await acquireBuildCache(cache, owner, { home, identity: null });
+    expect(skipped.freshness).toBeNull();
+    expect(fs.realpathSync(skipped.record.owner.worktree ?? '')).toBe(fs.realpathSync(worktree));
+    expect(path.isAbsolute(skipped.record.owner.worktree ?? '')).toBe(true);
+    await skipped.release();
+    expect(buildCacheInventory({ home }).find((e) => e.dir === cache)?.identity).toBeUndefined();
+    await using owners = await acquireBuildCache(cache, owner, { home });
+    expect(owners.freshness?.refreshed).toBe(true);
+    expect(buildCacheInventory({ home }).find((e) => e.dir === cache)?.identity).toEqual({ worktree, head: 'b'.repeat(40) });
+  });
+
   test("an abort during the refresh kills cargo and everything it started, at once", async () => {
     const worktree = path.join(root, 'worktree');
     const pids = path.join(root, 'pids');

@@ -60,6 +60,21 @@ export interface ContextLine {
  */
 export declare function dirId(path: string): string
 
+/** What a change does. */
+export type FileChangeOp = 'write' | 'delete' | 'rename'
+
+/** What a filesystem entry is (from `lstat`: links are never followed). */
+export declare enum FileType {
+  /** A regular file. */
+  File = 1,
+  /** A directory. */
+  Dir = 2,
+  /** A symbolic link. */
+  Symlink = 3,
+  /** A FIFO, socket or device: listed, never typed as a file, never opened. */
+  Other = 4,
+}
+
 /** Report the scan cache's size and how many walks it has run. */
 export declare function fsScanCacheStats(): FsScanCacheStats
 
@@ -82,6 +97,9 @@ export interface FsScanCacheStats {
   refused: number
 }
 
+/** Why a path matched, best first. */
+export type FuzzyTier = 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'
+
 /** Matches as columns: `paths` joined by `\0` (in chunks), a type and an mtime per match. */
 export interface GlobColumns {
   /**
@@ -94,6 +112,9 @@ export interface GlobColumns {
   /** Modification time per match in ms since the epoch; NaN when unknown. */
   mtimes: Float64Array
 }
+
+/** What each grep result is. */
+export type GrepMode = 'content' | 'count' | 'filesWithMatches'
 
 /** Whether the repository rooted at `root` has linked worktrees. */
 export declare function hasLinkedWorktrees(root: string, timeoutMs?: number | undefined | null): boolean
@@ -122,6 +143,12 @@ export declare function initFsScanCachePolicy(variables: Record<string, string>)
  */
 export declare function invalidateFsScanCache(path?: string | undefined | null): void
 
+/** What a human's release of a lease did. */
+export type LeaseReleased = 'nothing' | 'dead-owner' | 'moved-aside'
+
+/** Where a lease stands. */
+export type LeaseStatus = 'free' | 'active' | 'stale' | 'unknown'
+
 /** The directory the CLI keys `cwd`'s memory by (the repository root). */
 export declare function memoryProjectRoot(cwd: string, timeoutMs?: number | undefined | null): string
 
@@ -144,11 +171,15 @@ export declare function nativeAcquireCleanupLease(dir: string, owner: NativeLeas
 
 /** Options of the native acquisition. */
 export interface NativeAcquireOptions {
+  /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
-  /** How long to wait for a busy lease; 0: one attempt. */
-  budgetMs: number
-  /** Refresh the cache for this source once held. */
-  identity?: NativeIdentity
+  /** How long to wait for a busy lease; absent or 0: one attempt. */
+  budgetMs?: number
+  /**
+   * Refresh the cache for this source once held; `null`: no refresh;
+   * absent: the owner's worktree at its head, when the owner names both.
+   */
+  identity?: NativeIdentity | null
   /** Where cargo finds the workspace (default: the identity's worktree). */
   manifestPaths?: Array<string>
 }
@@ -162,28 +193,40 @@ export interface NativeAppliedChanges {
 }
 
 /** Make every change or none (see the TypeScript `applyFileChanges`). */
-export declare function nativeApplyFileChanges(cwd: string, confine: boolean, changes: Array<NativeFileChange>): Promise<NativeAppliedChanges>
+export declare function nativeApplyFileChanges(cwd: string, confine: boolean | undefined | null, changes: Array<NativeFileChange>): Promise<NativeAppliedChanges>
 
 /** Every cache directory registered under the home. */
 export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<NativeCacheEntry>
 
 /** One registered cache directory. */
 export interface NativeCacheEntry {
+  /**
+   * The cache directory; absent when neither its record nor the catalog
+   * names it.
+   */
   dir?: string
+  /** The stable name of its records. */
   slug: string
-  status: 'free' | 'active' | 'stale' | 'unknown'
+  /** Where its lease stands. */
+  status: LeaseStatus
+  /** Why its record cannot be read (`unknown`). */
   reason?: string
   /** The current holder, or the last known one. */
   owner?: NativeOwnerRecord
+  /** When the current or last holder acquired it (ms since the epoch). */
   sinceMs?: number
+  /** When the last holder released it, if it was released. */
   releasedAtMs?: number
+  /** Process cleanup (or maintenance) holds its output lease. */
   outputsHeld: boolean
+  /** The source last built into it, if recorded. */
   identity?: NativeIdentity
 }
 
-/** Where a lease stands. */
+/** Where a lease stands, and what its record says. */
 export interface NativeCacheStatus {
-  status: 'free' | 'active' | 'stale' | 'unknown'
+  /** Where the lease stands. */
+  status: LeaseStatus
   /** The holder's (or dead owner's) record, when there is a readable one. */
   record?: NativeLeaseRecord
   /** Why the record cannot be read (`unknown`). */
@@ -214,39 +257,75 @@ export declare function nativeCheckAndClaim(request: NativeClaimRequest): Promis
 
 /** One claim in a listing. */
 export interface NativeClaim {
+  /** The claiming agent. */
   uid: string
+  /** When it was last made, in milliseconds since the epoch. */
   atMs: number
+  /** The channel store that made it. */
   origin: string
+  /** The account the agent runs under. */
   account: string
+  /** The OS user that made it, when recorded. */
   user?: number
 }
 
 /** The agent asking for a memory folder. */
 export interface NativeClaimAgent {
+  /** Stable across the agent's spawns. */
   uid: string
-  /** Blank or absent: the default agents directory. */
+  /**
+   * Its working directory; blank or absent: the default agents directory
+   * (always shared).
+   */
   cwd?: string
+  /** The account it runs under (recorded with the claim). */
   account: string
 }
 
 /** A claimed folder and every claim on it. */
 export interface NativeClaimedFolder {
+  /** The folder's canonical id when first claimed. */
   dir: string
+  /** `memory-dir:` and 32 hex digits. */
   zone: string
+  /** Every claim on it. */
   claims: Array<NativeClaim>
 }
 
 /** Everything `checkAndClaim` decides from; the TypeScript layer documents it. */
 export interface NativeClaimRequest {
+  /** The agent asking. */
   agent: NativeClaimAgent
+  /** The memory folder the agent's spawn uses. */
   memoryDir: string
+  /**
+   * Every other agent the caller's store has (its stale claims are pruned
+   * against this list).
+   */
   others: Array<NativeKnownAgent>
+  /**
+   * The caller's channel store id; only this store may later prune the
+   * claim.
+   */
   origin: string
+  /**
+   * The user's home directory, a known shared location; absent to skip
+   * that rule.
+   */
   userHome?: string
+  /**
+   * Settings files that may redirect memory; missing files redirect
+   * nothing.
+   */
   settingsFiles: Array<string>
+  /** The agent's `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`, if set. */
   memoryPathOverride?: string
   /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
+  /**
+   * Checks that cannot finish within this many milliseconds answer
+   * `unproven`.
+   */
   timeoutMs: number
 }
 
@@ -255,11 +334,15 @@ export declare function nativeClaimsOf(uid?: string | undefined | null, home?: s
 
 /** One agent's claim on a folder, as the read-only calls name it. */
 export interface NativeClaimTarget {
+  /** The memory folder. */
   memoryDir: string
+  /** The agent whose claim it is. */
   uid: string
-  /** Used by `usedByAnother` only. */
+  /** Other agents the caller's store has; used by `usedByAnother` only. */
   others?: Array<NativeKnownAgent>
+  /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
+  /** The call's deadline, in milliseconds from the call. */
   timeoutMs: number
 }
 
@@ -276,8 +359,8 @@ export declare function nativeExtractManifestPaths(commands: Array<string>): Arr
 
 /** One change in a batch. */
 export interface NativeFileChange {
-  /** `write` (create or replace a file), `delete` (an entry), `rename` (to a path that does not exist). */
-  op: 'write' | 'delete' | 'rename'
+  /** What the change does. */
+  op: FileChangeOp
   /** The file written or deleted; a rename's source. */
   path: string
   /** A rename's destination. */
@@ -329,15 +412,12 @@ export declare function nativeFuzzyFind(options: NativeFuzzyOptions, token?: Can
 export interface NativeFuzzyMatch {
   /** Relative, `/`-separated; directories end with `/`. */
   path: string
-  /** 1 file, 2 directory, 3 symlink, 4 other. */
-  fileType: number
+  /** What the entry is. */
+  fileType: FileType
   /** Higher ranks first. */
   score: number
-  /**
-   * Why it matched: `exactName`, `namePrefix`, `nameSubstring`,
-   * `pathSubstring`, `nameScattered` or `scattered` (best first).
-   */
-  tier: 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'
+  /** Why it matched. */
+  tier: FuzzyTier
   /** Matched character positions in `path`, for highlighting. */
   indices: Array<number>
 }
@@ -471,6 +551,12 @@ export interface NativeGrepOptions {
   literal?: boolean
   /** Matches may span lines (default false). */
   multiline?: boolean
+  /** Only matches surrounded by word boundaries, as `rg -w` (default false). */
+  wordRegexp?: boolean
+  /** Report the lines that do not match, as `rg -v` (default false). */
+  invertMatch?: boolean
+  /** One result per match, its text alone, as `rg -o` (default false). */
+  onlyMatching?: boolean
   /** Search dot-files (default true). */
   hidden?: boolean
   /** Honour .gitignore/.ignore (default true). */
@@ -489,8 +575,8 @@ export interface NativeGrepOptions {
   offset?: number
   /** Cut lines at this many characters and mark them truncated. */
   maxColumns?: number
-  /** `content` (default), `count` or `filesWithMatches`. */
-  mode?: string
+  /** What each result is (default `content`). */
+  mode?: GrepMode
   /** Use the shared scan cache (default false). */
   cache?: boolean
   /** Skip (and count) files larger than this many bytes (default: none). */
@@ -525,6 +611,8 @@ export interface NativeGrepResult {
   filesUnreadable: number
   /** `true` when `maxCount` cut results off. */
   limitReached: boolean
+  /** `path` named one file (results carry its name) rather than a directory. */
+  pathIsFile: boolean
   /** How many batches were streamed through `onBatch`. */
   batches: number
 }
@@ -549,7 +637,9 @@ export declare function nativeHoldReleasable(hold: string, home?: string | undef
 
 /** The source a build comes from. */
 export interface NativeIdentity {
+  /** The worktree the build runs in (compared by canonical path). */
   worktree: string
+  /** The commit checked out there. */
   head: string
 }
 
@@ -558,7 +648,9 @@ export declare function nativeInspectBuildCache(dir: string, home?: string | und
 
 /** Another agent the caller's channel store knows. */
 export interface NativeKnownAgent {
+  /** Its stable id. */
   uid: string
+  /** Its working directory, where known. */
   cwd?: string
   /** The memory folder it resolves to, where known. */
   memoryDir?: string
@@ -566,10 +658,15 @@ export interface NativeKnownAgent {
 
 /** Who wants the lease: the job it belongs to, and the source it builds. */
 export interface NativeLeaseOwner {
+  /** The run (a job of the orchestrator) the borrower belongs to. */
   run: string
+  /** The node (task) within the run. */
   node: string
+  /** The seat (role) within the node. */
   seat: string
+  /** The worktree the build's source comes from, if any. */
   worktree?: string
+  /** The commit the build's source is at, if known. */
   head?: string
 }
 
@@ -577,8 +674,9 @@ export interface NativeLeaseOwner {
 export interface NativeLeaseRecord {
   /** The cache directory's canonical path. */
   dir: string
+  /** Who holds (or held) the lease. */
   owner: NativeOwnerRecord
-  /** Milliseconds since the Unix epoch. */
+  /** When it was acquired, in milliseconds since the Unix epoch. */
   acquiredAtMs: number
 }
 
@@ -592,16 +690,28 @@ export declare function nativeMaintenancePrune(dir: string, limitBytes: number, 
 
 /** An owner as recorded: the job, and the process that holds the lease. */
 export interface NativeOwnerRecord {
+  /** The run (a job of the orchestrator) the holder belongs to. */
   run: string
+  /** The node (task) within the run. */
   node: string
+  /** The seat (role) within the node. */
   seat: string
+  /** The holder's process id. */
   pid: number
+  /** The worktree the build's source comes from, if any. */
   worktree?: string
+  /** The commit the build's source is at, if known. */
   head?: string
+  /** The holder's host name. */
   host: string
+  /** The boot the holder started in, when known. */
   bootId?: string
-  /** Clock ticks since boot. */
+  /**
+   * The holder's start time in clock ticks since boot (with `pid` and
+   * `bootId`, immune to pid reuse).
+   */
   startTime?: number
+  /** Names this acquisition; release deletes only a record carrying it. */
   nonce: string
 }
 
@@ -613,8 +723,11 @@ export declare function nativeParseWorkspacePackageNames(json: string): Array<st
 
 /** What a prune did. */
 export interface NativePruneReport {
+  /** Bytes of build output before. */
   bytesBefore: number
+  /** Bytes of build output after. */
   bytesAfter: number
+  /** Files deleted. */
   filesRemoved: number
 }
 
@@ -643,16 +756,21 @@ export interface NativeReadFileOptions {
 export declare function nativeReleaseBuildCache(dir: string, home?: string | undefined | null): NativeReleased
 
 /**
- * Remove `uid`'s claim on the folder; resolves with whether there was one.
- * A claim another OS user made is refused with `EPERM` unless `anyUser`.
+ * Remove `uid`'s claim on the folder (named by its path, or by its zone as
+ * `natives claims list` shows it); resolves with whether there was one. A
+ * claim another OS user made is refused with `EPERM` unless `anyUser`.
  */
 export declare function nativeReleaseClaim(target: NativeClaimTarget, anyUser?: boolean | undefined | null): Promise<boolean>
 
-/** What a human's release did. */
+/** What a human's release did, and to which record. */
 export interface NativeReleased {
-  released: 'nothing' | 'dead-owner' | 'moved-aside'
+  /** What the release did. */
+  released: LeaseReleased
+  /** The dead owner's record that was removed (`dead-owner`). */
   record?: NativeLeaseRecord
+  /** Where the unreadable record was moved, kept whole (`moved-aside`). */
   movedTo?: string
+  /** Why the record could not be read (`moved-aside`). */
   reason?: string
 }
 
@@ -670,8 +788,11 @@ export declare function nativeUsedByAnother(target: NativeClaimTarget): Promise<
 
 /** A verdict: `reason` and `detail` are set exactly when not exclusive. */
 export interface NativeVerdict {
+  /** Proven to be the agent's alone. */
   exclusive: boolean
-  reason?: 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
+  /** Which rule found it shared. */
+  reason?: SharedReason
+  /** What that rule saw, for a human. */
   detail?: string
 }
 
@@ -680,3 +801,6 @@ export interface NativeVerdict {
  * `bootId`, when known) may be alive: `false` only when its death is certain.
  */
 export declare function pidAlive(pid: number, startTime?: number | undefined | null, bootId?: string | undefined | null): boolean
+
+/** Why a folder counts as shared. */
+export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'

@@ -2,6 +2,7 @@
 export { FileType, applyFileChanges, fsScanCacheStats, fuzzyFind, glob, grep, hasMatch, invalidateFsScanCache, search } from '../../packages/natives/src/index.ts';
 export type {
   CodedError,
+  FileChange,
   FsScanCacheStats,
   FuzzyFindOptions,
   FuzzyMatch,

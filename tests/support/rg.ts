@@ -143,3 +143,36 @@ export function reportedLines(
   }
   return lines;
 }
+
+/** rg's notice that it stopped at a NUL byte: grep counts such files (`binaryFilesSkipped`) instead. */
+export const isBinaryNotice = (line: string) => line.includes(': WARNING: stopped searching binary file');
+
+/**
+ * Results as `rg -n --no-heading -H` prints them: `path:line:text` (a multi-line match one line at
+ * a time), context as `path-line-text`, and with `context` on, `--` between groups that do not touch.
+ */
+export function printedLikeRg(
+  matches: readonly {
+    path: string;
+    lineNumber: number;
+    line: string;
+    contextBefore?: readonly { lineNumber: number; line: string }[];
+    contextAfter?: readonly { lineNumber: number; line: string }[];
+  }[],
+  context: boolean,
+): string[] {
+  const printed: string[] = [];
+  let last: { path: string; line: number } | undefined;
+  for (const m of matches) {
+    const first = m.contextBefore?.[0]?.lineNumber ?? m.lineNumber;
+    const joins = last !== undefined && last.path === m.path && first <= last.line + 1;
+    if (context && last !== undefined && !joins) printed.push('--');
+    for (const c of m.contextBefore ?? []) printed.push(`${m.path}-${c.lineNumber}-${c.line}`);
+    const lines = m.line.split('\n');
+    lines.forEach((text, i) => printed.push(`${m.path}:${m.lineNumber + i}:${text}`));
+    for (const c of m.contextAfter ?? []) printed.push(`${m.path}-${c.lineNumber}-${c.line}`);
+    const end = m.contextAfter?.at(-1)?.lineNumber ?? m.lineNumber + lines.length - 1;
+    last = { path: m.path, line: end };
+  }
+  return printed;
+}

@@ -7,6 +7,9 @@
 //! front and the addon refuse alike. A person at a terminal is shown what
 //! would go and asked first (`--yes` skips that), as `claims release` asks.
 //!
+//! Measuring and pruning a large cache takes a while: at a terminal a
+//! progress line says which is under way (never on a pipe).
+//!
 //! The store is the one under `$NATIVES_HOME` (else `~/.natives`), or
 //! `--home`. Exit status: `show` 0 when any cache is registered, 1 when none
 //! is; `prune` 0 when it ran (or `--dry-run` listed), 1 when the cache was
@@ -16,12 +19,10 @@
 //! refused because a live owner holds the cache.
 
 use std::{
-    ffi::OsString,
     io::{self, IsTerminal, Write},
     path::{Path, PathBuf},
 };
 
-use lexopt::{Arg, Parser};
 use natives_ownership::{
     Entry, EntryStatus, Leases, Owner,
     fresh::Identity,
@@ -33,8 +34,9 @@ use serde_json::{Value, json};
 
 use crate::{
     Outcome,
-    common::{Output, age, ask, value},
-    describe,
+    args::CacheCommand,
+    common::{Output, age, ask},
+    progress::Progress,
 };
 
 /// Table headings, in column order.
@@ -50,28 +52,21 @@ const HEADINGS: [&str; 6] = [
 /// Hex digits of a head commit shown in the table; `--json` has it whole.
 const SHORT_HEAD: usize = 12;
 
-pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
-    match parser.next().map_err(|e| e.to_string())? {
-        Some(Arg::Value(sub)) if sub == "show" => show(parser),
-        Some(Arg::Value(sub)) if sub == "prune" => prune(parser),
-        Some(Arg::Value(sub)) if sub == "release" => release(parser),
-        Some(other) => Err(format!(
-            "cache: unknown subcommand {} (show, prune or release)",
-            describe(&other)
-        )),
-        None => Err("cache: missing subcommand (show, prune or release)".to_owned()),
+pub fn run(command: CacheCommand) -> Result<Outcome, String> {
+    match command {
+        CacheCommand::Show { json, home } => show(json, home.home),
+        CacheCommand::Prune {
+            dir,
+            limit,
+            dry_run,
+            yes,
+            home,
+        } => prune(&dir, limit, Confirm { dry_run, yes }, home.home),
+        CacheCommand::Release { dir, home } => release(&dir, home.home),
     }
 }
 
-fn show(parser: &mut Parser) -> Result<Outcome, String> {
-    let (mut json, mut home) = (false, None);
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Long("json") => json = true,
-            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
-            other => return Err(format!("cache show: unknown option {}", describe(&other))),
-        }
-    }
+fn show(json: bool, home: Option<PathBuf>) -> Result<Outcome, String> {
     let leases = open(home)?;
     let entries = leases.inventory().map_err(|err| err.to_string())?;
     let mut out = Output::stdout();
@@ -107,7 +102,7 @@ fn entry_json(entry: &Entry) -> Value {
     let mut line = json!({
         "dir": entry.dir.as_deref().map(Path::to_string_lossy),
         "slug": entry.slug,
-        "status": status_word(&entry.status),
+        "status": entry.status.name(),
         "owner": owner,
         "sinceMs": entry.since_ms,
         "releasedAtMs": entry.released_at_ms,
@@ -118,15 +113,6 @@ fn entry_json(entry: &Entry) -> Value {
         line["reason"] = why.as_str().into();
     }
     line
-}
-
-fn status_word(status: &EntryStatus) -> &'static str {
-    match status {
-        EntryStatus::Free => "free",
-        EntryStatus::Active => "active",
-        EntryStatus::Stale => "stale",
-        EntryStatus::Unknown(_) => "unknown",
-    }
 }
 
 /// Aligned columns, one row per cache; an unknown record's reason on the
@@ -189,7 +175,7 @@ fn row(entry: &Entry, now: u64) -> [String; 6] {
     });
     [
         dir,
-        format!("{}{mark}", status_word(&entry.status)),
+        format!("{}{mark}", entry.status.name()),
         owner,
         pid_host,
         since,
@@ -202,52 +188,51 @@ fn short_identity(identity: &Identity) -> String {
     format!("{} @ {head}", identity.worktree.display())
 }
 
-fn prune(parser: &mut Parser) -> Result<Outcome, String> {
-    let (mut dirs, mut limit, mut home) = (Vec::new(), None, None);
-    let (mut dry_run, mut yes) = (false, false);
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Long("limit") => limit = Some(limit_value(&value(parser)?)?),
-            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
-            Arg::Long("dry-run") => dry_run = true,
-            Arg::Long("yes") | Arg::Short('y') => yes = true,
-            Arg::Value(v) => dirs.push(v),
-            other => return Err(format!("cache prune: unknown option {}", describe(&other))),
-        }
-    }
-    let dir = one_dir("cache prune", dirs)?;
-    let limit = limit.ok_or("cache prune: missing --limit SIZE")?;
+/// How a prune is confirmed: listed only, or done without asking.
+struct Confirm {
+    dry_run: bool,
+    yes: bool,
+}
+
+fn prune(
+    dir: &Path,
+    limit: u64,
+    confirm: Confirm,
+    home: Option<PathBuf>,
+) -> Result<Outcome, String> {
     let leases = open(home)?;
     let owner = Owner::current("cli", "prune", "operator");
     // A person at a terminal sees what would go and agrees first.
-    let asking = !yes && io::stdin().is_terminal();
-    let pruned = if dry_run || asking {
-        let plan = leases
-            .plan_prune(&dir, limit)
-            .map_err(|err| err.to_string())?;
-        if dry_run {
-            print_plan(&dir, &plan);
+    let asking = !confirm.yes && io::stdin().is_terminal();
+    let shown = dir.display();
+    let pruned = if confirm.dry_run || asking {
+        let plan = Progress::around(format!("measuring {shown}"), || {
+            leases.plan_prune(dir, limit)
+        })
+        .map_err(|err| err.to_string())?;
+        if confirm.dry_run {
+            print_plan(dir, &plan);
             return Ok(Outcome::Matched);
         }
-        if !ask(&question(&dir, &plan))? {
+        if !ask(&question(dir, &plan))? {
             eprintln!("natives: not pruned");
             return Ok(Outcome::NoMatch);
         }
-        leases.prune_planned(&plan, &owner)
+        Progress::around(format!("pruning {shown}"), || {
+            leases.prune_planned(&plan, &owner)
+        })
     } else {
-        leases.maintenance_prune_or_busy(&dir, limit, &owner)
+        Progress::around(format!("pruning {shown}"), || {
+            leases.maintenance_prune_or_busy(dir, limit, &owner)
+        })
     };
     match pruned.map_err(|err| err.to_string())? {
         Ok(report) => {
-            print_report(&dir, &report);
+            print_report(dir, &report);
             Ok(Outcome::Matched)
         }
         Err(busy) => {
-            eprintln!(
-                "natives: {}: build cache {}; nothing pruned",
-                dir.display(),
-                busy.describe()
-            );
+            eprintln!("natives: {}; nothing pruned", busy.to_error(dir).message());
             Ok(Outcome::NoMatch)
         }
     }
@@ -285,35 +270,6 @@ fn question(dir: &Path, plan: &PrunePlan) -> String {
     )
 }
 
-/// `--limit`'s value, or the error naming it.
-fn limit_value(text: &str) -> Result<u64, String> {
-    parse_size(text).ok_or_else(|| {
-        format!(
-            "cache prune: --limit takes bytes, or a whole number with K, M, G or T \
-             (1024-based; KiB, MiB, GiB, TiB too), got `{text}`"
-        )
-    })
-}
-
-/// A byte count: digits, then optionally a 1024-based unit in any case (`K`
-/// or `KiB`, `M`/`MiB`, `G`/`GiB`, `T`/`TiB`). Decimal units (`KB`) and
-/// fractions are refused rather than guessed at; `None` also on overflow.
-fn parse_size(text: &str) -> Option<u64> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, unit) = text.split_at(split);
-    let shift = match unit.to_ascii_lowercase().as_str() {
-        "" => 0,
-        "k" | "kib" => 10,
-        "m" | "mib" => 20,
-        "g" | "gib" => 30,
-        "t" | "tib" => 40,
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
 fn print_report(dir: &Path, report: &PruneReport) {
     println!(
         "pruned {}: {} -> {} bytes ({} -> {}); files removed: {}",
@@ -341,27 +297,10 @@ fn human_size(bytes: u64) -> String {
     }
 }
 
-fn release(parser: &mut Parser) -> Result<Outcome, String> {
-    let (mut dirs, mut home) = (Vec::new(), None);
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
-            Arg::Value(v) => dirs.push(v),
-            other => {
-                return Err(format!(
-                    "cache release: unknown option {}",
-                    describe(&other)
-                ));
-            }
-        }
-    }
-    let dir = one_dir("cache release", dirs)?;
+fn release(dir: &Path, home: Option<PathBuf>) -> Result<Outcome, String> {
     let leases = open(home)?;
     let shown = dir.display();
-    match leases
-        .release_unowned(&dir)
-        .map_err(|err| err.to_string())?
-    {
+    match leases.release_unowned(dir).map_err(|err| err.to_string())? {
         Released::Nothing => {
             eprintln!("natives: {shown}: no lease record; nothing released");
             return Ok(Outcome::NoMatch);
@@ -378,19 +317,6 @@ fn release(parser: &mut Parser) -> Result<Outcome, String> {
     Ok(Outcome::Matched)
 }
 
-/// The single DIR positional of `command`.
-fn one_dir(command: &str, values: Vec<OsString>) -> Result<PathBuf, String> {
-    let mut values = values.into_iter();
-    match (values.next(), values.next()) {
-        (Some(dir), None) => Ok(PathBuf::from(dir)),
-        (None, _) => Err(format!("{command}: missing DIR")),
-        (Some(_), Some(extra)) => Err(format!(
-            "{command}: unexpected argument `{}`",
-            extra.to_string_lossy()
-        )),
-    }
-}
-
 fn open(home: Option<PathBuf>) -> Result<Leases, String> {
     let home = paths::home(home.as_deref()).map_err(|err| err.to_string())?;
     Leases::open(&home).map_err(|err| err.to_string())
@@ -399,38 +325,6 @@ fn open(home: Option<PathBuf>) -> Result<Leases, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_are_bytes_or_binary_units() {
-        let table: &[(&str, Option<u64>)] = &[
-            ("0", Some(0)),
-            ("1536", Some(1536)),
-            ("1K", Some(1024)),
-            ("1k", Some(1024)),
-            ("2KiB", Some(2048)),
-            ("3M", Some(3 << 20)),
-            ("3mib", Some(3 << 20)),
-            ("5G", Some(5 << 30)),
-            ("5GiB", Some(5 << 30)),
-            ("2T", Some(2 << 40)),
-            ("2TiB", Some(2 << 40)),
-            ("18446744073709551615", Some(u64::MAX)),
-            ("16777216T", None),
-            ("18446744073709551616", None),
-            ("", None),
-            ("G", None),
-            ("1.5G", None),
-            ("1 G", None),
-            ("-1", None),
-            ("+1", None),
-            ("1KB", None),
-            ("1GB", None),
-            ("10X", None),
-        ];
-        for &(text, expected) in table {
-            assert_eq!(parse_size(text), expected, "{text:?}");
-        }
-    }
 
     #[test]
     fn human_sizes_table() {

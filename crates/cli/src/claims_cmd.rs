@@ -9,16 +9,14 @@
 //! means it.
 
 use std::{
-    ffi::OsString,
     io::{self, Write},
-    path::{Path, PathBuf},
+    path::PathBuf,
     time::Duration,
 };
 
-use lexopt::{Arg, Parser, ValueExt};
 use natives_ownership::{
     CancelToken,
-    claims::{self, ClaimedFolder, Releaser, Zone},
+    claims::{self, ClaimedFolder, Releaser},
     paths,
     process::now_ms,
 };
@@ -26,35 +24,34 @@ use serde_json::json;
 
 use crate::{
     Outcome,
-    common::{Output, age, ask, value},
-    describe,
+    args::ClaimsCommand,
+    common::{Output, age, ask},
 };
 
 /// How long a release waits for the zone lock.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
-    match parser.next().map_err(|e| e.to_string())? {
-        Some(Arg::Value(sub)) if sub == "list" => list(parser),
-        Some(Arg::Value(sub)) if sub == "release" => release(parser),
-        Some(other) => Err(format!(
-            "claims: unknown subcommand {} (list or release)",
-            describe(&other)
-        )),
-        None => Err("claims: missing subcommand (list or release)".to_owned()),
+pub fn run(command: ClaimsCommand) -> Result<Outcome, String> {
+    match command {
+        ClaimsCommand::List { uid, json, home } => list(uid, json, home.home),
+        ClaimsCommand::Release {
+            uid,
+            dir,
+            yes,
+            any_user,
+            home,
+        } => {
+            let releaser = if any_user {
+                Releaser::Operator
+            } else {
+                Releaser::ClaimOwner
+            };
+            release(&uid, &dir, yes, releaser, home.home)
+        }
     }
 }
 
-fn list(parser: &mut Parser) -> Result<Outcome, String> {
-    let (mut uid, mut json, mut home) = (None, false, None);
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Long("uid") => uid = Some(value(parser)?),
-            Arg::Long("json") => json = true,
-            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
-            other => return Err(format!("claims list: unknown option {}", describe(&other))),
-        }
-    }
+fn list(uid: Option<String>, json: bool, home: Option<PathBuf>) -> Result<Outcome, String> {
     let home = store_home(home)?;
     let listing = claims::list(&home).map_err(|err| err.to_string())?;
     let folders: Vec<&ClaimedFolder> = listing
@@ -103,37 +100,21 @@ fn print_folder(out: &mut dyn Write, folder: &ClaimedFolder, json: bool) -> io::
     Ok(())
 }
 
-fn release(parser: &mut Parser) -> Result<Outcome, String> {
-    let (mut positionals, mut yes, mut home) = (Vec::new(), false, None);
-    let mut releaser = Releaser::ClaimOwner;
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Long("yes") | Arg::Short('y') => yes = true,
-            Arg::Long("any-user") => releaser = Releaser::Operator,
-            Arg::Long("home") => home = Some(PathBuf::from(value(parser)?)),
-            Arg::Value(v) => positionals.push(v),
-            other => {
-                return Err(format!(
-                    "claims release: unknown option {}",
-                    describe(&other)
-                ));
-            }
-        }
-    }
-    let (uid, dir) = release_target(positionals)?;
+fn release(
+    uid: &str,
+    dir: &str,
+    yes: bool,
+    releaser: Releaser,
+    home: Option<PathBuf>,
+) -> Result<Outcome, String> {
     let home = store_home(home)?;
     if !yes && !ask(&format!("release {uid}'s claim on {dir}?"))? {
         eprintln!("natives: not released");
         return Ok(Outcome::NoMatch);
     }
     let deadline = CancelToken::new().with_timeout(Some(RELEASE_TIMEOUT));
-    let released = match Zone::parse(&dir) {
-        Some(zone) => {
-            claims::release_in_zone(&home, &zone, Path::new(""), &uid, &deadline, releaser)
-        }
-        None => claims::release(&home, Path::new(&dir), &uid, &deadline, releaser),
-    }
-    .map_err(|err| err.to_string())?;
+    let released = claims::release_named(&home, dir, uid, &deadline, releaser)
+        .map_err(|err| err.to_string())?;
     if released {
         println!("released {uid}'s claim on {dir}");
         Ok(Outcome::Matched)
@@ -141,16 +122,6 @@ fn release(parser: &mut Parser) -> Result<Outcome, String> {
         eprintln!("natives: {uid} holds no claim on {dir}");
         Ok(Outcome::NoMatch)
     }
-}
-
-/// UID and DIR (a folder, or a zone name from `claims list`).
-fn release_target(positionals: Vec<OsString>) -> Result<(String, String), String> {
-    let mut values = positionals.into_iter();
-    let (Some(uid), Some(dir), None) = (values.next(), values.next(), values.next()) else {
-        return Err("claims release: expected UID DIR".to_owned());
-    };
-    let text = |v: OsString| v.string().map_err(|e| format!("claims release: {e}"));
-    Ok((text(uid)?, text(dir)?))
 }
 
 fn store_home(explicit: Option<PathBuf>) -> Result<PathBuf, String> {

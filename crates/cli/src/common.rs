@@ -1,5 +1,6 @@
-//! What every command shares: positional PATTERN [PATH], flag values, the
-//! printed path, short ages, and an output that ends quietly on a closed pipe.
+//! What every command shares: positional PATTERN [PATH], the printed path,
+//! `--json` lines, short ages, and an output that ends quietly on a closed
+//! pipe.
 
 use std::{
     ffi::OsString,
@@ -7,34 +8,17 @@ use std::{
     path::PathBuf,
 };
 
-use lexopt::{Parser, ValueExt};
+use serde::Serialize;
 
-/// The `PATTERN [PATH]` (or `QUERY [PATH]`) positionals of `command`.
+/// The `PATTERN [PATH]` (or `QUERY [PATH]`) positionals of a command.
 pub struct Positionals {
-    /// The first positional, as text.
+    /// The first positional.
     pub pattern: String,
     /// PATH as typed, prefixed to every printed path.
     pub prefix: Option<OsString>,
 }
 
 impl Positionals {
-    /// Split `values` into the pattern and an optional path.
-    pub fn parse(command: &str, what: &str, values: Vec<OsString>) -> Result<Positionals, String> {
-        let mut values = values.into_iter();
-        let pattern = values.next().ok_or(format!("{command}: missing {what}"))?;
-        let pattern = pattern
-            .string()
-            .map_err(|e| format!("{command}: {what}: {e}"))?;
-        let prefix = values.next();
-        if let Some(extra) = values.next() {
-            return Err(format!(
-                "{command}: unexpected argument `{}`",
-                extra.to_string_lossy()
-            ));
-        }
-        Ok(Positionals { pattern, prefix })
-    }
-
     /// The path to search: PATH, or the current directory.
     pub fn path(&self) -> PathBuf {
         self.prefix
@@ -56,19 +40,21 @@ impl Positionals {
     }
 }
 
-/// The value of the flag just parsed, as text.
-pub fn value(parser: &mut Parser) -> Result<String, String> {
-    parser
-        .value()
-        .and_then(|v| v.string())
-        .map_err(|e| e.to_string())
+/// One `--json` line: a result, or the closing summary, tagged with its
+/// `type`; the fields are the library's view of it.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum JsonLine<M, S> {
+    /// A result.
+    Match(M),
+    /// What was found besides the results.
+    Summary(S),
 }
 
-/// The value of the flag just parsed, as a non-negative integer.
-pub fn number(parser: &mut Parser, flag: &str) -> Result<usize, String> {
-    let text = value(parser)?;
-    text.parse()
-        .map_err(|_| format!("{flag} takes a non-negative integer, got `{text}`"))
+/// Write `line` as one line of JSON.
+pub fn write_json(out: &mut dyn Write, line: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, line)?;
+    out.write_all(b"\n")
 }
 
 /// Buffered standard output that remembers its first write error.
@@ -93,6 +79,11 @@ impl Output {
         {
             self.error = Some(err);
         }
+    }
+
+    /// Send what is buffered on now, unless an earlier write failed.
+    pub fn flush(&mut self) {
+        self.write(|w| w.flush());
     }
 
     /// Flush; a closed pipe (`| head`) is not an error.

@@ -1,26 +1,25 @@
-//! `natives find QUERY [PATH]`: the library's fuzzy find, best match first.
+//! `natives find QUERY [PATH]`: the library's fuzzy find, best match first;
+//! `--json` prints the library's views of the matches and the summary.
 
 use std::io::Write;
 
-use lexopt::{Arg, Parser};
 use natives_scan::{
     CancelToken, cache,
     fuzzy::{FuzzyMatch, FuzzyOptions, fuzzy_find},
+    view::{FuzzyMatchView, FuzzySummaryView},
 };
-use serde_json::json;
 
 use crate::{
     Outcome,
-    common::{Output, Positionals, number},
-    describe,
-    glob_cmd::type_name,
+    args::FindArgs,
+    common::{JsonLine, Output, Positionals, write_json},
 };
 
-/// Matches printed unless `--max` says otherwise: a screenful.
-const DEFAULT_MAX: usize = 20;
+type FindLine = JsonLine<FuzzyMatchView, FuzzySummaryView>;
 
-pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
-    let (options, positionals, json) = parse(parser)?;
+pub fn run(args: FindArgs) -> Result<Outcome, String> {
+    let json = args.json;
+    let (options, positionals) = options(args);
     let outcome = fuzzy_find(&options, cache::global(), &CancelToken::new(), &mut |_| {})
         .map_err(|err| err.to_string())?;
     let mut out = Output::stdout();
@@ -28,32 +27,25 @@ pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
         out.write(|w| print_match(w, &positionals, json, found));
     }
     if json {
-        let summary = json!({"type": "summary", "totalMatches": outcome.total_matches});
-        out.write(|w| writeln!(w, "{summary}"));
+        let summary = FindLine::Summary(FuzzySummaryView::from(&outcome));
+        out.write(|w| write_json(w, &summary));
     }
     out.finish()?;
     Ok(Outcome::from_count(outcome.total_matches as u64))
 }
 
-fn parse(parser: &mut Parser) -> Result<(FuzzyOptions, Positionals, bool), String> {
-    let mut values = Vec::new();
-    let mut options = FuzzyOptions::new("", ".");
-    options.max_results = DEFAULT_MAX;
-    let mut json = false;
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Long("hidden") => options.include_hidden = true,
-            Arg::Long("no-ignore") => options.use_gitignore = false,
-            Arg::Long("json") => json = true,
-            Arg::Long("max") | Arg::Short('m') => options.max_results = number(parser, "--max")?,
-            Arg::Value(value) => values.push(value),
-            other => return Err(format!("find: unknown option {}", describe(&other))),
-        }
+fn options(args: FindArgs) -> (FuzzyOptions, Positionals) {
+    let positionals = Positionals {
+        pattern: args.query,
+        prefix: args.path,
+    };
+    let mut options = FuzzyOptions::new(positionals.pattern.clone(), positionals.path());
+    options.include_hidden = args.walk.hidden;
+    options.use_gitignore = !args.walk.no_ignore;
+    if let Some(max) = args.max {
+        options.max_results = max;
     }
-    let positionals = Positionals::parse("find", "QUERY", values)?;
-    options.query = positionals.pattern.clone();
-    options.path = positionals.path();
-    Ok((options, positionals, json))
+    (options, positionals)
 }
 
 fn print_match(
@@ -63,19 +55,18 @@ fn print_match(
     found: &FuzzyMatch,
 ) -> std::io::Result<()> {
     let path = positionals.display(found.path.as_bytes());
-    if json {
-        let shown = String::from_utf8_lossy(&path);
-        // Indices count characters of the relative path; shift them past PATH.
-        let shift = (shown.chars().count() - found.path.chars().count()) as u32;
-        let line = json!({
-            "type": "match",
-            "path": shown,
-            "fileType": type_name(found.file_type),
-            "score": found.score,
-            "indices": found.indices.iter().map(|i| i + shift).collect::<Vec<_>>(),
-        });
-        return writeln!(out, "{line}");
+    if !json {
+        out.write_all(&path)?;
+        return out.write_all(b"\n");
     }
-    out.write_all(&path)?;
-    out.write_all(b"\n")
+    let shown = String::from_utf8_lossy(&path).into_owned();
+    // Indices count characters of the relative path; shift them past PATH.
+    let shift = (shown.chars().count() - found.path.chars().count()) as u32;
+    let view = FuzzyMatchView::from(found);
+    let view = FuzzyMatchView {
+        indices: view.indices.iter().map(|i| i + shift).collect(),
+        path: shown,
+        ..view
+    };
+    write_json(out, &FindLine::Match(view))
 }

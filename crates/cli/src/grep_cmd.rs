@@ -1,210 +1,201 @@
 //! `natives grep PATTERN [PATH]`: the library's grep with ripgrep's flag
-//! spellings and ripgrep's `path:line:text` output (`-n --no-heading -H`).
+//! spellings and ripgrep's `path:line:text` output (`-n --no-heading -H`);
+//! `--files` lists what would be searched, as `rg --files`.
 //!
 //! Where the CLI departs from the library's defaults it follows ripgrep, so
 //! the same command line means the same thing: dot-files are skipped unless
 //! `--hidden`. `-m` limits results in all, not per file (stated in `--help`).
 
-use std::{io::Write, path::Path};
+use std::{ffi::OsString, io::IsTerminal, path::Path, time::Instant};
 
-use lexopt::{Arg, Parser};
+use clap::ColorChoice;
 use natives_scan::{
     CancelToken, cache,
-    grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep},
+    grep::{GrepMode, GrepOptions, GrepOutcome, grep_with_progress, list_files, path_names_a_file},
+    view::GrepSummaryView,
 };
-use serde_json::json;
 
 use crate::{
     Outcome,
-    common::{Output, Positionals, number, value},
-    describe,
+    args::GrepArgs,
+    common::{Output, Positionals, write_json},
+    grep_print::{GrepLine, Printer},
+    progress::Progress,
 };
 
-struct Args {
-    options: GrepOptions,
-    positionals: Positionals,
+/// A parsed `natives grep`: the library's options and how to print.
+pub struct Request {
+    pub options: GrepOptions,
+    pub positionals: Positionals,
     /// PATH names a file: print it as typed instead of joining.
-    single_file: bool,
-    json: bool,
+    pub single_file: bool,
+    pub json: bool,
+    pub line_numbers: bool,
+    pub colour: bool,
+    stats: bool,
+    files: bool,
 }
 
-pub fn run(parser: &mut Parser) -> Result<Outcome, String> {
-    let args = parse(parser)?;
-    let mut out = Output::stdout();
-    let mut printer = Printer {
-        args: &args,
-        last: None,
+impl Request {
+    /// The path printed for `relative`, a path under the search root.
+    pub fn shown_path(&self, relative: &[u8]) -> Vec<u8> {
+        match (&self.positionals.prefix, self.single_file) {
+            (Some(file), true) => file.as_encoded_bytes().to_vec(),
+            _ => self.positionals.display(relative),
+        }
+    }
+}
+
+pub fn run(args: GrepArgs) -> Result<Outcome, String> {
+    let request = request(args)?;
+    if request.files {
+        return list(&request);
+    }
+    search(&request)
+}
+
+fn request(args: GrepArgs) -> Result<Request, String> {
+    let (pattern, prefix) = match (args.files, args.pattern, args.path) {
+        (true, path, None) => (String::new(), path.map(OsString::from)),
+        (true, _, Some(_)) => {
+            return Err("grep: --files takes one PATH and no PATTERN".to_owned());
+        }
+        (false, pattern, path) => (pattern.unwrap_or_default(), path),
     };
-    let outcome = grep(
-        &args.options,
+    let positionals = Positionals { pattern, prefix };
+    let mut options = GrepOptions::new(positionals.pattern.clone(), positionals.path());
+    // Results are printed as they are decided; none need keeping.
+    options.retain_matches = false;
+    options.include_hidden = args.walk.hidden;
+    options.use_gitignore = !args.walk.no_ignore;
+    options.ignore_case = args.ignore_case;
+    options.smart_case = args.smart_case;
+    options.literal = args.fixed_strings;
+    options.multiline = args.multiline;
+    options.word_regexp = args.word_regexp;
+    options.invert_match = args.invert_match;
+    options.only_matching = args.only_matching;
+    if let Some(lines) = args.context {
+        options.context(lines);
+    }
+    options.context_before = args.before_context.unwrap_or(options.context_before);
+    options.context_after = args.after_context.unwrap_or(options.context_after);
+    options.glob = args.glob;
+    options.file_type = args.file_type;
+    options.max_count = args.max_count;
+    options.mode = match (args.count, args.files_with_matches) {
+        (true, _) => GrepMode::Count,
+        (_, true) => GrepMode::FilesWithMatches,
+        _ => GrepMode::Content,
+    };
+    // A path the search cannot read is left for the search to report.
+    let single_file = positionals
+        .prefix
+        .as_ref()
+        .is_some_and(|p| path_names_a_file(Path::new(p)).unwrap_or(false));
+    Ok(Request {
+        options,
+        positionals,
+        single_file,
+        json: args.json,
+        line_numbers: !args.no_line_number,
+        colour: colour(args.color),
+        stats: args.stats,
+        files: args.files,
+    })
+}
+
+/// Whether to colour: always, never, or (as ripgrep decides) when standard
+/// output is a terminal that names itself in `TERM`, is not `dumb`, and
+/// `NO_COLOR` is not set.
+fn colour(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            let term = std::env::var_os("TERM");
+            std::io::stdout().is_terminal()
+                && term.is_some_and(|t| t != "dumb")
+                && std::env::var_os("NO_COLOR").is_none()
+        }
+    }
+}
+
+/// `--files`: the files the search would open, one per line.
+fn list(request: &Request) -> Result<Outcome, String> {
+    let mut out = Output::stdout();
+    let listed = list_files(
+        &request.options,
         cache::global(),
         &CancelToken::new(),
-        &mut |found| {
-            out.write(|w| printer.print(w, found));
+        &mut |path| {
+            let shown = request.shown_path(path);
+            out.write(|w| {
+                w.write_all(&shown)?;
+                w.write_all(b"\n")
+            });
         },
     )
     .map_err(|err| err.to_string())?;
-    if args.json {
-        out.write(|w| writeln!(w, "{}", summary(&outcome)));
+    out.finish()?;
+    Ok(Outcome::from_count(listed.files as u64))
+}
+
+fn search(request: &Request) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let progress = Progress::spinner(request.stats, "searching");
+    let mut out = Output::stdout();
+    let mut printer = Printer::new(request).map_err(|err| err.to_string())?;
+    let searched = grep_with_progress(
+        &request.options,
+        cache::global(),
+        &CancelToken::new(),
+        &mut |found| {
+            progress.print(|| {
+                out.write(|w| printer.print(w, found));
+                if progress.shares_screen() {
+                    out.flush();
+                }
+            })
+        },
+        &mut |so_far| progress.say(|| counted(so_far)),
+    );
+    progress.finish();
+    let outcome = searched.map_err(|err| err.to_string())?;
+    let summary = GrepSummaryView::from(&outcome);
+    if request.json {
+        out.write(|w| write_json(w, &GrepLine::Summary(summary)));
+    } else if request.stats {
+        let seconds = started.elapsed().as_secs_f64();
+        out.write(|w| writeln!(w, "\n{}{seconds:.3} seconds", stats(&summary)));
     }
     out.finish()?;
     Ok(Outcome::from_count(outcome.total_matches))
 }
 
-fn parse(parser: &mut Parser) -> Result<Args, String> {
-    let mut values = Vec::new();
-    let mut options = GrepOptions::new("", ".");
-    // Results are printed as they are decided; none need keeping.
-    options.retain_matches = false;
-    options.include_hidden = false;
-    let mut json = false;
-    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
-        match arg {
-            Arg::Short('i') | Arg::Long("ignore-case") => options.ignore_case = true,
-            Arg::Short('S') | Arg::Long("smart-case") => options.smart_case = true,
-            Arg::Short('F') | Arg::Long("fixed-strings") => options.literal = true,
-            Arg::Short('U') | Arg::Long("multiline") => options.multiline = true,
-            Arg::Short('C') | Arg::Long("context") => {
-                options.context(number(parser, "-C")?);
-            }
-            Arg::Short('A') | Arg::Long("after-context") => {
-                options.context_after = number(parser, "-A")?
-            }
-            Arg::Short('B') | Arg::Long("before-context") => {
-                options.context_before = number(parser, "-B")?
-            }
-            Arg::Short('g') | Arg::Long("glob") => options.glob = Some(value(parser)?),
-            Arg::Short('t') | Arg::Long("type") => options.file_type = Some(value(parser)?),
-            Arg::Short('m') | Arg::Long("max-count") => {
-                options.max_count = Some(number(parser, "-m")?)
-            }
-            Arg::Short('c') | Arg::Long("count") => options.mode = GrepMode::Count,
-            Arg::Short('l') | Arg::Long("files-with-matches") => {
-                options.mode = GrepMode::FilesWithMatches
-            }
-            Arg::Long("hidden") => options.include_hidden = true,
-            Arg::Long("no-ignore") => options.use_gitignore = false,
-            Arg::Long("json") => json = true,
-            Arg::Value(value) => values.push(value),
-            other => return Err(format!("grep: unknown option {}", describe(&other))),
-        }
-    }
-    let positionals = Positionals::parse("grep", "PATTERN", values)?;
-    options.pattern = positionals.pattern.clone();
-    options.path = positionals.path();
-    let single_file = positionals
-        .prefix
-        .as_ref()
-        .is_some_and(|p| !Path::new(p).is_dir());
-    Ok(Args {
-        options,
-        positionals,
-        single_file,
-        json,
-    })
+/// The progress line: how far the search has got.
+fn counted(so_far: &GrepOutcome) -> String {
+    format!(
+        "searched {} files, {} results",
+        so_far.files_searched, so_far.total_matches
+    )
 }
 
-/// Prints results as ripgrep does, with `--` between context groups.
-struct Printer<'a> {
-    args: &'a Args,
-    /// The file and line last printed, to place group separators.
-    last: Option<(Vec<u8>, u64)>,
-}
-
-impl Printer<'_> {
-    fn print(&mut self, out: &mut dyn Write, found: &GrepMatch) -> std::io::Result<()> {
-        let path = self.path(found);
-        if self.args.json {
-            return writeln!(out, "{}", match_json(&path, found));
-        }
-        match self.args.options.mode {
-            GrepMode::Content => self.content(out, &path, found),
-            GrepMode::Count => {
-                out.write_all(&path)?;
-                writeln!(out, ":{}", found.match_count)
-            }
-            GrepMode::FilesWithMatches => {
-                out.write_all(&path)?;
-                out.write_all(b"\n")
-            }
-        }
-    }
-
-    fn content(
-        &mut self,
-        out: &mut dyn Write,
-        path: &[u8],
-        found: &GrepMatch,
-    ) -> std::io::Result<()> {
-        let options = &self.args.options;
-        let first = found
-            .context_before
-            .first()
-            .map_or(found.line_number, |(n, _)| *n);
-        let has_context = options.context_before + options.context_after > 0;
-        let joins = self
-            .last
-            .as_ref()
-            .is_some_and(|(p, n)| p == path && first <= n + 1);
-        if has_context && self.last.is_some() && !joins {
-            out.write_all(b"--\n")?;
-        }
-        let mut last = found.line_number;
-        for (number, text) in &found.context_before {
-            line(out, path, *number, '-', text)?;
-        }
-        for (offset, text) in found.line.split('\n').enumerate() {
-            last = found.line_number + offset as u64;
-            line(out, path, last, ':', text)?;
-        }
-        for (number, text) in &found.context_after {
-            line(out, path, *number, '-', text)?;
-            last = *number;
-        }
-        self.last = Some((path.to_vec(), last));
-        Ok(())
-    }
-
-    fn path(&self, found: &GrepMatch) -> Vec<u8> {
-        match (&self.args.positionals.prefix, self.args.single_file) {
-            (Some(file), true) => file.as_encoded_bytes().to_vec(),
-            _ => self.args.positionals.display(&found.path),
-        }
-    }
-}
-
-fn line(
-    out: &mut dyn Write,
-    path: &[u8],
-    number: u64,
-    separator: char,
-    text: &str,
-) -> std::io::Result<()> {
-    out.write_all(path)?;
-    writeln!(out, "{separator}{number}{separator}{text}")
-}
-
-fn match_json(path: &[u8], found: &GrepMatch) -> serde_json::Value {
-    json!({
-        "type": "match",
-        "path": String::from_utf8_lossy(path),
-        "lineNumber": found.line_number,
-        "line": found.line,
-        "contextBefore": found.context_before,
-        "contextAfter": found.context_after,
-        "truncated": found.truncated,
-        "matchCount": found.match_count,
-    })
-}
-
-fn summary(outcome: &GrepOutcome) -> serde_json::Value {
-    json!({
-        "type": "summary",
-        "totalMatches": outcome.total_matches,
-        "filesWithMatches": outcome.files_with_matches,
-        "filesSearched": outcome.files_searched,
-        "binaryFilesSkipped": outcome.binary_files_skipped,
-        "filesSkippedTooLarge": outcome.files_skipped_too_large,
-        "limitReached": outcome.limit_reached,
-    })
+/// `--stats`: one counter a line, as ripgrep prints its own.
+fn stats(summary: &GrepSummaryView) -> String {
+    let counters = [
+        (summary.total_matches as usize, "results"),
+        (summary.files_with_matches, "files contained matches"),
+        (summary.files_searched, "files searched"),
+        (summary.binary_files_skipped, "binary files skipped"),
+        (
+            summary.files_skipped_too_large,
+            "files skipped as too large",
+        ),
+        (summary.files_unreadable, "files unreadable"),
+    ];
+    counters
+        .iter()
+        .map(|(count, what)| format!("{count} {what}\n"))
+        .collect()
 }

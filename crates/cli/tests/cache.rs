@@ -10,6 +10,9 @@ use std::{
     time::{Duration, SystemTime},
 };
 
+mod output;
+mod terminal;
+
 use natives_ownership::{
     AcquireOutcome, Guard, Leases, Owner, ProcessIdentity,
     fresh::{self, Identity},
@@ -18,6 +21,7 @@ use natives_ownership::{
     paths,
 };
 use serde_json::Value;
+use terminal::{Stream, on_terminal};
 
 /// A natives home and a cache directory inside one temporary folder.
 struct Fixture {
@@ -67,12 +71,7 @@ impl Fixture {
             .env_remove(paths::HOME_ENV)
             .output()
             .unwrap();
-        let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-        (
-            out.status.code().unwrap(),
-            text(out.stdout),
-            text(out.stderr),
-        )
+        output::outcome(out)
     }
 
     fn cache_arg(&self) -> &str {
@@ -409,13 +408,35 @@ fn at_terminal(fixture: &Fixture, args: &[&str], typed: &str) -> (i32, String, S
     fs::File::from(pty.master)
         .write_all(typed.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-    (
-        out.status.code().unwrap(),
-        text(out.stdout),
-        text(out.stderr),
-    )
+    output::outcome(child.wait_with_output().unwrap())
+}
+
+/// A prune says what it is doing when standard error is a terminal, and
+/// not a byte of that reaches standard error as a pipe, even with the
+/// report on a terminal.
+#[test]
+fn a_prune_shows_progress_only_on_a_terminal() {
+    let fixture = prune_fixture();
+    let cache = fixture.cache_arg();
+    let prune = |limit: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_natives"));
+        command
+            .args(["cache", "prune", cache, "--limit", limit, "--yes", "--home"])
+            .arg(&fixture.home)
+            .env_remove(paths::HOME_ENV)
+            .env("TERM", "xterm");
+        command
+    };
+    let (code, progress, out) = on_terminal(&mut prune("6000"), Stream::Stderr);
+    assert_eq!(code, 0, "{progress}");
+    assert!(
+        progress.contains(&format!("pruning {cache}")),
+        "{progress:?}"
+    );
+    assert!(out.ends_with("files removed: 1\n"), "{out}");
+    let (code, out, err) = on_terminal(&mut prune("5000"), Stream::Stdout);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.ends_with("files removed: 1\n"), "{out}");
 }
 
 #[test]

@@ -1,6 +1,11 @@
 //! The `natives` binary, run as a user would: flags, output and exit codes.
 
+mod output;
+mod terminal;
+
 use std::{fs, path::Path, process::Command, time::Duration};
+
+use terminal::{Stream, on_terminal};
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -26,12 +31,7 @@ fn natives(cwd: &Path, args: &[&str]) -> (i32, String, String) {
         .current_dir(cwd)
         .output()
         .unwrap();
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-    (
-        out.status.code().unwrap(),
-        text(out.stdout),
-        text(out.stderr),
-    )
+    output::outcome(out)
 }
 
 #[test]
@@ -93,7 +93,8 @@ fn json_lines_end_with_a_summary() {
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["type"], "match");
     assert_eq!(lines[0]["path"], "README.md");
-    assert_eq!(lines[0]["fileType"], "file");
+    // The numeric `FileType`, as the addon's objects carry it: 1 is a file.
+    assert_eq!(lines[0]["fileType"], 1);
     assert!(lines[0]["mtime"].as_i64().unwrap() > 0);
     assert_eq!(
         lines[1],
@@ -167,6 +168,120 @@ fn grep_prints_like_ripgrep() {
         let (code, out, err) = natives(dir.path(), args);
         assert_eq!((code, out.as_str()), (0, expected), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn grep_takes_ripgreps_habits() {
+    let dir = grep_fixture();
+    let table: &[(&[&str], &str)] = &[
+        (
+            &["grep", "-n", "foo"],
+            "a.txt:2:two foo\nb.rs:1:fn foo() {}\n",
+        ),
+        (
+            &["grep", "-H", "--no-heading", "foo"],
+            "a.txt:2:two foo\nb.rs:1:fn foo() {}\n",
+        ),
+        (&["grep", "-N", "foo"], "a.txt:two foo\nb.rs:fn foo() {}\n"),
+        (&["grep", "-N", "-n", "foo", "a.txt"], "a.txt:2:two foo\n"),
+        (
+            &["grep", "-n", "-N", "-C1", "two", "a.txt"],
+            "a.txt-one\na.txt:two foo\na.txt-three\n",
+        ),
+        (
+            &["grep", "-w", "-i", "fo+", "a.txt"],
+            "a.txt:2:two foo\na.txt:6:six Foo\n",
+        ),
+        (&["grep", "-w", "fo"], ""),
+        (
+            &["grep", "-v", "o", "a.txt"],
+            "a.txt:3:three\na.txt:5:five\na.txt:7:seven\n",
+        ),
+        (
+            &["grep", "-o", r"f\w+", "a.txt"],
+            "a.txt:2:foo\na.txt:4:four\na.txt:5:five\n",
+        ),
+        (&["grep", "-o", "-c", "o", "a.txt"], "a.txt:7\n"),
+        (&["grep", "-c", "-l", "foo"], "a.txt\nb.rs\n"),
+        (&["grep", "--files"], "a.txt\nb.rs\n"),
+        (
+            &["grep", "--files", "--hidden", "."],
+            "./.hidden.txt\n./a.txt\n./b.rs\n",
+        ),
+        (&["grep", "--files", "-t", "rust"], "b.rs\n"),
+        (
+            &["grep", "--color", "never", "foo", "b.rs"],
+            "b.rs:1:fn foo() {}\n",
+        ),
+        (
+            &["grep", "--color", "always", "-i", "foo", "a.txt"],
+            "\x1b[35ma.txt\x1b[0m:\x1b[32m2\x1b[0m:two \x1b[1;31mfoo\x1b[0m\n\
+             \x1b[35ma.txt\x1b[0m:\x1b[32m6\x1b[0m:six \x1b[1;31mFoo\x1b[0m\n",
+        ),
+        (
+            &["grep", "--color=always", "-o", "-N", "t.o", "a.txt"],
+            "\x1b[35ma.txt\x1b[0m:\x1b[1;31mtwo\x1b[0m\n",
+        ),
+        (
+            &["grep", "--stats", "two"],
+            "a.txt:2:two foo\n\n1 results\n1 files contained matches\n2 files searched\n\
+             0 binary files skipped\n0 files skipped as too large\n0 files unreadable\n",
+        ),
+    ];
+    for &(args, expected) in table {
+        let (code, out, err) = natives(dir.path(), args);
+        let out = match out.rfind(" seconds\n") {
+            Some(end) if args.contains(&"--stats") => {
+                out[..out[..end].rfind('\n').unwrap() + 1].to_string()
+            }
+            _ => out,
+        };
+        let code_expected = if expected.is_empty() { 1 } else { 0 };
+        assert_eq!(
+            (code, out.as_str()),
+            (code_expected, expected),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Colour and progress are for a person at a screen: on a terminal the
+/// results are coloured and `--stats` shows its progress line; through a
+/// pipe neither appears.
+#[test]
+fn colour_and_progress_only_on_a_terminal() {
+    let dir = grep_fixture();
+    let grep = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_natives"));
+        command
+            .args(args)
+            .current_dir(dir.path())
+            .env("TERM", "xterm")
+            .env_remove("NO_COLOR");
+        command
+    };
+    let (code, shown, _) = on_terminal(&mut grep(&["grep", "two", "a.txt"]), Stream::Stdout);
+    assert_eq!(code, 0);
+    assert!(shown.contains("\x1b[1;31mtwo\x1b[0m foo"), "{shown:?}");
+    for (name, value) in [("TERM", "dumb"), ("NO_COLOR", "1")] {
+        let mut plain = grep(&["grep", "two", "a.txt"]);
+        plain.env(name, value);
+        let (_, shown, _) = on_terminal(&mut plain, Stream::Stdout);
+        assert_eq!(shown, "a.txt:2:two foo\n", "{name}={value}");
+    }
+    let (_, piped, _) = natives(dir.path(), &["grep", "two", "a.txt"]);
+    assert_eq!(piped, "a.txt:2:two foo\n");
+
+    let (code, progress, out) = on_terminal(&mut grep(&["grep", "--stats", "two"]), Stream::Stderr);
+    assert_eq!(code, 0);
+    assert!(progress.contains("searching"), "{progress:?}");
+    assert!(out.starts_with("a.txt:2:two foo\n\n1 results\n"), "{out}");
+    let out = grep(&["grep", "--stats", "two"]).output().unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -32,9 +32,11 @@ impl CancelToken {
         CancelToken::default()
     }
 
-    /// The same flag, with a deadline `timeout` from now (`None`: no deadline).
+    /// The same flag, with a deadline `timeout` from now (`None`: no
+    /// deadline). A deadline past the end of the clock's range would never
+    /// come, so it is none.
     pub fn with_timeout(mut self, timeout: Option<Duration>) -> CancelToken {
-        self.deadline = timeout.map(|t| Instant::now() + t);
+        self.deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         self
     }
 
@@ -92,5 +94,12 @@ mod tests {
         assert_eq!(token.check().unwrap_err().code(), "ETIMEDOUT");
         token.cancel();
         assert_eq!(token.check().unwrap_err().code(), "ABORT_ERR");
+    }
+
+    #[test]
+    fn a_deadline_past_the_clock_s_range_is_none() {
+        let token = CancelToken::new().with_timeout(Some(Duration::MAX));
+        assert_eq!(token.remaining(), None);
+        assert!(token.check().is_ok());
     }
 }

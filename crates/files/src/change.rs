@@ -33,6 +33,22 @@ use crate::{
 #[cfg(test)]
 mod tests;
 
+/// What a caller asks of [`apply`]. Field docs give the defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApplyOptions {
+    /// Refuse (`OutsideRoot`, before anything changes) a path whose real
+    /// location leaves the directory it is relative to (see [`Scope::new`]).
+    /// Default: `true`: the paths a model chose stay inside the directory
+    /// unless a caller lifts the confinement.
+    pub confine: bool,
+}
+
+impl Default for ApplyOptions {
+    fn default() -> ApplyOptions {
+        ApplyOptions { confine: true }
+    }
+}
+
 /// One change to make.
 #[derive(Clone, Debug)]
 pub enum Change {
@@ -41,19 +57,31 @@ pub enum Change {
     /// permission, or takes it away (`None`: an existing file keeps its mode,
     /// a new one gets 0o666 less the umask).
     Write {
+        /// The file to write (relative to the scope's directory, or absolute).
         path: PathBuf,
+        /// Its new contents.
         data: Vec<u8>,
+        /// What must be there when the write lands.
         expect: Expect,
+        /// Set or clear the execute bits; `None` leaves the mode alone.
         executable: Option<bool>,
     },
     /// Delete the entry at `path` (a link is deleted, not its target).
-    Delete { path: PathBuf, expect: Expect },
+    Delete {
+        /// The entry to delete.
+        path: PathBuf,
+        /// What must be there (the file a link leads to is not looked at).
+        expect: Expect,
+    },
     /// Move the entry at `from` (a link moves as a link) to `to`, which must
     /// not exist. An `Unchanged` expectation is checked against the file
     /// the entry leads to (through a link), as [`read_file`](crate::read_file) saw it.
     Rename {
+        /// The entry to move.
         from: PathBuf,
+        /// Where it goes; must not exist.
         to: PathBuf,
+        /// The version the entry's file must still be.
         expect: Expect,
     },
 }

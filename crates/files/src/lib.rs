@@ -46,7 +46,7 @@ pub mod resolve;
 mod sys;
 pub mod write;
 
-pub use change::{Applied, Change, Outcome, apply};
-pub use read::{Contents, DEFAULT_MAX_BYTES, Limit, Stamp, read_file};
+pub use change::{Applied, ApplyOptions, Change, Outcome, apply};
+pub use read::{Contents, DEFAULT_MAX_BYTES, Limit, ReadOptions, Stamp, read_file};
 pub use resolve::{Last, Location, MAX_LINKS, Scope};
 pub use write::Expect;

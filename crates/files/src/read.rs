@@ -50,6 +50,33 @@ impl Default for Limit {
     }
 }
 
+/// What a caller asks of a read. Field docs give the defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Refuse (`OutsideRoot`) a path whose real location leaves the
+    /// directory it is relative to (see [`Scope::new`]). Default: `false`.
+    pub confine: bool,
+    /// The most bytes read. Default: `None`, the whole file up to
+    /// [`DEFAULT_MAX_BYTES`].
+    pub max_bytes: Option<u64>,
+    /// Read at most `max_bytes` from the start instead of refusing a larger
+    /// file; it needs `max_bytes`. Default: `false`.
+    pub head: bool,
+}
+
+impl ReadOptions {
+    /// The [`Limit`] these options ask for; `EINVAL` for `head` without
+    /// `max_bytes`.
+    pub fn limit(&self) -> Result<Limit> {
+        match (self.head, self.max_bytes) {
+            (true, Some(max)) => Ok(Limit::Head(max)),
+            (true, None) => Err(Error::invalid("head needs maxBytes")),
+            (false, Some(max)) => Ok(Limit::Whole(max)),
+            (false, None) => Ok(Limit::default()),
+        }
+    }
+}
+
 /// Which version of which file was read: a write that expects it refuses
 /// when the file has since been replaced, resized or modified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -57,6 +57,16 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// [`Scope::confined`] to `dir` when `confine`, else
+    /// [`Scope::unconfined`].
+    pub fn new(dir: &Path, confine: bool) -> Result<Scope> {
+        if confine {
+            Scope::confined(dir)
+        } else {
+            Scope::unconfined(dir)
+        }
+    }
+
     /// Paths resolve against `dir` and must land inside its real path.
     /// `dir` must exist.
     pub fn confined(dir: &Path) -> Result<Scope> {

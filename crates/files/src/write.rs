@@ -47,9 +47,10 @@ use crate::{
 mod tests;
 
 /// What the file must be when the write lands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Expect {
-    /// Whatever is there (or nothing) is replaced.
+    /// Whatever is there (or nothing) is replaced. The default.
+    #[default]
     Any,
     /// Nothing may be there: the write creates the file.
     Absent,

@@ -4,7 +4,10 @@
 //! creates a token per call, wires `signal`'s `abort` event to
 //! [`CancelToken::cancel`], and passes the token in; the library polls it.
 
+use napi::Env;
 use napi_derive::napi;
+
+use crate::errors::on_js_thread;
 
 /// A cancellation flag shared with native work. Call `cancel()` to stop the
 /// work that holds it; the promise then rejects with code `ABORT_ERR`.
@@ -18,14 +21,17 @@ pub struct CancelToken {
 impl CancelToken {
     /// A fresh, un-cancelled token.
     #[napi(constructor)]
-    pub fn new() -> CancelToken {
-        CancelToken::default()
+    pub fn new(env: Env) -> napi::Result<CancelToken> {
+        on_js_thread(&env, || Ok(CancelToken::default()))
     }
 
     /// Stop every native call holding this token, within milliseconds.
     #[napi]
-    pub fn cancel(&self) {
-        self.inner.cancel();
+    pub fn cancel(&self, env: Env) -> napi::Result<()> {
+        on_js_thread(&env, || {
+            self.inner.cancel();
+            Ok(())
+        })
     }
 
     /// The library token for one call: this flag (if the caller passed a

@@ -20,30 +20,35 @@ use natives_ownership::{
     CancelToken as LibraryToken, Error,
     claims::{
         self, Agent, Claim, ClaimRequest, ClaimedFolder, Exclusivity, KnownAgent, MemoryRedirects,
-        Releaser, claude_layout, redirect,
+        Releaser, SharedReason as LibraryReason, claude_layout, redirect,
     },
     paths,
 };
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, to_js},
+    errors::{guarded, on_js_thread},
     task::{Work, on_own_thread, task},
 };
 
 /// The agent asking for a memory folder.
 #[napi(object)]
 pub struct NativeClaimAgent {
+    /// Stable across the agent's spawns.
     pub uid: String,
-    /// Blank or absent: the default agents directory.
+    /// Its working directory; blank or absent: the default agents directory
+    /// (always shared).
     pub cwd: Option<String>,
+    /// The account it runs under (recorded with the claim).
     pub account: String,
 }
 
 /// Another agent the caller's channel store knows.
 #[napi(object)]
 pub struct NativeKnownAgent {
+    /// Its stable id.
     pub uid: String,
+    /// Its working directory, where known.
     pub cwd: Option<String>,
     /// The memory folder it resolves to, where known.
     pub memory_dir: Option<String>,
@@ -52,55 +57,111 @@ pub struct NativeKnownAgent {
 /// Everything `checkAndClaim` decides from; the TypeScript layer documents it.
 #[napi(object)]
 pub struct NativeClaimRequest {
+    /// The agent asking.
     pub agent: NativeClaimAgent,
+    /// The memory folder the agent's spawn uses.
     pub memory_dir: String,
+    /// Every other agent the caller's store has (its stale claims are pruned
+    /// against this list).
     pub others: Vec<NativeKnownAgent>,
+    /// The caller's channel store id; only this store may later prune the
+    /// claim.
     pub origin: String,
+    /// The user's home directory, a known shared location; absent to skip
+    /// that rule.
     pub user_home: Option<String>,
+    /// Settings files that may redirect memory; missing files redirect
+    /// nothing.
     pub settings_files: Vec<String>,
+    /// The agent's `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`, if set.
     pub memory_path_override: Option<String>,
     /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
+    /// Checks that cannot finish within this many milliseconds answer
+    /// `unproven`.
     pub timeout_ms: f64,
 }
 
 /// One agent's claim on a folder, as the read-only calls name it.
 #[napi(object)]
 pub struct NativeClaimTarget {
+    /// The memory folder.
     pub memory_dir: String,
+    /// The agent whose claim it is.
     pub uid: String,
-    /// Used by `usedByAnother` only.
+    /// Other agents the caller's store has; used by `usedByAnother` only.
     pub others: Option<Vec<NativeKnownAgent>>,
+    /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
+    /// The call's deadline, in milliseconds from the call.
     pub timeout_ms: f64,
+}
+
+/// Why a folder counts as shared.
+#[napi(string_enum = "kebab-case")]
+pub enum SharedReason {
+    /// A location shared by construction: a blank working directory, the
+    /// user's home, or an ancestor of another agent's working directory.
+    KnownShared,
+    /// The CLI keys this folder by a whole repository.
+    RepositoryWide,
+    /// Another agent resolves to the same canonical folder.
+    Vetoed,
+    /// Another agent (or the same agent id under another OS user) claims it.
+    Claimed,
+    /// Exclusivity could not be established.
+    Unproven,
+    /// Settings or the environment move the memory out of the folder.
+    Redirected,
+}
+
+impl From<LibraryReason> for SharedReason {
+    fn from(reason: LibraryReason) -> SharedReason {
+        match reason {
+            LibraryReason::KnownShared => SharedReason::KnownShared,
+            LibraryReason::RepositoryWide => SharedReason::RepositoryWide,
+            LibraryReason::Vetoed => SharedReason::Vetoed,
+            LibraryReason::Claimed => SharedReason::Claimed,
+            LibraryReason::Unproven => SharedReason::Unproven,
+            LibraryReason::Redirected => SharedReason::Redirected,
+        }
+    }
 }
 
 /// A verdict: `reason` and `detail` are set exactly when not exclusive.
 #[napi(object)]
 pub struct NativeVerdict {
+    /// Proven to be the agent's alone.
     pub exclusive: bool,
-    #[napi(
-        ts_type = "'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'"
-    )]
-    pub reason: Option<String>,
+    /// Which rule found it shared.
+    pub reason: Option<SharedReason>,
+    /// What that rule saw, for a human.
     pub detail: Option<String>,
 }
 
 /// One claim in a listing.
 #[napi(object)]
 pub struct NativeClaim {
+    /// The claiming agent.
     pub uid: String,
+    /// When it was last made, in milliseconds since the epoch.
     pub at_ms: f64,
+    /// The channel store that made it.
     pub origin: String,
+    /// The account the agent runs under.
     pub account: String,
+    /// The OS user that made it, when recorded.
     pub user: Option<u32>,
 }
 
 /// A claimed folder and every claim on it.
 #[napi(object)]
 pub struct NativeClaimedFolder {
+    /// The folder's canonical id when first claimed.
     pub dir: String,
+    /// `memory-dir:` and 32 hex digits.
     pub zone: String,
+    /// Every claim on it.
     pub claims: Vec<NativeClaim>,
 }
 
@@ -114,7 +175,7 @@ pub fn native_check_and_claim<'env>(
     env: &'env Env,
     request: NativeClaimRequest,
 ) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
-    let deadline = CancelToken::for_call(None, Some(request.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(request.timeout_ms)));
     on_own_thread(env, move || {
         let verdict = prepare_claim(request, deadline).map_or_else(
             |err| Exclusivity::unproven(&err),
@@ -162,7 +223,7 @@ pub fn native_held_exclusively<'env>(
     env: &'env Env,
     target: NativeClaimTarget,
 ) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
-    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {
         let verdict = prepare_target(&target, deadline).map_or_else(
             |err| Exclusivity::unproven(&err),
@@ -185,7 +246,7 @@ pub fn native_used_by_another<'env>(
     env: &'env Env,
     target: NativeClaimTarget,
 ) -> napi::Result<PromiseRaw<'env, bool>> {
-    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {
         let Ok((home, deadline)) = prepare_target(&target, deadline) else {
             return Ok(true);
@@ -207,24 +268,24 @@ pub fn native_used_by_another<'env>(
     })
 }
 
-/// Remove `uid`'s claim on the folder; resolves with whether there was one.
-/// A claim another OS user made is refused with `EPERM` unless `anyUser`.
+/// Remove `uid`'s claim on the folder (named by its path, or by its zone as
+/// `natives claims list` shows it); resolves with whether there was one. A
+/// claim another OS user made is refused with `EPERM` unless `anyUser`.
 #[napi(js_name = "nativeReleaseClaim", ts_return_type = "Promise<boolean>")]
 pub fn native_release_claim<'env>(
     env: &'env Env,
     target: NativeClaimTarget,
     any_user: Option<bool>,
 ) -> napi::Result<PromiseRaw<'env, bool>> {
-    let releaser = if any_user.unwrap_or(false) {
-        Releaser::Operator
-    } else {
-        Releaser::ClaimOwner
+    let releaser = match any_user {
+        Some(true) => Releaser::Operator,
+        Some(false) => Releaser::ClaimOwner,
+        None => Releaser::default(),
     };
-    let deadline = CancelToken::for_call(None, Some(target.timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {
         let (home, deadline) = prepare_target(&target, deadline)?;
-        let dir = Path::new(&target.memory_dir);
-        claims::release(&home, dir, &target.uid, &deadline, releaser)
+        claims::release_named(&home, &target.memory_dir, &target.uid, &deadline, releaser)
     })
 }
 
@@ -246,7 +307,7 @@ pub fn native_prune_stale_claims<'env>(
     home: Option<String>,
     timeout_ms: f64,
 ) -> napi::Result<PromiseRaw<'env, u32>> {
-    let deadline = CancelToken::for_call(None, Some(timeout_ms));
+    let deadline = guarded(|| CancelToken::for_call(None, Some(timeout_ms)));
     on_own_thread(env, move || {
         let deadline = deadline?;
         let home = paths::home(home.as_deref().map(Path::new))?;
@@ -278,13 +339,13 @@ pub fn native_claims_of(
 /// resolved, the rest kept as given.
 #[napi(js_name = "dirId")]
 pub fn dir_id(env: Env, path: String) -> napi::Result<String> {
-    inline(&env, || paths::dir_id(Path::new(&path)).map(lossy))
+    on_js_thread(&env, || paths::dir_id(Path::new(&path)).map(lossy))
 }
 
 /// The directory the CLI keys `cwd`'s memory by (the repository root).
 #[napi(js_name = "memoryProjectRoot")]
 pub fn memory_project_root(env: Env, cwd: String, timeout_ms: Option<f64>) -> napi::Result<String> {
-    inline(&env, || {
+    on_js_thread(&env, || {
         let deadline = CancelToken::for_call(None, timeout_ms)?;
         claude_layout::memory_project_root(Path::new(&cwd), &deadline).map(lossy)
     })
@@ -293,7 +354,7 @@ pub fn memory_project_root(env: Env, cwd: String, timeout_ms: Option<f64>) -> na
 /// Whether the repository rooted at `root` has linked worktrees.
 #[napi(js_name = "hasLinkedWorktrees")]
 pub fn has_linked_worktrees(env: Env, root: String, timeout_ms: Option<f64>) -> napi::Result<bool> {
-    inline(&env, || {
+    on_js_thread(&env, || {
         let deadline = CancelToken::for_call(None, timeout_ms)?;
         claude_layout::has_linked_worktrees(Path::new(&root), &deadline)
     })
@@ -301,8 +362,8 @@ pub fn has_linked_worktrees(env: Env, root: String, timeout_ms: Option<f64>) -> 
 
 /// The CLI's folder name for a path.
 #[napi(js_name = "claudeFolderName")]
-pub fn claude_folder_name(path: String) -> String {
-    claude_layout::folder_name(&path)
+pub fn claude_folder_name(env: Env, path: String) -> napi::Result<String> {
+    on_js_thread(&env, || Ok(claude_layout::folder_name(&path)))
 }
 
 /// The memory folder the CLI with configuration directory `configDir` uses
@@ -314,7 +375,7 @@ pub fn claude_memory_dir(
     cwd: String,
     timeout_ms: Option<f64>,
 ) -> napi::Result<String> {
-    inline(&env, || {
+    on_js_thread(&env, || {
         let deadline = CancelToken::for_call(None, timeout_ms)?;
         claude_layout::memory_dir(Path::new(&config_dir), Path::new(&cwd), &deadline).map(lossy)
     })
@@ -322,15 +383,16 @@ pub fn claude_memory_dir(
 
 /// The settings files that may redirect memory: user, local and policy.
 #[napi(js_name = "memorySettingsFiles")]
-pub fn memory_settings_files(config_dir: String, project_dir: String) -> Vec<String> {
-    redirect::documented_settings_files(Path::new(&config_dir), Path::new(&project_dir))
-        .into_iter()
-        .map(lossy)
-        .collect()
-}
-
-fn inline<T>(env: &Env, work: impl FnOnce() -> Result<T, Error>) -> napi::Result<T> {
-    guarded(work).map_err(|err| to_js(env, &err))
+pub fn memory_settings_files(
+    env: Env,
+    config_dir: String,
+    project_dir: String,
+) -> napi::Result<Vec<String>> {
+    on_js_thread(&env, || {
+        let files =
+            redirect::documented_settings_files(Path::new(&config_dir), Path::new(&project_dir));
+        Ok(files.into_iter().map(lossy).collect())
+    })
 }
 
 fn lossy(path: PathBuf) -> String {
@@ -354,7 +416,7 @@ fn to_js_verdict(verdict: Exclusivity) -> NativeVerdict {
         },
         Exclusivity::Shared { reason, detail } => NativeVerdict {
             exclusive: false,
-            reason: Some(reason.name().to_owned()),
+            reason: Some(reason.into()),
             detail: Some(detail),
         },
     }

@@ -10,15 +10,17 @@ use std::path::{Path, PathBuf};
 use napi::bindgen_prelude::{AsyncTask, Buffer};
 use napi_derive::napi;
 use natives_core::Error;
-use natives_files::{Applied, Change, Contents, Expect, Limit, Scope, Stamp};
+use natives_files::{Applied, ApplyOptions, Change, Contents, Expect, ReadOptions, Scope, Stamp};
 
 use crate::{
-    options::count,
+    errors::guarded,
+    options::{count, given},
     task::{Work, task},
 };
 
 /// Options of the native `readFile`; the TypeScript `readFile` documents them.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeReadFileOptions {
     /// Directory relative paths resolve against.
     pub cwd: String,
@@ -55,16 +57,22 @@ pub fn native_read_file(
     options: NativeReadFileOptions,
 ) -> AsyncTask<Work<NativeFileContents>> {
     task(move || {
-        let scope = scope(&options.cwd, options.confine)?;
-        let max = count("maxBytes", options.max_bytes)?.map(|n| n as u64);
-        let limit = match (options.head.unwrap_or(false), max) {
-            (true, Some(max)) => Limit::Head(max),
-            (true, None) => return Err(Error::invalid("head needs maxBytes")),
-            (false, Some(max)) => Limit::Whole(max),
-            (false, None) => Limit::default(),
-        };
-        natives_files::read_file(&scope, Path::new(&path), limit).map(to_js_contents)
+        let read = read_options(&options)?;
+        let scope = Scope::new(Path::new(&options.cwd), read.confine)?;
+        natives_files::read_file(&scope, Path::new(&path), read.limit()?).map(to_js_contents)
     })
+}
+
+fn read_options(options: &NativeReadFileOptions) -> Result<ReadOptions, Error> {
+    let mut converted = ReadOptions::default();
+    given(&mut converted.confine, options.confine);
+    let max_bytes = count("maxBytes", options.max_bytes)?;
+    given(
+        &mut converted.max_bytes,
+        max_bytes.map(|bytes| Some(bytes as u64)),
+    );
+    given(&mut converted.head, options.head);
+    Ok(converted)
 }
 
 fn to_js_contents(contents: Contents) -> NativeFileContents {
@@ -77,12 +85,22 @@ fn to_js_contents(contents: Contents) -> NativeFileContents {
     }
 }
 
+/// What a change does.
+#[napi(string_enum = "lowercase")]
+pub enum FileChangeOp {
+    /// Create or replace a file.
+    Write,
+    /// Delete an entry.
+    Delete,
+    /// Rename an entry to a path that does not exist.
+    Rename,
+}
+
 /// One change in a batch.
 #[napi(object)]
 pub struct NativeFileChange {
-    /// `write` (create or replace a file), `delete` (an entry), `rename` (to a path that does not exist).
-    #[napi(ts_type = "'write' | 'delete' | 'rename'")]
-    pub op: String,
+    /// What the change does.
+    pub op: FileChangeOp,
     /// The file written or deleted; a rename's source.
     pub path: String,
     /// A rename's destination.
@@ -123,13 +141,20 @@ pub struct NativeAppliedChanges {
 )]
 pub fn native_apply_file_changes(
     cwd: String,
-    confine: bool,
+    confine: Option<bool>,
     changes: Vec<NativeFileChange>,
 ) -> AsyncTask<Work<NativeAppliedChanges>> {
     // Buffers are copied here, on the JS thread, before the work leaves it.
-    let converted: Result<Vec<Change>, Error> = changes.into_iter().map(to_change).collect();
+    let converted = guarded(|| {
+        changes
+            .into_iter()
+            .map(to_change)
+            .collect::<Result<Vec<_>, _>>()
+    });
     task(move || {
-        let scope = scope(&cwd, Some(confine))?;
+        let mut options = ApplyOptions::default();
+        given(&mut options.confine, confine);
+        let scope = Scope::new(Path::new(&cwd), options.confine)?;
         natives_files::apply(&scope, &converted?).map(to_js_applied)
     })
 }
@@ -137,8 +162,8 @@ pub fn native_apply_file_changes(
 fn to_change(change: NativeFileChange) -> Result<Change, Error> {
     let expect = expectation(&change)?;
     let path = PathBuf::from(&change.path);
-    match change.op.as_str() {
-        "write" => Ok(Change::Write {
+    match change.op {
+        FileChangeOp::Write => Ok(Change::Write {
             path,
             data: change.data.map(|data| data.to_vec()).ok_or_else(|| {
                 Error::invalid(format!("write of {}: data is missing", change.path))
@@ -146,30 +171,26 @@ fn to_change(change: NativeFileChange) -> Result<Change, Error> {
             expect,
             executable: change.executable,
         }),
-        "delete" => Ok(Change::Delete { path, expect }),
-        "rename" => Ok(Change::Rename {
+        FileChangeOp::Delete => Ok(Change::Delete { path, expect }),
+        FileChangeOp::Rename => Ok(Change::Rename {
             from: path,
             to: change.to.map(PathBuf::from).ok_or_else(|| {
                 Error::invalid(format!("rename of {}: to is missing", change.path))
             })?,
             expect,
         }),
-        other => Err(Error::invalid(format!(
-            "{}: op must be write, delete or rename, got `{other}`",
-            change.path
-        ))),
     }
 }
 
 fn expectation(change: &NativeFileChange) -> Result<Expect, Error> {
-    match (&change.stamp, change.create.unwrap_or(false)) {
-        (Some(_), true) => Err(Error::invalid(format!(
+    match (&change.stamp, change.create) {
+        (Some(_), Some(true)) => Err(Error::invalid(format!(
             "{}: stamp and create contradict each other",
             change.path
         ))),
-        (Some(stamp), false) => Ok(Expect::Unchanged(Stamp::parse(stamp)?)),
-        (None, true) => Ok(Expect::Absent),
-        (None, false) => Ok(Expect::Any),
+        (Some(stamp), _) => Ok(Expect::Unchanged(Stamp::parse(stamp)?)),
+        (None, Some(true)) => Ok(Expect::Absent),
+        (None, _) => Ok(Expect::default()),
     }
 }
 
@@ -188,10 +209,13 @@ fn to_js_applied(applied: Applied) -> NativeAppliedChanges {
     }
 }
 
-fn scope(cwd: &str, confine: Option<bool>) -> Result<Scope, Error> {
-    if confine.unwrap_or(false) {
-        Scope::confined(Path::new(cwd))
-    } else {
-        Scope::unconfined(Path::new(cwd))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeReadFileOptions::default();
+        assert_eq!(read_options(&options).unwrap(), ReadOptions::default());
     }
 }

@@ -2,22 +2,24 @@
 
 use std::path::PathBuf;
 
-use napi::{Env, Task, bindgen_prelude::AsyncTask};
+use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use natives_scan::{
-    CancelToken as LibraryToken, Error, cache,
-    fuzzy::{DEFAULT_MAX_RESULTS, FuzzyMatch, FuzzyOptions, fuzzy_find},
+    Error, cache,
+    fuzzy::{FuzzyMatch, FuzzyOptions, Tier, fuzzy_find},
 };
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, take_prepared, to_js},
-    options::count,
+    options::{count, given},
+    scan::FileType,
+    task::{Work, cancellable_task},
 };
 
 /// Options for the native `fuzzyFind`; the TypeScript layer documents them
 /// and supplies `path`.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeFuzzyOptions {
     /// What to look for (`@` mention syntax allowed; words separated by spaces).
     pub query: String,
@@ -42,18 +44,44 @@ pub struct NativeFuzzyOptions {
 pub struct NativeFuzzyMatch {
     /// Relative, `/`-separated; directories end with `/`.
     pub path: String,
-    /// 1 file, 2 directory, 3 symlink, 4 other.
-    pub file_type: u32,
+    /// What the entry is.
+    pub file_type: FileType,
     /// Higher ranks first.
     pub score: f64,
-    /// Why it matched: `exactName`, `namePrefix`, `nameSubstring`,
-    /// `pathSubstring`, `nameScattered` or `scattered` (best first).
-    #[napi(
-        ts_type = "'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered'"
-    )]
-    pub tier: String,
+    /// Why it matched.
+    pub tier: FuzzyTier,
     /// Matched character positions in `path`, for highlighting.
     pub indices: Vec<u32>,
+}
+
+/// Why a path matched, best first.
+#[napi(string_enum = "camelCase")]
+pub enum FuzzyTier {
+    /// The name is the query.
+    ExactName,
+    /// The name starts with the query.
+    NamePrefix,
+    /// The name contains the query.
+    NameSubstring,
+    /// The path contains the query (not the name).
+    PathSubstring,
+    /// The query's letters appear in order within the name.
+    NameScattered,
+    /// The query's letters appear in order across the path.
+    Scattered,
+}
+
+impl From<Tier> for FuzzyTier {
+    fn from(tier: Tier) -> FuzzyTier {
+        match tier {
+            Tier::ExactName => FuzzyTier::ExactName,
+            Tier::NamePrefix => FuzzyTier::NamePrefix,
+            Tier::NameSubstring => FuzzyTier::NameSubstring,
+            Tier::PathSubstring => FuzzyTier::PathSubstring,
+            Tier::NameScattered => FuzzyTier::NameScattered,
+            Tier::Scattered => FuzzyTier::Scattered,
+        }
+    }
 }
 
 /// What the native `fuzzyFind` resolves with.
@@ -65,42 +93,12 @@ pub struct NativeFuzzyResult {
     pub total_matches: f64,
 }
 
-/// The `fuzzyFind` work item: checked options and the call's token, or why not.
-pub struct FuzzyTask {
-    prepared: Option<Result<(FuzzyOptions, LibraryToken), Error>>,
-}
-
-#[napi]
-impl Task for FuzzyTask {
-    type Output = Result<NativeFuzzyResult, Error>;
-    type JsValue = NativeFuzzyResult;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(guarded(|| self.run()))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeFuzzyResult> {
-        output.map_err(|err| to_js(&env, &err))
-    }
-}
-
-impl FuzzyTask {
-    fn run(&mut self) -> Result<NativeFuzzyResult, Error> {
-        let (options, token) = take_prepared(&mut self.prepared)?;
-        let outcome = fuzzy_find(&options, cache::global(), &token, &mut |_| {})?;
-        Ok(NativeFuzzyResult {
-            matches: outcome.matches.into_iter().map(to_js_match).collect(),
-            total_matches: outcome.total_matches as f64,
-        })
-    }
-}
-
 fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
     NativeFuzzyMatch {
         path: found.path,
-        file_type: u32::from(found.file_type.as_u8()),
+        file_type: found.file_type.into(),
         score: f64::from(found.score),
-        tier: found.tier.name().to_string(),
+        tier: found.tier.into(),
         indices: found.indices,
     }
 }
@@ -109,25 +107,58 @@ fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
 /// then name prefix, name substring, path substring, scattered letters; ties
 /// to the shallower path. Rejects with an `Error` whose `code` is `ENOENT`,
 /// `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
-#[napi(js_name = "nativeFuzzyFind")]
+#[napi(
+    js_name = "nativeFuzzyFind",
+    ts_return_type = "Promise<NativeFuzzyResult>"
+)]
 pub fn native_fuzzy_find(
     options: NativeFuzzyOptions,
     token: Option<&CancelToken>,
-) -> AsyncTask<FuzzyTask> {
-    let prepared = CancelToken::for_call(token, options.timeout_ms)
-        .and_then(|token| Ok((convert_options(options)?, token)));
-    AsyncTask::new(FuzzyTask {
-        prepared: Some(prepared),
-    })
+) -> AsyncTask<Work<NativeFuzzyResult>> {
+    cancellable_task(
+        token,
+        options.timeout_ms,
+        || convert_options(options),
+        |options, token| {
+            let outcome = fuzzy_find(&options, cache::global(), &token, &mut |_| {})?;
+            Ok(NativeFuzzyResult {
+                matches: outcome.matches.into_iter().map(to_js_match).collect(),
+                total_matches: outcome.total_matches as f64,
+            })
+        },
+    )
 }
 
 fn convert_options(options: NativeFuzzyOptions) -> Result<FuzzyOptions, Error> {
     let mut converted = FuzzyOptions::new(options.query, PathBuf::from(options.path));
-    converted.include_hidden = options.hidden.unwrap_or(false);
-    converted.use_gitignore = options.gitignore.unwrap_or(true);
-    converted.include_node_modules = options.include_node_modules;
-    converted.max_results =
-        count("maxResults", options.max_results)?.unwrap_or(DEFAULT_MAX_RESULTS);
-    converted.cache = options.cache.unwrap_or(false);
+    given(&mut converted.include_hidden, options.hidden);
+    given(&mut converted.use_gitignore, options.gitignore);
+    given(
+        &mut converted.include_node_modules,
+        options.include_node_modules.map(Some),
+    );
+    given(
+        &mut converted.max_results,
+        count("maxResults", options.max_results)?,
+    );
+    given(&mut converted.cache, options.cache);
     Ok(converted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeFuzzyOptions {
+            query: "main".into(),
+            path: "src".into(),
+            ..NativeFuzzyOptions::default()
+        };
+        assert_eq!(
+            convert_options(options).unwrap(),
+            FuzzyOptions::new("main", "src")
+        );
+    }
 }

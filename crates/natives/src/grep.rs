@@ -8,26 +8,31 @@
 use std::path::PathBuf;
 
 use napi::{
-    Env, Status, Task,
+    Env, Status,
     bindgen_prelude::{AsyncTask, Buffer, Either},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
 use natives_scan::{
     CancelToken as LibraryToken, Error, cache,
-    grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome},
+    grep::{
+        GrepMatch, GrepMode as LibraryMode, GrepOptions, GrepOutcome,
+        HasMatchOptions as LibraryMatchOptions,
+    },
 };
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, take_prepared, to_js},
-    options::count,
-    stream::{ItemBatch, stream},
+    errors::on_js_thread,
+    options::{count, given},
+    stream::{BatchCallback, ItemBatch, stream},
+    task::{Work, cancellable_task},
 };
 
 /// Options for the native `grep` and `search`; the TypeScript layer
 /// documents them and supplies `path`.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeGrepOptions {
     /// Regular expression (or literal text with `literal`).
     pub pattern: String,
@@ -46,6 +51,12 @@ pub struct NativeGrepOptions {
     pub literal: Option<bool>,
     /// Matches may span lines (default false).
     pub multiline: Option<bool>,
+    /// Only matches surrounded by word boundaries, as `rg -w` (default false).
+    pub word_regexp: Option<bool>,
+    /// Report the lines that do not match, as `rg -v` (default false).
+    pub invert_match: Option<bool>,
+    /// One result per match, its text alone, as `rg -o` (default false).
+    pub only_matching: Option<bool>,
     /// Search dot-files (default true).
     pub hidden: Option<bool>,
     /// Honour .gitignore/.ignore (default true).
@@ -64,8 +75,8 @@ pub struct NativeGrepOptions {
     pub offset: Option<f64>,
     /// Cut lines at this many characters and mark them truncated.
     pub max_columns: Option<f64>,
-    /// `content` (default), `count` or `filesWithMatches`.
-    pub mode: Option<String>,
+    /// What each result is (default `content`).
+    pub mode: Option<GrepMode>,
     /// Use the shared scan cache (default false).
     pub cache: Option<bool>,
     /// Skip (and count) files larger than this many bytes (default: none).
@@ -75,6 +86,27 @@ pub struct NativeGrepOptions {
     pub retain_matches: Option<bool>,
     /// Fail with `ETIMEDOUT` after this many milliseconds.
     pub timeout_ms: Option<f64>,
+}
+
+/// What each grep result is.
+#[napi(string_enum = "camelCase")]
+pub enum GrepMode {
+    /// A result per matching line, with its text and context.
+    Content,
+    /// A result per file with matches, with its count of matching lines.
+    Count,
+    /// A result per file with matches: its path alone.
+    FilesWithMatches,
+}
+
+impl From<GrepMode> for LibraryMode {
+    fn from(mode: GrepMode) -> LibraryMode {
+        match mode {
+            GrepMode::Content => LibraryMode::Content,
+            GrepMode::Count => LibraryMode::Count,
+            GrepMode::FilesWithMatches => LibraryMode::FilesWithMatches,
+        }
+    }
 }
 
 /// A context line.
@@ -125,6 +157,8 @@ pub struct NativeGrepResult {
     pub files_unreadable: f64,
     /// `true` when `maxCount` cut results off.
     pub limit_reached: bool,
+    /// `path` named one file (results carry its name) rather than a directory.
+    pub path_is_file: bool,
     /// How many batches were streamed through `onBatch`.
     pub batches: u32,
 }
@@ -166,56 +200,8 @@ fn to_js_result(
         files_skipped_too_large: outcome.files_skipped_too_large as f64,
         files_unreadable: outcome.files_unreadable as f64,
         limit_reached: outcome.limit_reached,
+        path_is_file: outcome.path_is_file,
         batches,
-    }
-}
-
-/// The `grep` work item: checked options and the call's token, or why not.
-pub struct GrepTask {
-    prepared: Option<Result<(GrepOptions, LibraryToken), Error>>,
-    on_batch:
-        Option<ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>>,
-}
-
-#[napi]
-impl Task for GrepTask {
-    type Output = Result<NativeGrepResult, Error>;
-    type JsValue = NativeGrepResult;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(guarded(|| self.run()))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeGrepResult> {
-        output.map_err(|err| to_js(&env, &err))
-    }
-}
-
-impl GrepTask {
-    fn run(&mut self) -> Result<NativeGrepResult, Error> {
-        let (mut options, token) = take_prepared(&mut self.prepared)?;
-        // Streamed results reach JS through the callback; holding them here too would double the memory.
-        options.retain_matches &= self.on_batch.is_none();
-        let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
-            natives_scan::grep::grep(&options, cache::global(), &token, on_match)
-        };
-        Ok(match &self.on_batch {
-            Some(callback) => {
-                let (outcome, batches) =
-                    stream::<ItemBatch<NativeGrepMatch>, _>(callback, |streamer| {
-                        grep(&mut |found| streamer.push(to_js_match(found)))
-                    });
-                to_js_result(&outcome?, Vec::new(), batches)
-            }
-            None => {
-                let outcome = grep(&mut |_| {})?;
-                to_js_result(
-                    &outcome,
-                    outcome.matches.iter().map(to_js_match).collect(),
-                    0,
-                )
-            }
-        })
     }
 }
 
@@ -225,19 +211,50 @@ impl GrepTask {
 /// is then empty). Rejects with an `Error` whose `code` is `ENOENT`,
 /// `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
 /// or `ETIMEDOUT`.
-#[napi(js_name = "nativeGrep")]
+#[napi(js_name = "nativeGrep", ts_return_type = "Promise<NativeGrepResult>")]
 pub fn native_grep(
     options: NativeGrepOptions,
     token: Option<&CancelToken>,
     on_batch: Option<
         ThreadsafeFunction<Vec<NativeGrepMatch>, (), Vec<NativeGrepMatch>, Status, false>,
     >,
-) -> AsyncTask<GrepTask> {
-    let prepared = CancelToken::for_call(token, options.timeout_ms)
-        .and_then(|token| Ok((convert_options(options)?, token)));
-    AsyncTask::new(GrepTask {
-        prepared: Some(prepared),
-        on_batch,
+) -> AsyncTask<Work<NativeGrepResult>> {
+    cancellable_task(
+        token,
+        options.timeout_ms,
+        || convert_options(options),
+        move |options, token| run_grep(options, &token, on_batch.as_ref()),
+    )
+}
+
+/// The search itself, off the JS thread: results into the answer, or
+/// streamed to `on_batch`.
+fn run_grep(
+    mut options: GrepOptions,
+    token: &LibraryToken,
+    on_batch: Option<&BatchCallback<Vec<NativeGrepMatch>>>,
+) -> Result<NativeGrepResult, Error> {
+    // Streamed results reach JS through the callback; holding them here too would double the memory.
+    options.retain_matches &= on_batch.is_none();
+    let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
+        natives_scan::grep::grep(&options, cache::global(), token, on_match)
+    };
+    Ok(match on_batch {
+        Some(callback) => {
+            let (outcome, batches) =
+                stream::<ItemBatch<NativeGrepMatch>, _>(callback, |streamer| {
+                    grep(&mut |found| streamer.push(to_js_match(found)))
+                });
+            to_js_result(&outcome?, Vec::new(), batches)
+        }
+        None => {
+            let outcome = grep(&mut |_| {})?;
+            to_js_result(
+                &outcome,
+                outcome.matches.iter().map(to_js_match).collect(),
+                0,
+            )
+        }
     })
 }
 
@@ -253,7 +270,7 @@ pub fn native_search(
         Either::A(text) => text.as_bytes(),
         Either::B(buffer) => buffer,
     };
-    guarded(|| {
+    on_js_thread(&env, || {
         let options = convert_options(options)?;
         let outcome = natives_scan::grep::search(bytes, &options, &LibraryToken::new())?;
         Ok(to_js_result(
@@ -262,7 +279,6 @@ pub fn native_search(
             0,
         ))
     })
-    .map_err(|err| to_js(&env, &err))
 }
 
 /// Options of `hasMatch`.
@@ -287,45 +303,88 @@ pub fn native_has_match(
         Either::A(text) => text.as_bytes(),
         Either::B(buffer) => buffer,
     };
-    let (ignore_case, multiline) = options.map_or((false, false), |o| {
-        (o.ignore_case.unwrap_or(false), o.multiline.unwrap_or(false))
-    });
-    guarded(|| natives_scan::grep::has_match(bytes, &pattern, ignore_case, multiline))
-        .map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || {
+        let mut converted = LibraryMatchOptions::default();
+        if let Some(options) = options {
+            given(&mut converted.ignore_case, options.ignore_case);
+            given(&mut converted.multiline, options.multiline);
+        }
+        natives_scan::grep::has_match(bytes, &pattern, converted)
+    })
 }
 
 fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     let path = PathBuf::from(options.path.unwrap_or_default());
     let mut converted = GrepOptions::new(options.pattern, path);
-    converted.glob = options.glob;
-    converted.file_type = options.file_type;
-    converted.ignore_case = options.ignore_case.unwrap_or(false);
-    converted.smart_case = options.smart_case.unwrap_or(false);
-    converted.literal = options.literal.unwrap_or(false);
-    converted.multiline = options.multiline.unwrap_or(false);
-    converted.include_hidden = options.hidden.unwrap_or(true);
-    converted.use_gitignore = options.gitignore.unwrap_or(true);
-    converted.include_node_modules = options.include_node_modules;
-    let context = count("context", options.context)?.unwrap_or(0);
-    converted.context_before = count("contextBefore", options.context_before)?.unwrap_or(context);
-    converted.context_after = count("contextAfter", options.context_after)?.unwrap_or(context);
-    converted.max_count = count("maxCount", options.max_count)?;
-    converted.offset = count("offset", options.offset)?.unwrap_or(0);
-    converted.max_columns = count("maxColumns", options.max_columns)?;
-    converted.mode = mode(options.mode.as_deref())?;
-    converted.cache = options.cache.unwrap_or(false);
-    converted.max_file_size = count("maxFileSize", options.max_file_size)?.map(|n| n as u64);
-    converted.retain_matches = options.retain_matches.unwrap_or(true);
+    let limits = [
+        options.max_count,
+        options.max_columns,
+        options.max_file_size,
+    ];
+    limit_results(&mut converted, limits)?;
+    given(&mut converted.glob, options.glob.map(Some));
+    given(&mut converted.file_type, options.file_type.map(Some));
+    given(&mut converted.ignore_case, options.ignore_case);
+    given(&mut converted.smart_case, options.smart_case);
+    given(&mut converted.literal, options.literal);
+    given(&mut converted.multiline, options.multiline);
+    given(&mut converted.include_hidden, options.hidden);
+    given(&mut converted.use_gitignore, options.gitignore);
+    given(
+        &mut converted.include_node_modules,
+        options.include_node_modules.map(Some),
+    );
+    if let Some(lines) = count("context", options.context)? {
+        converted.context(lines);
+    }
+    given(
+        &mut converted.context_before,
+        count("contextBefore", options.context_before)?,
+    );
+    given(
+        &mut converted.context_after,
+        count("contextAfter", options.context_after)?,
+    );
+    given(&mut converted.offset, count("offset", options.offset)?);
+    given(&mut converted.mode, options.mode.map(LibraryMode::from));
+    given(&mut converted.word_regexp, options.word_regexp);
+    given(&mut converted.invert_match, options.invert_match);
+    given(&mut converted.only_matching, options.only_matching);
+    given(&mut converted.cache, options.cache);
+    given(&mut converted.retain_matches, options.retain_matches);
     Ok(converted)
 }
 
-fn mode(text: Option<&str>) -> Result<GrepMode, Error> {
-    match text {
-        None | Some("content") => Ok(GrepMode::Content),
-        Some("count") => Ok(GrepMode::Count),
-        Some("filesWithMatches") => Ok(GrepMode::FilesWithMatches),
-        Some(other) => Err(Error::invalid(format!(
-            "mode `{other}` is not one of content, count, filesWithMatches"
-        ))),
+/// The limits on what a search returns and reads: `maxCount`, `maxColumns`
+/// and `maxFileSize`, in that order.
+fn limit_results(converted: &mut GrepOptions, limits: [Option<f64>; 3]) -> Result<(), Error> {
+    let [max_count, max_columns, max_file_size] = limits;
+    let max_count = count("maxCount", max_count)?;
+    given(&mut converted.max_count, max_count.map(Some));
+    let max_columns = count("maxColumns", max_columns)?;
+    given(&mut converted.max_columns, max_columns.map(Some));
+    let max_file_size = count("maxFileSize", max_file_size)?;
+    given(
+        &mut converted.max_file_size,
+        max_file_size.map(|bytes| Some(bytes as u64)),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeGrepOptions {
+            pattern: "needle".into(),
+            path: Some("src".into()),
+            ..NativeGrepOptions::default()
+        };
+        assert_eq!(
+            convert_options(options).unwrap(),
+            GrepOptions::new("needle", "src")
+        );
     }
 }

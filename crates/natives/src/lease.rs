@@ -16,46 +16,61 @@ use std::{
 
 use napi::{
     Env,
-    bindgen_prelude::{AsyncTask, PromiseRaw},
+    bindgen_prelude::{AsyncTask, Either, Null, PromiseRaw},
 };
 use napi_derive::napi;
 use natives_core::Error;
 use natives_ownership::{
     AcquireOutcome, EntryStatus, Guard, Leases, Owner, Status,
-    fresh::{self, Freshness, Identity, Target},
+    fresh::{self, Freshness, Identity, Refresh, Target},
     lease::{self, LeaseRecord, PruneReport, Released},
     paths, pid_alive,
 };
 
 use crate::{
     cancel::CancelToken,
-    errors::to_js,
+    errors::{guarded, on_js_thread},
     task::{Work, on_own_thread, task},
 };
 
 /// Who wants the lease: the job it belongs to, and the source it builds.
 #[napi(object)]
 pub struct NativeLeaseOwner {
+    /// The run (a job of the orchestrator) the borrower belongs to.
     pub run: String,
+    /// The node (task) within the run.
     pub node: String,
+    /// The seat (role) within the node.
     pub seat: String,
+    /// The worktree the build's source comes from, if any.
     pub worktree: Option<String>,
+    /// The commit the build's source is at, if known.
     pub head: Option<String>,
 }
 
 /// An owner as recorded: the job, and the process that holds the lease.
 #[napi(object)]
 pub struct NativeOwnerRecord {
+    /// The run (a job of the orchestrator) the holder belongs to.
     pub run: String,
+    /// The node (task) within the run.
     pub node: String,
+    /// The seat (role) within the node.
     pub seat: String,
+    /// The holder's process id.
     pub pid: u32,
+    /// The worktree the build's source comes from, if any.
     pub worktree: Option<String>,
+    /// The commit the build's source is at, if known.
     pub head: Option<String>,
+    /// The holder's host name.
     pub host: String,
+    /// The boot the holder started in, when known.
     pub boot_id: Option<String>,
-    /// Clock ticks since boot.
+    /// The holder's start time in clock ticks since boot (with `pid` and
+    /// `bootId`, immune to pid reuse).
     pub start_time: Option<f64>,
+    /// Names this acquisition; release deletes only a record carrying it.
     pub nonce: String,
 }
 
@@ -64,15 +79,18 @@ pub struct NativeOwnerRecord {
 pub struct NativeLeaseRecord {
     /// The cache directory's canonical path.
     pub dir: String,
+    /// Who holds (or held) the lease.
     pub owner: NativeOwnerRecord,
-    /// Milliseconds since the Unix epoch.
+    /// When it was acquired, in milliseconds since the Unix epoch.
     pub acquired_at_ms: f64,
 }
 
 /// The source a build comes from.
 #[napi(object)]
 pub struct NativeIdentity {
+    /// The worktree the build runs in (compared by canonical path).
     pub worktree: String,
+    /// The commit checked out there.
     pub head: String,
 }
 
@@ -88,11 +106,13 @@ pub struct NativeFreshness {
 /// Options of the native acquisition.
 #[napi(object)]
 pub struct NativeAcquireOptions {
+    /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
-    /// How long to wait for a busy lease; 0: one attempt.
-    pub budget_ms: f64,
-    /// Refresh the cache for this source once held.
-    pub identity: Option<NativeIdentity>,
+    /// How long to wait for a busy lease; absent or 0: one attempt.
+    pub budget_ms: Option<f64>,
+    /// Refresh the cache for this source once held; `null`: no refresh;
+    /// absent: the owner's worktree at its head, when the owner names both.
+    pub identity: Option<Either<NativeIdentity, Null>>,
     /// Where cargo finds the workspace (default: the identity's worktree).
     pub manifest_paths: Option<Vec<String>>,
 }
@@ -110,40 +130,55 @@ pub struct BuildCacheLease {
 impl BuildCacheLease {
     /// This lease's record.
     #[napi(getter)]
-    pub fn record(&self) -> NativeLeaseRecord {
-        to_js_record(&self.record)
+    pub fn record(&self, env: Env) -> napi::Result<NativeLeaseRecord> {
+        on_js_thread(&env, || Ok(to_js_record(&self.record)))
     }
 
     /// The dead owner's record this acquisition replaced, if any.
     #[napi(getter)]
-    pub fn reclaimed(&self) -> Option<NativeLeaseRecord> {
-        self.reclaimed.as_ref().map(to_js_record)
+    pub fn reclaimed(&self, env: Env) -> napi::Result<Option<NativeLeaseRecord>> {
+        on_js_thread(&env, || Ok(self.reclaimed.as_ref().map(to_js_record)))
     }
 
     /// What the refresh did, when acquired with an identity.
     #[napi(getter)]
-    pub fn freshness(&self) -> Option<NativeFreshness> {
-        self.freshness.as_ref().map(to_js_freshness)
+    pub fn freshness(&self, env: Env) -> napi::Result<Option<NativeFreshness>> {
+        on_js_thread(&env, || Ok(self.freshness.as_ref().map(to_js_freshness)))
     }
 
     /// Whether it is still held by this object.
     #[napi(getter)]
-    pub fn held(&self) -> bool {
-        self.guard.lock().is_ok_and(|guard| guard.is_some())
+    pub fn held(&self, env: Env) -> napi::Result<bool> {
+        on_js_thread(&env, || {
+            Ok(self.guard.lock().is_ok_and(|guard| guard.is_some()))
+        })
     }
 
     /// Release the lease (deleting only a record that is still its own).
     /// `false` if it was already released.
     #[napi]
     pub fn release(&self, env: Env) -> napi::Result<bool> {
-        let taken = self.guard.lock().ok().and_then(|mut guard| guard.take());
-        match taken {
-            Some(guard) => guard
-                .release()
-                .map(|()| true)
-                .map_err(|err| to_js(&env, &err)),
-            None => Ok(false),
-        }
+        on_js_thread(&env, || {
+            let taken = self.guard.lock().ok().and_then(|mut guard| guard.take());
+            match taken {
+                Some(guard) => guard.release().map(|()| true),
+                None => Ok(false),
+            }
+        })
+    }
+}
+
+/// A lease collected while still held is released by its guard's drop,
+/// which runs inside the engine's collector: a fault there must not unwind
+/// into it.
+impl Drop for BuildCacheLease {
+    fn drop(&mut self) {
+        let held = self.guard.get_mut().ok().and_then(Option::take);
+        // Nobody is left to hear of a failed release; the lock goes with the process anyway.
+        let _ = guarded(|| {
+            drop(held);
+            Ok(())
+        });
     }
 }
 
@@ -162,21 +197,22 @@ pub fn native_acquire_build_cache<'env>(
     options: NativeAcquireOptions,
     token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'env, BuildCacheLease>> {
-    let cancel = CancelToken::for_call(token, None);
-    let wait = CancelToken::with_deadline(token, "budgetMs", Some(options.budget_ms));
+    let tokens = guarded(|| {
+        let cancel = CancelToken::for_call(token, None)?;
+        let budget = crate::options::milliseconds("budgetMs", options.budget_ms)?;
+        let wait = Leases::budget_wait(&cancel, budget);
+        Ok((cancel, wait))
+    });
     on_own_thread(env, move || {
-        let (cancel, wait) = (cancel?, wait?);
+        let (cancel, wait) = tokens?;
         let leases = open(options.home.as_deref())?;
-        let identity = options.identity.map(to_identity);
         let target = to_target(options.manifest_paths);
-        // A budget of 0 makes one attempt: busy is EBUSY, not a wait that times out.
-        let wait = (options.budget_ms != 0.0).then_some(&wait);
         let (guard, freshness) = leases.acquire_for_build(
             Path::new(&dir),
             &to_owner(owner),
-            identity.as_ref(),
+            to_refresh(options.identity),
             &target,
-            wait,
+            wait.as_ref(),
             &cancel,
         )?;
         Ok(BuildCacheLease {
@@ -216,10 +252,23 @@ pub fn native_acquire_cleanup_lease(
 }
 
 /// Where a lease stands.
+#[napi(string_enum = "lowercase")]
+pub enum LeaseStatus {
+    /// Nobody holds it.
+    Free,
+    /// A live owner holds it.
+    Active,
+    /// Its owner died without releasing it: the next acquirer reclaims it.
+    Stale,
+    /// Its record cannot be read: never reclaimed automatically.
+    Unknown,
+}
+
+/// Where a lease stands, and what its record says.
 #[napi(object)]
 pub struct NativeCacheStatus {
-    #[napi(ts_type = "'free' | 'active' | 'stale' | 'unknown'")]
-    pub status: String,
+    /// Where the lease stands.
+    pub status: LeaseStatus,
     /// The holder's (or dead owner's) record, when there is a readable one.
     pub record: Option<NativeLeaseRecord>,
     /// Why the record cannot be read (`unknown`).
@@ -235,29 +284,33 @@ pub fn native_inspect_build_cache(
     dir: String,
     home: Option<String>,
 ) -> napi::Result<NativeCacheStatus> {
-    let inspect = || {
-        let leases = open(home.as_deref())?;
-        let dir = Path::new(&dir);
-        let status = leases.classify(dir)?;
-        let in_use = status.in_use() || leases.outputs_in_use(dir)?;
-        Ok(to_js_status(status, in_use))
-    };
-    inspect().map_err(|err: Error| to_js(&env, &err))
+    on_js_thread(&env, || {
+        let inspection = open(home.as_deref())?.inspect(Path::new(&dir))?;
+        Ok(to_js_status(inspection.status, inspection.in_use))
+    })
 }
 
 /// One registered cache directory.
 #[napi(object)]
 pub struct NativeCacheEntry {
+    /// The cache directory; absent when neither its record nor the catalog
+    /// names it.
     pub dir: Option<String>,
+    /// The stable name of its records.
     pub slug: String,
-    #[napi(ts_type = "'free' | 'active' | 'stale' | 'unknown'")]
-    pub status: String,
+    /// Where its lease stands.
+    pub status: LeaseStatus,
+    /// Why its record cannot be read (`unknown`).
     pub reason: Option<String>,
     /// The current holder, or the last known one.
     pub owner: Option<NativeOwnerRecord>,
+    /// When the current or last holder acquired it (ms since the epoch).
     pub since_ms: Option<f64>,
+    /// When the last holder released it, if it was released.
     pub released_at_ms: Option<f64>,
+    /// Process cleanup (or maintenance) holds its output lease.
     pub outputs_held: bool,
+    /// The source last built into it, if recorded.
     pub identity: Option<NativeIdentity>,
 }
 
@@ -267,14 +320,13 @@ pub fn native_build_cache_inventory(
     env: Env,
     home: Option<String>,
 ) -> napi::Result<Vec<NativeCacheEntry>> {
-    let list = || {
+    on_js_thread(&env, || {
         Ok(open(home.as_deref())?
             .inventory()?
             .into_iter()
             .map(to_js_entry)
             .collect())
-    };
-    list().map_err(|err: Error| to_js(&env, &err))
+    })
 }
 
 /// Make `dir` fresh for a build from `identity` (call while holding its
@@ -293,7 +345,7 @@ pub fn native_ensure_fresh<'env>(
     home: Option<String>,
     token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'env, NativeFreshness>> {
-    let token = CancelToken::for_call(token, None);
+    let token = guarded(|| CancelToken::for_call(token, None));
     on_own_thread(env, move || {
         let token = token?;
         let home = paths::home(home.as_deref().map(Path::new))?;
@@ -307,8 +359,11 @@ pub fn native_ensure_fresh<'env>(
 /// What a prune did.
 #[napi(object)]
 pub struct NativePruneReport {
+    /// Bytes of build output before.
     pub bytes_before: f64,
+    /// Bytes of build output after.
     pub bytes_after: f64,
+    /// Files deleted.
     pub files_removed: f64,
 }
 
@@ -335,13 +390,27 @@ pub fn native_maintenance_prune(
     })
 }
 
-/// What a human's release did.
+/// What a human's release of a lease did.
+#[napi(string_enum = "kebab-case")]
+pub enum LeaseReleased {
+    /// Nobody held the lease.
+    Nothing,
+    /// A dead owner's record was removed.
+    DeadOwner,
+    /// An unreadable record was moved aside, kept whole.
+    MovedAside,
+}
+
+/// What a human's release did, and to which record.
 #[napi(object)]
 pub struct NativeReleased {
-    #[napi(ts_type = "'nothing' | 'dead-owner' | 'moved-aside'")]
-    pub released: String,
+    /// What the release did.
+    pub released: LeaseReleased,
+    /// The dead owner's record that was removed (`dead-owner`).
     pub record: Option<NativeLeaseRecord>,
+    /// Where the unreadable record was moved, kept whole (`moved-aside`).
     pub moved_to: Option<String>,
+    /// Why the record could not be read (`moved-aside`).
     pub reason: Option<String>,
 }
 
@@ -353,35 +422,47 @@ pub fn native_release_build_cache(
     dir: String,
     home: Option<String>,
 ) -> napi::Result<NativeReleased> {
-    let release = || {
+    on_js_thread(&env, || {
         Ok(to_js_released(
             open(home.as_deref())?.release_unowned(Path::new(&dir))?,
         ))
-    };
-    release().map_err(|err: Error| to_js(&env, &err))
+    })
 }
 
 /// Whether process `pid` (started at `startTime` clock ticks during boot
 /// `bootId`, when known) may be alive: `false` only when its death is certain.
 #[napi(js_name = "pidAlive")]
-pub fn pid_alive_js(pid: u32, start_time: Option<f64>, boot_id: Option<String>) -> bool {
-    pid_alive(pid, start_time.map(|t| t as u64), boot_id.as_deref())
+pub fn pid_alive_js(
+    env: Env,
+    pid: u32,
+    start_time: Option<f64>,
+    boot_id: Option<String>,
+) -> napi::Result<bool> {
+    on_js_thread(&env, || {
+        Ok(pid_alive(
+            pid,
+            start_time.map(|t| t as u64),
+            boot_id.as_deref(),
+        ))
+    })
 }
 
 /// The workspace's own package names in `cargo metadata --no-deps` JSON.
 #[napi(js_name = "nativeParseWorkspacePackageNames")]
 pub fn native_parse_workspace_package_names(env: Env, json: String) -> napi::Result<Vec<String>> {
-    fresh::parse_workspace_package_names(&json).map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || fresh::parse_workspace_package_names(&json))
 }
 
 /// Every `--manifest-path` the commands pass, in order of first appearance.
 #[napi(js_name = "nativeExtractManifestPaths")]
-pub fn native_extract_manifest_paths(commands: Vec<String>) -> Vec<String> {
-    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
-    fresh::extract_manifest_paths(&commands)
-        .into_iter()
-        .map(display)
-        .collect()
+pub fn native_extract_manifest_paths(env: Env, commands: Vec<String>) -> napi::Result<Vec<String>> {
+    on_js_thread(&env, || {
+        let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+        Ok(fresh::extract_manifest_paths(&commands)
+            .into_iter()
+            .map(display)
+            .collect())
+    })
 }
 
 /// `{CARGO_TARGET_DIR}` for a child whose sandbox may write `dir` (it lies
@@ -392,34 +473,33 @@ pub fn native_cargo_target_env(
     dir: String,
     writable_roots: Vec<String>,
 ) -> napi::Result<HashMap<String, String>> {
-    let roots: Vec<PathBuf> = writable_roots.into_iter().map(PathBuf::from).collect();
-    lease::cargo_target_env(Path::new(&dir), &roots)
-        .map(|vars| {
-            vars.into_iter()
-                .map(|(name, value)| (name, display(value)))
-                .collect()
-        })
-        .map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || {
+        let roots: Vec<PathBuf> = writable_roots.into_iter().map(PathBuf::from).collect();
+        let vars = lease::cargo_target_env(Path::new(&dir), &roots)?;
+        Ok(vars
+            .into_iter()
+            .map(|(name, value)| (name, display(value)))
+            .collect())
+    })
 }
 
 /// The hold a task gets while it waits on `dir`'s lease.
 #[napi(js_name = "nativeResourceHold")]
 pub fn native_resource_hold(env: Env, dir: String) -> napi::Result<String> {
-    lease::resource_hold(Path::new(&dir)).map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || lease::resource_hold(Path::new(&dir)))
 }
 
 /// The cache directory a resource hold waits on; `null` for another hold.
 #[napi(js_name = "nativeParseResourceHold")]
-pub fn native_parse_resource_hold(hold: String) -> Option<String> {
-    lease::parse_resource_hold(&hold).map(display)
+pub fn native_parse_resource_hold(env: Env, hold: String) -> napi::Result<Option<String>> {
+    on_js_thread(&env, || Ok(lease::parse_resource_hold(&hold).map(display)))
 }
 
 /// Whether a task held by `hold` can be released now: the lease it waits on
 /// is no longer in use. `EINVAL` for another kind of hold.
 #[napi(js_name = "nativeHoldReleasable")]
 pub fn native_hold_releasable(env: Env, hold: String, home: Option<String>) -> napi::Result<bool> {
-    let releasable = || open(home.as_deref())?.hold_releasable(&hold);
-    releasable().map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || open(home.as_deref())?.hold_releasable(&hold))
 }
 
 fn open(home: Option<&str>) -> Result<Leases, Error> {
@@ -433,6 +513,14 @@ fn to_owner(owner: NativeLeaseOwner) -> Owner {
     converted
 }
 
+fn to_refresh(identity: Option<Either<NativeIdentity, Null>>) -> Refresh {
+    match identity {
+        None => Refresh::OwnersSource,
+        Some(Either::B(Null)) => Refresh::Skip,
+        Some(Either::A(identity)) => Refresh::For(to_identity(identity)),
+    }
+}
+
 fn to_identity(identity: NativeIdentity) -> Identity {
     Identity {
         worktree: PathBuf::from(identity.worktree),
@@ -441,12 +529,8 @@ fn to_identity(identity: NativeIdentity) -> Identity {
 }
 
 fn to_target(manifest_paths: Option<Vec<String>>) -> Target {
-    match manifest_paths {
-        Some(paths) if !paths.is_empty() => {
-            Target::Manifests(paths.into_iter().map(PathBuf::from).collect())
-        }
-        _ => Target::Worktree,
-    }
+    let manifests = manifest_paths.unwrap_or_default();
+    Target::of_manifests(manifests.into_iter().map(PathBuf::from).collect())
 }
 
 fn display(path: PathBuf) -> String {
@@ -490,14 +574,14 @@ fn to_js_freshness(freshness: &Freshness) -> NativeFreshness {
 }
 
 fn to_js_status(status: Status, in_use: bool) -> NativeCacheStatus {
-    let (name, record, reason) = match status {
-        Status::Free => ("free", None, None),
-        Status::Active(record) => ("active", record, None),
-        Status::Stale(record) => ("stale", Some(record), None),
-        Status::Unknown(why) => ("unknown", None, Some(why)),
+    let (status, record, reason) = match status {
+        Status::Free => (LeaseStatus::Free, None, None),
+        Status::Active(record) => (LeaseStatus::Active, record, None),
+        Status::Stale(record) => (LeaseStatus::Stale, Some(record), None),
+        Status::Unknown(why) => (LeaseStatus::Unknown, None, Some(why)),
     };
     NativeCacheStatus {
-        status: name.to_owned(),
+        status,
         record: record.as_ref().map(to_js_record),
         reason,
         in_use,
@@ -506,15 +590,15 @@ fn to_js_status(status: Status, in_use: bool) -> NativeCacheStatus {
 
 fn to_js_entry(entry: lease::Entry) -> NativeCacheEntry {
     let (status, reason) = match entry.status {
-        EntryStatus::Free => ("free", None),
-        EntryStatus::Active => ("active", None),
-        EntryStatus::Stale => ("stale", None),
-        EntryStatus::Unknown(why) => ("unknown", Some(why)),
+        EntryStatus::Free => (LeaseStatus::Free, None),
+        EntryStatus::Active => (LeaseStatus::Active, None),
+        EntryStatus::Stale => (LeaseStatus::Stale, None),
+        EntryStatus::Unknown(why) => (LeaseStatus::Unknown, Some(why)),
     };
     NativeCacheEntry {
         dir: entry.dir.map(display),
         slug: entry.slug,
-        status: status.to_owned(),
+        status,
         reason,
         owner: entry.owner.as_ref().map(to_js_owner),
         since_ms: entry.since_ms.map(|ms| ms as f64),
@@ -536,13 +620,23 @@ fn to_js_prune(report: PruneReport) -> NativePruneReport {
 }
 
 fn to_js_released(released: Released) -> NativeReleased {
-    let (name, record, moved_to, reason) = match released {
-        Released::Nothing => ("nothing", None, None, None),
-        Released::Dead(record) => ("dead-owner", Some(to_js_record(&record)), None, None),
-        Released::MovedAside { to, why } => ("moved-aside", None, Some(display(to)), Some(why)),
+    let (kind, record, moved_to, reason) = match released {
+        Released::Nothing => (LeaseReleased::Nothing, None, None, None),
+        Released::Dead(record) => (
+            LeaseReleased::DeadOwner,
+            Some(to_js_record(&record)),
+            None,
+            None,
+        ),
+        Released::MovedAside { to, why } => (
+            LeaseReleased::MovedAside,
+            None,
+            Some(display(to)),
+            Some(why),
+        ),
     };
     NativeReleased {
-        released: name.to_owned(),
+        released: kind,
         record,
         moved_to,
         reason,

@@ -8,7 +8,8 @@
 //! - [`errors`]: library error → JS `Error { code, message }`, and the panic
 //!   guard that keeps a Rust panic from crossing the FFI boundary.
 //! - [`cancel`]: `CancelToken`, the JS handle on a native cancellation flag.
-//! - [`options`]: checking numeric options that arrive as JS numbers.
+//! - [`options`]: checking numeric options that arrive as JS numbers, and
+//!   leaving every option JS left out at the library's default.
 //! - [`stream`]: results streamed to a JS callback in batches.
 //! - [`scan`]: `glob`, `invalidateFsScanCache`, `fsScanCacheStats`,
 //!   `initFsScanCachePolicy`.
@@ -19,6 +20,11 @@
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
 //! - [`task`]: library work run off the JS thread as a promise: on napi's
 //!   pool, or (work that waits on other processes) on a thread of its own.
+//!
+//! Every public item is documented (`missing_docs`): napi copies these docs
+//! into `index.d.ts`, where they are the only description of a field that
+//! TypeScript callers see.
+#![warn(missing_docs)]
 
 pub mod cancel;
 pub mod claims;

@@ -1,12 +1,25 @@
-//! Checking numeric options that arrive as JS numbers.
+//! Options as they arrive from JS: checked numbers, and defaults left to the
+//! library.
 //!
 //! napi converts a JS number to `u32` by wrapping (`-1` becomes 4294967295),
 //! so limits and durations arrive as `f64` and are checked here, once, with
 //! an `EINVAL` that names the option and the value.
+//!
+//! An option the JS side leaves out arrives as `None`, and a converter then
+//! leaves the library's field as the library's `new`/`Default` set it
+//! ([`given`]): defaults live in the library's options types, never here.
 
 use std::time::Duration;
 
 use natives_scan::Error;
+
+/// Set `field` to the value the JS side gave, if it gave one; otherwise the
+/// field keeps the library's default.
+pub fn given<T>(field: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *field = value;
+    }
+}
 
 /// A non-negative integer option.
 pub fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, Error> {
@@ -23,12 +36,13 @@ pub fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, Error> {
         .transpose()
 }
 
-/// A non-negative duration option in milliseconds.
+/// A non-negative duration option in milliseconds. One too long for a
+/// `Duration` (`1e300`) is the longest there is: a deadline that never comes.
 pub fn milliseconds(name: &str, value: Option<f64>) -> Result<Option<Duration>, Error> {
     value
         .map(|v| {
             if v.is_finite() && v >= 0.0 {
-                Ok(Duration::from_secs_f64(v / 1000.0))
+                Ok(Duration::try_from_secs_f64(v / 1000.0).unwrap_or(Duration::MAX))
             } else {
                 Err(Error::invalid(format!(
                     "{name} must be a non-negative number of milliseconds, got {v}"
@@ -36,4 +50,28 @@ pub fn milliseconds(name: &str, value: Option<f64>) -> Result<Option<Duration>, 
             }
         })
         .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_too_many_for_a_duration_are_the_longest_one() {
+        for v in [1e300, f64::MAX] {
+            assert_eq!(
+                milliseconds("timeoutMs", Some(v)).unwrap(),
+                Some(Duration::MAX)
+            );
+        }
+        assert_eq!(
+            milliseconds("timeoutMs", Some(1500.0)).unwrap(),
+            Some(Duration::from_millis(1500))
+        );
+        for v in [-1.0, f64::NAN, f64::INFINITY] {
+            let err = milliseconds("timeoutMs", Some(v)).unwrap_err();
+            assert_eq!(err.code(), "EINVAL");
+            assert!(err.message().contains("timeoutMs"), "{err}");
+        }
+    }
 }

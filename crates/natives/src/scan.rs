@@ -8,23 +8,51 @@
 use std::{collections::HashMap, path::PathBuf};
 
 use napi::{
-    Env, Status, Task,
+    Env, Status,
     bindgen_prelude::{AsyncTask, Either, Float64Array, Latin1String, Uint8Array},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
-use natives_scan::{CachePolicy, Entry, Error, FileType, GlobOptions, cache};
+use natives_scan::{
+    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, cache,
+};
 
 use crate::{
     cancel::CancelToken,
-    errors::{guarded, take_prepared, to_js},
-    options::count,
+    errors::on_js_thread,
+    options::{count, given},
     stream::{Batch, BatchCallback, stream},
+    task::{Work, cancellable_task},
 };
+
+/// What a filesystem entry is (from `lstat`: links are never followed).
+#[napi]
+pub enum FileType {
+    /// A regular file.
+    File = 1,
+    /// A directory.
+    Dir = 2,
+    /// A symbolic link.
+    Symlink = 3,
+    /// A FIFO, socket or device: listed, never typed as a file, never opened.
+    Other = 4,
+}
+
+impl From<natives_scan::FileType> for FileType {
+    fn from(file_type: natives_scan::FileType) -> FileType {
+        match file_type {
+            natives_scan::FileType::File => FileType::File,
+            natives_scan::FileType::Dir => FileType::Dir,
+            natives_scan::FileType::Symlink => FileType::Symlink,
+            natives_scan::FileType::Other => FileType::Other,
+        }
+    }
+}
 
 /// Options for the native `glob`; the TypeScript `glob` documents them and
 /// supplies `path`.
 #[napi(object)]
+#[cfg_attr(test, derive(Default))]
 pub struct NativeGlobOptions {
     /// Glob pattern (`*.ts`, `src/**/*.{ts,tsx}`).
     pub pattern: String,
@@ -137,103 +165,77 @@ fn chunk_to_js(chunk: Vec<u8>) -> Either<Latin1String, String> {
     }
 }
 
-/// Outcome of the work, computed off the JS thread.
-pub struct GlobOutput {
-    columns: ColumnBuilder,
-    total_matches: usize,
-    limit_reached: bool,
-    batches: u32,
-}
-
-/// The `glob` work item: checked options and the call's token, or why not.
-pub struct GlobTask {
-    prepared: Option<Result<(GlobOptions, natives_scan::CancelToken), Error>>,
-    on_batch: Option<BatchCallback<GlobColumns>>,
-}
-
-#[napi]
-impl Task for GlobTask {
-    type Output = Result<GlobOutput, Error>;
-    type JsValue = NativeGlobResult;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(guarded(|| self.run()))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeGlobResult> {
-        let output = output.map_err(|err| to_js(&env, &err))?;
-        Ok(NativeGlobResult {
-            matches: output.columns.finish(),
-            total_matches: output.total_matches as f64,
-            limit_reached: output.limit_reached,
-            batches: output.batches,
-        })
-    }
-}
-
-impl GlobTask {
-    fn run(&mut self) -> Result<GlobOutput, Error> {
-        let (options, token) = take_prepared(&mut self.prepared)?;
-        let glob = |on_match: &mut dyn FnMut(Entry<'_>)| {
-            natives_scan::glob(&options, cache::global(), &token, on_match)
-        };
-        let (outcome, columns, batches) = match &self.on_batch {
-            Some(callback) => {
-                let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
-                    glob(&mut |entry| streamer.push(&entry))
-                });
-                (outcome?, ColumnBuilder::default(), batches)
-            }
-            None => {
-                let mut columns = ColumnBuilder::default();
-                let outcome = glob(&mut |entry| columns.push(&entry))?;
-                (outcome, columns, 0)
-            }
-        };
-        Ok(GlobOutput {
-            columns,
-            total_matches: outcome.total_matches,
-            limit_reached: outcome.limit_reached(),
-            batches,
-        })
-    }
-}
-
 /// Glob over the scan cache. Resolves with columns; `onBatch`, when given,
 /// receives the matches in batches as they are decided (and the result's
 /// columns are then empty). Rejects with an `Error` whose `code` is
 /// `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
-#[napi(js_name = "nativeGlob")]
+#[napi(js_name = "nativeGlob", ts_return_type = "Promise<NativeGlobResult>")]
 pub fn native_glob(
     options: NativeGlobOptions,
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
-) -> AsyncTask<GlobTask> {
-    let prepared = CancelToken::for_call(token, options.timeout_ms)
-        .and_then(|token| Ok((convert_options(options)?, token)));
-    AsyncTask::new(GlobTask {
-        prepared: Some(prepared),
-        on_batch,
+) -> AsyncTask<Work<NativeGlobResult>> {
+    cancellable_task(
+        token,
+        options.timeout_ms,
+        || convert_options(options),
+        move |options, token| run_glob(&options, &token, on_batch.as_ref()),
+    )
+}
+
+/// The glob itself, off the JS thread: matches into the result's columns,
+/// or streamed to `on_batch`.
+fn run_glob(
+    options: &GlobOptions,
+    token: &LibraryToken,
+    on_batch: Option<&BatchCallback<GlobColumns>>,
+) -> Result<NativeGlobResult, Error> {
+    let glob = |on_match: &mut dyn FnMut(Entry<'_>)| {
+        natives_scan::glob(options, cache::global(), token, on_match)
+    };
+    let (outcome, columns, batches) = match on_batch {
+        Some(callback) => {
+            let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+                glob(&mut |entry| streamer.push(&entry))
+            });
+            (outcome?, ColumnBuilder::default(), batches)
+        }
+        None => {
+            let mut columns = ColumnBuilder::default();
+            let outcome = glob(&mut |entry| columns.push(&entry))?;
+            (outcome, columns, 0)
+        }
+    };
+    Ok(NativeGlobResult {
+        matches: columns.finish(),
+        total_matches: outcome.total_matches as f64,
+        limit_reached: outcome.limit_reached(),
+        batches,
     })
 }
 
 fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
     let mut converted = GlobOptions::new(options.pattern, PathBuf::from(options.path));
-    converted.file_type = options.file_type.map(file_type).transpose()?;
-    converted.recursive = options.recursive.unwrap_or(true);
-    converted.include_hidden = options.hidden.unwrap_or(false);
-    converted.use_gitignore = options.gitignore.unwrap_or(true);
-    converted.include_node_modules = options.include_node_modules;
-    converted.max_results = count("maxResults", options.max_results)?;
-    converted.sort_by_mtime = options.sort_by_mtime.unwrap_or(false);
-    converted.cache = options.cache.unwrap_or(false);
+    let file_type = options.file_type.map(file_type).transpose()?;
+    given(&mut converted.file_type, file_type.map(Some));
+    given(&mut converted.recursive, options.recursive);
+    given(&mut converted.include_hidden, options.hidden);
+    given(&mut converted.use_gitignore, options.gitignore);
+    given(
+        &mut converted.include_node_modules,
+        options.include_node_modules.map(Some),
+    );
+    let max_results = count("maxResults", options.max_results)?;
+    given(&mut converted.max_results, max_results.map(Some));
+    given(&mut converted.sort_by_mtime, options.sort_by_mtime);
+    given(&mut converted.cache, options.cache);
     Ok(converted)
 }
 
-fn file_type(value: u32) -> Result<FileType, Error> {
+fn file_type(value: u32) -> Result<natives_scan::FileType, Error> {
     u8::try_from(value)
         .ok()
-        .and_then(FileType::from_u8)
+        .and_then(natives_scan::FileType::from_u8)
         .ok_or_else(|| {
             Error::invalid(format!(
                 "fileType {value} is not one of 1 (File), 2 (Dir), 3 (Symlink), 4 (Other)"
@@ -246,8 +248,9 @@ fn file_type(value: u32) -> Result<FileType, Error> {
 /// contains it or lies inside it; without one, drops them all.
 #[napi(js_name = "invalidateFsScanCache")]
 pub fn invalidate_fs_scan_cache(env: Env, path: Option<String>) -> napi::Result<()> {
-    natives_scan::invalidate(path.as_deref().map(std::path::Path::new))
-        .map_err(|err| to_js(&env, &err))
+    on_js_thread(&env, || {
+        natives_scan::invalidate(path.as_deref().map(std::path::Path::new))
+    })
 }
 
 /// Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
@@ -256,10 +259,15 @@ pub fn invalidate_fs_scan_cache(env: Env, path: Option<String>) -> napi::Result<
 /// not pass `process.env` writes on to native code. Returns `false`,
 /// changing nothing, when the policy was already fixed.
 #[napi(js_name = "initFsScanCachePolicy")]
-pub fn init_fs_scan_cache_policy(variables: HashMap<String, String>) -> bool {
-    cache::init_global(CachePolicy::from_lookup(|name| {
-        variables.get(name).cloned()
-    }))
+pub fn init_fs_scan_cache_policy(
+    env: Env,
+    variables: HashMap<String, String>,
+) -> napi::Result<bool> {
+    on_js_thread(&env, || {
+        Ok(cache::init_global(CachePolicy::from_lookup(|name| {
+            variables.get(name).cloned()
+        })))
+    })
 }
 
 /// The scan cache's current size.
@@ -282,8 +290,11 @@ pub struct FsScanCacheStats {
 
 /// Report the scan cache's size and how many walks it has run.
 #[napi(js_name = "fsScanCacheStats")]
-pub fn fs_scan_cache_stats() -> FsScanCacheStats {
-    let stats = cache::global().stats();
+pub fn fs_scan_cache_stats(env: Env) -> napi::Result<FsScanCacheStats> {
+    on_js_thread(&env, || Ok(to_js_stats(cache::global().stats())))
+}
+
+fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
     FsScanCacheStats {
         scans: u32::try_from(stats.scans).unwrap_or(u32::MAX),
         entries: stats.entries as f64,
@@ -291,5 +302,23 @@ pub fn fs_scan_cache_stats() -> FsScanCacheStats {
         bytes_per_entry: stats.bytes_per_entry(),
         walks: stats.walks as f64,
         refused: u32::try_from(stats.refused).unwrap_or(u32::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_left_out_keep_the_library_defaults() {
+        let options = NativeGlobOptions {
+            pattern: "*.rs".into(),
+            path: "src".into(),
+            ..NativeGlobOptions::default()
+        };
+        assert_eq!(
+            convert_options(options).unwrap(),
+            GlobOptions::new("*.rs", "src")
+        );
     }
 }

@@ -59,6 +59,33 @@ pub struct Identity {
     pub head: String,
 }
 
+/// Which source an acquisition for a build makes the cache fresh for.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Refresh {
+    /// The owner's own source: its worktree at its head, when the owner
+    /// names both; otherwise nothing is refreshed.
+    #[default]
+    OwnersSource,
+    /// Nothing: the caller takes the cache as it is.
+    Skip,
+    /// This source.
+    For(Identity),
+}
+
+impl Refresh {
+    /// The identity this choice names for a build by `owner`, if any.
+    pub fn identity(self, owner: &crate::Owner) -> Option<Identity> {
+        match self {
+            Refresh::OwnersSource => Some(Identity {
+                worktree: owner.worktree.clone()?,
+                head: owner.head.clone()?,
+            }),
+            Refresh::Skip => None,
+            Refresh::For(identity) => Some(identity),
+        }
+    }
+}
+
 /// Where cargo is asked about the workspace's own packages. Cargo always runs
 /// in the identity's worktree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +100,16 @@ pub enum Target {
 }
 
 impl Target {
+    /// The manifests a caller named, or the worktree's workspace when it
+    /// named none.
+    pub fn of_manifests(manifests: Vec<PathBuf>) -> Target {
+        if manifests.is_empty() {
+            Target::Worktree
+        } else {
+            Target::Manifests(manifests)
+        }
+    }
+
     /// What a task's `commands` build: the manifests they name with
     /// `--manifest-path`, or the worktree's workspace when they name none.
     pub fn for_commands(commands: &[&str]) -> Target {

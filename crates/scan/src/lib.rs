@@ -12,6 +12,8 @@
 //!   substring > scattered) on nucleo's matcher, with highlight indices.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
+//! - [`view`]: the serde shapes of glob, grep and fuzzy-find results that
+//!   every front hands out.
 //! - [`CancelToken`] and [`Error`]: the cancellation and error model every
 //!   consumer shares; [`ErrorKind::code`] gives the stable code users see.
 //!
@@ -46,6 +48,7 @@ pub mod grep;
 pub mod node_modules;
 pub mod paths;
 mod top_n;
+pub mod view;
 pub mod walk;
 
 use natives_core::{cancel, error};

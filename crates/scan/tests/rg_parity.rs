@@ -17,7 +17,7 @@ use base64::Engine;
 use natives_scan::{
     CancelToken, ScanCache,
     cache::CachePolicy,
-    grep::{GrepMode, GrepOptions, GrepOutcome, grep},
+    grep::{GrepMode, GrepOptions, GrepOutcome, grep, list_files},
 };
 use serde_json::Value;
 
@@ -267,6 +267,29 @@ const CASES: &[Case] = &[
     case("", &["--hidden", "-g", "*.txt"], |o| {
         o.glob = Some("*.txt".into())
     }),
+    case("needle", &["--hidden", "-w"], |o| o.word_regexp = true),
+    case(r"ne+dle", &["--hidden", "-w", "-i"], |o| {
+        o.word_regexp = true;
+        o.ignore_case = true;
+    }),
+    case("needle", &["--hidden", "-v"], |o| o.invert_match = true),
+    case(
+        "needle",
+        &["--hidden", "-v", "-C", "1", "-g", "*.txt"],
+        |o| {
+            o.invert_match = true;
+            o.context(1);
+            o.glob = Some("*.txt".into());
+        },
+    ),
+    case(r"needle\s+", &["--hidden", "-v", "-U"], |o| {
+        o.invert_match = true;
+        o.multiline = true;
+    }),
+    case("needle", &["--hidden", "-v", "-w"], |o| {
+        o.invert_match = true;
+        o.word_regexp = true;
+    }),
 ];
 
 #[test]
@@ -369,6 +392,198 @@ fn count_and_file_modes_match_rg() {
             rg_text(&[flags, &["-l"]].concat(), pattern),
             "{pattern}"
         );
+    }
+}
+
+/// `rg -o` prints one line per match, which its `--json` does not show:
+/// compared with its text output, `path:line:text`, a match spanning lines
+/// printed one line at a time; `-c -o` counts matches. rg's notice that it
+/// stopped at a binary file's NUL is left out: grep counts such files in
+/// `binary_files_skipped` (checked above) rather than printing a line.
+#[test]
+fn only_matching_matches_rg_o() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    type Configure = fn(&mut GrepOptions);
+    let cases: &[(&str, &[&str], Configure)] = &[
+        ("needle", &[], |_| {}),
+        (r"ne+dles?|NEEDLE", &[], |_| {}),
+        (r"\bneedle\b", &["-i"], |o| o.ignore_case = true),
+        ("needle", &["-w"], |o| o.word_regexp = true),
+        ("needle", &["-C", "1"], |o| {
+            o.context(1);
+        }),
+        ("e*", &["-g", "*.txt"], |o| o.glob = Some("*.txt".into())),
+        (r"needle\s+\w+", &["-U"], |o| o.multiline = true),
+        ("needle", &["-v", "-g", "*.txt"], |o| {
+            o.invert_match = true;
+            o.glob = Some("*.txt".into());
+        }),
+    ];
+    for &(pattern, args, configure) in cases {
+        let label = format!("pattern {pattern:?}, rg -o {args:?}");
+        let mut options = GrepOptions::new(pattern, dir.path());
+        options.include_node_modules = Some(true);
+        options.only_matching = true;
+        configure(&mut options);
+        let flags = [&["--hidden", "-o"], args].concat();
+        let printed = |extra: &[&str]| {
+            let all = [flags.as_slice(), extra].concat();
+            let output = rg(&rg_path, dir.path(), &all, pattern, ".");
+            String::from_utf8_lossy(&output.stdout)
+                .split_terminator('\n')
+                .filter(|l| !l.contains(": WARNING: stopped searching binary file"))
+                .map(|l| l.strip_prefix("./").unwrap_or(l).to_string())
+                .collect::<Vec<_>>()
+        };
+        let expected = printed(&["-n", "--no-heading", "-H"]);
+        assert!(!expected.is_empty(), "{label}: the case tests something");
+        let outcome = ours(&options);
+        let context = options.context_before + options.context_after > 0;
+        assert_eq!(printed_like_rg(&outcome, context), expected, "{label}");
+        options.mode = GrepMode::Count;
+        let counts: Vec<String> = ours(&options)
+            .matches
+            .iter()
+            .map(|m| format!("{}:{}", m.path_lossy(), m.match_count))
+            .collect();
+        assert_eq!(counts, printed(&["--count", "-H"]), "{label} --count");
+    }
+}
+
+/// Results as `rg -n --no-heading -H` prints them; with `context`, groups
+/// that do not touch are set apart by `--`.
+fn printed_like_rg(outcome: &GrepOutcome, context: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut last: Option<(String, u64)> = None;
+    for m in &outcome.matches {
+        let path = m.path_lossy().into_owned();
+        let first = m.context_before.first().map_or(m.line_number, |(n, _)| *n);
+        let joins = last
+            .as_ref()
+            .is_some_and(|(p, n)| *p == path && first <= n + 1);
+        if context && last.is_some() && !joins {
+            lines.push("--".to_string());
+        }
+        for (n, text) in &m.context_before {
+            lines.push(format!("{path}-{n}-{text}"));
+        }
+        let mut end = m.line_number;
+        for (offset, text) in m.line.split('\n').enumerate() {
+            end = m.line_number + offset as u64;
+            lines.push(format!("{path}:{end}:{text}"));
+        }
+        for (n, text) in &m.context_after {
+            lines.push(format!("{path}-{n}-{text}"));
+            end = *n;
+        }
+        last = Some((path, end.max(last.as_ref().map_or(0, |l| l.1))));
+    }
+    lines
+}
+
+/// `list_files` is `rg --files`: the same files in the same order, from a
+/// walk and from the cache alike, and a named file is listed alone.
+#[test]
+fn listed_files_match_rg_files() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    type Configure = fn(&mut GrepOptions);
+    let cases: &[(&[&str], Configure)] = &[
+        (&["--hidden"], |_| {}),
+        (&[], |o| o.include_hidden = false),
+        (&["--hidden", "--no-ignore"], |o| o.use_gitignore = false),
+        (&["--hidden", "-g", "*.rs"], |o| {
+            o.glob = Some("*.rs".into())
+        }),
+        (&["--hidden", "-g", "!bin"], |o| {
+            o.glob = Some("!bin".into())
+        }),
+        (&["--hidden", "-t", "md"], |o| {
+            o.file_type = Some("md".into())
+        }),
+    ];
+    for &(args, configure) in cases {
+        let output = Command::new(&rg_path)
+            .current_dir(dir.path())
+            .args(["--files", "--sort", "path"])
+            .args(args)
+            .output()
+            .unwrap();
+        let expected: Vec<String> = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert!(!expected.is_empty(), "rg --files {args:?}");
+        for cache in [false, true] {
+            let mut options = GrepOptions::new("", dir.path());
+            options.include_node_modules = Some(true);
+            options.cache = cache;
+            configure(&mut options);
+            let mut listed = Vec::new();
+            let scans = ScanCache::new(CachePolicy::default());
+            let outcome = list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+                listed.push(String::from_utf8_lossy(path).into_owned())
+            })
+            .unwrap();
+            assert_eq!(listed, expected, "rg --files {args:?}, cache {cache}");
+            assert_eq!(outcome.files, expected.len());
+        }
+    }
+    let options = GrepOptions::new("", dir.path().join("src/lib.rs"));
+    let mut listed = Vec::new();
+    let scans = ScanCache::new(CachePolicy::default());
+    list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+        listed.push(path.to_vec())
+    })
+    .unwrap();
+    assert_eq!(listed, [b"lib.rs".to_vec()]);
+}
+
+/// `-c` and `-l` with `-v` and `-w`: counted and listed as rg does, binary
+/// files included (an inverted `-l` drops a file that stops at a NUL, as
+/// `rg -l -v` does, where a plain `-l` lists it at its first match).
+#[test]
+fn inverted_and_word_modes_match_rg() {
+    let Some(rg_path) = find_rg() else { return };
+    let dir = fixture();
+    type Configure = fn(&mut GrepOptions);
+    let cases: &[(&[&str], Configure)] = &[
+        (&["-v"], |o| o.invert_match = true),
+        (&["-w"], |o| o.word_regexp = true),
+        (&["-v", "-w", "-i"], |o| {
+            o.invert_match = true;
+            o.word_regexp = true;
+            o.ignore_case = true;
+        }),
+    ];
+    for &(args, configure) in cases {
+        for (mode, flag) in [
+            (GrepMode::Count, "--count"),
+            (GrepMode::FilesWithMatches, "-l"),
+        ] {
+            let all = [&["--hidden", flag], args].concat();
+            let output = rg(&rg_path, dir.path(), &all, "needle", ".");
+            let expected: Vec<String> = String::from_utf8(output.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| l.strip_prefix("./").unwrap_or(l).to_string())
+                .collect();
+            let mut options = GrepOptions::new("needle", dir.path());
+            options.include_node_modules = Some(true);
+            options.mode = mode;
+            configure(&mut options);
+            let got: Vec<String> = ours(&options)
+                .matches
+                .iter()
+                .map(|m| match mode {
+                    GrepMode::Count => format!("{}:{}", m.path_lossy(), m.match_count),
+                    _ => m.path_lossy().into_owned(),
+                })
+                .collect();
+            assert_eq!(got, expected, "rg {all:?}");
+        }
     }
 }
 

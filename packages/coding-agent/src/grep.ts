@@ -19,7 +19,6 @@
  * defaults). The scan cache is not used (`cache: false`, seed 001): a
  * tool-level search always walks fresh. Reading is not confined to `cwd`.
  */
-import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
 import { missingPath } from './read.ts';
@@ -70,29 +69,17 @@ export const grepTool = defineTool({
 async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
   // Empty strings count as not given.
   const abs = nodePath.resolve(ctx.cwd, args.path || '.');
-  const isFile = await isFileRoot(ctx, abs);
   let result: GrepResult;
   try {
     result = await search(args, abs, ctx.signal);
   } catch (error) {
-    return refusal(args, error);
+    return refusal(ctx, args, abs, error);
   }
-  const display = (rel: string) => displayPath(ctx, isFile ? abs : nodePath.join(abs, rel));
+  const display = (rel: string) => displayPath(ctx, result.pathIsFile ? abs : nodePath.join(abs, rel));
   const mode = args.mode ?? 'content';
   const body = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
   const text = [body, ...notes(args, result, displayPath(ctx, abs))].filter((s) => s !== '').join('\n');
   return { text, details: details(args, abs, result) };
-}
-
-/** Whether `abs` names one file (else a directory); a missing path is refused with suggestions. */
-async function isFileRoot(ctx: ToolContext, abs: string): Promise<boolean> {
-  try {
-    return !(await fs.stat(abs)).isDirectory();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    throw await missingPath(ctx, abs);
-  }
 }
 
 /** The natives search the arguments ask for, with the tool's limits. */
@@ -117,9 +104,15 @@ function search(args: GrepArgs, abs: string, signal: AbortSignal | undefined): P
   });
 }
 
-/** A rejected search as a result: a bad regex is `INVALID_PATTERN`, another bad argument `INVALID_ARGS`. */
-function refusal(args: GrepArgs, error: unknown): ToolResult {
-  if ((error as { code?: unknown }).code !== 'EINVAL') throw error;
+/**
+ * A rejected search as a result: a missing path is `ENOENT` with close
+ * matches, a bad regex `INVALID_PATTERN`, another bad argument
+ * `INVALID_ARGS`.
+ */
+async function refusal(ctx: ToolContext, args: GrepArgs, abs: string, error: unknown): Promise<ToolResult> {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') throw await missingPath(ctx, abs);
+  if (code !== 'EINVAL') throw error;
   const { pattern, ignoreCase = false, literal = false, multiline = false } = args;
   const message = error instanceof Error ? error.message : String(error);
   if (!literal && !regexCompiles(pattern, ignoreCase, multiline)) {

@@ -25,12 +25,12 @@ import {
   nativeUsedByAnother,
   type NativeKnownAgent,
   type NativeVerdict,
+  type SharedReason,
 } from '../index.js';
-import { fromNative } from './errors.ts';
-import * as nodePath from 'node:path';
+import { callNative } from './errors.ts';
+import { anchored } from './paths.ts';
 
-/** Why a folder counts as shared. */
-export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected';
+export type { SharedReason };
 
 /** Exclusive, or shared with the rule that decided and what it saw. */
 export type ClaimVerdict = { exclusive: true } | { exclusive: false; reason: SharedReason; detail: string };
@@ -159,11 +159,7 @@ export async function usedByAnother(target: ClaimTarget & { others: readonly Kno
  * operator's explicit override).
  */
 export async function releaseClaim(target: ClaimTarget & { anyUser?: boolean }): Promise<boolean> {
-  try {
-    return await nativeReleaseClaim(toNativeTarget(target), target.anyUser);
-  } catch (error) {
-    throw fromNative(error, 'releaseClaim');
-  }
+  return await callNative('releaseClaim', () => nativeReleaseClaim(toNativeTarget(target), target.anyUser));
 }
 
 /** Remove the claims `origin` wrote for agents it no longer has (`storeAgents`: every agent it has). */
@@ -173,49 +169,42 @@ export async function pruneStaleClaims(options: {
   deadline: Deadline;
   home?: string;
 }): Promise<number> {
-  try {
-    return await nativePruneStaleClaims(options.origin, [...options.storeAgents], options.home, remainingMs(options.deadline));
-  } catch (error) {
-    throw fromNative(error, 'pruneStaleClaims');
-  }
+  const prune = () => nativePruneStaleClaims(options.origin, [...options.storeAgents], options.home, remainingMs(options.deadline));
+  return await callNative('pruneStaleClaims', prune);
 }
 
 /** Every folder `uid` holds a claim on, with every other claim there; without `uid`, every claimed folder. */
 export async function claimsOf(uid?: string, options: { home?: string } = {}): Promise<ClaimedFolder[]> {
-  try {
-    const folders = await nativeClaimsOf(uid, options.home);
-    return folders.map((folder) => ({
-      ...folder,
-      claims: folder.claims.map(({ user, ...claim }) => (user === undefined || user === null ? claim : { ...claim, user })),
-    }));
-  } catch (error) {
-    throw fromNative(error, 'claimsOf');
-  }
+  const folders = await callNative('claimsOf', () => nativeClaimsOf(uid, options.home));
+  return folders.map((folder) => ({
+    ...folder,
+    claims: folder.claims.map(({ user, ...claim }) => (user === undefined || user === null ? claim : { ...claim, user })),
+  }));
 }
 
 /** A directory's canonical id: the longest existing prefix with symlinks resolved, the rest as given. */
 export function dirId(path: string): string {
-  return rethrown('dirId', () => nativeDirId(anchored(path)));
+  return callNative('dirId', () => nativeDirId(anchored(path)));
 }
 
 /** The directory the CLI keys `cwd`'s memory by: the repository root (main checkout), or `cwd` outside one. */
 export function memoryProjectRoot(cwd: string, options: { timeoutMs?: number } = {}): string {
-  return rethrown('memoryProjectRoot', () => nativeMemoryProjectRoot(anchored(cwd), options.timeoutMs));
+  return callNative('memoryProjectRoot', () => nativeMemoryProjectRoot(anchored(cwd), options.timeoutMs));
 }
 
 /** Whether the repository rooted at `root` has linked worktrees. */
 export function hasLinkedWorktrees(root: string, options: { timeoutMs?: number } = {}): boolean {
-  return rethrown('hasLinkedWorktrees', () => nativeHasLinkedWorktrees(anchored(root), options.timeoutMs));
+  return callNative('hasLinkedWorktrees', () => nativeHasLinkedWorktrees(anchored(root), options.timeoutMs));
 }
 
 /** The CLI's folder name for a path: non-alphanumeric UTF-16 units become `-`; long names are cut and hashed. */
 export function claudeFolderName(path: string): string {
-  return nativeClaudeFolderName(path);
+  return callNative('claudeFolderName', () => nativeClaudeFolderName(path));
 }
 
 /** The memory folder the CLI with configuration directory `configDir` (e.g. `~/.claude`) uses for `cwd`. */
 export function claudeMemoryDir(configDir: string, cwd: string, options: { timeoutMs?: number } = {}): string {
-  return rethrown('claudeMemoryDir', () => nativeClaudeMemoryDir(anchored(configDir), anchored(cwd), options.timeoutMs));
+  return callNative('claudeMemoryDir', () => nativeClaudeMemoryDir(anchored(configDir), anchored(cwd), options.timeoutMs));
 }
 
 /**
@@ -225,7 +214,7 @@ export function claudeMemoryDir(configDir: string, cwd: string, options: { timeo
  */
 export function memoryRedirectsFor(options: { configDir: string; projectDir: string; env: Readonly<Record<string, string | undefined>> }): MemoryRedirects {
   return {
-    settingsFiles: memorySettingsFiles(anchored(options.configDir), anchored(options.projectDir)),
+    settingsFiles: callNative('memoryRedirectsFor', () => memorySettingsFiles(anchored(options.configDir), anchored(options.projectDir))),
     pathOverride: options.env.CLAUDE_COWORK_MEMORY_PATH_OVERRIDE ?? null,
   };
 }
@@ -258,20 +247,4 @@ function workingDir(cwd: string | null | undefined): string | undefined {
 function remainingMs(deadline: Deadline): number {
   const at = deadline instanceof Date ? deadline.getTime() : deadline;
   return Math.max(0, at - Date.now());
-}
-
-/**
- * `path` made absolute against `process.cwd()` without resolving `.` or `..` by name: across a
- * symlink, `link/..` is the link target's parent, which only the native side can see.
- */
-function anchored(path: string): string {
-  return path === '' || nodePath.isAbsolute(path) ? path : `${process.cwd()}${nodePath.sep}${path}`;
-}
-
-function rethrown<T>(operation: string, work: () => T): T {
-  try {
-    return work();
-  } catch (error) {
-    throw fromNative(error, operation);
-  }
 }

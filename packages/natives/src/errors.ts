@@ -69,12 +69,38 @@ export function throwIfAborted(signal: AbortSignal | undefined, operation: strin
   }
 }
 
+/** What a native call's failure is read with: the caller's signal, and the stream whose own callback may have failed. */
+export interface NativeCallContext {
+  /** The caller's signal: an `ABORT_ERR` gains its reason as `cause`. */
+  signal?: AbortSignal;
+  /** A stream whose callback threw: that error wins over the abort it caused. */
+  stream?: { readonly failure: unknown };
+}
+
+/**
+ * Call the addon for `operation`: whatever the call throws, or its promise rejects with, comes out
+ * as the library's coded error ({@link fromNative}). Every native call goes through here.
+ */
+export function callNative<T>(operation: string, call: () => T, context: NativeCallContext = {}): T {
+  const normalise = (error: unknown) => context.stream?.failure ?? fromNative(error, operation, context.signal);
+  let result: T;
+  try {
+    result = call();
+  } catch (error) {
+    throw normalise(error);
+  }
+  if (!(result instanceof Promise)) return result;
+  return result.catch((error: unknown) => {
+    throw normalise(error);
+  }) as T;
+}
+
 /**
  * Normalise an error thrown by the addon: library errors pass through (an
  * abort gains the signal's reason as `cause`); napi's own conversion errors
  * (an option of the wrong type) become `EINVAL` naming the operation.
  */
-export function fromNative(error: unknown, operation: string, signal?: AbortSignal): unknown {
+function fromNative(error: unknown, operation: string, signal?: AbortSignal): unknown {
   if (!(error instanceof Error)) return error;
   const code = (error as Partial<CodedError>).code;
   if (code !== undefined && LIBRARY_CODES.has(code)) {

@@ -9,7 +9,7 @@
  * applied to the real directory reached), never by their text.
  */
 import { type NativeFileChange, nativeApplyFileChanges, nativeReadFile } from '../index.js';
-import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 
 /** Options for {@link readFile}. */
@@ -50,11 +50,7 @@ export async function readFile(path: string, options: ReadFileOptions = {}): Pro
   if (typeof path !== 'string') throw codedError('EINVAL', 'readFile: path must be a string');
   throwIfAborted(options.signal, 'readFile');
   const { signal, cwd, ...rest } = options;
-  try {
-    return await nativeReadFile(path, { ...rest, cwd: cwd ?? process.cwd() });
-  } catch (error) {
-    throw fromNative(error, `readFile ${path}`, signal);
-  }
+  return await callNative(`readFile ${path}`, () => nativeReadFile(path, { ...rest, cwd: cwd ?? process.cwd() }), { signal });
 }
 
 /** One change of a batch given to {@link applyFileChanges}. */
@@ -121,11 +117,9 @@ export async function applyFileChanges(changes: readonly FileChange[], options: 
   const native = changes.map(toNative);
   // The changes invalidate the scan cache, which must not start without the process's policy.
   handOverScanCachePolicy();
-  try {
-    return await nativeApplyFileChanges(options.cwd ?? process.cwd(), options.confine ?? true, native);
-  } catch (error) {
-    throw fromNative(error, 'applyFileChanges', options.signal);
-  }
+  return await callNative('applyFileChanges', () => nativeApplyFileChanges(options.cwd ?? process.cwd(), options.confine, native), {
+    signal: options.signal,
+  });
 }
 
 function toNative(change: FileChange, index: number): NativeFileChange {

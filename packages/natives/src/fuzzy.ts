@@ -2,11 +2,11 @@
  * `fuzzyFind`: rank files and directories against a short query, typed and
  * defaulted over the addon.
  */
-import { nativeFuzzyFind } from '../index.js';
+import { type FuzzyTier, nativeFuzzyFind } from '../index.js';
 import { linkSignal } from './cancel.ts';
-import { codedError, fromNative, throwIfAborted } from './errors.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
 import type { FileType } from './glob.ts';
-import { absolute } from './paths.ts';
+import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 
 /** Options for {@link fuzzyFind}. */
@@ -35,8 +35,7 @@ export interface FuzzyFindOptions {
   signal?: AbortSignal;
 }
 
-/** Why a path matched, best first. */
-export type FuzzyTier = 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubstring' | 'nameScattered' | 'scattered';
+export type { FuzzyTier };
 
 /** One match. */
 export interface FuzzyMatch {
@@ -74,10 +73,6 @@ export async function fuzzyFind(options: FuzzyFindOptions): Promise<FuzzyFindRes
   handOverScanCachePolicy();
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, false);
-  try {
-    const raw = await nativeFuzzyFind({ ...rest, path: absolute(path ?? process.cwd()) }, link.token);
-    return raw as FuzzyFindResult;
-  } catch (error) {
-    throw fromNative(error, 'fuzzyFind', signal);
-  }
+  const raw = await callNative('fuzzyFind', () => nativeFuzzyFind({ ...rest, path: anchored(path ?? process.cwd()) }, link.token), { signal });
+  return raw as FuzzyFindResult;
 }

@@ -6,6 +6,7 @@
  * side as they are decided, and the promise settles only after the last one.
  */
 import {
+  FileType,
   type GlobColumns,
   type FsScanCacheStats,
   fsScanCacheStats as nativeStats,
@@ -13,24 +14,18 @@ import {
   nativeGlob,
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
-import { codedError, fromNative, throwIfAborted } from './errors.ts';
-import { absolute } from './paths.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
+import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
+export { FileType };
 export type { FsScanCacheStats };
 
-/** What a filesystem entry is (from `lstat`: links are never followed). */
-export enum FileType {
-  /** A regular file. */
-  File = 1,
-  /** A directory. */
-  Dir = 2,
-  /** A symbolic link. */
-  Symlink = 3,
-  /** A FIFO, socket or device: listed, never typed as a file, never opened. */
-  Other = 4,
-}
+// A TypeScript enum also maps each value back to its name (`FileType[2] === 'Dir'`); the addon's
+// enum object maps names to values only, so the reverse half is added here, once.
+const namesByValue = FileType as unknown as Record<number, string>;
+for (const [name, value] of Object.entries(FileType) as [string, number][]) namesByValue[value] = name;
 
 /** Options for {@link glob}. */
 export interface GlobOptions {
@@ -100,17 +95,16 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
-  try {
+  const run = async (): Promise<GlobResult> => {
     const raw = await nativeGlob(
-      { ...rest, path: absolute(path ?? process.cwd()) },
+      { ...rest, path: anchored(path ?? process.cwd()) },
       link.token,
       stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
     );
     const matches = stream ? await stream.settle(raw.batches) : decode(raw.matches);
     return { matches, totalMatches: raw.totalMatches, limitReached: raw.limitReached };
-  } catch (error) {
-    throw stream?.failure ?? fromNative(error, 'glob', signal);
-  }
+  };
+  return await callNative('glob', run, { signal, stream });
 }
 
 /**
@@ -123,17 +117,13 @@ export function invalidateFsScanCache(path?: string): void {
     throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
   }
   handOverScanCachePolicy();
-  try {
-    nativeInvalidate(path === undefined ? undefined : absolute(path));
-  } catch (error) {
-    throw fromNative(error, 'invalidateFsScanCache');
-  }
+  callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : anchored(path)));
 }
 
 /** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */
 export function fsScanCacheStats(): FsScanCacheStats {
   handOverScanCachePolicy();
-  return nativeStats();
+  return callNative('fsScanCacheStats', nativeStats);
 }
 
 /** Turn native columns into match objects. */

@@ -3,6 +3,7 @@
  * scan cache, typed and defaulted over the addon.
  */
 import {
+  type GrepMode,
   type NativeGrepMatch,
   type NativeGrepOptions,
   type NativeGrepResult,
@@ -11,13 +12,12 @@ import {
   nativeSearch,
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
-import { codedError, fromNative, throwIfAborted } from './errors.ts';
-import { absolute } from './paths.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
+import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
-/** What each result is. */
-export type GrepMode = 'content' | 'count' | 'filesWithMatches';
+export type { GrepMode };
 
 /** Options shared by {@link grep} and {@link search}: how to match and what to return. */
 export interface MatchOptions {
@@ -31,6 +31,19 @@ export interface MatchOptions {
   literal?: boolean;
   /** Matches may span lines (rg `-U`). Default: `false`. */
   multiline?: boolean;
+  /** Only matches surrounded by word boundaries (rg `-w`). Default: `false`. */
+  wordRegexp?: boolean;
+  /**
+   * Return the lines that do not match (rg `-v`): context lines are then the matching ones, and the
+   * counts count the returned lines. Default: `false`.
+   */
+  invertMatch?: boolean;
+  /**
+   * One result per match (rg `-o`): `line` is the matched text, on the line where the match starts;
+   * `totalMatches` and `count` mode count matches (as `rg -c -o`). Lines returned by `invertMatch` hold
+   * no match and come whole. Default: `false`.
+   */
+  onlyMatching?: boolean;
   /** Lines of context before and after each match. Default: 0. */
   context?: number;
   /** Lines of context before each match (overrides `context`). */
@@ -89,7 +102,7 @@ export interface GrepMatch {
   path: string;
   /** 1-based line of the match; 0 in `count` and `filesWithMatches` modes. */
   lineNumber: number;
-  /** The matching line without its `\n` (a CRLF file's `\r` is kept, as rg reports it). */
+  /** The matching line without its `\n` (a CRLF file's `\r` is kept, as rg reports it); with `onlyMatching`, the match. */
   line: string;
   contextBefore?: ContextLine[];
   contextAfter?: ContextLine[];
@@ -115,6 +128,8 @@ export interface GrepResult {
   filesUnreadable: number;
   /** `true` when `maxCount` cut results off. */
   limitReached: boolean;
+  /** `path` named one file (result paths are its name) rather than a directory; `false` for {@link search}. */
+  pathIsFile: boolean;
 }
 
 /**
@@ -131,27 +146,24 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
   const { signal, path, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel(), options.retainMatches ?? true) : undefined;
-  try {
+  const run = async (): Promise<GrepResult> => {
     const raw = await nativeGrep(
-      { ...rest, path: absolute(path ?? process.cwd()) },
+      { ...rest, path: anchored(path ?? process.cwd()) },
       link.token,
       stream ? (batch: NativeGrepMatch[]) => stream.receive(batch) : undefined,
     );
     return toResult(raw, stream ? await stream.settle(raw.batches) : toMatches(raw.matches));
-  } catch (error) {
-    throw stream?.failure ?? fromNative(error, 'grep', signal);
-  }
+  };
+  return await callNative('grep', run, { signal, stream });
 }
 
 /** Search `content` in memory as one file, synchronously. Throws `EINVAL` for a bad regex or option. */
 export function search(content: string | Uint8Array, options: MatchOptions): GrepResult {
   checkShape(options, 'search');
-  try {
+  return callNative('search', () => {
     const raw = nativeSearch(asNativeContent(content), options as NativeGrepOptions);
     return toResult(raw, toMatches(raw.matches));
-  } catch (error) {
-    throw fromNative(error, 'search');
-  }
+  });
 }
 
 /** Whether `content` has a match of the regex `pattern`. Throws `EINVAL` for a bad regex. */
@@ -161,11 +173,7 @@ export function hasMatch(
   options: { ignoreCase?: boolean; multiline?: boolean } = {},
 ): boolean {
   if (typeof pattern !== 'string') throw codedError('EINVAL', 'hasMatch: pattern must be a string');
-  try {
-    return nativeHasMatch(asNativeContent(content), pattern, options);
-  } catch (error) {
-    throw fromNative(error, 'hasMatch');
-  }
+  return callNative('hasMatch', () => nativeHasMatch(asNativeContent(content), pattern, options));
 }
 
 function checkShape(options: MatchOptions, operation: string): void {

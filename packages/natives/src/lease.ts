@@ -15,6 +15,8 @@
  */
 import {
   type BuildCacheLease as NativeLease,
+  type LeaseReleased,
+  type LeaseStatus,
   nativeAcquireBuildCache,
   nativeAcquireCleanupLease,
   nativeBuildCacheInventory,
@@ -31,8 +33,8 @@ import {
   pidAlive as nativePidAlive,
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
-import { codedError, fromNative, throwIfAborted } from './errors.ts';
-import { absolute } from './paths.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
+import { anchored } from './paths.ts';
 
 /** Who wants a cache: the job it belongs to, and the source it builds (if known). */
 export interface LeaseOwner {
@@ -114,21 +116,22 @@ export interface BuildCacheLease extends AsyncDisposable {
  * lease is then released).
  */
 export async function acquireBuildCache(dir: string, owner: LeaseOwner, options: AcquireBuildCacheOptions = {}): Promise<BuildCacheLease> {
-  checkOwner(owner, 'acquireBuildCache');
+  const native = nativeOwner(owner, 'acquireBuildCache');
   throwIfAborted(options.signal, 'acquireBuildCache');
-  const identity = options.identity === undefined ? defaultIdentity(owner) : options.identity;
+  const identity = options.identity && { ...options.identity, worktree: anchored(options.identity.worktree) };
   using link = linkSignal(options.signal, false);
-  try {
-    const native = await nativeAcquireBuildCache(
-      absolute(dir),
-      owner,
-      { home: options.home, budgetMs: options.budgetMs ?? 0, identity: identity ?? undefined, manifestPaths: options.manifestPaths },
-      link.token,
-    );
-    return wrap(native);
-  } catch (error) {
-    throw fromNative(error, 'acquireBuildCache', options.signal);
-  }
+  const lease = await callNative(
+    'acquireBuildCache',
+    () =>
+      nativeAcquireBuildCache(
+        anchored(dir),
+        native,
+        { home: options.home, budgetMs: options.budgetMs, identity, manifestPaths: options.manifestPaths },
+        link.token,
+      ),
+    { signal: options.signal },
+  );
+  return wrap(lease);
 }
 
 /**
@@ -136,17 +139,13 @@ export async function acquireBuildCache(dir: string, owner: LeaseOwner, options:
  * terminated: while it is held no build is admitted and no maintenance runs. One attempt; `EBUSY`.
  */
 export async function acquireCleanupLease(dir: string, owner: LeaseOwner, options: { home?: string } = {}): Promise<BuildCacheLease> {
-  checkOwner(owner, 'acquireCleanupLease');
-  try {
-    return wrap(await nativeAcquireCleanupLease(absolute(dir), owner, options.home));
-  } catch (error) {
-    throw fromNative(error, 'acquireCleanupLease');
-  }
+  const native = nativeOwner(owner, 'acquireCleanupLease');
+  return wrap(await callNative('acquireCleanupLease', () => nativeAcquireCleanupLease(anchored(dir), native, options.home)));
 }
 
 /** Where a cache's lease stands. */
 export interface BuildCacheStatus {
-  status: 'free' | 'active' | 'stale' | 'unknown';
+  status: LeaseStatus;
   /** The holder's (or dead owner's) record, when readable. */
   record?: LeaseRecord;
   /** Why the record cannot be read (`unknown`: never reclaimed automatically). */
@@ -157,11 +156,7 @@ export interface BuildCacheStatus {
 
 /** Classify `dir`'s lease right now. */
 export function inspectBuildCache(dir: string, options: { home?: string } = {}): BuildCacheStatus {
-  try {
-    return nativeInspectBuildCache(absolute(dir), options.home) as BuildCacheStatus;
-  } catch (error) {
-    throw fromNative(error, 'inspectBuildCache');
-  }
+  return callNative('inspectBuildCache', () => nativeInspectBuildCache(anchored(dir), options.home) as BuildCacheStatus);
 }
 
 /** One registered cache directory. */
@@ -169,7 +164,7 @@ export interface BuildCacheEntry {
   /** `undefined` when neither its record nor the catalog can be read. */
   dir?: string;
   slug: string;
-  status: 'free' | 'active' | 'stale' | 'unknown';
+  status: LeaseStatus;
   reason?: string;
   /** The current holder, or the last known one. */
   owner?: OwnerRecord;
@@ -183,11 +178,7 @@ export interface BuildCacheEntry {
 
 /** Every cache directory ever leased under the home, with its holder or last known owner. */
 export function buildCacheInventory(options: { home?: string } = {}): BuildCacheEntry[] {
-  try {
-    return nativeBuildCacheInventory(options.home) as BuildCacheEntry[];
-  } catch (error) {
-    throw fromNative(error, 'buildCacheInventory');
-  }
+  return callNative('buildCacheInventory', () => nativeBuildCacheInventory(options.home) as BuildCacheEntry[]);
 }
 
 /**
@@ -203,12 +194,11 @@ export async function ensureFresh(
 ): Promise<Freshness> {
   throwIfAborted(options.signal, 'ensureFresh');
   using link = linkSignal(options.signal, false);
-  try {
-    const worktree = absolute(identity.worktree);
-    return await nativeEnsureFresh(absolute(dir), { ...identity, worktree }, options.manifestPaths, options.home, link.token);
-  } catch (error) {
-    throw fromNative(error, 'ensureFresh', options.signal);
-  }
+  const refresh = () => {
+    const worktree = anchored(identity.worktree);
+    return nativeEnsureFresh(anchored(dir), { ...identity, worktree }, options.manifestPaths, options.home, link.token);
+  };
+  return await callNative('ensureFresh', refresh, { signal: options.signal });
 }
 
 /** What a prune did. */
@@ -226,17 +216,13 @@ export interface PruneReport {
  * unknown purpose are never deleted, nor directories that were already empty.
  */
 export async function maintenancePrune(dir: string, limitBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PruneReport | null> {
-  checkOwner(owner, 'maintenancePrune');
-  try {
-    return await nativeMaintenancePrune(absolute(dir), limitBytes, owner, options.home);
-  } catch (error) {
-    throw fromNative(error, 'maintenancePrune');
-  }
+  const native = nativeOwner(owner, 'maintenancePrune');
+  return await callNative('maintenancePrune', () => nativeMaintenancePrune(anchored(dir), limitBytes, native, options.home));
 }
 
 /** What {@link releaseBuildCache} did. */
 export interface ReleasedBuildCache {
-  released: 'nothing' | 'dead-owner' | 'moved-aside';
+  released: LeaseReleased;
   record?: LeaseRecord;
   /** Where an unreadable record was moved (kept whole). */
   movedTo?: string;
@@ -245,26 +231,18 @@ export interface ReleasedBuildCache {
 
 /** Release `dir`'s lease for an owner that is gone (an operator action); `EBUSY` naming a live holder. */
 export function releaseBuildCache(dir: string, options: { home?: string } = {}): ReleasedBuildCache {
-  try {
-    return nativeReleaseBuildCache(absolute(dir), options.home) as ReleasedBuildCache;
-  } catch (error) {
-    throw fromNative(error, 'releaseBuildCache');
-  }
+  return callNative('releaseBuildCache', () => nativeReleaseBuildCache(anchored(dir), options.home) as ReleasedBuildCache);
 }
 
 /** Whether a process may be alive: `false` only when its death is certain (gone, zombie, pid reused, other boot). */
 export function pidAlive(pid: number, startTime?: number, bootId?: string): boolean {
   if (!Number.isInteger(pid) || pid < 0 || pid > 0xffff_ffff) throw codedError('EINVAL', `pidAlive: pid must be a non-negative integer, got ${pid}`);
-  return nativePidAlive(pid, startTime, bootId);
+  return callNative('pidAlive', () => nativePidAlive(pid, startTime, bootId));
 }
 
 /** The workspace's own package names in `cargo metadata --no-deps --format-version 1` output. */
 export function parseWorkspacePackageNames(json: string): string[] {
-  try {
-    return nativeParseWorkspacePackageNames(json);
-  } catch (error) {
-    throw fromNative(error, 'parseWorkspacePackageNames');
-  }
+  return callNative('parseWorkspacePackageNames', () => nativeParseWorkspacePackageNames(json));
 }
 
 /** Every `--manifest-path` the commands pass (`X`, `=X`, quoted), in order of first appearance, once each. */
@@ -272,7 +250,7 @@ export function extractManifestPaths(commands: readonly string[]): string[] {
   if (!Array.isArray(commands) || !commands.every((command) => typeof command === 'string')) {
     throw codedError('EINVAL', 'extractManifestPaths: commands must be an array of strings');
   }
-  return nativeExtractManifestPaths([...commands]);
+  return callNative('extractManifestPaths', () => nativeExtractManifestPaths([...commands]));
 }
 
 /**
@@ -281,53 +259,37 @@ export function extractManifestPaths(commands: readonly string[]): string[] {
  */
 export function cargoTargetEnv(dir: string, writableRoots: readonly string[]): Record<string, string> {
   if (!Array.isArray(writableRoots)) throw codedError('EINVAL', 'cargoTargetEnv: writableRoots must be an array of paths');
-  try {
-    return nativeCargoTargetEnv(absolute(dir), writableRoots.map((root) => absolute(root)));
-  } catch (error) {
-    throw fromNative(error, 'cargoTargetEnv');
-  }
+  return callNative('cargoTargetEnv', () => nativeCargoTargetEnv(anchored(dir), writableRoots.map(anchored)));
 }
 
 /** The hold a task gets while waiting on `dir`'s lease (prefix `resource:build-cache:`). */
 export function resourceHold(dir: string): string {
-  return nativeResourceHold(absolute(dir));
+  return callNative('resourceHold', () => nativeResourceHold(anchored(dir)));
 }
 
 /** The cache directory a {@link resourceHold} waits on; `null` for any other hold. */
 export function parseResourceHold(hold: string): string | null {
-  return nativeParseResourceHold(hold) ?? null;
+  return callNative('parseResourceHold', () => nativeParseResourceHold(hold)) ?? null;
 }
 
 /** Whether a task held by `hold` can be released now: its cache's lease is no longer in use. */
 export function holdReleasable(hold: string, options: { home?: string } = {}): boolean {
-  try {
-    return nativeHoldReleasable(hold, options.home);
-  } catch (error) {
-    throw fromNative(error, 'holdReleasable');
-  }
+  return callNative('holdReleasable', () => nativeHoldReleasable(hold, options.home));
 }
 
-function defaultIdentity(owner: LeaseOwner): SourceIdentity | undefined {
-  return owner.worktree && owner.head ? { worktree: absolute(owner.worktree), head: owner.head } : undefined;
-}
-
-function checkOwner(owner: LeaseOwner, operation: string): void {
+/**
+ * The owner as the native side takes it, its worktree anchored like every path. It must be an object
+ * to be read here; what it must say (a run, node and seat) the library checks.
+ */
+function nativeOwner(owner: LeaseOwner, operation: string): LeaseOwner {
   if (typeof owner !== 'object' || owner === null) throw codedError('EINVAL', `${operation}: owner must be an object`);
-  for (const field of ['run', 'node', 'seat'] as const) {
-    if (typeof owner[field] !== 'string' || owner[field] === '') {
-      throw codedError('EINVAL', `${operation}: owner.${field} must be a non-empty string`);
-    }
-  }
+  return owner.worktree === undefined ? owner : { ...owner, worktree: anchored(owner.worktree) };
 }
 
 /** Safety net only: a lease garbage-collected while held is released by the native side's drop. */
 function wrap(native: NativeLease): BuildCacheLease {
   const release = async () => {
-    try {
-      native.release();
-    } catch (error) {
-      throw fromNative(error, 'release');
-    }
+    callNative('release', () => native.release());
   };
   return {
     record: native.record as LeaseRecord,

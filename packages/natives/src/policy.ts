@@ -9,6 +9,7 @@
  * handed over as they are; the library parses them.
  */
 import { initFsScanCachePolicy } from '../index.js';
+import { callNative } from './errors.ts';
 
 /** The prefix of every scan-cache policy variable. */
 const POLICY_PREFIX = 'FS_SCAN_';
@@ -23,5 +24,5 @@ export function handOverScanCachePolicy(): void {
   for (const [name, value] of Object.entries(process.env)) {
     if (name.startsWith(POLICY_PREFIX) && value !== undefined) variables[name] = value;
   }
-  initFsScanCachePolicy(variables);
+  callNative('initFsScanCachePolicy', () => initFsScanCachePolicy(variables));
 }

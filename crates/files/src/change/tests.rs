@@ -6,7 +6,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::{Change, Expect, Scope, apply};
+use crate::{ApplyOptions, Change, Expect, Scope, apply};
 
 fn tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -387,4 +387,20 @@ fn nothing_lost(root: &Path, what: &str) {
             "{what}: unexpected {name}"
         );
     }
+}
+
+#[test]
+fn changes_are_confined_unless_a_caller_lifts_it_and_expect_nothing_by_default() {
+    let (_dir, root) = tree();
+    let scope = Scope::new(&root, ApplyOptions::default().confine).unwrap();
+    assert_eq!(scope.root(), Some(root.as_path()));
+    assert_eq!(Scope::new(&root, false).unwrap().root(), None);
+    let write = Change::Write {
+        path: "a.txt".into(),
+        data: b"new".to_vec(),
+        expect: Expect::default(),
+        executable: None,
+    };
+    apply(&scope, &[write]).unwrap();
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"new");
 }

@@ -7,7 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{Limit, Scope, Stamp, read_file};
+use crate::{DEFAULT_MAX_BYTES, Limit, ReadOptions, Scope, Stamp, read_file};
 
 #[test]
 fn anything_but_a_regular_file_is_refused_at_once_naming_its_type() {
@@ -100,4 +100,25 @@ fn stamps_round_trip_and_change_with_the_file() {
     for bad in ["", "1.2.3", "1.2.3.4.5", "x.2.3.4"] {
         assert_eq!(Stamp::parse(bad).unwrap_err().code(), "EINVAL", "{bad}");
     }
+}
+
+#[test]
+fn read_options_ask_for_the_whole_file_up_to_the_default_limit_unless_told() {
+    let limit = |max_bytes, head| {
+        ReadOptions {
+            confine: false,
+            max_bytes,
+            head,
+        }
+        .limit()
+    };
+    assert_eq!(
+        ReadOptions::default().limit().unwrap(),
+        Limit::Whole(DEFAULT_MAX_BYTES)
+    );
+    assert_eq!(limit(Some(10), false).unwrap(), Limit::Whole(10));
+    assert_eq!(limit(Some(10), true).unwrap(), Limit::Head(10));
+    let err = limit(None, true).unwrap_err();
+    assert_eq!(err.code(), "EINVAL");
+    assert!(err.message().contains("head needs maxBytes"), "{err}");
 }

@@ -223,10 +223,11 @@ fn held(home: &Path, memory_dir: &Path, uid: &str, deadline: &CancelToken) -> Re
 }
 
 /// Who is releasing a claim, which decides whose claims it may remove.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Releaser {
     /// The OS user running this process: a claim recorded as another user's
-    /// is refused with `EPERM` naming that user.
+    /// is refused with `EPERM` naming that user. The default.
+    #[default]
     ClaimOwner,
     /// An operator overriding that check: any user's claim is removed.
     Operator,

@@ -140,6 +140,53 @@ fn metadata_json(root: &str, names: &[&str]) -> String {
     .to_string()
 }
 
+/// Which source a build's acquisition refreshes for: by default the owner's
+/// own (worktree at head) when it names both, nothing when it names only one.
+#[test]
+fn a_refresh_names_the_owners_source_by_default() {
+    let given = Identity {
+        worktree: PathBuf::from("/given"),
+        head: "g".repeat(40),
+    };
+    let owner = |worktree: Option<&str>, head: Option<&str>| crate::Owner {
+        worktree: worktree.map(PathBuf::from),
+        head: head.map(String::from),
+        ..crate::Owner::current("run", "node", "seat")
+    };
+    let own = Identity {
+        worktree: PathBuf::from("/own"),
+        head: "h".into(),
+    };
+    let table = [
+        (
+            Refresh::OwnersSource,
+            owner(Some("/own"), Some("h")),
+            Some(own.clone()),
+        ),
+        (Refresh::OwnersSource, owner(Some("/own"), None), None),
+        (Refresh::OwnersSource, owner(None, Some("h")), None),
+        (
+            Refresh::default(),
+            owner(Some("/own"), Some("h")),
+            Some(own),
+        ),
+        (Refresh::Skip, owner(Some("/own"), Some("h")), None),
+        (
+            Refresh::For(given.clone()),
+            owner(Some("/own"), Some("h")),
+            Some(given.clone()),
+        ),
+        (Refresh::For(given.clone()), owner(None, None), Some(given)),
+    ];
+    for (refresh, owner, expected) in table {
+        assert_eq!(
+            refresh.clone().identity(&owner),
+            expected,
+            "{refresh:?} {owner:?}"
+        );
+    }
+}
+
 #[test]
 fn nothing_recorded_needs_a_refresh_and_a_recorded_match_does_not() {
     let scene = Scene::new();
@@ -817,4 +864,14 @@ fn malformed_metadata_table() {
         assert_eq!(err.code(), "EINVAL", "{json}");
         assert!(err.message().contains(detail), "{detail} in {err}");
     }
+}
+
+#[test]
+fn named_manifests_are_the_target_and_none_is_the_worktree() {
+    assert_eq!(Target::of_manifests(vec![]), Target::Worktree);
+    let named = vec![PathBuf::from("a/Cargo.toml")];
+    assert_eq!(
+        Target::of_manifests(named.clone()),
+        Target::Manifests(named)
+    );
 }

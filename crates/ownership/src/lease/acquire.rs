@@ -15,7 +15,7 @@ use super::{
     slot::{HeldSlot, Slot, Taken},
 };
 use crate::{
-    fresh::{self, Freshness, Identity, Target},
+    fresh::{self, Freshness, Identity, Refresh, Target},
     layout::LeaseFiles,
     process,
 };
@@ -231,8 +231,19 @@ impl Leases {
         }
     }
 
+    /// The wait an acquisition with `budget` makes, its deadline counted
+    /// from now (call this where the caller's clock starts, a JS call say):
+    /// none for no budget or a zero one (one attempt, `EBUSY` when busy),
+    /// otherwise `token` bounded by the budget (`ETIMEDOUT` once it passes).
+    pub fn budget_wait(token: &CancelToken, budget: Option<Duration>) -> Option<CancelToken> {
+        budget
+            .filter(|budget| !budget.is_zero())
+            .map(|budget| token.clone().with_timeout(Some(budget)))
+    }
+
     /// Acquire the lease for a build and, holding it, make the cache fresh
-    /// for the build's source when `identity` names it. `wait` bounds the
+    /// for the build's source when `refresh` names one (by default the
+    /// owner's worktree at its head, when the owner names both). `wait` bounds the
     /// wait for a busy cache as [`Leases::wait_within`] does (its deadline
     /// counts from wherever the caller set it); `None` makes one attempt:
     /// `EBUSY` naming the holder when busy. `cancel` stops the wait
@@ -242,7 +253,7 @@ impl Leases {
         &self,
         cache_dir: &Path,
         owner: &Owner,
-        identity: Option<&Identity>,
+        refresh: Refresh,
         target: &Target,
         wait: Option<&CancelToken>,
         cancel: &CancelToken,
@@ -255,8 +266,9 @@ impl Leases {
                 AcquireOutcome::Busy(busy) => return Err(busy.to_error(cache_dir)),
             },
         };
-        let freshness = identity
-            .map(|identity| guard.ensure_fresh(identity, target, cancel))
+        let freshness = refresh
+            .identity(owner)
+            .map(|identity| guard.ensure_fresh(&identity, target, cancel))
             .transpose()?;
         Ok((guard, freshness))
     }

@@ -255,6 +255,11 @@ pub enum Released {
     Nothing,
     /// A dead owner's record was removed.
     Dead(Box<LeaseRecord>),
-    /// An unreadable record was renamed aside (kept whole) to `to`.
-    MovedAside { to: PathBuf, why: String },
+    /// An unreadable record was renamed aside (kept whole).
+    MovedAside {
+        /// Where the record now is.
+        to: PathBuf,
+        /// Why it could not be read.
+        why: String,
+    },
 }

@@ -531,7 +531,7 @@ fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
         f.leases.acquire_for_build(
             &cache,
             &owner("builder"),
-            Some(&identity),
+            crate::fresh::Refresh::For(identity.clone()),
             &crate::fresh::Target::Worktree,
             (!budget.is_zero()).then_some(&wait),
             &CancelToken::new(),
@@ -906,4 +906,24 @@ fn statuses_have_one_name_and_inspect_says_whether_the_cache_is_in_use() {
     let cleaning = f.leases.inspect(&f.cache).unwrap();
     assert_eq!((cleaning.status.name(), cleaning.in_use), ("free", true));
     drop(cleanup);
+}
+
+/// A zero or absent budget makes one attempt; a budget waits, bounded.
+#[test]
+fn a_budget_of_zero_or_none_means_one_attempt() {
+    let token = CancelToken::new();
+    assert!(Leases::budget_wait(&token, None).is_none());
+    assert!(Leases::budget_wait(&token, Some(Duration::ZERO)).is_none());
+    let wait = Leases::budget_wait(&token, Some(Duration::from_secs(5))).unwrap();
+    let left = wait.remaining().unwrap();
+    assert!(
+        left > Duration::from_secs(4) && left <= Duration::from_secs(5),
+        "{left:?}"
+    );
+    token.cancel();
+    assert_eq!(
+        wait.check().unwrap_err().code(),
+        "ABORT_ERR",
+        "the wait stops with its token"
+    );
 }

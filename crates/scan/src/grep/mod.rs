@@ -57,7 +57,8 @@ use std::{
 
 use grep_regex::RegexMatcher;
 
-pub use pattern::has_match;
+pub use pattern::{HasMatchOptions, Highlighter, has_match};
+pub use select::path_names_a_file;
 
 use crate::{
     cache::ScanCache,
@@ -114,6 +115,20 @@ pub struct GrepOptions {
     /// pattern enables `(?s)`. As with `rg -U`, each file is read whole
     /// into memory to be searched. Default: `false`.
     pub multiline: bool,
+    /// Only matches surrounded by word boundaries (`rg -w`): a match must
+    /// start at the start of a line or after a non-word character, and end
+    /// at the end of a line or before one. Default: `false`.
+    pub word_regexp: bool,
+    /// Report the lines that do not match instead (`rg -v`): each is a
+    /// result (with `multiline`, each line outside every match), context
+    /// lines are the matching ones, and counts count them. Default: `false`.
+    pub invert_match: bool,
+    /// One result per match rather than per line (`rg -o`): its `line` is
+    /// the matched text, on the line where the match starts, and the counts
+    /// count matches (in count mode too, as `rg -c -o`). Lines reported by
+    /// `invert_match` hold no match and are reported whole, as `rg -o -v`
+    /// prints them. Default: `false`.
+    pub only_matching: bool,
     /// Search dot-files and dot-directories (`.git` is never entered).
     /// Default: `true` (seed 001: grep's hidden default is on).
     pub include_hidden: bool,
@@ -177,6 +192,9 @@ impl GrepOptions {
             smart_case: false,
             literal: false,
             multiline: false,
+            word_regexp: false,
+            invert_match: false,
+            only_matching: false,
             include_hidden: true,
             use_gitignore: true,
             include_node_modules: None,
@@ -207,6 +225,7 @@ impl GrepOptions {
             smart_case: self.smart_case,
             literal: self.literal,
             multiline: self.multiline,
+            word: self.word_regexp,
         }
     }
 
@@ -221,6 +240,8 @@ impl GrepOptions {
         Shape {
             mode: self.mode,
             multiline: self.multiline,
+            invert: self.invert_match,
+            only_matching: self.only_matching,
             context_before: self.context_before,
             context_after: self.context_after,
             max_columns: self.max_columns,
@@ -242,8 +263,9 @@ pub struct GrepMatch {
     pub line_number: u64,
     /// The matching line without its final `\n` (a `\r` before it is kept,
     /// as `rg` reports it); in multiline mode every line the match spans,
-    /// joined by `\n`. Invalid UTF-8 is replaced with U+FFFD. Empty in count
-    /// and files-with-matches modes.
+    /// joined by `\n`; with `only_matching`, the matched text alone. Invalid
+    /// UTF-8 is replaced with U+FFFD. Empty in count and files-with-matches
+    /// modes.
     pub line: String,
     /// Up to `context_before` lines before the match, as (line number, text).
     /// A line is never repeated: one already reported as the previous
@@ -254,8 +276,8 @@ pub struct GrepMatch {
     pub context_after: Vec<(u64, String)>,
     /// `true` when `max_columns` cut this line or one of its context lines.
     pub truncated: bool,
-    /// Count mode: the file's matching lines, or with `multiline` its
-    /// matches, as `rg --count` reports (so a walked file whose search stopped
+    /// Count mode: the file's matching lines, or with `multiline` or
+    /// `only_matching` its matches, as `rg --count` reports (so a walked file whose search stopped
     /// at a NUL byte has no count result); 0 in the other modes.
     pub match_count: u64,
 }
@@ -290,7 +312,8 @@ pub struct GrepOutcome {
     /// The returned results, in path order then line order.
     pub matches: Vec<GrepMatch>,
     /// Results found: matching lines in content mode (`rg`'s per-line
-    /// count; a multi-line match counts once), the sum of per-file counts in
+    /// count; a multi-line match counts once; with `only_matching`, the
+    /// matches), the sum of per-file counts in
     /// count mode, files in files-with-matches mode. Exact unless
     /// `limit_reached`; then a lower bound above `offset + max_count`.
     pub total_matches: u64,
@@ -323,16 +346,32 @@ pub fn grep(
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
 ) -> Result<GrepOutcome> {
-    let backlog = Backlog::new(options.max_buffered_bytes);
-    grep_with_backlog(options, cache, token, on_match, &backlog)
+    grep_with_progress(options, cache, token, on_match, &mut |_| {})
 }
 
-/// [`grep`], holding results that wait to be emitted in `backlog`.
+/// [`grep`], also showing how far it has got: after each file's report is
+/// taken, in path order and on the calling thread, `on_progress` sees the
+/// counters so far (files searched, results found, ...), so a long search
+/// can report progress while it runs.
+pub fn grep_with_progress(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    on_match: &mut dyn FnMut(&GrepMatch),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
+) -> Result<GrepOutcome> {
+    let backlog = Backlog::new(options.max_buffered_bytes);
+    grep_with_backlog(options, cache, token, on_match, on_progress, &backlog)
+}
+
+/// [`grep_with_progress`], holding results that wait to be emitted in
+/// `backlog`.
 fn grep_with_backlog(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     token.check()?;
@@ -346,7 +385,15 @@ fn grep_with_backlog(
             let _ = matcher.set(built.as_ref().ok().cloned());
             built.map(drop)
         });
-        let searched = search_tree(options, cache, &matcher, token, on_match, backlog);
+        let searched = search_tree(
+            options,
+            cache,
+            &matcher,
+            token,
+            on_match,
+            on_progress,
+            backlog,
+        );
         // A bad pattern is the error to report, whatever else failed.
         compiled
             .join()
@@ -362,6 +409,7 @@ fn search_tree(
     matcher: &OnceLock<Option<RegexMatcher>>,
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     let candidates = select::candidates(options, cache, token)?;
@@ -370,7 +418,7 @@ fn search_tree(
         path_is_file: candidates.is_explicit(),
         ..GrepOutcome::default()
     };
-    let mut emitter = Emitter::new(options, outcome, on_match);
+    let mut emitter = Emitter::new(options, outcome, on_match, on_progress);
     let job = run::Job {
         candidates: &candidates,
         cache,
@@ -381,6 +429,38 @@ fn search_tree(
     };
     run::run(&job, &mut emitter)?;
     Ok(emitter.outcome)
+}
+
+/// The files a search with `options` would search (`rg --files`), in path
+/// order, none of them opened: a file named as `path`, or a directory's
+/// regular files after the node_modules rule, the `glob` and the file type.
+/// `on_file` sees each path, relative to the returned root, as it is found;
+/// the matching options are not used.
+pub fn list_files(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    on_file: &mut dyn FnMut(&[u8]),
+) -> Result<ListedFiles> {
+    let candidates = select::candidates(options, cache, token)?;
+    let mut files = 0;
+    candidates.each(cache, token, &mut |path| {
+        files += 1;
+        on_file(path);
+    })?;
+    Ok(ListedFiles {
+        root: candidates.root().to_path_buf(),
+        files,
+    })
+}
+
+/// What [`list_files`] listed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListedFiles {
+    /// The canonical directory the listed paths are relative to.
+    pub root: PathBuf,
+    /// How many files were listed.
+    pub files: usize,
 }
 
 /// Search `content` as one file the caller named (NUL bytes do not stop
@@ -402,13 +482,13 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
                 Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
             }
         })?;
-    let mut ignore = |_: &GrepMatch| {};
+    let (mut ignore, mut quiet) = (|_: &GrepMatch| {}, |_: &GrepOutcome| {});
     // With no callback to take them, results are always kept.
     let retained = GrepOptions {
         retain_matches: true,
         ..options.clone()
     };
-    let mut emitter = Emitter::new(&retained, GrepOutcome::default(), &mut ignore);
+    let mut emitter = Emitter::new(&retained, GrepOutcome::default(), &mut ignore, &mut quiet);
     emitter.file(b"", report);
     Ok(emitter.outcome)
 }

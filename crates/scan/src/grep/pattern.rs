@@ -8,11 +8,12 @@
 //! rejected; with it, the pattern may span lines but `.` still stops at `\n`
 //! unless the pattern says `(?s)`, exactly like `rg -U`.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, ops::Range};
 
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 
+use super::GrepOptions;
 use crate::error::{Error, Result};
 
 /// Everything that decides what a pattern matches.
@@ -23,6 +24,8 @@ pub(crate) struct MatcherSpec<'a> {
     pub smart_case: bool,
     pub literal: bool,
     pub multiline: bool,
+    /// Matches only between word boundaries (`rg -w`).
+    pub word: bool,
 }
 
 /// Build the matcher for `spec`. A bad pattern is `EINVAL` naming it and
@@ -41,6 +44,7 @@ pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
         .fixed_strings(spec.literal)
         .case_insensitive(spec.ignore_case)
         .case_smart(spec.smart_case && !spec.ignore_case)
+        .word(spec.word)
         .ban_byte(Some(b'\0'));
     if spec.multiline {
         builder.dot_matches_new_line(false);
@@ -54,21 +58,58 @@ pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
         .map_err(|err| Error::invalid(format!("invalid regex `{}`: {err}", spec.pattern)))
 }
 
+/// Where a search's pattern matches inside the lines it reported, for
+/// highlighting them: built from the same options as the search, so it
+/// finds what the search found.
+#[derive(Clone, Debug)]
+pub struct Highlighter {
+    matcher: RegexMatcher,
+}
+
+impl Highlighter {
+    /// The highlighter for a search with `options`; a bad pattern is the
+    /// search's `EINVAL`.
+    pub fn new(options: &GrepOptions) -> Result<Highlighter> {
+        let matcher = build_matcher(&options.matcher_spec())?;
+        Ok(Highlighter { matcher })
+    }
+
+    /// The non-empty matches in `text` (a reported line, or the lines of a
+    /// multi-line result joined by `\n`), as byte ranges, in order.
+    pub fn ranges(&self, text: &str) -> Vec<Range<usize>> {
+        let mut ranges = Vec::new();
+        // The matcher's error type is uninhabited in practice; a failure
+        // would leave the text unhighlighted, which is all it can mean.
+        let _ = self.matcher.find_iter(text.as_bytes(), |found| {
+            if !found.is_empty() {
+                ranges.push(found.start()..found.end());
+            }
+            true
+        });
+        ranges
+    }
+}
+
+/// How [`has_match`] matches. Field docs give the defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HasMatchOptions {
+    /// Match case-insensitively. Default: `false`.
+    pub ignore_case: bool,
+    /// Let a match span lines. Default: `false`.
+    pub multiline: bool,
+}
+
 /// Whether `content` contains a match of `pattern` (a regex, `{`/`}` taken
 /// literally where they cannot be a repetition). Without `multiline` no
 /// match spans a line break.
-pub fn has_match(
-    content: &[u8],
-    pattern: &str,
-    ignore_case: bool,
-    multiline: bool,
-) -> Result<bool> {
+pub fn has_match(content: &[u8], pattern: &str, options: HasMatchOptions) -> Result<bool> {
     let matcher = build_matcher(&MatcherSpec {
         pattern,
-        ignore_case,
+        ignore_case: options.ignore_case,
         smart_case: false,
         literal: false,
-        multiline,
+        multiline: options.multiline,
+        word: false,
     })?;
     // The matcher's error type is uninhabited in practice; a failure would
     // mean no match could be decided, which is what `false` reports.
@@ -203,6 +244,11 @@ fn char_len(lead: u8) -> usize {
 mod tests {
     use super::*;
 
+    const MULTILINE: HasMatchOptions = HasMatchOptions {
+        ignore_case: false,
+        multiline: true,
+    };
+
     #[test]
     fn stray_braces_are_escaped() {
         let table: &[(&str, &str)] = &[
@@ -248,14 +294,14 @@ mod tests {
             ("x}", "x}", true),
         ];
         for &(pattern, text, expected) in table {
-            let got = has_match(text.as_bytes(), pattern, false, false).unwrap();
+            let got = has_match(text.as_bytes(), pattern, HasMatchOptions::default()).unwrap();
             assert_eq!(got, expected, "{pattern} in {text}");
         }
     }
 
     #[test]
     fn bad_regex_is_einval_with_engine_message() {
-        let err = has_match(b"x", "a(b", false, false).unwrap_err();
+        let err = has_match(b"x", "a(b", HasMatchOptions::default()).unwrap_err();
         assert_eq!(err.code(), "EINVAL");
         assert!(err.message().contains("`a(b`"), "{}", err.message());
         assert!(
@@ -263,9 +309,9 @@ mod tests {
             "{}",
             err.message()
         );
-        let err = has_match(b"x", r"a\nb", false, false).unwrap_err();
+        let err = has_match(b"x", r"a\nb", HasMatchOptions::default()).unwrap_err();
         assert_eq!(err.code(), "EINVAL", "a line break needs multiline");
-        assert!(has_match(b"a\nb", r"a\nb", false, true).unwrap());
+        assert!(has_match(b"a\nb", r"a\nb", MULTILINE).unwrap());
     }
 
     #[test]
@@ -292,6 +338,7 @@ mod tests {
                 smart_case,
                 literal,
                 multiline: false,
+                word: false,
             })
             .unwrap();
             assert_eq!(
@@ -303,10 +350,27 @@ mod tests {
     }
 
     #[test]
+    fn highlights_are_the_matches_of_the_same_options() {
+        let mut options = GrepOptions::new("needle", "");
+        options.word_regexp = true;
+        options.ignore_case = true;
+        let highlighter = Highlighter::new(&options).unwrap();
+        assert_eq!(
+            highlighter.ranges("a Needle, needles, NEEDLE"),
+            [2..8, 19..25]
+        );
+        options.pattern = "x*".into();
+        let empty_only = Highlighter::new(&options).unwrap();
+        assert!(empty_only.ranges("abc").is_empty());
+        options.pattern = "(".into();
+        assert_eq!(Highlighter::new(&options).unwrap_err().code(), "EINVAL");
+    }
+
+    #[test]
     fn multiline_dot_stops_at_newline_unless_dotall() {
-        assert!(has_match(b"a\nb", r"a\s+b", false, true).unwrap());
-        assert!(!has_match(b"a\nb", "a.b", false, true).unwrap());
-        assert!(has_match(b"a\nb", "(?s)a.b", false, true).unwrap());
-        assert!(!has_match(b"a\nb", r"a\s+b", false, false).unwrap());
+        assert!(has_match(b"a\nb", r"a\s+b", MULTILINE).unwrap());
+        assert!(!has_match(b"a\nb", "a.b", MULTILINE).unwrap());
+        assert!(has_match(b"a\nb", "(?s)a.b", MULTILINE).unwrap());
+        assert!(!has_match(b"a\nb", r"a\s+b", HasMatchOptions::default()).unwrap());
     }
 }

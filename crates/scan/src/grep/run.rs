@@ -412,6 +412,8 @@ fn emit_in_order(
 /// order, calling `on_match` for each returned result as it is decided.
 pub(super) struct Emitter<'a> {
     mode: GrepMode,
+    /// See `Shape::binary_hides_file`.
+    binary_hides_file: bool,
     /// Whether returned results are kept in the outcome (see
     /// [`GrepOptions::retain_matches`]).
     retain: bool,
@@ -422,6 +424,8 @@ pub(super) struct Emitter<'a> {
     seen: usize,
     pub(super) outcome: GrepOutcome,
     on_match: &'a mut dyn FnMut(&GrepMatch),
+    /// Sees the counters after each file's report.
+    on_progress: &'a mut dyn FnMut(&GrepOutcome),
 }
 
 impl<'a> Emitter<'a> {
@@ -429,10 +433,12 @@ impl<'a> Emitter<'a> {
         options: &GrepOptions,
         outcome: GrepOutcome,
         on_match: &'a mut dyn FnMut(&GrepMatch),
+        on_progress: &'a mut dyn FnMut(&GrepOutcome),
     ) -> Emitter<'a> {
         let offset = options.offset;
         Emitter {
             mode: options.mode,
+            binary_hides_file: options.shape().binary_hides_file(),
             retain: options.retain_matches,
             offset,
             end: options
@@ -441,18 +447,28 @@ impl<'a> Emitter<'a> {
             seen: 0,
             outcome,
             on_match,
+            on_progress,
         }
     }
 
-    /// Take the next file's report; `false` once the limit is reached.
+    /// Take the next file's report, then tell `on_progress`; `false` once
+    /// the limit is reached.
     pub(super) fn file(&mut self, path: &[u8], report: FileReport) -> bool {
+        let more = self.take(path, report);
+        (self.on_progress)(&self.outcome);
+        more
+    }
+
+    /// Count the next file's report and offer its results.
+    fn take(&mut self, path: &[u8], report: FileReport) -> bool {
         let outcome = &mut self.outcome;
         outcome.files_searched += usize::from(report.searched);
         outcome.binary_files_skipped += usize::from(report.binary);
         outcome.files_skipped_too_large += usize::from(report.too_large);
         outcome.files_unreadable += usize::from(report.unreadable);
-        // As `rg --count`: a file whose search stopped at a NUL has no count.
-        if report.count == 0 || (self.mode == GrepMode::Count && report.binary) {
+        // As `rg --count` (and `rg -l -v`): a file whose search stopped at a
+        // NUL has no count.
+        if report.count == 0 || (self.binary_hides_file && report.binary) {
             return true;
         }
         outcome.files_with_matches += 1;

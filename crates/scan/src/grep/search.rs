@@ -13,13 +13,16 @@
 //! prints them (a NUL in the first 64 KiB block therefore hides the whole
 //! file, and the counter says so). In count mode such a file has no count,
 //! as in `rg --count`; in files-with-matches mode a file is done at its
-//! first match, so one found before the NUL lists it, as in `rg -l`. A file
+//! first match, so one found before the NUL lists it, as in `rg -l` (an
+//! inverted search, like `rg -l -v`, runs on to the NUL and then drops the
+//! file). A file
 //! the caller named, and an in-memory buffer, are searched whole with NUL bytes kept in the line text, as `rg`
 //! reports a file named on its command line.
 
 use std::{
     fs::File,
     io::{self, Read},
+    ops::Range,
     path::Path,
     sync::atomic::{AtomicBool, Ordering},
 };
@@ -39,6 +42,10 @@ use crate::{cancel::CancelToken, error::Result};
 pub(super) struct Shape {
     pub mode: GrepMode,
     pub multiline: bool,
+    /// Report the lines that do not match (`rg -v`).
+    pub invert: bool,
+    /// One result per match (`rg -o`).
+    pub only_matching: bool,
     pub context_before: usize,
     pub context_after: usize,
     pub max_columns: Option<usize>,
@@ -54,6 +61,8 @@ impl Shape {
         let content = self.mode == GrepMode::Content;
         let cap = match self.mode {
             GrepMode::Content => self.per_file_cap,
+            // An inverted search is not cut short (see `binary_hides_file`).
+            GrepMode::FilesWithMatches if self.invert => None,
             GrepMode::FilesWithMatches => Some(1),
             GrepMode::Count => None,
         };
@@ -65,11 +74,37 @@ impl Shape {
         SearcherBuilder::new()
             .line_number(true)
             .multi_line(self.multiline)
+            .invert_match(self.invert)
             .binary_detection(binary)
             .before_context(if content { self.context_before } else { 0 })
             .after_context(if content { self.context_after } else { 0 })
             .max_matches(cap)
             .build()
+    }
+
+    /// Whether a reported record counts its matches rather than once: a
+    /// multi-line record or an only-matching one, but never an inverted
+    /// line, which holds no match.
+    fn counts_matches(&self) -> bool {
+        !self.invert && (self.multiline || self.only_matching)
+    }
+
+    /// Whether a walked file whose search stopped at a NUL byte has no
+    /// per-file result: in count mode (as `rg --count`), and in inverted
+    /// files-with-matches mode, which `rg -l -v` runs to the file's end (or
+    /// its NUL) rather than stopping at the first line, and so drops such a
+    /// file as it drops its count.
+    pub(super) fn binary_hides_file(&self) -> bool {
+        match self.mode {
+            GrepMode::Count => true,
+            GrepMode::FilesWithMatches => self.invert,
+            GrepMode::Content => false,
+        }
+    }
+
+    /// Whether each match of a record is a result of its own.
+    fn splits_matches(&self) -> bool {
+        self.only_matching && !self.invert
     }
 }
 
@@ -78,8 +113,9 @@ impl Shape {
 pub(super) struct FileReport {
     /// Content mode: the matches, paths not yet set.
     pub matches: Vec<GrepMatch>,
-    /// Matching lines (a multi-line match counts once), or in multiline
-    /// count mode the matches themselves.
+    /// Content mode: the results (matching lines, a multi-line match
+    /// counting once, or with only-matching the matches); count mode: the
+    /// matching lines, or in multiline or only-matching mode the matches.
     pub count: u64,
     pub searched: bool,
     pub binary: bool,
@@ -288,27 +324,35 @@ impl Sink for Collect<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> io::Result<bool> {
-        self.report.count += match self.shape.mode {
-            GrepMode::Count if self.shape.multiline => count_matches(self.matcher, found)?,
-            _ => 1,
-        };
         match self.shape.mode {
-            GrepMode::Content => {
-                let (line, truncated) = line_text(found.bytes(), self.shape.max_columns);
-                let before = std::mem::take(&mut self.before);
-                self.report.matches.push(GrepMatch {
-                    path: Vec::new(),
-                    line_number: found.line_number().unwrap_or(0),
-                    line,
-                    truncated: truncated || before.iter().any(|(_, l)| l.truncated),
-                    context_before: before.into_iter().map(|(n, l)| (n, l.text)).collect(),
-                    context_after: Vec::new(),
-                    match_count: 0,
-                });
+            GrepMode::Content if self.shape.splits_matches() => {
+                let first_line = found.line_number().unwrap_or(0);
+                let buffer = found.buffer();
+                let start = found.bytes_range_in_buffer().start;
+                for range in matches_in(self.matcher, found, self.shape.multiline)? {
+                    let lines_before = memchr::memchr_iter(b'\n', &buffer[start..range.start]);
+                    self.push(first_line + lines_before.count() as u64, &buffer[range]);
+                }
                 Ok(true)
             }
-            GrepMode::FilesWithMatches => Ok(false),
-            GrepMode::Count => Ok(true),
+            GrepMode::Content => {
+                self.push(found.line_number().unwrap_or(0), found.bytes());
+                Ok(true)
+            }
+            GrepMode::Count if self.shape.counts_matches() => {
+                let matches = matches_in(self.matcher, found, self.shape.multiline)?.len();
+                // The searcher reported a match, so there is at least one.
+                self.report.count += matches.max(1) as u64;
+                Ok(true)
+            }
+            GrepMode::Count => {
+                self.report.count += 1;
+                Ok(true)
+            }
+            GrepMode::FilesWithMatches => {
+                self.report.count += 1;
+                Ok(self.shape.invert)
+            }
         }
     }
 
@@ -334,19 +378,52 @@ impl Sink for Collect<'_> {
     }
 }
 
-/// Matches inside one multi-line record: what `rg --count -U` adds up
-/// (at least one, since the searcher reported a match).
-fn count_matches(matcher: &RegexMatcher, found: &SinkMatch<'_>) -> io::Result<u64> {
-    let range = found.bytes_range_in_buffer();
-    let haystack = &found.buffer()[..range.end];
-    let mut count = 0;
+impl Collect<'_> {
+    /// Add a content result at `line_number` with `bytes` as its text, the
+    /// context lines gathered before it attached.
+    fn push(&mut self, line_number: u64, bytes: &[u8]) {
+        let (line, truncated) = line_text(bytes, self.shape.max_columns);
+        let before = std::mem::take(&mut self.before);
+        self.report.count += 1;
+        self.report.matches.push(GrepMatch {
+            path: Vec::new(),
+            line_number,
+            line,
+            truncated: truncated || before.iter().any(|(_, l)| l.truncated),
+            context_before: before.into_iter().map(|(n, l)| (n, l.text)).collect(),
+            context_after: Vec::new(),
+            match_count: 0,
+        });
+    }
+}
+
+/// The matches inside one reported record, as ranges of its buffer, found
+/// as `rg -o` and `rg --count-matches` find them: a match belongs to the
+/// record when it starts inside it, empty matches included; a single line
+/// is searched without its line terminator, so nothing looking past the
+/// line's end sees it, while a multi-line record is searched as it stands.
+fn matches_in(
+    matcher: &RegexMatcher,
+    found: &SinkMatch<'_>,
+    multiline: bool,
+) -> io::Result<Vec<Range<usize>>> {
+    let record = found.bytes_range_in_buffer();
+    let buffer = found.buffer();
+    let mut end = record.end;
+    if !multiline && buffer[..end].ends_with(b"\n") {
+        end -= 1;
+    }
+    let mut ranges = Vec::new();
     matcher
-        .find_iter_at(haystack, range.start, |_| {
-            count += 1;
-            true
+        .find_iter_at(&buffer[..end], record.start, |found| {
+            let inside = found.start() < record.end;
+            if inside {
+                ranges.push(found.start()..found.end());
+            }
+            inside
         })
         .map_err(io::Error::other)?;
-    Ok(count.max(1))
+    Ok(ranges)
 }
 
 /// A context line's text before it is attached to its match.

@@ -14,7 +14,8 @@
 use std::{
     fs,
     path::{Path, PathBuf},
-    sync::Arc,
+    sync::{Arc, atomic::AtomicBool, mpsc},
+    thread,
 };
 
 use ignore::{
@@ -88,6 +89,38 @@ impl Candidates {
     pub(super) fn is_explicit(&self) -> bool {
         matches!(self, Candidates::File { .. })
     }
+
+    /// Pass every candidate's relative path to `on_file`, in path order, on
+    /// the calling thread; a walk runs on a thread of its own meanwhile and
+    /// hands its files over a run at a time.
+    pub(super) fn each(
+        &self,
+        cache: &ScanCache,
+        token: &CancelToken,
+        on_file: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        let Candidates::Walk { key, filter } = self else {
+            (0..self.len())
+                .filter_map(|index| self.path(index))
+                .for_each(on_file);
+            return Ok(());
+        };
+        let (sender, receiver) = mpsc::channel::<Vec<Vec<u8>>>();
+        thread::scope(|scope| {
+            let walk = scope.spawn(move || {
+                let mut on_run = |run: &mut dyn Iterator<Item = Entry<'_>>| {
+                    let files = run.filter(|entry| filter.accepts(entry));
+                    let _ = sender.send(files.map(|entry| entry.path.to_vec()).collect());
+                };
+                cache.walk_in_order(key, token, &AtomicBool::new(false), &mut on_run)
+            });
+            for path in receiver.into_iter().flatten() {
+                on_file(&path);
+            }
+            walk.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
 }
 
 /// Resolve `options.path` and list the files to search.
@@ -130,16 +163,17 @@ pub(super) fn candidates(
     })
 }
 
-/// `Some` when `path` names something other than a directory: a regular
-/// file (links followed) becomes the only candidate, anything else is
-/// `NotARegularFile` (`EFTYPE`).
-fn single_file(path: &Path) -> Result<Option<Candidates>> {
+/// Whether a search `path` names one file (links followed) rather than a
+/// directory to search: how grep reads its `path`, for fronts that print a
+/// named file's results under the name the caller typed. A FIFO, socket or
+/// device is `NotARegularFile` (`EFTYPE`); a missing path, `ENOENT`.
+pub fn path_names_a_file(path: &Path) -> Result<bool> {
     if path.as_os_str().is_empty() {
         return Err(Error::invalid("search path is empty"));
     }
     let metadata = fs::metadata(path).map_err(|err| Error::io(path, err))?;
     if metadata.is_dir() {
-        return Ok(None);
+        return Ok(false);
     }
     if !metadata.is_file() {
         return Err(Error::new(
@@ -149,6 +183,15 @@ fn single_file(path: &Path) -> Result<Option<Candidates>> {
                 path.display()
             ),
         ));
+    }
+    Ok(true)
+}
+
+/// `Some` when `path` names a file (see [`path_names_a_file`]): it becomes
+/// the only candidate.
+fn single_file(path: &Path) -> Result<Option<Candidates>> {
+    if !path_names_a_file(path)? {
+        return Ok(None);
     }
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(Error::invalid(format!("{}: no file name", path.display())));

@@ -264,8 +264,201 @@ fn in_memory_search_modes() {
     assert_eq!(multi.matches[0].line, "beta\nALPHA");
     assert_eq!(multi.matches[0].line_number, 2);
     assert_eq!(multi.total_matches, 1);
-    assert!(has_match(text, "GAMMA", true, false).unwrap());
-    assert!(!has_match(text, "GAMMA", false, false).unwrap());
+    let ignoring_case = HasMatchOptions {
+        ignore_case: true,
+        ..HasMatchOptions::default()
+    };
+    assert!(has_match(text, "GAMMA", ignoring_case).unwrap());
+    assert!(!has_match(text, "GAMMA", HasMatchOptions::default()).unwrap());
+}
+
+/// `line:text` for each result of an in-memory search, context lines
+/// marked with `-` as `rg` prints them.
+fn numbered(text: &[u8], configure: impl FnOnce(&mut GrepOptions)) -> (Vec<String>, u64) {
+    let mut options = GrepOptions::new("", "");
+    configure(&mut options);
+    let outcome = search(text, &options, &CancelToken::new()).unwrap();
+    let mut lines = Vec::new();
+    for m in &outcome.matches {
+        let context = |(n, l): &(u64, String)| format!("{n}-{l}");
+        lines.extend(m.context_before.iter().map(context));
+        match m.match_count {
+            0 => lines.push(format!("{}:{}", m.line_number, m.line)),
+            count => lines.push(format!("count {count}")),
+        }
+        lines.extend(m.context_after.iter().map(context));
+    }
+    (lines, outcome.total_matches)
+}
+
+#[test]
+fn word_invert_and_only_matching() {
+    let text = b"a needle, needles\nneedle-x needle\nhay\n_needle\n";
+    // (pattern, word, invert, only matching, multiline, context, mode, expected lines, total)
+    type Case = (
+        &'static str,
+        bool,
+        bool,
+        bool,
+        bool,
+        usize,
+        GrepMode,
+        &'static [&'static str],
+        u64,
+    );
+    let table: &[Case] = &[
+        (
+            "needle",
+            true,
+            false,
+            false,
+            false,
+            0,
+            GrepMode::Content,
+            &["1:a needle, needles", "2:needle-x needle"],
+            2,
+        ),
+        (
+            "needle",
+            false,
+            true,
+            false,
+            false,
+            0,
+            GrepMode::Content,
+            &["3:hay"],
+            1,
+        ),
+        (
+            "needle",
+            true,
+            true,
+            false,
+            false,
+            0,
+            GrepMode::Content,
+            &["3:hay", "4:_needle"],
+            2,
+        ),
+        (
+            "needle",
+            false,
+            true,
+            false,
+            false,
+            1,
+            GrepMode::Content,
+            &["2-needle-x needle", "3:hay", "4-_needle"],
+            1,
+        ),
+        (
+            "needles?",
+            false,
+            false,
+            true,
+            false,
+            0,
+            GrepMode::Content,
+            &["1:needle", "1:needles", "2:needle", "2:needle", "4:needle"],
+            5,
+        ),
+        (
+            "needle",
+            true,
+            false,
+            true,
+            false,
+            1,
+            GrepMode::Content,
+            &["1:needle", "2:needle", "2:needle", "3-hay"],
+            3,
+        ),
+        // An inverted line holds no match: it is reported whole.
+        (
+            "needle",
+            false,
+            true,
+            true,
+            false,
+            0,
+            GrepMode::Content,
+            &["3:hay"],
+            1,
+        ),
+        (
+            r"x needle\nhay",
+            false,
+            false,
+            true,
+            true,
+            0,
+            GrepMode::Content,
+            &["2:x needle\nhay"],
+            1,
+        ),
+        (
+            "needle",
+            false,
+            false,
+            true,
+            false,
+            0,
+            GrepMode::Count,
+            &["count 5"],
+            5,
+        ),
+        (
+            "needle",
+            true,
+            false,
+            false,
+            false,
+            0,
+            GrepMode::Count,
+            &["count 2"],
+            2,
+        ),
+        (
+            "needle",
+            false,
+            true,
+            true,
+            false,
+            0,
+            GrepMode::Count,
+            &["count 1"],
+            1,
+        ),
+        (
+            r"needle\n",
+            false,
+            true,
+            false,
+            true,
+            0,
+            GrepMode::Count,
+            &["count 2"],
+            2,
+        ),
+    ];
+    for &(pattern, word, invert, only, multiline, context, mode, expected, total) in table {
+        let got = numbered(text, |o| {
+            o.pattern = pattern.into();
+            o.word_regexp = word;
+            o.invert_match = invert;
+            o.only_matching = only;
+            o.multiline = multiline;
+            o.mode = mode;
+            o.context(context);
+        });
+        let label =
+            format!("{pattern:?} w={word} v={invert} o={only} U={multiline} C={context} {mode:?}");
+        assert_eq!(
+            got,
+            (expected.iter().map(|l| l.to_string()).collect(), total),
+            "{label}"
+        );
+    }
 }
 
 #[test]
@@ -794,9 +987,15 @@ fn results_waiting_behind_a_slow_file_stay_within_the_bound() {
         options.max_buffered_bytes = max_buffered_bytes;
         let backlog = Backlog::new(max_buffered_bytes);
         let cache = ScanCache::new(CachePolicy::default());
-        let outcome =
-            grep_with_backlog(&options, &cache, &CancelToken::new(), &mut |_| {}, &backlog)
-                .unwrap();
+        let outcome = grep_with_backlog(
+            &options,
+            &cache,
+            &CancelToken::new(),
+            &mut |_| {},
+            &mut |_| {},
+            &backlog,
+        )
+        .unwrap();
         (outcome, backlog.peak())
     };
     let (bounded, bounded_peak) = search(bound);
@@ -835,4 +1034,28 @@ fn results_can_be_streamed_without_being_retained() {
     assert!(outcome.matches.is_empty());
     assert_eq!(outcome.total_matches, 36);
     assert_eq!(seen, keys(&run(dir.path(), |o| o.pattern = "hit".into())));
+}
+
+#[test]
+fn progress_follows_every_file_in_order() {
+    let dir = many_files();
+    let mut options = GrepOptions::new("hit", dir.path());
+    let mut seen = Vec::new();
+    let token = CancelToken::new();
+    let cache = ScanCache::new(CachePolicy::default());
+    let outcome = grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        seen.push((so_far.files_searched, so_far.total_matches))
+    })
+    .unwrap();
+    let expected: Vec<(usize, u64)> = (1..=12).map(|files| (files, 3 * files as u64)).collect();
+    assert_eq!(seen, expected);
+    assert_eq!(outcome.files_searched, 12);
+    // A limited search stops at the file proving the limit, and so do the reports.
+    options.max_count = Some(4);
+    seen.clear();
+    grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        seen.push((so_far.files_searched, so_far.total_matches))
+    })
+    .unwrap();
+    assert_eq!(seen, [(1, 3), (2, 6)]);
 }

@@ -1,0 +1,377 @@
+//! The command line, declared once: clap derives the parser, every
+//! command's `--help`, the suggestions for misspelled flags and the shell
+//! completions from these types, so what help lists is what the parser
+//! accepts.
+//!
+//! grep spells its flags as ripgrep does, so a person's habits carry over;
+//! flags that only restate what natives always does (`-H`, `--no-heading`)
+//! are accepted for the same reason. Defaults are the library's, except
+//! where a help line says the CLI follows ripgrep instead.
+
+use std::{ffi::OsString, path::PathBuf};
+
+use clap::{Args, ColorChoice, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
+
+/// Fast, fresh file discovery for coding agents.
+///
+/// Exit status: 0 if something matched, 1 if nothing did, 2 on error.
+#[derive(Debug, Parser)]
+#[command(
+    name = "natives",
+    version,
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Find files and directories by glob pattern, one path per line.
+    Glob(GlobArgs),
+    /// Search file contents with ripgrep's rules, printed as `rg -n --no-heading -H`.
+    Grep(GrepArgs),
+    /// Rank files and directories against a short fuzzy query, best first.
+    Find(FindArgs),
+    /// Memory-directory claims in the natives home.
+    #[command(subcommand, disable_help_subcommand = true)]
+    Claims(ClaimsCommand),
+    /// Build-cache leases in the natives home.
+    #[command(subcommand, disable_help_subcommand = true)]
+    Cache(CacheCommand),
+    /// Print the completion script for a shell (bash, zsh, fish, ...).
+    Completions {
+        /// The shell to complete in.
+        shell: Shell,
+    },
+}
+
+/// How a scan walks, shared by glob, grep and find.
+#[derive(Debug, Args)]
+pub struct WalkArgs {
+    /// Include dot-files and dot-directories (`.git` is never entered).
+    #[arg(long)]
+    pub hidden: bool,
+    /// Do not honour .gitignore, .ignore and git excludes.
+    #[arg(long)]
+    pub no_ignore: bool,
+}
+
+/// `natives glob`.
+#[derive(Debug, Args)]
+pub struct GlobArgs {
+    /// Glob pattern, case-sensitive; without `/` it matches at any depth.
+    pub pattern: String,
+    /// Directory to search (the current one when left out); printed paths
+    /// start with it as typed.
+    pub path: Option<OsString>,
+    /// Which files the walk sees.
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Only files (f), directories (d) or symlinks (l).
+    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    pub file_type: Option<TypeArg>,
+    /// Print at most N matches.
+    #[arg(short = 'm', long, value_name = "N", value_parser = count, allow_negative_numbers = true)]
+    pub max: Option<usize>,
+    /// `mtime`: newest first; `path`: path order (without --sort).
+    #[arg(long, value_name = "ORDER")]
+    pub sort: Option<SortArg>,
+    /// One JSON object per match, then a summary object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `glob --type` selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TypeArg {
+    /// Regular files.
+    #[value(name = "f", alias = "file")]
+    File,
+    /// Directories.
+    #[value(name = "d", aliases = ["dir", "directory"])]
+    Dir,
+    /// Symbolic links.
+    #[value(name = "l", alias = "symlink")]
+    Symlink,
+}
+
+/// How `glob --sort` orders matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortArg {
+    /// Newest first.
+    Mtime,
+    /// Path order.
+    Path,
+}
+
+/// `natives find`.
+#[derive(Debug, Args)]
+pub struct FindArgs {
+    /// What to look for (a leading `@` is dropped; words separated by
+    /// spaces must all match).
+    pub query: String,
+    /// Directory to search (the current one when left out).
+    pub path: Option<OsString>,
+    /// Which files the walk sees.
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Print at most N matches (the library's default, 100, when left out).
+    #[arg(short = 'm', long, value_name = "N", value_parser = count, allow_negative_numbers = true)]
+    pub max: Option<usize>,
+    /// One JSON object per match, then a summary object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `natives grep`, with ripgrep's spellings.
+#[derive(Debug, Args)]
+pub struct GrepArgs {
+    /// Regular expression (ripgrep syntax; `{`/`}` that cannot be a
+    /// repetition are literal). With --files: the PATH to list.
+    #[arg(required_unless_present = "files")]
+    pub pattern: Option<String>,
+    /// A directory to search recursively, or one file (the current
+    /// directory when left out); printed paths start with it as typed.
+    pub path: Option<OsString>,
+    /// Case-insensitive.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// Case-insensitive unless PATTERN has an uppercase letter.
+    #[arg(short = 'S', long)]
+    pub smart_case: bool,
+    /// PATTERN is literal text.
+    #[arg(short = 'F', long)]
+    pub fixed_strings: bool,
+    /// Matches may span lines.
+    #[arg(short = 'U', long)]
+    pub multiline: bool,
+    /// Only matches surrounded by word boundaries.
+    #[arg(short = 'w', long)]
+    pub word_regexp: bool,
+    /// Print the lines that do not match.
+    #[arg(short = 'v', long)]
+    pub invert_match: bool,
+    /// Print each match alone, one per line.
+    #[arg(short = 'o', long)]
+    pub only_matching: bool,
+    /// Lines of context around each match.
+    #[arg(short = 'C', long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
+    pub context: Option<usize>,
+    /// Lines of context after each match (wins over -C).
+    #[arg(short = 'A', long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
+    pub after_context: Option<usize>,
+    /// Lines of context before each match (wins over -C).
+    #[arg(short = 'B', long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
+    pub before_context: Option<usize>,
+    /// Only files matching GLOB (`*.ts`, `src/**`; `!GLOB` excludes).
+    #[arg(short = 'g', long, value_name = "GLOB")]
+    pub glob: Option<String>,
+    /// Only files of ripgrep's type TYPE (rust, ts, py, ...).
+    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    pub file_type: Option<String>,
+    /// Print at most NUM results in all (ripgrep: per file).
+    #[arg(short = 'm', long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
+    pub max_count: Option<usize>,
+    /// Print each file with matches and its count (of matches with -o).
+    #[arg(short = 'c', long, overrides_with = "files_with_matches")]
+    pub count: bool,
+    /// Print only the paths of files with matches.
+    #[arg(short = 'l', long, overrides_with = "count")]
+    pub files_with_matches: bool,
+    /// Print the files that would be searched, without searching them.
+    #[arg(long)]
+    pub files: bool,
+    /// Print line numbers (on unless -N).
+    #[arg(short = 'n', long, overrides_with = "no_line_number")]
+    pub line_number: bool,
+    /// Do not print line numbers.
+    #[arg(short = 'N', long, overrides_with = "line_number")]
+    pub no_line_number: bool,
+    /// Print the path with every line (always on).
+    #[arg(short = 'H', long)]
+    pub with_filename: bool,
+    /// Print the path on every line rather than as a heading (always on).
+    #[arg(long)]
+    pub no_heading: bool,
+    /// When to colour paths, line numbers and matches (auto: on a terminal).
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+    /// Which files the walk sees.
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// One JSON object per result, then a summary object.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the counters and the time taken after the results; on a
+    /// terminal, show progress while searching.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// `natives claims ...`.
+#[derive(Debug, Subcommand)]
+pub enum ClaimsCommand {
+    /// List every claimed memory folder with its zone and claims.
+    List {
+        /// Only the folders U holds a claim on.
+        #[arg(long, value_name = "U")]
+        uid: Option<String>,
+        /// One JSON object per folder.
+        #[arg(long)]
+        json: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Remove UID's claim on DIR (a folder, or a `memory-dir:` zone from the
+    /// listing), after asking on standard input unless --yes.
+    Release {
+        /// The agent whose claim goes.
+        uid: String,
+        /// The memory folder, or its zone.
+        dir: String,
+        /// Do not ask.
+        #[arg(short = 'y', long)]
+        yes: bool,
+        /// Release a claim another OS user made too.
+        #[arg(long)]
+        any_user: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+}
+
+/// `natives cache ...`.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Show every registered build cache: status, owner, since, identity.
+    Show {
+        /// One JSON object per cache.
+        #[arg(long)]
+        json: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Delete DIR's least recently modified build output until it holds at
+    /// most SIZE bytes, only while nobody uses it (exit 1 when busy).
+    Prune {
+        /// A registered cargo target directory.
+        dir: PathBuf,
+        /// Bytes, or a whole number with K, M, G or T (1024-based; KiB,
+        /// MiB, GiB, TiB too).
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        limit: u64,
+        /// List what would go; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Do not ask, even at a terminal.
+        #[arg(short = 'y', long)]
+        yes: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Clear the lease of an owner that is gone (a live one is refused).
+    Release {
+        /// The build cache directory.
+        dir: PathBuf,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+}
+
+/// Where the claims and leases are kept.
+#[derive(Debug, Args)]
+pub struct HomeArg {
+    /// The natives home (else $NATIVES_HOME, else ~/.natives).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+}
+
+/// A count flag's value; the message completes "`--flag` ...".
+fn count(text: &str) -> Result<usize, String> {
+    text.parse()
+        .map_err(|_| format!("takes a non-negative integer, got `{text}`"))
+}
+
+/// `--limit`'s value; the message completes "`--limit` ...".
+fn size(text: &str) -> Result<u64, String> {
+    parse_size(text).ok_or_else(|| {
+        format!(
+            "takes bytes, or a whole number with K, M, G or T \
+             (1024-based; KiB, MiB, GiB, TiB too), got `{text}`"
+        )
+    })
+}
+
+/// A byte count: digits, then optionally a 1024-based unit in any case (`K`
+/// or `KiB`, `M`/`MiB`, `G`/`GiB`, `T`/`TiB`). Decimal units (`KB`) and
+/// fractions are refused rather than guessed at; `None` also on overflow.
+fn parse_size(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        "t" | "tib" => 40,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_are_bytes_or_binary_units() {
+        let table: &[(&str, Option<u64>)] = &[
+            ("0", Some(0)),
+            ("1536", Some(1536)),
+            ("1K", Some(1024)),
+            ("1k", Some(1024)),
+            ("2KiB", Some(2048)),
+            ("3M", Some(3 << 20)),
+            ("3mib", Some(3 << 20)),
+            ("5G", Some(5 << 30)),
+            ("5GiB", Some(5 << 30)),
+            ("2T", Some(2 << 40)),
+            ("2TiB", Some(2 << 40)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("16777216T", None),
+            ("18446744073709551616", None),
+            ("", None),
+            ("G", None),
+            ("1.5G", None),
+            ("1 G", None),
+            ("-1", None),
+            ("+1", None),
+            ("1KB", None),
+            ("1GB", None),
+            ("10X", None),
+        ];
+        for &(text, expected) in table {
+            assert_eq!(parse_size(text), expected, "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `natives`: the command-line front over the natives library crates.
+//!
+//! A thin layer: clap parses (see `args`), the library decides, this crate
+//! prints. Exit codes follow ripgrep: 0 when something matched, 1 when
+//! nothing did, 2 on error (parse errors included, printed as every other
+//! error is, see `errors`).
+
+pub mod args;
+mod cache_cmd;
+mod claims_cmd;
+mod common;
+mod errors;
+mod find_cmd;
+mod glob_cmd;
+mod grep_cmd;
+mod grep_print;
+mod progress;
+
+use std::{ffi::OsString, io::Write, process::ExitCode};
+
+use clap::{CommandFactory, Parser};
+
+use args::{Cli, Command};
+
+/// How a command ended.
+pub enum Outcome {
+    /// It found or did what was asked (exit 0).
+    Matched,
+    /// Nothing matched, or nothing was done (exit 1).
+    NoMatch,
+}
+
+impl Outcome {
+    /// `Matched` when anything was found.
+    pub fn from_count(found: u64) -> Outcome {
+        if found > 0 {
+            Outcome::Matched
+        } else {
+            Outcome::NoMatch
+        }
+    }
+}
+
+/// Run the command line `args` (the program name first) to its exit code.
+pub fn main(args: Vec<OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(err) => return errors::report(&err, &args),
+    };
+    match run(cli.command) {
+        Ok(Outcome::Matched) => ExitCode::SUCCESS,
+        Ok(Outcome::NoMatch) => ExitCode::from(1),
+        Err(message) => {
+            let _ = writeln!(std::io::stderr(), "natives: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<Outcome, String> {
+    match command {
+        Command::Glob(args) => glob_cmd::run(args),
+        Command::Grep(args) => grep_cmd::run(args),
+        Command::Find(args) => find_cmd::run(args),
+        Command::Claims(command) => claims_cmd::run(command),
+        Command::Cache(command) => cache_cmd::run(command),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "natives",
+                &mut std::io::stdout(),
+            );
+            Ok(Outcome::Matched)
+        }
+    }
+}

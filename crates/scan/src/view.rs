@@ -1,0 +1,280 @@
+//! The result shapes the fronts hand out: one serde view per glob, grep and
+//! fuzzy-find result and summary, with the field names and value types of
+//! the TypeScript API's result objects.
+//!
+//! Why here: the CLI's `--json` and the addon's objects describe the same
+//! results, and two hand-written shapes drift apart (a summary missing a
+//! counter, a file type spelled as a word in one and a number in the
+//! other). Every front serializes these views instead; a field is optional
+//! exactly where the TypeScript type marks it optional, and is then left
+//! out rather than written as `null`.
+
+use serde::Serialize;
+
+use crate::{
+    entries::Entry,
+    fuzzy::{FuzzyMatch, FuzzyOutcome},
+    glob::GlobOutcome,
+    grep::{GrepMatch, GrepOutcome},
+};
+
+/// One glob match (`GlobMatch` in TypeScript).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobMatchView {
+    /// Relative to the search root, `/`-separated; bytes that are not UTF-8
+    /// read as U+FFFD.
+    pub path: String,
+    /// The numeric [`FileType`](crate::FileType): 1 file, 2 directory, 3
+    /// symlink, 4 other.
+    pub file_type: u8,
+    /// Modification time in milliseconds since the epoch, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<i64>,
+}
+
+impl From<&Entry<'_>> for GlobMatchView {
+    fn from(entry: &Entry<'_>) -> GlobMatchView {
+        GlobMatchView {
+            path: entry.path_lossy().into_owned(),
+            file_type: entry.file_type.as_u8(),
+            mtime: entry.mtime_ms,
+        }
+    }
+}
+
+/// What a glob found besides its matches (`GlobResult` without `matches`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobSummaryView {
+    /// Matches before `max_results` was applied.
+    pub total_matches: usize,
+    /// `true` when `max_results` cut matches off.
+    pub limit_reached: bool,
+}
+
+impl From<&GlobOutcome> for GlobSummaryView {
+    fn from(outcome: &GlobOutcome) -> GlobSummaryView {
+        GlobSummaryView {
+            total_matches: outcome.total_matches,
+            limit_reached: outcome.limit_reached(),
+        }
+    }
+}
+
+/// A line of context (`ContextLine` in TypeScript).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextLineView {
+    /// 1-based line number.
+    pub line_number: u64,
+    /// The line without its final `\n`.
+    pub line: String,
+}
+
+/// One grep result (`GrepMatch` in TypeScript).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepMatchView {
+    /// Relative to the search root, `/`-separated.
+    pub path: String,
+    /// 1-based line of the match; 0 in count and files-with-matches modes.
+    pub line_number: u64,
+    /// The matching line(s), or the match alone with `only_matching`.
+    pub line: String,
+    /// Lines before the match; left out when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_before: Option<Vec<ContextLineView>>,
+    /// Lines after the match; left out when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_after: Option<Vec<ContextLineView>>,
+    /// `true` when `max_columns` cut the line or its context; left out
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// Count mode: the file's count; left out in the other modes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub match_count: Option<u64>,
+}
+
+impl From<&GrepMatch> for GrepMatchView {
+    fn from(found: &GrepMatch) -> GrepMatchView {
+        let context = |lines: &[(u64, String)]| {
+            (!lines.is_empty()).then(|| {
+                lines
+                    .iter()
+                    .map(|(number, line)| ContextLineView {
+                        line_number: *number,
+                        line: line.clone(),
+                    })
+                    .collect()
+            })
+        };
+        GrepMatchView {
+            path: found.path_lossy().into_owned(),
+            line_number: found.line_number,
+            line: found.line.clone(),
+            context_before: context(&found.context_before),
+            context_after: context(&found.context_after),
+            truncated: found.truncated.then_some(true),
+            match_count: (found.match_count > 0).then_some(found.match_count),
+        }
+    }
+}
+
+/// What a grep found besides its results (`GrepResult` without `matches`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepSummaryView {
+    /// Results before `offset` and `max_count`.
+    pub total_matches: u64,
+    /// Files with at least one match.
+    pub files_with_matches: usize,
+    /// Files opened and searched.
+    pub files_searched: usize,
+    /// Files whose search stopped at a NUL byte.
+    pub binary_files_skipped: usize,
+    /// Files above `max_file_size`, not searched.
+    pub files_skipped_too_large: usize,
+    /// Files listed that could not be opened or read.
+    pub files_unreadable: usize,
+    /// `true` when more results existed beyond the returned ones.
+    pub limit_reached: bool,
+    /// The search path named one file rather than a directory.
+    pub path_is_file: bool,
+}
+
+impl From<&GrepOutcome> for GrepSummaryView {
+    fn from(outcome: &GrepOutcome) -> GrepSummaryView {
+        GrepSummaryView {
+            total_matches: outcome.total_matches,
+            files_with_matches: outcome.files_with_matches,
+            files_searched: outcome.files_searched,
+            binary_files_skipped: outcome.binary_files_skipped,
+            files_skipped_too_large: outcome.files_skipped_too_large,
+            files_unreadable: outcome.files_unreadable,
+            limit_reached: outcome.limit_reached,
+            path_is_file: outcome.path_is_file,
+        }
+    }
+}
+
+/// One fuzzy-find match (`FuzzyMatch` in TypeScript).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FuzzyMatchView {
+    /// Relative, `/`-separated; directories end with `/`.
+    pub path: String,
+    /// The numeric [`FileType`](crate::FileType).
+    pub file_type: u8,
+    /// Higher ranks first.
+    pub score: u32,
+    /// Why it matched: [`Tier::name`](crate::fuzzy::Tier::name).
+    pub tier: &'static str,
+    /// Matched character positions in `path`, ascending.
+    pub indices: Vec<u32>,
+}
+
+impl From<&FuzzyMatch> for FuzzyMatchView {
+    fn from(found: &FuzzyMatch) -> FuzzyMatchView {
+        FuzzyMatchView {
+            path: found.path.clone(),
+            file_type: found.file_type.as_u8(),
+            score: found.score,
+            tier: found.tier.name(),
+            indices: found.indices.clone(),
+        }
+    }
+}
+
+/// What a fuzzy find found besides its matches (`FuzzyFindResult` without
+/// `matches`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FuzzySummaryView {
+    /// Matches before `max_results` was applied.
+    pub total_matches: usize,
+}
+
+impl From<&FuzzyOutcome> for FuzzySummaryView {
+    fn from(outcome: &FuzzyOutcome) -> FuzzySummaryView {
+        FuzzySummaryView {
+            total_matches: outcome.total_matches,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::FileType;
+
+    #[test]
+    fn grep_match_leaves_out_what_the_typescript_type_leaves_optional() {
+        let plain = GrepMatch {
+            path: b"src/a.rs".to_vec(),
+            line_number: 3,
+            line: "let x = 1;".into(),
+            ..GrepMatch::default()
+        };
+        assert_eq!(
+            serde_json::to_value(GrepMatchView::from(&plain)).unwrap(),
+            json!({"path": "src/a.rs", "lineNumber": 3, "line": "let x = 1;"})
+        );
+        let full = GrepMatch {
+            context_before: vec![(2, "before".into())],
+            context_after: vec![(4, "after".into())],
+            truncated: true,
+            match_count: 7,
+            ..plain
+        };
+        assert_eq!(
+            serde_json::to_value(GrepMatchView::from(&full)).unwrap(),
+            json!({
+                "path": "src/a.rs", "lineNumber": 3, "line": "let x = 1;",
+                "contextBefore": [{"lineNumber": 2, "line": "before"}],
+                "contextAfter": [{"lineNumber": 4, "line": "after"}],
+                "truncated": true, "matchCount": 7,
+            })
+        );
+    }
+
+    #[test]
+    fn summaries_name_every_counter() {
+        let outcome = GrepOutcome {
+            total_matches: 5,
+            files_with_matches: 2,
+            files_searched: 9,
+            binary_files_skipped: 1,
+            files_skipped_too_large: 3,
+            files_unreadable: 4,
+            limit_reached: true,
+            ..GrepOutcome::default()
+        };
+        assert_eq!(
+            serde_json::to_value(GrepSummaryView::from(&outcome)).unwrap(),
+            json!({
+                "totalMatches": 5, "filesWithMatches": 2, "filesSearched": 9,
+                "binaryFilesSkipped": 1, "filesSkippedTooLarge": 3,
+                "filesUnreadable": 4, "limitReached": true, "pathIsFile": false,
+            })
+        );
+    }
+
+    #[test]
+    fn file_types_are_numbers_and_tiers_names() {
+        let found = FuzzyMatch {
+            path: "src/".into(),
+            file_type: FileType::Dir,
+            score: 42,
+            tier: crate::fuzzy::Tier::NamePrefix,
+            indices: vec![0, 1],
+        };
+        assert_eq!(
+            serde_json::to_value(FuzzyMatchView::from(&found)).unwrap(),
+            json!({"path": "src/", "fileType": 2, "score": 42, "tier": "namePrefix", "indices": [0, 1]})
+        );
+    }
+}
