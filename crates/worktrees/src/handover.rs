@@ -28,12 +28,16 @@
 //! removal, remove. Any failure rolls the record back with an `undone`
 //! event. [`Released::restore`] puts a released worktree back when the run
 //! that took the branch over never started, unless ownership changed since.
+//! [`plan`] is the dry run: the same first look and decision, nothing
+//! written; [`Request`] is a handover as the fronts ask for it (a task's
+//! retry or a hand-run review, released or only planned).
 //!
 //! Every refusal is a value ([`Outcome::Refused`], [`Restore::Refused`])
 //! whose text says why; errors are for what went wrong (git missing, a
 //! record unreadable).
 
 mod inspect;
+mod plan;
 mod release;
 mod restore;
 
@@ -44,6 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::registry::{Liveness, Registry, Status};
 
+pub use plan::{Answer, Plan, Request, plan};
 pub use release::release;
 pub use restore::{Restore, RestoreRefusal};
 

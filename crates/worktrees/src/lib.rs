@@ -13,6 +13,11 @@
 //!   judges, purely, and names every reason to refuse;
 //!   [`handover::release`] proves, records first and removes, surviving a
 //!   kill at every step; [`handover::Released::restore`] puts it back.
+//!   [`handover::plan`] says what a release would do, writing nothing;
+//!   [`handover::Request`] is a handover as the fronts ask for it.
+//! - [`view`]: what the fronts hand out (the command line's `--json`, the
+//!   addon's objects): runs, handovers and restores, with every word a
+//!   person reads about them and every reason's stable code.
 //! - [`git`]: the git driver, the only place git runs: machine formats, a
 //!   pinned environment, a timeout, a cancel token, a minimum version.
 //!
@@ -86,5 +91,6 @@ pub mod handover;
 pub mod registry;
 #[cfg(test)]
 mod testing;
+pub mod view;
 
 pub use natives_core::{CancelToken, Error, ErrorKind, Result};

@@ -514,7 +514,7 @@ fn run_file(run: &str) -> String {
 /// The longest id accepted.
 const MAX_ID_BYTES: usize = 1024;
 
-fn check_id(what: &str, id: &str) -> Result<()> {
+pub(crate) fn check_id(what: &str, id: &str) -> Result<()> {
     if id.trim().is_empty() || id.len() > MAX_ID_BYTES || id.contains('\0') {
         return Err(Error::invalid(format!(
             "a {what} id must be 1 to {MAX_ID_BYTES} bytes, not blank, without NUL: {id:?}"

@@ -398,7 +398,7 @@ fn removal_marked(record: &RunRecord, handover: &str) -> bool {
 
 /// A branch is named as `git branch` shows it: not empty, no NUL, not an
 /// option, not a full reference.
-fn check_branch(branch: &str) -> Result<()> {
+pub(super) fn check_branch(branch: &str) -> Result<()> {
     if branch.is_empty()
         || branch.contains('\0')
         || branch.starts_with('-')
