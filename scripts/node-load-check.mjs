@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 
 const require = createRequire(import.meta.url);
 const addon = require('../packages/natives/index.js');
-for (const name of ['nativeGlob', 'nativeGrep', 'nativeSearch', 'nativeHasMatch', 'nativeFuzzyFind', 'invalidateFsScanCache', 'fsScanCacheStats', 'CancelToken', 'nativeCheckAndClaim', 'claudeFolderName']) {
+for (const name of ['nativeGlob', 'nativeGrep', 'nativeSearch', 'nativeHasMatch', 'nativeFuzzyFind', 'invalidateFsScanCache', 'fsScanCacheStats', 'CancelToken', 'nativeCheckAndClaim', 'claudeFolderName', 'nativeCreateRun', 'nativeDriveRun', 'nativeDriverLiveness', 'nativeReleaseWorktree', 'RunDriver', 'WorktreeHandover']) {
   assert.equal(typeof addon[name], 'function', `addon export ${name}`);
 }
 const result = await addon.nativeGlob({ pattern: 'Cargo.toml', path: process.cwd(), recursive: false });

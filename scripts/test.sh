@@ -21,6 +21,7 @@ node --import tsx tests/node/smoke.ts
 node --import tsx tests/node/agent-smoke.ts
 node --import tsx tests/node/claims-smoke.ts
 node --import tsx tests/node/lease-smoke.ts
+node --import tsx tests/node/worktrees-smoke.ts
 
 echo "== cargo test"
 cargo test --workspace --locked

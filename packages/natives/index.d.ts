@@ -37,6 +37,28 @@ export declare class CancelToken {
   cancel(): void
 }
 
+/** Holding a run to drive it. `release()` lets it go; it is idempotent. */
+export declare class RunDriver {
+  /** The run driven. */
+  get run(): string
+  /** Whether this object still holds the run. */
+  get held(): boolean
+  /** Let the run go. `false` if it was let go already. */
+  release(): boolean
+}
+
+/** A handover's answer, holding what restoring a released worktree needs. */
+export declare class WorktreeHandover {
+  /** What the handover did. */
+  get view(): NativeHandover
+  /**
+   * Put the released worktree back at the tip recorded when it was
+   * released, unless ownership changed since (a refusal, never a
+   * rejection). `EINVAL` when nothing was released.
+   */
+  restore(token?: CancelToken | undefined | null): Promise<NativeRestore>
+}
+
 /** The CLI's folder name for a path. */
 export declare function claudeFolderName(path: string): string
 
@@ -51,6 +73,9 @@ export declare function claudeMemoryDir(configDir: string, cwd: string, timeoutM
  * resolved, the rest kept as given.
  */
 export declare function dirId(path: string): string
+
+/** Whether a run's driver is alive. */
+export type DriverState = 'live' | 'dead' | 'unknown'
 
 /** What a change does. */
 export type FileChangeOp = 'write' | 'delete' | 'rename'
@@ -149,6 +174,9 @@ export interface GrepColumns {
 /** What each grep result is. */
 export type GrepMode = 'content' | 'count' | 'filesWithMatches'
 
+/** What a handover did, or (a dry run) would do. */
+export type HandoverKind = 'released' | 'would-release' | 'refused' | 'not-held' | 'held-by-new-run'
+
 /** Whether the repository rooted at `root` has linked worktrees. */
 export declare function hasLinkedWorktrees(root: string, timeoutMs?: number | undefined | null): boolean
 
@@ -159,6 +187,9 @@ export interface HasMatchOptions {
   /** Matches may span lines (default false). */
   multiline?: boolean
 }
+
+/** Whose worktree holds the branch. */
+export type HolderOwnerKind = 'earlier-attempt' | 'own-run' | 'foreign'
 
 /**
  * Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
@@ -217,6 +248,18 @@ export interface NativeAcquireOptions {
   manifestPaths?: Array<string>
 }
 
+/**
+ * Add a candidate worktree to run `run`: `EEXIST` if the run has one of
+ * that name.
+ */
+export declare function nativeAddCandidate(run: string, candidate: NativeNewCandidate, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+
+/**
+ * Add a seat to run `run`: `EEXIST` if the run has that seat, `EINVAL` for
+ * a number that is not a whole number from 0 to 2^32-1.
+ */
+export declare function nativeAddSeat(run: string, seat: NativeNewSeat, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+
 /** What the native `applyFileChanges` resolves with. */
 export interface NativeAppliedChanges {
   /** One per change, in order. */
@@ -266,6 +309,22 @@ export interface NativeCacheStatus {
   reason?: string
   /** Held by a live owner, unreadable, or its outputs owned by cleanup. */
   inUse: boolean
+}
+
+/** A candidate worktree of a run. */
+export interface NativeCandidate {
+  /** Its name within the run. */
+  name: string
+  /** The branch checked out there. */
+  branch: string
+  /** The worktree (canonical). */
+  path: string
+  /** The commit it started from, if recorded. */
+  base?: string
+  /** Its worktree was released to another run. */
+  folded: boolean
+  /** The handover that released it, while released. */
+  handover?: string
 }
 
 /**
@@ -378,6 +437,53 @@ export interface NativeClaimTarget {
   /** The call's deadline, in milliseconds from the call. */
   timeoutMs: number
 }
+
+/** What git says about a worktree's content. */
+export interface NativeContent {
+  /** git can inspect it (its directory and `.git` file are there). */
+  inspectable: boolean
+  /** Inspectable, and nothing in it that `HEAD` does not hold. */
+  clean: boolean
+  /**
+   * Files differing from `HEAD`, and untracked files no `.gitignore`
+   * ignores.
+   */
+  dirty: NativePaths
+  /** Paths staged in the real index only. */
+  staged: NativePaths
+  /** Operations stopped half way (`rebase-merge`, `MERGE_HEAD`, ...). */
+  operations: Array<string>
+  /** What the content proof cannot vouch for (submodules, filters). */
+  unsupported: Array<string>
+}
+
+/**
+ * Record a new run of a recorded task: `EEXIST` if its id is taken,
+ * `ENOENT` if the task was never recorded.
+ */
+export declare function nativeCreateRun(run: NativeNewRun, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+
+/** Record task `task`, or answer it if it is recorded already. */
+export declare function nativeCreateTask(task: string, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeTask>
+
+/**
+ * Whether anyone drives run `run` right now (`ENOENT` if it was never
+ * recorded). The lock is only probed, never taken.
+ */
+export declare function nativeDriverLiveness(run: string, home?: string | undefined | null): DriverState
+
+/**
+ * Take run `run` to drive it: `EBUSY` if another holds it, `ENOENT` if it
+ * was never recorded. Waits for a handover of the run's worktree in
+ * progress to finish first.
+ */
+export declare function nativeDriveRun(run: string, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<RunDriver>
+
+/**
+ * Every run recorded for `task`, whatever its status, oldest first: the
+ * attempts a new run of the task may take a branch over from.
+ */
+export declare function nativeEarlierAttempts(taskId: string, home?: string | undefined | null): Promise<NativeRun[]>
 
 /**
  * Make `dir` fresh for a build from `identity` (call while holding its
@@ -632,6 +738,49 @@ export interface NativeGrepResult {
   batches: number
 }
 
+/** A handover's answer. */
+export interface NativeHandover {
+  /** What it did. */
+  kind: HandoverKind
+  /** Only what a release would do was found; nothing was written. */
+  dryRun: boolean
+  /** The branch asked for. */
+  branch: string
+  /** The run taking it over. */
+  toRun: string
+  /** One line for a person: what happened, and for a refusal every reason. */
+  message: string
+  /** The run and worktree holding the branch (`would-release`, `refused`). */
+  holder?: NativeHolder
+  /** Every reason not to release (`refused`). */
+  reasons?: Array<NativeReason>
+  /** What was released (`released`). */
+  released?: NativeReleasedWorktree
+  /**
+   * A handover to this run cut short, which a release would finish
+   * (`would-release`).
+   */
+  unfinishedHandover?: string
+  /** A release that failed half way: whether its record was rolled back. */
+  undone?: boolean
+}
+
+/** What a handover is asked to do. */
+export interface NativeHandoverRequest {
+  /** A worktree of the repository (the main one is found from it). */
+  repo: string
+  /** The branch the new run needs (short name). */
+  branch: string
+  /** The run taking the branch over. */
+  toRun: string
+  /** Its task; absent for a review started by hand. */
+  task?: string
+  /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
+  home?: string
+  /** Only say what a release would do; write nothing. */
+  dryRun?: boolean
+}
+
 /**
  * Whether `content` contains a match of the regex `pattern`. Throws an
  * `Error` with code `EINVAL` for a bad regex.
@@ -643,6 +792,40 @@ export declare function nativeHasMatch(content: string | Buffer, pattern: string
  * rejects: failures answer shared, `unproven`.
  */
 export declare function nativeHeldExclusively(target: NativeClaimTarget): Promise<NativeVerdict>
+
+/** The run and worktree holding a branch. */
+export interface NativeHolder {
+  /** The branch. */
+  branch: string
+  /** The worktree holding it (canonical). */
+  path: string
+  /** Whose it is. */
+  owner: NativeHolderOwner
+  /** The run whose record names the worktree, if one does. */
+  run?: NativeRunSummary
+  /** Whether that run is driven. */
+  driver?: DriverState
+  /** Why that cannot be told (`unknown` only). */
+  driverReason?: string
+  /** The commit the worktree has checked out. */
+  head?: string
+  /** The commit the branch points at. */
+  tip?: string
+  /** `git worktree lock`'s reason, when locked. */
+  locked?: string
+  /** Its content. */
+  content: NativeContent
+}
+
+/** Whose worktree holds the branch, as far as natives can prove. */
+export interface NativeHolderOwner {
+  /** Whose. */
+  kind: HolderOwnerKind
+  /** The run (`earlier-attempt`, `own-run`). */
+  run?: string
+  /** Why it is not provably natives' own (`foreign`). */
+  why?: string
+}
 
 /**
  * Whether a task held by `hold` can be released now: the lease it waits on
@@ -696,12 +879,56 @@ export interface NativeLeaseRecord {
 }
 
 /**
+ * Every run recorded, or only `task`'s (`ENOENT` for a task never
+ * recorded), oldest first.
+ */
+export declare function nativeListRuns(taskId?: string | undefined | null, home?: string | undefined | null): Promise<NativeRun[]>
+
+/**
  * Prune `dir`'s build output to `limitBytes`, oldest files first, only
  * while holding its maintenance lease; `null` when the cache is in use.
  * `EINVAL` naming why when `dir` is not a registered cargo target directory
  * (or is a home, the natives home or a repository).
  */
 export declare function nativeMaintenancePrune(dir: string, limitBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<NativePruneReport | null>
+
+/** A candidate worktree to record. */
+export interface NativeNewCandidate {
+  /** Its name within the run (`A`, `B`, ...). */
+  name: string
+  /** The branch checked out there (short name). */
+  branch: string
+  /** The worktree. */
+  path: string
+  /** The commit it started from, if known. */
+  base?: string
+}
+
+/** A run to record. */
+export interface NativeNewRun {
+  /** Its id, unique in the registry. */
+  id: string
+  /** The task it attempts (recorded already). */
+  task: string
+  /** The directory its candidate worktrees will be made in, directly. */
+  worktreeRoot: string
+  /** Where it stands at first. */
+  status: RunStatus
+}
+
+/** A seat to record. */
+export interface NativeNewSeat {
+  /** The role. */
+  kind: SeatKind
+  /** Which one of that role (1, 2, ...). */
+  number: number
+  /** Its worktree. */
+  path: string
+  /** The base commit it looks from, if known. */
+  baseHead?: string
+  /** The commit under review, if known. */
+  reviewHead?: string
+}
 
 /** An owner as recorded: the job, and the process that holds the lease. */
 export interface NativeOwnerRecord {
@@ -736,6 +963,14 @@ export declare function nativeParseResourceHold(hold: string): string | null
 /** The workspace's own package names in `cargo metadata --no-deps` JSON. */
 export declare function nativeParseWorkspacePackageNames(json: string): Array<string>
 
+/** Some paths, the first few named, all counted. */
+export interface NativePaths {
+  /** The first few. */
+  named: Array<string>
+  /** How many there are. */
+  total: number
+}
+
 /** What a prune did. */
 export interface NativePruneReport {
   /** Bytes of build output before. */
@@ -764,6 +999,14 @@ export interface NativeReadFileOptions {
   head?: boolean
 }
 
+/** One reason not to release, or not to restore. */
+export interface NativeReason {
+  /** Stable, for programs: `dirty`, `driver-live`, `not-made-by-us`, ... */
+  code: string
+  /** For a person: what was found. */
+  message: string
+}
+
 /**
  * Release `dir`'s lease for an owner that is gone; `EBUSY` while a live
  * owner holds it. An unreadable record is renamed aside, never deleted.
@@ -789,14 +1032,146 @@ export interface NativeReleased {
   reason?: string
 }
 
+/** A released worktree. */
+export interface NativeReleasedWorktree {
+  /** The run whose worktree it was. */
+  run: string
+  /** That run's task. */
+  task: string
+  /** Its candidate. */
+  candidate: string
+  /** The branch handed over. */
+  branch: string
+  /** Where the worktree was. */
+  path: string
+  /** The commit the branch pointed at when it was released. */
+  tip: string
+  /** The repository's main worktree. */
+  repo: string
+  /** The run it was released to. */
+  releasedTo: string
+  /** This handover's id. */
+  handover: string
+}
+
+/**
+ * Release the worktree holding `branch` to `toRun` when an earlier attempt
+ * at its task (or, without a task, a run natives recorded) holds it and
+ * nothing would be lost; with `dryRun`, only say what a release would do.
+ * A refusal is an answer, not a rejection; errors (bad input, git missing
+ * or failing, an unreadable record, `ABORT_ERR`) reject.
+ */
+export declare function nativeReleaseWorktree(request: NativeHandoverRequest, token?: CancelToken | undefined | null): Promise<WorktreeHandover>
+
 /** The hold a task gets while it waits on `dir`'s lease. */
 export declare function nativeResourceHold(dir: string): string
+
+/** A restore's answer. */
+export interface NativeRestore {
+  /** What it did. */
+  kind: RestoreKind
+  /** One line for a person. */
+  message: string
+  /** Every reason not to restore (`refused`). */
+  reasons?: Array<NativeReason>
+}
+
+/** A run, with whether it is driven now. */
+export interface NativeRun {
+  /** The run's id. */
+  id: string
+  /** The task it attempts. */
+  task: string
+  /** Where it stands. */
+  status: RunStatus
+  /** The directory its candidate worktrees are made in (canonical). */
+  worktreeRoot: string
+  /** When it was recorded, in milliseconds since the Unix epoch. */
+  createdAtMs: number
+  /** Whether someone drives it right now. */
+  driver: DriverState
+  /** Why that cannot be told (`unknown` only). */
+  driverReason?: string
+  /** Its candidate worktrees. */
+  candidates: Array<NativeCandidate>
+  /** Its seats. */
+  seats: Array<NativeSeat>
+  /** The run its worktree was last released to, while that release holds. */
+  releasedTo?: string
+  /** The branches whose worktrees were released. */
+  releasedBranches: Array<string>
+  /** Its history, oldest first. */
+  events: Array<NativeRunEvent>
+  /** The schema version of its record. */
+  version: number
+}
+
+/** One entry of a run's history. */
+export interface NativeRunEvent {
+  /** When, in milliseconds since the Unix epoch. */
+  atMs: number
+  /**
+   * What: `created`, `status`, `candidate`, `seat`, `released`,
+   * `removing`, `undone`, `restored` (a newer natives may write others).
+   */
+  kind: string
+  /** The branch concerned. */
+  branch?: string
+  /** The run a worktree was released to. */
+  to?: string
+  /** The handover concerned. */
+  handover?: string
+  /** The worktree concerned. */
+  path?: string
+  /** The branch's commit at the time. */
+  tip?: string
+  /** Anything else worth reading. */
+  note?: string
+}
+
+/** The run whose record names a worktree. */
+export interface NativeRunSummary {
+  /** Its id. */
+  id: string
+  /** Its task. */
+  task: string
+  /** Its status. */
+  status: RunStatus
+}
 
 /**
  * Search `content` in memory, as one file (path options do not apply).
  * Throws an `Error` with code `EINVAL` for a bad regex or option.
  */
 export declare function nativeSearch(content: string | Buffer, options: NativeGrepOptions): NativeGrepResult
+
+/** A seat of a run. */
+export interface NativeSeat {
+  /** The role. */
+  kind: SeatKind
+  /** Which one of that role. */
+  number: number
+  /** Its worktree (canonical). */
+  path: string
+  /** The base commit it looks from, if recorded. */
+  baseHead?: string
+  /** The commit under review, if recorded. */
+  reviewHead?: string
+}
+
+/** Set run `run`'s status. */
+export declare function nativeSetRunStatus(run: string, status: RunStatus, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+
+/** Run `run` (`ENOENT` if it was never recorded). */
+export declare function nativeShowRun(run: string, home?: string | undefined | null): Promise<NativeRun>
+
+/** A task. */
+export interface NativeTask {
+  /** The task's id. */
+  task: string
+  /** When it was recorded, in milliseconds since the Unix epoch. */
+  createdAtMs: number
+}
 
 /** Whether another agent uses the folder (read-only). Failures answer `true`. */
 export declare function nativeUsedByAnother(target: NativeClaimTarget): Promise<boolean>
@@ -816,6 +1191,15 @@ export interface NativeVerdict {
  * `bootId`, when known) may be alive: `false` only when its death is certain.
  */
 export declare function pidAlive(pid: number, startTime?: number | undefined | null, bootId?: string | undefined | null): boolean
+
+/** What a restore did. */
+export type RestoreKind = 'restored' | 'refused'
+
+/** Where a run stands. */
+export type RunStatus = 'running' | 'blocked' | 'failed' | 'stale' | 'parked' | 'superseded' | 'landing' | 'done'
+
+/** What a seat does. */
+export type SeatKind = 'review' | 'judge' | 'advisor'
 
 /** Why a folder counts as shared. */
 export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'

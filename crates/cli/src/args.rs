@@ -15,7 +15,8 @@ use clap_complete::Shell;
 
 /// Fast, fresh file discovery for coding agents.
 ///
-/// Exit status: 0 if something matched, 1 if nothing did, 2 on error.
+/// Exit status: 0 if something matched, 1 if nothing did, 2 on error
+/// (handover: 3 when refused).
 #[derive(Debug, Parser)]
 #[command(
     name = "natives",
@@ -44,6 +45,20 @@ pub enum Command {
     /// Build-cache leases in the natives home.
     #[command(subcommand, disable_help_subcommand = true)]
     Cache(CacheCommand),
+    /// Runs an orchestrator recorded in the natives home, with their
+    /// worktrees.
+    #[command(subcommand, disable_help_subcommand = true)]
+    Runs(RunsCommand),
+    /// Hand BRANCH over to run RUN, releasing the worktree that holds it.
+    ///
+    /// Released only when an earlier attempt at RUN's task (or a run natives
+    /// recorded) holds it, nobody drives that run and nothing in it would be
+    /// lost; the branch and its commits stay. Prints the decision and every
+    /// reason.
+    ///
+    /// Exit status: 0 released, or nothing to do (with --dry-run: would
+    /// release); 3 refused; 2 on error.
+    Handover(HandoverArgs),
     /// Print the completion script for a shell (bash, zsh, fish, ...).
     Completions {
         /// The shell to complete in.
@@ -289,7 +304,63 @@ pub enum CacheCommand {
     },
 }
 
-/// Where the claims and leases are kept.
+/// `natives runs ...`.
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// List every recorded run, oldest first: task, status, whether it is
+    /// driven, its candidate worktrees (exit 1 when there is none).
+    List {
+        /// Only the runs of task T.
+        #[arg(long, value_name = "T")]
+        task: Option<String>,
+        /// One JSON object per run.
+        #[arg(long)]
+        json: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Show run RUN: its task, status, driver, candidates, seats and history.
+    Show {
+        /// The run's id.
+        run: String,
+        /// The run as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+}
+
+/// `natives handover`.
+#[derive(Debug, Args)]
+pub struct HandoverArgs {
+    /// The branch the new run needs, as `git branch` shows it.
+    pub branch: String,
+    /// The run taking the branch over.
+    #[arg(long, value_name = "RUN")]
+    pub to: String,
+    /// A worktree of the repository (the current directory when left out).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// RUN's task: its other runs are its earlier attempts (leave out for a
+    /// review started by hand, which takes over only from a run natives
+    /// recorded).
+    #[arg(long, value_name = "T")]
+    pub task: Option<String>,
+    /// Only say what a release would do; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The answer as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// The natives home to read.
+    #[command(flatten)]
+    pub home: HomeArg,
+}
+
+/// Where the claims, leases and runs are kept.
 #[derive(Debug, Args)]
 pub struct HomeArg {
     /// The natives home (else $NATIVES_HOME, else ~/.natives).

@@ -3,7 +3,7 @@
 //! A thin layer: clap parses (see `args`), the library decides, this crate
 //! prints. Exit codes follow ripgrep: 0 when something matched, 1 when
 //! nothing did, 2 on error (parse errors included, printed as every other
-//! error is, see `errors`).
+//! error is, see `errors`); a handover the library refused exits 3.
 
 pub mod args;
 mod cache_cmd;
@@ -14,7 +14,9 @@ mod find_cmd;
 mod glob_cmd;
 mod grep_cmd;
 mod grep_print;
+mod handover_cmd;
 mod progress;
+mod runs_cmd;
 
 use std::{ffi::OsString, io::Write, process::ExitCode};
 
@@ -28,6 +30,8 @@ pub enum Outcome {
     Matched,
     /// Nothing matched, or nothing was done (exit 1).
     NoMatch,
+    /// What was asked was refused, and the output says why (exit 3).
+    Refused,
 }
 
 impl Outcome {
@@ -50,6 +54,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
     match run(cli.command) {
         Ok(Outcome::Matched) => ExitCode::SUCCESS,
         Ok(Outcome::NoMatch) => ExitCode::from(1),
+        Ok(Outcome::Refused) => ExitCode::from(3),
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "natives: {message}");
             ExitCode::from(2)
@@ -64,6 +69,8 @@ fn run(command: Command) -> Result<Outcome, String> {
         Command::Find(args) => find_cmd::run(args),
         Command::Claims(command) => claims_cmd::run(command),
         Command::Cache(command) => cache_cmd::run(command),
+        Command::Runs(command) => runs_cmd::run(command),
+        Command::Handover(args) => handover_cmd::run(args),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

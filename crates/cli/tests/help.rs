@@ -85,7 +85,7 @@ fn listed(help: &str) -> BTreeSet<String> {
 #[test]
 fn every_help_lists_every_flag_the_parser_accepts() {
     let commands = commands();
-    assert!(commands.len() >= 12, "{}", commands.len());
+    assert!(commands.len() >= 15, "{}", commands.len());
     for (path, command) in &commands {
         let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
         args.push("--help");
@@ -163,6 +163,14 @@ fn misspellings_get_a_suggestion() {
             "cache: unknown subcommand `shwo` (did you mean `show`?)",
         ),
         (
+            &["runs", "shwo", "r1"],
+            "runs: unknown subcommand `shwo` (did you mean `show`?)",
+        ),
+        (
+            &["handover", "t1/A", "--to", "r2", "--dryrun"],
+            "handover: unknown option --dryrun (did you mean `--dry-run`?)",
+        ),
+        (
             &["grep", "x", "--color", "alway"],
             "--color takes auto, always or never, got `alway` (did you mean `always`?)",
         ),
@@ -189,6 +197,9 @@ fn completions_cover_every_command() {
             "claims",
             "cache",
             "prune",
+            "runs",
+            "handover",
+            "dry-run",
             "word-regexp",
             "only-matching",
         ] {

@@ -49,6 +49,9 @@ pub enum ErrorKind {
     /// What the caller asked to change belongs to another OS user (as
     /// `kill` answers for another user's process).
     NotOwner,
+    /// The environment lacks what the operation needs (a program too old
+    /// to be relied on).
+    Unsupported,
     /// Any other I/O failure.
     Io,
 }
@@ -75,6 +78,7 @@ impl ErrorKind {
             ErrorKind::Changed => "ESTALE",
             ErrorKind::AlreadyExists => "EEXIST",
             ErrorKind::NotOwner => "EPERM",
+            ErrorKind::Unsupported => "ENOTSUP",
             ErrorKind::Io => "EIO",
         }
     }
@@ -183,6 +187,33 @@ mod tests {
             assert_eq!(err.code(), code, "{io_kind:?}");
             assert!(err.message().starts_with("/x/y: "), "{}", err.message());
             assert_eq!(err.io_error().map(io::Error::kind), Some(io_kind));
+        }
+    }
+
+    #[test]
+    fn every_kind_has_its_stable_code() {
+        let table = [
+            (ErrorKind::NotFound, "ENOENT"),
+            (ErrorKind::NotADirectory, "ENOTDIR"),
+            (ErrorKind::PermissionDenied, "EACCES"),
+            (ErrorKind::InvalidInput, "EINVAL"),
+            (ErrorKind::Aborted, "ABORT_ERR"),
+            (ErrorKind::TimedOut, "ETIMEDOUT"),
+            (ErrorKind::Busy, "EBUSY"),
+            (ErrorKind::IsADirectory, "EISDIR"),
+            (ErrorKind::NotARegularFile, "EFTYPE"),
+            (ErrorKind::OutsideRoot, "EXDEV"),
+            (ErrorKind::TooLarge, "EFBIG"),
+            (ErrorKind::ReadOnly, "EPERM"),
+            (ErrorKind::HardLinked, "EMLINK"),
+            (ErrorKind::Changed, "ESTALE"),
+            (ErrorKind::AlreadyExists, "EEXIST"),
+            (ErrorKind::NotOwner, "EPERM"),
+            (ErrorKind::Unsupported, "ENOTSUP"),
+            (ErrorKind::Io, "EIO"),
+        ];
+        for (kind, code) in table {
+            assert_eq!(kind.code(), code, "{kind:?}");
         }
     }
 

@@ -20,6 +20,8 @@
 //! - [`files`]: the agent tools' file I/O: `readFile`, `applyFileChanges`.
 //! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
+//! - [`worktrees`]: the run registry, driving a run, and handing a branch
+//!   over from an earlier attempt (released, refused or planned; restored).
 //! - [`task`]: library work run off the JS thread as a promise: on napi's
 //!   pool, or (work that waits on other processes) on a thread of its own.
 //!
@@ -40,3 +42,4 @@ pub mod options;
 pub mod scan;
 pub mod stream;
 pub mod task;
+pub mod worktrees;

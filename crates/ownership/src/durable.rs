@@ -16,12 +16,12 @@
 
 use std::{
     fs::{self, File, OpenOptions},
-    io::{self, Write},
+    io::{self, Read, Write},
     os::unix::fs::{DirBuilderExt, OpenOptionsExt},
     path::{Path, PathBuf},
 };
 
-use natives_core::{Error, Result};
+use natives_core::{Error, ErrorKind, Result};
 
 use crate::process;
 
@@ -73,6 +73,50 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(Error::io(path, err)),
     }
+}
+
+/// The record at `path`, or `None` if there is none, refused before it is
+/// read whole when it is larger than `limit` bytes (`EFBIG`) or not a
+/// regular file (`EFTYPE`: opening a FIFO for reading could block forever).
+/// The size is judged from the open file, and the read stops one byte past
+/// `limit`, so a record growing meanwhile is refused too.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(Error::io(path, err)),
+    };
+    let meta = file.metadata().map_err(|err| Error::io(path, err))?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::NotARegularFile,
+            format!("{}: not a regular file, not read", path.display()),
+        ));
+    }
+    let too_large = |size: u64| {
+        Error::new(
+            ErrorKind::TooLarge,
+            format!(
+                "{}: {size} bytes, over the limit of {limit}; not read",
+                path.display()
+            ),
+        )
+    };
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::io(path, err))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(Some(bytes))
 }
 
 /// Remove the record at `path` durably; `Ok(false)` if there was none.

@@ -33,22 +33,20 @@
 
 use std::{
     ffi::{OsStr, OsString},
-    io::{self, Read},
-    os::unix::process::CommandExt,
+    io,
     path::{Path, PathBuf},
-    process::{Child, Command, ExitStatus, Stdio},
-    thread,
-    time::Duration,
+    process::{Command, ExitStatus},
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use nix::{
-    sys::signal::{Signal, killpg},
-    unistd::Pid,
-};
 use serde::{Deserialize, Serialize};
 
-use crate::{durable, layout::LeaseFiles, paths::dir_id};
+use crate::{
+    command::{self, Ended},
+    durable,
+    layout::LeaseFiles,
+    paths::dir_id,
+};
 
 /// The source a build against a cache directory comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -349,9 +347,6 @@ struct Workspace {
     packages: Vec<String>,
 }
 
-/// How often a running cargo command is checked against the caller's token.
-const CANCEL_POLL: Duration = Duration::from_millis(10);
-
 /// One cargo command, shown in errors as it would be typed.
 struct Invocation {
     program: PathBuf,
@@ -365,31 +360,12 @@ impl Invocation {
     /// its own: once `cancel` stops, the whole group (cargo and whatever it
     /// started) is killed, and the call fails with the token's error.
     fn run(&self, cancel: &CancelToken) -> Result<Vec<u8>> {
-        cancel.check().map_err(|stopped| self.stopped(&stopped))?;
-        let mut child = Command::new(&self.program)
-            .args(&self.args)
-            .current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|err| self.io_error(err))?;
-        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-        // Both pipes are drained while the command runs: a full pipe would
-        // stall it.
-        let (ended, stdout, stderr) = thread::scope(|scope| {
-            let stdout = scope.spawn(|| read_all(stdout));
-            let stderr = scope.spawn(|| read_all(stderr));
-            let ended = wait_or_kill(&mut child, cancel);
-            let join =
-                |reader: thread::ScopedJoinHandle<'_, Vec<u8>>| reader.join().unwrap_or_default();
-            (ended, join(stdout), join(stderr))
-        });
-        match ended.map_err(|err| self.io_error(err))? {
-            Ended::Exited(status) if status.success() => Ok(stdout),
-            Ended::Exited(status) => Err(self.failure(status, &stderr)),
-            Ended::Killed(stopped) => Err(self.stopped(&stopped)),
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).current_dir(&self.dir);
+        match command::run(&mut command, b"", cancel).map_err(|err| self.io_error(err))? {
+            Ended::Finished(out) if out.status.success() => Ok(out.stdout),
+            Ended::Finished(out) => Err(self.failure(out.status, &out.stderr)),
+            Ended::Stopped(stopped) => Err(self.stopped(&stopped)),
         }
     }
 
@@ -408,41 +384,6 @@ impl Invocation {
     fn stopped(&self, why: &Error) -> Error {
         Error::new(why.kind(), format!("{self} was stopped: {}", why.message()))
     }
-}
-
-/// How a command ended.
-enum Ended {
-    Exited(ExitStatus),
-    /// Killed, with its process group, because the token stopped.
-    Killed(Error),
-}
-
-/// Wait for `child`, killing its process group as soon as `cancel` stops.
-fn wait_or_kill(child: &mut Child, cancel: &CancelToken) -> io::Result<Ended> {
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Ended::Exited(status));
-        }
-        if let Err(stopped) = cancel.check() {
-            // The child is not reaped yet, so its pid still names its group.
-            if let Ok(group) = i32::try_from(child.id()) {
-                let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
-            }
-            child.wait()?;
-            return Ok(Ended::Killed(stopped));
-        }
-        thread::sleep(CANCEL_POLL);
-    }
-}
-
-/// Everything `pipe` yields until it closes (nothing if there is no pipe or
-/// it fails: the exit status still tells success from failure).
-fn read_all(pipe: Option<impl Read>) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    if let Some(mut pipe) = pipe {
-        let _ = pipe.read_to_end(&mut bytes);
-    }
-    bytes
 }
 
 impl std::fmt::Display for Invocation {

@@ -1,5 +1,7 @@
 //! Durable, crash-proof ownership of shared directories.
 //!
+//! - [`command`]: running a child process (cargo, git) under a cancel token,
+//!   its whole process group killed when the token stops or the call is left.
 //! - [`durable`]: the one writer of records — temp file, `fsync`, `rename`,
 //!   directory `fsync` — so a record is whole or absent, never torn.
 //! - [`lock`]: kernel file locks, the authority on whether an owner is
@@ -15,6 +17,7 @@
 //! - [`claims`]: whether a memory directory is one agent's alone (seed 004),
 //!   from explicit inputs and machine-wide claims.
 pub mod claims;
+pub mod command;
 pub mod durable;
 pub mod fresh;
 pub mod layout;

@@ -25,9 +25,11 @@ use std::{
     os::unix::fs::{MetadataExt, OpenOptionsExt},
     path::{Path, PathBuf},
     sync::Once,
+    thread,
+    time::{Duration, Instant},
 };
 
-use natives_core::{Error, Result};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
 use nix::{
     errno::Errno,
     fcntl::{FcntlArg, fcntl},
@@ -116,6 +118,35 @@ fn names(path: &Path, file: &File) -> Result<bool> {
         Ok(named) => Ok((named.dev(), named.ino()) == (locked.dev(), locked.ino())),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+/// How long a waiter sleeps between attempts on a lock held by another.
+const WAIT_RETRY: Duration = Duration::from_millis(2);
+
+/// Take the exclusive lock on `path`, retrying while another holds it,
+/// until `cancel` stops (its error) or `limit` has passed (`EBUSY`, naming
+/// the lock): locks waited for this way guard one short read-modify-write,
+/// so one held that long belongs to a stuck process, and a caller without
+/// a deadline must not wait on it forever.
+pub fn wait_exclusive(path: &Path, cancel: &CancelToken, limit: Duration) -> Result<HeldLock> {
+    let started = Instant::now();
+    loop {
+        if let Some(held) = try_exclusive(path)? {
+            return Ok(held);
+        }
+        cancel.check()?;
+        if started.elapsed() >= limit {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!(
+                    "{}: still locked by another process after {} s (stuck?)",
+                    path.display(),
+                    limit.as_secs_f64()
+                ),
+            ));
+        }
+        thread::sleep(WAIT_RETRY);
     }
 }
 
@@ -297,6 +328,30 @@ mod tests {
             "the held lock is the one the path names"
         );
         drop(held);
+    }
+
+    #[test]
+    fn a_waiter_takes_a_lock_let_go_meanwhile_and_gives_up_on_one_held_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let held = try_exclusive(&path).unwrap().unwrap();
+        let started = Instant::now();
+        let err =
+            wait_exclusive(&path, &CancelToken::new(), Duration::from_millis(100)).unwrap_err();
+        assert!(started.elapsed() >= Duration::from_millis(100));
+        assert_eq!(err.code(), "EBUSY");
+        assert!(err.message().contains(&path.display().to_string()), "{err}");
+        let cancelled = CancelToken::new();
+        cancelled.cancel();
+        let err = wait_exclusive(&path, &cancelled, Duration::from_secs(60)).unwrap_err();
+        assert_eq!(err.code(), "ABORT_ERR");
+        let letting_go = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(50));
+            drop(held);
+        });
+        let taken = wait_exclusive(&path, &CancelToken::new(), Duration::from_secs(60)).unwrap();
+        letting_go.join().unwrap();
+        assert!(is_held(taken.path()).unwrap());
     }
 
     #[test]

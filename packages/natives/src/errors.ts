@@ -10,7 +10,8 @@
  * use: `EISDIR`, `EFTYPE` (a FIFO, socket or device where a regular file was
  * expected), `EXDEV` (a path leaving its confining directory), `EFBIG` (over
  * a size limit), `EPERM` (a read-only file; from `releaseClaim`, another OS user's claim), `EMLINK` (a hard-linked file),
- * `ESTALE` (changed since it was read), `EEXIST`.
+ * `ESTALE` (changed since it was read), `EEXIST`, `ENOTSUP` (the environment lacks
+ * what the call needs: a git too old; a record written by a newer natives, left as it is).
  */
 export type ErrorCode =
   | 'ENOENT'
@@ -28,7 +29,8 @@ export type ErrorCode =
   | 'EPERM'
   | 'EMLINK'
   | 'ESTALE'
-  | 'EEXIST';
+  | 'EEXIST'
+  | 'ENOTSUP';
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOENT',
@@ -47,6 +49,7 @@ const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'EMLINK',
   'ESTALE',
   'EEXIST',
+  'ENOTSUP',
 ]);
 
 /** An `Error` carrying `code`. */

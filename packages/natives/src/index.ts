@@ -5,7 +5,9 @@
  * `invalidateFsScanCache` so no search answers from before a change; `readFile` and `applyFileChanges` give
  * them regular-file reads and confined, all-or-nothing changes that invalidate by themselves. Memory-directory claims (seed 004)
  * tell an orchestrator whether a Claude memory folder is one agent's alone; build-cache leases (seed 000)
- * say who is using a shared `CARGO_TARGET_DIR` and keep it fresh for the source being built.
+ * say who is using a shared `CARGO_TARGET_DIR` and keep it fresh for the source being built. The run registry
+ * (seed 002) records an orchestrator's tasks, runs and worktrees, and hands a branch an earlier attempt still
+ * has checked out over to its retry without losing a byte.
  */
 export { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from './glob.ts';
 export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from './glob.ts';
@@ -72,3 +74,41 @@ export type {
   ReleasedBuildCache,
   SourceIdentity,
 } from './lease.ts';
+export {
+  addCandidate,
+  addSeat,
+  createRun,
+  createTask,
+  driveRun,
+  driverLiveness,
+  earlierAttempts,
+  listRuns,
+  releaseWorktree,
+  setRunStatus,
+  showRun,
+} from './worktrees.ts';
+export type {
+  DriverState,
+  Handover,
+  HandoverHolder,
+  HandoverReason,
+  NewCandidate,
+  NewRun,
+  NewSeat,
+  NothingToDoHandover,
+  RefusedHandover,
+  RegistryOptions,
+  ReleasedHandover,
+  ReleasedWorktree,
+  ReleaseWorktreeOptions,
+  RestoreResult,
+  RunCandidate,
+  RunDriver,
+  RunEvent,
+  RunRecord,
+  RunSeat,
+  RunStatus,
+  SeatKind,
+  TaskRecord,
+  WouldReleaseHandover,
+} from './worktrees.ts';

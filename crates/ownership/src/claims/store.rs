@@ -19,8 +19,7 @@ use std::{
     collections::BTreeMap,
     fs, io,
     path::{Path, PathBuf},
-    thread,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
@@ -30,15 +29,12 @@ use serde_json::{Map, Value};
 use crate::{
     durable,
     layout::claims_dir,
-    lock::{self, HeldLock, LockTrust},
+    lock::{self, LockTrust},
     paths::slug,
 };
 
 /// How zone names begin.
 pub const ZONE_PREFIX: &str = "memory-dir:";
-
-/// How long a writer sleeps between attempts on a zone lock held by another.
-const LOCK_RETRY: Duration = Duration::from_millis(2);
 
 /// The longest any caller waits for a zone lock.
 pub const LOCK_WAIT_LIMIT: Duration = Duration::from_secs(5);
@@ -182,7 +178,7 @@ pub(crate) fn update<T>(
     let store = claims_dir(home);
     durable::create_private_dir(&store)?;
     refuse_untrusted_locks(&store)?;
-    let _held = lock_until(&files.lock, deadline)?;
+    let _held = lock::wait_exclusive(&files.lock, deadline, LOCK_WAIT_LIMIT)?;
     deadline.check()?;
     let before = read_record(&files.record)?;
     let mut record = before
@@ -257,31 +253,6 @@ fn encode(record: &ZoneRecord) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(record).expect("a claims record always serialises");
     bytes.push(b'\n');
     bytes
-}
-
-/// The zone lock, retried until `deadline`, and never for longer than
-/// [`LOCK_WAIT_LIMIT`]: a writer holds it for one read and one durable
-/// write, so a lock held that long belongs to a stuck process, and a caller
-/// without a deadline must not wait on it forever.
-fn lock_until(path: &Path, deadline: &CancelToken) -> Result<HeldLock> {
-    let started = Instant::now();
-    loop {
-        if let Some(held) = lock::try_exclusive(path)? {
-            return Ok(held);
-        }
-        deadline.check()?;
-        if started.elapsed() >= LOCK_WAIT_LIMIT {
-            return Err(Error::new(
-                ErrorKind::Busy,
-                format!(
-                    "{}: claims zone lock still held by another process after {} s (stuck?)",
-                    path.display(),
-                    LOCK_WAIT_LIMIT.as_secs()
-                ),
-            ));
-        }
-        thread::sleep(LOCK_RETRY);
-    }
 }
 
 fn refuse_untrusted_locks(store: &Path) -> Result<()> {

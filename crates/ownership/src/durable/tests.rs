@@ -55,6 +55,29 @@ fn remove_reports_whether_there_was_a_record() {
 }
 
 #[test]
+fn a_bounded_read_refuses_what_is_too_large_or_not_a_file_before_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    assert_eq!(read_bounded(&path, 10).unwrap(), None);
+    replace(&path, b"0123456789").unwrap();
+    assert_eq!(
+        read_bounded(&path, 10).unwrap().as_deref(),
+        Some(&b"0123456789"[..])
+    );
+    let err = read_bounded(&path, 9).unwrap_err();
+    assert_eq!(err.code(), "EFBIG", "{err}");
+    assert!(err.message().contains("10 bytes"), "{err}");
+    // A sparse file far over the limit is refused from its size alone.
+    let huge = dir.path().join("huge.json");
+    File::create(&huge).unwrap().set_len(1 << 40).unwrap();
+    assert_eq!(read_bounded(&huge, 1 << 24).unwrap_err().code(), "EFBIG");
+    let fifo = dir.path().join("fifo.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    assert_eq!(read_bounded(&fifo, 10).unwrap_err().code(), "EFTYPE");
+    assert_eq!(read_bounded(dir.path(), 10).unwrap_err().code(), "EFTYPE");
+}
+
+#[test]
 fn errors_name_the_record() {
     let err = replace(Path::new("/nonexistent-dir/x/lease.json"), OLD).unwrap_err();
     assert_eq!(err.code(), "ENOENT");

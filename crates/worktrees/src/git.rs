@@ -1,0 +1,802 @@
+//! The git driver: the only place this crate runs git.
+//!
+//! natives drives the `git` program rather than a library, because only git
+//! itself removes and adds worktrees with the semantics an operator sees by
+//! hand. Two rules keep its answers trustworthy whatever the caller's
+//! environment and configuration say:
+//!
+//! - **Machine formats only.** Worktrees come from `worktree list
+//!   --porcelain -z`, trees from `ls-tree -r -z`, differences from `diff-tree
+//!   --raw -z` and `diff-index --raw -z`, attributes from `check-attr -z`,
+//!   everything else from exit codes. Human text changes with the version
+//!   and the locale; it is only ever quoted in error messages.
+//! - **A pinned environment.** Every `GIT_*` variable of the caller is
+//!   dropped (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`,
+//!   `GIT_OBJECT_DIRECTORY` and `GIT_ALTERNATE_OBJECT_DIRECTORIES` would point
+//!   git at another repository, index or object store; `GIT_CONFIG_*` would
+//!   inject configuration). `GIT_INDEX_FILE` is set only for a private
+//!   index. `LC_ALL=C`, `GIT_TERMINAL_PROMPT=0`, `GIT_EDITOR=true`,
+//!   `GIT_OPTIONAL_LOCKS=0` (inspecting someone's worktree never takes its
+//!   index lock) and a null stdin mean git never waits for a human. The
+//!   configuration that changes a safety answer is overridden on the command
+//!   line ([`PINNED_CONFIG`]), whatever `~/.gitconfig` or the repository say;
+//!   the content proof pins more ([`PROOF_CONFIG`]).
+//!
+//! Every call runs through [`natives_ownership::command`]: in a process
+//! group of its own, under the caller's [`CancelToken`] and the driver's
+//! timeout (whichever stops first), killed with its group when either
+//! stops or the call is left early. The git version is checked once per
+//! program per process: older than [`MIN_VERSION`] is refused.
+
+use std::{
+    ffi::{OsStr, OsString},
+    fs, io,
+    os::unix::ffi::OsStrExt,
+    path::{Path, PathBuf},
+    process::{Command, Output},
+    sync::Mutex,
+    time::Duration,
+};
+
+use natives_core::{CancelToken, Error, ErrorKind, Result};
+use natives_ownership::command::{self, Ended};
+
+/// The oldest git this driver accepts: `check-attr --source` (2.40) is the
+/// newest feature it uses.
+pub const MIN_VERSION: Version = Version {
+    major: 2,
+    minor: 40,
+    patch: 0,
+};
+
+/// How long one git command may run by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Configuration pinned on every call, because the user's value would
+/// change a safety answer: untracked files hidden from status, a file
+/// system monitor or untracked cache vouching for files git did not look
+/// at, a garbage collection started behind a command.
+pub const PINNED_CONFIG: [&str; 5] = [
+    "status.showUntrackedFiles=all",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+];
+
+/// Configuration pinned for the content proof: the bytes on disk are
+/// compared with `HEAD`'s blobs byte for byte (no end-of-line conversion),
+/// every file is looked at (no assume-unchanged from `core.ignoreStat`),
+/// and a changed executable bit counts.
+pub const PROOF_CONFIG: [&str; 4] = [
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.ignoreStat=false",
+    "core.fileMode=true",
+];
+
+/// A git version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    /// The major number.
+    pub major: u32,
+    /// The minor number.
+    pub minor: u32,
+    /// The patch number.
+    pub patch: u32,
+}
+
+impl Version {
+    /// The version in `git version` output (`git version 2.47.3`, maybe
+    /// followed by a vendor suffix such as `.windows.1` or ` (Apple Git-1)`).
+    pub fn parse(output: &str) -> Option<Version> {
+        let rest = output.trim().strip_prefix("git version ")?;
+        let number = rest.split(|c: char| c.is_whitespace()).next()?;
+        let mut parts = number.split('.').map(|part| {
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().ok()
+        });
+        Some(Version {
+            major: parts.next()??,
+            minor: parts.next()??,
+            patch: parts.next().flatten().unwrap_or(0),
+        })
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// The programs whose version was found good, so it is checked once.
+static CHECKED: Mutex<Vec<(PathBuf, Version)>> = Mutex::new(Vec::new());
+
+/// A git program and how long each of its commands may run.
+#[derive(Clone, Debug)]
+pub struct Git {
+    program: PathBuf,
+    timeout: Duration,
+    version: Version,
+}
+
+impl Git {
+    /// `git` from `PATH`, with [`DEFAULT_TIMEOUT`].
+    pub fn new() -> Result<Git> {
+        Git::with_program("git")
+    }
+
+    /// The git at `program` (a path, or a name looked up in `PATH`), refused
+    /// when older than [`MIN_VERSION`] (`ENOTSUP`) or when it cannot be run.
+    pub fn with_program(program: impl Into<PathBuf>) -> Result<Git> {
+        let program = program.into();
+        let mut git = Git {
+            program,
+            timeout: DEFAULT_TIMEOUT,
+            version: MIN_VERSION,
+        };
+        git.version = git.checked_version()?;
+        Ok(git)
+    }
+
+    /// The same git, each command stopped after `timeout`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Git {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The version found when the program was checked.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    fn checked_version(&self) -> Result<Version> {
+        let known = CHECKED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, version)) = known.iter().find(|(program, _)| *program == self.program) {
+            return Ok(*version);
+        }
+        drop(known);
+        let out = self.ok(Path::new("."), &["version"], &CancelToken::new())?;
+        let text = String::from_utf8_lossy(&out);
+        let version = Version::parse(&text).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "{}: unrecognised `git version` output {text:?}",
+                    self.program.display()
+                ),
+            )
+        })?;
+        if version < MIN_VERSION {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "{} is git {version}; natives needs git {MIN_VERSION} or newer",
+                    self.program.display()
+                ),
+            ));
+        }
+        let mut known = CHECKED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        known.push((self.program.clone(), version));
+        Ok(version)
+    }
+
+    /// Run git in `dir`; its output whatever the exit status. Errors: the
+    /// spawn failed, or the token or the timeout stopped it.
+    pub(crate) fn output(&self, call: &Call<'_>, cancel: &CancelToken) -> Result<Output> {
+        let mut command = self.command(call);
+        let token = self.deadline(cancel);
+        match command::run(&mut command, &call.input, &token) {
+            Ok(Ended::Finished(out)) => Ok(out),
+            Ok(Ended::Stopped(why)) => Err(Error::new(
+                why.kind(),
+                format!("{} was stopped: {}", self.describe(call), why.message()),
+            )),
+            Err(err) => Err(Error::io(Path::new(&self.describe(call)), err)),
+        }
+    }
+
+    /// Run git in `dir` with `args`; its stdout, or an error naming the
+    /// command with its exit status and stderr.
+    pub(crate) fn ok(&self, dir: &Path, args: &[&str], cancel: &CancelToken) -> Result<Vec<u8>> {
+        self.ok_call(&Call::new(dir, args), cancel)
+    }
+
+    pub(crate) fn ok_call(&self, call: &Call<'_>, cancel: &CancelToken) -> Result<Vec<u8>> {
+        let out = self.output(call, cancel)?;
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        Err(self.failed(call, &out))
+    }
+
+    pub(crate) fn failed(&self, call: &Call<'_>, out: &Output) -> Error {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        Error::new(
+            ErrorKind::Io,
+            format!(
+                "{} failed ({}): {}",
+                self.describe(call),
+                out.status,
+                stderr.trim_end()
+            ),
+        )
+    }
+
+    fn deadline(&self, cancel: &CancelToken) -> CancelToken {
+        let left = cancel
+            .remaining()
+            .map_or(self.timeout, |left| left.min(self.timeout));
+        cancel.clone().with_timeout(Some(left))
+    }
+
+    fn command(&self, call: &Call<'_>) -> Command {
+        let mut command = Command::new(&self.program);
+        for (name, _) in std::env::vars_os() {
+            if name.as_encoded_bytes().starts_with(b"GIT_") {
+                command.env_remove(name);
+            }
+        }
+        command
+            .current_dir(call.dir)
+            .env("LC_ALL", "C")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_EDITOR", "true")
+            .env("GIT_OPTIONAL_LOCKS", "0");
+        if let Some(index) = call.index {
+            command.env("GIT_INDEX_FILE", index);
+        }
+        let proof: &[&str] = if call.proof { &PROOF_CONFIG } else { &[] };
+        for setting in PINNED_CONFIG.iter().chain(proof) {
+            command.args(["-c", setting]);
+        }
+        command.args(&call.args);
+        command
+    }
+
+    fn describe(&self, call: &Call<'_>) -> String {
+        let words = std::iter::once(self.program.as_os_str())
+            .chain(call.args.iter().map(OsString::as_os_str))
+            .map(OsStr::to_string_lossy)
+            .collect::<Vec<_>>()
+            .join(" ");
+        format!("`{words}` in {}", call.dir.display())
+    }
+}
+
+/// The questions and the few changes the crate puts to git, each one
+/// command (or a fixed short sequence) in a machine format.
+impl Git {
+    /// Every worktree of the repository `repo` is in (`worktree list`), the
+    /// main one first.
+    pub fn worktrees(&self, repo: &Path, cancel: &CancelToken) -> Result<Vec<Worktree>> {
+        let out = self.ok(repo, &["worktree", "list", "--porcelain", "-z"], cancel)?;
+        parse_worktree_list(&out)
+    }
+
+    /// The git directories of the worktree whose top is `path`, or `None`
+    /// when `path` is not the top of a worktree (a missing directory, a
+    /// missing or broken `.git` file: git would otherwise find an enclosing
+    /// repository and answer for it).
+    pub fn dirs(&self, path: &Path, cancel: &CancelToken) -> Result<Option<Dirs>> {
+        if !path.is_dir() {
+            return Ok(None);
+        }
+        let call = Call::new(
+            path,
+            &[
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-dir",
+                "--git-common-dir",
+                "--show-toplevel",
+            ],
+        );
+        let out = self.output(&call, cancel)?;
+        if !out.status.success() {
+            return Ok(None);
+        }
+        let lines: Vec<PathBuf> = out
+            .stdout
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| PathBuf::from(OsStr::from_bytes(line)))
+            .collect();
+        let [git_dir, common_dir, top] = <[PathBuf; 3]>::try_from(lines).map_err(|_| {
+            Error::new(ErrorKind::Io, "`git rev-parse` printed an unexpected shape")
+        })?;
+        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+        Ok(same(&top, path).then_some(Dirs {
+            git_dir,
+            common_dir,
+            top,
+        }))
+    }
+
+    /// The object `rev` names in the repository at `dir` (`rev-parse
+    /// --verify`), or `None` when it names nothing.
+    pub fn resolve(&self, dir: &Path, rev: &str, cancel: &CancelToken) -> Result<Option<String>> {
+        let call = Call::new(
+            dir,
+            &["rev-parse", "--verify", "--quiet", "--end-of-options", rev],
+        );
+        let out = self.output(&call, cancel)?;
+        match out.status.code() {
+            Some(0) => Ok(Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())),
+            Some(1) => Ok(None),
+            _ => Err(self.failed(&call, &out)),
+        }
+    }
+
+    /// The tree the worktree's files would make, hidden bits ignored: a
+    /// private index read from `HEAD`, every tracked file looked at again
+    /// (`add -u` with [`PROOF_CONFIG`]), written as a tree. Equal to
+    /// `HEAD^{tree}` exactly when every tracked file's bytes and mode on
+    /// disk are `HEAD`'s, whatever `assume-unchanged` or `skip-worktree`
+    /// say in the real index.
+    pub(crate) fn fresh_tree(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<String> {
+        let scratch = scratch_dir()?;
+        let index = scratch.path().join("index");
+        let private = |args: &[&str]| in_worktree(dirs, args).private_index(&index).proof();
+        self.ok_call(&private(&["read-tree", "HEAD"]), cancel)?;
+        self.ok_call(&private(&["add", "-u"]), cancel)?;
+        let tree = self.ok_call(&private(&["write-tree"]), cancel)?;
+        Ok(String::from_utf8_lossy(&tree).trim().to_owned())
+    }
+
+    /// How tree `to` differs from tree `from`, path by path.
+    pub(crate) fn diff_trees(
+        &self,
+        dirs: &Dirs,
+        from: &str,
+        to: &str,
+        cancel: &CancelToken,
+    ) -> Result<Vec<RawChange>> {
+        let args = ["diff-tree", "-r", "-z", "--raw", "--no-renames", from, to];
+        parse_raw(&self.ok_call(&in_worktree(dirs, &args), cancel)?)
+    }
+
+    /// What the worktree's real index holds that `HEAD` does not (staged
+    /// changes, unmerged paths), read without refreshing or writing it.
+    pub(crate) fn staged(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<Vec<RawChange>> {
+        let args = [
+            "diff-index",
+            "--cached",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "HEAD",
+        ];
+        parse_raw(&self.ok_call(&in_worktree(dirs, &args), cancel)?)
+    }
+
+    /// Untracked files not ignored by a `.gitignore` of the worktree. Rules
+    /// of `info/exclude` and `core.excludesFile` are deliberately left out:
+    /// they are one user's local wishes, not the project's word that a file
+    /// is build output, so a file only they hide is still someone's work.
+    pub(crate) fn untracked(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<Vec<String>> {
+        let args = [
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-per-directory=.gitignore",
+        ];
+        let out = self.ok_call(&in_worktree(dirs, &args), cancel)?;
+        Ok(nul_fields(&out))
+    }
+
+    /// What makes equal trees not mean equal bytes, or leaves bytes outside
+    /// the tree: submodules, and files whose attributes (read from `HEAD`
+    /// and the repository's and user's attribute files) transform content.
+    pub(crate) fn unsupported(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<Vec<String>> {
+        let tree = self.ok_call(
+            &in_worktree(dirs, &["ls-tree", "-r", "-z", "--full-tree", "HEAD"]),
+            cancel,
+        )?;
+        let mut found = Vec::new();
+        let mut paths = Vec::new();
+        for entry in tree.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+            let (meta, path) = entry
+                .iter()
+                .position(|&b| b == b'\t')
+                .map(|tab| (&entry[..tab], &entry[tab + 1..]))
+                .ok_or_else(|| Error::new(ErrorKind::Io, "`ls-tree -z` output is malformed"))?;
+            if meta.starts_with(b"160000 ") {
+                found.push(format!("submodule {}", String::from_utf8_lossy(path)));
+            } else if path == b".gitmodules" {
+                found.push("submodules (.gitmodules)".to_owned());
+            }
+            paths.extend_from_slice(path);
+            paths.push(0);
+        }
+        let mut args = vec!["check-attr", "-z", "--stdin", "--source=HEAD"];
+        args.extend(TRANSFORMING_ATTRIBUTES);
+        let out = self.ok_call(&in_worktree(dirs, &args).input(paths), cancel)?;
+        found.extend(transforming_attributes(&out)?);
+        Ok(found)
+    }
+
+    /// The files of `HEAD` missing on disk, as git names them (bytes).
+    pub(crate) fn missing_from_head(
+        &self,
+        dirs: &Dirs,
+        cancel: &CancelToken,
+    ) -> Result<Vec<Vec<u8>>> {
+        let listing = ["ls-tree", "-r", "-z", "--full-tree", "--name-only", "HEAD"];
+        let tree = self.ok_call(&in_worktree(dirs, &listing), cancel)?;
+        let mut missing = Vec::new();
+        for path in tree.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+            let on_disk = dirs.top.join(OsStr::from_bytes(path));
+            match fs::symlink_metadata(&on_disk) {
+                Ok(_) => {}
+                Err(err) if err.kind() == io::ErrorKind::NotFound => missing.push(path.to_vec()),
+                Err(err) => return Err(Error::io(&on_disk, err)),
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Write back every file of `HEAD` that is missing on disk (a removal
+    /// cut short deleted it); existing files are never touched.
+    pub(crate) fn restore_missing(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<()> {
+        let missing = self.missing_from_head(dirs, cancel)?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let scratch = scratch_dir()?;
+        let index = scratch.path().join("index");
+        let private = |args: &[&str]| in_worktree(dirs, args).private_index(&index).proof();
+        self.ok_call(&private(&["read-tree", "HEAD"]), cancel)?;
+        let input = missing
+            .into_iter()
+            .flat_map(|path| path.into_iter().chain([0]))
+            .collect();
+        self.ok_call(
+            &private(&["checkout-index", "-z", "--stdin"]).input(input),
+            cancel,
+        )?;
+        Ok(())
+    }
+
+    /// Rewrite a worktree's missing `.git` file (`worktree repair`). Its
+    /// exit status is not trusted (git 2.47 reports the broken file it just
+    /// repaired as an error): callers check [`Git::dirs`] afterwards.
+    pub(crate) fn repair_worktree(
+        &self,
+        repo: &Path,
+        path: &Path,
+        cancel: &CancelToken,
+    ) -> Result<()> {
+        self.output(&Call::new(repo, &["worktree", "repair"]).arg(path), cancel)
+            .map(drop)
+    }
+
+    /// `git worktree remove` without `--force`: git's own checks stand on
+    /// top of the crate's proof.
+    pub(crate) fn remove_worktree(
+        &self,
+        repo: &Path,
+        path: &Path,
+        cancel: &CancelToken,
+    ) -> Result<()> {
+        let call = Call::new(repo, &["worktree", "remove", "--end-of-options"]).arg(path);
+        self.ok_call(&call, cancel).map(drop)
+    }
+
+    /// `git worktree add PATH BRANCH`: the branch checked out at `path`.
+    pub(crate) fn add_worktree(
+        &self,
+        repo: &Path,
+        path: &Path,
+        branch: &str,
+        cancel: &CancelToken,
+    ) -> Result<()> {
+        let call = Call::new(repo, &["worktree", "add", "--end-of-options"])
+            .arg(path)
+            .arg(branch);
+        self.ok_call(&call, cancel).map(drop)
+    }
+
+    /// Point `refs/heads/BRANCH` at `to`, only if it still points at `from`
+    /// (git's compare-and-swap; the old value stays in the branch's reflog).
+    pub(crate) fn move_branch(
+        &self,
+        repo: &Path,
+        branch: &str,
+        to: &str,
+        from: &str,
+        cancel: &CancelToken,
+    ) -> Result<()> {
+        let reference = format!("refs/heads/{branch}");
+        let args = [
+            "update-ref",
+            "-m",
+            "natives: restore a released worktree",
+            &reference,
+            to,
+            from,
+        ];
+        self.ok(repo, &args, cancel).map(drop)
+    }
+}
+
+/// A git command on the worktree `dirs` describes, its directories given
+/// explicitly so nothing is discovered.
+fn in_worktree<'a>(dirs: &'a Dirs, args: &[&str]) -> Call<'a> {
+    let mut git_dir = OsString::from("--git-dir=");
+    git_dir.push(&dirs.git_dir);
+    let mut work_tree = OsString::from("--work-tree=");
+    work_tree.push(&dirs.top);
+    let mut call = Call::new(&dirs.top, &[]).arg(git_dir).arg(work_tree);
+    call.args.extend(args.iter().map(OsString::from));
+    call
+}
+
+/// A private directory for a scratch index, removed when dropped.
+fn scratch_dir() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("natives-index-")
+        .tempdir()
+        .map_err(|err| Error::io(&std::env::temp_dir(), err))
+}
+
+/// The NUL-terminated fields of `bytes`, as text.
+fn nul_fields(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|&b| b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect()
+}
+
+/// One git command: where it runs, its arguments, its input, whether it
+/// uses a private index and the content proof's configuration.
+pub(crate) struct Call<'a> {
+    dir: &'a Path,
+    args: Vec<OsString>,
+    input: Vec<u8>,
+    index: Option<&'a Path>,
+    proof: bool,
+}
+
+impl<'a> Call<'a> {
+    pub(crate) fn new(dir: &'a Path, args: &[&str]) -> Call<'a> {
+        Call {
+            dir,
+            args: args.iter().map(OsString::from).collect(),
+            input: Vec::new(),
+            index: None,
+            proof: false,
+        }
+    }
+
+    /// One more argument (a path, which may not be UTF-8).
+    pub(crate) fn arg(mut self, arg: impl AsRef<OsStr>) -> Call<'a> {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub(crate) fn input(mut self, input: Vec<u8>) -> Call<'a> {
+        self.input = input;
+        self
+    }
+
+    pub(crate) fn private_index(mut self, index: &'a Path) -> Call<'a> {
+        self.index = Some(index);
+        self
+    }
+
+    pub(crate) fn proof(mut self) -> Call<'a> {
+        self.proof = true;
+        self
+    }
+}
+
+/// One entry of `git worktree list --porcelain -z`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Worktree {
+    /// Its path as git records it.
+    pub path: PathBuf,
+    /// The commit checked out, unless the repository is bare.
+    pub head: Option<String>,
+    /// The branch checked out (`refs/heads/...`), unless detached or bare.
+    pub branch: Option<String>,
+    /// `HEAD` is detached.
+    pub detached: bool,
+    /// The main worktree of a bare repository.
+    pub bare: bool,
+    /// Locked (`git worktree lock`), with its reason (maybe empty).
+    pub locked: Option<String>,
+    /// Git could prune it (its directory is gone), with git's reason.
+    pub prunable: Option<String>,
+}
+
+/// Parse `git worktree list --porcelain -z`: records of `key value` fields,
+/// each field ended by NUL, each record by an empty field.
+pub fn parse_worktree_list(bytes: &[u8]) -> Result<Vec<Worktree>> {
+    let mut worktrees = Vec::new();
+    let mut current: Option<Worktree> = None;
+    for field in bytes.split(|&b| b == 0) {
+        if field.is_empty() {
+            worktrees.extend(current.take());
+            continue;
+        }
+        let (key, value) = match field.iter().position(|&b| b == b' ') {
+            Some(space) => (&field[..space], Some(&field[space + 1..])),
+            None => (field, None),
+        };
+        let text = || value.map(|v| String::from_utf8_lossy(v).into_owned());
+        if key == b"worktree" {
+            worktrees.extend(current.take());
+            let path = value.ok_or_else(|| malformed_list("a worktree without a path"))?;
+            current = Some(Worktree {
+                path: PathBuf::from(OsStr::from_bytes(path)),
+                ..Worktree::default()
+            });
+            continue;
+        }
+        let worktree = current
+            .as_mut()
+            .ok_or_else(|| malformed_list("a field before any worktree"))?;
+        match key {
+            b"HEAD" => worktree.head = text(),
+            b"branch" => worktree.branch = text(),
+            b"detached" => worktree.detached = true,
+            b"bare" => worktree.bare = true,
+            b"locked" => worktree.locked = Some(text().unwrap_or_default()),
+            b"prunable" => worktree.prunable = Some(text().unwrap_or_default()),
+            // Fields of later git versions say nothing this driver needs.
+            _ => {}
+        }
+    }
+    worktrees.extend(current);
+    Ok(worktrees)
+}
+
+fn malformed_list(what: &str) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!("`git worktree list --porcelain -z` output is malformed: {what}"),
+    )
+}
+
+/// One record of `--raw -z` output: the status letter and the path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawChange {
+    /// `A`, `D`, `M`, `T`, `U` (unmerged), ...
+    pub status: char,
+    /// The path, as git printed it.
+    pub path: String,
+}
+
+/// Parse `diff-* --raw -z --no-renames`: `:mode mode oid oid STATUS` NUL
+/// `path` NUL, repeated.
+pub fn parse_raw(bytes: &[u8]) -> Result<Vec<RawChange>> {
+    let mut fields = bytes.split(|&b| b == 0).filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
+    while let Some(meta) = fields.next() {
+        let malformed = || Error::new(ErrorKind::Io, "`--raw -z` diff output is malformed");
+        if meta.first() != Some(&b':') {
+            return Err(malformed());
+        }
+        let status = meta
+            .rsplit(|&b| b == b' ')
+            .next()
+            .and_then(|s| s.first())
+            .map(|&b| b as char)
+            .ok_or_else(malformed)?;
+        let path = fields.next().ok_or_else(malformed)?;
+        changes.push(RawChange {
+            status,
+            path: String::from_utf8_lossy(path).into_owned(),
+        });
+    }
+    Ok(changes)
+}
+
+/// A worktree's own git directory, the repository's common one, and the
+/// top of the worktree, as git resolves them from inside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    /// The worktree's git directory (`.git/worktrees/<name>` when linked).
+    pub git_dir: PathBuf,
+    /// The repository's common git directory.
+    pub common_dir: PathBuf,
+    /// The top of the worktree.
+    pub top: PathBuf,
+}
+
+/// Files and directories in a worktree's git directory that say an
+/// operation (merge, cherry-pick, revert, rebase, bisect, a sequence of
+/// picks) stopped half way: a worktree holding one is never removed.
+pub const OPERATION_MARKERS: [&str; 8] = [
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_LOG",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+];
+
+/// The operation markers present in `git_dir`. An unreadable directory is
+/// an error, never "none".
+pub fn operations_in_progress(git_dir: &Path) -> Result<Vec<&'static str>> {
+    let mut found = Vec::new();
+    for marker in OPERATION_MARKERS {
+        let path = git_dir.join(marker);
+        match fs::symlink_metadata(&path) {
+            Ok(_) => found.push(marker),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(Error::io(&path, err)),
+        }
+    }
+    Ok(found)
+}
+
+/// The branch (`refs/heads/...`) a detached worktree is still working on:
+/// the one a stopped rebase will return to, or the one a bisect started
+/// from. Git counts such a branch as checked out there.
+pub fn branch_in_operation(git_dir: &Path) -> Result<Option<String>> {
+    for head_name in ["rebase-merge/head-name", "rebase-apply/head-name"] {
+        if let Some(name) = read_marker(&git_dir.join(head_name))? {
+            return Ok(Some(name).filter(|name| name.starts_with("refs/heads/")));
+        }
+    }
+    let bisected = read_marker(&git_dir.join("BISECT_START"))?;
+    Ok(bisected
+        .filter(|name| !name.is_empty())
+        .map(|name| format!("refs/heads/{name}")))
+}
+
+fn read_marker(path: &Path) -> Result<Option<String>> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text.trim().to_owned())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+/// Attributes that make git transform a file between the disk and the
+/// object store (so equal trees would not mean equal bytes).
+pub const TRANSFORMING_ATTRIBUTES: [&str; 6] = [
+    "filter",
+    "text",
+    "eol",
+    "crlf",
+    "ident",
+    "working-tree-encoding",
+];
+
+/// From `check-attr -z` output (`path` NUL `attribute` NUL `value` NUL,
+/// repeated): every `path: attribute=value` that transforms content.
+/// `unspecified` never does; `unset` (`-text`, `-crlf`) only turns
+/// conversion off.
+pub fn transforming_attributes(bytes: &[u8]) -> Result<Vec<String>> {
+    let fields: Vec<&[u8]> = bytes.split(|&b| b == 0).collect();
+    let mut found = Vec::new();
+    let mut records = fields.chunks_exact(3);
+    for record in records.by_ref() {
+        let [path, attribute, value] =
+            [record[0], record[1], record[2]].map(String::from_utf8_lossy);
+        if value != "unspecified" && value != "unset" {
+            found.push(format!("{path}: {attribute}={value}"));
+        }
+    }
+    if records.remainder() != [b""] {
+        return Err(Error::new(
+            ErrorKind::Io,
+            "`check-attr -z` output is malformed",
+        ));
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests;

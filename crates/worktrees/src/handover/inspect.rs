@@ -1,0 +1,238 @@
+//! Finding the worktree that holds a branch, proving whose it is, and
+//! reading its content: everything [`super::decide`] judges.
+
+use std::path::{Path, PathBuf};
+
+use natives_core::{CancelToken, Result};
+use natives_ownership::paths::dir_id;
+
+use super::{Content, Foreign, Holder, Owner, Paths, RunSummary, Takeover};
+use crate::{
+    git::{self, Git, Worktree},
+    registry::{Registry, RunRecord},
+};
+
+/// The worktree holding a branch, and the repository's main worktree.
+pub(crate) struct Found {
+    /// The holder, as `git worktree list` shows it.
+    pub worktree: Worktree,
+    /// Its path, canonical.
+    pub path: PathBuf,
+    /// The main worktree: where repository-wide commands run.
+    pub main: PathBuf,
+}
+
+/// The worktree that holds `refs/heads/BRANCH` in `repo`'s repository,
+/// as git counts it: checked out there, or being rebased or bisected there.
+pub(crate) fn find_holder(
+    git: &Git,
+    repo: &Path,
+    branch: &str,
+    cancel: &CancelToken,
+) -> Result<Option<Found>> {
+    let reference = format!("refs/heads/{branch}");
+    let worktrees = git.worktrees(repo, cancel)?;
+    let Some(main) = worktrees.first().map(|main| main.path.clone()) else {
+        return Ok(None);
+    };
+    for worktree in worktrees {
+        if !holds(git, &worktree, &reference, cancel)? {
+            continue;
+        }
+        return Ok(Some(Found {
+            path: dir_id(&worktree.path)?,
+            worktree,
+            main,
+        }));
+    }
+    Ok(None)
+}
+
+fn holds(git: &Git, worktree: &Worktree, reference: &str, cancel: &CancelToken) -> Result<bool> {
+    if worktree.branch.as_deref() == Some(reference) {
+        return Ok(true);
+    }
+    if !worktree.detached {
+        return Ok(false);
+    }
+    let Some(dirs) = git.dirs(&worktree.path, cancel)? else {
+        return Ok(false);
+    };
+    Ok(git::branch_in_operation(&dirs.git_dir)?.as_deref() == Some(reference))
+}
+
+/// Whose the worktree at `path` is, by the records.
+#[derive(Clone, Debug)]
+pub(crate) struct Proof {
+    /// The verdict.
+    pub owner: Owner,
+    /// The record that names the worktree, when exactly one does.
+    pub record: Option<RunRecord>,
+    /// The candidate it names it as.
+    pub candidate: Option<String>,
+    /// The handover to the new run that already folded the candidate, when
+    /// a release was cut short and is being finished.
+    pub pending: Option<String>,
+}
+
+impl Proof {
+    /// The run's record and the candidate, when the worktree is proven
+    /// natives' own.
+    pub(crate) fn owned(&self) -> Option<(&RunRecord, &str)> {
+        if matches!(self.owner, Owner::Foreign(_)) {
+            return None;
+        }
+        Some((self.record.as_ref()?, self.candidate.as_deref()?))
+    }
+
+    /// The run the proof is about, if any.
+    pub(crate) fn run_id(&self) -> Option<&str> {
+        self.record.as_ref().map(|record| record.id.as_str())
+    }
+}
+
+/// Prove whose the worktree at canonical `path` is from `records`: a
+/// candidate not folded (or folded by an unfinished handover to this very
+/// new run) that exactly one run names, directly under that run's
+/// worktree root. Paths are compared canonically.
+pub(crate) fn prove_owner(records: &[RunRecord], path: &Path, takeover: &Takeover) -> Proof {
+    let mut claims = Vec::new();
+    let mut folded = None;
+    for record in records {
+        for candidate in &record.candidates {
+            if dir_id(&candidate.path).ok().as_deref() != Some(path) {
+                continue;
+            }
+            let pending = pending_handover(record, &candidate.name, takeover);
+            if !candidate.folded || pending.is_some() {
+                claims.push((record, candidate.name.clone(), pending));
+            } else {
+                folded.get_or_insert((record, candidate.name.clone()));
+            }
+        }
+    }
+    let mut runs: Vec<&str> = claims
+        .iter()
+        .map(|(record, ..)| record.id.as_str())
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    let foreign = |why, record: Option<&RunRecord>| Proof {
+        owner: Owner::Foreign(why),
+        record: record.cloned(),
+        candidate: None,
+        pending: None,
+    };
+    match (claims.as_slice(), runs.len()) {
+        ([], _) => match folded {
+            Some((record, _)) => foreign(
+                Foreign::Folded {
+                    run: record.id.clone(),
+                    released_to: record.released_to.clone(),
+                },
+                Some(record),
+            ),
+            None => foreign(Foreign::NoRecord, None),
+        },
+        ([(record, candidate, pending), ..], 1) => {
+            let root =
+                dir_id(&record.worktree_root).unwrap_or_else(|_| record.worktree_root.clone());
+            if path.parent() != Some(root.as_path()) {
+                let why = Foreign::NotUnderRoot {
+                    run: record.id.clone(),
+                    root,
+                };
+                return foreign(why, Some(record));
+            }
+            let run = record.id.clone();
+            let owner = if takeover.is_earlier_attempt(&run) {
+                Owner::EarlierAttempt { run }
+            } else {
+                Owner::OwnRun { run }
+            };
+            Proof {
+                owner,
+                record: Some((*record).clone()),
+                candidate: Some(candidate.clone()),
+                pending: pending.clone(),
+            }
+        }
+        _ => foreign(
+            Foreign::SeveralRecords(runs.iter().map(|r| r.to_string()).collect()),
+            None,
+        ),
+    }
+}
+
+/// The handover that folded `record`'s candidate `name` for `takeover`'s
+/// new run and may still be unfinished.
+fn pending_handover(record: &RunRecord, name: &str, takeover: &Takeover) -> Option<String> {
+    let candidate = record.candidate(name)?;
+    let handover = candidate.handover.as_ref().filter(|_| candidate.folded)?;
+    (record.released_to.as_deref() == Some(takeover.new_run())).then(|| handover.clone())
+}
+
+/// Everything known about the worktree `found` and the run `proof` names.
+pub(crate) fn inspect(
+    git: &Git,
+    registry: &Registry,
+    found: &Found,
+    branch: &str,
+    proof: &Proof,
+    cancel: &CancelToken,
+) -> Result<Holder> {
+    let tip = git.resolve(
+        &found.main,
+        &format!("refs/heads/{branch}^{{commit}}"),
+        cancel,
+    )?;
+    let run = proof.record.as_ref().map(|record| RunSummary {
+        id: record.id.clone(),
+        task: record.task.clone(),
+        status: record.status,
+    });
+    let driver = run.as_ref().map(|run| registry.driver_liveness(&run.id));
+    Ok(Holder {
+        branch: branch.to_owned(),
+        path: found.path.clone(),
+        owner: proof.owner.clone(),
+        run,
+        driver,
+        head: found.worktree.head.clone(),
+        tip,
+        locked: found.worktree.locked.clone(),
+        content: content(git, &found.path, cancel)?,
+    })
+}
+
+/// What the worktree at `path` holds beyond `HEAD`. The content proof: a
+/// fresh private index's tree equals `HEAD^{tree}` (every tracked file's
+/// bytes and mode on disk are `HEAD`'s), no untracked file outside what a
+/// `.gitignore` ignores, the real index equals `HEAD` (nothing staged
+/// only), no operation stopped half way, nothing git would transform.
+pub(crate) fn content(git: &Git, path: &Path, cancel: &CancelToken) -> Result<Content> {
+    let Some(dirs) = git.dirs(path, cancel)? else {
+        return Ok(Content::default());
+    };
+    let head_tree = git
+        .resolve(&dirs.top, "HEAD^{tree}", cancel)?
+        .unwrap_or_default();
+    let fresh_tree = git.fresh_tree(&dirs, cancel)?;
+    let mut dirty = Vec::new();
+    if fresh_tree != head_tree {
+        let changes = git.diff_trees(&dirs, &head_tree, &fresh_tree, cancel)?;
+        dirty.extend(changes.into_iter().map(|change| change.path));
+    }
+    dirty.extend(git.untracked(&dirs, cancel)?);
+    let staged = git.staged(&dirs, cancel)?;
+    Ok(Content {
+        inspectable: true,
+        dirty: Paths::of(dirty),
+        staged: Paths::of(staged.into_iter().map(|change| change.path)),
+        operations: git::operations_in_progress(&dirs.git_dir)?
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        unsupported: git.unsupported(&dirs, cancel)?,
+    })
+}

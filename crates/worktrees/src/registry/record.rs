@@ -1,0 +1,458 @@
+//! What the registry's records say, and how records of older schema
+//! versions are read.
+//!
+//! Every record carries a `version`. A record written by an older natives
+//! is migrated in memory when it is read, one version at a time, and only
+//! rewritten (in the current version) when something changes it; reading
+//! never rewrites the store. A record written by a newer natives is read as
+//! far as this one understands it and never rewritten: a rewrite could drop
+//! a meaning this version does not know. Fields this version does not know
+//! are kept, at every level, through every rewrite.
+//!
+//! Schema versions:
+//! 1. The first: the worktree root as `root`, candidates as an object keyed
+//!    by name, at most one released branch (`releasedBranch`).
+//! 2. The current one: `worktreeRoot`, candidates as a list carrying their
+//!    name and whether they were folded, seats, `releasedBranches`.
+
+use std::path::{Path, PathBuf};
+
+use natives_core::{Error, ErrorKind, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The schema version this natives writes.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Being worked on.
+    Running,
+    /// Waiting on something outside it.
+    Blocked,
+    /// Ended without a result.
+    Failed,
+    /// Not heard from for too long.
+    Stale,
+    /// Put aside, to be resumed.
+    Parked,
+    /// A later run took its place.
+    Superseded,
+    /// Its result is being merged: its worktrees are never released.
+    Landing,
+    /// Finished.
+    Done,
+}
+
+impl Status {
+    /// Every status, in the order above.
+    pub const ALL: [Status; 8] = [
+        Status::Running,
+        Status::Blocked,
+        Status::Failed,
+        Status::Stale,
+        Status::Parked,
+        Status::Superseded,
+        Status::Landing,
+        Status::Done,
+    ];
+
+    /// The status as records and users write it (`running`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Blocked => "blocked",
+            Status::Failed => "failed",
+            Status::Stale => "stale",
+            Status::Parked => "parked",
+            Status::Superseded => "superseded",
+            Status::Landing => "landing",
+            Status::Done => "done",
+        }
+    }
+
+    /// The status named `name`, if any.
+    pub fn parse(name: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|status| status.name() == name)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A worktree a run made for one attempt at the task, on its own branch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    /// Its name within the run (`A`, `B`, ...).
+    pub name: String,
+    /// The branch checked out there (short name, `refs/heads/` left out).
+    pub branch: String,
+    /// The worktree (canonical when recorded by the registry).
+    pub path: PathBuf,
+    /// The commit it started from, if recorded.
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Its worktree was released (handed over): the run no longer owns it.
+    #[serde(default)]
+    pub folded: bool,
+    /// The handover that folded it, while folded by one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handover: Option<String>,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Candidate {
+    /// A candidate `name` on `branch` at `path`, not folded.
+    pub fn new(name: &str, branch: &str, path: &Path) -> Candidate {
+        Candidate {
+            name: name.to_owned(),
+            branch: branch.to_owned(),
+            path: path.to_owned(),
+            base: None,
+            folded: false,
+            handover: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// What a seat does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeatKind {
+    /// Reviews a candidate.
+    Review,
+    /// Judges between candidates.
+    Judge,
+    /// Advises.
+    Advisor,
+}
+
+impl SeatKind {
+    /// The kind as records and users write it (`review`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            SeatKind::Review => "review",
+            SeatKind::Judge => "judge",
+            SeatKind::Advisor => "advisor",
+        }
+    }
+}
+
+/// A worktree a run made for a role (`review 1`, `judge 2`, ...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Seat {
+    /// The role.
+    pub kind: SeatKind,
+    /// Which one of that role (1, 2, ...).
+    pub number: u32,
+    /// Its worktree (canonical when recorded by the registry).
+    pub path: PathBuf,
+    /// The base commit it looks from, if recorded.
+    #[serde(default)]
+    pub base_head: Option<String>,
+    /// The commit under review, if recorded.
+    #[serde(default)]
+    pub review_head: Option<String>,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Seat {
+    /// Seat `kind` number `number` at `path`.
+    pub fn new(kind: SeatKind, number: u32, path: &Path) -> Seat {
+        Seat {
+            kind,
+            number,
+            path: path.to_owned(),
+            base_head: None,
+            review_head: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// What happened to a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventKind {
+    /// The run was recorded.
+    Created,
+    /// Its status changed (`note`: the new status).
+    Status,
+    /// A candidate was added (`note`: its name).
+    Candidate,
+    /// A seat was added (`note`: its kind and number).
+    Seat,
+    /// A candidate's worktree was released to another run (`to`), the
+    /// record written before anything was removed.
+    Released,
+    /// The released worktree passed its content proof and is being removed.
+    Removing,
+    /// A release was rolled back (`note`: why).
+    Undone,
+    /// A released worktree was put back.
+    Restored,
+    /// A kind written by another version, kept as it is.
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// One entry of a run's history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// When, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// What.
+    pub kind: EventKind,
+    /// The branch concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The run a worktree was released to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The handover concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handover: Option<String>,
+    /// The worktree concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// The branch's commit at the time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tip: Option<String>,
+    /// Anything else worth reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Event {
+    /// An event of `kind`, now, with nothing else said.
+    pub fn now(kind: EventKind) -> Event {
+        Event {
+            at_ms: natives_ownership::process::now_ms(),
+            kind,
+            branch: None,
+            to: None,
+            handover: None,
+            path: None,
+            tip: None,
+            note: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The same event with `note`.
+    pub fn noting(mut self, note: impl Into<String>) -> Event {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// One run: an attempt at a task, with the worktrees it made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRecord {
+    /// The schema version it was written in ([`SCHEMA_VERSION`] once
+    /// migrated; higher when written by a newer natives).
+    pub version: u32,
+    /// The run's id, unique in the registry.
+    pub id: String,
+    /// The task it attempts.
+    pub task: String,
+    /// Where it stands.
+    pub status: Status,
+    /// The directory its candidate worktrees are made in, directly.
+    pub worktree_root: PathBuf,
+    /// When it was recorded, in milliseconds since the Unix epoch.
+    #[serde(default)]
+    pub created_at_ms: u64,
+    /// Its candidate worktrees.
+    #[serde(default)]
+    pub candidates: Vec<Candidate>,
+    /// Its seats.
+    #[serde(default)]
+    pub seats: Vec<Seat>,
+    /// The run its worktree was last released to.
+    #[serde(default)]
+    pub released_to: Option<String>,
+    /// The branches whose worktrees were released.
+    #[serde(default)]
+    pub released_branches: Vec<String>,
+    /// Its history, oldest first.
+    #[serde(default)]
+    pub events: Vec<Event>,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl RunRecord {
+    /// The candidate named `name`.
+    pub fn candidate(&self, name: &str) -> Option<&Candidate> {
+        self.candidates.iter().find(|c| c.name == name)
+    }
+
+    pub(crate) fn candidate_mut(&mut self, name: &str) -> Option<&mut Candidate> {
+        self.candidates.iter_mut().find(|c| c.name == name)
+    }
+
+    /// The `released` event of handover `handover`.
+    pub fn release_event(&self, handover: &str) -> Option<&Event> {
+        self.events
+            .iter()
+            .find(|e| e.kind == EventKind::Released && e.handover.as_deref() == Some(handover))
+    }
+
+    /// Undo what handover `handover` wrote (its candidate unfolded, its
+    /// branch no longer released), noting `kind` (`undone`, `restored`).
+    pub(crate) fn take_back(&mut self, handover: &str, event: Event) {
+        let branch = self.release_event(handover).and_then(|e| e.branch.clone());
+        for candidate in &mut self.candidates {
+            if candidate.handover.as_deref() == Some(handover) {
+                candidate.folded = false;
+                candidate.handover = None;
+            }
+        }
+        if let Some(at) = self
+            .released_branches
+            .iter()
+            .rposition(|b| Some(b) == branch.as_ref())
+        {
+            self.released_branches.remove(at);
+        }
+        self.events.push(event);
+        self.released_to = self.latest_release_target();
+    }
+
+    /// The run the latest handover still in force released a worktree to.
+    fn latest_release_target(&self) -> Option<String> {
+        let in_force = |e: &&Event| {
+            e.kind == EventKind::Released
+                && self
+                    .candidates
+                    .iter()
+                    .any(|c| c.folded && c.handover.is_some() && c.handover == e.handover)
+        };
+        self.events.iter().rev().find(in_force)?.to.clone()
+    }
+}
+
+/// A task: what its runs attempt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRecord {
+    /// The schema version it was written in.
+    pub version: u32,
+    /// The task's id.
+    pub task: String,
+    /// When it was recorded, in milliseconds since the Unix epoch.
+    #[serde(default)]
+    pub created_at_ms: u64,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One step from a schema version to the next.
+type Migration = fn(Map<String, Value>) -> Result<Map<String, Value>, String>;
+
+/// The steps from version 1 to [`SCHEMA_VERSION`], in order, for runs.
+const RUN_MIGRATIONS: [Migration; 1] = [run_1_to_2];
+
+/// Tasks kept their shape from version 1 to 2.
+const TASK_MIGRATIONS: [Migration; 1] = [Ok];
+
+/// Version 1 kept candidates keyed by name, the root as `root` and a single
+/// released branch.
+fn run_1_to_2(mut record: Map<String, Value>) -> Result<Map<String, Value>, String> {
+    if let Some(root) = record.remove("root") {
+        record.insert("worktreeRoot".into(), root);
+    }
+    if let Some(candidates) = record.remove("candidates") {
+        let Value::Object(by_name) = candidates else {
+            return Err("version 1 candidates must be an object keyed by name".into());
+        };
+        let mut list = Vec::new();
+        for (name, candidate) in by_name {
+            let Value::Object(mut candidate) = candidate else {
+                return Err(format!("version 1 candidate {name} must be an object"));
+            };
+            candidate.insert("name".into(), Value::String(name));
+            list.push(Value::Object(candidate));
+        }
+        record.insert("candidates".into(), Value::Array(list));
+    }
+    if let Some(branch) = record.remove("releasedBranch") {
+        let branches = match branch {
+            Value::Null => vec![],
+            Value::String(_) => vec![branch],
+            _ => return Err("version 1 releasedBranch must be a string or null".into()),
+        };
+        record.insert("releasedBranches".into(), Value::Array(branches));
+    }
+    Ok(record)
+}
+
+/// A run record from its bytes, migrated to the current schema.
+pub(crate) fn decode_run(bytes: &[u8], path: &Path) -> Result<RunRecord> {
+    decode(bytes, path, &RUN_MIGRATIONS)
+}
+
+/// A task record from its bytes, migrated to the current schema.
+pub(crate) fn decode_task(bytes: &[u8], path: &Path) -> Result<TaskRecord> {
+    decode(bytes, path, &TASK_MIGRATIONS)
+}
+
+fn decode<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    path: &Path,
+    migrations: &[Migration],
+) -> Result<T> {
+    let corrupt = |why: String| {
+        Error::new(
+            ErrorKind::Io,
+            format!(
+                "{}: unreadable record, left as it is: {why}",
+                path.display()
+            ),
+        )
+    };
+    let Value::Object(mut record) =
+        serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?
+    else {
+        return Err(corrupt("not a JSON object".into()));
+    };
+    let version = record
+        .get("version")
+        .and_then(Value::as_u64)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|&v| v >= 1)
+        .ok_or_else(|| corrupt("no schema version".into()))?;
+    for step in migrations.iter().skip(version as usize - 1) {
+        record = step(record).map_err(corrupt)?;
+    }
+    let current = version.max(SCHEMA_VERSION);
+    record.insert("version".into(), Value::from(current));
+    serde_json::from_value(Value::Object(record)).map_err(|e| corrupt(e.to_string()))
+}
+
+/// A record as written: pretty JSON and a final newline.
+pub(crate) fn encode(record: &impl Serialize) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(record).expect("a registry record always serialises");
+    bytes.push(b'\n');
+    bytes
+}

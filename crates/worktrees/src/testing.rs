@@ -1,0 +1,165 @@
+//! Real repositories for the tests: a main worktree with a few commits, and
+//! the git commands a fixture needs, run with an isolated configuration so
+//! the machine's own never leaks in.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use tempfile::TempDir;
+
+/// A temporary repository (main worktree at `main`) and a place for runs'
+/// worktree roots (`runs`), all canonical.
+pub(crate) struct Repo {
+    _dir: TempDir,
+    /// The main worktree.
+    pub main: PathBuf,
+    /// Where the tests lay runs' worktree roots.
+    pub runs: PathBuf,
+    /// An empty home for git's user configuration.
+    pub home: PathBuf,
+}
+
+impl Repo {
+    /// A repository on `main` with `README`, `src/lib.rs` and a
+    /// `.gitignore` that ignores `target/`.
+    pub(crate) fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (main, runs, home) = (base.join("repo"), base.join("runs"), base.join("home"));
+        for dir in [&main, &runs, &home] {
+            fs::create_dir_all(dir).unwrap();
+        }
+        let repo = Repo {
+            _dir: dir,
+            main,
+            runs,
+            home,
+        };
+        repo.git(&repo.main, &["init", "-q", "-b", "main"]);
+        repo.write(&repo.main, "README", "natives\n");
+        repo.write(&repo.main, "src/lib.rs", "pub fn f() {}\n");
+        repo.write(&repo.main, ".gitignore", "target/\n");
+        repo.commit(&repo.main, "first");
+        repo
+    }
+
+    /// Run git in `dir` as a fixture would; its trimmed stdout. Panics on
+    /// failure, naming the command and its stderr.
+    pub(crate) fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.command(dir, args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Whether git in `dir` with `args` succeeds.
+    pub(crate) fn git_succeeds(&self, dir: &Path, args: &[&str]) -> bool {
+        self.command(dir, args).output().unwrap().status.success()
+    }
+
+    fn command(&self, dir: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new("git");
+        for (name, _) in std::env::vars_os() {
+            if name.as_encoded_bytes().starts_with(b"GIT_") {
+                command.env_remove(name);
+            }
+        }
+        command
+            .current_dir(dir)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            .args(args);
+        command
+    }
+
+    /// Write `contents` at `rel` under `dir`, parents created.
+    pub(crate) fn write(&self, dir: &Path, rel: &str, contents: &str) {
+        let path = dir.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, contents).unwrap();
+    }
+
+    /// Commit everything in `dir`; the new commit.
+    pub(crate) fn commit(&self, dir: &Path, message: &str) -> String {
+        self.git(dir, &["add", "-A"]);
+        self.git(dir, &["commit", "-q", "-m", message]);
+        self.head(dir)
+    }
+
+    /// The commit checked out in `dir`.
+    pub(crate) fn head(&self, dir: &Path) -> String {
+        self.git(dir, &["rev-parse", "HEAD"])
+    }
+
+    /// The commit `refs/heads/BRANCH` points at.
+    pub(crate) fn tip(&self, branch: &str) -> String {
+        self.git(&self.main, &["rev-parse", &format!("refs/heads/{branch}")])
+    }
+
+    /// A new branch `name` at `main`, checked out in a new worktree at
+    /// `path`, with one commit of its own; the path.
+    pub(crate) fn worktree(&self, path: &Path, name: &str) -> PathBuf {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let shown = path.to_str().unwrap();
+        self.git(
+            &self.main,
+            &["worktree", "add", "-q", "-b", name, shown, "main"],
+        );
+        self.write(path, &format!("{name}.txt"), &format!("work on {name}\n"));
+        self.commit(path, &format!("work on {name}"));
+        path.to_owned()
+    }
+
+    /// The paths of every worktree git lists.
+    pub(crate) fn worktree_paths(&self) -> Vec<PathBuf> {
+        let out = self.git(&self.main, &["worktree", "list", "--porcelain"]);
+        out.lines()
+            .filter_map(|line| line.strip_prefix("worktree "))
+            .map(PathBuf::from)
+            .collect()
+    }
+}
+
+/// Every file under `dir` (not inside `.git`) with its bytes, sorted: what
+/// a test compares before and after to prove nothing was lost.
+pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(current) = pending.pop() {
+        for entry in fs::read_dir(&current).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            if kind.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = if kind.is_symlink() {
+                    fs::read_link(&path)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes()
+                } else {
+                    fs::read(&path).unwrap()
+                };
+                files.push((path.strip_prefix(dir).unwrap().to_owned(), bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
