@@ -52,6 +52,9 @@ pub const MIN_VERSION: Version = Version {
 /// How long one git command may run by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// What git says (under `LC_ALL=C`) when run outside any repository.
+const NOT_A_REPOSITORY: &str = "not a git repository";
+
 /// Configuration pinned on every call, because the user's value would
 /// change a safety answer: untracked files hidden from status, a file
 /// system monitor or untracked cache vouching for files git did not look
@@ -215,8 +218,19 @@ impl Git {
         Err(self.failed(call, &out))
     }
 
+    /// The error of a command that exited unsuccessfully: `EINVAL` when
+    /// `dir` is not in a repository at all (the caller named the wrong
+    /// folder), `EIO` otherwise.
     pub(crate) fn failed(&self, call: &Call<'_>, out: &Output) -> Error {
         let stderr = String::from_utf8_lossy(&out.stderr);
+        // Stable wording: git runs with `LC_ALL=C`.
+        if stderr.contains(NOT_A_REPOSITORY) {
+            let dir = call.dir.display();
+            return Error::invalid(format!(
+                "{dir} is not in a git repository ({})",
+                self.describe(call)
+            ));
+        }
         Error::new(
             ErrorKind::Io,
             format!(

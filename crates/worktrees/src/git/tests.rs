@@ -208,3 +208,19 @@ fn a_directory_that_is_not_a_worktree_top_has_no_dirs() {
     fs::remove_file(inside.join(".git")).unwrap();
     assert_eq!(git.dirs(&inside, &cancel).unwrap(), None);
 }
+
+#[test]
+fn a_folder_outside_any_repository_is_einval_naming_it() {
+    let outside = tempfile::tempdir().unwrap();
+    let git = Git::new().unwrap();
+    let err = git
+        .worktrees(outside.path(), &CancelToken::new())
+        .unwrap_err();
+    assert_eq!(err.code(), "EINVAL", "{err}");
+    let message = err.message();
+    assert!(
+        message.contains(&outside.path().display().to_string()),
+        "{message}"
+    );
+    assert!(message.contains("not in a git repository"), "{message}");
+}
