@@ -112,6 +112,12 @@ describe('the registry', () => {
       ['no new run', () => releaseWorktree({ repo: scene.repo, branch: BRANCH, toRun: '', home }), 'EINVAL', 'run id'],
       ['unknown task taking over', () => releaseWorktree({ repo: scene.repo, branch: BRANCH, toRun: 'r2', task: 'nope', home }), 'ENOENT', 'nope'],
       ['no repository', () => releaseWorktree({ repo: path.join(scene.root, 'missing'), branch: BRANCH, toRun: 'r2', home }), 'ENOENT', 'missing'],
+      ['a folder outside any repository', () => releaseWorktree({ repo: scene.runs, branch: BRANCH, toRun: 'r2', home }), 'EINVAL', 'not in a git repository'],
+      ['no options', () => releaseWorktree(null as never), 'EINVAL', 'releaseWorktree: options must be an object'],
+      ['no run', () => createRun(undefined as never, { home }), 'EINVAL', 'createRun: run must be an object'],
+      ['no candidate', () => addCandidate('r1', null as never, { home }), 'EINVAL', 'addCandidate: candidate must be an object'],
+      ['no seat', () => addSeat('r1', 'seat' as never, { home }), 'EINVAL', 'addSeat: seat must be an object'],
+      ['null registry options', () => createTask('t9', null as never), 'EINVAL', 'createTask: options must be an object'],
     ];
     for (const [what, call, code, named] of cases) {
       const error = await codedRejection(call());

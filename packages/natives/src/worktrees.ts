@@ -152,6 +152,7 @@ export async function createTask(task: string, options: RegistryOptions = {}): P
 
 /** Record a run of a recorded task: `EEXIST` if its id is taken, `ENOENT` if the task was never recorded. */
 export async function createRun(run: NewRun, options: RegistryOptions = {}): Promise<RunRecord> {
+  objectOf('createRun', 'run', run);
   const native = await registryCall('createRun', options, (home, token) =>
     nativeCreateRun({ id: run.id, task: run.task, worktreeRoot: pathOf('createRun', 'worktreeRoot', run.worktreeRoot), status: run.status }, home, token),
   );
@@ -161,14 +162,14 @@ export async function createRun(run: NewRun, options: RegistryOptions = {}): Pro
 /** Add a candidate worktree to `run`: `EEXIST` if it has one of that name. */
 export async function addCandidate(run: string, candidate: NewCandidate, options: RegistryOptions = {}): Promise<RunRecord> {
   const native = await registryCall('addCandidate', options, (home, token) =>
-    nativeAddCandidate(run, { ...candidate, path: pathOf('addCandidate', 'path', candidate.path) }, home, token),
+    nativeAddCandidate(run, { ...candidate, path: pathOf('addCandidate', 'path', objectOf('addCandidate', 'candidate', candidate).path) }, home, token),
   );
   return native as RunRecord;
 }
 
 /** Add a seat to `run`: `EEXIST` if it has that seat; `EINVAL` unless `number` is a whole number from 0 to 2^32-1. */
 export async function addSeat(run: string, seat: NewSeat, options: RegistryOptions = {}): Promise<RunRecord> {
-  const native = await registryCall('addSeat', options, (home, token) => nativeAddSeat(run, { ...seat, path: pathOf('addSeat', 'path', seat.path) }, home, token));
+  const native = await registryCall('addSeat', options, (home, token) => nativeAddSeat(run, { ...seat, path: pathOf('addSeat', 'path', objectOf('addSeat', 'seat', seat).path) }, home, token));
   return native as RunRecord;
 }
 
@@ -301,6 +302,7 @@ export type RestoreResult = { kind: 'restored'; message: string } | { kind: 'ref
  * a task never recorded (`ENOENT`), git missing, too old (`ENOTSUP`) or failing, `ABORT_ERR`.
  */
 export async function releaseWorktree(options: ReleaseWorktreeOptions): Promise<Handover> {
+  objectOf('releaseWorktree', 'options', options);
   throwIfAborted(options.signal, 'releaseWorktree');
   using link = linkSignal(options.signal, false);
   const native = await callNative(
@@ -339,9 +341,18 @@ async function registryCall<T>(
   options: RegistryOptions,
   call: (home: string | undefined, token: ReturnType<typeof linkSignal>['token']) => Promise<T>,
 ): Promise<T> {
+  objectOf(operation, 'options', options);
   throwIfAborted(options.signal, operation);
   using link = linkSignal(options.signal, false);
   return await callNative(operation, () => call(homeOf(options), link.token), { signal: options.signal });
+}
+
+/** `value` itself when it is an object to read fields from; `EINVAL` naming the argument otherwise. */
+function objectOf<T>(operation: string, argument: string, value: T): T {
+  if (typeof value !== 'object' || value === null) {
+    throw codedError('EINVAL', `${operation}: ${argument} must be an object, got ${value === null ? 'null' : typeof value}`);
+  }
+  return value;
 }
 
 /** `value` anchored, when it is a path at all; `EINVAL` naming the field otherwise. */
