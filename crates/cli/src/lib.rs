@@ -10,6 +10,7 @@ mod cache_cmd;
 mod claims_cmd;
 mod common;
 mod errors;
+mod evidence_cmd;
 mod find_cmd;
 mod glob_cmd;
 mod grep_cmd;
@@ -64,6 +65,7 @@ fn run(command: Command) -> Result<Outcome, String> {
         Command::Find(args) => find_cmd::run(args),
         Command::Claims(command) => claims_cmd::run(command),
         Command::Cache(command) => cache_cmd::run(command),
+        Command::SourceEvidence(args) => evidence_cmd::run(args),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

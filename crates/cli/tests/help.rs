@@ -189,6 +189,8 @@ fn completions_cover_every_command() {
             "claims",
             "cache",
             "prune",
+            "source-evidence",
+            "capture",
             "word-regexp",
             "only-matching",
         ] {
