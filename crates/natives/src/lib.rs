@@ -17,6 +17,8 @@
 //! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
 //! - [`files`]: the agent tools' file I/O: `readFile`, `applyFileChanges`.
 //! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
+//! - [`evidence`]: checkout evidence: capture, validate, read the patch,
+//!   restore.
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
 //! - [`task`]: library work run off the JS thread as a promise: on napi's
 //!   pool, or (work that waits on other processes) on a thread of its own.
@@ -29,6 +31,7 @@
 pub mod cancel;
 pub mod claims;
 pub mod errors;
+pub mod evidence;
 pub mod files;
 pub mod fuzzy;
 pub mod grep;

@@ -10,7 +10,8 @@
  * use: `EISDIR`, `EFTYPE` (a FIFO, socket or device where a regular file was
  * expected), `EXDEV` (a path leaving its confining directory), `EFBIG` (over
  * a size limit), `EPERM` (a read-only file; from `releaseClaim`, another OS user's claim), `EMLINK` (a hard-linked file),
- * `ESTALE` (changed since it was read), `EEXIST`.
+ * `ESTALE` (changed since it was read), `EEXIST`; `ENOTSUP` (a program too old to rely on) and `EBADMSG`
+ * (stored data failing an integrity check: checkout evidence).
  */
 export type ErrorCode =
   | 'ENOENT'
@@ -28,7 +29,9 @@ export type ErrorCode =
   | 'EPERM'
   | 'EMLINK'
   | 'ESTALE'
-  | 'EEXIST';
+  | 'EEXIST'
+  | 'ENOTSUP'
+  | 'EBADMSG';
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOENT',
@@ -47,6 +50,8 @@ const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'EMLINK',
   'ESTALE',
   'EEXIST',
+  'ENOTSUP',
+  'EBADMSG',
 ]);
 
 /** An `Error` carrying `code`. */

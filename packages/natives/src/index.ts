@@ -72,3 +72,11 @@ export type {
   ReleasedBuildCache,
   SourceIdentity,
 } from './lease.ts';
+export { captureSourceEvidence, restoreSourceEvidence, sourceEvidencePatch, validateSourceEvidence } from './evidence.ts';
+export type {
+  RestoredSourceEvidence,
+  SourceEvidenceArchive,
+  SourceEvidenceCapture,
+  SourceEvidenceOptions,
+  SourceEvidenceTip,
+} from './evidence.ts';
