@@ -235,7 +235,8 @@ pub fn capture(
     };
     crate::crash::point("collected");
     let name = contents.manifest.name();
-    validate::check(git, &name, Path::new(&name), &contents.files, cancel)?;
+    let store = Some(&contents.store);
+    validate::check_in(git, &name, Path::new(&name), &contents.files, store, cancel)?;
     crate::crash::point("checked");
     let placed = publish::place(artifacts, &name, &contents.files, bounds.run_bytes, cancel)?;
     let dir = publish::evidence_dir(artifacts).join(&name);

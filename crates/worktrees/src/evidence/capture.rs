@@ -17,14 +17,16 @@ use super::{
     validate,
 };
 use crate::{
-    git::{Dirs, Git},
+    git::{Dirs, Git, Store},
     handover::inspect,
 };
 
-/// An archive's contents, every file by its relative name.
+/// An archive's contents, every file by its relative name, and the private
+/// store holding exactly its pack that derived them.
 pub(super) struct Contents {
     pub manifest: Manifest,
     pub files: BTreeMap<String, Vec<u8>>,
+    pub store: Store,
 }
 
 type Collected<T> = std::result::Result<T, Refusal>;
@@ -66,7 +68,13 @@ pub(super) fn collect(
         .collect();
     let pack = git.pack_objects(&dirs, &listed, cancel)?;
     let (source_tree, base_tree) = (tips[0].tree.clone(), tree_of(&tips, &base));
-    let mut files = derive(git, &object_format, &pack, &base_tree, &source_tree, cancel)?;
+    let store = git.private_store(&object_format, cancel)?;
+    git.import_pack(&store, &pack, cancel)?;
+    let mut files: BTreeMap<String, Vec<u8>> =
+        validate::regenerate(git, &store, &base_tree, &source_tree, cancel)?
+            .into_iter()
+            .map(|(name, bytes)| (name.to_owned(), bytes))
+            .collect();
     files.insert(format::PACK.to_owned(), pack);
     for tip in &tips {
         files.insert(format::commit_file(&tip.commit), tip.raw.clone());
@@ -92,7 +100,11 @@ pub(super) fn collect(
     if total > bounds.run_bytes {
         return Ok(Err(over(Bound::RunBytes, bounds.run_bytes, total)));
     }
-    Ok(Ok(Contents { manifest, files }))
+    Ok(Ok(Contents {
+        manifest,
+        files,
+        store,
+    }))
 }
 
 /// The content proof of the handover: nothing on disk or in the index that
@@ -293,26 +305,6 @@ fn objects(
         return Ok(Err(over(Bound::ObjectBytes, bounds.object_bytes, bytes)));
     }
     Ok(Ok(Objects { list, bytes }))
-}
-
-/// What a private repository derives from the pack: both trees' indexes,
-/// the raw diff and the binary patch, the same way validation regenerates
-/// them.
-pub(super) fn derive(
-    git: &Git,
-    object_format: &str,
-    pack: &[u8],
-    base_tree: &str,
-    source_tree: &str,
-    cancel: &CancelToken,
-) -> Result<BTreeMap<String, Vec<u8>>> {
-    let store = git.private_store(object_format, cancel)?;
-    git.import_pack(&store, pack, cancel)?;
-    let derived = validate::regenerate(git, &store, base_tree, source_tree, cancel)?;
-    Ok(derived
-        .into_iter()
-        .map(|(name, bytes)| (name.to_owned(), bytes))
-        .collect())
 }
 
 fn over(bound: Bound, limit: u64, actual: u64) -> Refusal {

@@ -168,7 +168,8 @@ fn read_into(
 }
 
 /// Check the archive `files` that claims to be named `name` (`label` names
-/// it in messages); its manifest when every check passes.
+/// it in messages) in a new private store; its manifest when every check
+/// passes.
 pub(super) fn check(
     git: &Git,
     name: &str,
@@ -176,25 +177,43 @@ pub(super) fn check(
     files: &BTreeMap<String, Vec<u8>>,
     cancel: &CancelToken,
 ) -> Result<Manifest> {
+    check_in(git, name, label, files, None, cancel)
+}
+
+/// [`check`], in `imported` when given: a private store that holds exactly
+/// the archive's pack, imported by `index-pack --strict` (a capture checks
+/// what it is about to publish in the store it derived the files in).
+pub(super) fn check_in(
+    git: &Git,
+    name: &str,
+    label: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+    imported: Option<&Store>,
+    cancel: &CancelToken,
+) -> Result<Manifest> {
     checksums(files).map_err(|detail| corrupt(label, Check::Checksums, detail))?;
     let manifest =
         manifest(name, files).map_err(|detail| corrupt(label, Check::Manifest, detail))?;
-    let store = git.private_store(&manifest.object_format, cancel)?;
-    let at = |check: Check| {
-        move |err: Error| match err.kind() {
-            ErrorKind::Io => corrupt(label, check, err.message()),
-            _ => err,
+    let fresh;
+    let store = match imported {
+        Some(store) => store,
+        None => {
+            fresh = git.private_store(&manifest.object_format, cancel)?;
+            git.import_pack(&fresh, &files[format::PACK], cancel)
+                .map_err(|err| at(label, Check::Pack, err))?;
+            &fresh
         }
     };
-    pack(git, &store, &manifest, &files[format::PACK], cancel)
+    let at = |check: Check| move |err: Error| at(label, check, err);
+    pack(git, store, &manifest, cancel)
         .map_err(at(Check::Pack))?
         .map_err(|detail| corrupt(label, Check::Pack, detail))?;
-    commits(git, &store, &manifest, files, cancel)
+    commits(git, store, &manifest, files, cancel)
         .map_err(at(Check::Commits))?
         .map_err(|detail| corrupt(label, Check::Commits, detail))?;
     for tree in [&manifest.base_tree, &manifest.source_tree] {
         let written = git
-            .tree_through_index(&store, tree, cancel)
+            .tree_through_index(store, tree, cancel)
             .map_err(at(Check::Trees))?;
         if written != *tree {
             let detail = format!("tree {tree} materialises as {written}");
@@ -202,7 +221,7 @@ pub(super) fn check(
         }
     }
     let applied = git
-        .apply_patch(&store, &manifest.base_tree, &files[format::PATCH], cancel)
+        .apply_patch(store, &manifest.base_tree, &files[format::PATCH], cancel)
         .map_err(at(Check::Patch))?;
     if applied != manifest.source_tree {
         let detail = format!(
@@ -213,7 +232,7 @@ pub(super) fn check(
     }
     let regenerated = regenerate(
         git,
-        &store,
+        store,
         &manifest.base_tree,
         &manifest.source_tree,
         cancel,
@@ -366,14 +385,17 @@ fn manifest(
 
 type Checked = std::result::Result<(), String>;
 
-fn pack(
-    git: &Git,
-    store: &Store,
-    manifest: &Manifest,
-    pack: &[u8],
-    cancel: &CancelToken,
-) -> Result<Checked> {
-    git.import_pack(store, pack, cancel)?;
+/// A git failure (`EIO`, with git's message) during `check`: the archive
+/// fails it; being stopped or unable to run git is an error of its own.
+fn at(label: &Path, check: Check, err: Error) -> Error {
+    match err.kind() {
+        ErrorKind::Io => corrupt(label, check, err.message()),
+        _ => err,
+    }
+}
+
+/// The imported pack holds exactly the manifest's objects, trees and blobs.
+fn pack(git: &Git, store: &Store, manifest: &Manifest, cancel: &CancelToken) -> Result<Checked> {
     let objects = git.stored_objects(store, cancel)?;
     let bytes: u64 = objects.iter().map(|object| object.size).sum();
     if objects.len() as u64 != manifest.objects || bytes != manifest.object_bytes {
