@@ -1326,3 +1326,28 @@ fn hostile_environment_child() {
     assert!(is_executable(&dest.join("tool.sh")));
     println!("hostile environment: right answers");
 }
+
+#[test]
+fn a_cancelled_capture_stops_and_publishes_nothing() {
+    let scene = Scene::new();
+    let cancel = CancelToken::new();
+    let stop = cancel.clone();
+    crash::install(Some(Box::new(move |point| {
+        if point == "collected" {
+            stop.cancel();
+        }
+    })));
+    let captured = capture(
+        &scene.git,
+        &scene.wt,
+        &scene.base,
+        &scene.artifacts,
+        &Bounds::default(),
+        &cancel,
+    );
+    crash::install(None);
+    assert_eq!(captured.unwrap_err().code(), "ABORT_ERR");
+    assert!(!scene.evidence().exists());
+    let err = Archive::open(&scene.git, &scene.archive_dir(), &cancel).unwrap_err();
+    assert_eq!(err.code(), "ENOENT", "{err}");
+}
