@@ -192,7 +192,15 @@ fn tips(
         }
         Err(err) => return Err(err),
     };
-    for (n, id) in format::reflog_tips(&log, id_len)?.into_iter().enumerate() {
+    let reflog = match format::reflog_tips(&log, id_len) {
+        Ok(reflog) => reflog,
+        Err(err) => {
+            let seen_as = "HEAD's reflog".to_owned();
+            let why = err.message().to_owned();
+            return Ok(Err(Refusal::Unarchivable { seen_as, why }));
+        }
+    };
+    for (n, id) in reflog.into_iter().enumerate() {
         seen.push((id, format!("HEAD@{{{n}}}")));
     }
     match orig_head(dirs, id_len)? {

@@ -1351,3 +1351,58 @@ fn a_cancelled_capture_stops_and_publishes_nothing() {
     let err = Archive::open(&scene.git, &scene.archive_dir(), &cancel).unwrap_err();
     assert_eq!(err.code(), "ENOENT", "{err}");
 }
+
+#[test]
+fn history_that_cannot_be_read_whole_is_refused() {
+    type Damage = fn(&Path);
+    type Expected = fn(&Refusal) -> bool;
+    let table: [(&str, Damage, Expected); 3] = [
+        (
+            "ORIG_HEAD not an id",
+            |git_dir| fs::write(git_dir.join("ORIG_HEAD"), "ref: refs/heads/x\n").unwrap(),
+            |r| matches!(r, Refusal::Unarchivable { seen_as, .. } if seen_as == "ORIG_HEAD"),
+        ),
+        (
+            "a malformed reflog entry",
+            |git_dir| {
+                let mut log = fs::OpenOptions::new()
+                    .append(true)
+                    .open(git_dir.join("logs/HEAD"))
+                    .unwrap();
+                log.write_all(b"not an entry\n").unwrap();
+            },
+            |r| matches!(r, Refusal::Unarchivable { why, .. } if why.contains("line")),
+        ),
+        (
+            "a reflog over its bound",
+            |git_dir| {
+                let line = format!("{0} {0} T <t@x> 1 +0000\tx\n", "a".repeat(40));
+                let log = line.repeat((REFLOG_BYTES as usize / line.len()) + 1);
+                fs::write(git_dir.join("logs/HEAD"), log).unwrap();
+            },
+            |r| {
+                matches!(
+                    r,
+                    Refusal::OverBound {
+                        bound: Bound::ReflogBytes,
+                        ..
+                    }
+                )
+            },
+        ),
+    ];
+    for (case, damage, expected) in table {
+        let scene = Scene::new();
+        let git_dir = PathBuf::from(
+            scene
+                .repo
+                .git(&scene.wt, &["rev-parse", "--absolute-git-dir"]),
+        );
+        damage(&git_dir);
+        match scene.capture().unwrap() {
+            Captured::Refused(refusal) => assert!(expected(&refusal), "{case}: {refusal:?}"),
+            other => panic!("{case}: {other:?}"),
+        }
+        assert!(!scene.evidence().exists(), "{case}");
+    }
+}
