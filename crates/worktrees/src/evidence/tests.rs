@@ -1035,7 +1035,8 @@ fn is_executable(path: &Path) -> bool {
 /// Restore `archive` into a new directory and prove it holds the source:
 /// the files of `expected`, the executable script, the deleted file gone.
 fn restores(scene: &Scene, archive: &Archive, expected: &[(PathBuf, Vec<u8>)]) -> Restored {
-    let dest = tempfile::tempdir().unwrap().keep().join("restored");
+    let parent = tempfile::tempdir().unwrap();
+    let dest = parent.path().join("restored");
     let restored = archive
         .restore(&scene.git, &dest, &CancelToken::new())
         .unwrap();
@@ -1071,7 +1072,6 @@ fn restores(scene: &Scene, archive: &Archive, expected: &[(PathBuf, Vec<u8>)]) -
         b"",
     );
     assert_eq!(diff, archive.patch());
-    fs::remove_dir_all(&dest).unwrap();
     restored
 }
 
