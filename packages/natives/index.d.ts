@@ -77,6 +77,9 @@ export declare function dirId(path: string): string
 /** Whether a run's driver is alive. */
 export type DriverState = 'live' | 'dead' | 'unknown'
 
+/** What a capture did. */
+export type EvidenceOutcome = 'published' | 'existing' | 'refused'
+
 /** What a change does. */
 export type FileChangeOp = 'write' | 'delete' | 'rename'
 
@@ -328,6 +331,15 @@ export interface NativeCandidate {
 }
 
 /**
+ * Archive the checkout at `worktree` over `base` (a revision resolved in
+ * the checkout) under the run's artifacts directory `out`, within the
+ * library's bounds. Refusals resolve (`outcome: 'refused'`); `EEXIST`
+ * when an archive of the same name holds different bytes, `EBADMSG` when
+ * an archive fails validation.
+ */
+export declare function nativeCaptureSourceEvidence(worktree: string, base: string, out: string, token?: CancelToken | undefined | null): Promise<NativeEvidenceCapture>
+
+/**
  * `{CARGO_TARGET_DIR}` for a child whose sandbox may write `dir` (it lies
  * within one of `writableRoots`), `{}` otherwise.
  */
@@ -492,6 +504,70 @@ export declare function nativeEarlierAttempts(taskId: string, home?: string | un
  * cargo command and its process group (`ABORT_ERR`).
  */
 export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeFreshness>
+
+/** A validated archive. */
+export interface NativeEvidenceArchive {
+  /** Its directory. */
+  dir: string
+  /** The source commit (the checkout's `HEAD`). */
+  head: string
+  /** The base commit. */
+  base: string
+  /** The source tree. */
+  sourceTree: string
+  /** The base tree. */
+  baseTree: string
+  /** Every archived commit. */
+  tips: Array<NativeEvidenceTip>
+  /** Objects in its pack. */
+  objects: number
+  /** Their expanded size in bytes. */
+  objectBytes: number
+  /** Its size on disk in bytes. */
+  bytes: number
+  /** The binary patch's size in bytes. */
+  patchBytes: number
+}
+
+/** A capture's outcome. */
+export interface NativeEvidenceCapture {
+  /** What it did. */
+  outcome: EvidenceOutcome
+  /** The archive, unless refused. */
+  archive?: NativeEvidenceArchive
+  /** Why nothing was archived, when refused. */
+  reason?: string
+}
+
+/** A validated archive, and its patch when asked for. */
+export interface NativeEvidenceRead {
+  /** The archive. */
+  archive: NativeEvidenceArchive
+  /** Its binary patch from the base to the source, as validated. */
+  patch?: Buffer
+}
+
+/** A restored repository. */
+export interface NativeEvidenceRestored {
+  /** Where it is. */
+  dir: string
+  /** The commit of the base tree (branch `base`). */
+  baseCommit: string
+  /** The commit of the source tree over it (branch `source`, checked out). */
+  sourceCommit: string
+  /** The source tree, as the archive records it. */
+  sourceTree: string
+}
+
+/** One archived commit. */
+export interface NativeEvidenceTip {
+  /** The commit's id. */
+  commit: string
+  /** Its tree. */
+  tree: string
+  /** Where the checkout showed it: `HEAD`, `base`, `HEAD@{n}`, `ORIG_HEAD`. */
+  seenAs: Array<string>
+}
 
 /** Every `--manifest-path` the commands pass, in order of first appearance. */
 export declare function nativeExtractManifestPaths(commands: Array<string>): Array<string>
@@ -999,6 +1075,13 @@ export interface NativeReadFileOptions {
   head?: boolean
 }
 
+/**
+ * Validate the archive at `dir` (every check, in a fresh repository);
+ * with `withPatch`, its binary patch too. `EBADMSG` naming the failed
+ * check.
+ */
+export declare function nativeReadSourceEvidence(dir: string, withPatch: boolean, token?: CancelToken | undefined | null): Promise<NativeEvidenceRead>
+
 /** One reason not to release, or not to restore. */
 export interface NativeReason {
   /** Stable, for programs: `dirty`, `driver-live`, `not-made-by-us`, ... */
@@ -1075,6 +1158,12 @@ export interface NativeRestore {
   /** Every reason not to restore (`refused`). */
   reasons?: Array<NativeReason>
 }
+
+/**
+ * Validate the archive at `dir`, then restore it into `dest` (which must
+ * not exist) as an independent repository. `EEXIST` when `dest` exists.
+ */
+export declare function nativeRestoreSourceEvidence(dir: string, dest: string, token?: CancelToken | undefined | null): Promise<NativeEvidenceRestored>
 
 /** A run, with whether it is driven now. */
 export interface NativeRun {

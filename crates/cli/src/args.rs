@@ -59,6 +59,9 @@ pub enum Command {
     /// Exit status: 0 released, or nothing to do (with --dry-run: would
     /// release); 3 refused; 2 on error.
     Handover(HandoverArgs),
+    /// Checkout evidence: print an archive's patch (validated first),
+    /// restore it into a new directory, or capture one.
+    SourceEvidence(SourceEvidenceArgs),
     /// Print the completion script for a shell (bash, zsh, fish, ...).
     Completions {
         /// The shell to complete in.
@@ -358,6 +361,54 @@ pub struct HandoverArgs {
     /// The natives home to read.
     #[command(flatten)]
     pub home: HomeArg,
+}
+
+/// `natives source-evidence ARCHIVE [--restore NEW_DIR]` and
+/// `natives source-evidence capture ...`.
+#[derive(Debug, Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    disable_help_subcommand = true
+)]
+pub struct SourceEvidenceArgs {
+    /// Capture an archive.
+    #[command(subcommand)]
+    pub command: Option<SourceEvidenceCommand>,
+    /// An archive directory (`<run>/artifacts/source-evidence/<head>-<base>`);
+    /// its binary patch is printed once it validates.
+    #[arg(required = true, value_name = "ARCHIVE")]
+    pub archive: Option<PathBuf>,
+    /// Restore the archive into NEW_DIR (which must not exist) as an
+    /// independent repository, instead of printing its patch.
+    #[arg(long, value_name = "NEW_DIR")]
+    pub restore: Option<PathBuf>,
+    /// Print what the archive holds (and what was restored) as one JSON
+    /// object instead of the patch.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `natives source-evidence capture`.
+#[derive(Debug, Subcommand)]
+pub enum SourceEvidenceCommand {
+    /// Archive the checkout at --worktree over --base under --out
+    /// (`OUT/source-evidence/<head>-<base>`); exit 1 when not archived.
+    Capture {
+        /// The top of the checkout (a git worktree).
+        #[arg(long, value_name = "DIR")]
+        worktree: PathBuf,
+        /// The commit the change is measured from (a revision, resolved in
+        /// the checkout).
+        #[arg(long, value_name = "REV")]
+        base: String,
+        /// The run's artifacts directory.
+        #[arg(long, value_name = "ARTIFACTS_DIR")]
+        out: PathBuf,
+        /// Print the outcome as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Where the claims, leases and runs are kept.

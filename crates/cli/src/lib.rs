@@ -10,6 +10,7 @@ mod cache_cmd;
 mod claims_cmd;
 mod common;
 mod errors;
+mod evidence_cmd;
 mod find_cmd;
 mod glob_cmd;
 mod grep_cmd;
@@ -71,6 +72,7 @@ fn run(command: Command) -> Result<Outcome, String> {
         Command::Cache(command) => cache_cmd::run(command),
         Command::Runs(command) => runs_cmd::run(command),
         Command::Handover(args) => handover_cmd::run(args),
+        Command::SourceEvidence(args) => evidence_cmd::run(args),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -200,6 +200,8 @@ fn completions_cover_every_command() {
             "runs",
             "handover",
             "dry-run",
+            "source-evidence",
+            "capture",
             "word-regexp",
             "only-matching",
         ] {

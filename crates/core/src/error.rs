@@ -52,6 +52,9 @@ pub enum ErrorKind {
     /// The environment lacks what the operation needs (a program too old
     /// to be relied on).
     Unsupported,
+    /// Stored data fails a check of its integrity (a checksum, a hash, a
+    /// regenerated copy): it cannot be trusted.
+    Corrupt,
     /// Any other I/O failure.
     Io,
 }
@@ -79,6 +82,8 @@ impl ErrorKind {
             ErrorKind::AlreadyExists => "EEXIST",
             ErrorKind::NotOwner => "EPERM",
             ErrorKind::Unsupported => "ENOTSUP",
+            // What the kernel answers when data fails its verification.
+            ErrorKind::Corrupt => "EBADMSG",
             ErrorKind::Io => "EIO",
         }
     }
@@ -210,6 +215,7 @@ mod tests {
             (ErrorKind::AlreadyExists, "EEXIST"),
             (ErrorKind::NotOwner, "EPERM"),
             (ErrorKind::Unsupported, "ENOTSUP"),
+            (ErrorKind::Corrupt, "EBADMSG"),
             (ErrorKind::Io, "EIO"),
         ];
         for (kind, code) in table {

@@ -19,6 +19,8 @@
 //! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
 //! - [`files`]: the agent tools' file I/O: `readFile`, `applyFileChanges`.
 //! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
+//! - [`evidence`]: checkout evidence: capture, validate, read the patch,
+//!   restore.
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
 //! - [`worktrees`]: the run registry, driving a run, and handing a branch
 //!   over from an earlier attempt (released, refused or planned; restored).
@@ -34,6 +36,7 @@ pub mod cancel;
 pub mod chunks;
 pub mod claims;
 pub mod errors;
+pub mod evidence;
 pub mod files;
 pub mod fuzzy;
 pub mod grep;

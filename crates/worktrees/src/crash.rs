@@ -1,12 +1,14 @@
-//! Points where a handover may be cut short, so tests can stop a real
-//! process at each one and check what it leaves behind.
+//! Points where a handover or the publication of checkout evidence may be
+//! cut short, so tests can stop a real process at each one and check what
+//! it leaves behind.
 //!
 //! Outside tests [`point`] does nothing. In this crate's tests a thread may
 //! install a hook that every point it passes calls with the point's name:
 //! to SIGKILL the process there (in a child process re-executed for the
 //! purpose), or to do what a concurrent process would do at that moment.
 
-/// A point a handover may be cut short at, named for the tests.
+/// A point a handover or a publication may be cut short at, named for the
+/// tests.
 #[inline]
 pub(crate) fn point(_name: &'static str) {
     #[cfg(test)]

@@ -265,6 +265,12 @@ impl Git {
         if let Some(index) = call.index {
             command.env("GIT_INDEX_FILE", index);
         }
+        if let Some(home) = call.home {
+            isolate(&mut command, home);
+        }
+        for (name, value) in &call.env {
+            command.env(name, value);
+        }
         let proof: &[&str] = if call.proof { &PROOF_CONFIG } else { &[] };
         for setting in PINNED_CONFIG.iter().chain(proof) {
             command.args(["-c", setting]);
@@ -568,14 +574,34 @@ fn nul_fields(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// Shut git off from every configuration and attribute file but the
+/// repository's own, for commands on a repository natives made for itself:
+/// the caller's `~/.gitconfig`, XDG and system files could change a diff's
+/// bytes (`diff.noprefix`, `diff.orderFile`, a `-diff` attribute), what a
+/// patch applies to (`apply.whitespace=fix`), a commit (`commit.gpgSign`),
+/// or silence a check (`fsck.*`). `home` is an empty directory standing in
+/// for the user's.
+fn isolate(command: &mut Command, home: &Path) {
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_ATTR_NOSYSTEM", "1");
+}
+
 /// One git command: where it runs, its arguments, its input, whether it
-/// uses a private index and the content proof's configuration.
+/// uses a private index and the content proof's configuration, whether it
+/// is isolated from the user's configuration, and the few variables a
+/// command sets for itself.
 pub(crate) struct Call<'a> {
     dir: &'a Path,
     args: Vec<OsString>,
     input: Vec<u8>,
     index: Option<&'a Path>,
     proof: bool,
+    home: Option<&'a Path>,
+    env: Vec<(&'static str, String)>,
 }
 
 impl<'a> Call<'a> {
@@ -586,6 +612,8 @@ impl<'a> Call<'a> {
             input: Vec::new(),
             index: None,
             proof: false,
+            home: None,
+            env: Vec::new(),
         }
     }
 
@@ -607,6 +635,20 @@ impl<'a> Call<'a> {
 
     pub(crate) fn proof(mut self) -> Call<'a> {
         self.proof = true;
+        self
+    }
+
+    /// No configuration or attributes but the repository's ([`isolate`]),
+    /// with `home` (an empty directory) as the user's home.
+    pub(crate) fn isolated(mut self, home: &'a Path) -> Call<'a> {
+        self.home = Some(home);
+        self
+    }
+
+    /// Set `name` (a `GIT_*` variable the command needs, such as a
+    /// commit's date) to `value`.
+    pub(crate) fn env(mut self, name: &'static str, value: impl Into<String>) -> Call<'a> {
+        self.env.push((name, value.into()));
         self
     }
 }
@@ -811,6 +853,10 @@ pub fn transforming_attributes(bytes: &[u8]) -> Result<Vec<String>> {
     }
     Ok(found)
 }
+
+mod store;
+
+pub(crate) use store::Store;
 
 #[cfg(test)]
 mod tests;

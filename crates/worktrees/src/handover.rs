@@ -36,7 +36,7 @@
 //! whose text says why; errors are for what went wrong (git missing, a
 //! record unreadable).
 
-mod inspect;
+pub(crate) mod inspect;
 mod plan;
 mod release;
 mod restore;

@@ -1,6 +1,6 @@
 //! Git worktrees for agent runs: a registry of the runs and the worktrees
-//! they made, and handing a branch over from an earlier attempt without
-//! losing a byte of anyone's work.
+//! they made, handing a branch over from an earlier attempt, and evidence
+//! that rebuilds a checkout, without losing a byte of anyone's work.
 //!
 //! - [`registry`]: the tasks, their runs (status, worktree root,
 //!   candidates, seats, what was released to whom, a history of events) as
@@ -18,6 +18,10 @@
 //! - [`view`]: what the fronts hand out (the command line's `--json`, the
 //!   addon's objects): runs, handovers and restores, with every word a
 //!   person reads about them and every reason's stable code.
+//! - [`evidence`]: checkout evidence, an archive that proves a checkout can
+//!   be rebuilt without its repository (complete trees, every tip of its
+//!   reflog, original commits, the binary patch), published whole or not at
+//!   all and never replaced, validated on every read, restorable.
 //! - [`git`]: the git driver, the only place git runs: machine formats, a
 //!   pinned environment, a timeout, a cancel token, a minimum version.
 //!
@@ -86,6 +90,7 @@
 //! ```
 
 mod crash;
+pub mod evidence;
 pub mod git;
 pub mod handover;
 pub mod registry;

@@ -11,7 +11,8 @@
  * expected), `EXDEV` (a path leaving its confining directory), `EFBIG` (over
  * a size limit), `EPERM` (a read-only file; from `releaseClaim`, another OS user's claim), `EMLINK` (a hard-linked file),
  * `ESTALE` (changed since it was read), `EEXIST`, `ENOTSUP` (the environment lacks
- * what the call needs: a git too old; a record written by a newer natives, left as it is).
+ * what the call needs: a git too old; a record written by a newer natives, left as it is), `EBADMSG`
+ * (stored data failing an integrity check: checkout evidence).
  */
 export type ErrorCode =
   | 'ENOENT'
@@ -30,7 +31,8 @@ export type ErrorCode =
   | 'EMLINK'
   | 'ESTALE'
   | 'EEXIST'
-  | 'ENOTSUP';
+  | 'ENOTSUP'
+  | 'EBADMSG';
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOENT',
@@ -50,6 +52,7 @@ const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ESTALE',
   'EEXIST',
   'ENOTSUP',
+  'EBADMSG',
 ]);
 
 /** An `Error` carrying `code`. */

@@ -112,3 +112,11 @@ export type {
   TaskRecord,
   WouldReleaseHandover,
 } from './worktrees.ts';
+export { captureSourceEvidence, restoreSourceEvidence, sourceEvidencePatch, validateSourceEvidence } from './evidence.ts';
+export type {
+  RestoredSourceEvidence,
+  SourceEvidenceArchive,
+  SourceEvidenceCapture,
+  SourceEvidenceOptions,
+  SourceEvidenceTip,
+} from './evidence.ts';

@@ -1,0 +1,324 @@
+//! Gathering an archive's contents from a checkout: the proof that it holds
+//! nothing its `HEAD` does not, the commits it showed, their objects
+//! within bounds, the pack, and what a private repository derives from it.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    fs,
+    path::Path,
+};
+
+use natives_core::{CancelToken, ErrorKind, Result};
+use natives_ownership::durable;
+
+use super::{
+    Bound, Bounds, REFLOG_BYTES, Refusal,
+    format::{self, Manifest, Tip},
+    validate,
+};
+use crate::{
+    git::{Dirs, Git, Store},
+    handover::inspect,
+};
+
+/// An archive's contents, every file by its relative name, and the private
+/// store holding exactly its pack that derived them.
+pub(super) struct Contents {
+    pub manifest: Manifest,
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub store: Store,
+}
+
+type Collected<T> = std::result::Result<T, Refusal>;
+
+/// Everything the archive of `worktree` over `base` holds, or why it cannot
+/// be archived.
+pub(super) fn collect(
+    git: &Git,
+    worktree: &Path,
+    base: &str,
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Collected<Contents>> {
+    let Some(dirs) = git.dirs(worktree, cancel)? else {
+        return Ok(Err(Refusal::NotAWorktree(worktree.to_owned())));
+    };
+    if let Err(refusal) = prove_clean(git, worktree, cancel)? {
+        return Ok(Err(refusal));
+    }
+    let Some(head) = git.resolve(&dirs.top, "HEAD^{commit}", cancel)? else {
+        return Ok(Err(Refusal::Unborn));
+    };
+    let Some(base) = git.resolve(&dirs.top, &format!("{base}^{{commit}}"), cancel)? else {
+        return Ok(Err(Refusal::UnknownBase(base.to_owned())));
+    };
+    let object_format = git.object_format(&dirs, cancel)?;
+    let tips = match tips(git, &dirs, &head, &base, &object_format, bounds, cancel)? {
+        Ok(tips) => tips,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let objects = match objects(git, &dirs, &tips, bounds, cancel)? {
+        Ok(objects) => objects,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let listed: Vec<(&str, &[u8])> = objects
+        .list
+        .iter()
+        .map(|(id, path)| (id.as_str(), path.as_slice()))
+        .collect();
+    let pack = git.pack_objects(&dirs, &listed, cancel)?;
+    let (source_tree, base_tree) = (tips[0].tree.clone(), tree_of(&tips, &base));
+    let store = git.private_store(&object_format, cancel)?;
+    git.import_pack(&store, &pack, cancel)?;
+    let mut files: BTreeMap<String, Vec<u8>> =
+        validate::regenerate(git, &store, &base_tree, &source_tree, cancel)?
+            .into_iter()
+            .map(|(name, bytes)| (name.to_owned(), bytes))
+            .collect();
+    files.insert(format::PACK.to_owned(), pack);
+    for tip in &tips {
+        files.insert(format::commit_file(&tip.commit), tip.raw.clone());
+    }
+    let manifest = Manifest {
+        format: format::FORMAT,
+        object_format,
+        head,
+        base,
+        source_tree,
+        base_tree,
+        tips: tips.into_iter().map(|tip| tip.tip()).collect(),
+        objects: objects.list.len() as u64,
+        object_bytes: objects.bytes,
+        files: files
+            .iter()
+            .map(|(name, bytes)| (name.clone(), bytes.len() as u64))
+            .collect(),
+    };
+    files.insert(format::MANIFEST.to_owned(), manifest.to_bytes());
+    files.insert(format::SUMS.to_owned(), format::sums(&files));
+    let total: u64 = files.values().map(|bytes| bytes.len() as u64).sum();
+    if total > bounds.run_bytes {
+        return Ok(Err(over(Bound::RunBytes, bounds.run_bytes, total)));
+    }
+    Ok(Ok(Contents {
+        manifest,
+        files,
+        store,
+    }))
+}
+
+/// The content proof of the handover: nothing on disk or in the index that
+/// `HEAD` lacks, no operation half way, nothing git would transform.
+fn prove_clean(git: &Git, worktree: &Path, cancel: &CancelToken) -> Result<Collected<()>> {
+    let content = inspect::content(git, worktree, cancel)?;
+    let mut why = Vec::new();
+    if !content.dirty.is_empty() {
+        why.push(format!("changed or untracked: {}", content.dirty));
+    }
+    if !content.staged.is_empty() {
+        why.push(format!("staged: {}", content.staged));
+    }
+    if !content.operations.is_empty() {
+        why.push(format!("in progress: {}", content.operations.join(", ")));
+    }
+    if !content.unsupported.is_empty() {
+        why.push(format!("unsupported: {}", content.unsupported.join(", ")));
+    }
+    if !content.inspectable {
+        why.push("not inspectable".to_owned());
+    }
+    Ok(match why.is_empty() {
+        true => Ok(()),
+        false => Err(Refusal::NotClean(why.join("; "))),
+    })
+}
+
+/// One commit to archive, with where the checkout showed it.
+struct Checkpoint {
+    commit: String,
+    tree: String,
+    raw: Vec<u8>,
+    seen_as: Vec<String>,
+}
+
+impl Checkpoint {
+    fn tip(self) -> Tip {
+        Tip {
+            commit: self.commit,
+            tree: self.tree,
+            seen_as: self.seen_as,
+        }
+    }
+}
+
+fn tree_of(tips: &[Checkpoint], commit: &str) -> String {
+    tips.iter()
+        .find(|tip| tip.commit == commit)
+        .map(|tip| tip.tree.clone())
+        .unwrap_or_default()
+}
+
+/// Every commit to archive, each once, in order: the head, the base, the
+/// `HEAD` reflog newest first, `ORIG_HEAD`.
+fn tips(
+    git: &Git,
+    dirs: &Dirs,
+    head: &str,
+    base: &str,
+    object_format: &str,
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Collected<Vec<Checkpoint>>> {
+    let id_len = format::id_len(object_format).ok_or_else(|| {
+        natives_core::Error::new(
+            ErrorKind::Unsupported,
+            format!("object format {object_format:?} is not known"),
+        )
+    })?;
+    if dirs.common_dir.join("reftable").exists() {
+        let why = "the repository keeps its reflogs in a reftable, which natives cannot read entry by entry";
+        return Ok(Err(Refusal::Unsupported(why.to_owned())));
+    }
+    let mut seen: Vec<(String, String)> = vec![
+        (head.to_owned(), "HEAD".to_owned()),
+        (base.to_owned(), "base".to_owned()),
+    ];
+    let log_path = dirs.git_dir.join("logs/HEAD");
+    let log = match durable::read_bounded(&log_path, REFLOG_BYTES) {
+        Ok(log) => log.unwrap_or_default(),
+        Err(err) if err.kind() == ErrorKind::TooLarge => {
+            let size = fs::metadata(&log_path).map_or(0, |meta| meta.len());
+            return Ok(Err(over(Bound::ReflogBytes, REFLOG_BYTES, size)));
+        }
+        Err(err) => return Err(err),
+    };
+    let reflog = match format::reflog_tips(&log, id_len) {
+        Ok(reflog) => reflog,
+        Err(err) => {
+            let seen_as = "HEAD's reflog".to_owned();
+            let why = err.message().to_owned();
+            return Ok(Err(Refusal::Unarchivable { seen_as, why }));
+        }
+    };
+    for (n, id) in reflog.into_iter().enumerate() {
+        seen.push((id, format!("HEAD@{{{n}}}")));
+    }
+    match orig_head(dirs, id_len)? {
+        Ok(Some(id)) => seen.push((id, "ORIG_HEAD".to_owned())),
+        Ok(None) => {}
+        Err(refusal) => return Ok(Err(refusal)),
+    }
+    let mut tips: Vec<Checkpoint> = Vec::new();
+    for (commit, label) in seen {
+        match tips.iter_mut().find(|tip| tip.commit == commit) {
+            Some(tip) => tip.seen_as.push(label),
+            None => tips.push(Checkpoint {
+                commit,
+                tree: String::new(),
+                raw: Vec::new(),
+                seen_as: vec![label],
+            }),
+        }
+    }
+    if tips.len() > bounds.checkpoints {
+        let (limit, actual) = (bounds.checkpoints as u64, tips.len() as u64);
+        return Ok(Err(over(Bound::Checkpoints, limit, actual)));
+    }
+    for tip in &mut tips {
+        let seen_as = tip.seen_as.join(", ");
+        let unarchivable = |why: String| Refusal::Unarchivable {
+            seen_as: seen_as.clone(),
+            why,
+        };
+        let kind = git.object_sizes(dirs, &[&tip.commit], cancel);
+        match kind {
+            Ok(objects) if objects.first().is_some_and(|o| o.kind == "commit") => {}
+            Ok(_) => return Ok(Err(unarchivable(format!("{} is not a commit", tip.commit)))),
+            Err(err) if err.kind() == ErrorKind::NotFound => {
+                let why = format!("commit {} is no longer in the repository", tip.commit);
+                return Ok(Err(unarchivable(why)));
+            }
+            Err(err) => return Err(err),
+        }
+        tip.raw = git.raw_commit(dirs, &tip.commit, cancel)?;
+        tip.tree = match format::commit_tree(&tip.raw) {
+            Some(tree) if format::is_id(&tree, id_len) => tree,
+            _ => return Ok(Err(unarchivable("its commit names no tree".to_owned()))),
+        };
+    }
+    Ok(Ok(tips))
+}
+
+/// The commit `ORIG_HEAD` of the checkout names, if it has one. Git
+/// writes it as a bare object id; anything else cannot be archived.
+fn orig_head(dirs: &Dirs, id_len: usize) -> Result<Collected<Option<String>>> {
+    let path = dirs.git_dir.join("ORIG_HEAD");
+    let Some(bytes) = durable::read_bounded(&path, ORIG_HEAD_BYTES)? else {
+        return Ok(Ok(None));
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let id = text.trim_end_matches('\n');
+    if !format::is_id(id, id_len) {
+        return Ok(Err(Refusal::Unarchivable {
+            seen_as: "ORIG_HEAD".to_owned(),
+            why: format!("{id:?} is not an object id"),
+        }));
+    }
+    Ok(Ok(Some(id.to_owned())))
+}
+
+/// More than an object id and a newline: not what git writes in
+/// `ORIG_HEAD`.
+const ORIG_HEAD_BYTES: u64 = 128;
+
+/// The objects to pack: every tree and blob of every tip's tree, each once,
+/// in the order first met (id, path hint), and their expanded size.
+struct Objects {
+    list: Vec<(String, Vec<u8>)>,
+    bytes: u64,
+}
+
+fn objects(
+    git: &Git,
+    dirs: &Dirs,
+    tips: &[Checkpoint],
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Collected<Objects>> {
+    let mut seen = HashSet::new();
+    let mut list = Vec::new();
+    for tree in tips.iter().map(|tip| &tip.tree) {
+        if !seen.insert(tree.clone()) {
+            continue;
+        }
+        list.push((tree.clone(), Vec::new()));
+        for entry in git.tree_entries(dirs, tree, cancel)? {
+            // A submodule's commit is another repository's object; the
+            // content proof refuses a checkout holding one.
+            if entry.kind != "commit" && seen.insert(entry.id.clone()) {
+                list.push((entry.id, entry.path));
+            }
+        }
+        if list.len() as u64 > bounds.objects {
+            return Ok(Err(over(Bound::Objects, bounds.objects, list.len() as u64)));
+        }
+    }
+    let ids: Vec<&str> = list.iter().map(|(id, _)| id.as_str()).collect();
+    let bytes = git
+        .object_sizes(dirs, &ids, cancel)?
+        .iter()
+        .map(|object| object.size)
+        .sum();
+    if bytes > bounds.object_bytes {
+        return Ok(Err(over(Bound::ObjectBytes, bounds.object_bytes, bytes)));
+    }
+    Ok(Ok(Objects { list, bytes }))
+}
+
+fn over(bound: Bound, limit: u64, actual: u64) -> Refusal {
+    Refusal::OverBound {
+        bound,
+        limit,
+        actual,
+    }
+}

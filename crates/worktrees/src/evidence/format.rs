@@ -1,0 +1,219 @@
+//! The archive's format: its file names, its manifest, and its checksums.
+//!
+//! Everything an archive holds is anchored to its directory's name,
+//! `<head>-<base>`: the head commit's bytes re-hash to the name, name the
+//! source tree, whose objects the pack holds and `index-pack --strict`
+//! checks link by link. The manifest and `SHA256SUMS` only say what the
+//! files should be; every claim in them is checked against the files.
+
+use std::collections::BTreeMap;
+
+use natives_core::Result;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The manifest format written, and the only one read.
+pub const FORMAT: u32 = 1;
+
+/// The archive's files, by name.
+pub const MANIFEST: &str = "manifest.json";
+/// SHA-256 of every other file, in `sha256sum` format (`sha256sum -c`
+/// checks an archive by hand).
+pub const SUMS: &str = "SHA256SUMS";
+/// Every tip's complete tree and blobs: a non-thin pack, no commits.
+pub const PACK: &str = "objects.pack";
+/// `diff --binary --full-index --no-renames` base tree to source tree.
+pub const PATCH: &str = "change.patch";
+/// `diff-tree --raw -z` base tree to source tree.
+pub const RAW: &str = "change.raw";
+/// `ls-tree -r -z --full-tree` of the base tree.
+pub const BASE_INDEX: &str = "base.index";
+/// `ls-tree -r -z --full-tree` of the source tree.
+pub const SOURCE_INDEX: &str = "source.index";
+/// The directory of the tips' raw commit objects, one file per id.
+pub const COMMITS: &str = "commits";
+
+/// The files every archive has beside its commits, in the order they are
+/// written (the manifest and the sums last: an archive is read from them).
+pub const FIXED_FILES: [&str; 7] = [PACK, PATCH, RAW, BASE_INDEX, SOURCE_INDEX, MANIFEST, SUMS];
+
+/// What an archive says it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Manifest {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The repository's object format: `sha1` or `sha256`.
+    pub object_format: String,
+    /// The checkout's `HEAD` commit: the source.
+    pub head: String,
+    /// The commit the change is measured from.
+    pub base: String,
+    /// `head`'s tree.
+    pub source_tree: String,
+    /// `base`'s tree.
+    pub base_tree: String,
+    /// Every archived commit: the head, the base, every entry of the
+    /// checkout's `HEAD` reflog and its `ORIG_HEAD`, each once.
+    pub tips: Vec<Tip>,
+    /// How many objects the pack holds.
+    pub objects: u64,
+    /// Their size once expanded, in bytes.
+    pub object_bytes: u64,
+    /// The size of every file but the manifest and the sums, by name.
+    pub files: BTreeMap<String, u64>,
+}
+
+/// One archived commit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Tip {
+    /// The commit's id.
+    pub commit: String,
+    /// Its tree.
+    pub tree: String,
+    /// Where the checkout showed it: `HEAD`, `base`, `HEAD@{n}`,
+    /// `ORIG_HEAD`.
+    pub seen_as: Vec<String>,
+}
+
+impl Manifest {
+    /// The archive's directory name: `<head>-<base>`.
+    pub fn name(&self) -> String {
+        archive_name(&self.head, &self.base)
+    }
+
+    /// The canonical bytes: pretty JSON, fields in their declared order,
+    /// a final newline. A manifest in any other form is refused.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a manifest serialises");
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// The tip for `commit`, if archived.
+    pub fn tip(&self, commit: &str) -> Option<&Tip> {
+        self.tips.iter().find(|tip| tip.commit == commit)
+    }
+}
+
+/// The directory name of the archive of `head` over `base`.
+pub fn archive_name(head: &str, base: &str) -> String {
+    format!("{head}-{base}")
+}
+
+/// The relative name of the file holding commit `id`.
+pub fn commit_file(id: &str) -> String {
+    format!("{COMMITS}/{id}")
+}
+
+/// How long an object id is in `object_format`, if known.
+pub fn id_len(object_format: &str) -> Option<usize> {
+    match object_format {
+        "sha1" => Some(40),
+        "sha256" => Some(64),
+        _ => None,
+    }
+}
+
+/// Whether `id` is a full lowercase hex object id of `len` digits.
+pub fn is_id(id: &str, len: usize) -> bool {
+    id.len() == len && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `SHA256SUMS` for `files` (name, bytes): one `<sum>  <name>` line per
+/// file, sorted by name.
+pub fn sums(files: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
+    let mut text = String::new();
+    for (name, bytes) in files {
+        text.push_str(&sha256_hex(bytes));
+        text.push_str("  ");
+        text.push_str(name);
+        text.push('\n');
+    }
+    text.into_bytes()
+}
+
+/// Parse `SHA256SUMS` strictly: lines of 64 lowercase hex digits, two
+/// spaces and a name, sorted, no name twice, a final newline. Its
+/// canonical form is the only one accepted (the text is rebuilt and
+/// compared), so no byte of it goes unchecked.
+pub fn parse_sums(bytes: &[u8]) -> std::result::Result<BTreeMap<String, String>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_owned())?;
+    let mut sums = BTreeMap::new();
+    for (number, line) in text.split_terminator('\n').enumerate() {
+        let (sum, name) = line
+            .split_once("  ")
+            .ok_or_else(|| format!("line {} is not `<sum>  <name>`", number + 1))?;
+        if !is_id(sum, 64) {
+            return Err(format!("line {}: {sum:?} is not a SHA-256", number + 1));
+        }
+        if sums.insert(name.to_owned(), sum.to_owned()).is_some() {
+            return Err(format!("{name} is listed twice"));
+        }
+    }
+    let rebuilt: String = sums
+        .iter()
+        .map(|(name, sum)| format!("{sum}  {name}\n"))
+        .collect();
+    if rebuilt != text {
+        return Err("not in canonical form (sorted lines, each ended by a newline)".to_owned());
+    }
+    Ok(sums)
+}
+
+/// Parse a manifest, refusing unknown fields and any form but the
+/// canonical one.
+pub fn parse_manifest(bytes: &[u8]) -> std::result::Result<Manifest, String> {
+    let manifest: Manifest = serde_json::from_slice(bytes).map_err(|err| err.to_string())?;
+    if manifest.to_bytes() != bytes {
+        return Err("not in canonical form".to_owned());
+    }
+    Ok(manifest)
+}
+
+/// The tree a raw commit object names (its first header line, `tree
+/// <id>`), if it is well formed enough to name one.
+pub fn commit_tree(commit: &[u8]) -> Option<String> {
+    let line = commit.split(|&b| b == b'\n').next()?;
+    let id = line.strip_prefix(b"tree ")?;
+    String::from_utf8(id.to_vec()).ok()
+}
+
+/// Every id a HEAD reflog names: the new value of each entry
+/// (`<old> <new> <ident> <time> <zone>\t<message>`), newest first,
+/// skipping the null id. A line not in that shape is an error: an entry
+/// that cannot be read cannot be archived.
+pub fn reflog_tips(log: &[u8], id_len: usize) -> Result<Vec<String>> {
+    let mut tips = Vec::new();
+    for (number, line) in log.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let new = line
+            .get(id_len + 1..2 * id_len + 1)
+            .and_then(|id| std::str::from_utf8(id).ok())
+            .filter(|id| {
+                is_id(id, id_len) && line[id_len] == b' ' && line.get(2 * id_len + 1) == Some(&b' ')
+            })
+            .ok_or_else(|| {
+                natives_core::Error::new(
+                    natives_core::ErrorKind::Io,
+                    format!("HEAD's reflog: entry on line {} is malformed", number + 1),
+                )
+            })?;
+        if new.bytes().any(|b| b != b'0') {
+            tips.push(new.to_owned());
+        }
+    }
+    tips.reverse();
+    Ok(tips)
+}

@@ -1,0 +1,140 @@
+//! Restoring a validated archive as a new, independent repository: for an
+//! operator to inspect, never to resume anything.
+//!
+//! The destination must not exist; it is created, and removed again if the
+//! restore fails. The repository gets the archive's objects, a commit of
+//! the base tree and one of the source tree over it (the original commits'
+//! parents are not archived, so they are remade, by a fixed identity at a
+//! fixed date: restoring twice makes the same commits; the originals stay
+//! byte for byte in the archive's `commits/`), the source checked out, and
+//! is then proven: `fsck --strict` clean, the index and the files writing
+//! the source tree, the diff from the base equal to the archived patch.
+
+use std::{
+    fs, io,
+    path::{Path, PathBuf},
+};
+
+use natives_core::{CancelToken, Error, ErrorKind, Result};
+use serde::Serialize;
+
+use super::{Archive, format};
+use crate::git::{Git, Store};
+
+/// The branch the restored source is checked out on.
+pub const SOURCE_BRANCH: &str = "source";
+/// The branch at the restored base.
+pub const BASE_BRANCH: &str = "base";
+
+/// A restored repository.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Restored {
+    /// Where it is.
+    pub dir: PathBuf,
+    /// The commit of the base tree (branch `base`).
+    pub base_commit: String,
+    /// The commit of the source tree over it (branch `source`, checked
+    /// out).
+    pub source_commit: String,
+    /// The source tree, as the archive records it.
+    pub source_tree: String,
+}
+
+pub(super) fn restore(
+    git: &Git,
+    archive: &Archive,
+    dest: &Path,
+    cancel: &CancelToken,
+) -> Result<Restored> {
+    match fs::create_dir(dest) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "{}: exists; a restore goes into a new directory only",
+                    dest.display()
+                ),
+            ));
+        }
+        Err(err) => return Err(Error::io(dest, err)),
+    }
+    let restored = build(git, archive, dest, cancel);
+    if restored.is_err() {
+        let _ = fs::remove_dir_all(dest);
+    }
+    restored
+}
+
+fn build(git: &Git, archive: &Archive, dest: &Path, cancel: &CancelToken) -> Result<Restored> {
+    let manifest = archive.manifest();
+    let store = git.new_checkout(dest, &manifest.object_format, SOURCE_BRANCH, cancel)?;
+    git.import_pack(&store, &archive.files[format::PACK], cancel)?;
+    let base_message = format!(
+        "base {} (restored from source evidence {})",
+        manifest.base,
+        manifest.name()
+    );
+    let base = git.commit_tree(&store, &manifest.base_tree, None, &base_message, cancel)?;
+    let source_message = format!(
+        "source {} (restored from source evidence {})",
+        manifest.head,
+        manifest.name()
+    );
+    let source = git.commit_tree(
+        &store,
+        &manifest.source_tree,
+        Some(&base),
+        &source_message,
+        cancel,
+    )?;
+    git.create_ref(&store, &format!("refs/heads/{BASE_BRANCH}"), &base, cancel)?;
+    git.create_ref(
+        &store,
+        &format!("refs/heads/{SOURCE_BRANCH}"),
+        &source,
+        cancel,
+    )?;
+    git.check_out_head(&store, cancel)?;
+    prove(git, &store, archive, &base, &source, cancel)?;
+    Ok(Restored {
+        dir: dest.to_owned(),
+        base_commit: base,
+        source_commit: source,
+        source_tree: manifest.source_tree.clone(),
+    })
+}
+
+/// The restored repository is whole and holds exactly the source.
+fn prove(
+    git: &Git,
+    store: &Store,
+    archive: &Archive,
+    base: &str,
+    source: &str,
+    cancel: &CancelToken,
+) -> Result<()> {
+    let tree = &archive.manifest().source_tree;
+    git.fsck(store, cancel)?;
+    let failed = |what: String| {
+        Error::new(
+            ErrorKind::Io,
+            format!("restore into {}: {what}", store.git_dir().display()),
+        )
+    };
+    let index = git.index_tree(store, cancel)?;
+    if index != *tree {
+        return Err(failed(format!("the index writes {index}, not {tree}")));
+    }
+    let files = git.files_tree(store, cancel)?;
+    if files != *tree {
+        return Err(failed(format!("the files make tree {files}, not {tree}")));
+    }
+    if git.binary_patch(store, base, source, cancel)? != archive.patch() {
+        return Err(failed(
+            "the diff from the base is not the archived patch".into(),
+        ));
+    }
+    Ok(())
+}
