@@ -357,7 +357,7 @@ async function grepRow(n: NativesApi, t: Tree, rg: string, scope: Scope, k: Grep
   // killed, so the listings of the same options are the file set of both.
   const listings: Work[] = [{ name: 'glob listing', files: scope.files }, { name: 'rg --files listing', files: scope.rgFiles }];
   const work = (name: string): Work => ({ name, files: limit ? scope.files : last[name]?.files ?? NaN, matches: last[name]!.matches });
-  const rgWork: Work = { name: 'rg --json', files: limit ? scope.files : last['rg --json']?.files ?? NaN, matches: last['rg --json']!.matches };
+  const rgWork: Work = { name: 'rg --json', files: limit ? scope.rgFiles : last['rg --json']?.files ?? NaN, matches: last['rg --json']!.matches };
   const uncachedTarget = { on: 'ratio' as const, max: scope.nm ? 1.5 : 1 };
   const rgPlain: Work | undefined = limit ? undefined : { name: 'rg', files: scope.rgFiles, matches: r.summaries.rg!.count };
   if (!dense) {
