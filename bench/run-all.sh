@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Runs every benchmark section under Bun and under Node 20 (through tsx), one
-# process each; results land in bench/.data/results-{bun,node}.json.
-# The first run generates bench/.data/tree unless NATIVES_BENCH_DIR is set.
+# process each; results land in bench/.data/results-{bun,node}.{json,md}.
+# The first run generates bench/.data/tree (unless NATIVES_BENCH_DIR is set) and
+# the real trees (bench/real-trees.ts). Arguments (--quick) go to run.ts; the
+# exit status is non-zero when a row's contenders did unequal work.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -d node_modules ] || [ ! -x .tools/bin/fd ] || [ ! -x .tools/bin/rg ]; then bash setup.sh; fi
-bun run.ts
-node --import tsx run.ts
+status=0
+bun run.ts "$@" || status=$?
+node --import tsx run.ts "$@" || status=$?
+exit "$status"

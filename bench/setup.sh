@@ -2,7 +2,9 @@
 # Installs the peers the benchmarks compare against, reproducibly and locally:
 #   - ripgrep and fd from crates.io into bench/.tools/bin (pinned versions),
 #   - the JS peers declared in bench/package.json (locked by bench/bun.lock),
-#   - fzf from Debian packages when missing (optional, failure is ignored).
+#   - fzf from Debian packages when missing (optional, failure is ignored),
+#   - with --real-trees, the real trees (bench/real-trees.ts: cargo vendor and
+#     npm ci of pinned packages; run.ts otherwise builds them on first use).
 # Safe to re-run: every step is skipped when its result is already there.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -32,5 +34,9 @@ if ! command -v fzf >/dev/null 2>&1; then
   echo "setup: fzf missing, trying apt-get (optional)"
   { apt-get install -y -qq fzf || { apt-get update -qq && apt-get install -y -qq fzf; }; } \
     >/dev/null 2>&1 || echo "setup: fzf not installed (fuzzy benches will skip it)"
+fi
+if [ "${1:-}" = "--real-trees" ]; then
+  echo "setup: real trees (bench/real-trees.ts)"
+  bun real-trees.ts
 fi
 echo "setup: done"

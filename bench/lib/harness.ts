@@ -5,7 +5,7 @@
  * medians with p10/p90 and ratios computed per round (paired), then their
  * median, rather than trusting any single absolute time.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 export interface Contender {
   name: string;
@@ -82,17 +82,29 @@ export function pairedRatio(res: PairedResult, a: string, b: string): number {
   return median(ra.map((x, i) => x / rb[i]!));
 }
 
-/** Spawns a command, counts the lines it prints (output is discarded). */
-export function spawnCount(cmd: string, args: string[]): Promise<number> {
+/**
+ * Spawns a command, counts the lines it prints (output is discarded). `cwd`
+ * defaults to this process's; `quiet` drops its stderr (rg's notes on binary
+ * files); `okCodes` are the exit codes taken as success (default: 0).
+ */
+export function spawnCount(cmd: string, args: string[], opts: { cwd?: string; quiet?: boolean; okCodes?: number[] } = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd, args, { cwd: opts.cwd, stdio: ['ignore', 'pipe', opts.quiet ? 'ignore' : 'inherit'] });
     let lines = 0;
     child.stdout.on('data', (b: Buffer) => {
       for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) lines++;
     });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(lines) : reject(new Error(`${cmd} exited with ${code}`))));
+    child.on('close', (code) => ((opts.okCodes ?? [0]).includes(code ?? -1) ? resolve(lines) : reject(new Error(`${cmd} exited with ${code}`))));
   });
+}
+
+/** Runs a command to the end (untimed) and returns the lines it printed. */
+export function spawnLines(cmd: string, args: string[], cwd: string): string[] {
+  const r = spawnSync(cmd, args, { cwd, maxBuffer: 1 << 30, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}`);
+  return r.stdout.split('\n').filter((l) => l !== '');
 }
 
 const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));

@@ -10,6 +10,15 @@ export interface RgMatch {
   line: string;
 }
 
+export interface RgResult {
+  matches: RgMatch[];
+  /**
+   * Files rg searched, from its closing `summary` record (`stats.searches`);
+   * undefined when the process was killed before printing it.
+   */
+  searches?: number;
+}
+
 /** `rg --json` carries text as `text`, or as base64 `bytes` when it is not UTF-8. */
 function textOf(v: { text?: string; bytes?: string }): string {
   return v.text ?? Buffer.from(v.bytes ?? '', 'base64').toString('utf8');
@@ -22,12 +31,13 @@ function textOf(v: { text?: string; bytes?: string }): string {
  * a caller gets a global limit out of rg: `-m` only limits matches per file.
  * The promise settles when the process has exited.
  */
-export function rgJson(rg: string, args: string[], cwd: string, limit = Infinity): Promise<RgMatch[]> {
+export function rgJson(rg: string, args: string[], cwd: string, limit = Infinity): Promise<RgResult> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
     delete env.RIPGREP_CONFIG_PATH; // no user configuration
     const child = spawn(rg, ['--json', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
     const matches: RgMatch[] = [];
+    let searches: number | undefined;
     let rest = '';
     let done = false;
     child.stdout.setEncoding('utf8');
@@ -38,6 +48,7 @@ export function rgJson(rg: string, args: string[], cwd: string, limit = Infinity
       for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
         const record = JSON.parse(text.slice(start, nl)) as { type: string; data: any };
         start = nl + 1;
+        if (record.type === 'summary') searches = record.data.stats?.searches;
         if (record.type !== 'match') continue;
         const { data } = record;
         const path = textOf(data.path);
@@ -58,7 +69,7 @@ export function rgJson(rg: string, args: string[], cwd: string, limit = Infinity
     child.on('error', reject);
     child.on('close', (code) => {
       // 0: matches, 1: none; a killed process has no code.
-      if (done || code === 0 || code === 1) resolve(matches);
+      if (done || code === 0 || code === 1) resolve({ matches, searches });
       else reject(new Error(`rg exited with ${code}`));
     });
   });
