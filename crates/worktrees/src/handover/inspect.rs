@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use natives_core::{CancelToken, Result};
 use natives_ownership::paths::dir_id;
 
-use super::{Content, Foreign, Holder, Owner, Paths, RunSummary, Takeover};
+use super::{Content, Foreign, Holder, Owner, Paths, RunSummary, Takeover, release::check_branch};
 use crate::{
     git::{self, Git, Worktree},
     registry::{Registry, RunRecord},
@@ -89,6 +89,36 @@ impl Proof {
     pub(crate) fn run_id(&self) -> Option<&str> {
         self.record.as_ref().map(|record| record.id.as_str())
     }
+}
+
+/// Where a handover of `branch` to `takeover`'s new run stands before
+/// anything is judged: no worktree holds the branch, the new run's own
+/// does, or another one does, with the proof of whose it is.
+pub(crate) enum Located {
+    NotHeld,
+    HeldByNewRun,
+    Held(Box<(Found, Proof)>),
+}
+
+/// The first step of a release and of its dry run alike: check the branch
+/// name, find the worktree holding it and prove whose it is.
+pub(crate) fn locate(
+    registry: &Registry,
+    git: &Git,
+    repo: &Path,
+    branch: &str,
+    takeover: &Takeover,
+    cancel: &CancelToken,
+) -> Result<Located> {
+    check_branch(branch)?;
+    let Some(found) = find_holder(git, repo, branch, cancel)? else {
+        return Ok(Located::NotHeld);
+    };
+    let proof = prove_owner(&registry.list(None)?, &found.path, takeover);
+    if proof.run_id() == Some(takeover.new_run()) {
+        return Ok(Located::HeldByNewRun);
+    }
+    Ok(Located::Held(Box::new((found, proof))))
 }
 
 /// Prove whose the worktree at canonical `path` is from `records`: a

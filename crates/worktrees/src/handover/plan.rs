@@ -14,9 +14,8 @@ use natives_core::{CancelToken, Result};
 
 use super::{
     Decision, Holder, Outcome, Refused, Takeover, decide,
-    inspect::{find_holder, inspect, prove_owner},
+    inspect::{Located, inspect, locate},
     release,
-    release::check_branch,
 };
 use crate::{
     git::Git,
@@ -56,14 +55,11 @@ pub fn plan(
     takeover: &Takeover,
     cancel: &CancelToken,
 ) -> Result<Plan> {
-    check_branch(branch)?;
-    let Some(found) = find_holder(git, repo, branch, cancel)? else {
-        return Ok(Plan::NotHeld);
+    let (found, proof) = match locate(registry, git, repo, branch, takeover, cancel)? {
+        Located::NotHeld => return Ok(Plan::NotHeld),
+        Located::HeldByNewRun => return Ok(Plan::HeldByNewRun),
+        Located::Held(held) => *held,
     };
-    let proof = prove_owner(&registry.list(None)?, &found.path, takeover);
-    if proof.run_id() == Some(takeover.new_run()) {
-        return Ok(Plan::HeldByNewRun);
-    }
     let holder = inspect(git, registry, &found, branch, &proof, cancel)?;
     if let Some(handover) = proof.pending {
         return Ok(Plan::Finish {

@@ -20,7 +20,7 @@ use natives_ownership::process;
 
 use super::{
     Content, Decision, Holder, Outcome, Owner, Reason, Refused, Released, Takeover, decide,
-    inspect::{Found, Proof, find_holder, inspect, prove_owner},
+    inspect::{Found, Located, Proof, inspect, locate, prove_owner},
 };
 use crate::{
     crash,
@@ -47,14 +47,11 @@ pub fn release(
     takeover: &Takeover,
     cancel: &CancelToken,
 ) -> Result<Outcome> {
-    check_branch(branch)?;
-    let Some(found) = find_holder(git, repo, branch, cancel)? else {
-        return Ok(Outcome::NotHeld);
+    let (found, proof) = match locate(registry, git, repo, branch, takeover, cancel)? {
+        Located::NotHeld => return Ok(Outcome::NotHeld),
+        Located::HeldByNewRun => return Ok(Outcome::HeldByNewRun),
+        Located::Held(held) => *held,
     };
-    let proof = prove_owner(&registry.list(None)?, &found.path, takeover);
-    if proof.run_id() == Some(takeover.new_run()) {
-        return Ok(Outcome::HeldByNewRun);
-    }
     // An unfinished handover of our own is judged again under the lock:
     // its worktree may be half removed, which only the lock may repair.
     let resumed = proof.pending.is_some();
