@@ -100,6 +100,10 @@ pub struct Bounds {
     pub objects: u64,
     /// [`CHECKPOINTS`].
     pub checkpoints: usize,
+    /// The most bytes this capture may add ([`RUN_BYTES`]): a caller
+    /// sharing one budget among several captures (a housekeeping pass)
+    /// gives what is left of it.
+    pub new_bytes: u64,
 }
 
 impl Default for Bounds {
@@ -109,6 +113,7 @@ impl Default for Bounds {
             object_bytes: OBJECT_BYTES,
             objects: OBJECTS,
             checkpoints: CHECKPOINTS,
+            new_bytes: RUN_BYTES,
         }
     }
 }
@@ -127,6 +132,8 @@ pub enum Bound {
     Checkpoints,
     /// The `HEAD` reflog's size ([`REFLOG_BYTES`]).
     ReflogBytes,
+    /// What this capture may add ([`Bounds::new_bytes`]).
+    NewBytes,
 }
 
 impl fmt::Display for Bound {
@@ -137,6 +144,7 @@ impl fmt::Display for Bound {
             Bound::Objects => "objects",
             Bound::Checkpoints => "checkpoints",
             Bound::ReflogBytes => "bytes of HEAD's reflog",
+            Bound::NewBytes => "bytes of new evidence",
         })
     }
 }
@@ -238,7 +246,7 @@ pub fn capture(
     let store = Some(&contents.store);
     validate::check_in(git, &name, Path::new(&name), &contents.files, store, cancel)?;
     crate::crash::point("checked");
-    let placed = publish::place(artifacts, &name, &contents.files, bounds.run_bytes, cancel)?;
+    let placed = publish::place(artifacts, &name, &contents.files, bounds, cancel)?;
     let dir = publish::evidence_dir(artifacts).join(&name);
     match placed {
         publish::Placed::Refused(refusal) => Ok(Captured::Refused(refusal)),
@@ -311,7 +319,36 @@ impl Archive {
     /// the base equal to the archived patch. It selects no recovery source,
     /// resumes nothing and changes no branch anywhere else.
     pub fn restore(&self, git: &Git, dest: &Path, cancel: &CancelToken) -> Result<Restored> {
-        restore::restore(git, self, dest, cancel)
+        restore::restore(git, self, restore::Which::Source, dest, cancel)
+    }
+
+    /// Rebuild the archived commit `commit` (the source, or any other tip:
+    /// an earlier entry of the checkout's reflog, `ORIG_HEAD`) as a new
+    /// repository at `dest`, as [`Archive::restore`] does: its tree
+    /// committed over the base. `ENOENT` when the archive holds no such
+    /// tip (a full id is required).
+    pub fn restore_tip(
+        &self,
+        git: &Git,
+        commit: &str,
+        dest: &Path,
+        cancel: &CancelToken,
+    ) -> Result<Restored> {
+        if commit == self.manifest.head {
+            return self.restore(git, dest, cancel);
+        }
+        let tip = self
+            .manifest
+            .tips
+            .iter()
+            .find(|tip| tip.commit == commit)
+            .ok_or_else(|| {
+                natives_core::Error::new(
+                    natives_core::ErrorKind::NotFound,
+                    format!("{}: archives no commit {commit}", self.dir.display()),
+                )
+            })?;
+        restore::restore(git, self, restore::Which::Tip(tip), dest, cancel)
     }
 
     /// What the fronts show of it.

@@ -410,6 +410,49 @@ impl Git {
         Ok(nul_fields(&out))
     }
 
+    /// Which of `paths` (untracked, relative to the top) the worktree's
+    /// ignore rules ignore (`check-ignore`, every source of rules: an
+    /// eviction asks whether anyone at all called them disposable).
+    pub(crate) fn ignored(
+        &self,
+        dirs: &Dirs,
+        paths: &[Vec<u8>],
+        cancel: &CancelToken,
+    ) -> Result<Vec<Vec<u8>>> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input = paths
+            .iter()
+            .flat_map(|p| p.iter().copied().chain([0]))
+            .collect();
+        let call = in_worktree(dirs, &["check-ignore", "-z", "--stdin", "--no-index"]).input(input);
+        let out = self.output(&call, cancel)?;
+        match out.status.code() {
+            Some(0) | Some(1) => Ok(out
+                .stdout
+                .split(|&b| b == 0)
+                .filter(|p| !p.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect()),
+            _ => Err(self.failed(&call, &out)),
+        }
+    }
+
+    /// Index entries whose flags hide changes from git (`assume-unchanged`,
+    /// `skip-worktree`), as `ls-files -v` tags them.
+    pub(crate) fn hidden_in_index(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<Vec<String>> {
+        let out = self.ok_call(&in_worktree(dirs, &["ls-files", "-v", "-z"]), cancel)?;
+        Ok(nul_fields(&out)
+            .into_iter()
+            .filter_map(|field| {
+                let (tag, path) = field.split_once(' ')?;
+                let hidden = tag == "S" || tag.chars().all(|c| c.is_ascii_lowercase());
+                hidden.then(|| path.to_owned())
+            })
+            .collect())
+    }
+
     /// What makes equal trees not mean equal bytes, or leaves bytes outside
     /// the tree: submodules, and files whose attributes (read from `HEAD`
     /// and the repository's and user's attribute files) transform content.

@@ -22,6 +22,9 @@
 //!   be rebuilt without its repository (complete trees, every tip of its
 //!   reflog, original commits, the binary patch), published whole or not at
 //!   all and never replaced, validated on every read, restorable.
+//! - [`eviction`]: the housekeeping pass that archives and removes a few
+//!   inactive copies (review, judge and advisor seats, empty superseded
+//!   attempts) and names every reason each other copy stays.
 //! - [`git`]: the git driver, the only place git runs: machine formats, a
 //!   pinned environment, a timeout, a cancel token, a minimum version.
 //!
@@ -90,6 +93,7 @@
 //! ```
 
 mod crash;
+pub mod eviction;
 pub mod evidence;
 pub mod git;
 pub mod handover;

@@ -51,7 +51,8 @@ use natives_ownership::{
 use serde_json::Map;
 
 pub use record::{
-    Candidate, Event, EventKind, RunRecord, SCHEMA_VERSION, Seat, SeatKind, Status, TaskRecord,
+    Authority, Candidate, Event, EventKind, RunRecord, SCHEMA_VERSION, Seat, SeatKind, Status,
+    TaskRecord,
 };
 
 /// The largest record read (16 MiB); a larger one is refused unread.
@@ -133,6 +134,12 @@ impl Registry {
         &self.root
     }
 
+    /// Where `run`'s artifacts live (its eviction records, its checkout
+    /// evidence): `<home>/worktrees/artifacts/<run slug>/`.
+    pub fn artifacts(&self, run: &str) -> PathBuf {
+        self.root.join("artifacts").join(slug(Path::new(run)))
+    }
+
     /// Record task `task`, or return it if it is recorded already.
     pub fn create_task(&self, task: &str, cancel: &CancelToken) -> Result<TaskRecord> {
         check_id("task", task)?;
@@ -144,12 +151,41 @@ impl Registry {
             version: SCHEMA_VERSION,
             task: task.to_owned(),
             created_at_ms: now_ms(),
+            pins: Vec::new(),
+            replacements: Vec::new(),
             extra: Map::new(),
         };
         let dir = self.task_dir(task);
         durable::create_private_dir(&dir.join("runs"))?;
         publish(&dir.join("task.json"), &record::encode(&record))?;
         Ok(record)
+    }
+
+    /// Change task `task`'s record (its pins, its replacements) under the
+    /// registry's lock: `change` sees it as it is on disk, and what it
+    /// leaves is written back unless it fails. A record written by a newer
+    /// natives is never rewritten (`ENOTSUP`).
+    pub fn update_task<T>(
+        &self,
+        task: &str,
+        cancel: &CancelToken,
+        change: impl FnOnce(&mut TaskRecord) -> Result<T>,
+    ) -> Result<T> {
+        let _changing = self.creation_lock(cancel)?;
+        let mut record = self.task(task)?;
+        if record.version > SCHEMA_VERSION {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "task {task} was written by a newer natives (schema {}); left as it is",
+                    record.version
+                ),
+            ));
+        }
+        let out = change(&mut record)?;
+        let path = self.task_dir(task).join("task.json");
+        durable::replace(&path, &record::encode(&record))?;
+        Ok(out)
     }
 
     /// Task `task` (`ENOENT` if it was never recorded).
@@ -181,6 +217,9 @@ impl Registry {
             released_to: None,
             released_branches: Vec::new(),
             events: vec![Event::now(EventKind::Created).noting(new.status.name())],
+            lineage: None,
+            recovery: None,
+            source_paths: Vec::new(),
             extra: Map::new(),
         };
         let path = self
@@ -357,6 +396,18 @@ impl Registry {
         })
     }
 
+    /// Hold `run`'s owner lock if nobody else does right now.
+    pub(crate) fn try_lock_run(&self, run: &str) -> Result<Option<RunLock>> {
+        let record = self.find_run(run)?.ok_or_else(|| no_such("run", run))?;
+        let path = self.lock_path(run, "owner");
+        durable::create_private_dir(path.parent().expect("lock files have a directory"))?;
+        Ok(lock::try_exclusive(&path)?.map(|held| RunLock {
+            run: run.to_owned(),
+            record,
+            _held: held,
+        }))
+    }
+
     fn creation_lock(&self, cancel: &CancelToken) -> Result<HeldLock> {
         durable::create_private_dir(&self.root)?;
         lock::wait_exclusive(&self.root.join("registry.lock"), cancel, OWNER_LOCK_WAIT)
@@ -385,7 +436,7 @@ impl Registry {
     }
 
     /// The directory of every recorded task (bounded by [`MAX_HISTORY`]).
-    fn task_dirs(&self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn task_dirs(&self) -> Result<Vec<PathBuf>> {
         bounded_listing(&self.root.join("tasks"), |name| !name.starts_with('.'))
     }
 
@@ -481,7 +532,7 @@ fn read_runs_in(dir: &Path) -> Result<Vec<RunRecord>> {
 /// The entries of `dir` whose names pass `keep`, sorted; `EFBIG` when there
 /// are more than [`MAX_HISTORY`] (nothing else read). A missing directory
 /// has none.
-fn bounded_listing(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
+pub(crate) fn bounded_listing(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

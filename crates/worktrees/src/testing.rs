@@ -132,7 +132,8 @@ impl Repo {
     }
 }
 
-/// Every file under `dir` (not inside `.git`) with its bytes, sorted: what
+/// Every file under `dir` (not inside `.git`) with its bytes (a symlink's
+/// target, a marker for anything else that is not a regular file), sorted: what
 /// a test compares before and after to prove nothing was lost.
 pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files = Vec::new();
@@ -153,8 +154,11 @@ pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
                         .unwrap()
                         .into_os_string()
                         .into_encoded_bytes()
-                } else {
+                } else if kind.is_file() {
                     fs::read(&path).unwrap()
+                } else {
+                    // A FIFO, socket or device: reading one could block.
+                    b"(not a regular file)".to_vec()
                 };
                 files.push((path.strip_prefix(dir).unwrap().to_owned(), bytes));
             }

@@ -27,7 +27,7 @@ use nix::{
     fcntl::{RenameFlags, renameat2},
 };
 
-use super::{Bound, EVIDENCE_DIR, Refusal, format};
+use super::{Bound, Bounds, EVIDENCE_DIR, Refusal, format};
 use crate::crash;
 
 /// The lock publishers of one run take, in its evidence directory.
@@ -63,12 +63,12 @@ pub(super) fn evidence_dir(artifacts: &Path) -> PathBuf {
 }
 
 /// Publish `files` as the archive `name` under `artifacts`, within
-/// `run_bytes` for the run's whole evidence.
+/// `bounds` (the run's whole evidence, and what this one may add).
 pub(super) fn place(
     artifacts: &Path,
     name: &str,
     files: &BTreeMap<String, Vec<u8>>,
-    run_bytes: u64,
+    bounds: &Bounds,
     cancel: &CancelToken,
 ) -> Result<Placed> {
     let evidence = evidence_dir(artifacts);
@@ -82,10 +82,17 @@ pub(super) fn place(
     }
     let used = usage(&evidence)?;
     let size: u64 = files.values().map(|bytes| bytes.len() as u64).sum();
-    if used + size > run_bytes {
+    if size > bounds.new_bytes {
+        return Ok(Placed::Refused(Refusal::OverBound {
+            bound: Bound::NewBytes,
+            limit: bounds.new_bytes,
+            actual: size,
+        }));
+    }
+    if used + size > bounds.run_bytes {
         return Ok(Placed::Refused(Refusal::OverBound {
             bound: Bound::RunBytes,
-            limit: run_bytes,
+            limit: bounds.run_bytes,
             actual: used + size,
         }));
     }

@@ -18,7 +18,7 @@ use std::{
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use serde::Serialize;
 
-use super::{Archive, format};
+use super::{Archive, Tip, format};
 use crate::git::{Git, Store};
 
 /// The branch the restored source is checked out on.
@@ -41,9 +41,20 @@ pub struct Restored {
     pub source_tree: String,
 }
 
+/// Which archived commit a restore rebuilds: the source, or another tip
+/// (an earlier entry of the checkout's reflog, `ORIG_HEAD`).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Which<'a> {
+    /// The archived source (`HEAD`), proven against the archived patch.
+    Source,
+    /// The archived tip with this tree.
+    Tip(&'a Tip),
+}
+
 pub(super) fn restore(
     git: &Git,
     archive: &Archive,
+    which: Which<'_>,
     dest: &Path,
     cancel: &CancelToken,
 ) -> Result<Restored> {
@@ -60,15 +71,25 @@ pub(super) fn restore(
         }
         Err(err) => return Err(Error::io(dest, err)),
     }
-    let restored = build(git, archive, dest, cancel);
+    let restored = build(git, archive, which, dest, cancel);
     if restored.is_err() {
         let _ = fs::remove_dir_all(dest);
     }
     restored
 }
 
-fn build(git: &Git, archive: &Archive, dest: &Path, cancel: &CancelToken) -> Result<Restored> {
+fn build(
+    git: &Git,
+    archive: &Archive,
+    which: Which<'_>,
+    dest: &Path,
+    cancel: &CancelToken,
+) -> Result<Restored> {
     let manifest = archive.manifest();
+    let (commit, tree) = match which {
+        Which::Source => (&manifest.head, &manifest.source_tree),
+        Which::Tip(tip) => (&tip.commit, &tip.tree),
+    };
     let store = git.new_checkout(dest, &manifest.object_format, SOURCE_BRANCH, cancel)?;
     git.import_pack(&store, &archive.files[format::PACK], cancel)?;
     let base_message = format!(
@@ -78,17 +99,10 @@ fn build(git: &Git, archive: &Archive, dest: &Path, cancel: &CancelToken) -> Res
     );
     let base = git.commit_tree(&store, &manifest.base_tree, None, &base_message, cancel)?;
     let source_message = format!(
-        "source {} (restored from source evidence {})",
-        manifest.head,
+        "source {commit} (restored from source evidence {})",
         manifest.name()
     );
-    let source = git.commit_tree(
-        &store,
-        &manifest.source_tree,
-        Some(&base),
-        &source_message,
-        cancel,
-    )?;
+    let source = git.commit_tree(&store, tree, Some(&base), &source_message, cancel)?;
     git.create_ref(&store, &format!("refs/heads/{BASE_BRANCH}"), &base, cancel)?;
     git.create_ref(
         &store,
@@ -97,25 +111,26 @@ fn build(git: &Git, archive: &Archive, dest: &Path, cancel: &CancelToken) -> Res
         cancel,
     )?;
     git.check_out_head(&store, cancel)?;
-    prove(git, &store, archive, &base, &source, cancel)?;
+    prove(git, &store, archive, which, tree, (&base, &source), cancel)?;
     Ok(Restored {
         dir: dest.to_owned(),
         base_commit: base,
         source_commit: source,
-        source_tree: manifest.source_tree.clone(),
+        source_tree: tree.clone(),
     })
 }
 
-/// The restored repository is whole and holds exactly the source.
+/// The restored repository is whole and holds exactly `tree`; restoring
+/// the source, its diff from the base is the archived patch.
 fn prove(
     git: &Git,
     store: &Store,
     archive: &Archive,
-    base: &str,
-    source: &str,
+    which: Which<'_>,
+    tree: &str,
+    (base, source): (&str, &str),
     cancel: &CancelToken,
 ) -> Result<()> {
-    let tree = &archive.manifest().source_tree;
     git.fsck(store, cancel)?;
     let failed = |what: String| {
         Error::new(
@@ -131,7 +146,9 @@ fn prove(
     if files != *tree {
         return Err(failed(format!("the files make tree {files}, not {tree}")));
     }
-    if git.binary_patch(store, base, source, cancel)? != archive.patch() {
+    if matches!(which, Which::Source)
+        && git.binary_patch(store, base, source, cancel)? != archive.patch()
+    {
         return Err(failed(
             "the diff from the base is not the archived patch".into(),
         ));

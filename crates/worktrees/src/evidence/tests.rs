@@ -415,6 +415,14 @@ fn over_any_bound_nothing_is_written() {
         ),
         (
             Bounds {
+                new_bytes: size - 1,
+                ..Bounds::default()
+            },
+            Bound::NewBytes,
+            size,
+        ),
+        (
+            Bounds {
                 objects: 3,
                 ..Bounds::default()
             },
@@ -1405,4 +1413,59 @@ fn history_that_cannot_be_read_whole_is_refused() {
         }
         assert!(!scene.evidence().exists(), "{case}");
     }
+}
+
+#[test]
+fn a_source_equal_to_its_base_archives_an_empty_patch_and_restores() {
+    let scene = Scene::new();
+    let head = scene.head();
+    let captured = capture(
+        &scene.git,
+        &scene.wt,
+        &head,
+        &scene.artifacts,
+        &Bounds::default(),
+        &CancelToken::new(),
+    )
+    .unwrap();
+    let Captured::Published(archive) = captured else {
+        panic!("not published: {captured:?}");
+    };
+    assert!(archive.patch().is_empty());
+    assert_eq!(archive.manifest().source_tree, archive.manifest().base_tree);
+    let archive = scene.open(archive.dir()).unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let dest = parent.path().join("restored");
+    archive
+        .restore(&scene.git, &dest, &CancelToken::new())
+        .unwrap();
+    assert_eq!(snapshot(&dest), snapshot(&scene.wt));
+}
+
+#[test]
+fn an_earlier_tip_restores_by_its_full_id_and_nothing_else_does() {
+    let scene = Scene::new();
+    let archive = scene.published();
+    let parent = tempfile::tempdir().unwrap();
+    let cancel = CancelToken::new();
+    let dest = parent.path().join("abandoned");
+    let restored = archive
+        .restore_tip(&scene.git, &scene.abandoned, &dest, &cancel)
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(dest.join("abandoned.txt")).unwrap(),
+        "a first try\n"
+    );
+    let tree = scene.repo.git(
+        &scene.repo.main,
+        &["rev-parse", &format!("{}^{{tree}}", scene.abandoned)],
+    );
+    assert_eq!(restored.source_tree, tree);
+    assert_eq!(scene.repo.git(&dest, &["rev-parse", "HEAD^{tree}"]), tree);
+    let short = &scene.abandoned[..12];
+    let err = archive
+        .restore_tip(&scene.git, short, &parent.path().join("short"), &cancel)
+        .unwrap_err();
+    assert_eq!(err.kind(), natives_core::ErrorKind::NotFound);
+    assert!(!parent.path().join("short").exists());
 }

@@ -287,7 +287,9 @@ impl Git {
     }
 
     /// The tree `patch` makes when applied to `base` in a private index
-    /// (`read-tree`, `apply --cached`, `write-tree`).
+    /// (`read-tree`, `apply --cached`, `write-tree`). An empty patch (a
+    /// source equal to its base) makes the base's tree: `git apply` would
+    /// refuse it as "no valid patches".
     pub(crate) fn apply_patch(
         &self,
         store: &Store,
@@ -299,8 +301,10 @@ impl Git {
         let _ = fs::remove_file(&index);
         let private = |args: &[&str]| store.call(args).private_index(&index);
         self.ok_call(&private(&["read-tree", "--end-of-options", base]), cancel)?;
-        let apply = private(&["apply", "--cached", "--binary", "-"]).input(patch.to_vec());
-        self.ok_call(&apply, cancel)?;
+        if !patch.is_empty() {
+            let apply = private(&["apply", "--cached", "--binary", "-"]).input(patch.to_vec());
+            self.ok_call(&apply, cancel)?;
+        }
         Ok(trimmed(&self.ok_call(&private(&["write-tree"]), cancel)?))
     }
 

@@ -104,6 +104,9 @@ pub struct Candidate {
     /// The handover that folded it, while folded by one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handover: Option<String>,
+    /// What it was granted.
+    #[serde(default, skip_serializing_if = "Authority::is_none")]
+    pub authority: Authority,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -119,8 +122,38 @@ impl Candidate {
             base: None,
             folded: false,
             handover: None,
+            authority: Authority::default(),
             extra: Map::new(),
         }
+    }
+}
+
+/// What an orchestrator granted a source copy (a candidate or a seat). Any
+/// grant keeps the copy on disk: housekeeping never evicts it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Authority {
+    /// Its work was made public (pushed, published, proposed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public: bool,
+    /// It was selected as the source to recover the task from.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub selected_recovery: bool,
+    /// Its work was approved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approved: bool,
+    /// Someone asked for its source to be kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retain: bool,
+    /// Fields written by other versions, kept as they are.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Authority {
+    /// Nothing granted, nothing unknown: what a copy carries by default.
+    pub fn is_none(&self) -> bool {
+        *self == Authority::default()
     }
 }
 
@@ -163,6 +196,9 @@ pub struct Seat {
     /// The commit under review, if recorded.
     #[serde(default)]
     pub review_head: Option<String>,
+    /// What it was granted.
+    #[serde(default, skip_serializing_if = "Authority::is_none")]
+    pub authority: Authority,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -177,6 +213,7 @@ impl Seat {
             path: path.to_owned(),
             base_head: None,
             review_head: None,
+            authority: Authority::default(),
             extra: Map::new(),
         }
     }
@@ -295,6 +332,16 @@ pub struct RunRecord {
     /// Its history, oldest first.
     #[serde(default)]
     pub events: Vec<Event>,
+    /// The run it succeeds. Naming a predecessor borrows none of its copies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<String>,
+    /// The source copy it recovers from, explicitly selected: that copy
+    /// stays on disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<PathBuf>,
+    /// Source copies of other runs it reads from: each stays on disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_paths: Vec<PathBuf>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -362,6 +409,13 @@ pub struct TaskRecord {
     /// When it was recorded, in milliseconds since the Unix epoch.
     #[serde(default)]
     pub created_at_ms: u64,
+    /// Source copies the task pins: each stays on disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<PathBuf>,
+    /// Source copies chosen to replace the task's source: each stays on
+    /// disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replacements: Vec<PathBuf>,
     /// Fields written by other versions, kept as they are.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

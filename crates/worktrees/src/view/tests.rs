@@ -93,6 +93,9 @@ fn a_run_is_camel_case_with_optional_fields_left_out() {
             Event::now(EventKind::Created).noting("running"),
             Event::now(EventKind::Other("later".into())),
         ],
+        lineage: None,
+        recovery: None,
+        source_paths: Vec::new(),
         extra: Map::from_iter([("unknown".to_owned(), json!(1))]),
     };
     let view = serde_json::to_value(RunView::of(&record, &Liveness::Dead)).unwrap();

@@ -1,0 +1,515 @@
+//! One copy's eviction, step by durable step, and the recovery of one a
+//! killed pass left half way.
+//!
+//! ```text
+//! proven ─► pending recorded ─► evidence published + validated ─► proven again,
+//!   evidence validated again ─► `git worktree remove` (clean, not forced) ─► evicted recorded
+//! ```
+//!
+//! The record comes first, so whatever a kill leaves, the next pass knows
+//! what the copy was. Recovery (the caller holds the run's owner lock, which
+//! every writer of the run's records and outputs takes) reads the copy and
+//! its administration against the record:
+//!
+//! - both whole: prove everything again and carry on (capture is
+//!   idempotent: the same archive is revalidated, not rewritten);
+//! - the copy partly or wholly gone, the administration still there: a
+//!   removal was cut short. Finish it only when the evidence validates,
+//!   every remaining entry of the copy is one recorded, untouched, and the
+//!   administration is byte for byte what was recorded; remove the known
+//!   entries one by one (never a recursive delete), then the
+//!   administration;
+//! - both gone: done once the evidence validates;
+//! - anything else (evidence missing or corrupt, an entry or file that was
+//!   not recorded, a copy recreated after its eviction): a blocker, left
+//!   as it is.
+
+use std::{
+    ffi::OsStr,
+    fs, io,
+    os::unix::ffi::OsStrExt,
+    path::{Path, PathBuf},
+};
+
+use natives_core::{CancelToken, Error, Result};
+use natives_ownership::{durable, process::now_ms};
+
+use super::{
+    Blocker, BlockerKind, Evicted,
+    copy::{self, Proven, Source},
+    record::{self, EvictionRecord, Phase, RECORD_VERSION},
+    retention,
+};
+use crate::{
+    crash,
+    evidence::{self, Archive, Bounds, Captured, EVIDENCE_DIR},
+    git::Git,
+    registry::RunRecord,
+};
+
+/// What became of one copy.
+pub(super) enum Outcome {
+    /// Evicted (or, in a dry run, would be), with the evidence it added.
+    Evicted(Evicted, retention::Growth),
+    /// Left, and why.
+    Retained(Vec<Blocker>),
+    /// Evicted by an earlier pass: nothing to do.
+    Gone,
+}
+
+/// What one copy's eviction works with.
+pub(super) struct Step<'a> {
+    pub git: &'a Git,
+    pub run: &'a RunRecord,
+    pub artifacts: &'a Path,
+    pub source: &'a Source,
+    pub quiet: std::time::Duration,
+    pub bounds: Bounds,
+    pub dry_run: bool,
+}
+
+impl Step<'_> {
+    fn record_path(&self) -> PathBuf {
+        record::path_of(self.artifacts, &self.source.seat)
+    }
+
+    /// Evict the copy, or finish (or refuse) what a pass before began.
+    pub(super) fn run(&self, cancel: &CancelToken) -> Result<Outcome> {
+        let path = self.record_path();
+        match record::read(&path) {
+            Ok(None) => self.fresh(cancel),
+            Ok(Some(record)) if record.phase == Phase::Evicted => self.after_eviction(&record),
+            Ok(Some(record)) => self.resume(record, cancel),
+            Err(err) => Ok(retained(
+                BlockerKind::UnreadableEvictionRecord,
+                err.to_string(),
+            )),
+        }
+    }
+
+    fn fresh(&self, cancel: &CancelToken) -> Result<Outcome> {
+        let proven = match copy::prove(self.git, self.run, self.source, self.quiet, cancel)? {
+            Ok(proven) => proven,
+            Err(blockers) => return Ok(Outcome::Retained(blockers)),
+        };
+        if self.dry_run {
+            return Ok(self.would_evict(&proven.inventory, false));
+        }
+        let record = self.pending(&proven);
+        record::write(&self.record_path(), &record)?;
+        crash::point("pending recorded");
+        self.archive_and_remove(record, false, cancel)
+    }
+
+    fn pending(&self, proven: &Proven) -> EvictionRecord {
+        let archive = self
+            .artifacts
+            .join(EVIDENCE_DIR)
+            .join(evidence::format::archive_name(&proven.head, &proven.base));
+        EvictionRecord {
+            version: RECORD_VERSION,
+            phase: Phase::Pending,
+            run: self.run.id.clone(),
+            seat: self.source.seat.clone(),
+            path: self.source.path.clone(),
+            common_dir: proven.dirs.common_dir.clone(),
+            admin_dir: proven.dirs.git_dir.clone(),
+            head: proven.head.clone(),
+            base: proven.base.clone(),
+            archives: vec![archive],
+            inventory: proven.inventory.clone(),
+            dot_git: proven.dot_git.clone(),
+            administration: proven.administration.clone(),
+            admin_dirs: proven.admin_dirs.clone(),
+            recorded_at_ms: now_ms(),
+            evicted_at_ms: None,
+        }
+    }
+
+    /// Capture (or revalidate) the evidence, prove the copy again and
+    /// remove it.
+    fn archive_and_remove(
+        &self,
+        record: EvictionRecord,
+        resumed: bool,
+        cancel: &CancelToken,
+    ) -> Result<Outcome> {
+        let captured = evidence::capture(
+            self.git,
+            &record.path,
+            &record.base,
+            self.artifacts,
+            &self.bounds,
+            cancel,
+        )?;
+        let (archive, growth) = match captured {
+            Captured::Published(archive) => {
+                let growth = retention::Growth::of(archive.dir())?;
+                (archive, growth)
+            }
+            Captured::Existing(archive) => (archive, retention::Growth::default()),
+            Captured::Refused(refusal) => {
+                durable::remove(&self.record_path())?;
+                return Ok(retained(refusal_kind(&refusal), refusal.to_string()));
+            }
+        };
+        crash::point("archived");
+        if let Some(blocker) = mismatch(&record, &archive) {
+            return Ok(Outcome::Retained(vec![blocker]));
+        }
+        match self.prove_again(&record, cancel)? {
+            Ok(()) => {}
+            Err(blockers) => return Ok(Outcome::Retained(blockers)),
+        }
+        crash::point("revalidated");
+        crash::point("removing");
+        self.git
+            .remove_worktree(&record.common_dir, &record.path, cancel)?;
+        crash::point("removed");
+        self.finish(record, resumed, growth)
+    }
+
+    /// Right before removal: the evidence validates again and the copy is
+    /// still exactly what was recorded.
+    fn prove_again(
+        &self,
+        record: &EvictionRecord,
+        cancel: &CancelToken,
+    ) -> Result<std::result::Result<(), Vec<Blocker>>> {
+        if let Some(blocker) = self.evidence_blocker(record, cancel)? {
+            return Ok(Err(vec![blocker]));
+        }
+        let proven = match copy::prove(self.git, self.run, self.source, self.quiet, cancel)? {
+            Ok(proven) => proven,
+            Err(blockers) => return Ok(Err(blockers)),
+        };
+        let same = proven.head == record.head
+            && proven.base == record.base
+            && proven.inventory == record.inventory
+            && proven.dot_git == record.dot_git
+            && proven.administration == record.administration
+            && proven.admin_dirs == record.admin_dirs
+            && proven.dirs.git_dir == record.admin_dir;
+        Ok(match same {
+            true => Ok(()),
+            false => Err(vec![changed(
+                record,
+                "the copy or its administration changed since it was recorded",
+            )]),
+        })
+    }
+
+    /// Why the record's evidence cannot be trusted, if it cannot.
+    fn evidence_blocker(
+        &self,
+        record: &EvictionRecord,
+        cancel: &CancelToken,
+    ) -> Result<Option<Blocker>> {
+        let Some(dir) = record.archive() else {
+            return Ok(Some(Blocker::new(
+                BlockerKind::CorruptEvidence,
+                "the record names no archive",
+            )));
+        };
+        match Archive::open(self.git, dir, cancel) {
+            Ok(archive) => Ok(mismatch(record, &archive)),
+            Err(err) if err.kind() == natives_core::ErrorKind::Aborted => Err(err),
+            Err(err) => Ok(Some(Blocker::new(
+                BlockerKind::CorruptEvidence,
+                err.to_string(),
+            ))),
+        }
+    }
+
+    /// The copy is gone: the record says so, durably.
+    fn finish(
+        &self,
+        mut record: EvictionRecord,
+        resumed: bool,
+        growth: retention::Growth,
+    ) -> Result<Outcome> {
+        for gone in [&record.path, &record.admin_dir] {
+            if exists(gone)? {
+                return Ok(Outcome::Retained(vec![changed(
+                    &record,
+                    &format!("{} is still there after removal", gone.display()),
+                )]));
+            }
+        }
+        record.phase = Phase::Evicted;
+        record.evicted_at_ms = Some(now_ms());
+        record::write(&self.record_path(), &record)?;
+        crash::point("evicted recorded");
+        let mut evicted = self.evicted(&record.inventory, resumed);
+        evicted.archive = record.archive().map(Path::to_owned);
+        Ok(Outcome::Evicted(evicted, growth))
+    }
+
+    fn evicted(&self, inventory: &[record::Entry], resumed: bool) -> Evicted {
+        let unlinked = retention::unlinked(inventory);
+        Evicted {
+            run: self.run.id.clone(),
+            seat: self.source.seat.clone(),
+            path: self.source.path.clone(),
+            archive: None,
+            logical_bytes: unlinked.logical,
+            allocated_bytes: unlinked.allocated,
+            resumed,
+        }
+    }
+
+    fn would_evict(&self, inventory: &[record::Entry], resumed: bool) -> Outcome {
+        Outcome::Evicted(
+            self.evicted(inventory, resumed),
+            retention::Growth::default(),
+        )
+    }
+
+    /// An evicted copy's path is empty, or it was made again: never adopted.
+    fn after_eviction(&self, record: &EvictionRecord) -> Result<Outcome> {
+        match exists(&record.path)? {
+            false => Ok(Outcome::Gone),
+            true => Ok(Outcome::Retained(vec![changed(
+                record,
+                "a copy was made again where an evicted one was",
+            )])),
+        }
+    }
+
+    /// Carry on from a pending record.
+    fn resume(&self, record: EvictionRecord, cancel: &CancelToken) -> Result<Outcome> {
+        if record.path != self.source.path || record.run != self.run.id {
+            return Ok(Outcome::Retained(vec![changed(
+                &record,
+                "the record names another copy",
+            )]));
+        }
+        let registered = exists(&record.admin_dir)?;
+        let whole = registered
+            && copy::linked(self.git, &record.path, cancel)?
+                .is_some_and(|dirs| dirs.git_dir == record.admin_dir)
+            && self.untouched_entries(&record)? == Some(record.inventory.len());
+        if whole {
+            if self.dry_run {
+                return Ok(self.would_evict(&record.inventory, true));
+            }
+            return self.archive_and_remove(record, true, cancel);
+        }
+        if let Some(blocker) = self.evidence_blocker(&record, cancel)? {
+            return Ok(Outcome::Retained(vec![blocker]));
+        }
+        if registered && !self.administration_unchanged(&record)? {
+            return Ok(Outcome::Retained(vec![changed(
+                &record,
+                "its git administration is not what was recorded",
+            )]));
+        }
+        if self.untouched_entries(&record)?.is_none() {
+            return Ok(Outcome::Retained(vec![changed(
+                &record,
+                "the copy holds an entry that was not recorded, or one that changed",
+            )]));
+        }
+        if self.dry_run {
+            return Ok(self.would_evict(&record.inventory, true));
+        }
+        self.remove_remains(&record)?;
+        self.finish(record, true, retention::Growth::default())
+    }
+
+    /// How many recorded entries remain, untouched, when everything left of
+    /// the copy was recorded (its `.git` file with its recorded bytes);
+    /// `None` when anything else is there or an entry changed.
+    fn untouched_entries(&self, record: &EvictionRecord) -> Result<Option<usize>> {
+        let root = &record.path;
+        let meta = match fs::symlink_metadata(root) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Some(0)),
+            Err(err) => return Err(Error::io(root, err)),
+        };
+        if !meta.is_dir() {
+            return Ok(None);
+        }
+        let recorded: std::collections::HashMap<&[u8], &record::Entry> = record
+            .inventory
+            .iter()
+            .map(|entry| (entry.path.0.as_slice(), entry))
+            .collect();
+        let mut count = 0;
+        let mut pending = vec![Vec::new()];
+        while let Some(rel) = pending.pop() {
+            let dir = root.join(OsStr::from_bytes(&rel));
+            for entry in fs::read_dir(&dir).map_err(|err| Error::io(&dir, err))? {
+                let name = entry.map_err(|err| Error::io(&dir, err))?.file_name();
+                let path = match rel.is_empty() {
+                    true => name.as_bytes().to_vec(),
+                    false => [rel.as_slice(), b"/", name.as_bytes()].concat(),
+                };
+                let full = root.join(OsStr::from_bytes(&path));
+                let meta = fs::symlink_metadata(&full).map_err(|err| Error::io(&full, err))?;
+                if path == b".git" {
+                    let bytes = meta
+                        .is_file()
+                        .then(|| fs::read(&full))
+                        .transpose()
+                        .map_err(|err| Error::io(&full, err))?;
+                    if bytes.as_deref() != Some(record.dot_git.0.as_slice()) {
+                        return Ok(None);
+                    }
+                    continue;
+                }
+                let Some(was) = recorded.get(path.as_slice()) else {
+                    return Ok(None);
+                };
+                let now = copy::entry(&path, meta.is_dir(), &meta);
+                let same = match was.dir {
+                    true => now.dir && now.ino == was.ino && now.mode == was.mode,
+                    false => {
+                        meta.is_file()
+                            && (now.ino, now.size, now.mode, now.mtime_ns)
+                                == (was.ino, was.size, was.mode, was.mtime_ns)
+                    }
+                };
+                if !same {
+                    return Ok(None);
+                }
+                count += 1;
+                if was.dir {
+                    pending.push(path);
+                }
+            }
+        }
+        Ok(Some(count))
+    }
+
+    /// Every file and directory of the administration is the one recorded,
+    /// byte for byte, and nothing else is there.
+    fn administration_unchanged(&self, record: &EvictionRecord) -> Result<bool> {
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        let mut pending = vec![PathBuf::new()];
+        while let Some(rel) = pending.pop() {
+            let dir = record.admin_dir.join(&rel);
+            for entry in fs::read_dir(&dir).map_err(|err| Error::io(&dir, err))? {
+                let name = rel.join(entry.map_err(|err| Error::io(&dir, err))?.file_name());
+                let full = record.admin_dir.join(&name);
+                let meta = fs::symlink_metadata(&full).map_err(|err| Error::io(&full, err))?;
+                let key = record::Name(name.as_os_str().as_bytes().to_vec());
+                if meta.is_dir() {
+                    dirs.push(key);
+                    pending.push(name);
+                } else if meta.is_file() {
+                    let bytes = fs::read(&full).map_err(|err| Error::io(&full, err))?;
+                    files.push(record::AdminFile {
+                        name: key,
+                        bytes: record::Raw(bytes),
+                    });
+                } else {
+                    return Ok(false);
+                }
+            }
+        }
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        dirs.sort();
+        Ok(files == record.administration && dirs == record.admin_dirs)
+    }
+
+    /// Remove what a cut-short removal left: the copy's recorded entries,
+    /// deepest first, then its administration's recorded files and
+    /// directories. Never a recursive delete: `remove_dir` fails on
+    /// anything that appeared meanwhile.
+    fn remove_remains(&self, record: &EvictionRecord) -> Result<()> {
+        let root = &record.path;
+        if exists(root)? {
+            remove_file_if_there(&root.join(".git"))?;
+            for entry in record.inventory.iter().rev() {
+                let path = root.join(OsStr::from_bytes(&entry.path.0));
+                match entry.dir {
+                    true => remove_dir_if_there(&path)?,
+                    false => remove_file_if_there(&path)?,
+                }
+            }
+            remove_dir_if_there(root)?;
+        }
+        crash::point("copy remains removed");
+        let admin = &record.admin_dir;
+        if exists(admin)? {
+            for file in &record.administration {
+                remove_file_if_there(&admin.join(OsStr::from_bytes(&file.name.0)))?;
+            }
+            for dir in record.admin_dirs.iter().rev() {
+                remove_dir_if_there(&admin.join(OsStr::from_bytes(&dir.0)))?;
+            }
+            remove_dir_if_there(admin)?;
+        }
+        crash::point("administration removed");
+        Ok(())
+    }
+}
+
+/// The archive is not the one the record names.
+fn mismatch(record: &EvictionRecord, archive: &Archive) -> Option<Blocker> {
+    let manifest = archive.manifest();
+    let same = manifest.head == record.head
+        && manifest.base == record.base
+        && Some(archive.dir()) == record.archive();
+    (!same).then(|| {
+        Blocker::new(
+            BlockerKind::CorruptEvidence,
+            format!(
+                "{}: not the archive of {} over {}",
+                archive.dir().display(),
+                record.head,
+                record.base
+            ),
+        )
+    })
+}
+
+fn refusal_kind(refusal: &evidence::Refusal) -> BlockerKind {
+    match refusal {
+        evidence::Refusal::OverBound { .. } => BlockerKind::EvidenceBound,
+        evidence::Refusal::NotClean(_) => BlockerKind::Dirty,
+        evidence::Refusal::NotAWorktree(_) => BlockerKind::NotAWorktree,
+        _ => BlockerKind::Unarchivable,
+    }
+}
+
+fn retained(kind: BlockerKind, detail: String) -> Outcome {
+    Outcome::Retained(vec![Blocker::new(kind, detail)])
+}
+
+fn changed(record: &EvictionRecord, why: &str) -> Blocker {
+    Blocker::new(
+        BlockerKind::ChangedSinceRecord,
+        format!(
+            "{} ({}): {why}; left as it is",
+            record.path.display(),
+            record.seat
+        ),
+    )
+}
+
+fn exists(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(_) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+fn remove_file_if_there(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+fn remove_dir_if_there(path: &Path) -> Result<()> {
+    match fs::remove_dir(path) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
