@@ -284,11 +284,15 @@ impl Step<'_> {
                 "the record names another copy",
             )]));
         }
+        let Some(untouched) = self.untouched_entries(&record)? else {
+            let why = "the copy holds an entry that was not recorded, or one that changed";
+            return Ok(Outcome::Retained(vec![changed(&record, why)]));
+        };
         let registered = exists(&record.admin_dir)?;
         let whole = registered
+            && untouched == record.inventory.len()
             && copy::linked(self.git, &record.path, cancel)?
-                .is_some_and(|dirs| dirs.git_dir == record.admin_dir)
-            && self.untouched_entries(&record)? == Some(record.inventory.len());
+                .is_some_and(|dirs| dirs.git_dir == record.admin_dir);
         if whole {
             if self.dry_run {
                 return Ok(self.would_evict(&record.inventory, true));
@@ -299,16 +303,8 @@ impl Step<'_> {
             return Ok(Outcome::Retained(vec![blocker]));
         }
         if registered && !self.administration_unchanged(&record)? {
-            return Ok(Outcome::Retained(vec![changed(
-                &record,
-                "its git administration is not what was recorded",
-            )]));
-        }
-        if self.untouched_entries(&record)?.is_none() {
-            return Ok(Outcome::Retained(vec![changed(
-                &record,
-                "the copy holds an entry that was not recorded, or one that changed",
-            )]));
+            let why = "its git administration is not what was recorded";
+            return Ok(Outcome::Retained(vec![changed(&record, why)]));
         }
         if self.dry_run {
             return Ok(self.would_evict(&record.inventory, true));

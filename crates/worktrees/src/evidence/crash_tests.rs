@@ -4,6 +4,7 @@
 //! cleared by the next capture, which converges.
 
 use std::{
+    fs,
     os::unix::process::ExitStatusExt,
     path::{Path, PathBuf},
     process::Command,
@@ -65,6 +66,14 @@ fn capturing_child() {
     panic!("{point}: not killed ({captured:?})");
 }
 
+/// Where a child's scratch files go: inside the scene, so what a killed
+/// child leaves goes with it.
+fn scratch(runs: &Path) -> PathBuf {
+    let dir = runs.join("tmp");
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn kill_child(scene: &Scene, point: &str) {
     let given = [
         scene.wt.display().to_string(),
@@ -81,6 +90,7 @@ fn kill_child(scene: &Scene, point: &str) {
             "--nocapture",
         ])
         .env(CHILD, given)
+        .env("TMPDIR", scratch(&scene.repo.runs))
         .output()
         .unwrap();
     assert_eq!(

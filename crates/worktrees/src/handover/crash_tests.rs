@@ -221,6 +221,14 @@ fn big_scene() -> Scene {
     scene
 }
 
+/// Where a child's scratch files go: inside the scene, so what a killed
+/// child leaves goes with it.
+fn scratch(home: &Path) -> PathBuf {
+    let dir = home.join("tmp");
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 fn kill_child(scene: &Scene, death: Death) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
@@ -232,6 +240,7 @@ fn kill_child(scene: &Scene, death: Death) {
         .env(CHILD_HOME, &scene.home)
         .env(CHILD_MAIN, &scene.repo.main)
         .env(CHILD_MODE, death.encode())
+        .env("TMPDIR", scratch(&scene.home))
         .output()
         .unwrap();
     assert_eq!(
