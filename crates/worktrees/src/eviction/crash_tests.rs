@@ -425,7 +425,7 @@ fn random_kill(kill_number: usize, delay: Duration) {
     kill_alone(child);
     let what = format!("kill {kill_number} after {delay:?}");
     intact_or_archived(&scene, &before, &what);
-    if kill_number % 10 == 0 {
+    if kill_number.is_multiple_of(10) {
         converges(&scene, &before, &what);
         return;
     }
