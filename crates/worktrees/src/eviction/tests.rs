@@ -740,3 +740,144 @@ fn retention_counts_every_name_but_blocks_once_and_only_when_the_last_link_goes(
     assert_eq!(report.evicted[0].allocated_bytes, allocated);
     assert!(outside.exists());
 }
+
+#[test]
+fn archived_seat_tips_list_and_restore_after_the_repository_is_gone() {
+    let scene = Scene::new();
+    let main = &scene.repo.main;
+    // Review round 1 was an earlier head on a branch since deleted; the
+    // seat looked at it, then moved to the recorded review head (round 2).
+    scene
+        .repo
+        .git(main, &["checkout", "-q", "-b", "round-1", &scene.base]);
+    scene.repo.write(main, "round-1.txt", "the first round\n");
+    let round_1 = scene.repo.commit(main, "round 1");
+    scene.repo.git(main, &["checkout", "-q", "main"]);
+    in_seat(&scene, &["checkout", "-q", "--detach", &round_1]);
+    in_seat(&scene, &["checkout", "-q", "--detach", &scene.review]);
+    assert_eq!(scene.pass().evicted.len(), 1);
+    let git = |args: &[&str]| scene.repo.git(main, args);
+    git(&["branch", "-D", "round-1", "t1/A"]);
+    git(&[
+        "reflog",
+        "expire",
+        "--expire=now",
+        "--expire-unreachable=now",
+        "--all",
+    ]);
+    git(&["gc", "-q", "--prune=now"]);
+    assert!(!scene.repo.git_succeeds(main, &["cat-file", "-e", &round_1]));
+    fs::remove_dir_all(main).unwrap();
+
+    let cancel = CancelToken::new();
+    let tips = seats::show(&scene.registry, &scene.git, "r1", &cancel).unwrap();
+    let tip = |head: &str| tips.iter().find(|tip| tip.head == head).unwrap();
+    let current = tip(&scene.review);
+    assert!(current.current && current.patch_bytes.unwrap() > 0);
+    assert_eq!(
+        (current.seat.as_str(), current.phase),
+        ("review-1", Phase::Evicted)
+    );
+    let historical = tip(&round_1);
+    assert!(!historical.current && historical.patch_bytes.is_none());
+    assert!(
+        historical
+            .seen_as
+            .iter()
+            .any(|seen| seen.starts_with("HEAD@{"))
+    );
+
+    let parent = tempfile::tempdir().unwrap();
+    let restored = seats::restore(
+        &scene.registry,
+        &scene.git,
+        "r1",
+        &scene.review,
+        &parent.path().join("r2"),
+        &cancel,
+    )
+    .unwrap();
+    let dest = &restored.dir;
+    assert_eq!(
+        fs::read_to_string(dest.join("README")).unwrap(),
+        "natives, reviewed\n"
+    );
+    assert!(
+        !dest.join("src/lib.rs").exists(),
+        "the deletion is restored"
+    );
+    assert_eq!(
+        fs::read(dest.join("blob.bin")).unwrap()[..256],
+        (0..=255u8).collect::<Vec<_>>()[..]
+    );
+    assert_ne!(
+        fs::metadata(dest.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o111,
+        0
+    );
+    let old = seats::restore(
+        &scene.registry,
+        &scene.git,
+        "r1",
+        &round_1,
+        &parent.path().join("r1"),
+        &cancel,
+    )
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(old.dir.join("round-1.txt")).unwrap(),
+        "the first round\n"
+    );
+    assert!(!old.dir.join("blob.bin").exists());
+
+    let unknown = "0".repeat(40);
+    let err = seats::restore(
+        &scene.registry,
+        &scene.git,
+        "r1",
+        &unknown,
+        &parent.path().join("x"),
+        &cancel,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    let err = seats::restore(
+        &scene.registry,
+        &scene.git,
+        "r1",
+        &scene.review[..10],
+        &parent.path().join("x"),
+        &cancel,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let err = seats::show(&scene.registry, &scene.git, "nope", &cancel).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    // Nothing was folded or retired.
+    assert_eq!(scene.registry.show("r1").unwrap().status, Status::Done);
+}
+
+#[test]
+fn a_tampered_archive_or_record_fails_the_listing() {
+    let scene = Scene::new();
+    scene.pass();
+    let cancel = CancelToken::new();
+    let record = scene.record("r1", "review-1");
+    let path = record::path_of(&scene.artifacts("r1"), "review-1");
+    let mut other = record.clone();
+    other.run = "r9".into();
+    record::write(&path, &other).unwrap();
+    let err = seats::show(&scene.registry, &scene.git, "r1", &cancel).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+    record::write(&path, &record).unwrap();
+    let patch = record
+        .archive()
+        .unwrap()
+        .join(crate::evidence::format::PATCH);
+    fs::write(&patch, b"tampered").unwrap();
+    let err = seats::show(&scene.registry, &scene.git, "r1", &cancel).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+}
