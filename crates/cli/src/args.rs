@@ -62,6 +62,20 @@ pub enum Command {
     /// Checkout evidence: print an archive's patch (validated first),
     /// restore it into a new directory, or capture one.
     SourceEvidence(SourceEvidenceArgs),
+    /// One housekeeping pass: archive and remove a few inactive checkouts
+    /// (review, judge and advisor seats, empty superseded attempts), naming
+    /// every reason each other one stays.
+    ///
+    /// Runs only when `disk.auto_fold` and a positive
+    /// `disk.worktree_reclaim_bytes` are set in the home's `config.json`
+    /// (or given here). Exit 0 when the pass ran, 1 when it is not enabled
+    /// (the reason on standard error), 2 on errors.
+    Housekeeping(HousekeepingArgs),
+    /// A run's archived seats: list every archived tip, historical ones
+    /// included, or rebuild one in a new directory. Every archive is
+    /// validated first; the original repository is not needed; the run is
+    /// neither folded nor retired.
+    Fold(FoldArgs),
     /// Print the completion script for a shell (bash, zsh, fish, ...).
     Completions {
         /// The shell to complete in.
@@ -409,6 +423,57 @@ pub enum SourceEvidenceCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `natives housekeeping`.
+#[derive(Debug, Args)]
+pub struct HousekeepingArgs {
+    /// Say what would be evicted and why every other copy stays; touch
+    /// nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Turn the pass on for this run (`disk.auto_fold`).
+    #[arg(long)]
+    pub auto_fold: bool,
+    /// The most source bytes this pass unlinks
+    /// (`disk.worktree_reclaim_bytes`).
+    #[arg(long, value_name = "BYTES")]
+    pub reclaim_bytes: Option<u64>,
+    /// How long a copy must have been left alone to be evicted.
+    #[arg(long, value_name = "SECONDS", default_value_t = natives_worktrees::eviction::QUIET_PERIOD.as_secs())]
+    pub quiet_seconds: u64,
+    /// The report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// The natives home to read.
+    #[command(flatten)]
+    pub home: HomeArg,
+}
+
+/// `natives fold RUN --show-seats` and `natives fold RUN --restore-seat
+/// HEAD --dest NEW_DIR`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("action").required(true).args(["show_seats", "restore_seat"]))]
+pub struct FoldArgs {
+    /// The run's id.
+    pub run: String,
+    /// List every archived tip of the run's copies: seat, head, tree,
+    /// patch bytes, eviction phase (exit 1 when there is none).
+    #[arg(long)]
+    pub show_seats: bool,
+    /// Rebuild the archived tip HEAD (a full commit id) as a new
+    /// repository at --dest.
+    #[arg(long, value_name = "HEAD", requires = "dest")]
+    pub restore_seat: Option<String>,
+    /// Where --restore-seat rebuilds (must not exist).
+    #[arg(long, value_name = "NEW_DIR", requires = "restore_seat")]
+    pub dest: Option<PathBuf>,
+    /// One JSON object per tip (or for the restore).
+    #[arg(long)]
+    pub json: bool,
+    /// The natives home to read.
+    #[command(flatten)]
+    pub home: HomeArg,
 }
 
 /// Where the claims, leases and runs are kept.

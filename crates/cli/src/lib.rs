@@ -10,6 +10,7 @@ mod cache_cmd;
 mod claims_cmd;
 mod common;
 mod errors;
+mod eviction_cmd;
 mod evidence_cmd;
 mod find_cmd;
 mod glob_cmd;
@@ -73,6 +74,8 @@ fn run(command: Command) -> Result<Outcome, String> {
         Command::Runs(command) => runs_cmd::run(command),
         Command::Handover(args) => handover_cmd::run(args),
         Command::SourceEvidence(args) => evidence_cmd::run(args),
+        Command::Housekeeping(args) => eviction_cmd::housekeeping(args),
+        Command::Fold(args) => eviction_cmd::fold(args),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -202,6 +202,10 @@ fn completions_cover_every_command() {
             "dry-run",
             "source-evidence",
             "capture",
+            "housekeeping",
+            "fold",
+            "show-seats",
+            "restore-seat",
             "word-regexp",
             "only-matching",
         ] {
