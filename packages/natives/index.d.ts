@@ -274,6 +274,12 @@ export interface NativeAppliedChanges {
 /** Make every change or none (see the TypeScript `applyFileChanges`). */
 export declare function nativeApplyFileChanges(cwd: string, confine: boolean | undefined | null, changes: Array<NativeFileChange>): Promise<NativeAppliedChanges>
 
+/**
+ * Every archived tip of `run`'s copies, historical ones included, each
+ * archive validated: what `natives fold RUN --show-seats --json` prints.
+ */
+export declare function nativeArchivedSeats(home: string | undefined | null, run: string, token?: CancelToken | undefined | null): Promise<unknown[]>
+
 /** Every cache directory registered under the home. */
 export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<NativeCacheEntry>
 
@@ -504,6 +510,30 @@ export declare function nativeEarlierAttempts(taskId: string, home?: string | un
  * cargo command and its process group (`ABORT_ERR`).
  */
 export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeFreshness>
+
+/**
+ * How a pass is asked for; every field left out is the library's default
+ * (the home's configuration, then off).
+ */
+export interface NativeEvictionOptions {
+  /** The natives home. Default: `$NATIVES_HOME`, else `~/.natives`. */
+  home?: string
+  /** Run even if the configuration's `disk.auto_fold` is off. */
+  autoFold?: boolean
+  /** The most source bytes this pass unlinks (`disk.worktree_reclaim_bytes`). */
+  reclaimBytes?: number
+  /** Say what would be evicted; touch nothing. */
+  dryRun?: boolean
+  /** How long a copy must have been left alone, in milliseconds. */
+  quietPeriodMs?: number
+}
+
+/**
+ * Run one housekeeping pass: the report `natives housekeeping --json`
+ * prints. Rejects with `EINVAL` (a bad option, an unreadable
+ * configuration), `EBUSY` (another pass is running), `ABORT_ERR`.
+ */
+export declare function nativeEvictionPass(options: NativeEvictionOptions, token?: CancelToken | undefined | null): Promise<unknown>
 
 /** A validated archive. */
 export interface NativeEvidenceArchive {
@@ -1158,6 +1188,12 @@ export interface NativeRestore {
   /** Every reason not to restore (`refused`). */
   reasons?: Array<NativeReason>
 }
+
+/**
+ * Rebuild the archived tip `head` (a full commit id) of one of `run`'s
+ * copies as a new repository at `dest` (which must not exist).
+ */
+export declare function nativeRestoreSeat(home: string | undefined | null, run: string, head: string, dest: string, token?: CancelToken | undefined | null): Promise<unknown>
 
 /**
  * Validate the archive at `dir`, then restore it into `dest` (which must

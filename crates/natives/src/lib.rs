@@ -21,6 +21,8 @@
 //! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
 //! - [`evidence`]: checkout evidence: capture, validate, read the patch,
 //!   restore.
+//! - [`eviction`]: the housekeeping pass that archives and removes
+//!   inactive checkouts, and the archived seats it leaves.
 //! - [`claims`]: memory-directory claims and the CLI's memory layout.
 //! - [`worktrees`]: the run registry, driving a run, and handing a branch
 //!   over from an earlier attempt (released, refused or planned; restored).
@@ -37,6 +39,7 @@ pub mod chunks;
 pub mod claims;
 pub mod errors;
 pub mod evidence;
+pub mod eviction;
 pub mod files;
 pub mod fuzzy;
 pub mod grep;

@@ -113,6 +113,18 @@ export type {
   WouldReleaseHandover,
 } from './worktrees.ts';
 export { captureSourceEvidence, restoreSourceEvidence, sourceEvidencePatch, validateSourceEvidence } from './evidence.ts';
+export { archivedSeats, evictionPass, restoreSeat } from './eviction.ts';
+export type {
+  ArchivedSeatTip,
+  EvictedCopy,
+  EvictionBlocker,
+  EvictionBlockerKind,
+  EvictionOptions,
+  EvictionReport,
+  EvictionRetention,
+  RestoredSeat,
+  RetainedCopy,
+} from './eviction.ts';
 export type {
   RestoredSourceEvidence,
   SourceEvidenceArchive,

@@ -336,7 +336,7 @@ function toHandover(native: WorktreeHandover): Handover {
 }
 
 /** A call that may wait on another process: pre-aborted signals reject at once, and the signal reaches the wait. */
-async function registryCall<T>(
+export async function registryCall<T>(
   operation: string,
   options: RegistryOptions,
   call: (home: string | undefined, token: ReturnType<typeof linkSignal>['token']) => Promise<T>,
@@ -356,7 +356,7 @@ function objectOf<T>(operation: string, argument: string, value: T): T {
 }
 
 /** `value` anchored, when it is a path at all; `EINVAL` naming the field otherwise. */
-function pathOf(operation: string, field: string, value: unknown): string {
+export function pathOf(operation: string, field: string, value: unknown): string {
   if (typeof value !== 'string') throw codedError('EINVAL', `${operation}: ${field} must be a path, got ${value === null ? 'null' : typeof value}`);
   return anchored(value);
 }

@@ -1,0 +1,131 @@
+//! Bindings for the inactive-checkout eviction pass and the archived seats
+//! it leaves (`natives_worktrees::eviction`).
+//!
+//! A pass drives git for seconds and waits on locks, so every call runs on
+//! a thread of its own ([`on_own_thread`]) under the call's cancellation
+//! token. The report and the seat tips cross as the library's serde views,
+//! the very objects `natives housekeeping --json` and `natives fold RUN
+//! --show-seats --json` print, so the two fronts cannot name a field
+//! differently; the package's TypeScript types describe them.
+
+use std::path::Path;
+
+use napi::{Env, bindgen_prelude::PromiseRaw};
+use napi_derive::napi;
+use natives_core::Error;
+use natives_ownership::paths;
+use natives_worktrees::{
+    eviction::{self, Options, seats},
+    git::Git,
+    registry::Registry,
+};
+
+use crate::{
+    cancel::CancelToken,
+    errors::guarded,
+    options::{given, milliseconds},
+    task::on_own_thread,
+};
+
+/// How a pass is asked for; every field left out is the library's default
+/// (the home's configuration, then off).
+#[napi(object)]
+pub struct NativeEvictionOptions {
+    /// The natives home. Default: `$NATIVES_HOME`, else `~/.natives`.
+    pub home: Option<String>,
+    /// Run even if the configuration's `disk.auto_fold` is off.
+    pub auto_fold: Option<bool>,
+    /// The most source bytes this pass unlinks (`disk.worktree_reclaim_bytes`).
+    pub reclaim_bytes: Option<f64>,
+    /// Say what would be evicted; touch nothing.
+    pub dry_run: Option<bool>,
+    /// How long a copy must have been left alone, in milliseconds.
+    pub quiet_period_ms: Option<f64>,
+}
+
+/// Run one housekeeping pass: the report `natives housekeeping --json`
+/// prints. Rejects with `EINVAL` (a bad option, an unreadable
+/// configuration), `EBUSY` (another pass is running), `ABORT_ERR`.
+#[napi(js_name = "nativeEvictionPass", ts_return_type = "Promise<unknown>")]
+pub fn native_eviction_pass<'env>(
+    env: &'env Env,
+    options: NativeEvictionOptions,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+    let token = guarded(|| CancelToken::for_call(token, None));
+    on_own_thread(env, move || {
+        let token = token?;
+        let home = paths::home(options.home.as_deref().map(Path::new))?;
+        let pass_options = to_options(&options)?;
+        let report = eviction::pass(&home, &Git::new()?, &pass_options, &token)?;
+        Ok(to_value(&report))
+    })
+}
+
+/// Every archived tip of `run`'s copies, historical ones included, each
+/// archive validated: what `natives fold RUN --show-seats --json` prints.
+#[napi(js_name = "nativeArchivedSeats", ts_return_type = "Promise<unknown[]>")]
+pub fn native_archived_seats<'env>(
+    env: &'env Env,
+    home: Option<String>,
+    run: String,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+    let token = guarded(|| CancelToken::for_call(token, None));
+    on_own_thread(env, move || {
+        let token = token?;
+        let tips = seats::show(&open(home.as_deref())?, &Git::new()?, &run, &token)?;
+        Ok(to_value(&tips))
+    })
+}
+
+/// Rebuild the archived tip `head` (a full commit id) of one of `run`'s
+/// copies as a new repository at `dest` (which must not exist).
+#[napi(js_name = "nativeRestoreSeat", ts_return_type = "Promise<unknown>")]
+pub fn native_restore_seat<'env>(
+    env: &'env Env,
+    home: Option<String>,
+    run: String,
+    head: String,
+    dest: String,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+    let token = guarded(|| CancelToken::for_call(token, None));
+    on_own_thread(env, move || {
+        let token = token?;
+        let registry = open(home.as_deref())?;
+        let restored = seats::restore(&registry, &Git::new()?, &run, &head, Path::new(&dest), &token)?;
+        Ok(to_value(&restored))
+    })
+}
+
+fn to_options(options: &NativeEvictionOptions) -> Result<Options, Error> {
+    let mut pass = Options {
+        auto_fold: options.auto_fold,
+        ..Options::default()
+    };
+    if let Some(bytes) = options.reclaim_bytes {
+        let whole = bytes.is_finite() && bytes >= 0.0 && bytes.fract() == 0.0;
+        if !whole {
+            return Err(Error::invalid(format!(
+                "reclaimBytes must be a non-negative integer, got {bytes}"
+            )));
+        }
+        pass.reclaim_bytes = Some(bytes as u64);
+    }
+    given(&mut pass.dry_run, options.dry_run);
+    given(
+        &mut pass.quiet_period,
+        milliseconds("quietPeriodMs", options.quiet_period_ms)?,
+    );
+    Ok(pass)
+}
+
+fn open(home: Option<&str>) -> Result<Registry, Error> {
+    Ok(Registry::open(&paths::home(home.map(Path::new))?))
+}
+
+/// A library view as a plain object (every view serialises).
+fn to_value(view: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(view).expect("the library's views serialise")
+}
