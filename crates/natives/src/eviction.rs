@@ -94,7 +94,14 @@ pub fn native_restore_seat<'env>(
     on_own_thread(env, move || {
         let token = token?;
         let registry = open(home.as_deref())?;
-        let restored = seats::restore(&registry, &Git::new()?, &run, &head, Path::new(&dest), &token)?;
+        let restored = seats::restore(
+            &registry,
+            &Git::new()?,
+            &run,
+            &head,
+            Path::new(&dest),
+            &token,
+        )?;
         Ok(to_value(&restored))
     })
 }

@@ -44,7 +44,7 @@ use crate::{
     crash,
     evidence::{self, Archive, Bounds, Captured, EVIDENCE_DIR},
     git::Git,
-    registry::RunRecord,
+    registry::{Liveness, Registry, RunRecord},
 };
 
 /// What became of one copy.
@@ -60,6 +60,8 @@ pub(super) enum Outcome {
 /// What one copy's eviction works with.
 pub(super) struct Step<'a> {
     pub git: &'a Git,
+    pub registry: &'a Registry,
+    pub home: &'a Path,
     pub run: &'a RunRecord,
     pub artifacts: &'a Path,
     pub source: &'a Source,
@@ -179,6 +181,10 @@ impl Step<'_> {
         if let Some(blocker) = self.evidence_blocker(record, cancel)? {
             return Ok(Err(vec![blocker]));
         }
+        let borrowed = self.borrowed_since();
+        if !borrowed.is_empty() {
+            return Ok(Err(borrowed));
+        }
         let proven = match copy::prove(self.git, self.run, self.source, self.quiet, cancel)? {
             Ok(proven) => proven,
             Err(blockers) => return Ok(Err(blockers)),
@@ -197,6 +203,18 @@ impl Step<'_> {
                 "the copy or its administration changed since it was recorded",
             )]),
         })
+    }
+
+    /// Who took the copy up since the pass looked: a driver of its run, a
+    /// build-cache lease naming it.
+    fn borrowed_since(&self) -> Vec<Blocker> {
+        let mut found = super::ownership::Ownership::lease_blockers(self.home, &self.source.path);
+        let liveness = self.registry.driver_liveness(&self.run.id);
+        if liveness != Liveness::Dead {
+            let detail = format!("run {}'s driver is {liveness}", self.run.id);
+            found.push(Blocker::new(BlockerKind::LiveDriver, detail));
+        }
+        found
     }
 
     /// Why the record's evidence cannot be trusted, if it cannot.

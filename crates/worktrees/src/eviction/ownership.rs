@@ -172,6 +172,32 @@ impl Ownership {
         ));
     }
 
+    /// Why the leases under `home` keep the copy at `path`, read afresh:
+    /// right before a removal, a lease taken since the pass began counts.
+    pub(super) fn lease_blockers(home: &Path, path: &Path) -> Vec<Blocker> {
+        let mut leases = Ownership {
+            runs: Vec::new(),
+            tasks: Vec::new(),
+            general: Vec::new(),
+            borrowed: Vec::new(),
+        };
+        leases.read_leases(home);
+        let mut found = leases.borrowers(path);
+        found.extend(leases.general);
+        found
+    }
+
+    fn borrowers(&self, path: &Path) -> Vec<Blocker> {
+        self.borrowed
+            .iter()
+            .filter(|(borrowed, _)| overlaps(borrowed, path))
+            .map(|(borrowed, holder)| {
+                let detail = format!("{} is leased by {holder}", borrowed.display());
+                Blocker::new(BlockerKind::OutputLease, detail)
+            })
+            .collect()
+    }
+
     fn read_leases(&mut self, home: &Path) {
         let inventory = Leases::open(home).and_then(|leases| leases.inventory());
         let entries = match inventory {
@@ -231,12 +257,7 @@ impl Ownership {
             }
         }
         found.extend(self.references(run, path));
-        for (borrowed, holder) in &self.borrowed {
-            if overlaps(borrowed, path) {
-                let detail = format!("{} is leased by {holder}", borrowed.display());
-                found.push(Blocker::new(BlockerKind::OutputLease, detail));
-            }
-        }
+        found.extend(self.borrowers(path));
         found
     }
 

@@ -68,6 +68,7 @@ pub fn pass(home: &Path, git: &Git, options: &Options, cancel: &CancelToken) -> 
     report.blockers = ownership.general.clone();
     let mut pass = Pass {
         git,
+        home,
         registry: &registry,
         ownership: &ownership,
         options,
@@ -98,6 +99,7 @@ pub fn pass(home: &Path, git: &Git, options: &Options, cancel: &CancelToken) -> 
 
 struct Pass<'a> {
     git: &'a Git,
+    home: &'a Path,
     registry: &'a Registry,
     ownership: &'a Ownership,
     options: &'a Options,
@@ -198,6 +200,8 @@ impl<'a> Pass<'a> {
             true => {
                 let step = Step {
                     git: self.git,
+                    registry: self.registry,
+                    home: self.home,
                     run,
                     artifacts,
                     source,

@@ -634,13 +634,19 @@ fn a_failed_runs_candidate_is_out_of_scope() {
 }
 
 #[test]
-fn empty_roots_go_without_touching_any_record() {
+fn empty_roots_go_without_touching_any_record_even_when_evictions_are_blocked() {
     let scene = Scene::new();
     scene.record_run("r2", Status::Failed);
     scene.record_run("r3", Status::Running);
     scene.record_run("r4", Status::Done);
     fs::write(scene.repo.runs.join("r4/keep.txt"), "mine\n").unwrap();
+    // A lease record nobody can read blocks every eviction, not the rest.
+    let leases = natives_ownership::layout::leases_dir(&scene.home);
+    fs::create_dir_all(&leases).unwrap();
+    fs::write(leases.join(format!("{}.json", "cd".repeat(32))), "not json").unwrap();
     let report = scene.pass();
+    assert!(report.evicted.is_empty());
+    assert_eq!(report.blockers[0].kind, BlockerKind::UnreadableOwnership);
     let root = |run: &str| scene.repo.runs.join(run);
     assert!(report.empty_roots.contains(&root("r2")), "{report:#?}");
     assert!(!root("r2").exists());
@@ -880,4 +886,41 @@ fn a_tampered_archive_or_record_fails_the_listing() {
     fs::write(&patch, b"tampered").unwrap();
     let err = seats::show(&scene.registry, &scene.git, "r1", &cancel).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+}
+
+#[test]
+fn a_lease_taken_while_the_pass_archives_keeps_the_copy() {
+    let scene = Scene::new();
+    let before = scene.state(&scene.seat);
+    let taken = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let keep = taken.clone();
+    let (home, seat, cache) = (
+        scene.home.clone(),
+        scene.seat.clone(),
+        scene.repo.runs.join("cache"),
+    );
+    fs::create_dir_all(&cache).unwrap();
+    crate::crash::install(Some(Box::new(move |point| {
+        if point == "archived" && keep.borrow().is_none() {
+            let owner = Owner::current("r9", "build", "seat").building(seat.clone(), "x".into());
+            let leases = Leases::open(&home).unwrap();
+            match leases.try_acquire(&cache, &owner).unwrap() {
+                natives_ownership::lease::AcquireOutcome::Acquired(guard) => {
+                    *keep.borrow_mut() = Some(guard)
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    })));
+    let report = scene.pass();
+    crate::crash::install(None);
+    assert!(taken.borrow().is_some());
+    assert!(
+        kinds(&report, &scene.seat).contains(&BlockerKind::OutputLease),
+        "{report:#?}"
+    );
+    assert_eq!(scene.state(&scene.seat), before);
+    // Released, the next pass evicts it.
+    drop(taken.borrow_mut().take());
+    assert_eq!(scene.pass().evicted.len(), 1);
 }
