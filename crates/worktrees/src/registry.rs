@@ -484,8 +484,9 @@ impl RunLock {
     }
 }
 
-/// The record's bytes, refused (`EFBIG`) when they could not be read back.
-fn encoded(record: &RunRecord, path: &Path) -> Result<Vec<u8>> {
+/// A record's bytes as written (pretty JSON, a final newline), refused
+/// (`EFBIG`) when they could not be read back.
+pub(crate) fn encoded(record: &impl serde::Serialize, path: &Path) -> Result<Vec<u8>> {
     let bytes = record::encode(record);
     if bytes.len() as u64 > MAX_RECORD_BYTES {
         return Err(Error::new(

@@ -167,3 +167,30 @@ pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     files.sort();
     files
 }
+
+/// Die at once, as a crash would (SIGKILL).
+pub(crate) fn die() -> ! {
+    nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).unwrap();
+    unreachable!("SIGKILL raised")
+}
+
+/// The pids of `parent`'s children (scanned in `/proc`).
+pub(crate) fn children_of(parent: u32) -> Vec<i32> {
+    let parent = parent.to_string();
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(1));
+        if ppid == Some(parent.as_str()) {
+            found.push(pid);
+        }
+    }
+    found
+}

@@ -137,7 +137,7 @@ pub(super) fn prove(
     let tracked = tracked(git, &dirs, cancel)?;
     let inventory = walk(git, &dirs, &tracked, &mut blockers, cancel)?;
     content(git, &dirs, &mut blockers, cancel)?;
-    recent(run, &inventory, &admin.1, quiet, &mut blockers)?;
+    recent(run, &inventory, &admin.1, quiet, &mut blockers);
     let dot_git = fs::read(dirs.top.join(".git")).map_err(|err| Error::io(&dirs.top, err))?;
     match (blockers.is_empty(), head, base) {
         (true, Some(head), Some(base)) => Ok(Ok(Proven {
@@ -435,7 +435,7 @@ fn recent(
     admin: &[(PathBuf, fs::Metadata)],
     quiet: Duration,
     blockers: &mut Vec<Blocker>,
-) -> Result<()> {
+) {
     let now_ns = i128::from(natives_ownership::process::now_ms()) * 1_000_000;
     let since = now_ns - quiet.as_nanos() as i128;
     let copy = inventory.iter().map(|e| e.mtime_ns.max(e.ctime_ns)).max();
@@ -458,7 +458,6 @@ fn recent(
             blockers.push(Blocker::new(BlockerKind::RecentActivity, detail));
         }
     }
-    Ok(())
 }
 
 /// An inventory entry for `path` from its metadata.

@@ -15,12 +15,20 @@ use std::{
 
 use natives_core::CancelToken;
 use nix::{
-    sys::signal::{Signal, kill, killpg, raise},
+    sys::signal::{Signal, kill, killpg},
     unistd::Pid,
 };
 
-use super::{tests::Files, tests::Scene, *};
-use crate::{crash, evidence::Archive, git::Git, testing::snapshot};
+use super::{
+    tests::{Files, Scene, all_kinds},
+    *,
+};
+use crate::{
+    crash,
+    evidence::Archive,
+    git::Git,
+    testing::{children_of, die, snapshot},
+};
 
 /// What the child reads: the natives home, and how to die.
 const CHILD_HOME: &str = "NATIVES_TEST_EVICTION_HOME";
@@ -49,11 +57,6 @@ const POINTS: [&str; 16] = [
 
 /// The points only a pass finishing a cut-short removal passes.
 const FINISHING_POINTS: [&str; 2] = ["copy remains removed", "administration removed"];
-
-fn die() -> ! {
-    raise(Signal::SIGKILL).unwrap();
-    unreachable!("SIGKILL raised")
-}
 
 /// The child: one pass over the scene's home, dying as `mode` says:
 /// `at:POINT`, `git-after:MS` (kill git that long into its removal, then
@@ -109,37 +112,11 @@ fn seat_of(home: &Path) -> PathBuf {
     PathBuf::from(fs::read_to_string(home.join("seat-path")).unwrap())
 }
 
-/// The pids of this process's children (scanned in `/proc`).
-fn children() -> Vec<i32> {
-    children_of(std::process::id())
-}
-
-/// The pids of `parent`'s children.
-fn children_of(parent: u32) -> Vec<i32> {
-    let me = parent.to_string();
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split(' ').nth(1));
-        if ppid == Some(me.as_str()) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// On a thread: once git runs, kill it `delay` later, then this process.
 fn kill_git_after(delay: Duration) {
     thread::spawn(move || {
         let git = loop {
-            if let Some(&pid) = children().first() {
+            if let Some(&pid) = children_of(std::process::id()).first() {
                 break pid;
             }
             thread::yield_now();
@@ -324,12 +301,7 @@ fn a_cut_short_removal_is_finished_only_when_the_administration_is_as_recorded()
     let admin = scene.admin(&scene.seat);
     fs::write(admin.join("HEAD"), format!("{}\n", scene.base)).unwrap();
     let report = scene.pass();
-    let kinds: Vec<_> = report
-        .retained
-        .iter()
-        .flat_map(|r| &r.blockers)
-        .map(|b| b.kind)
-        .collect();
+    let kinds = all_kinds(&report);
     assert_eq!(kinds, vec![BlockerKind::ChangedSinceRecord], "{report:#?}");
     assert!(admin.exists() && scene.seat.exists());
     intact_or_archived(&scene, &before, "changed administration");
@@ -350,12 +322,7 @@ fn a_corrupt_archive_keeps_a_pending_eviction_as_a_blocker() {
     bytes[middle] ^= 0xff;
     fs::write(&pack, bytes).unwrap();
     let report = scene.pass();
-    let kinds: Vec<_> = report
-        .retained
-        .iter()
-        .flat_map(|r| &r.blockers)
-        .map(|b| b.kind)
-        .collect();
+    let kinds = all_kinds(&report);
     assert_eq!(kinds, vec![BlockerKind::CorruptEvidence], "{report:#?}");
     assert!(
         scene.admin(&scene.seat).exists(),
@@ -374,12 +341,7 @@ fn a_copy_changed_after_its_record_is_never_adopted() {
         .write(&scene.seat, "README", "edited after the record\n");
     let changed = snapshot(&scene.seat);
     let report = scene.pass();
-    let kinds: Vec<_> = report
-        .retained
-        .iter()
-        .flat_map(|r| &r.blockers)
-        .map(|b| b.kind)
-        .collect();
+    let kinds = all_kinds(&report);
     assert!(
         kinds.contains(&BlockerKind::ChangedSinceRecord),
         "{report:#?}"

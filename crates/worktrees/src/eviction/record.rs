@@ -209,18 +209,7 @@ pub(crate) fn read(path: &Path) -> Result<Option<EvictionRecord>> {
 /// Write `record` at `path` durably, refused (`EFBIG`) when it could not
 /// be read back.
 pub(crate) fn write(path: &Path, record: &EvictionRecord) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(record).expect("an eviction record serialises");
-    bytes.push(b'\n');
-    if bytes.len() as u64 > MAX_RECORD_BYTES {
-        return Err(Error::new(
-            ErrorKind::TooLarge,
-            format!(
-                "{}: the record would be {} bytes, over the limit of {MAX_RECORD_BYTES}; not written",
-                path.display(),
-                bytes.len()
-            ),
-        ));
-    }
+    let bytes = crate::registry::encoded(record, path)?;
     if let Some(dir) = path.parent() {
         durable::create_private_dir(dir)?;
     }

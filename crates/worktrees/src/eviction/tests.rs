@@ -154,6 +154,15 @@ fn review_head(repo: &Repo) -> String {
     head
 }
 
+/// Every blocker kind the report gives, copy by copy.
+pub(super) fn all_kinds(report: &Report) -> Vec<BlockerKind> {
+    report
+        .retained
+        .iter()
+        .flat_map(|retained| retained.blockers.iter().map(|b| b.kind))
+        .collect()
+}
+
 fn kinds(report: &Report, path: &Path) -> Vec<BlockerKind> {
     report
         .retained
@@ -707,12 +716,7 @@ fn the_reclaim_budget_stops_after_the_copy_that_crosses_it() {
         ..scene.options()
     });
     assert_eq!(report.evicted.len(), 1);
-    let stopped: Vec<_> = report
-        .retained
-        .iter()
-        .flat_map(|r| &r.blockers)
-        .map(|b| b.kind)
-        .collect();
+    let stopped = all_kinds(&report);
     assert_eq!(stopped, vec![BlockerKind::ReclaimBudget]);
 }
 

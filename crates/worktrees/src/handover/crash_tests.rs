@@ -15,7 +15,7 @@ use std::{
 
 use natives_core::CancelToken;
 use nix::{
-    sys::signal::{Signal, kill, killpg, raise},
+    sys::signal::{Signal, kill, killpg},
     unistd::Pid,
 };
 
@@ -27,7 +27,7 @@ use crate::{
     crash,
     git::Git,
     registry::{EventKind, Registry},
-    testing::snapshot,
+    testing::{children_of, die, snapshot},
 };
 
 /// What the child reads: the scene, and how to die.
@@ -85,37 +85,11 @@ impl Death {
     }
 }
 
-fn die() -> ! {
-    raise(Signal::SIGKILL).unwrap();
-    unreachable!("SIGKILL raised")
-}
-
-/// The pids of this process's children (scanned in `/proc`).
-fn children() -> Vec<i32> {
-    let me = std::process::id().to_string();
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split(' ').nth(1));
-        if ppid == Some(me.as_str()) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// On a thread: wait for the git this process starts, then kill as told.
 fn kill_once_git_runs(kill_git_after: Option<Duration>) {
     thread::spawn(move || {
         let git = loop {
-            if let Some(&pid) = children().first() {
+            if let Some(&pid) = children_of(std::process::id()).first() {
                 break pid;
             }
             thread::yield_now();
