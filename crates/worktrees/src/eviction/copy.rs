@@ -156,6 +156,11 @@ pub(super) fn prove(
 /// The git directories of the linked worktree at `path` (its `.git` a file
 /// naming an administration of the repository's), or `None`.
 pub(super) fn linked(git: &Git, path: &Path, cancel: &CancelToken) -> Result<Option<Dirs>> {
+    // A copy replaced by a symlink is not the directory that was recorded.
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => {}
+        _ => return Ok(None),
+    }
     let dot_git = path.join(".git");
     match fs::symlink_metadata(&dot_git) {
         Ok(meta) if meta.is_file() => {}

@@ -501,6 +501,10 @@ const BLOCKERS: &[(BlockerKind, Setup)] = &[
         fs::create_dir(s.seat.join("empty")).unwrap();
         None
     }),
+    (BlockerKind::NotAWorktree, |s| {
+        fs::remove_file(s.seat.join(".git")).unwrap();
+        None
+    }),
     (BlockerKind::RecentActivity, |_| None),
     (BlockerKind::EvidenceBound, |_| None),
     (BlockerKind::UnreadableEvictionRecord, |s| {
@@ -927,4 +931,20 @@ fn a_lease_taken_while_the_pass_archives_keeps_the_copy() {
     // Released, the next pass evicts it.
     drop(taken.borrow_mut().take());
     assert_eq!(scene.pass().evicted.len(), 1);
+}
+
+#[test]
+fn a_copy_replaced_by_a_symlink_is_not_followed() {
+    let scene = Scene::new();
+    let moved = scene.repo.runs.join("elsewhere");
+    fs::rename(&scene.seat, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &scene.seat).unwrap();
+    let before = snapshot(&moved);
+    let report = scene.pass();
+    assert!(
+        kinds(&report, &scene.seat).contains(&BlockerKind::NotAWorktree),
+        "{report:#?}"
+    );
+    assert_eq!(snapshot(&moved), before);
+    assert!(fs::symlink_metadata(&scene.seat).unwrap().is_symlink());
 }
