@@ -14,6 +14,7 @@ import {
   createRun,
   createTask,
   evictionPass,
+  grantAuthority,
   restoreSeat,
 } from '../packages/natives/src/index.ts';
 import { natives } from './support/cli.ts';
@@ -123,4 +124,15 @@ test('bad input and an aborted call reject with their codes', async () => {
   const controller = new AbortController();
   controller.abort();
   expect((await rejection(evictionPass({ home, signal: controller.signal }))).code).toBe('ABORT_ERR');
+});
+
+test('authority granted to a seat by name keeps it; taken back, the seat can go', async () => {
+  const ask = { home, autoFold: true, reclaimBytes: 1 << 30, dryRun: true, quietPeriodMs: 0 };
+  await grantAuthority('r1', 'review-1', { retain: true, public: true }, { home });
+  const kept = await evictionPass(ask);
+  expect(kept.retained[0].blockers.map((b) => b.kind)).toEqual(['public-authority', 'retention-authority']);
+  await grantAuthority('r1', 'review-1', { retain: false, public: false }, { home });
+  expect((await evictionPass(ask)).evicted.map((e) => e.seat)).toEqual(['review-1']);
+  expect((await rejection(grantAuthority('r1', 'judge-9', { approved: true }, { home }))).code).toBe('ENOENT');
+  expect((await rejection(grantAuthority('r1', 'review-1', null as never, { home }))).code).toBe('EINVAL');
 });

@@ -280,6 +280,18 @@ export declare function nativeApplyFileChanges(cwd: string, confine: boolean | u
  */
 export declare function nativeArchivedSeats(home: string | undefined | null, run: string, token?: CancelToken | undefined | null): Promise<unknown[]>
 
+/** What a grant sets on a source copy; a field left out keeps its value. */
+export interface NativeAuthority {
+  /** Its work was made public. */
+  public?: boolean
+  /** It was selected as the source to recover the task from. */
+  selectedRecovery?: boolean
+  /** Its work was approved. */
+  approved?: boolean
+  /** Its source is to be kept. */
+  retain?: boolean
+}
+
 /** Every cache directory registered under the home. */
 export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<NativeCacheEntry>
 
@@ -746,6 +758,13 @@ export interface NativeGlobResult {
   /** How many batches were streamed through `onBatch`. */
   batches: number
 }
+
+/**
+ * Grant (or take back) authority over `run`'s source copy `source`
+ * (`review-1`, `candidate-A`): a copy with any authority is never
+ * evicted. `ENOENT` when the run has no such copy.
+ */
+export declare function nativeGrantAuthority(home: string | undefined | null, run: string, source: string, authority: NativeAuthority, token?: CancelToken | undefined | null): Promise<void>
 
 /**
  * Search file contents under `path` (a directory or one file) with

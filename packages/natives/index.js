@@ -879,6 +879,7 @@ module.exports.nativeEvictionPass = nativeBinding.nativeEvictionPass
 module.exports.nativeExtractManifestPaths = nativeBinding.nativeExtractManifestPaths
 module.exports.nativeFuzzyFind = nativeBinding.nativeFuzzyFind
 module.exports.nativeGlob = nativeBinding.nativeGlob
+module.exports.nativeGrantAuthority = nativeBinding.nativeGrantAuthority
 module.exports.nativeGrep = nativeBinding.nativeGrep
 module.exports.nativeHasMatch = nativeBinding.nativeHasMatch
 module.exports.nativeHeldExclusively = nativeBinding.nativeHeldExclusively

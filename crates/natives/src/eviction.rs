@@ -106,6 +106,44 @@ pub fn native_restore_seat<'env>(
     })
 }
 
+/// What a grant sets on a source copy; a field left out keeps its value.
+#[napi(object)]
+pub struct NativeAuthority {
+    /// Its work was made public.
+    pub public: Option<bool>,
+    /// It was selected as the source to recover the task from.
+    pub selected_recovery: Option<bool>,
+    /// Its work was approved.
+    pub approved: Option<bool>,
+    /// Its source is to be kept.
+    pub retain: Option<bool>,
+}
+
+/// Grant (or take back) authority over `run`'s source copy `source`
+/// (`review-1`, `candidate-A`): a copy with any authority is never
+/// evicted. `ENOENT` when the run has no such copy.
+#[napi(js_name = "nativeGrantAuthority", ts_return_type = "Promise<void>")]
+pub fn native_grant_authority<'env>(
+    env: &'env Env,
+    home: Option<String>,
+    run: String,
+    source: String,
+    authority: NativeAuthority,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'env, ()>> {
+    let token = guarded(|| CancelToken::for_call(token, None));
+    on_own_thread(env, move || {
+        let token = token?;
+        open(home.as_deref())?.grant(&run, &source, &token, |held| {
+            given(&mut held.public, authority.public);
+            given(&mut held.selected_recovery, authority.selected_recovery);
+            given(&mut held.approved, authority.approved);
+            given(&mut held.retain, authority.retain);
+        })?;
+        Ok(())
+    })
+}
+
 fn to_options(options: &NativeEvictionOptions) -> Result<Options, Error> {
     let mut pass = Options {
         auto_fold: options.auto_fold,

@@ -307,6 +307,29 @@ impl Registry {
         })
     }
 
+    /// Grant (or take back) authority over `run`'s source copy `source`
+    /// (`review-1`, `candidate-A`): `change` sets what it holds. A copy with
+    /// any authority is never evicted. `ENOENT` when the run has no such
+    /// copy.
+    pub fn grant(
+        &self,
+        run: &str,
+        source: &str,
+        cancel: &CancelToken,
+        change: impl FnOnce(&mut Authority),
+    ) -> Result<RunRecord> {
+        self.update(run, cancel, |record| {
+            let authority = record.authority_mut(source).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotFound,
+                    format!("run {run} has no seat or candidate named {source:?}"),
+                )
+            })?;
+            change(authority);
+            Ok(record.clone())
+        })
+    }
+
     /// Set `run`'s status.
     pub fn set_status(&self, run: &str, status: Status, cancel: &CancelToken) -> Result<RunRecord> {
         self.update(run, cancel, |record| {

@@ -18,7 +18,8 @@
  * git off the JS thread; aborting the signal stops it (`ABORT_ERR`). The objects are the ones
  * `natives housekeeping --json` and `natives fold RUN --show-seats --json` print.
  */
-import { nativeArchivedSeats, nativeEvictionPass, nativeRestoreSeat } from '../index.js';
+import { nativeArchivedSeats, nativeEvictionPass, nativeGrantAuthority, nativeRestoreSeat } from '../index.js';
+import { codedError } from './errors.ts';
 import { pathOf, type RegistryOptions, registryCall } from './worktrees.ts';
 
 /** Why a copy stays; `detail` says what was seen. */
@@ -193,4 +194,27 @@ export async function archivedSeats(run: string, options: RegistryOptions = {}):
 export async function restoreSeat(run: string, head: string, dest: string, options: RegistryOptions = {}): Promise<RestoredSeat> {
   const target = pathOf('restoreSeat', 'dest', dest);
   return (await registryCall('restoreSeat', options, (home, token) => nativeRestoreSeat(home, run, head, target, token))) as RestoredSeat;
+}
+
+/** What an orchestrator grants a source copy; any of it keeps the copy on disk. A field left out keeps its value. */
+export interface SourceAuthority {
+  /** Its work was made public (pushed, published, proposed). */
+  public?: boolean;
+  /** It was selected as the source to recover the task from. */
+  selectedRecovery?: boolean;
+  /** Its work was approved. */
+  approved?: boolean;
+  /** Someone asked for its source to be kept. */
+  retain?: boolean;
+}
+
+/**
+ * Grant (or take back, with `false`) authority over `run`'s source copy `source`, named as the pass names it
+ * (`review-1`, `judge-2`, `candidate-A`). Rejects with `ENOENT` when the run has no such copy.
+ */
+export async function grantAuthority(run: string, source: string, authority: SourceAuthority, options: RegistryOptions = {}): Promise<void> {
+  if (typeof authority !== 'object' || authority === null) {
+    throw codedError('EINVAL', `grantAuthority: authority must be an object, got ${authority === null ? 'null' : typeof authority}`);
+  }
+  await registryCall('grantAuthority', options, (home, token) => nativeGrantAuthority(home, run, source, authority, token));
 }

@@ -113,7 +113,7 @@ export type {
   WouldReleaseHandover,
 } from './worktrees.ts';
 export { captureSourceEvidence, restoreSourceEvidence, sourceEvidencePatch, validateSourceEvidence } from './evidence.ts';
-export { archivedSeats, evictionPass, restoreSeat } from './eviction.ts';
+export { archivedSeats, evictionPass, grantAuthority, restoreSeat } from './eviction.ts';
 export type {
   ArchivedSeatTip,
   EvictedCopy,
@@ -124,6 +124,7 @@ export type {
   EvictionRetention,
   RestoredSeat,
   RetainedCopy,
+  SourceAuthority,
 } from './eviction.ts';
 export type {
   RestoredSourceEvidence,

@@ -321,7 +321,7 @@ type SourceOf<'r> = (
 fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
     let seats = run.seats.iter().map(|seat| {
         let source = Source {
-            seat: format!("{}-{}", seat.kind.name(), seat.number),
+            seat: seat.source_name(),
             path: seat.path.clone(),
             expect: Expect::Seat {
                 base: seat.base_head.clone(),
@@ -336,7 +336,7 @@ fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
         .filter(|c| !c.folded)
         .map(|candidate| {
             let source = Source {
-                seat: candidate_seat(&candidate.name),
+                seat: candidate.source_name(),
                 path: candidate.path.clone(),
                 expect: Expect::Candidate {
                     branch: candidate.branch.clone(),
@@ -346,24 +346,6 @@ fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
             (source, &candidate.authority, &candidate.extra)
         });
     seats.chain(candidates).collect()
-}
-
-/// A candidate's seat name: `candidate-<name>` when the name is safe in a
-/// file name, else `candidate-` and a digest of it.
-fn candidate_seat(name: &str) -> String {
-    let safe = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-        && !name.starts_with('.');
-    match safe {
-        true => format!("candidate-{name}"),
-        false => format!(
-            "candidate-{}",
-            &natives_ownership::paths::slug(Path::new(name))[..16]
-        ),
-    }
 }
 
 /// Statuses a run may come back from: their copies stay materialised.

@@ -948,3 +948,28 @@ fn a_copy_replaced_by_a_symlink_is_not_followed() {
     assert_eq!(snapshot(&moved), before);
     assert!(fs::symlink_metadata(&scene.seat).unwrap().is_symlink());
 }
+
+#[test]
+fn authority_granted_by_name_keeps_the_copy_and_taken_back_lets_it_go() {
+    let scene = Scene::new();
+    let cancel = CancelToken::new();
+    scene
+        .registry
+        .grant("r1", "review-1", &cancel, |a| a.approved = true)
+        .unwrap();
+    let report = scene.pass();
+    assert_eq!(
+        kinds(&report, &scene.seat),
+        vec![BlockerKind::ApprovalAuthority]
+    );
+    let err = scene
+        .registry
+        .grant("r1", "review-2", &cancel, |a| a.retain = true)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    scene
+        .registry
+        .grant("r1", "review-1", &cancel, |a| a.approved = false)
+        .unwrap();
+    assert_eq!(scene.pass().evicted.len(), 1);
+}

@@ -113,6 +113,25 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// Its name as a source copy (`candidate-A`): `candidate-` and its
+    /// name when that is safe in a file name, else a digest of it.
+    pub fn source_name(&self) -> String {
+        let name = &self.name;
+        let safe = !name.is_empty()
+            && name.len() <= 64
+            && !name.starts_with('.')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        match safe {
+            true => format!("candidate-{name}"),
+            false => format!(
+                "candidate-{}",
+                &natives_ownership::paths::slug(Path::new(name))[..16]
+            ),
+        }
+    }
+
     /// A candidate `name` on `branch` at `path`, not folded.
     pub fn new(name: &str, branch: &str, path: &Path) -> Candidate {
         Candidate {
@@ -205,6 +224,11 @@ pub struct Seat {
 }
 
 impl Seat {
+    /// Its name as a source copy (`review-1`, `judge-2`).
+    pub fn source_name(&self) -> String {
+        format!("{}-{}", self.kind.name(), self.number)
+    }
+
     /// Seat `kind` number `number` at `path`.
     pub fn new(kind: SeatKind, number: u32, path: &Path) -> Seat {
         Seat {
@@ -355,6 +379,18 @@ impl RunRecord {
 
     pub(crate) fn candidate_mut(&mut self, name: &str) -> Option<&mut Candidate> {
         self.candidates.iter_mut().find(|c| c.name == name)
+    }
+
+    /// The authority of the source copy named `source` (`review-1`,
+    /// `candidate-A`; see [`Seat::source_name`], [`Candidate::source_name`]).
+    pub fn authority_mut(&mut self, source: &str) -> Option<&mut Authority> {
+        if let Some(seat) = self.seats.iter_mut().find(|s| s.source_name() == source) {
+            return Some(&mut seat.authority);
+        }
+        self.candidates
+            .iter_mut()
+            .find(|c| c.source_name() == source)
+            .map(|c| &mut c.authority)
     }
 
     /// The `released` event of handover `handover`.
