@@ -70,7 +70,9 @@ fn evicting_child() {
         return;
     };
     let seat = seat_of(Path::new(&home));
+    let hook_mode = mode.clone();
     let hook: crash::Hook = Box::new(move |reached| {
+        let mode = &hook_mode;
         let point = mode.strip_prefix("at:");
         if point == Some(reached) {
             die();
@@ -87,14 +89,26 @@ fn evicting_child() {
         } else if mode == "all-removed" {
             fs::remove_dir_all(&seat).unwrap();
             die();
+        } else if mode == "admin-part-removed" {
+            // Git removes the copy, then its administration file by file.
+            let dot_git = fs::read_to_string(seat.join(".git")).unwrap();
+            let admin = PathBuf::from(dot_git.trim().strip_prefix("gitdir: ").unwrap());
+            fs::remove_dir_all(&seat).unwrap();
+            fs::remove_file(admin.join("gitdir")).unwrap();
+            fs::remove_file(admin.join("logs/HEAD")).unwrap();
+            fs::remove_dir(admin.join("logs")).unwrap();
+            die();
         }
     });
     crash::install(Some(hook));
     let git = Git::new().unwrap();
     let options = child_options();
+    let at_point = mode.starts_with("at:");
     let outcome = pass(Path::new(&home), &git, &options, &CancelToken::new());
-    // Killed from another thread, or by the parent: wait for it.
-    thread::sleep(Duration::from_secs(30));
+    if !at_point {
+        // Killed from another thread, or by the parent: wait for it.
+        thread::sleep(Duration::from_secs(30));
+    }
     panic!("not killed: {outcome:?}");
 }
 
@@ -270,7 +284,9 @@ fn a_kill_after_every_step_leaves_the_copy_or_its_evidence_and_recovery_converge
 
 #[test]
 fn a_kill_inside_the_removal_and_while_finishing_it_converges() {
-    let mut modes: Vec<String> = ["part-removed", "all-removed"].map(String::from).to_vec();
+    let mut modes: Vec<String> = ["part-removed", "all-removed", "admin-part-removed"]
+        .map(String::from)
+        .to_vec();
     modes.extend([0, 1, 2, 4, 8, 16].map(|ms| format!("git-after:{ms}")));
     for mode in &modes {
         let scene = Scene::new();

@@ -320,9 +320,17 @@ impl Step<'_> {
         if let Some(blocker) = self.evidence_blocker(&record, cancel)? {
             return Ok(Outcome::Retained(vec![blocker]));
         }
-        if registered && !self.administration_unchanged(&record)? {
-            let why = "its git administration is not what was recorded";
-            return Ok(Outcome::Retained(vec![changed(&record, why)]));
+        let copy_gone = !exists(&record.path)?;
+        let changes = match registered {
+            true => self.administration_changes(&record, copy_gone)?,
+            false => Vec::new(),
+        };
+        if !changes.is_empty() {
+            let why = format!(
+                "its git administration is not what was recorded ({})",
+                changes.join(", ")
+            );
+            return Ok(Outcome::Retained(vec![changed(&record, &why)]));
         }
         if self.dry_run {
             return Ok(self.would_evict(&record.inventory, true));
@@ -396,9 +404,16 @@ impl Step<'_> {
         Ok(Some(count))
     }
 
-    /// Every file and directory of the administration is the one recorded,
-    /// byte for byte, and nothing else is there.
-    fn administration_unchanged(&self, record: &EvictionRecord) -> Result<bool> {
+    /// How the administration differs from the one recorded, file by file
+    /// (byte for byte) and directory by directory: empty when it is the
+    /// same. With `part_removed`, recorded files and directories may be
+    /// missing (git removes the copy first, then the administration, one
+    /// file at a time), but whatever remains must be as recorded.
+    fn administration_changes(
+        &self,
+        record: &EvictionRecord,
+        part_removed: bool,
+    ) -> Result<Vec<String>> {
         let mut files = Vec::new();
         let mut dirs = Vec::new();
         let mut pending = vec![PathBuf::new()];
@@ -412,20 +427,37 @@ impl Step<'_> {
                 if meta.is_dir() {
                     dirs.push(key);
                     pending.push(name);
-                } else if meta.is_file() {
-                    let bytes = fs::read(&full).map_err(|err| Error::io(&full, err))?;
-                    files.push(record::AdminFile {
-                        name: key,
-                        bytes: record::Raw(bytes),
-                    });
                 } else {
-                    return Ok(false);
+                    let bytes = match meta.is_file() {
+                        true => fs::read(&full).map_err(|err| Error::io(&full, err))?,
+                        false => b"(not a regular file)".to_vec(),
+                    };
+                    files.push((key, bytes));
                 }
             }
         }
-        files.sort_by(|a, b| a.name.cmp(&b.name));
-        dirs.sort();
-        Ok(files == record.administration && dirs == record.admin_dirs)
+        let mut changes = Vec::new();
+        let shown = |name: &record::Name| String::from_utf8_lossy(&name.0).into_owned();
+        for (name, bytes) in &files {
+            match record.administration.iter().find(|file| file.name == *name) {
+                None => changes.push(format!("{} appeared", shown(name))),
+                Some(file) if file.bytes.0 != *bytes => {
+                    changes.push(format!("{} changed", shown(name)))
+                }
+                Some(_) => {}
+            }
+        }
+        for file in record.administration.iter().filter(|_| !part_removed) {
+            if !files.iter().any(|(name, _)| *name == file.name) {
+                changes.push(format!("{} went", shown(&file.name)));
+            }
+        }
+        for dir in &dirs {
+            if !record.admin_dirs.contains(dir) {
+                changes.push(format!("{}/ appeared", shown(dir)));
+            }
+        }
+        Ok(changes)
     }
 
     /// Remove what a cut-short removal left: the copy's recorded entries,
