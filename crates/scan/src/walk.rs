@@ -106,6 +106,16 @@ fn collect(
     detail: Detail,
     token: &CancelToken,
 ) -> Result<Entries> {
+    Ok(sorted(&collect_batches(root, builder, detail, token)?))
+}
+
+/// Run `builder`'s walk of `root`: what each walker thread found.
+fn collect_batches(
+    root: &Path,
+    builder: &WalkBuilder,
+    detail: Detail,
+    token: &CancelToken,
+) -> Result<Vec<Batch>> {
     token.check()?;
     // Fail loudly on an unreadable root instead of returning an empty list.
     fs::read_dir(root).map_err(|err| Error::io(root, err))?;
@@ -120,14 +130,29 @@ fn collect(
     drop(collector);
     token.check()?;
     let batches = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-    let items = batches.iter().flat_map(Batch::items).collect();
-    Ok(Entries::from_unsorted(items))
+    Ok(batches)
+}
+
+/// The entries of `batches`, in path order.
+fn sorted(batches: &[Batch]) -> Entries {
+    Entries::from_unsorted(batches.iter().flat_map(Batch::items).collect())
 }
 
 /// The walk every scan shares: `policy`'s rules, links never followed,
 /// `.git` never entered, nor `node_modules` unless asked for. Callers
 /// choose the threads.
 fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
+    walker_admitting(root, policy, node_modules, |_| true)
+}
+
+/// [`walker`], entering (and reporting) below the root only the entries
+/// `admit` accepts as well.
+fn walker_admitting(
+    root: &Path,
+    policy: ScanPolicy,
+    node_modules: bool,
+    admit: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
+) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let ignore = policy.use_gitignore;
     builder
@@ -140,7 +165,8 @@ fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
         .parents(ignore)
         .filter_entry(move |entry| {
             let name = entry.file_name();
-            entry.depth() == 0 || (name != GIT_DIR && (node_modules || name != NODE_MODULES))
+            entry.depth() == 0
+                || (name != GIT_DIR && (node_modules || name != NODE_MODULES) && admit(entry))
         });
     builder
 }
@@ -429,7 +455,7 @@ mod tests {
     /// through inotify, so a walk that entered a directory and dropped what
     /// it found there is caught, not only one that returned it).
     #[cfg(target_os = "linux")]
-    fn entered(watched: &[PathBuf], walk: impl FnOnce()) -> Vec<PathBuf> {
+    pub(super) fn entered(watched: &[PathBuf], walk: impl FnOnce()) -> Vec<PathBuf> {
         use nix::{
             errno::Errno,
             sys::inotify::{AddWatchFlags, InitFlags, Inotify},
