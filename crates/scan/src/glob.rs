@@ -124,6 +124,9 @@ pub fn glob(
     let needs = filter.needs();
     let mut scan = if options.cache {
         cache.get_or_scan(&key, needs, token)?
+    } else if filter.shows_every_mtime() {
+        let wanted = |entry: &Entry<'_>| filter.accepts(entry);
+        cache.walk_fresh_learning_mtimes(&key, needs.node_modules, &wanted, token)?
     } else {
         cache.walk_fresh(&key, needs, token)?
     };
@@ -312,6 +315,12 @@ impl Filter {
             node_modules: self.include_node_modules,
             detail: Detail::TypeOnly,
         }
+    }
+
+    /// Whether every match's mtime is shown or sorted by: a walk for this
+    /// filter then learns them as it goes.
+    fn shows_every_mtime(&self) -> bool {
+        self.sort_by_mtime || self.limit == usize::MAX
     }
 
     /// Learn the mtimes this query shows or sorts by, in a list that is

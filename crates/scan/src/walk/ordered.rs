@@ -34,7 +34,7 @@
 //!   several walks take the next group in turn, and completed units wait
 //!   for theirs.
 //!
-//! Types come from the directory listing, as with [`Detail::TypeOnly`].
+//! Types come from the directory listing, as with [`super::Detail::TypeOnly`].
 
 use std::{
     borrow::Cow,
@@ -50,7 +50,7 @@ use std::{
 
 use ignore::{DirEntry, WalkState};
 
-use super::{Batch, Detail, ScanPolicy, collect_batches, sorted, walker_admitting};
+use super::{Batch, Mtimes, ScanPolicy, collect_batches, sorted, walker_admitting};
 use crate::{
     cancel::CancelToken,
     entries::{Entries, Entry, FileType, path_to_bytes},
@@ -157,7 +157,7 @@ fn frame(
     };
     let mut builder = walker_admitting(root, policy, node_modules, admit);
     builder.max_depth(Some(FRAME_DEPTH)).threads(1);
-    let mut batches = collect_batches(root, &builder, Detail::TypeOnly, token)?;
+    let mut batches = collect_batches(root, &builder, Mtimes::None, token)?;
     batches.push(std::mem::take(
         &mut *units.lock().unwrap_or_else(|p| p.into_inner()),
     ));
@@ -502,7 +502,7 @@ mod tests {
     use std::{fs, process::Command};
 
     use super::*;
-    use crate::walk::{Needs, scan_for};
+    use crate::walk::{Detail, Needs, scan_for};
 
     /// Most groups one walk takes: four doublings from 1/128 of the units
     /// to 1/8, eight of 1/8, and one for what rounding leaves.
