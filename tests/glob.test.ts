@@ -88,6 +88,17 @@ describe('pattern rules', () => {
     expect(matches[1].mtime).toBe(Math.floor(stat.mtimeMs));
   });
 
+  test('mtime: false leaves mtime out, with or without the cache, in either order', async () => {
+    for (const cache of [false, true]) {
+      for (const sortByMtime of [false, true]) {
+        const shown = await glob({ pattern: 'src/**', path: root, cache, sortByMtime });
+        const bare = await glob({ pattern: 'src/**', path: root, cache, sortByMtime, mtime: false });
+        expect(shown.matches.every((m) => typeof m.mtime === 'number')).toBe(true);
+        expect(bare.matches).toEqual(shown.matches.map(({ path, fileType }) => ({ path, fileType, mtime: undefined })));
+      }
+    }
+  });
+
   test('a relative path resolves against the current directory', async () => {
     const cwd = process.cwd();
     process.chdir(path.join(root, 'src'));

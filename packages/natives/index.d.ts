@@ -741,6 +741,11 @@ export interface NativeGlobOptions {
   maxResults?: number
   /** Newest first (default false). */
   sortByMtime?: boolean
+  /**
+   * Return each match's mtime (default true); without it a walk that is
+   * not cached stats nothing unless it sorts by mtime.
+   */
+  mtime?: boolean
   /** Use the shared scan cache (default false). */
   cache?: boolean
   /** Fail with `ETIMEDOUT` after this many milliseconds. */

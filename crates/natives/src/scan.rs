@@ -73,6 +73,9 @@ pub struct NativeGlobOptions {
     pub max_results: Option<f64>,
     /// Newest first (default false).
     pub sort_by_mtime: Option<bool>,
+    /// Return each match's mtime (default true); without it a walk that is
+    /// not cached stats nothing unless it sorts by mtime.
+    pub mtime: Option<bool>,
     /// Use the shared scan cache (default false).
     pub cache: Option<bool>,
     /// Fail with `ETIMEDOUT` after this many milliseconds.
@@ -201,6 +204,7 @@ fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
     let max_results = count("maxResults", options.max_results)?;
     given(&mut converted.max_results, max_results.map(Some));
     given(&mut converted.sort_by_mtime, options.sort_by_mtime);
+    given(&mut converted.mtime, options.mtime);
     given(&mut converted.cache, options.cache);
     Ok(converted)
 }

@@ -332,6 +332,26 @@ impl ScanCache {
         })
     }
 
+    /// [`ScanCache::walk_fresh`] for types, learning the mtimes of the
+    /// entries `wanted` accepts while it walks (see
+    /// [`walk::scan_learning_mtimes`]); `node_modules` directories are
+    /// entered only when asked for.
+    pub(crate) fn walk_fresh_learning_mtimes(
+        &self,
+        key: &ScanKey,
+        node_modules: bool,
+        wanted: &walk::Wanted<'_>,
+        token: &CancelToken,
+    ) -> Result<ScanResult> {
+        self.walks.fetch_add(1, Ordering::Relaxed);
+        let entries =
+            walk::scan_learning_mtimes(&key.root, key.policy, node_modules, wanted, token)?;
+        Ok(ScanResult {
+            entries: Arc::new(entries),
+            cache_age_ms: 0,
+        })
+    }
+
     /// A fresh walk that hands out entries in path order while it goes
     /// and never touches the cache: the no-cache path of a consumer that
     /// may need only the first entries and shows no mtime (see

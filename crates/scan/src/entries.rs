@@ -108,7 +108,19 @@ pub struct Entry<'a> {
     pub(crate) tail: u64,
 }
 
-impl Entry<'_> {
+impl<'a> Entry<'a> {
+    /// An entry as a walk meets it, before any list holds it: `path` below
+    /// the root, `/`-separated, mtime unknown.
+    pub(crate) fn walked(path: &'a [u8], file_type: FileType) -> Entry<'a> {
+        Entry {
+            path,
+            file_type,
+            mtime_ms: None,
+            in_node_modules: node_modules::in_node_modules(path),
+            tail: path_tail(path),
+        }
+    }
+
     /// The path as text; invalid UTF-8 is replaced with U+FFFD.
     pub fn path_lossy(&self) -> Cow<'_, str> {
         String::from_utf8_lossy(self.path)

@@ -57,6 +57,10 @@ pub struct GlobOptions {
     pub max_results: Option<usize>,
     /// Newest first (ties in path order) instead of path order. Default: `false`.
     pub sort_by_mtime: bool,
+    /// Return each match's mtime. Without it matches carry none, and a walk
+    /// that is not cached stats nothing (unless it sorts by mtime): its types
+    /// come from the directory listings. Default: `true`.
+    pub mtime: bool,
     /// Use the shared scan cache. Default: `false` (walk fresh, touch nothing).
     pub cache: bool,
 }
@@ -74,6 +78,7 @@ impl GlobOptions {
             include_node_modules: None,
             max_results: None,
             sort_by_mtime: false,
+            mtime: true,
             cache: false,
         }
     }
@@ -86,6 +91,8 @@ pub struct GlobOutcome {
     pub root: PathBuf,
     entries: Arc<Entries>,
     selected: Vec<usize>,
+    /// Whether matches carry their mtime ([`GlobOptions::mtime`]).
+    mtime: bool,
     /// Matches before `max_results` was applied.
     pub total_matches: usize,
 }
@@ -93,7 +100,10 @@ pub struct GlobOutcome {
 impl GlobOutcome {
     /// The returned matches, in result order.
     pub fn matches(&self) -> impl ExactSizeIterator<Item = Entry<'_>> + '_ {
-        self.selected.iter().map(|&i| self.entries.get(i))
+        let mtime = self.mtime;
+        self.selected
+            .iter()
+            .map(move |&i| shown(self.entries.get(i), mtime))
     }
 
     /// `true` when `max_results` cut matches off.
@@ -124,6 +134,9 @@ pub fn glob(
     let needs = filter.needs();
     let mut scan = if options.cache {
         cache.get_or_scan(&key, needs, token)?
+    } else if filter.shows_every_mtime() {
+        let wanted = |entry: &Entry<'_>| filter.accepts(entry);
+        cache.walk_fresh_learning_mtimes(&key, needs.node_modules, &wanted, token)?
     } else {
         cache.walk_fresh(&key, needs, token)?
     };
@@ -288,6 +301,7 @@ struct Filter {
     include_node_modules: bool,
     limit: usize,
     sort_by_mtime: bool,
+    mtime: bool,
 }
 
 impl Filter {
@@ -301,6 +315,7 @@ impl Filter {
             ),
             limit: options.max_results.unwrap_or(usize::MAX),
             sort_by_mtime: options.sort_by_mtime,
+            mtime: options.mtime,
         })
     }
 
@@ -314,10 +329,19 @@ impl Filter {
         }
     }
 
+    /// Whether every match's mtime is shown or sorted by: a walk for this
+    /// filter then learns them as it goes.
+    fn shows_every_mtime(&self) -> bool {
+        self.sort_by_mtime || (self.mtime && self.limit == usize::MAX)
+    }
+
     /// Learn the mtimes this query shows or sorts by, in a list that is
     /// this call's alone (a walk that was not stored): every match's when
-    /// sorting by mtime, else the first `limit` matches'.
+    /// sorting by mtime, else the first `limit` matches' if they show it.
     fn stat_returned(&self, root: &Path, entries: &mut Entries, token: &CancelToken) -> Result<()> {
+        if !self.mtime && !self.sort_by_mtime {
+            return Ok(());
+        }
         let mut wanted = Vec::new();
         for (index, entry) in entries.iter().enumerate() {
             if index % CANCEL_POLL_INTERVAL == 0 {
@@ -365,7 +389,7 @@ fn select(
             newest.offer((entry.mtime_ms.unwrap_or(i64::MIN), Reverse(index)));
         } else if in_order.len() < filter.limit {
             in_order.push(index);
-            on_match(entry);
+            on_match(shown(entry, filter.mtime));
         }
     }
     let selected = if filter.sort_by_mtime {
@@ -374,7 +398,9 @@ fn select(
             .into_iter()
             .map(|(_, Reverse(index))| index)
             .collect();
-        selected.iter().for_each(|&i| on_match(entries.get(i)));
+        selected
+            .iter()
+            .for_each(|&i| on_match(shown(entries.get(i), filter.mtime)));
         selected
     } else {
         in_order
@@ -383,8 +409,17 @@ fn select(
         root,
         entries,
         selected,
+        mtime: filter.mtime,
         total_matches: total,
     })
+}
+
+/// `entry` as a match shows it: without its mtime unless `mtime`.
+fn shown(entry: Entry<'_>, mtime: bool) -> Entry<'_> {
+    Entry {
+        mtime_ms: entry.mtime_ms.filter(|_| mtime),
+        ..entry
+    }
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, Wal
 
 use crate::{
     cancel::CancelToken,
-    entries::{Entries, FileType, KEY_SEPARATOR, Unsorted, bytes_to_path, path_to_bytes},
+    entries::{Entries, Entry, FileType, KEY_SEPARATOR, Unsorted, bytes_to_path, path_to_bytes},
     error::{Error, Result},
     node_modules::NODE_MODULES,
 };
@@ -95,24 +95,59 @@ pub fn scan_for(
 ) -> Result<Entries> {
     let mut builder = walker(root, policy, needs.node_modules);
     builder.threads(walker_threads());
-    collect(root, &builder, needs.detail, token)
+    let mtimes = match needs.detail {
+        Detail::TypeAndMtime => Mtimes::All,
+        Detail::TypeOnly => Mtimes::None,
+    };
+    Ok(sorted(&collect_batches(root, &builder, mtimes, token)?))
 }
 
-/// Run `builder`'s walk of `root` and sort what it found (the root itself
-/// excluded).
-fn collect(
+/// A predicate on entries as a walk meets them (mtime unknown).
+pub(crate) type Wanted<'a> = dyn Fn(&Entry<'_>) -> bool + Sync + 'a;
+
+/// [`scan_for`] with types from the directory listings and, by `lstat`,
+/// the mtimes of the entries `wanted` accepts: a fresh listing whose
+/// matches all show or sort by their mtime learns them on every walker
+/// thread while the walk goes, not one after another once it is over.
+pub(crate) fn scan_learning_mtimes(
     root: &Path,
-    builder: &WalkBuilder,
-    detail: Detail,
+    policy: ScanPolicy,
+    node_modules: bool,
+    wanted: &Wanted<'_>,
     token: &CancelToken,
 ) -> Result<Entries> {
+    let mut builder = walker(root, policy, node_modules);
+    builder.threads(walker_threads());
+    let mtimes = Mtimes::Of(wanted);
+    Ok(sorted(&collect_batches(root, &builder, mtimes, token)?))
+}
+
+/// Whose mtime a walk learns, by `lstat`.
+#[derive(Clone, Copy)]
+enum Mtimes<'a> {
+    /// Every entry's (types come from the same `lstat`).
+    All,
+    /// Nobody's: types come from the directory listings.
+    None,
+    /// Those of the entries this accepts; types come from the listings.
+    Of(&'a Wanted<'a>),
+}
+
+/// Run `builder`'s walk of `root` (the root itself excluded), learning
+/// `mtimes`: what each walker thread found.
+fn collect_batches(
+    root: &Path,
+    builder: &WalkBuilder,
+    mtimes: Mtimes<'_>,
+    token: &CancelToken,
+) -> Result<Vec<Batch>> {
     token.check()?;
     // Fail loudly on an unreadable root instead of returning an empty list.
     fs::read_dir(root).map_err(|err| Error::io(root, err))?;
     let sink = Arc::new(Mutex::new(Vec::new()));
     let mut collector = CollectorBuilder {
         root_len: path_to_bytes(root).len(),
-        detail,
+        mtimes,
         token,
         sink: Arc::clone(&sink),
     };
@@ -120,14 +155,29 @@ fn collect(
     drop(collector);
     token.check()?;
     let batches = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-    let items = batches.iter().flat_map(Batch::items).collect();
-    Ok(Entries::from_unsorted(items))
+    Ok(batches)
+}
+
+/// The entries of `batches`, in path order.
+fn sorted(batches: &[Batch]) -> Entries {
+    Entries::from_unsorted(batches.iter().flat_map(Batch::items).collect())
 }
 
 /// The walk every scan shares: `policy`'s rules, links never followed,
 /// `.git` never entered, nor `node_modules` unless asked for. Callers
 /// choose the threads.
 fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
+    walker_admitting(root, policy, node_modules, |_| true)
+}
+
+/// [`walker`], entering (and reporting) below the root only the entries
+/// `admit` accepts as well.
+fn walker_admitting(
+    root: &Path,
+    policy: ScanPolicy,
+    node_modules: bool,
+    admit: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
+) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let ignore = policy.use_gitignore;
     builder
@@ -140,7 +190,8 @@ fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
         .parents(ignore)
         .filter_entry(move |entry| {
             let name = entry.file_name();
-            entry.depth() == 0 || (name != GIT_DIR && (node_modules || name != NODE_MODULES))
+            entry.depth() == 0
+                || (name != GIT_DIR && (node_modules || name != NODE_MODULES) && admit(entry))
         });
     builder
 }
@@ -170,7 +221,7 @@ fn walker_threads() -> usize {
 
 struct CollectorBuilder<'a> {
     root_len: usize,
-    detail: Detail,
+    mtimes: Mtimes<'a>,
     token: &'a CancelToken,
     sink: Arc<Mutex<Vec<Batch>>>,
 }
@@ -179,7 +230,7 @@ impl<'s> ParallelVisitorBuilder<'s> for CollectorBuilder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Collector {
             root_len: self.root_len,
-            detail: self.detail,
+            mtimes: self.mtimes,
             token: self.token,
             batch: Batch::default(),
             stat: StatAt::default(),
@@ -191,7 +242,7 @@ impl<'s> ParallelVisitorBuilder<'s> for CollectorBuilder<'s> {
 /// One per walker thread; hands its batch to the sink when the walk ends.
 struct Collector<'a> {
     root_len: usize,
-    detail: Detail,
+    mtimes: Mtimes<'a>,
     token: &'a CancelToken,
     batch: Batch,
     stat: StatAt,
@@ -205,24 +256,34 @@ impl ParallelVisitor for Collector<'_> {
         }
         if let Ok(entry) = entry
             && entry.depth() > 0
-            && let Some((file_type, mtime_ms)) = self.describe(&entry)
         {
-            self.batch.push(
-                &path_to_bytes(entry.path())[self.root_len..],
-                file_type,
-                mtime_ms,
-            );
+            let path = path_to_bytes(entry.path());
+            let relative = &path[self.root_len..];
+            if let Some((file_type, mtime_ms)) = self.describe(&entry, relative) {
+                self.batch.push(relative, file_type, mtime_ms);
+            }
         }
         WalkState::Continue
     }
 }
 
 impl Collector<'_> {
-    /// Type and mtime as `detail` asks, or `None` when the entry vanished.
-    fn describe(&mut self, entry: &DirEntry) -> Option<(FileType, Option<i64>)> {
-        match self.detail {
-            Detail::TypeAndMtime => self.stat.lstat(entry.path()),
-            Detail::TypeOnly => entry.file_type().map(|t| (FileType::from_std(t), None)),
+    /// Type and mtime as `mtimes` asks, or `None` when the entry vanished.
+    /// `relative` is its path below the root, after a `/`.
+    fn describe(&mut self, entry: &DirEntry, relative: &[u8]) -> Option<(FileType, Option<i64>)> {
+        let listed = entry.file_type().map(FileType::from_std);
+        let wanted = match self.mtimes {
+            Mtimes::All => true,
+            Mtimes::None => false,
+            Mtimes::Of(wanted) => {
+                let path = relative.strip_prefix(b"/").unwrap_or(relative);
+                listed.is_some_and(|file_type| wanted(&Entry::walked(path, file_type)))
+            }
+        };
+        if wanted {
+            self.stat.lstat(entry.path())
+        } else {
+            listed.map(|file_type| (file_type, None))
         }
     }
 }
@@ -429,7 +490,7 @@ mod tests {
     /// through inotify, so a walk that entered a directory and dropped what
     /// it found there is caught, not only one that returned it).
     #[cfg(target_os = "linux")]
-    fn entered(watched: &[PathBuf], walk: impl FnOnce()) -> Vec<PathBuf> {
+    pub(super) fn entered(watched: &[PathBuf], walk: impl FnOnce()) -> Vec<PathBuf> {
         use nix::{
             errno::Errno,
             sys::inotify::{AddWatchFlags, InitFlags, Inotify},
@@ -673,6 +734,39 @@ mod tests {
             .collect();
         assert_eq!(listed_types, by_name);
         assert!(listed.iter().all(|e| e.mtime_ms.is_none()));
+    }
+
+    /// A walk that learns the mtimes of the entries a predicate accepts
+    /// lists what a full scan lists, with the scan's mtimes for those
+    /// entries (the predicate sees their paths and listed types) and none
+    /// for the others.
+    #[test]
+    fn a_walk_learns_the_mtimes_of_the_wanted_entries_only() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            touch(
+                dir.path(),
+                &format!("d{}/f{i:03}.{}", i % 7, ["rs", "md"][i % 2]),
+            );
+        }
+        touch(dir.path(), "node_modules/m/x.rs");
+        let token = CancelToken::new();
+        let wanted = |entry: &Entry<'_>| {
+            entry.file_type == FileType::File
+                && entry.path.ends_with(b".rs")
+                && !entry.in_node_modules
+        };
+        let learnt = scan_learning_mtimes(dir.path(), ALL, true, &wanted, &token).unwrap();
+        let full = scan(dir.path(), ALL, &token).unwrap();
+        assert_eq!(learnt.len(), full.len());
+        let mut stated = 0;
+        for (got, scanned) in learnt.iter().zip(full.iter()) {
+            assert_eq!((got.path, got.file_type), (scanned.path, scanned.file_type));
+            let expected = scanned.mtime_ms.filter(|_| wanted(&scanned));
+            assert_eq!(got.mtime_ms, expected, "{}", got.path_lossy());
+            stated += usize::from(got.mtime_ms.is_some());
+        }
+        assert_eq!(stated, 150);
     }
 
     #[test]

@@ -51,6 +51,11 @@ export interface GlobOptions {
   maxResults?: number;
   /** Newest first, ties in path order. Default: `false` (path order). */
   sortByMtime?: boolean;
+  /**
+   * Return each match's `mtime`. With `false` matches carry none, and a walk without the cache reads
+   * types from the directory listings alone: it stats nothing (unless `sortByMtime`). Default: `true`.
+   */
+  mtime?: boolean;
   /** Serve from / fill the shared scan cache. Default: `false` (walk fresh, cache untouched). */
   cache?: boolean;
   /** Reject with `ETIMEDOUT` after this many milliseconds. Default: none. */

@@ -404,3 +404,64 @@ fn uncached_answers_show_the_mtimes_a_cached_scan_shows() {
         assert_eq!(answer(&no_ttl, true, configure), expected, "TTL 0, {name}");
     }
 }
+
+/// `mtime: false`: no match carries an mtime, cached or not, in either
+/// order (sorting by mtime still sorts by it), and a walk that is not
+/// stored learns none.
+#[test]
+fn without_mtime_matches_carry_none_and_a_fresh_walk_stats_nothing() {
+    let dir = fixture();
+    for (i, rel) in FILES.iter().enumerate() {
+        let time = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + 1_000 * i as u64);
+        let file = fs::File::options()
+            .write(true)
+            .open(dir.path().join(rel))
+            .unwrap();
+        file.set_modified(time).unwrap();
+    }
+    let cache = ScanCache::new(CachePolicy::default());
+    let answer = |cached: bool, sort_by_mtime: bool, mtime: bool| {
+        let mut options = GlobOptions::new("**/*.ts", dir.path());
+        (options.cache, options.sort_by_mtime, options.mtime) = (cached, sort_by_mtime, mtime);
+        let mut streamed = Vec::new();
+        let outcome = glob(&options, &cache, &CancelToken::new(), &mut |m| {
+            streamed.push(m.mtime_ms)
+        })
+        .unwrap();
+        let matches: Vec<_> = outcome
+            .matches()
+            .map(|m| (m.path_lossy().into_owned(), m.mtime_ms))
+            .collect();
+        (matches, streamed)
+    };
+    for sort_by_mtime in [false, true] {
+        let (shown, _) = answer(true, sort_by_mtime, true);
+        for cached in [false, true] {
+            let (matches, streamed) = answer(cached, sort_by_mtime, false);
+            let paths: Vec<_> = shown.iter().map(|(path, _)| (path.clone(), None)).collect();
+            assert_eq!(matches, paths, "cached {cached}, by mtime {sort_by_mtime}");
+            assert!(streamed.iter().all(Option::is_none));
+        }
+    }
+
+    let needs = Needs {
+        node_modules: false,
+        detail: Detail::TypeOnly,
+    };
+    let token = CancelToken::new();
+    for mtime in [false, true] {
+        let mut options = GlobOptions::new("**/*.ts", dir.path());
+        options.mtime = mtime;
+        let filter = Filter::new(&options).unwrap();
+        let policy = ScanPolicy {
+            include_hidden: false,
+            use_gitignore: true,
+        };
+        let mut listed = walk::scan_for(dir.path(), policy, needs, &token).unwrap();
+        filter
+            .stat_returned(dir.path(), &mut listed, &token)
+            .unwrap();
+        let learnt = listed.iter().filter(|e| e.mtime_ms.is_some()).count();
+        assert_eq!(learnt, if mtime { 3 } else { 0 }, "mtime {mtime}");
+    }
+}
