@@ -536,7 +536,8 @@ fn changed(record: &EvictionRecord, why: &str) -> Blocker {
     )
 }
 
-fn exists(path: &Path) -> Result<bool> {
+/// Whether anything (even a dangling symlink) is at `path`.
+pub(super) fn exists(path: &Path) -> Result<bool> {
     match fs::symlink_metadata(path) {
         Ok(_) => Ok(true),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),

@@ -14,7 +14,7 @@ use super::{
     Blocker, BlockerKind, Evicted, Options, Report, Retained,
     config::settings,
     copy::{Expect, Source},
-    machine::{Outcome, Step},
+    machine::{Outcome, Step, exists},
     ownership::Ownership,
     record,
     retention::{self, RETENTION_FILE, Retention},
@@ -145,7 +145,7 @@ impl<'a> Pass<'a> {
         let artifacts = self.registry.artifacts(&run.id);
         for (source, authority, extra) in sources {
             cancel.check()?;
-            if !there(&source.path)? && !there(&record::path_of(&artifacts, &source.seat))? {
+            if !exists(&source.path)? && !exists(&record::path_of(&artifacts, &source.seat))? {
                 continue;
             }
             let mut blockers = run_blockers.clone();
@@ -351,14 +351,6 @@ fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
 /// Statuses a run may come back from: their copies stay materialised.
 fn resumable(status: Status) -> bool {
     !matches!(status, Status::Failed | Status::Superseded | Status::Done)
-}
-
-fn there(path: &Path) -> Result<bool> {
-    match fs::symlink_metadata(path) {
-        Ok(_) => Ok(true),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(err) => Err(Error::io(path, err)),
-    }
 }
 
 #[derive(Serialize, Deserialize)]
