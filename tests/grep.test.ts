@@ -190,6 +190,14 @@ describe('streaming and order', () => {
     expect({ ...result, matches: plain.matches }).toEqual(plain);
   });
 
+  test('retainMatches: false without onMatch answers the counts alone', async () => {
+    const options: GrepOptions = { pattern: 'hit', path: root, context: 1 };
+    const plain = await grep(options);
+    expect(plain.matches.length).toBeGreaterThan(0);
+    const counted = await grep({ ...options, retainMatches: false });
+    expect(counted).toEqual({ ...plain, matches: [] });
+  });
+
   test('an onMatch that throws rejects the call with that error, and is not called again', async () => {
     const failure = new Error('stop here');
     let calls = 0;
