@@ -260,6 +260,14 @@ impl Entries {
         )
     }
 
+    /// The index of the entry at `path`, if listed.
+    pub(crate) fn find(&self, path: &[u8]) -> Option<usize> {
+        let at = partition_point(self.len(), |i| {
+            compare_paths(self.get(i).path, path).is_lt()
+        });
+        (at < self.len() && self.get(at).path == path).then_some(at)
+    }
+
     /// Record the mtime of an entry of a list walked for types only
     /// (see [`crate::walk::stat_mtimes`]).
     pub(crate) fn set_mtime(&mut self, index: usize, mtime_ms: i64) {
@@ -294,6 +302,21 @@ pub(crate) struct Added {
     pub path: Vec<u8>,
     pub file_type: FileType,
     pub mtime_ms: Option<i64>,
+}
+
+/// The first index in `0..len` for which `before` is false (`before` is
+/// true for a prefix of the range).
+fn partition_point(len: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if before(mid) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
 }
 
 /// Whether `path` is `dir` or lies below it.

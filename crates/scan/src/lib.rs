@@ -50,6 +50,7 @@ pub mod paths;
 mod top_n;
 pub mod view;
 pub mod walk;
+pub mod watch;
 
 use natives_core::{cancel, error};
 
@@ -64,6 +65,7 @@ pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
 pub use paths::{resolve_invalidation_targets, resolve_search_path};
 pub use walk::ScanPolicy;
+pub use watch::WatchStats;
 
 /// Invalidate the global cache after a filesystem mutation (seed 001).
 ///
