@@ -319,7 +319,7 @@ impl ScanCache {
         }
     }
 
-    fn watching(&self) -> Option<&Arc<Watching>> {
+    pub(crate) fn watching(&self) -> Option<&Arc<Watching>> {
         self.watching.get().and_then(|w| w.as_ref().ok())
     }
 

@@ -164,6 +164,10 @@ pub(crate) struct Watching {
 struct Shared {
     routes: Mutex<Routes>,
     cookie_arrived: Condvar,
+    /// Test hook: held by a test to stall the watcher's thread (so the
+    /// kernel's queue overflows).
+    #[cfg(test)]
+    stall: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -200,6 +204,8 @@ impl Watching {
         let shared = Arc::new(Shared {
             routes: Mutex::new(Routes::default()),
             cookie_arrived: Condvar::new(),
+            #[cfg(test)]
+            stall: Mutex::new(()),
         });
         let cookie_dir = cookies.path().to_path_buf();
         let handler = {
@@ -447,6 +453,8 @@ impl Shared {
 
     /// Route one event from the watcher's thread.
     fn route(&self, cookies: &Path, event: notify::Result<Event>) {
+        #[cfg(test)]
+        drop(self.stall.lock());
         let mut routes = self.lock();
         let event = match event {
             Ok(event) if event.need_rescan() => return routes.fall_all(Fallback::Overflow),

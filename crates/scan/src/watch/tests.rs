@@ -301,3 +301,74 @@ impl Rng {
         }
     }
 }
+
+#[test]
+fn a_git_checkout_of_thousands_of_files_is_patched_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    sh(
+        dir.path(),
+        "git init -q . && git config user.email t@t && git config user.name t \
+         && for d in $(seq 1 30); do mkdir -p pkg$d/src; for f in $(seq 1 100); do echo $d$f > pkg$d/src/f$f.ts; done; done \
+         && echo 'dist/' > .gitignore && git add -A && git commit -qm one && git checkout -qb two \
+         && rm -r pkg1 pkg2 pkg3 pkg4 pkg5 pkg6 pkg7 pkg8 pkg9 pkg10 \
+         && for d in $(seq 31 45); do mkdir -p app$d/lib; for f in $(seq 1 100); do echo $d$f > app$d/lib/g$f.js; done; done \
+         && for f in $(seq 1 100); do echo changed >> pkg20/src/f$f.ts; done \
+         && git add -A && git commit -qm two && git checkout -q master 2>/dev/null || git checkout -q main",
+    );
+    let cache = watched_cache(10_000);
+    let keys: Vec<ScanKey> = PARTITIONS.iter().map(|&p| key(dir.path(), p)).collect();
+    keys.iter().for_each(|key| drop(cached(&cache, key)));
+    let walks = cache.stats().walks;
+    for branch in ["two", "-"] {
+        sh(dir.path(), &format!("git checkout -q {branch}"));
+        for key in &keys {
+            assert_eq!(
+                cached(&cache, key),
+                fresh(key),
+                "after checkout {branch}, {:?}",
+                key.policy
+            );
+        }
+    }
+    let stats = cache.stats();
+    assert_eq!(stats.watch.overflow, 0, "{stats:?}");
+    assert_eq!(stats.walks - walks, 0, "patched: {stats:?}");
+}
+
+#[test]
+fn an_overflowing_event_queue_falls_back_to_the_ttl_and_says_why() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[1]);
+    let before = cached(&cache, &key);
+    let queue: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .map_or(16_384, |text| text.trim().parse().unwrap());
+    let watching = cache.watching().unwrap();
+    let stalled = watching.shared.stall.lock().unwrap();
+    // The watcher's thread is stalled inside one event; the kernel queues
+    // the rest until it overflows.
+    fs::write(dir.path().join("src/first"), "").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    for n in 0..queue + 100 {
+        fs::write(dir.path().join(format!("src/flood{n}")), "").unwrap();
+    }
+    drop(stalled);
+    assert_eq!(
+        cached(&cache, &key),
+        before,
+        "within the TTL, as without watching"
+    );
+    let stats = cache.stats().watch;
+    assert_eq!(
+        (stats.overflow, stats.watched_roots, stats.watches),
+        (1, 0, 0),
+        "{stats:?}"
+    );
+    cache.invalidate(&key.root);
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(
+        cache.stats().watch.watched_roots,
+        1,
+        "a new walk follows events again"
+    );
+}
