@@ -184,6 +184,24 @@ fn invalidation_and_eviction_give_the_watches_back() {
     );
 }
 
+#[test]
+fn a_scan_evicted_from_the_cache_stops_being_watched() {
+    let (one, two) = (tree(), tree());
+    let policy = CachePolicy::default()
+        .ttl(LONG_TTL)
+        .watch(true)
+        .max_entries(1);
+    let cache = ScanCache::new(policy);
+    let first = key(one.path(), PARTITIONS[1]);
+    cached(&cache, &first);
+    let watches = cache.stats().watch.watches;
+    cached(&cache, &key(two.path(), PARTITIONS[0]));
+    let stats = cache.stats();
+    assert_eq!((stats.scans, stats.watch.watched_roots), (1, 1));
+    assert!(stats.watch.watches < watches, "{watches} -> {stats:?}");
+    assert!(!cache.watching().unwrap().follows(&first));
+}
+
 /// A randomised run of external changes: after every batch, each
 /// partition's watched scan equals a fresh walk.
 #[test]
