@@ -192,27 +192,72 @@ impl Entries {
 
     /// This list with `changes` applied, in one pass: every entry at or
     /// below a removed path goes, then the added entries take their place
-    /// in path order (an added path that is also listed replaces it).
+    /// in path order (an added path that is also listed replaces it). Each
+    /// change is found by binary search and the untouched runs between
+    /// changes are copied column by column, so a patch costs a copy of the
+    /// list plus a search per change.
     pub(crate) fn patched(&self, changes: &Patch) -> Entries {
         let mut removed = changes.removed.iter().peekable();
         let mut added = changes.added.iter().peekable();
         let mut out = Entries::with_capacity(self.len() + changes.added.len(), self.text.len());
-        for entry in self.iter() {
-            while let Some(add) = added.next_if(|a| compare_paths(&a.path, entry.path).is_lt()) {
-                out.push(&add.path, add.file_type, add.mtime_ms);
+        // Old entries before `at` are copied or dropped.
+        let mut at = 0;
+        loop {
+            // A removal goes before an addition of the same path.
+            let removal_first = match (removed.peek(), added.peek()) {
+                (Some(r), Some(a)) => compare_paths(r, &a.path).is_le(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let path: &[u8] = match removal_first {
+                true => removed.peek().map(|r| r.as_slice()),
+                false => added.peek().map(|a| a.path.as_slice()),
             }
-            while removed
-                .next_if(|r| compare_paths(r, entry.path).is_lt() && !is_within(entry.path, r))
-                .is_some()
-            {}
-            let gone = removed.peek().is_some_and(|r| is_within(entry.path, r));
-            let replaced = added.peek().is_some_and(|a| a.path == entry.path);
-            if !gone && !replaced {
-                out.push(entry.path, entry.file_type, entry.mtime_ms);
+            .unwrap_or_default();
+            let found = at
+                + partition_point(self.len() - at, |i| {
+                    compare_paths(self.get(at + i).path, path).is_lt()
+                });
+            out.copy_run(self, at..found);
+            at = found;
+            if removal_first {
+                while at < self.len() && is_within(self.get(at).path, path) {
+                    at += 1;
+                }
+                removed.next();
+            } else {
+                if at < self.len() && self.get(at).path == path {
+                    at += 1;
+                }
+                if let Some(add) = added.next() {
+                    out.push(&add.path, add.file_type, add.mtime_ms);
+                }
             }
         }
-        added.for_each(|add| out.push(&add.path, add.file_type, add.mtime_ms));
+        out.copy_run(self, at..self.len());
         out
+    }
+
+    /// Append the entries `range` of `source`, column by column.
+    fn copy_run(&mut self, source: &Entries, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        let text_start = range.start.checked_sub(1).map_or(0, |i| source.ends[i]);
+        let text_end = source.ends[range.end - 1];
+        let base = self.text.len();
+        self.text
+            .extend_from_slice(&source.text[text_start..text_end]);
+        let ends = source.ends[range.clone()]
+            .iter()
+            .map(|end| end - text_start + base);
+        self.ends.extend(ends);
+        self.types.extend_from_slice(&source.types[range.clone()]);
+        self.mtimes.extend_from_slice(&source.mtimes[range.clone()]);
+        self.in_node_modules
+            .extend_from_slice(&source.in_node_modules[range.clone()]);
+        self.tails.extend_from_slice(&source.tails[range]);
     }
 
     /// Number of entries.
@@ -503,6 +548,15 @@ mod tests {
             let after = listed(&before).patched(&patch);
             let paths: Vec<String> = after.iter().map(|e| e.path_lossy().into_owned()).collect();
             assert_eq!(paths, expected, "removed {removed:?}, added {adds:?}");
+            for entry in after.iter() {
+                let mtime = if adds.contains(&&*entry.path_lossy()) {
+                    2
+                } else {
+                    1
+                };
+                assert_eq!(entry.mtime_ms, Some(mtime), "{entry:?}");
+                assert_eq!(entry.tail, path_tail(entry.path));
+            }
             let mut sorted = paths.clone();
             sorted.sort_by(|x, y| compare_paths(x.as_bytes(), y.as_bytes()));
             assert_eq!(paths, sorted);

@@ -250,14 +250,16 @@ impl Watching {
         if !self.drain() {
             self.fall(key, Fallback::CookieTimeout);
         }
+        // Events drained may include a lost queue: a scan that fell gives its
+        // watches back here.
+        if !self.follows(key) {
+            return Refresh::Unwatched;
+        }
         let pending = {
             let mut routes = self.shared.lock();
             let Some(route) = routes.keys.get_mut(key) else {
                 return Refresh::Unwatched;
             };
-            if route.fallen.is_some() {
-                return Refresh::Unwatched;
-            }
             if route.rewalk {
                 routes.stats.rewalks += 1;
                 return Refresh::Rewalk;
@@ -277,10 +279,8 @@ impl Watching {
             Refresh::Rewalk => routes.stats.rewalks += 1,
             _ => routes.stats.events_applied += applied,
         }
-        let fell = routes.keys.get(key).is_some_and(|r| r.fallen.is_some());
         drop(routes);
-        if fell {
-            self.tidy(key);
+        if !self.follows(key) {
             return Refresh::Unwatched;
         }
         refresh
