@@ -5,6 +5,8 @@
 //!   and gitignore switches; TTL, empty-result recheck, entry and byte
 //!   budgets, single-flight walks, a generation fence against stale inserts.
 //! - [`walk`]: the parallel, ignore-aware walker that fills it.
+//! - [`watch`]: opt-in filesystem events that keep stored scans exact,
+//!   patched before each answer, with the TTL as the fallback.
 //! - [`glob`](mod@glob): glob matching over a scan with a bounded top-N.
 //! - [`grep`](mod@grep): content search over a scan (or one file, or a buffer) with
 //!   `rg`'s matching rules, parallel but reported in path order.
