@@ -9,7 +9,7 @@
 //!   cached scan, every directory the scan lists, and the root's ancestors
 //!   (their ignore files apply below). A directory is watched when the walk
 //!   admits it, before the walk reads its ignore files or lists it (see
-//!   [`walk::scan_watching`]), so no change falls between listing and
+//!   `walk::scan_watching`), so no change falls between listing and
 //!   watching. Scans of one root in different partitions share watches.
 //! - **Draining before answering.** `notify` reads the kernel's queue on a
 //!   thread of its own. Before a watched scan answers, a cookie file is
