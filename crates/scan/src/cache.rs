@@ -49,7 +49,7 @@ use crate::{
     error::Result,
     paths::resolve_invalidation_targets,
     walk::{self, Needs, ScanPolicy},
-    watch::{Refresh, WatchPolicy, WatchStats, Watching},
+    watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
 };
 
 /// Default time a cached scan is served: long enough to absorb a burst of
@@ -256,7 +256,7 @@ pub struct ScanCache {
     refreshing: Mutex<()>,
     /// Test hook: when set, a walk waits for a message before it lands.
     #[cfg(test)]
-    landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+    pub(crate) landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
 
 static GLOBAL: OnceLock<ScanCache> = OnceLock::new();
@@ -594,22 +594,25 @@ impl ScanCache {
             key,
             flight,
         };
-        let entries = match self.watching() {
+        let (entries, generation) = match self.watching() {
             Some(watching) => {
                 self.walks.fetch_add(1, Ordering::Relaxed);
-                let walked = watching.scan(key, token);
-                if walked.is_err() {
-                    watching.release(key);
-                }
-                Arc::new(walked?)
+                let (entries, generation) = watching.scan(key, token)?;
+                (Arc::new(entries), Some(generation))
             }
-            None => self.walk_fresh(key, Needs::EVERYTHING, token)?.entries,
+            None => (
+                self.walk_fresh(key, Needs::EVERYTHING, token)?.entries,
+                None,
+            ),
         };
         #[cfg(test)]
-        if let Some(gate) = self.landing_gate.lock().unwrap().take() {
-            let _ = gate.recv();
+        {
+            let gate = self.landing_gate.lock().unwrap().take();
+            if let Some(gate) = gate {
+                let _ = gate.recv();
+            }
         }
-        landing.land(Arc::clone(&entries), started);
+        landing.land(Arc::clone(&entries), started, generation);
         Ok(ScanResult {
             entries,
             cache_age_ms: 0,
@@ -673,7 +676,10 @@ struct Landing<'a> {
 }
 
 impl Landing<'_> {
-    fn land(self, entries: Arc<Entries>, started: Instant) {
+    /// Publish the walk, store it unless fenced, and stop following the
+    /// scans that left the cache (this walk's own, by its `generation`,
+    /// when it was not stored).
+    fn land(self, entries: Arc<Entries>, started: Instant, generation: Option<Generation>) {
         let mut state = self.cache.lock();
         let (outcome, left) = if is_fenced(self.flight) {
             (Err(()), vec![self.key.clone()])
@@ -685,7 +691,14 @@ impl Landing<'_> {
         };
         self.finish(&mut state, outcome);
         drop(state);
-        self.cache.release(left);
+        let (own, others): (Vec<ScanKey>, Vec<ScanKey>) =
+            left.into_iter().partition(|key| key == self.key);
+        if let (Some(watching), Some(generation)) = (self.cache.watching(), generation)
+            && !own.is_empty()
+        {
+            watching.release_walk(self.key, generation);
+        }
+        self.cache.release(others);
         std::mem::forget(self);
     }
 

@@ -158,8 +158,15 @@ pub(crate) struct Watching {
     shared: Arc<Shared>,
     cookies: tempfile::TempDir,
     next_cookie: AtomicU64,
+    /// Numbers the walks that watch, so a walk that ends late (fenced by an
+    /// invalidation) gives back its own watches, not those of the walk
+    /// that replaced it.
+    next_generation: AtomicU64,
     policy: WatchPolicy,
 }
+
+/// Which watching walk of a key a route belongs to.
+pub(crate) type Generation = u64;
 
 struct Shared {
     routes: Mutex<Routes>,
@@ -183,6 +190,8 @@ struct Routes {
 /// One cached scan's share of the watcher.
 #[derive(Default)]
 struct Route {
+    /// The walk that made this route.
+    generation: Generation,
     /// Directories this scan holds a watch on.
     dirs: HashSet<PathBuf>,
     /// Paths named by events since the last patch, and whether an event on
@@ -223,26 +232,56 @@ impl Watching {
             shared,
             cookies,
             next_cookie: AtomicU64::new(0),
+            next_generation: AtomicU64::new(0),
             policy,
         })
     }
 
     /// Walk `key` for the cache, watching its root, the root's ancestors and
-    /// every directory the walk admits. A scan that could not be watched
-    /// whole has fallen back by the time this returns.
-    pub(crate) fn scan(self: &Arc<Self>, key: &ScanKey, token: &CancelToken) -> Result<Entries> {
+    /// every directory the walk admits; returns the entries and the walk's
+    /// generation (see [`Watching::release_walk`]). A scan that could not be
+    /// watched whole has fallen back by the time this returns; a walk that
+    /// fails gives its watches back.
+    pub(crate) fn scan(
+        self: &Arc<Self>,
+        key: &ScanKey,
+        token: &CancelToken,
+    ) -> Result<(Entries, Generation)> {
         self.release(key);
-        self.shared
-            .lock()
-            .keys
-            .insert(key.clone(), Route::default());
+        let generation = self.next_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let route = Route {
+            generation,
+            ..Route::default()
+        };
+        self.shared.lock().keys.insert(key.clone(), route);
         for ancestor in key.root.ancestors().skip(1) {
             self.hold(key, ancestor);
         }
         let watching = Arc::clone(self);
         let owner = key.clone();
         let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
-        walk::scan_watching(&key.root, key.policy, on_dir, token)
+        match walk::scan_watching(&key.root, key.policy, on_dir, token) {
+            Ok(entries) => Ok((entries, generation)),
+            Err(err) => {
+                self.release_walk(key, generation);
+                Err(err)
+            }
+        }
+    }
+
+    /// [`Watching::release`], if `key` still follows the walk `generation`
+    /// made (and not a later walk's).
+    pub(crate) fn release_walk(&self, key: &ScanKey, generation: Generation) {
+        let route = {
+            let mut routes = self.shared.lock();
+            match routes.keys.get(key) {
+                Some(route) if route.generation == generation => routes.keys.remove(key),
+                _ => None,
+            }
+        };
+        if let Some(route) = route {
+            self.let_go(route.dirs);
+        }
     }
 
     /// Drain `key`'s events up to now and apply them to `entries`.

@@ -390,3 +390,26 @@ fn an_overflowing_event_queue_falls_back_to_the_ttl_and_says_why() {
         "a new walk follows events again"
     );
 }
+
+#[test]
+fn a_walk_fenced_out_late_leaves_the_watches_of_the_walk_that_replaced_it() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[1]);
+    let (open_gate, gate) = std::sync::mpsc::channel();
+    *cache.landing_gate.lock().unwrap() = Some(gate);
+    std::thread::scope(|scope| {
+        let late = scope.spawn(|| cached(&cache, &key));
+        // The first walk is done and waits to land.
+        while cache.landing_gate.lock().unwrap().is_some() {
+            std::thread::yield_now();
+        }
+        cache.force_rescan(&key, &CancelToken::new()).unwrap();
+        open_gate.send(()).unwrap();
+        late.join().unwrap();
+    });
+    assert!(cache.watching().unwrap().follows(&key));
+    sh(dir.path(), "touch src/after.ts");
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(cache.stats().watch.watched_roots, 1);
+}
