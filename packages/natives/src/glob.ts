@@ -11,6 +11,7 @@ import {
   type FsScanCacheStats,
   fsScanCacheStats as nativeStats,
   invalidateFsScanCache as nativeInvalidate,
+  watchFsScanCache as nativeWatch,
   nativeGlob,
 } from '../index.js';
 import { linkSignal } from './cancel.ts';
@@ -123,6 +124,18 @@ export function invalidateFsScanCache(path?: string): void {
   }
   handOverScanCachePolicy();
   callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : anchored(path)));
+}
+
+/**
+ * Keep the scans the cache stores from now on exact by following filesystem
+ * events, as `FS_SCAN_CACHE_WATCH=1` does from the start: a cached answer then
+ * includes every change the kernel reported before the call, whoever made it,
+ * and the TTL only applies to roots that could not be watched (see
+ * `fsScanCacheStats().watch`). Throws `EIO` when the system gives no watcher.
+ */
+export function watchFsScanCache(): void {
+  handOverScanCachePolicy();
+  callNative('watchFsScanCache', nativeWatch);
 }
 
 /** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */
