@@ -110,6 +110,9 @@ fn a_watched_scan_sees_what_another_process_changed_without_invalidation() {
         "mv src/moved/inner/x.ts node_modules/pkg/",
         "mkdir .hidden/sub && touch .hidden/sub/y ignored/e",
         "rm -r src/moved && mkdir src/moved && touch src/moved/again",
+        // Names that are not UTF-8, or hold a newline, are paths like any other.
+        "mkdir \"$(printf 'src/caf\\351')\" && touch \"$(printf 'src/caf\\351/new\\nline')\"",
+        "mv \"$(printf 'src/caf\\351')\" src/renamed",
     ];
     for step in steps {
         sh(dir.path(), step);
