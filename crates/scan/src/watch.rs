@@ -23,8 +23,9 @@
 //!   appeared is walked (and watched). Its parent's mtime is re-read too, since
 //!   the kernel reports a child's change to the parent's watch only.
 //! - **What it cannot prove, it drops.** A change to an ignore file, to `.git`,
-//!   or to the root or one of its ancestors drops the scan (the next call walks
-//!   again). A lost event queue, a watch that cannot be added (the budget or
+//!   to a repository's `.git/info/exclude`, or to the root or one of its
+//!   ancestors drops the scan (the next call walks again). Git's global
+//!   excludes file is not watched: the TTL covers it. A lost event queue, a watch that cannot be added (the budget or
 //!   the kernel's limit), a watcher error or a cookie that never arrives makes
 //!   the scan fall back to the TTL, with the reason in [`WatchStats`].
 //!
@@ -410,7 +411,27 @@ impl Watching {
                 notify::ErrorKind::MaxFilesWatch => Fallback::WatchLimit,
                 _ => Fallback::WatcherError,
             };
-            self.fall(key, fallback);
+            return self.fall(key, fallback);
+        }
+        if key.policy.use_gitignore {
+            self.hold_exclude_file(key, dir);
+        }
+    }
+
+    /// Watch where `dir`'s repository keeps `info/exclude`, when `dir`
+    /// holds a `.git` directory: the walk never enters `.git`, but its
+    /// rules apply to the repository's whole tree.
+    fn hold_exclude_file(&self, key: &ScanKey, dir: &Path) {
+        if dir.file_name() == Some(std::ffi::OsStr::new(".git")) {
+            return;
+        }
+        let git = dir.join(".git");
+        if std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+            self.hold(key, &git);
+            let info = git.join("info");
+            if std::fs::symlink_metadata(&info).is_ok_and(|m| m.is_dir()) {
+                self.hold(key, &info);
+            }
         }
     }
 
@@ -539,6 +560,9 @@ impl Routes {
                 // The root itself moved or went, or a rule above it changed.
                 route.rewalk = true;
             }
+            if key.policy.use_gitignore && is_exclude_rule_of(path, &key.root) {
+                route.rewalk = true;
+            }
         }
     }
 
@@ -593,6 +617,24 @@ fn is_rule_of(path: &Path, root: &Path) -> bool {
         return false;
     };
     root.starts_with(parent) && RULE_NAMES.contains(&path_to_bytes(Path::new(name)).as_ref())
+}
+
+/// Whether `path` is a repository's `.git/info` or `.git/info/exclude`
+/// whose rules apply to some of a scan of `root`: the repository contains
+/// the root or lies inside it.
+fn is_exclude_rule_of(path: &Path, root: &Path) -> bool {
+    let mut tail: Vec<&std::ffi::OsStr> = path.iter().collect();
+    if tail.last().is_some_and(|name| *name == "exclude") {
+        tail.pop();
+    }
+    let [.., git, info] = tail.as_slice() else {
+        return false;
+    };
+    if *git != ".git" || *info != "info" {
+        return false;
+    }
+    let repository: PathBuf = tail[..tail.len() - 2].iter().collect();
+    root.starts_with(&repository) || repository.starts_with(root)
 }
 
 /// Reconciles the paths events named with what is there now.
