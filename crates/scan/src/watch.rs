@@ -435,12 +435,14 @@ impl Watching {
         }
     }
 
-    /// Give up the watches on `dirs` that no scan holds any more.
+    /// Give up the watches on `dirs` that no scan holds any more. The
+    /// cookie directory stays watched, even when a scan of a directory
+    /// above it (the temp directory itself) listed and let go of it.
     fn let_go(&self, dirs: HashSet<PathBuf>) {
         let unheld: Vec<PathBuf> = {
             let mut routes = self.shared.lock();
             dirs.into_iter()
-                .filter(|dir| routes.drop_holder(dir))
+                .filter(|dir| routes.drop_holder(dir) && dir != self.cookies.path())
                 .collect()
         };
         let mut watcher = self.lock_watcher();
@@ -538,8 +540,9 @@ impl Shared {
                     routes.cookie_seen = routes.cookie_seen.max(number);
                     self.cookie_arrived.notify_all();
                 }
-                continue;
             }
+            // A cookie is a file like any other to a scan of a directory
+            // above the temp directory.
             routes.note(path, structural);
         }
     }
