@@ -9,10 +9,10 @@
  * of its own code runs (Bun evaluates such modules ahead of the importer).
  */
 import { createRequire } from 'node:module';
-import type * as Loader from '../index.js';
+import type * as Loader from '../index.cjs';
 import { codedError } from './errors.ts';
 
-export type * from '../index.js';
+export type * from '../index.cjs';
 
 /** The addon's exports, as the generated loader declares them. */
 export type Native = typeof Loader;
@@ -22,7 +22,7 @@ export const native: Native = load();
 
 function load(): Native {
   try {
-    return createRequire(import.meta.url)('../index.js') as Native;
+    return createRequire(import.meta.url)('../index.cjs') as Native;
   } catch (error) {
     const platform = hostPlatform();
     throw codedError(
