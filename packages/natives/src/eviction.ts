@@ -1,5 +1,5 @@
 /**
- * The inactive-checkout eviction pass (seed 003): housekeeping archives and removes a few source copies
+ * The inactive-checkout eviction pass: housekeeping archives and removes a few source copies
  * nobody will resume, and names every reason each other one stays.
  *
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * Checkout evidence (seed 003): an archive that proves a checkout can be rebuilt without the repository
+ * Checkout evidence: an archive that proves a checkout can be rebuilt without the repository
  * it came from, published before anything is removed.
  *
  * ```ts
