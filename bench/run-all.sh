@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark section under Bun and under Node 20 (through tsx), one
-# process each; results land in bench/.data/results-{bun,node}.{json,md}.
+# process each, then the watched-cache bench (watch.ts); results land in
+# bench/.data/results-{bun,node}.{json,md} and bench/.data/watch-{bun,node}.json.
 # The first run generates bench/.data/tree (unless NATIVES_BENCH_DIR is set) and
 # the real trees (bench/real-trees.ts). Arguments (--quick) go to run.ts; the
 # exit status is non-zero when a row's contenders did unequal work.
@@ -9,5 +10,7 @@ cd "$(dirname "$0")"
 if [ ! -d node_modules ] || [ ! -x .tools/bin/fd ] || [ ! -x .tools/bin/rg ]; then bash setup.sh; fi
 status=0
 bun run.ts "$@" || status=$?
+bun watch.ts || status=$?
 node --import tsx run.ts "$@" || status=$?
+node --import tsx watch.ts || status=$?
 exit "$status"

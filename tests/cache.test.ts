@@ -13,6 +13,16 @@ import { removeDir, tempDir, writeTree } from './support/fs.ts';
 /** Each test starts a `bun` child and may sleep through a TTL: generous on a busy machine. */
 const CHILD_TIMEOUT_MS = 30_000;
 
+/** The watch stats while watching is off (the default). */
+const UNWATCHED = {
+  enabled: false,
+  watchedRoots: 0,
+  watches: 0,
+  eventsApplied: 0,
+  rewalks: 0,
+  fallbacks: { overflow: 0, watchBudget: 0, watchLimit: 0, watcherError: 0, cookieTimeout: 0 },
+};
+
 /** A TTL long enough that only invalidation can explain a fresh answer. */
 const LONG_TTL = { FS_SCAN_CACHE_TTL_MS: '600000' };
 
@@ -28,6 +38,7 @@ interface Stats {
   bytesPerEntry: number;
   walks: number;
   refused: number;
+  watch: typeof UNWATCHED;
 }
 
 /** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
@@ -244,7 +255,7 @@ describe('fsScanCacheStats', () => {
       afterFilterVariants: Stats;
       cleared: Stats;
     }>('stats', dir, LONG_TTL);
-    expect(r.start).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: 0, refused: 0 });
+    expect(r.start).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: 0, refused: 0, watch: UNWATCHED });
     // Visible entries per partition (dirs and files, node_modules included).
     const totals = r.counts.map((c) => c.total);
     // hidden off, ignore on: a.ts src src/b.ts src/lib src/lib/c.ts node_modules{,/pkg,/pkg/index.js}
@@ -268,7 +279,7 @@ describe('fsScanCacheStats', () => {
     expect(r.withoutNodeModules.paths).not.toContain('node_modules');
     expect(r.withoutNodeModules.paths).toContain('skipped/e.ts');
     expect(r.afterFilterVariants).toEqual(r.filled);
-    expect(r.cleared).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: r.filled.walks, refused: 0 });
+    expect(r.cleared).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: r.filled.walks, refused: 0, watch: UNWATCHED });
   }, CHILD_TIMEOUT_MS);
 
   test('concurrent cached globs of one key share a single walk', async () => {

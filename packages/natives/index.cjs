@@ -907,3 +907,4 @@ module.exports.RestoreKind = nativeBinding.RestoreKind
 module.exports.RunStatus = nativeBinding.RunStatus
 module.exports.SeatKind = nativeBinding.SeatKind
 module.exports.SharedReason = nativeBinding.SharedReason
+module.exports.watchFsScanCache = nativeBinding.watchFsScanCache

@@ -115,6 +115,44 @@ export interface FsScanCacheStats {
    * the TTL: cached calls on them walk uncached meanwhile.
    */
   refused: number
+  /** Filesystem watching (all zero while it is off). */
+  watch: FsScanWatchStats
+}
+
+/** Scans that fell back to the TTL, by reason. */
+export interface FsScanWatchFallbacks {
+  /** The kernel's event queue overflowed (events were lost). */
+  overflow: number
+  /** Watching them would exceed the watch budget (`FS_SCAN_CACHE_WATCH_MAX`). */
+  watchBudget: number
+  /** The kernel refused a watch (its per-user limit). */
+  watchLimit: number
+  /** The watcher reported an error. */
+  watcherError: number
+  /** Events could not be confirmed drained in time. */
+  cookieTimeout: number
+}
+
+/**
+ * What watching does: scans following events, watches, events applied,
+ * and the scans that fell back to the TTL, by reason.
+ */
+export interface FsScanWatchStats {
+  /** Whether watching is on (`FS_SCAN_CACHE_WATCH=1` or `watchFsScanCache`). */
+  enabled: boolean
+  /** Cached scans following events. */
+  watchedRoots: number
+  /** Directories watched. */
+  watches: number
+  /** Event paths applied to cached scans. */
+  eventsApplied: number
+  /**
+   * Scans dropped for a change that needs a new walk (an ignore file,
+   * `.git`, the root itself).
+   */
+  rewalks: number
+  /** Scans that fell back to the TTL, by reason. */
+  fallbacks: FsScanWatchFallbacks
 }
 
 /** Why a path matched, best first. */
@@ -1352,3 +1390,10 @@ export type SeatKind = 'review' | 'judge' | 'advisor'
 
 /** Why a folder counts as shared. */
 export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
+
+/**
+ * Keep the scans the cache stores from now on exact by following
+ * filesystem events (as `FS_SCAN_CACHE_WATCH=1` does from the start).
+ * Throws an `Error` with code `EIO` when the system gives no watcher.
+ */
+export declare function watchFsScanCache(): void

@@ -14,7 +14,8 @@ use napi::{
 };
 use napi_derive::napi;
 use natives_scan::{
-    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, cache,
+    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, WatchStats,
+    cache,
 };
 
 use crate::{
@@ -263,6 +264,50 @@ pub struct FsScanCacheStats {
     /// Roots whose scan was too large for the byte budget, remembered for
     /// the TTL: cached calls on them walk uncached meanwhile.
     pub refused: u32,
+    /// Filesystem watching (all zero while it is off).
+    pub watch: FsScanWatchStats,
+}
+
+/// What watching does: scans following events, watches, events applied,
+/// and the scans that fell back to the TTL, by reason.
+#[napi(object)]
+pub struct FsScanWatchStats {
+    /// Whether watching is on (`FS_SCAN_CACHE_WATCH=1` or `watchFsScanCache`).
+    pub enabled: bool,
+    /// Cached scans following events.
+    pub watched_roots: u32,
+    /// Directories watched.
+    pub watches: u32,
+    /// Event paths applied to cached scans.
+    pub events_applied: f64,
+    /// Scans dropped for a change that needs a new walk (an ignore file,
+    /// `.git`, the root itself).
+    pub rewalks: f64,
+    /// Scans that fell back to the TTL, by reason.
+    pub fallbacks: FsScanWatchFallbacks,
+}
+
+/// Scans that fell back to the TTL, by reason.
+#[napi(object)]
+pub struct FsScanWatchFallbacks {
+    /// The kernel's event queue overflowed (events were lost).
+    pub overflow: f64,
+    /// Watching them would exceed the watch budget (`FS_SCAN_CACHE_WATCH_MAX`).
+    pub watch_budget: f64,
+    /// The kernel refused a watch (its per-user limit).
+    pub watch_limit: f64,
+    /// The watcher reported an error.
+    pub watcher_error: f64,
+    /// Events could not be confirmed drained in time.
+    pub cookie_timeout: f64,
+}
+
+/// Keep the scans the cache stores from now on exact by following
+/// filesystem events (as `FS_SCAN_CACHE_WATCH=1` does from the start).
+/// Throws an `Error` with code `EIO` when the system gives no watcher.
+#[napi(js_name = "watchFsScanCache")]
+pub fn watch_fs_scan_cache(env: Env) -> napi::Result<()> {
+    on_js_thread(&env, || cache::global().watch())
 }
 
 /// Report the scan cache's size and how many walks it has run.
@@ -279,6 +324,24 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
         bytes_per_entry: stats.bytes_per_entry(),
         walks: stats.walks as f64,
         refused: u32::try_from(stats.refused).unwrap_or(u32::MAX),
+        watch: to_js_watch_stats(stats.watch),
+    }
+}
+
+fn to_js_watch_stats(watch: WatchStats) -> FsScanWatchStats {
+    FsScanWatchStats {
+        enabled: watch.enabled,
+        watched_roots: u32::try_from(watch.watched_roots).unwrap_or(u32::MAX),
+        watches: u32::try_from(watch.watches).unwrap_or(u32::MAX),
+        events_applied: watch.events_applied as f64,
+        rewalks: watch.rewalks as f64,
+        fallbacks: FsScanWatchFallbacks {
+            overflow: watch.overflow as f64,
+            watch_budget: watch.watch_budget as f64,
+            watch_limit: watch.watch_limit as f64,
+            watcher_error: watch.watcher_error as f64,
+            cookie_timeout: watch.cookie_timeout as f64,
+        },
     }
 }
 

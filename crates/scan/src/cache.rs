@@ -22,7 +22,11 @@
 //!   refusal is remembered for the TTL, so the calls that follow walk
 //!   without building a list only to throw it away (grep then streams its
 //!   walk instead) and [`CacheStats::refused`] says so;
-//! - **no copies on a hit**: entries are shared through an `Arc`.
+//! - **no copies on a hit**: entries are shared through an `Arc`;
+//! - **events instead of age**, when watching is on (`FS_SCAN_CACHE_WATCH=1`
+//!   or [`ScanCache::watch`]): a stored scan follows filesystem events and is
+//!   patched to the moment of each call before it answers (see
+//!   [`crate::watch`]); the TTL stays, as the fallback.
 //!
 //! All state sits behind one mutex. Every critical section is a few map
 //! operations on at most a handful of keys (the walks themselves run outside
@@ -45,6 +49,7 @@ use crate::{
     error::Result,
     paths::resolve_invalidation_targets,
     walk::{self, Needs, ScanPolicy},
+    watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
 };
 
 /// Default time a cached scan is served: long enough to absorb a burst of
@@ -69,6 +74,8 @@ pub struct CachePolicy {
     empty_recheck: Duration,
     max_entries: usize,
     max_bytes: usize,
+    watch: bool,
+    watch_policy: WatchPolicy,
 }
 
 impl Default for CachePolicy {
@@ -78,6 +85,8 @@ impl Default for CachePolicy {
             empty_recheck: Duration::from_millis(DEFAULT_EMPTY_RECHECK_MS),
             max_entries: DEFAULT_MAX_ENTRIES,
             max_bytes: DEFAULT_MAX_BYTES,
+            watch: false,
+            watch_policy: WatchPolicy::default(),
         }
     }
 }
@@ -109,6 +118,10 @@ impl CachePolicy {
             )),
             max_entries: size("FS_SCAN_CACHE_MAX_ENTRIES", DEFAULT_MAX_ENTRIES),
             max_bytes: size("FS_SCAN_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES),
+            watch: number("FS_SCAN_CACHE_WATCH", 0) == 1,
+            watch_policy: WatchPolicy {
+                budget: size("FS_SCAN_CACHE_WATCH_MAX", WatchPolicy::default().budget),
+            },
         }
     }
 
@@ -134,6 +147,21 @@ impl CachePolicy {
     /// larger than this on its own is returned but never stored.
     pub fn max_bytes(mut self, bytes: usize) -> CachePolicy {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// Keep stored scans exact from filesystem events (default off; see
+    /// [`crate::watch`]).
+    pub fn watch(mut self, on: bool) -> CachePolicy {
+        self.watch = on;
+        self
+    }
+
+    /// Most directories watched at once (default: a quarter of the kernel's
+    /// per-user limit, at most 131 072). A scan that needs more falls back
+    /// to the TTL.
+    pub fn watch_budget(mut self, watches: usize) -> CachePolicy {
+        self.watch_policy.budget = watches;
         self
     }
 
@@ -164,6 +192,8 @@ pub struct ScanResult {
 /// A snapshot of the cache's size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheStats {
+    /// Watching's counters (all zero while it is off).
+    pub watch: WatchStats,
     /// Cached scans (keys).
     pub scans: usize,
     /// Entries across all cached scans.
@@ -218,9 +248,15 @@ pub struct ScanCache {
     policy: CachePolicy,
     state: Mutex<State>,
     walks: AtomicU64,
+    /// The watcher, once watching is turned on (or the reason it could not
+    /// start).
+    watching: OnceLock<std::result::Result<Arc<Watching>, String>>,
+    /// Held while a scan is patched, so two callers never patch one scan
+    /// from the same state and lose each other's events.
+    refreshing: Mutex<()>,
     /// Test hook: when set, a walk waits for a message before it lands.
     #[cfg(test)]
-    landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+    pub(crate) landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
 
 static GLOBAL: OnceLock<ScanCache> = OnceLock::new();
@@ -247,13 +283,44 @@ pub fn init_global(policy: CachePolicy) -> bool {
 impl ScanCache {
     /// An empty cache with `policy`.
     pub fn new(policy: CachePolicy) -> ScanCache {
-        ScanCache {
+        let cache = ScanCache {
             policy,
             state: Mutex::new(State::default()),
             walks: AtomicU64::new(0),
+            watching: OnceLock::new(),
+            refreshing: Mutex::new(()),
             #[cfg(test)]
             landing_gate: Mutex::new(None),
+        };
+        if policy.watch {
+            // A watcher that cannot start leaves the TTL in charge; `watch`
+            // reports why to whoever asks for it explicitly.
+            let _ = cache.watch();
         }
+        cache
+    }
+
+    /// Turn watching on (see [`crate::watch`]): scans stored from now on
+    /// follow filesystem events. Idempotent. Fails with an I/O error when
+    /// the system gives no watcher (out of inotify instances, say); the
+    /// cache then keeps to its TTL.
+    pub fn watch(&self) -> Result<()> {
+        let started = self.watching.get_or_init(|| {
+            Watching::start(self.policy.watch_policy)
+                .map(Arc::new)
+                .map_err(|err| err.to_string())
+        });
+        match started {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(crate::error::Error::new(
+                crate::error::ErrorKind::Io,
+                format!("file events unavailable: {reason}"),
+            )),
+        }
+    }
+
+    pub(crate) fn watching(&self) -> Option<&Arc<Watching>> {
+        self.watching.get().and_then(|w| w.as_ref().ok())
     }
 
     /// This cache's policy.
@@ -277,7 +344,11 @@ impl ScanCache {
         loop {
             let mut state = self.lock();
             if let Some(hit) = self.lookup(&mut state, key) {
-                return Ok(hit);
+                drop(state);
+                match self.refreshed(key, hit) {
+                    Some(hit) => return Ok(hit),
+                    None => continue,
+                }
             }
             if self.still_refused(&mut state, key) {
                 drop(state);
@@ -387,6 +458,50 @@ impl ScanCache {
         self.still_refused(&mut state, key)
     }
 
+    /// `hit` brought up to date with the events on its root, when it follows
+    /// them; `None` when it must be walked again (it is dropped).
+    fn refreshed(&self, key: &ScanKey, hit: ScanResult) -> Option<ScanResult> {
+        let Some(watching) = self.watching().filter(|w| w.follows(key)) else {
+            return Some(hit);
+        };
+        let _one_at_a_time = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+        // Another caller may have patched it while this one waited.
+        let hit = self.lookup(&mut self.lock(), key)?;
+        match watching.refresh(key, &hit.entries) {
+            Refresh::Current | Refresh::Unwatched => Some(hit),
+            Refresh::Patched(entries) => {
+                let mut state = self.lock();
+                if let Some(cached) = state.cached.get_mut(key)
+                    && Arc::ptr_eq(&cached.entries, &hit.entries)
+                {
+                    cached.bytes = entries.heap_bytes();
+                    cached.entries = Arc::clone(&entries);
+                }
+                Some(ScanResult { entries, ..hit })
+            }
+            Refresh::Rewalk => {
+                let mut state = self.lock();
+                if state
+                    .cached
+                    .get(key)
+                    .is_some_and(|cached| Arc::ptr_eq(&cached.entries, &hit.entries))
+                {
+                    state.cached.remove(key);
+                }
+                drop(state);
+                watching.release(key);
+                None
+            }
+        }
+    }
+
+    /// Stop following the scans of `keys` (after they left the cache).
+    fn release(&self, keys: Vec<ScanKey>) {
+        if let Some(watching) = self.watching() {
+            keys.iter().for_each(|key| watching.release(key));
+        }
+    }
+
     /// Drop every cached list whose root contains `target` (a resolved,
     /// canonical path) or lies inside it (a renamed or deleted directory), and
     /// fence the matching walks in flight. A remembered refusal of such a
@@ -394,6 +509,12 @@ impl ScanCache {
     pub fn invalidate(&self, target: &Path) {
         let affected = |root: &Path| target.starts_with(root) || root.starts_with(target);
         let mut state = self.lock();
+        let dropped: Vec<ScanKey> = state
+            .cached
+            .keys()
+            .filter(|key| affected(&key.root))
+            .cloned()
+            .collect();
         state.cached.retain(|key, _| !affected(&key.root));
         state.refused.retain(|key, _| !affected(&key.root));
         for (key, flight) in &state.flights {
@@ -401,14 +522,18 @@ impl ScanCache {
                 fence(flight);
             }
         }
+        drop(state);
+        self.release(dropped);
     }
 
     /// Drop every cached list and fence every walk in flight.
     pub fn clear(&self) {
         let mut state = self.lock();
-        state.cached.clear();
+        let dropped: Vec<ScanKey> = state.cached.drain().map(|(key, _)| key).collect();
         state.refused.clear();
         state.flights.values().for_each(|f| fence(f));
+        drop(state);
+        self.release(dropped);
     }
 
     /// Current size of the cache.
@@ -419,6 +544,7 @@ impl ScanCache {
         let empty = CacheStats {
             walks: self.walks.load(Ordering::Relaxed),
             refused: state.refused.len(),
+            watch: self.watching().map(|w| w.stats()).unwrap_or_default(),
             ..CacheStats::default()
         };
         state.cached.values().fold(empty, |acc, c| CacheStats {
@@ -468,27 +594,50 @@ impl ScanCache {
             key,
             flight,
         };
-        let entries = self.walk_fresh(key, Needs::EVERYTHING, token)?.entries;
+        let (entries, generation) = match self.watching() {
+            Some(watching) => {
+                self.walks.fetch_add(1, Ordering::Relaxed);
+                let (entries, generation) = watching.scan(key, token)?;
+                (Arc::new(entries), Some(generation))
+            }
+            None => (
+                self.walk_fresh(key, Needs::EVERYTHING, token)?.entries,
+                None,
+            ),
+        };
         #[cfg(test)]
-        if let Some(gate) = self.landing_gate.lock().unwrap().take() {
-            let _ = gate.recv();
+        {
+            let gate = self.landing_gate.lock().unwrap().take();
+            if let Some(gate) = gate {
+                let _ = gate.recv();
+            }
         }
-        landing.land(Arc::clone(&entries), started);
+        landing.land(Arc::clone(&entries), started, generation);
         Ok(ScanResult {
             entries,
             cache_age_ms: 0,
         })
     }
 
-    fn store(&self, state: &mut State, key: &ScanKey, entries: Arc<Entries>, created_at: Instant) {
+    /// Store `entries` for `key`, evicting oldest first to stay within the
+    /// budgets; returns the keys that left (`key` itself when it was not
+    /// stored).
+    fn store(
+        &self,
+        state: &mut State,
+        key: &ScanKey,
+        entries: Arc<Entries>,
+        created_at: Instant,
+    ) -> Vec<ScanKey> {
         let bytes = entries.heap_bytes();
         if self.policy.max_entries == 0 {
-            return;
+            return vec![key.clone()];
         }
         if bytes > self.policy.max_bytes {
             state.refused.insert(key.clone(), created_at);
-            return;
+            return vec![key.clone()];
         }
+        let mut evicted = Vec::new();
         state.refused.remove(key);
         state.cached.insert(
             key.clone(),
@@ -507,10 +656,14 @@ impl ScanCache {
                 .min_by_key(|(_, c)| c.created_at)
                 .map(|(k, _)| k.clone());
             match oldest {
-                Some(oldest) => state.cached.remove(&oldest),
+                Some(oldest) => {
+                    state.cached.remove(&oldest);
+                    evicted.push(oldest);
+                }
                 None => break,
             };
         }
+        evicted
     }
 }
 
@@ -523,16 +676,29 @@ struct Landing<'a> {
 }
 
 impl Landing<'_> {
-    fn land(self, entries: Arc<Entries>, started: Instant) {
+    /// Publish the walk, store it unless fenced, and stop following the
+    /// scans that left the cache (this walk's own, by its `generation`,
+    /// when it was not stored).
+    fn land(self, entries: Arc<Entries>, started: Instant, generation: Option<Generation>) {
         let mut state = self.cache.lock();
-        let outcome = if is_fenced(self.flight) {
-            Err(())
+        let (outcome, left) = if is_fenced(self.flight) {
+            (Err(()), vec![self.key.clone()])
         } else {
-            self.cache
+            let left = self
+                .cache
                 .store(&mut state, self.key, Arc::clone(&entries), started);
-            Ok(entries)
+            (Ok(entries), left)
         };
         self.finish(&mut state, outcome);
+        drop(state);
+        let (own, others): (Vec<ScanKey>, Vec<ScanKey>) =
+            left.into_iter().partition(|key| key == self.key);
+        if let (Some(watching), Some(generation)) = (self.cache.watching(), generation)
+            && !own.is_empty()
+        {
+            watching.release_walk(self.key, generation);
+        }
+        self.cache.release(others);
         std::mem::forget(self);
     }
 

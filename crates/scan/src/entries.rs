@@ -149,22 +149,115 @@ impl Entries {
             tails: Vec::with_capacity(items.len()),
         };
         for item in items {
-            let start = entries.text.len();
             let separators = item
                 .key
                 .iter()
                 .map(|&b| if b == KEY_SEPARATOR { b'/' } else { b });
             entries.text.extend(separators);
-            let path = &entries.text[start..];
-            entries
-                .in_node_modules
-                .push(node_modules::in_node_modules(path));
-            entries.tails.push(path_tail(path));
-            entries.ends.push(entries.text.len());
-            entries.types.push(item.file_type);
-            entries.mtimes.push(item.mtime_ms.unwrap_or(MTIME_UNKNOWN));
+            entries.close_entry(item.file_type, item.mtime_ms);
         }
         entries
+    }
+
+    /// An empty list with room for `count` entries whose paths total
+    /// `text_len` bytes.
+    fn with_capacity(count: usize, text_len: usize) -> Entries {
+        Entries {
+            text: Vec::with_capacity(text_len),
+            ends: Vec::with_capacity(count),
+            types: Vec::with_capacity(count),
+            mtimes: Vec::with_capacity(count),
+            in_node_modules: Vec::with_capacity(count),
+            tails: Vec::with_capacity(count),
+        }
+    }
+
+    /// Append an entry after the last one (the caller keeps path order).
+    fn push(&mut self, path: &[u8], file_type: FileType, mtime_ms: Option<i64>) {
+        self.text.extend_from_slice(path);
+        self.close_entry(file_type, mtime_ms);
+    }
+
+    /// Finish the entry whose path was just appended to `text`.
+    fn close_entry(&mut self, file_type: FileType, mtime_ms: Option<i64>) {
+        let start = self.ends.last().copied().unwrap_or(0);
+        let path = &self.text[start..];
+        self.in_node_modules
+            .push(node_modules::in_node_modules(path));
+        self.tails.push(path_tail(path));
+        self.ends.push(self.text.len());
+        self.types.push(file_type);
+        self.mtimes.push(mtime_ms.unwrap_or(MTIME_UNKNOWN));
+    }
+
+    /// This list with `changes` applied, in one pass: every entry at or
+    /// below a removed path goes, then the added entries take their place
+    /// in path order (an added path that is also listed replaces it). Each
+    /// change is found by binary search and the untouched runs between
+    /// changes are copied column by column, so a patch costs a copy of the
+    /// list plus a search per change.
+    pub(crate) fn patched(&self, changes: &Patch) -> Entries {
+        let mut removed = changes.removed.iter().peekable();
+        let mut added = changes.added.iter().peekable();
+        let mut out = Entries::with_capacity(self.len() + changes.added.len(), self.text.len());
+        // Old entries before `at` are copied or dropped.
+        let mut at = 0;
+        loop {
+            // A removal goes before an addition of the same path.
+            let removal_first = match (removed.peek(), added.peek()) {
+                (Some(r), Some(a)) => compare_paths(r, &a.path).is_le(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let path: &[u8] = match removal_first {
+                true => removed.peek().map(|r| r.as_slice()),
+                false => added.peek().map(|a| a.path.as_slice()),
+            }
+            .unwrap_or_default();
+            let found = at
+                + partition_point(self.len() - at, |i| {
+                    compare_paths(self.get(at + i).path, path).is_lt()
+                });
+            out.copy_run(self, at..found);
+            at = found;
+            if removal_first {
+                while at < self.len() && is_within(self.get(at).path, path) {
+                    at += 1;
+                }
+                removed.next();
+            } else {
+                if at < self.len() && self.get(at).path == path {
+                    at += 1;
+                }
+                if let Some(add) = added.next() {
+                    out.push(&add.path, add.file_type, add.mtime_ms);
+                }
+            }
+        }
+        out.copy_run(self, at..self.len());
+        out
+    }
+
+    /// Append the entries `range` of `source`, column by column.
+    fn copy_run(&mut self, source: &Entries, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        let text_start = range.start.checked_sub(1).map_or(0, |i| source.ends[i]);
+        let text_end = source.ends[range.end - 1];
+        let base = self.text.len();
+        self.text
+            .extend_from_slice(&source.text[text_start..text_end]);
+        let ends = source.ends[range.clone()]
+            .iter()
+            .map(|end| end - text_start + base);
+        self.ends.extend(ends);
+        self.types.extend_from_slice(&source.types[range.clone()]);
+        self.mtimes.extend_from_slice(&source.mtimes[range.clone()]);
+        self.in_node_modules
+            .extend_from_slice(&source.in_node_modules[range.clone()]);
+        self.tails.extend_from_slice(&source.tails[range]);
     }
 
     /// Number of entries.
@@ -212,6 +305,14 @@ impl Entries {
         )
     }
 
+    /// The index of the entry at `path`, if listed.
+    pub(crate) fn find(&self, path: &[u8]) -> Option<usize> {
+        let at = partition_point(self.len(), |i| {
+            compare_paths(self.get(i).path, path).is_lt()
+        });
+        (at < self.len() && self.get(at).path == path).then_some(at)
+    }
+
     /// Record the mtime of an entry of a list walked for types only
     /// (see [`crate::walk::stat_mtimes`]).
     pub(crate) fn set_mtime(&mut self, index: usize, mtime_ms: i64) {
@@ -229,6 +330,44 @@ impl Entries {
             + self.in_node_modules.capacity()
             + self.tails.capacity() * mem::size_of::<u64>()
     }
+}
+
+/// Changes to apply to a list with [`Entries::patched`]: paths whose
+/// entries (and everything below them) go, and entries to add, each in path
+/// order without repeats.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Patch {
+    pub removed: Vec<Vec<u8>>,
+    pub added: Vec<Added>,
+}
+
+/// An entry to add to a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Added {
+    pub path: Vec<u8>,
+    pub file_type: FileType,
+    pub mtime_ms: Option<i64>,
+}
+
+/// The first index in `0..len` for which `before` is false (`before` is
+/// true for a prefix of the range).
+fn partition_point(len: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if before(mid) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
+/// Whether `path` is `dir` or lies below it.
+pub(crate) fn is_within(path: &[u8], dir: &[u8]) -> bool {
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
 }
 
 /// The last (up to) eight bytes of `path` as a big-endian integer, zero
@@ -353,6 +492,93 @@ mod tests {
             ]
         );
         assert!(list.heap_bytes() >= "aa/xa.txtb.txt".len() + 4 * 26);
+    }
+
+    fn listed(paths: &[&str]) -> Entries {
+        let keys: Vec<Vec<u8>> = paths.iter().map(|p| key(p)).collect();
+        Entries::from_unsorted(
+            keys.iter()
+                .map(|k| unsorted(k, FileType::File, Some(1)))
+                .collect(),
+        )
+    }
+
+    fn added(path: &str, mtime_ms: i64) -> Added {
+        Added {
+            path: path.as_bytes().to_vec(),
+            file_type: FileType::File,
+            mtime_ms: Some(mtime_ms),
+        }
+    }
+
+    #[test]
+    fn a_patch_removes_subtrees_and_adds_in_path_order() {
+        let before = ["a", "a/b", "a/b/c", "a/d", "a.txt", "b", "b/x", "c"];
+        let table: &[(&[&str], &[&str], &[&str])] = &[
+            // removed, added, expected paths
+            (&[], &[], &before),
+            (&["a"], &[], &["a.txt", "b", "b/x", "c"]),
+            (&["a", "a/b"], &[], &["a.txt", "b", "b/x", "c"]),
+            (
+                &["a/b"],
+                &["a/b"],
+                &["a", "a/b", "a/d", "a.txt", "b", "b/x", "c"],
+            ),
+            (
+                &[],
+                &["0", "a/a", "a/c", "b/y", "d"],
+                &[
+                    "0", "a", "a/a", "a/b", "a/b/c", "a/c", "a/d", "a.txt", "b", "b/x", "b/y", "c",
+                    "d",
+                ],
+            ),
+            (
+                &["b/x", "c"],
+                &["a-"],
+                &["a", "a/b", "a/b/c", "a/d", "a-", "a.txt", "b"],
+            ),
+            (&["missing"], &[], &before),
+            (&["a", "a.txt", "b", "c"], &[], &[]),
+        ];
+        for &(removed, adds, expected) in table {
+            let patch = Patch {
+                removed: removed.iter().map(|p| p.as_bytes().to_vec()).collect(),
+                added: adds.iter().map(|p| added(p, 2)).collect(),
+            };
+            let after = listed(&before).patched(&patch);
+            let paths: Vec<String> = after.iter().map(|e| e.path_lossy().into_owned()).collect();
+            assert_eq!(paths, expected, "removed {removed:?}, added {adds:?}");
+            for entry in after.iter() {
+                let mtime = if adds.contains(&&*entry.path_lossy()) {
+                    2
+                } else {
+                    1
+                };
+                assert_eq!(entry.mtime_ms, Some(mtime), "{entry:?}");
+                assert_eq!(entry.tail, path_tail(entry.path));
+            }
+            let mut sorted = paths.clone();
+            sorted.sort_by(|x, y| compare_paths(x.as_bytes(), y.as_bytes()));
+            assert_eq!(paths, sorted);
+        }
+    }
+
+    #[test]
+    fn a_patched_entry_replaces_the_listed_one_and_keeps_its_columns_right() {
+        let patch = Patch {
+            removed: Vec::new(),
+            added: vec![added("node_modules/x/index.js", 9)],
+        };
+        let before = listed(&["node_modules", "node_modules/x", "node_modules/x/index.js"]);
+        let after = before.patched(&patch);
+        let last = after.get(2);
+        assert_eq!(
+            (last.path, last.mtime_ms),
+            (&b"node_modules/x/index.js"[..], Some(9))
+        );
+        assert!(last.in_node_modules);
+        assert_eq!(last.tail, path_tail(b"index.js"));
+        assert_eq!(after.len(), 3);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //!   and gitignore switches; TTL, empty-result recheck, entry and byte
 //!   budgets, single-flight walks, a generation fence against stale inserts.
 //! - [`walk`]: the parallel, ignore-aware walker that fills it.
+//! - [`watch`]: opt-in filesystem events that keep stored scans exact,
+//!   patched before each answer, with the TTL as the fallback.
 //! - [`glob`](mod@glob): glob matching over a scan with a bounded top-N.
 //! - [`grep`](mod@grep): content search over a scan (or one file, or a buffer) with
 //!   `rg`'s matching rules, parallel but reported in path order.
@@ -50,6 +52,7 @@ pub mod paths;
 mod top_n;
 pub mod view;
 pub mod walk;
+pub mod watch;
 
 use natives_core::{cancel, error};
 
@@ -64,6 +67,7 @@ pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
 pub use paths::{resolve_invalidation_targets, resolve_search_path};
 pub use walk::ScanPolicy;
+pub use watch::WatchStats;
 
 /// Invalidate the global cache after a filesystem mutation (seed 001).
 ///

@@ -102,6 +102,57 @@ pub fn scan_for(
     Ok(sorted(&collect_batches(root, &builder, mtimes, token)?))
 }
 
+/// Called with every directory a watched walk admits, before the walk reads
+/// its ignore files or lists it (see [`scan_watching`]).
+pub(crate) type OnDir = Arc<dyn Fn(&Path) + Send + Sync>;
+
+/// [`scan`], calling `on_dir` with the root and then with every directory
+/// below it that the walk admits, each before the walk reads that
+/// directory's ignore files or lists it: `ignore` decides on a child while
+/// it lists the parent (the filter runs last, on admitted entries only) and
+/// reads the child later. A watch added by `on_dir` therefore sees every
+/// change the walk's listing could miss.
+pub(crate) fn scan_watching(
+    root: &Path,
+    policy: ScanPolicy,
+    on_dir: OnDir,
+    token: &CancelToken,
+) -> Result<Entries> {
+    on_dir(root);
+    let mut builder = walker_admitting(root, policy, true, move |entry| {
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            on_dir(entry.path());
+        }
+        true
+    });
+    builder.threads(walker_threads());
+    Ok(sorted(&collect_batches(
+        root,
+        &builder,
+        Mtimes::All,
+        token,
+    )?))
+}
+
+/// Type and mtime of `path` by `lstat` (links not followed), or `None`
+/// when it does not exist or cannot be read.
+pub(crate) fn lstat(path: &Path) -> Option<(FileType, Option<i64>)> {
+    StatAt::default().lstat(path)
+}
+
+/// A matcher deciding single paths below `root` by the rules a walk of
+/// `policy` applies (ignore files of every level, hidden entries); `.git`
+/// and the cache's `node_modules` rule are the caller's to apply.
+pub(crate) fn matcher(root: &Path, policy: ScanPolicy) -> ignore::IncrementalIgnore {
+    let mut matchers = walker(root, policy, true).build_matchers();
+    matchers.swap_remove(0)
+}
+
+/// The name of the directory a walk never enters.
+pub(crate) fn is_git_dir(name: &[u8]) -> bool {
+    name == GIT_DIR.as_bytes()
+}
+
 /// A predicate on entries as a walk meets them (mtime unknown).
 pub(crate) type Wanted<'a> = dyn Fn(&Entry<'_>) -> bool + Sync + 'a;
 

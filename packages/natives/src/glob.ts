@@ -12,7 +12,12 @@ import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
-const { fsScanCacheStats: nativeStats, invalidateFsScanCache: nativeInvalidate, nativeGlob } = native;
+const {
+  fsScanCacheStats: nativeStats,
+  invalidateFsScanCache: nativeInvalidate,
+  nativeGlob,
+  watchFsScanCache: nativeWatch,
+} = native;
 
 /** What a filesystem entry is (from `lstat`: links are never followed). */
 export const FileType = native.FileType;
@@ -120,6 +125,18 @@ export function invalidateFsScanCache(path?: string): void {
   }
   handOverScanCachePolicy();
   callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : anchored(path)));
+}
+
+/**
+ * Keep the scans the cache stores from now on exact by following filesystem
+ * events, as `FS_SCAN_CACHE_WATCH=1` does from the start: a cached answer then
+ * includes every change the kernel reported before the call, whoever made it,
+ * and the TTL only applies to roots that could not be watched (see
+ * `fsScanCacheStats().watch`). Throws `EIO` when the system gives no watcher.
+ */
+export function watchFsScanCache(): void {
+  handOverScanCachePolicy();
+  callNative('watchFsScanCache', nativeWatch);
 }
 
 /** The scan cache's size: cached scans, entries, bytes, bytes per entry, walks run. */

@@ -9,7 +9,7 @@
  * records an orchestrator's tasks, runs and worktrees, and hands a branch an earlier attempt still
  * has checked out over to its retry without losing a byte.
  */
-export { FileType, fsScanCacheStats, glob, invalidateFsScanCache } from './glob.ts';
+export { FileType, fsScanCacheStats, glob, invalidateFsScanCache, watchFsScanCache } from './glob.ts';
 export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from './glob.ts';
 export { fuzzyFind } from './fuzzy.ts';
 export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch, FuzzyTier } from './fuzzy.ts';

@@ -1,0 +1,795 @@
+//! Cached scans kept exact by filesystem events (opt-in per process).
+//!
+//! Without events a cached scan can be up to a TTL old for every change the
+//! agent's own tools did not report: a build, a `git checkout`, an editor, a
+//! second agent. With watching on, a cached scan of a watched root is never
+//! older than the last event the kernel delivered before the call:
+//!
+//! - **Watches** are per directory (`notify`, non-recursive): the root of each
+//!   cached scan, every directory the scan lists, and the root's ancestors
+//!   (their ignore files apply below). A directory is watched when the walk
+//!   admits it, before the walk reads its ignore files or lists it (see
+//!   `walk::scan_watching`), so no change falls between listing and
+//!   watching. Scans of one root in different partitions share watches.
+//! - **Draining before answering.** `notify` reads the kernel's queue on a
+//!   thread of its own. Before a watched scan answers, a cookie file is
+//!   created in a private directory the same watcher watches, and the answer
+//!   waits until its event has been routed: a watcher's events come in the
+//!   order the kernel queued them, so every earlier event has been too.
+//! - **Patching.** An event names a path; the patcher reconciles each named
+//!   path with what `lstat` finds now rather than trusting the event's kind:
+//!   its old entry and subtree go, its current state comes back if the scan's
+//!   rules admit it (`ignore`'s [`IncrementalIgnore`]), and a directory that
+//!   appeared is walked (and watched). Its parent's mtime is re-read too, since
+//!   the kernel reports a child's change to the parent's watch only.
+//! - **What it cannot prove, it drops.** A change to an ignore file, to `.git`,
+//!   or to the root or one of its ancestors drops the scan (the next call walks
+//!   again). A lost event queue, a watch that cannot be added (the budget or
+//!   the kernel's limit), a watcher error or a cookie that never arrives makes
+//!   the scan fall back to the TTL, with the reason in [`WatchStats`].
+//!
+//! Every watch counts against [`WatchPolicy::budget`]; a scan that would
+//! exceed it falls back instead of being half watched.
+
+use std::{
+    collections::{HashMap, HashSet},
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Condvar, Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use ignore::IncrementalIgnore;
+use notify::{
+    Config, Event, EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher,
+    event::ModifyKind,
+};
+
+use crate::{
+    cache::ScanKey,
+    cancel::CancelToken,
+    entries::{
+        Added, Entries, FileType, Patch, bytes_to_path, compare_paths, is_within, path_to_bytes,
+    },
+    error::Result,
+    walk,
+};
+
+/// How long an answer waits for its cookie. The cookie's event follows
+/// the events queued before it within microseconds on an idle machine; a
+/// wait this long means the watcher's thread is stuck, and the scan falls
+/// back rather than answering from an unknown state.
+const COOKIE_WAIT: Duration = Duration::from_secs(5);
+
+/// Names whose change alters which entries a scan admits.
+const RULE_NAMES: [&[u8]; 3] = [b".gitignore", b".ignore", b".git"];
+
+/// Default watch budget when the kernel's limit cannot be read: Linux's
+/// historical default `max_user_watches` is 8192.
+const FALLBACK_BUDGET: usize = 8_192;
+
+/// Most watches taken by default: a quarter of the kernel's per-user limit
+/// (other programs of the user watch too), at most this many.
+const MAX_DEFAULT_BUDGET: usize = 131_072;
+
+/// Watching's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WatchPolicy {
+    /// Most directories watched at once across every scan.
+    pub budget: usize,
+}
+
+impl Default for WatchPolicy {
+    fn default() -> WatchPolicy {
+        WatchPolicy {
+            budget: default_budget(),
+        }
+    }
+}
+
+/// A quarter of the kernel's `max_user_watches`, capped; see the constants.
+fn default_budget() -> usize {
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .map_or(FALLBACK_BUDGET, |limit| {
+            (limit / 4).clamp(1, MAX_DEFAULT_BUDGET)
+        })
+}
+
+/// Why a scan stopped following events and fell back to the TTL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fallback {
+    /// The kernel's event queue overflowed: events were lost.
+    Overflow,
+    /// Watching the scan's directories would exceed the watch budget.
+    WatchBudget,
+    /// The kernel refused a watch (its per-user limit).
+    WatchLimit,
+    /// The watcher reported an error.
+    WatcherError,
+    /// A cookie's event did not arrive in time.
+    CookieTimeout,
+}
+
+/// Counters of watching, for the cache's stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WatchStats {
+    /// Whether watching is on.
+    pub enabled: bool,
+    /// Cached scans following events.
+    pub watched_roots: usize,
+    /// Directories watched.
+    pub watches: usize,
+    /// Event paths applied to cached scans.
+    pub events_applied: u64,
+    /// Scans dropped for a change the patcher does not apply (rules, root).
+    pub rewalks: u64,
+    /// Scans that fell back to the TTL because the kernel's event queue
+    /// overflowed.
+    pub overflow: u64,
+    /// ... because watching them would exceed the watch budget.
+    pub watch_budget: u64,
+    /// ... because the kernel refused a watch (its per-user limit).
+    pub watch_limit: u64,
+    /// ... because the watcher reported an error.
+    pub watcher_error: u64,
+    /// ... because a cookie's event did not arrive in time.
+    pub cookie_timeout: u64,
+}
+
+/// What a cached scan is after draining its events.
+pub(crate) enum Refresh {
+    /// Nothing changed under it.
+    Current,
+    /// These entries replace it.
+    Patched(Arc<Entries>),
+    /// It must be walked again.
+    Rewalk,
+    /// It does not follow events: the TTL decides.
+    Unwatched,
+}
+
+/// The process's watcher and the routing of its events to cached scans.
+pub(crate) struct Watching {
+    watcher: Mutex<RecommendedWatcher>,
+    shared: Arc<Shared>,
+    cookies: tempfile::TempDir,
+    next_cookie: AtomicU64,
+    /// Numbers the walks that watch, so a walk that ends late (fenced by an
+    /// invalidation) gives back its own watches, not those of the walk
+    /// that replaced it.
+    next_generation: AtomicU64,
+    policy: WatchPolicy,
+}
+
+/// Which watching walk of a key a route belongs to.
+pub(crate) type Generation = u64;
+
+struct Shared {
+    routes: Mutex<Routes>,
+    cookie_arrived: Condvar,
+    /// Test hook: held by a test to stall the watcher's thread (so the
+    /// kernel's queue overflows).
+    #[cfg(test)]
+    stall: Mutex<()>,
+}
+
+#[derive(Default)]
+struct Routes {
+    keys: HashMap<ScanKey, Route>,
+    /// Every watched directory and how many scans hold it.
+    holders: HashMap<PathBuf, usize>,
+    /// The highest cookie whose event was routed.
+    cookie_seen: u64,
+    stats: WatchStats,
+}
+
+/// One cached scan's share of the watcher.
+#[derive(Default)]
+struct Route {
+    /// The walk that made this route.
+    generation: Generation,
+    /// Directories this scan holds a watch on.
+    dirs: HashSet<PathBuf>,
+    /// Paths named by events since the last patch, and whether an event on
+    /// the path was structural (created, removed, renamed) rather than a
+    /// change of content or attributes.
+    pending: HashMap<PathBuf, bool>,
+    /// The scan must be walked again.
+    rewalk: bool,
+    /// Why the scan no longer follows events.
+    fallen: Option<Fallback>,
+}
+
+impl Watching {
+    /// A watcher with its cookie directory, or the error that prevents one.
+    pub(crate) fn start(policy: WatchPolicy) -> std::io::Result<Watching> {
+        let cookies = tempfile::Builder::new()
+            .prefix("natives-watch-")
+            .tempdir()?;
+        let shared = Arc::new(Shared {
+            routes: Mutex::new(Routes::default()),
+            cookie_arrived: Condvar::new(),
+            #[cfg(test)]
+            stall: Mutex::new(()),
+        });
+        let cookie_dir = cookies.path().to_path_buf();
+        let handler = {
+            let shared = Arc::clone(&shared);
+            move |event: notify::Result<Event>| shared.route(&cookie_dir, event)
+        };
+        let config = Config::default().with_event_kinds(EventKindMask::CORE);
+        let mut watcher =
+            RecommendedWatcher::new(handler, config).map_err(std::io::Error::other)?;
+        watcher
+            .watch(cookies.path(), RecursiveMode::NonRecursive)
+            .map_err(std::io::Error::other)?;
+        Ok(Watching {
+            watcher: Mutex::new(watcher),
+            shared,
+            cookies,
+            next_cookie: AtomicU64::new(0),
+            next_generation: AtomicU64::new(0),
+            policy,
+        })
+    }
+
+    /// Walk `key` for the cache, watching its root, the root's ancestors and
+    /// every directory the walk admits; returns the entries and the walk's
+    /// generation (see [`Watching::release_walk`]). A scan that could not be
+    /// watched whole has fallen back by the time this returns; a walk that
+    /// fails gives its watches back.
+    pub(crate) fn scan(
+        self: &Arc<Self>,
+        key: &ScanKey,
+        token: &CancelToken,
+    ) -> Result<(Entries, Generation)> {
+        self.release(key);
+        let generation = self.next_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let route = Route {
+            generation,
+            ..Route::default()
+        };
+        self.shared.lock().keys.insert(key.clone(), route);
+        for ancestor in key.root.ancestors().skip(1) {
+            self.hold(key, ancestor);
+        }
+        let watching = Arc::clone(self);
+        let owner = key.clone();
+        let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
+        match walk::scan_watching(&key.root, key.policy, on_dir, token) {
+            Ok(entries) => Ok((entries, generation)),
+            Err(err) => {
+                self.release_walk(key, generation);
+                Err(err)
+            }
+        }
+    }
+
+    /// [`Watching::release`], if `key` still follows the walk `generation`
+    /// made (and not a later walk's).
+    pub(crate) fn release_walk(&self, key: &ScanKey, generation: Generation) {
+        let route = {
+            let mut routes = self.shared.lock();
+            match routes.keys.get(key) {
+                Some(route) if route.generation == generation => routes.keys.remove(key),
+                _ => None,
+            }
+        };
+        if let Some(route) = route {
+            self.let_go(route.dirs);
+        }
+    }
+
+    /// Drain `key`'s events up to now and apply them to `entries`.
+    pub(crate) fn refresh(self: &Arc<Self>, key: &ScanKey, entries: &Entries) -> Refresh {
+        if !self.drain() {
+            self.fall(key, Fallback::CookieTimeout);
+        }
+        // Events drained may include a lost queue: a scan that fell gives its
+        // watches back here.
+        if !self.follows(key) {
+            return Refresh::Unwatched;
+        }
+        let pending = {
+            let mut routes = self.shared.lock();
+            let Some(route) = routes.keys.get_mut(key) else {
+                return Refresh::Unwatched;
+            };
+            if route.rewalk {
+                routes.stats.rewalks += 1;
+                return Refresh::Rewalk;
+            }
+            std::mem::take(&mut route.pending)
+        };
+        if pending.is_empty() {
+            return Refresh::Current;
+        }
+        let applied = pending.len() as u64;
+        let refresh = match self.patch(key, entries, pending) {
+            Some(patch) => Refresh::Patched(Arc::new(entries.patched(&patch))),
+            None => Refresh::Rewalk,
+        };
+        let mut routes = self.shared.lock();
+        match refresh {
+            Refresh::Rewalk => routes.stats.rewalks += 1,
+            _ => routes.stats.events_applied += applied,
+        }
+        drop(routes);
+        if !self.follows(key) {
+            return Refresh::Unwatched;
+        }
+        refresh
+    }
+
+    /// Whether `key`'s scan follows events (one that fell gives its
+    /// watches back here).
+    pub(crate) fn follows(&self, key: &ScanKey) -> bool {
+        self.tidy(key);
+        self.shared
+            .lock()
+            .keys
+            .get(key)
+            .is_some_and(|route| route.fallen.is_none())
+    }
+
+    /// Stop following `key`: its watches go (those no other scan holds).
+    pub(crate) fn release(&self, key: &ScanKey) {
+        let dirs = match self.shared.lock().keys.remove(key) {
+            Some(route) => route.dirs,
+            None => return,
+        };
+        self.let_go(dirs);
+    }
+
+    /// The counters, with `enabled` set.
+    pub(crate) fn stats(&self) -> WatchStats {
+        let routes = self.shared.lock();
+        WatchStats {
+            enabled: true,
+            watched_roots: routes.keys.values().filter(|r| r.fallen.is_none()).count(),
+            watches: routes.holders.len(),
+            ..routes.stats
+        }
+    }
+
+    /// Create the next cookie and wait until its event has been routed:
+    /// `false` when it did not arrive in time.
+    fn drain(&self) -> bool {
+        let cookie = self.next_cookie.fetch_add(1, Ordering::SeqCst) + 1;
+        let path = self.cookies.path().join(cookie.to_string());
+        if std::fs::write(&path, b"").is_err() {
+            return false;
+        }
+        let routes = self.shared.lock();
+        let (routes, _) = self
+            .shared
+            .cookie_arrived
+            .wait_timeout_while(routes, COOKIE_WAIT, |r| r.cookie_seen < cookie)
+            .unwrap_or_else(|p| p.into_inner());
+        let arrived = routes.cookie_seen >= cookie;
+        drop(routes);
+        let _ = std::fs::remove_file(&path);
+        arrived
+    }
+
+    /// Watch `dir` for `key` (counted once per scan and directory). Over the
+    /// budget, or when the watcher refuses, the scan falls back.
+    ///
+    /// The watch is (re)added even when another scan holds the same path:
+    /// the directory there may be a new one (removed and made again, or
+    /// renamed into place) whose events nobody receives yet, and adding a
+    /// watch for a path `notify` already watches replaces it.
+    fn hold(&self, key: &ScanKey, dir: &Path) {
+        {
+            let mut routes = self.shared.lock();
+            let over_budget =
+                !routes.holders.contains_key(dir) && routes.holders.len() >= self.policy.budget;
+            let Some(route) = routes.keys.get_mut(key) else {
+                return;
+            };
+            if route.fallen.is_some() || route.dirs.contains(dir) {
+                return;
+            }
+            if over_budget {
+                routes.fall(key, Fallback::WatchBudget);
+                return;
+            }
+            route.dirs.insert(dir.to_path_buf());
+            *routes.holders.entry(dir.to_path_buf()).or_default() += 1;
+        }
+        // Never with the routes locked: `notify` answers on the thread that
+        // routes events, which may be waiting for that lock.
+        let added = self.lock_watcher().watch(dir, RecursiveMode::NonRecursive);
+        if let Err(err) = added {
+            let fallback = match err.kind {
+                notify::ErrorKind::PathNotFound => return,
+                notify::ErrorKind::MaxFilesWatch => Fallback::WatchLimit,
+                _ => Fallback::WatcherError,
+            };
+            self.fall(key, fallback);
+        }
+    }
+
+    /// Give up the watches on `dirs` that no scan holds any more.
+    fn let_go(&self, dirs: HashSet<PathBuf>) {
+        let unheld: Vec<PathBuf> = {
+            let mut routes = self.shared.lock();
+            dirs.into_iter()
+                .filter(|dir| routes.drop_holder(dir))
+                .collect()
+        };
+        let mut watcher = self.lock_watcher();
+        for dir in unheld {
+            // A watch the kernel already dropped (its directory went) is
+            // gone either way.
+            let _ = watcher.unwatch(&dir);
+        }
+    }
+
+    /// `key` stops following events, for `reason`, and gives its watches
+    /// back. Not on the watcher's thread (see [`Watching::hold`]).
+    fn fall(&self, key: &ScanKey, reason: Fallback) {
+        self.shared.lock().fall(key, reason);
+        self.tidy(key);
+    }
+
+    /// Give back the watches of `key` if it fell (on the watcher's thread,
+    /// a fall only marks it).
+    fn tidy(&self, key: &ScanKey) {
+        let dirs = {
+            let mut routes = self.shared.lock();
+            match routes.keys.get_mut(key) {
+                Some(route) if route.fallen.is_some() => std::mem::take(&mut route.dirs),
+                _ => return,
+            }
+        };
+        self.let_go(dirs);
+    }
+
+    /// The changes that bring `entries` (the scan of `key`) up to date with
+    /// the paths `pending` names, or `None` when the scan must be walked
+    /// again.
+    fn patch(
+        self: &Arc<Self>,
+        key: &ScanKey,
+        entries: &Entries,
+        pending: HashMap<PathBuf, bool>,
+    ) -> Option<Patch> {
+        let mut named: Vec<(Vec<u8>, bool)> = pending
+            .into_iter()
+            .filter_map(|(path, structural)| {
+                let relative = path.strip_prefix(&key.root).ok()?;
+                Some((path_to_bytes(relative).into_owned(), structural))
+            })
+            .collect();
+        named.sort_by(|a, b| compare_paths(&a.0, &b.0));
+        let mut patcher = Patcher {
+            watching: self,
+            key,
+            entries,
+            matcher: walk::matcher(&key.root, key.policy),
+            changes: Changes::default(),
+        };
+        for (relative, structural) in named {
+            patcher.reconcile(&relative, structural)?;
+        }
+        Some(patcher.changes.into_patch())
+    }
+
+    fn lock_watcher(&self) -> MutexGuard<'_, RecommendedWatcher> {
+        self.watcher.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Route one event from the watcher's thread.
+    fn route(&self, cookies: &Path, event: notify::Result<Event>) {
+        #[cfg(test)]
+        drop(self.stall.lock());
+        let mut routes = self.lock();
+        let event = match event {
+            Ok(event) if event.need_rescan() => return routes.fall_all(Fallback::Overflow),
+            Ok(event) => event,
+            Err(err) => {
+                let reason = match err.kind {
+                    notify::ErrorKind::MaxFilesWatch => Fallback::WatchLimit,
+                    _ => Fallback::WatcherError,
+                };
+                return routes.fall_all(reason);
+            }
+        };
+        let structural = !matches!(
+            event.kind,
+            EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Metadata(_)) | EventKind::Access(_)
+        );
+        for path in &event.paths {
+            if path.parent() == Some(cookies) {
+                let number = path.file_name().and_then(|n| n.to_str()?.parse().ok());
+                if let Some(number) = number {
+                    routes.cookie_seen = routes.cookie_seen.max(number);
+                    self.cookie_arrived.notify_all();
+                }
+                continue;
+            }
+            routes.note(path, structural);
+        }
+    }
+}
+
+impl Routes {
+    /// Record an event on `path` for every scan it concerns.
+    fn note(&mut self, path: &Path, structural: bool) {
+        for (key, route) in &mut self.keys {
+            if route.fallen.is_some() {
+                continue;
+            }
+            if path.starts_with(&key.root) && path != key.root {
+                *route.pending.entry(path.to_path_buf()).or_default() |= structural;
+            } else if (structural && key.root.starts_with(path))
+                || (key.policy.use_gitignore && is_rule_of(path, &key.root))
+            {
+                // The root itself moved or went, or a rule above it changed.
+                route.rewalk = true;
+            }
+        }
+    }
+
+    fn fall(&mut self, key: &ScanKey, reason: Fallback) {
+        let Some(route) = self.keys.get_mut(key) else {
+            return;
+        };
+        if route.fallen.is_none() {
+            route.fallen = Some(reason);
+            self.stats.count(reason);
+        }
+    }
+
+    fn fall_all(&mut self, reason: Fallback) {
+        let keys: Vec<ScanKey> = self.keys.keys().cloned().collect();
+        keys.iter().for_each(|key| self.fall(key, reason));
+    }
+
+    /// One scan less holds `dir`; `true` when none does any more.
+    fn drop_holder(&mut self, dir: &Path) -> bool {
+        match self.holders.get_mut(dir) {
+            Some(count) if *count > 1 => {
+                *count -= 1;
+                false
+            }
+            Some(_) => {
+                self.holders.remove(dir);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl WatchStats {
+    fn count(&mut self, reason: Fallback) {
+        let counter = match reason {
+            Fallback::Overflow => &mut self.overflow,
+            Fallback::WatchBudget => &mut self.watch_budget,
+            Fallback::WatchLimit => &mut self.watch_limit,
+            Fallback::WatcherError => &mut self.watcher_error,
+            Fallback::CookieTimeout => &mut self.cookie_timeout,
+        };
+        *counter += 1;
+    }
+}
+
+/// Whether `path` is an ignore rule source of a scan of `root` outside it:
+/// an ignore file or `.git` in one of the root's ancestors.
+fn is_rule_of(path: &Path, root: &Path) -> bool {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return false;
+    };
+    root.starts_with(parent) && RULE_NAMES.contains(&path_to_bytes(Path::new(name)).as_ref())
+}
+
+/// Reconciles the paths events named with what is there now.
+struct Patcher<'a> {
+    watching: &'a Arc<Watching>,
+    key: &'a ScanKey,
+    entries: &'a Entries,
+    matcher: IncrementalIgnore,
+    changes: Changes,
+}
+
+/// Changes gathered for a [`Patch`], each path once.
+#[derive(Default)]
+struct Changes {
+    removed: Vec<Vec<u8>>,
+    added: HashMap<Vec<u8>, (FileType, Option<i64>)>,
+    /// Directories walked whole in this patch: what lies below them is
+    /// already current.
+    walked: Vec<Vec<u8>>,
+}
+
+impl Changes {
+    fn into_patch(self) -> Patch {
+        let mut removed = self.removed;
+        removed.sort_by(|a, b| compare_paths(a, b));
+        removed.dedup();
+        let mut added: Vec<Added> = self
+            .added
+            .into_iter()
+            .map(|(path, (file_type, mtime_ms))| Added {
+                path,
+                file_type,
+                mtime_ms,
+            })
+            .collect();
+        added.sort_by(|a, b| compare_paths(&a.path, &b.path));
+        Patch { removed, added }
+    }
+}
+
+impl Patcher<'_> {
+    /// Bring `relative` up to date; `None` when the scan must be walked
+    /// again instead.
+    fn reconcile(&mut self, relative: &[u8], structural: bool) -> Option<()> {
+        if self
+            .changes
+            .walked
+            .iter()
+            .any(|dir| is_within(relative, dir))
+        {
+            return Some(());
+        }
+        let name = relative.rsplit(|&b| b == b'/').next().unwrap_or(relative);
+        if self.key.policy.use_gitignore && RULE_NAMES.contains(&name) {
+            return None;
+        }
+        let parent = parent_of(relative);
+        if parent.is_some_and(|parent| !self.is_listed_dir(parent)) {
+            // Named through a directory the scan does not list (one renamed
+            // away since): that directory's own event brings it up to date.
+            return Some(());
+        }
+        if !relative.split(|&b| b == b'/').any(walk::is_git_dir) {
+            self.bring_up_to_date(relative, structural)?;
+        }
+        if let Some(parent) = parent {
+            self.refresh_dir(parent);
+        }
+        Some(())
+    }
+
+    /// The entry of `relative` (in a listed directory) as it is now.
+    fn bring_up_to_date(&mut self, relative: &[u8], structural: bool) -> Option<()> {
+        let absolute = self.key.root.join(bytes_to_path(relative));
+        let now = walk::lstat(&absolute);
+        let listed = self
+            .entries
+            .find(relative)
+            .map(|i| self.entries.get(i).file_type);
+        match (structural, listed, now) {
+            (false, Some(was), Some((file_type, mtime_ms))) if was == file_type => {
+                self.changes
+                    .added
+                    .insert(relative.to_vec(), (file_type, mtime_ms));
+                Some(())
+            }
+            _ => {
+                if listed == Some(FileType::Dir) {
+                    self.let_go_within(&absolute);
+                }
+                self.replace(relative, &absolute, now)
+            }
+        }
+    }
+
+    /// Drop `relative` and its subtree, then add what is there now if the
+    /// scan's rules admit it, walking a directory.
+    fn replace(
+        &mut self,
+        relative: &[u8],
+        absolute: &Path,
+        now: Option<(FileType, Option<i64>)>,
+    ) -> Option<()> {
+        self.changes.removed.push(relative.to_vec());
+        let Some((file_type, mtime_ms)) = now else {
+            return Some(());
+        };
+        let is_dir = file_type == FileType::Dir;
+        if self
+            .matcher
+            .matched(bytes_to_path(relative), is_dir)
+            .is_ignore()
+        {
+            return Some(());
+        }
+        self.changes
+            .added
+            .insert(relative.to_vec(), (file_type, mtime_ms));
+        if is_dir {
+            self.walk_into(relative, absolute);
+        }
+        Some(())
+    }
+
+    /// Walk the new directory `relative` (watching it) and add its entries.
+    fn walk_into(&mut self, relative: &[u8], absolute: &Path) {
+        let watching = Arc::clone(self.watching);
+        let owner = self.key.clone();
+        let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
+        // A directory that vanished or became unreadable since the `lstat`
+        // has its own event coming: an empty walk is right for now.
+        let found = walk::scan_watching(absolute, self.key.policy, on_dir, &CancelToken::new())
+            .unwrap_or_default();
+        for entry in found.iter() {
+            let mut path = relative.to_vec();
+            path.push(b'/');
+            path.extend_from_slice(entry.path);
+            self.changes
+                .added
+                .insert(path, (entry.file_type, entry.mtime_ms));
+        }
+        self.changes.walked.push(relative.to_vec());
+    }
+
+    /// Re-read the mtime of the listed directory `relative`, whose children
+    /// changed.
+    fn refresh_dir(&mut self, relative: &[u8]) {
+        if self.changes.added.contains_key(relative) {
+            return;
+        }
+        let absolute = self.key.root.join(bytes_to_path(relative));
+        if let Some((FileType::Dir, mtime_ms)) = walk::lstat(&absolute) {
+            self.changes
+                .added
+                .insert(relative.to_vec(), (FileType::Dir, mtime_ms));
+        }
+    }
+
+    /// Whether `relative` is a directory of the scan (listed, or walked in
+    /// this patch).
+    fn is_listed_dir(&self, relative: &[u8]) -> bool {
+        let listed = self
+            .entries
+            .find(relative)
+            .is_some_and(|i| self.entries.get(i).file_type == FileType::Dir);
+        listed
+            || self
+                .changes
+                .added
+                .get(relative)
+                .is_some_and(|(t, _)| *t == FileType::Dir)
+    }
+
+    /// Give up this scan's watches at or below `absolute`.
+    fn let_go_within(&self, absolute: &Path) {
+        let dirs: HashSet<PathBuf> = {
+            let mut routes = self.watching.shared.lock();
+            let Some(route) = routes.keys.get_mut(self.key) else {
+                return;
+            };
+            let within: HashSet<PathBuf> = route
+                .dirs
+                .iter()
+                .filter(|dir| dir.starts_with(absolute))
+                .cloned()
+                .collect();
+            route.dirs.retain(|dir| !within.contains(dir));
+            within
+        };
+        self.watching.let_go(dirs);
+    }
+}
+
+/// The parent of the relative path `relative`, if it is not the root.
+fn parent_of(relative: &[u8]) -> Option<&[u8]> {
+    memchr::memrchr(b'/', relative).map(|slash| &relative[..slash])
+}
+
+#[cfg(test)]
+mod tests;

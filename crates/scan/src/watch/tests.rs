@@ -1,0 +1,415 @@
+//! Watched scans against fresh walks, with the changes made by another
+//! process, as an editor, a build or `git` would make them.
+
+use std::{fs, path::Path, process::Command, time::Duration};
+
+use super::*;
+use crate::{
+    cache::{CachePolicy, ScanCache},
+    walk::{Needs, ScanPolicy},
+};
+
+/// Every partition of a root.
+const PARTITIONS: [ScanPolicy; 4] = [
+    ScanPolicy {
+        include_hidden: false,
+        use_gitignore: true,
+    },
+    ScanPolicy {
+        include_hidden: true,
+        use_gitignore: true,
+    },
+    ScanPolicy {
+        include_hidden: false,
+        use_gitignore: false,
+    },
+    ScanPolicy {
+        include_hidden: true,
+        use_gitignore: false,
+    },
+];
+
+/// A TTL no test outlives: every answer must come from events, not age.
+const LONG_TTL: Duration = Duration::from_secs(600);
+
+fn watched_cache(budget: usize) -> ScanCache {
+    let policy = CachePolicy::default()
+        .ttl(LONG_TTL)
+        .watch(true)
+        .watch_budget(budget);
+    ScanCache::new(policy)
+}
+
+fn key(root: &Path, policy: ScanPolicy) -> ScanKey {
+    ScanKey {
+        root: fs::canonicalize(root).unwrap(),
+        policy,
+    }
+}
+
+/// (path, type, mtime) of every entry.
+type Listing = Vec<(String, FileType, Option<i64>)>;
+
+fn listing(entries: &Entries) -> Listing {
+    entries
+        .iter()
+        .map(|e| (e.path_lossy().into_owned(), e.file_type, e.mtime_ms))
+        .collect()
+}
+
+fn cached(cache: &ScanCache, key: &ScanKey) -> Listing {
+    listing(
+        &cache
+            .get_or_scan(key, Needs::EVERYTHING, &CancelToken::new())
+            .unwrap()
+            .entries,
+    )
+}
+
+fn fresh(key: &ScanKey) -> Listing {
+    listing(&walk::scan(&key.root, key.policy, &CancelToken::new()).unwrap())
+}
+
+/// Run `script` in `root` with `sh`: another process changes the tree.
+fn sh(root: &Path, script: &str) {
+    let status = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+}
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    sh(
+        dir.path(),
+        "git init -q . && mkdir -p src/deep/er .hidden ignored node_modules/pkg \
+         && echo 'ignored/' > .gitignore && touch src/a.ts src/deep/b.ts .hidden/c \
+         ignored/d node_modules/pkg/index.js",
+    );
+    dir
+}
+
+#[test]
+fn a_watched_scan_sees_what_another_process_changed_without_invalidation() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let keys: Vec<ScanKey> = PARTITIONS.iter().map(|&p| key(dir.path(), p)).collect();
+    for key in &keys {
+        assert_eq!(cached(&cache, key), fresh(key));
+    }
+    let walks = cache.stats().walks;
+    let steps = [
+        "touch src/new.ts",
+        "mkdir -p src/made/inner && touch src/made/inner/x.ts src/made/.dot",
+        "mv src/made src/moved",
+        "rm -r src/deep",
+        "echo more >> src/a.ts",
+        "mv src/moved/inner/x.ts node_modules/pkg/",
+        "mkdir .hidden/sub && touch .hidden/sub/y ignored/e",
+        "rm -r src/moved && mkdir src/moved && touch src/moved/again",
+    ];
+    for step in steps {
+        sh(dir.path(), step);
+        for key in &keys {
+            assert_eq!(
+                cached(&cache, key),
+                fresh(key),
+                "after `{step}`, {:?}",
+                key.policy
+            );
+        }
+    }
+    let stats = cache.stats();
+    assert_eq!(stats.walks, walks, "patched, never walked again");
+    assert_eq!((stats.watch.watched_roots, stats.watch.rewalks), (4, 0));
+    assert!(stats.watch.events_applied >= steps.len() as u64);
+}
+
+#[test]
+fn an_ignore_file_change_drops_the_scan_and_the_next_call_walks_again() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[0]);
+    cached(&cache, &key);
+    for step in [
+        "echo '*.ts' > src/.ignore",
+        "echo 'src/' >> .gitignore",
+        "rm .gitignore",
+    ] {
+        let walks = cache.stats().walks;
+        sh(dir.path(), step);
+        assert_eq!(cached(&cache, &key), fresh(&key), "after `{step}`");
+        assert_eq!(cache.stats().walks, walks + 1, "`{step}` walks again");
+    }
+    assert_eq!(cache.stats().watch.rewalks, 3);
+}
+
+#[test]
+fn a_scan_over_the_watch_budget_falls_back_to_the_ttl_and_says_why() {
+    let dir = tree();
+    let cache = watched_cache(3);
+    let key = key(dir.path(), PARTITIONS[1]);
+    let before = cached(&cache, &key);
+    sh(dir.path(), "touch src/unseen.ts");
+    assert_eq!(
+        cached(&cache, &key),
+        before,
+        "within the TTL, as without watching"
+    );
+    let stats = cache.stats().watch;
+    assert_eq!((stats.watched_roots, stats.watch_budget), (0, 1));
+    assert_eq!(stats.watches, 0, "a fallen scan keeps no watch");
+}
+
+#[test]
+fn invalidation_and_eviction_give_the_watches_back() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[1]);
+    cached(&cache, &key);
+    assert!(cache.stats().watch.watches > 3);
+    cache.invalidate(&key.root);
+    assert_eq!(cache.stats().watch.watches, 0);
+    cached(&cache, &key);
+    cache.clear();
+    assert_eq!(
+        (
+            cache.stats().watch.watches,
+            cache.stats().watch.watched_roots
+        ),
+        (0, 0)
+    );
+}
+
+#[test]
+fn a_scan_evicted_from_the_cache_stops_being_watched() {
+    let (one, two) = (tree(), tree());
+    let policy = CachePolicy::default()
+        .ttl(LONG_TTL)
+        .watch(true)
+        .max_entries(1);
+    let cache = ScanCache::new(policy);
+    let first = key(one.path(), PARTITIONS[1]);
+    cached(&cache, &first);
+    let watches = cache.stats().watch.watches;
+    cached(&cache, &key(two.path(), PARTITIONS[0]));
+    let stats = cache.stats();
+    assert_eq!((stats.scans, stats.watch.watched_roots), (1, 1));
+    assert!(stats.watch.watches < watches, "{watches} -> {stats:?}");
+    assert!(!cache.watching().unwrap().follows(&first));
+}
+
+/// A randomised run of external changes: after every batch, each
+/// partition's watched scan equals a fresh walk.
+#[test]
+fn random_external_changes_keep_every_partition_exact() {
+    let dir = tree();
+    let cache = watched_cache(10_000);
+    let keys: Vec<ScanKey> = PARTITIONS.iter().map(|&p| key(dir.path(), p)).collect();
+    keys.iter().for_each(|key| drop(cached(&cache, key)));
+    let mut rng = Rng(0x5eed_1234_abcd);
+    let mut changes = 0;
+    let mut batch = 0;
+    while changes < 2_000 {
+        let script: Vec<String> = (0..20).map(|_| rng.change()).collect();
+        changes += script.len();
+        batch += 1;
+        sh(dir.path(), &script.join("\n"));
+        for key in &keys {
+            let got = cached(&cache, key);
+            let want = fresh(key);
+            assert!(
+                got == want,
+                "batch {batch} {:?}:\n{}\n{}",
+                key.policy,
+                script.join("\n"),
+                diff(&got, &want)
+            );
+        }
+    }
+    let stats = cache.stats().watch;
+    assert_eq!(stats.watched_roots, 4, "{stats:?}");
+    assert!(
+        stats.events_applied > 4 * 1_000,
+        "patched, mostly: {stats:?}"
+    );
+    assert!(
+        stats.rewalks < 2 * batch as u64,
+        "walked again for rule edits only: {stats:?}"
+    );
+}
+
+fn diff(got: &Listing, want: &Listing) -> String {
+    let extra: Vec<_> = got.iter().filter(|e| !want.contains(e)).collect();
+    let missing: Vec<_> = want.iter().filter(|e| !got.contains(e)).collect();
+    format!("extra {extra:?}\nmissing {missing:?}")
+}
+
+/// A small deterministic generator (xorshift), so a failure replays.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next() % items.len() as u64) as usize]
+    }
+
+    /// A directory at some depth, inside and outside ignored and hidden areas.
+    fn dir(&mut self) -> String {
+        let tops = [
+            "src",
+            "src/deep",
+            "src/deep/er",
+            ".hidden",
+            "ignored",
+            "node_modules/pkg",
+            "lib",
+            "lib/x",
+        ];
+        self.pick(&tops).to_string()
+    }
+
+    fn name(&mut self) -> String {
+        let names = [
+            "a.ts",
+            "b.rs",
+            ".dot",
+            "c",
+            "d.txt",
+            "e",
+            "node_modules",
+            "f.js",
+        ];
+        self.pick(&names).to_string()
+    }
+
+    /// One shell command changing the tree (never failing).
+    fn change(&mut self) -> String {
+        let (dir, name, other) = (self.dir(), self.name(), self.dir());
+        // Rule edits are rare (1 in 50), as in real work: most batches must
+        // be patched, not walked again.
+        match self.next() % 50 / 5 {
+            0 | 1 => format!("mkdir -p {dir} && touch {dir}/{name}"),
+            2 => format!("mkdir -p {dir}/{name}.d/sub && touch {dir}/{name}.d/sub/f"),
+            3 => format!("rm -rf {dir}/{name}"),
+            4 => format!("rm -rf {dir}"),
+            5 => format!(
+                "[ -e {dir} ] && mkdir -p {other} && mv {dir} {other}/moved$(date +%N) || true"
+            ),
+            6 => format!(
+                "[ -e {dir}/{name} ] && mkdir -p {other} && mv {dir}/{name} {other}/ || true"
+            ),
+            7 => format!("[ -f {dir}/{name} ] && echo x >> {dir}/{name} || true"),
+            8 if !self.next().is_multiple_of(5) => format!("mkdir -p {dir} && touch {dir}/{name}"),
+            8 => match self.next() % 3 {
+                0 => "echo 'lib/x' >> .gitignore".to_string(),
+                1 => format!("mkdir -p {dir} && echo '*.txt' > {dir}/.ignore"),
+                _ => "printf 'ignored/\\n' > .gitignore".to_string(),
+            },
+            _ => format!("mkdir -p {dir} && ln -sf ../{name} {dir}/link"),
+        }
+    }
+}
+
+#[test]
+fn a_git_checkout_of_thousands_of_files_is_patched_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    sh(
+        dir.path(),
+        "git init -q . && git config user.email t@t && git config user.name t \
+         && for d in $(seq 1 30); do mkdir -p pkg$d/src; for f in $(seq 1 100); do echo $d$f > pkg$d/src/f$f.ts; done; done \
+         && echo 'dist/' > .gitignore && git add -A && git commit -qm one && git checkout -qb two \
+         && rm -r pkg1 pkg2 pkg3 pkg4 pkg5 pkg6 pkg7 pkg8 pkg9 pkg10 \
+         && for d in $(seq 31 45); do mkdir -p app$d/lib; for f in $(seq 1 100); do echo $d$f > app$d/lib/g$f.js; done; done \
+         && for f in $(seq 1 100); do echo changed >> pkg20/src/f$f.ts; done \
+         && git add -A && git commit -qm two && git checkout -q master 2>/dev/null || git checkout -q main",
+    );
+    let cache = watched_cache(10_000);
+    let keys: Vec<ScanKey> = PARTITIONS.iter().map(|&p| key(dir.path(), p)).collect();
+    keys.iter().for_each(|key| drop(cached(&cache, key)));
+    let walks = cache.stats().walks;
+    for branch in ["two", "-"] {
+        sh(dir.path(), &format!("git checkout -q {branch}"));
+        for key in &keys {
+            assert_eq!(
+                cached(&cache, key),
+                fresh(key),
+                "after checkout {branch}, {:?}",
+                key.policy
+            );
+        }
+    }
+    let stats = cache.stats();
+    assert_eq!(stats.watch.overflow, 0, "{stats:?}");
+    assert_eq!(stats.walks - walks, 0, "patched: {stats:?}");
+}
+
+#[test]
+fn an_overflowing_event_queue_falls_back_to_the_ttl_and_says_why() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[1]);
+    let before = cached(&cache, &key);
+    let queue: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .map_or(16_384, |text| text.trim().parse().unwrap());
+    let watching = cache.watching().unwrap();
+    let stalled = watching.shared.stall.lock().unwrap();
+    // The watcher's thread is stalled inside one event; the kernel queues
+    // the rest until it overflows.
+    fs::write(dir.path().join("src/first"), "").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    for n in 0..queue + 100 {
+        fs::write(dir.path().join(format!("src/flood{n}")), "").unwrap();
+    }
+    drop(stalled);
+    assert_eq!(
+        cached(&cache, &key),
+        before,
+        "within the TTL, as without watching"
+    );
+    let stats = cache.stats().watch;
+    assert_eq!(
+        (stats.overflow, stats.watched_roots, stats.watches),
+        (1, 0, 0),
+        "{stats:?}"
+    );
+    cache.invalidate(&key.root);
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(
+        cache.stats().watch.watched_roots,
+        1,
+        "a new walk follows events again"
+    );
+}
+
+#[test]
+fn a_walk_fenced_out_late_leaves_the_watches_of_the_walk_that_replaced_it() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[1]);
+    let (open_gate, gate) = std::sync::mpsc::channel();
+    *cache.landing_gate.lock().unwrap() = Some(gate);
+    std::thread::scope(|scope| {
+        let late = scope.spawn(|| cached(&cache, &key));
+        // The first walk is done and waits to land.
+        while cache.landing_gate.lock().unwrap().is_some() {
+            std::thread::yield_now();
+        }
+        cache.force_rescan(&key, &CancelToken::new()).unwrap();
+        open_gate.send(()).unwrap();
+        late.join().unwrap();
+    });
+    assert!(cache.watching().unwrap().follows(&key));
+    sh(dir.path(), "touch src/after.ts");
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(cache.stats().watch.watched_roots, 1);
+}
