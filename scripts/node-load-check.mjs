@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { strict as assert } from 'node:assert';
 
 const require = createRequire(import.meta.url);
-const addon = require('../packages/natives/index.js');
+const addon = require('../packages/natives/index.cjs');
 for (const name of ['nativeGlob', 'nativeGrep', 'nativeSearch', 'nativeHasMatch', 'nativeFuzzyFind', 'invalidateFsScanCache', 'fsScanCacheStats', 'CancelToken', 'nativeCheckAndClaim', 'claudeFolderName', 'nativeCreateRun', 'nativeDriveRun', 'nativeDriverLiveness', 'nativeReleaseWorktree', 'RunDriver', 'WorktreeHandover']) {
   assert.equal(typeof addon[name], 'function', `addon export ${name}`);
 }

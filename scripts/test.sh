@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test: lints and type-check, the end-to-end suite on the real addon under Bun, the Node 20
-# load check, then the Rust workspace tests (last, so their summary closes the output).
+# load check, the packed packages installed from their tarballs and used from plain Node and Bun, then
+# the Rust workspace tests (last, so their summary closes the output).
 # Expects scripts/setup.sh to have run (the addon must be built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,9 @@ node --import tsx tests/node/agent-smoke.ts
 node --import tsx tests/node/claims-smoke.ts
 node --import tsx tests/node/lease-smoke.ts
 node --import tsx tests/node/worktrees-smoke.ts
+
+echo "== the packages as published: packed, installed with npm into an empty project, used from node and bun"
+tests/installed/run.sh
 
 echo "== cargo test"
 cargo test --workspace --locked

@@ -21,7 +21,7 @@ function stagedPaths(): string[] {
   return [
     path.join('tests', 'fixtures'),
     path.join('tests', 'support'),
-    ...['package.json', 'index.js', 'src', ...addons].map((name) => path.join(PACKAGE, name)),
+    ...['package.json', 'index.cjs', 'src', ...addons].map((name) => path.join(PACKAGE, name)),
   ];
 }
 

@@ -30,7 +30,7 @@
 //!   pool, or (work that waits on other processes) on a thread of its own.
 //!
 //! Every public item is documented (`missing_docs`): napi copies these docs
-//! into `index.d.ts`, where they are the only description of a field that
+//! into `index.d.cts`, where they are the only description of a field that
 //! TypeScript callers see.
 #![warn(missing_docs)]
 

@@ -29,7 +29,7 @@
  *    resolved and the top matches are the candidates.
  * Mentions that are absolute or climb out with `..` only get rule 1.
  *
- * Steps 2 and 3 use the mention profile of seed 001: dot-files included,
+ * Steps 2 and 3 use the mention profile (`MENTION_SCAN_PROFILE`): dot-files included,
  * `.gitignore` honoured, `node_modules` included, and the shared scan cache
  * (`cache: true`); mutating tools invalidate it, so a file an agent just
  * wrote is found.

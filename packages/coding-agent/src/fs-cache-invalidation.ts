@@ -1,6 +1,6 @@
 /**
- * What every mutating tool calls after a successful filesystem change (seed
- * 001): drop the cached scans that could have seen the old state, so the next
+ * What every mutating tool calls after a successful filesystem change: drop
+ * the cached scans that could have seen the old state, so the next
  * glob, fuzzyFind or grep walks again.
  *
  * Invalidation must never be the reason a search goes stale: if a targeted

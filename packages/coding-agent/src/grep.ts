@@ -16,7 +16,7 @@
  *   (`hasMatch`) to see whether it is the culprit.
  *
  * Dot-files are searched and `.gitignore` is honoured (the natives
- * defaults). The scan cache is not used (`cache: false`, seed 001): a
+ * defaults). The scan cache is not used (`cache: false`): a
  * tool-level search always walks fresh. Reading is not confined to `cwd`.
  */
 import * as nodePath from 'node:path';

@@ -3,7 +3,7 @@
  * only cancel work that has not started, so running native work polls the
  * token, which the signal's `abort` event raises.
  */
-import { CancelToken } from '../index.js';
+import { native, type CancelToken } from './native.ts';
 
 /** A call's cancellation: the token to pass down (if any) and how to stop it. */
 export interface CallCancellation extends Disposable {
@@ -17,7 +17,7 @@ export interface CallCancellation extends Disposable {
  */
 export function linkSignal(signal: AbortSignal | undefined, needToken: boolean): CallCancellation {
   if (!signal && !needToken) return { token: undefined, [Symbol.dispose]() {} };
-  const token = new CancelToken();
+  const token = new native.CancelToken();
   if (!signal) return { token, [Symbol.dispose]() {} };
   const onAbort = () => token.cancel();
   signal.addEventListener('abort', onAbort, { once: true });

@@ -10,12 +10,16 @@
  * The verdict calls never throw: any failure, including bad arguments and a passed deadline, is
  * `{exclusive: false, reason: 'unproven'}`.
  */
-import {
-  claudeFolderName as nativeClaudeFolderName,
-  claudeMemoryDir as nativeClaudeMemoryDir,
-  dirId as nativeDirId,
-  hasLinkedWorktrees as nativeHasLinkedWorktrees,
-  memoryProjectRoot as nativeMemoryProjectRoot,
+import { native, type NativeKnownAgent, type NativeVerdict, type SharedReason } from './native.ts';
+import { callNative } from './errors.ts';
+import { anchored } from './paths.ts';
+
+const {
+  claudeFolderName: nativeClaudeFolderName,
+  claudeMemoryDir: nativeClaudeMemoryDir,
+  dirId: nativeDirId,
+  hasLinkedWorktrees: nativeHasLinkedWorktrees,
+  memoryProjectRoot: nativeMemoryProjectRoot,
   memorySettingsFiles,
   nativeCheckAndClaim,
   nativeClaimsOf,
@@ -23,12 +27,7 @@ import {
   nativePruneStaleClaims,
   nativeReleaseClaim,
   nativeUsedByAnother,
-  type NativeKnownAgent,
-  type NativeVerdict,
-  type SharedReason,
-} from '../index.js';
-import { callNative } from './errors.ts';
-import { anchored } from './paths.ts';
+} = native;
 
 export type { SharedReason };
 

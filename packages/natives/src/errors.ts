@@ -11,7 +11,8 @@
  * expected), `EXDEV` (a path leaving its confining directory), `EFBIG` (over
  * a size limit), `EPERM` (a read-only file; from `releaseClaim`, another OS user's claim), `EMLINK` (a hard-linked file),
  * `ESTALE` (changed since it was read), `EEXIST`, `ENOTSUP` (the environment lacks
- * what the call needs: a git too old; a record written by a newer natives, left as it is), `EBADMSG`
+ * what the call needs: a git too old; a record written by a newer natives, left as it is; at import,
+ * no native binary that loads on the platform), `EBADMSG`
  * (stored data failing an integrity check: checkout evidence).
  */
 export type ErrorCode =

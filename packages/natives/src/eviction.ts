@@ -1,5 +1,5 @@
 /**
- * The inactive-checkout eviction pass (seed 003): housekeeping archives and removes a few source copies
+ * The inactive-checkout eviction pass: housekeeping archives and removes a few source copies
  * nobody will resume, and names every reason each other one stays.
  *
  * ```ts
@@ -18,9 +18,11 @@
  * git off the JS thread; aborting the signal stops it (`ABORT_ERR`). The objects are the ones
  * `natives housekeeping --json` and `natives fold RUN --show-seats --json` print.
  */
-import { nativeArchivedSeats, nativeEvictionPass, nativeGrantAuthority, nativeRestoreSeat } from '../index.js';
+import { native } from './native.ts';
 import { codedError } from './errors.ts';
 import { pathOf, type RegistryOptions, registryCall } from './worktrees.ts';
+
+const { nativeArchivedSeats, nativeEvictionPass, nativeGrantAuthority, nativeRestoreSeat } = native;
 
 /** Why a copy stays; `detail` says what was seen. */
 export type EvictionBlockerKind =

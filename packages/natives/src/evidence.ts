@@ -1,5 +1,5 @@
 /**
- * Checkout evidence (seed 003): an archive that proves a checkout can be rebuilt without the repository
+ * Checkout evidence: an archive that proves a checkout can be rebuilt without the repository
  * it came from, published before anything is removed.
  *
  * ```ts
@@ -16,15 +16,12 @@
  * alternates, isolated from the caller's git configuration: a failed check rejects with `EBADMSG` naming it.
  * Every call drives git off the JS thread; aborting the signal kills the running git (`ABORT_ERR`).
  */
-import {
-  type EvidenceOutcome,
-  nativeCaptureSourceEvidence,
-  nativeReadSourceEvidence,
-  nativeRestoreSourceEvidence,
-} from '../index.js';
+import { native, type EvidenceOutcome } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
+
+const { nativeCaptureSourceEvidence, nativeReadSourceEvidence, nativeRestoreSourceEvidence } = native;
 
 /** One archived commit. */
 export interface SourceEvidenceTip {

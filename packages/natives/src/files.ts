@@ -8,9 +8,11 @@
  * relative to: it resolves them on the filesystem (symlinks followed, `..`
  * applied to the real directory reached), never by their text.
  */
-import { type NativeFileChange, nativeApplyFileChanges, nativeReadFile } from '../index.js';
+import { native, type NativeFileChange } from './native.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { handOverScanCachePolicy } from './policy.ts';
+
+const { nativeApplyFileChanges, nativeReadFile } = native;
 
 /** Options for {@link readFile}. */
 export interface ReadFileOptions {

@@ -2,12 +2,14 @@
  * `fuzzyFind`: rank files and directories against a short query, typed and
  * defaulted over the addon.
  */
-import { type FuzzyTier, nativeFuzzyFind } from '../index.js';
+import { native, type FuzzyTier } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import type { FileType } from './glob.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
+
+const { nativeFuzzyFind } = native;
 
 /** Options for {@link fuzzyFind}. */
 export interface FuzzyFindOptions {

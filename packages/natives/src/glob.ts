@@ -5,22 +5,23 @@
  * objects here; `onMatch` receives them in batches streamed by the native
  * side as they are decided, and the promise settles only after the last one.
  */
-import {
-  FileType,
-  type GlobColumns,
-  type FsScanCacheStats,
-  fsScanCacheStats as nativeStats,
-  invalidateFsScanCache as nativeInvalidate,
-  watchFsScanCache as nativeWatch,
-  nativeGlob,
-} from '../index.js';
+import { native, type FileType as NativeFileType, type FsScanCacheStats, type GlobColumns } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
 
-export { FileType };
+const {
+  fsScanCacheStats: nativeStats,
+  invalidateFsScanCache: nativeInvalidate,
+  nativeGlob,
+  watchFsScanCache: nativeWatch,
+} = native;
+
+/** What a filesystem entry is (from `lstat`: links are never followed). */
+export const FileType = native.FileType;
+export type FileType = NativeFileType;
 export type { FsScanCacheStats };
 
 // A TypeScript enum also maps each value back to its name (`FileType[2] === 'Dir'`); the addon's

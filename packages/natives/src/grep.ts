@@ -2,20 +2,14 @@
  * `grep`, the in-memory `search` and `hasMatch`: ripgrep's matching over the
  * scan cache, typed and defaulted over the addon.
  */
-import {
-  type GrepColumns,
-  type GrepMode,
-  type NativeGrepOptions,
-  type NativeGrepResult,
-  nativeGrep,
-  nativeHasMatch,
-  nativeSearch,
-} from '../index.js';
+import { native, type GrepColumns, type GrepMode, type NativeGrepOptions, type NativeGrepResult } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
+
+const { nativeGrep, nativeHasMatch, nativeSearch } = native;
 
 export type { GrepMode };
 

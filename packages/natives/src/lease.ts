@@ -13,10 +13,12 @@
  * fresh for that source: the workspace's own packages are cleaned when the worktree or HEAD differs
  * from the last build, and nothing runs when they match.
  */
-import {
-  type BuildCacheLease as NativeLease,
-  type LeaseReleased,
-  type LeaseStatus,
+import { native, type BuildCacheLease as NativeLease, type LeaseReleased, type LeaseStatus } from './native.ts';
+import { linkSignal } from './cancel.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
+import { anchored } from './paths.ts';
+
+const {
   nativeAcquireBuildCache,
   nativeAcquireCleanupLease,
   nativeBuildCacheInventory,
@@ -30,11 +32,8 @@ import {
   nativeParseWorkspacePackageNames,
   nativeReleaseBuildCache,
   nativeResourceHold,
-  pidAlive as nativePidAlive,
-} from '../index.js';
-import { linkSignal } from './cancel.ts';
-import { callNative, codedError, throwIfAborted } from './errors.ts';
-import { anchored } from './paths.ts';
+  pidAlive: nativePidAlive,
+} = native;
 
 /** Who wants a cache: the job it belongs to, and the source it builds (if known). */
 export interface LeaseOwner {

@@ -8,8 +8,10 @@
  * call that reaches the cache, the `FS_SCAN_*` variables of `process.env` are
  * handed over as they are; the library parses them.
  */
-import { initFsScanCachePolicy } from '../index.js';
+import { native } from './native.ts';
 import { callNative } from './errors.ts';
+
+const { initFsScanCachePolicy } = native;
 
 /** The prefix of every scan-cache policy variable. */
 const POLICY_PREFIX = 'FS_SCAN_';

@@ -19,7 +19,23 @@
  * print.
  */
 import {
+  native,
   type DriverState,
+  type NativeHolder,
+  type NativeReason,
+  type NativeReleasedWorktree,
+  type NativeRun,
+  type NativeRunEvent,
+  type RunDriver as NativeRunDriver,
+  type RunStatus,
+  type SeatKind,
+  type WorktreeHandover,
+} from './native.ts';
+import { linkSignal } from './cancel.ts';
+import { callNative, codedError, throwIfAborted } from './errors.ts';
+import { anchored } from './paths.ts';
+
+const {
   nativeAddCandidate,
   nativeAddSeat,
   nativeCreateRun,
@@ -31,19 +47,7 @@ import {
   nativeReleaseWorktree,
   nativeSetRunStatus,
   nativeShowRun,
-  type NativeHolder,
-  type NativeReason,
-  type NativeReleasedWorktree,
-  type NativeRun,
-  type NativeRunEvent,
-  type RunDriver as NativeRunDriver,
-  type RunStatus,
-  type SeatKind,
-  type WorktreeHandover,
-} from '../index.js';
-import { linkSignal } from './cancel.ts';
-import { callNative, codedError, throwIfAborted } from './errors.ts';
-import { anchored } from './paths.ts';
+} = native;
 
 export type { DriverState, RunStatus, SeatKind };
 
