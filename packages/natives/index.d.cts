@@ -117,6 +117,21 @@ export interface FsScanCacheStats {
   refused: number
   /** Filesystem watching (all zero while it is off). */
   watch: FsScanWatchStats
+  /**
+   * Content signatures: cached greps skip, unread, the files they rule
+   * out (`FS_SCAN_CACHE_CONTENT_BYTES`).
+   */
+  content: FsScanContentStats
+}
+
+/** What content signatures hold and have saved. */
+export interface FsScanContentStats {
+  /** Files with a signature. */
+  signatures: number
+  /** Bytes held by signatures and noted file identities. */
+  bytes: number
+  /** Files cached greps skipped unread since the process started. */
+  filesSkipped: number
 }
 
 /** Scans that fell back to the TTL, by reason. */

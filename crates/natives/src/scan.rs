@@ -266,6 +266,20 @@ pub struct FsScanCacheStats {
     pub refused: u32,
     /// Filesystem watching (all zero while it is off).
     pub watch: FsScanWatchStats,
+    /// Content signatures: cached greps skip, unread, the files they rule
+    /// out (`FS_SCAN_CACHE_CONTENT_BYTES`).
+    pub content: FsScanContentStats,
+}
+
+/// What content signatures hold and have saved.
+#[napi(object)]
+pub struct FsScanContentStats {
+    /// Files with a signature.
+    pub signatures: f64,
+    /// Bytes held by signatures and noted file identities.
+    pub bytes: f64,
+    /// Files cached greps skipped unread since the process started.
+    pub files_skipped: f64,
 }
 
 /// What watching does: scans following events, watches, events applied,
@@ -325,6 +339,11 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
         walks: stats.walks as f64,
         refused: u32::try_from(stats.refused).unwrap_or(u32::MAX),
         watch: to_js_watch_stats(stats.watch),
+        content: FsScanContentStats {
+            signatures: stats.content.signatures as f64,
+            bytes: stats.content.bytes as f64,
+            files_skipped: stats.content.files_skipped as f64,
+        },
     }
 }
 

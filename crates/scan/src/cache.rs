@@ -4,7 +4,8 @@
 //!
 //! Policy is global and fixed once per process: from the `FS_SCAN_*` variables
 //! `FS_SCAN_CACHE_TTL_MS` (1000; 0 bypasses the cache), `FS_SCAN_EMPTY_RECHECK_MS`
-//! (200), `FS_SCAN_CACHE_MAX_ENTRIES` (16) and `FS_SCAN_CACHE_MAX_BYTES` (128 MiB).
+//! (200), `FS_SCAN_CACHE_MAX_ENTRIES` (16), `FS_SCAN_CACHE_MAX_BYTES` (128 MiB) and
+//! `FS_SCAN_CACHE_CONTENT_BYTES` (64 MiB).
 //! A front whose runtime keeps its own copy of the environment hands them over
 //! with [`init_global`] before the first use (Bun does not pass `process.env`
 //! writes on to native code); otherwise [`global`] reads the process
@@ -23,6 +24,10 @@
 //!   without building a list only to throw it away (grep then streams its
 //!   walk instead) and [`CacheStats::refused`] says so;
 //! - **no copies on a hit**: entries are shared through an `Arc`;
+//! - **files that cannot match are not read**: cached greps keep content
+//!   signatures of the files they read, trusted only while each file's
+//!   identity and timestamps are unchanged (see `grep::prefilter`), within
+//!   their own byte budget;
 //! - **events instead of age**, when watching is on (`FS_SCAN_CACHE_WATCH=1`
 //!   or [`ScanCache::watch`]): a stored scan follows filesystem events and is
 //!   patched to the moment of each call before it answers (see
@@ -47,6 +52,7 @@ use crate::{
     cancel::CancelToken,
     entries::Entries,
     error::Result,
+    grep::{ContentIndex, ContentStats},
     paths::resolve_invalidation_targets,
     walk::{self, Needs, ScanPolicy},
     watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
@@ -62,6 +68,9 @@ pub const DEFAULT_MAX_ENTRIES: usize = 16;
 /// Default memory budget for all cached scans together: a scan of `$HOME`
 /// must not be able to hold gigabytes.
 pub const DEFAULT_MAX_BYTES: usize = 128 * 1024 * 1024;
+/// Default memory budget for content signatures: about a sixteenth of the
+/// text they cover, so this covers the small text files of a 1 GiB tree.
+pub const DEFAULT_CONTENT_BYTES: usize = 64 * 1024 * 1024;
 
 /// How often a caller waiting on another caller's walk re-checks its own
 /// cancellation token; well inside the 50 ms abort promise.
@@ -74,6 +83,7 @@ pub struct CachePolicy {
     empty_recheck: Duration,
     max_entries: usize,
     max_bytes: usize,
+    content_bytes: usize,
     watch: bool,
     watch_policy: WatchPolicy,
 }
@@ -85,6 +95,7 @@ impl Default for CachePolicy {
             empty_recheck: Duration::from_millis(DEFAULT_EMPTY_RECHECK_MS),
             max_entries: DEFAULT_MAX_ENTRIES,
             max_bytes: DEFAULT_MAX_BYTES,
+            content_bytes: DEFAULT_CONTENT_BYTES,
             watch: false,
             watch_policy: WatchPolicy::default(),
         }
@@ -118,6 +129,7 @@ impl CachePolicy {
             )),
             max_entries: size("FS_SCAN_CACHE_MAX_ENTRIES", DEFAULT_MAX_ENTRIES),
             max_bytes: size("FS_SCAN_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES),
+            content_bytes: size("FS_SCAN_CACHE_CONTENT_BYTES", DEFAULT_CONTENT_BYTES),
             watch: number("FS_SCAN_CACHE_WATCH", 0) == 1,
             watch_policy: WatchPolicy {
                 budget: size("FS_SCAN_CACHE_WATCH_MAX", WatchPolicy::default().budget),
@@ -147,6 +159,14 @@ impl CachePolicy {
     /// larger than this on its own is returned but never stored.
     pub fn max_bytes(mut self, bytes: usize) -> CachePolicy {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// Maximum bytes held by content signatures (default 64 MiB; 0 turns
+    /// them off). Past it every signature is dropped and signing starts
+    /// over.
+    pub fn content_bytes(mut self, bytes: usize) -> CachePolicy {
+        self.content_bytes = bytes;
         self
     }
 
@@ -205,6 +225,8 @@ pub struct CacheStats {
     /// Keys whose scan was too large for the byte budget, remembered for the
     /// TTL: calls on them walk uncached meanwhile.
     pub refused: usize,
+    /// Content signatures' counters.
+    pub content: ContentStats,
 }
 
 impl CacheStats {
@@ -254,6 +276,8 @@ pub struct ScanCache {
     /// Held while a scan is patched, so two callers never patch one scan
     /// from the same state and lose each other's events.
     refreshing: Mutex<()>,
+    /// Content signatures of the files cached greps read.
+    contents: ContentIndex,
     /// Test hook: when set, a walk waits for a message before it lands.
     #[cfg(test)]
     pub(crate) landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
@@ -289,6 +313,7 @@ impl ScanCache {
             walks: AtomicU64::new(0),
             watching: OnceLock::new(),
             refreshing: Mutex::new(()),
+            contents: ContentIndex::new(policy.content_bytes),
             #[cfg(test)]
             landing_gate: Mutex::new(None),
         };
@@ -526,8 +551,10 @@ impl ScanCache {
         self.release(dropped);
     }
 
-    /// Drop every cached list and fence every walk in flight.
+    /// Drop every cached list and content signature, and fence every walk
+    /// in flight.
     pub fn clear(&self) {
+        self.contents.clear();
         let mut state = self.lock();
         let dropped: Vec<ScanKey> = state.cached.drain().map(|(key, _)| key).collect();
         state.refused.clear();
@@ -545,6 +572,7 @@ impl ScanCache {
             walks: self.walks.load(Ordering::Relaxed),
             refused: state.refused.len(),
             watch: self.watching().map(|w| w.stats()).unwrap_or_default(),
+            content: self.contents.stats(),
             ..CacheStats::default()
         };
         state.cached.values().fold(empty, |acc, c| CacheStats {
@@ -553,6 +581,11 @@ impl ScanCache {
             bytes: acc.bytes + c.bytes,
             ..acc
         })
+    }
+
+    /// The content signatures cached greps use.
+    pub(crate) fn contents(&self) -> &ContentIndex {
+        &self.contents
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

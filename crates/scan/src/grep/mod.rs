@@ -20,6 +20,9 @@
 //!   (see `read`).
 //! - **Binary files** are handled as `rg` handles them, and counted, so no
 //!   match disappears without a trace (see `search`).
+//! - **Unread files**: a cached search skips the files whose content
+//!   signature shows they cannot match, trusting a signature only while the
+//!   file's identity and timestamps are unchanged (see `prefilter`).
 //! - **Order**: files are searched in parallel, results are emitted in path
 //!   order then line order, and `offset`/`max_count` cut that one sequence,
 //!   so every run returns the same answer (see `run`).
@@ -42,6 +45,7 @@
 //! ```
 
 mod pattern;
+mod prefilter;
 mod queue;
 mod read;
 mod run;
@@ -58,6 +62,8 @@ use std::{
 use grep_regex::RegexMatcher;
 
 pub use pattern::{HasMatchOptions, Highlighter, has_match};
+pub(crate) use prefilter::ContentIndex;
+pub use prefilter::ContentStats;
 pub use select::path_names_a_file;
 
 use crate::{
@@ -319,7 +325,9 @@ pub struct GrepOutcome {
     pub total_matches: u64,
     /// Files with at least one match.
     pub files_with_matches: usize,
-    /// Files opened and searched (binary ones included).
+    /// Files searched (binary ones included). A cached search counts the
+    /// files its content signatures ruled out without reading them, since
+    /// their answer is the same (see `prefilter`).
     pub files_searched: usize,
     /// Files found by the walk whose search stopped at a NUL byte. In
     /// content mode, matches before the NUL are still returned, as `rg`
@@ -426,6 +434,10 @@ fn search_tree(
         shape: &options.shape(),
         token,
         backlog,
+        needs: options
+            .cache
+            .then(|| prefilter::Needs::of(&options.matcher_spec(), options.invert_match))
+            .flatten(),
     };
     run::run(&job, &mut emitter)?;
     Ok(emitter.outcome)

@@ -31,11 +31,7 @@ pub(crate) struct MatcherSpec<'a> {
 /// Build the matcher for `spec`. A bad pattern is `EINVAL` naming it and
 /// carrying the regex engine's explanation.
 pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
-    let pattern = if spec.literal {
-        Cow::Borrowed(spec.pattern)
-    } else {
-        escape_stray_braces(spec.pattern)
-    };
+    let pattern = matcher_pattern(spec);
     let mut builder = RegexMatcherBuilder::new();
     builder
         .multi_line(true)
@@ -56,6 +52,16 @@ pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
     builder
         .build(&pattern)
         .map_err(|err| Error::invalid(format!("invalid regex `{}`: {err}", spec.pattern)))
+}
+
+/// The pattern text the matcher is built from: the caller's, with stray
+/// braces escaped unless it is a fixed string (which the builder escapes).
+pub(crate) fn matcher_pattern<'a>(spec: &MatcherSpec<'a>) -> Cow<'a, str> {
+    if spec.literal {
+        Cow::Borrowed(spec.pattern)
+    } else {
+        escape_stray_braces(spec.pattern)
+    }
 }
 
 /// Where a search's pattern matches inside the lines it reported, for

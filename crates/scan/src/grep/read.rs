@@ -25,10 +25,12 @@
 //!   (pseudo-files whose size says nothing), are streamed instead.
 
 use std::{
-    fs::File,
+    fs::{File, Metadata},
     io::{self, Read},
     path::{Path, PathBuf},
 };
+
+use super::prefilter::{Identity, nanos};
 
 /// The largest file read whole: `grep-searcher`'s first block (64 KiB).
 /// Binary detection on a slice looks at its first block only, and a
@@ -51,6 +53,42 @@ impl Root {
             fd: open_dir(None, path.as_os_str())?,
         })
     }
+
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The root's device when it is on a local filesystem: one whose `stat`
+    /// answers come from the kernel's own inodes, never from a cache of a
+    /// remote server's attributes.
+    #[cfg(target_os = "linux")]
+    pub(super) fn local_device(&self) -> Option<u64> {
+        /// `statfs` magic numbers (linux/magic.h): ext2/3/4, XFS, Btrfs,
+        /// tmpfs, ramfs, overlayfs, F2FS, bcachefs, ZFS.
+        const LOCAL: [u64; 9] = [
+            0xEF53,
+            0x5846_5342,
+            0x9123_683E,
+            0x0102_1994,
+            0x8584_58F6,
+            0x794C_7630,
+            0xF2F5_2010,
+            0xCA45_1A4E,
+            0x2FC1_2FC1,
+        ];
+        let fs = nix::sys::statfs::fstatfs(&self.fd).ok()?;
+        let local = LOCAL.contains(&(fs.filesystem_type().0 as u64));
+        local.then(|| nix::sys::stat::fstat(&self.fd).ok().map(|stat| stat.st_dev))?
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn local_device(&self) -> Option<u64> {
+        None
+    }
+}
+
+fn not_a_file() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
 }
 
 /// One worker's way into the tree: the root, the directory it used last,
@@ -90,17 +128,44 @@ impl<'a> Opener<'a> {
     }
 
     /// Open `relative` for reading if it is (still) a regular file; returns
-    /// the file and its size.
-    pub(super) fn open(&mut self, relative: &[u8]) -> io::Result<(File, u64)> {
+    /// the file and what `fstat` said of it.
+    pub(super) fn open(&mut self, relative: &[u8]) -> io::Result<(File, Metadata)> {
         let file = self.open_any(relative)?;
         let metadata = file.metadata()?;
         if !metadata.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
+            return Err(not_a_file());
         }
-        Ok((file, metadata.len()))
+        Ok((file, metadata))
+    }
+
+    /// The identity of `relative` if it is (still) a regular file, from one
+    /// `fstatat` that follows no link (see `prefilter`).
+    #[cfg(unix)]
+    pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<Identity> {
+        use nix::{fcntl::AtFlags, sys::stat::SFlag};
+        let (dir, name) = match memchr::memrchr(b'/', relative) {
+            Some(slash) => (self.parent(&relative[..slash])?, &relative[slash + 1..]),
+            None => (std::os::fd::AsFd::as_fd(&self.root.fd), relative),
+        };
+        let stat = nix::sys::stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
+        if SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
+            return Err(not_a_file());
+        }
+        Ok(Identity {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            size: stat.st_size as u64,
+            mtime: nanos(stat.st_mtime, stat.st_mtime_nsec),
+            ctime: nanos(stat.st_ctime, stat.st_ctime_nsec),
+        })
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<Identity> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no file identities",
+        ))
     }
 
     #[cfg(unix)]

@@ -33,6 +33,7 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
+    prefilter::{Needs, Prefilter},
     queue::Queue,
     read::{Opener, Root},
     search::{
@@ -57,6 +58,8 @@ pub(super) struct Job<'a> {
     pub shape: &'a Shape,
     pub token: &'a CancelToken,
     pub backlog: &'a Backlog,
+    /// What the pattern needs of a file's content (see `prefilter`).
+    pub needs: Option<Needs>,
 }
 
 /// How often a worker paused by a full [`Backlog`] re-checks cancellation.
@@ -130,6 +133,11 @@ impl Backlog {
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
     let root = job.candidates.root();
     let root = Root::open(root).map_err(|err| Error::io(root, err))?;
+    // Only a cached list is searched often enough for signatures to pay.
+    let prefilter = match job.candidates {
+        Candidates::Tree { .. } => Prefilter::new(job.cache.contents(), &root, job.needs.clone()),
+        _ => None,
+    };
     let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some());
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(queue.capacity());
@@ -155,6 +163,7 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
                 job,
                 queue: &queue,
                 root: &root,
+                prefilter: prefilter.as_ref(),
                 stop: &stop,
                 reads_ahead: index + busy < cores,
                 read_ahead_bytes: &read_ahead_bytes,
@@ -179,6 +188,8 @@ struct Worker<'a> {
     job: &'a Job<'a>,
     queue: &'a Queue<'a>,
     root: &'a Root,
+    /// Skips files that cannot match, for a search of a cached list.
+    prefilter: Option<&'a Prefilter<'a>>,
     stop: &'a Stop<'a>,
     /// Whether this worker reads ahead while the pattern compiles.
     reads_ahead: bool,
@@ -223,15 +234,20 @@ impl Worker<'_> {
             let Some(index) = self.take(&mut path, &mut reports) else {
                 break;
             };
-            let report = search_file(
-                &mut searcher,
-                &mut opener,
-                matcher,
-                shape,
-                &path,
-                explicit,
-                stop,
-            );
+            let report = match self.prefilter {
+                Some(prefilter) => {
+                    prefilter.search_file(&mut searcher, &mut opener, matcher, shape, &path, stop)
+                }
+                None => search_file(
+                    &mut searcher,
+                    &mut opener,
+                    matcher,
+                    shape,
+                    &path,
+                    explicit,
+                    stop,
+                ),
+            };
             if !self.hand_in(&mut reports, index, &path, report) {
                 break;
             }
@@ -293,7 +309,7 @@ impl Worker<'_> {
             };
             let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
             let file = match opened {
-                Ok(Opened::Content(content)) => {
+                Ok(Opened::Content(content, _)) => {
                     self.read_ahead_bytes
                         .fetch_add(content.len(), Ordering::Relaxed);
                     Ahead::Content(content.to_vec())

@@ -20,7 +20,7 @@
 //! reports a file named on its command line.
 
 use std::{
-    fs::File,
+    fs::{File, Metadata},
     io::{self, Read},
     ops::Range,
     path::Path,
@@ -189,17 +189,18 @@ pub(super) fn search_file(
     stop: &Stop<'_>,
 ) -> Result<FileReport> {
     let searched = match open_file(opener, shape, relative, explicit, stop)? {
-        Opened::Content(content) => search_slice(searcher, matcher, shape, content),
+        Opened::Content(content, _) => search_slice(searcher, matcher, shape, content),
         Opened::Stream(file) => search_reader(shape, explicit, matcher, file, stop),
         Opened::Done(report) => return Ok(report),
     };
     settle(searched, opener, relative, explicit, stop)
 }
 
-/// A candidate once opened: its whole content (a small file), the file to
-/// stream, or already its report (unreadable, too large).
+/// A candidate once opened: its whole content (a small file) with what
+/// `fstat` said of it, the file to stream, or already its report
+/// (unreadable, too large).
 pub(super) enum Opened<'a> {
-    Content(&'a [u8]),
+    Content(&'a [u8], Metadata),
     Stream(File),
     Done(FileReport),
 }
@@ -213,10 +214,11 @@ pub(super) fn open_file<'o>(
     stop: &Stop<'_>,
 ) -> Result<Opened<'o>> {
     stop.token.check()?;
-    let (mut file, size) = match opener.open(relative) {
+    let (mut file, metadata) = match opener.open(relative) {
         Ok(opened) => opened,
         Err(err) => return unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
     };
+    let size = metadata.len();
     if shape.max_file_size.is_some_and(|max| size > max) {
         return Ok(Opened::Done(FileReport {
             too_large: true,
@@ -224,7 +226,7 @@ pub(super) fn open_file<'o>(
         }));
     }
     match opener.read_small(&mut file, size) {
-        Ok(true) => Ok(Opened::Content(opener.content())),
+        Ok(true) => Ok(Opened::Content(opener.content(), metadata)),
         Ok(false) => Ok(Opened::Stream(file)),
         Err(err) => unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
     }

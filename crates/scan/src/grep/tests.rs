@@ -1082,3 +1082,173 @@ fn progress_follows_every_file_in_order() {
     .unwrap();
     assert_eq!(seen, [(1, 3), (2, 6)]);
 }
+
+/// Files whose last change is older than the racy margin, so cached greps
+/// sign them: sources that differ in the identifiers they hold, a binary
+/// file, a file with a byte-order mark and a large one.
+fn settled_tree() -> tempfile::TempDir {
+    let mut files: Vec<(String, Vec<u8>)> = (0..40)
+        .map(|i| {
+            let text = format!("fn item_{i}() {{\n    let value_{i} = compute({i});\n}}\n");
+            (format!("src/m{:02}.rs", i % 7), text.into_bytes())
+        })
+        .collect();
+    files.sort();
+    files.dedup_by(|a, b| a.0 == b.0);
+    files.push((
+        "src/lib.rs".into(),
+        b"pub fn resolveWorkspaceRoot() {}\n// TODO: more\n".to_vec(),
+    ));
+    files.push(("data.bin".into(), b"needle\0resolveWorkspaceRoot".to_vec()));
+    files.push((
+        "bom.txt".into(),
+        b"\xEF\xBB\xBFresolveWorkspaceRoot\n".to_vec(),
+    ));
+    files.push(("big.txt".into(), "filler line\n".repeat(8000).into_bytes()));
+    let borrowed: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_slice()))
+        .collect();
+    let dir = tree(&borrowed);
+    std::thread::sleep(prefilter::RACY_MARGIN + Duration::from_millis(200));
+    dir
+}
+
+fn long_lived_cache() -> ScanCache {
+    ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(600)))
+}
+
+/// Once cached greps have signed a tree, a cached grep answers exactly as an
+/// uncached one for every kind of pattern and mode, while reading only the
+/// files that may match.
+#[test]
+fn signatures_skip_files_without_changing_any_answer() {
+    let dir = settled_tree();
+    let cache = long_lived_cache();
+    let warm = |pattern: &str| {
+        for _ in 0..2 {
+            run_with(dir.path(), &cache, |o| {
+                o.pattern = pattern.into();
+                o.cache = true;
+            })
+            .unwrap();
+        }
+    };
+    warm("value");
+    // Every small text file is signed; the binary, BOM and large ones are not.
+    let signed = cache.stats().content.signatures;
+    assert_eq!(signed, 8, "{:?}", cache.stats().content);
+    type Configure = fn(&mut GrepOptions);
+    let cases: &[(&str, Configure)] = &[
+        ("resolveWorkspaceRoot", |_| {}),
+        ("resolveworkspaceroot", |o| o.ignore_case = true),
+        ("resolveworkspaceroot", |o| o.smart_case = true),
+        ("RESOLVEWORKSPACEROOT", |o| o.ignore_case = true),
+        ("value_1[0-9]", |_| {}),
+        ("item_3|value_5", |_| {}),
+        ("compute(3)", |o| o.literal = true),
+        ("todo", |o| o.ignore_case = true),
+        ("zqxjkvbw_never", |_| {}),
+        ("value_2", |o| o.word_regexp = true),
+        ("value_2\\d", |o| o.mode = GrepMode::Count),
+        ("item_1", |o| o.mode = GrepMode::FilesWithMatches),
+        ("compute", |o| o.invert_match = true),
+        ("item_4\\(\\) \\{\\n    let", |o| o.multiline = true),
+        ("let value_6", |o| {
+            o.context(1);
+        }),
+        ("filler", |o| o.max_count = Some(3)),
+        ("needle", |_| {}),
+    ];
+    for (pattern, configure) in cases {
+        let uncached = run(dir.path(), |o| {
+            o.pattern = (*pattern).into();
+            configure(o);
+        });
+        let before = cache.stats().content.files_skipped;
+        let cached = run_with(dir.path(), &cache, |o| {
+            o.pattern = (*pattern).into();
+            o.cache = true;
+            configure(o);
+        })
+        .unwrap();
+        assert_eq!(cached, uncached, "{pattern}");
+        let skipped = cache.stats().content.files_skipped - before;
+        if *pattern == "zqxjkvbw_never" {
+            assert_eq!(skipped, signed as u64, "{pattern} skips every signed file");
+        }
+        if *pattern == "compute" {
+            assert_eq!(skipped, 0, "an inverted search skips nothing");
+        }
+    }
+}
+
+/// A change that keeps the size and puts the mtime back is still seen: the
+/// signature is not trusted once ctime moved. A file changed just before
+/// it was read is never signed.
+#[test]
+fn a_signed_file_changed_in_place_is_read_again() {
+    let dir = settled_tree();
+    let cache = long_lived_cache();
+    let search = |pattern: &str| {
+        run_with(dir.path(), &cache, |o| {
+            o.pattern = pattern.into();
+            o.cache = true;
+        })
+        .unwrap()
+    };
+    for _ in 0..2 {
+        search("value");
+    }
+    let path = dir.path().join("src/lib.rs");
+    assert!(keys(&search("swapped")).is_empty());
+    let signed = cache.stats().content.signatures;
+    let old = fs::read(&path).unwrap();
+    let mtime = fs::metadata(&path).unwrap().modified().unwrap();
+    let new = String::from_utf8(old.clone())
+        .unwrap()
+        .replace("resolveWorkspaceRoot", "swappedWorkspaceRoot");
+    assert_eq!(new.len(), old.len());
+    fs::write(&path, &new).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(keys(&search("swapped")), ["src/lib.rs:1"]);
+    // Read twice right after its change: forgotten, not signed again.
+    search("value");
+    search("value");
+    assert_eq!(cache.stats().content.signatures, signed - 1);
+    assert_eq!(keys(&search("swapped")), ["src/lib.rs:1"]);
+    // A signed file of the cached list replaced by a link to a match is
+    // neither followed nor trusted: it is counted unreadable.
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("target.txt"), "zqxjkvbw").unwrap();
+    let m00 = dir.path().join("src/m00.rs");
+    fs::remove_file(&m00).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("target.txt"), &m00).unwrap();
+    let outcome = search("zqxjkvbw");
+    assert!(keys(&outcome).is_empty());
+    assert_eq!(outcome.files_unreadable, 1);
+}
+
+/// With no budget for them, nothing is signed and nothing skipped.
+#[test]
+fn signatures_can_be_turned_off() {
+    let dir = settled_tree();
+    let cache = ScanCache::new(
+        CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .content_bytes(0),
+    );
+    for _ in 0..3 {
+        run_with(dir.path(), &cache, |o| {
+            o.pattern = "zqxjkvbw_never".into();
+            o.cache = true;
+        })
+        .unwrap();
+    }
+    assert_eq!(cache.stats().content, ContentStats::default());
+}
