@@ -39,6 +39,7 @@ interface Stats {
   walks: number;
   refused: number;
   watch: typeof UNWATCHED;
+  content: { signatures: number; bytes: number; filesSkipped: number };
 }
 
 /** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
@@ -255,7 +256,16 @@ describe('fsScanCacheStats', () => {
       afterFilterVariants: Stats;
       cleared: Stats;
     }>('stats', dir, LONG_TTL);
-    expect(r.start).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: 0, refused: 0, watch: UNWATCHED });
+    expect(r.start).toEqual({
+      scans: 0,
+      entries: 0,
+      bytes: 0,
+      bytesPerEntry: 0,
+      walks: 0,
+      refused: 0,
+      watch: UNWATCHED,
+      content: { signatures: 0, bytes: 0, filesSkipped: 0 },
+    });
     // Visible entries per partition (dirs and files, node_modules included).
     const totals = r.counts.map((c) => c.total);
     // hidden off, ignore on: a.ts src src/b.ts src/lib src/lib/c.ts node_modules{,/pkg,/pkg/index.js}
@@ -279,7 +289,16 @@ describe('fsScanCacheStats', () => {
     expect(r.withoutNodeModules.paths).not.toContain('node_modules');
     expect(r.withoutNodeModules.paths).toContain('skipped/e.ts');
     expect(r.afterFilterVariants).toEqual(r.filled);
-    expect(r.cleared).toEqual({ scans: 0, entries: 0, bytes: 0, bytesPerEntry: 0, walks: r.filled.walks, refused: 0, watch: UNWATCHED });
+    expect(r.cleared).toEqual({
+      scans: 0,
+      entries: 0,
+      bytes: 0,
+      bytesPerEntry: 0,
+      walks: r.filled.walks,
+      refused: 0,
+      watch: UNWATCHED,
+      content: { signatures: 0, bytes: 0, filesSkipped: 0 },
+    });
   }, CHILD_TIMEOUT_MS);
 
   test('concurrent cached globs of one key share a single walk', async () => {

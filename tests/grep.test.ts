@@ -569,6 +569,32 @@ describe('cache use (in a child process with a 10-minute TTL)', () => {
     expect(out.scans).toBe(1);
   });
 
+  test('content signatures skip files that cannot match, never one that changed', async () => {
+    const root = fixture('grep-signatures', {
+      'a.txt': 'needle a\n',
+      'sub/s.txt': 'needle s\n',
+      'sub/t.txt': 'other text\n',
+      'bin.dat': Buffer.from('zqxjkvbw\0'),
+    });
+    type Read = { paths: string[]; searched: number; skipped: number };
+    const out = await runJson<{
+      first: Read;
+      second: Read;
+      signed: number;
+      ruledOut: Read;
+      edited: Read;
+      afterInvalidate: number;
+    }>('grep-cache-scenario.ts', ['signatures', root], { env: LONG_TTL });
+    const needles = { paths: ['a.txt', 'sub/s.txt'], searched: 4, skipped: 0 };
+    expect(out.first).toEqual(needles);
+    expect(out.second).toEqual(needles);
+    // The three text files; never the binary one, which is always read.
+    expect(out.signed).toBe(3);
+    expect(out.ruledOut).toEqual({ paths: [], searched: 4, skipped: 3 });
+    expect(out.edited).toEqual({ paths: ['a.txt'], searched: 4, skipped: 2 });
+    expect(out.afterInvalidate).toBe(0);
+  });
+
   test('gitignore: false with cache: true stores nothing', async () => {
     const root = fixture('grep-cache-noignore', { '.gitignore': '*.log\n', 'a.txt': 'needle\n', 'b.log': 'needle\n' });
     fs.mkdirSync(path.join(root, '.git'));

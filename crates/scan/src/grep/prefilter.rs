@@ -45,6 +45,7 @@
 
 use std::{
     collections::HashMap,
+    fs::Metadata,
     hash::{DefaultHasher, Hash, Hasher},
     sync::{
         Mutex, MutexGuard,
@@ -445,27 +446,39 @@ impl<'a> Prefilter<'a> {
         relative: &[u8],
         stop: &Stop<'_>,
     ) -> Result<FileReport> {
-        let key = self.key(relative);
-        if self.unmatchable(opener, shape, key, relative) {
-            self.index.skipped.fetch_add(1, Ordering::Relaxed);
-            return Ok(FileReport {
-                searched: true,
-                ..FileReport::default()
-            });
+        stop.token.check()?;
+        if let Some(report) = self.skip(opener, shape, relative) {
+            return Ok(report);
         }
         let read_at = SystemTime::now();
         let searched = match open_file(opener, shape, relative, false, stop)? {
             Opened::Content(content, metadata) => {
-                let searched = search_slice(searcher, matcher, shape, content);
-                if matches!(&searched, Ok(report) if !report.binary) {
-                    self.consider(key, &Identity::of(&metadata), read_at, content);
-                }
-                searched
+                self.consider(relative, &metadata, read_at, content);
+                search_slice(searcher, matcher, shape, content)
             }
             Opened::Stream(file) => search_reader(shape, false, matcher, file, stop),
             Opened::Done(report) => return Ok(report),
         };
         settle(searched, opener, relative, false, stop)
+    }
+
+    /// The report of `relative` when it is still as signed and its
+    /// signature rules out a match: searched, nothing found, as reading it
+    /// would report.
+    pub(super) fn skip(
+        &self,
+        opener: &mut Opener<'_>,
+        shape: &Shape,
+        relative: &[u8],
+    ) -> Option<FileReport> {
+        if !self.unmatchable(opener, shape, self.key(relative), relative) {
+            return None;
+        }
+        self.index.skipped.fetch_add(1, Ordering::Relaxed);
+        Some(FileReport {
+            searched: true,
+            ..FileReport::default()
+        })
     }
 
     /// Whether the file at `relative` is still as signed and its signature
@@ -492,13 +505,22 @@ impl<'a> Prefilter<'a> {
         self.index.admits(key, &identity, needs) == Some(false)
     }
 
-    /// Note or sign a text file just read whole.
-    fn consider(&self, key: u64, identity: &Identity, read_at: SystemTime, content: &[u8]) {
+    /// Note or sign `relative`, just read whole as `content` (its `fstat`
+    /// said `metadata`; the read began at `read_at`).
+    pub(super) fn consider(
+        &self,
+        relative: &[u8],
+        metadata: &Metadata,
+        read_at: SystemTime,
+        content: &[u8],
+    ) {
+        let identity = &Identity::of(metadata);
         let signable = identity.dev == self.device
             && identity.size == content.len() as u64
             && identity.settled_before(read_at)
             && !has_bom(content)
             && memchr::memchr(0, content).is_none();
+        let key = self.key(relative);
         if signable && self.index.read_again(key, identity) {
             self.index.store(key, identity, sign(content));
         }

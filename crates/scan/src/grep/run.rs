@@ -26,7 +26,7 @@ use std::{
         mpsc,
     },
     thread,
-    time::{Duration, Instant},
+    time::{Duration, Instant, SystemTime},
 };
 
 use grep_regex::RegexMatcher;
@@ -288,7 +288,8 @@ impl Worker<'_> {
     /// by all workers, so the I/O of the first files is done by the time
     /// they can be searched. Only workers on cores the compile and the walk
     /// leave free do it, so neither is slowed. Files that need no search
-    /// are reported right away; a large file ends the read-ahead.
+    /// are reported right away (as are files the prefilter rules out); a
+    /// large file ends the read-ahead.
     fn read_ahead(
         &self,
         opener: &mut Opener<'_>,
@@ -307,9 +308,20 @@ impl Worker<'_> {
             let Some(index) = self.take(&mut path, reports) else {
                 break;
             };
+            let skipped = self
+                .prefilter
+                .and_then(|prefilter| prefilter.skip(opener, self.job.shape, &path));
+            if let Some(report) = skipped {
+                reports.add(index, &path, Ok(report));
+                continue;
+            }
+            let read_at = SystemTime::now();
             let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
             let file = match opened {
-                Ok(Opened::Content(content, _)) => {
+                Ok(Opened::Content(content, metadata)) => {
+                    if let Some(prefilter) = self.prefilter {
+                        prefilter.consider(&path, &metadata, read_at, content);
+                    }
                     self.read_ahead_bytes
                         .fetch_add(content.len(), Ordering::Relaxed);
                     Ahead::Content(content.to_vec())
