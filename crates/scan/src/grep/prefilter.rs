@@ -326,23 +326,26 @@ impl ContentIndex {
         }
     }
 
-    fn has_signature(&self, key: u64) -> bool {
-        self.shard(key)
-            .get(&key)
-            .is_some_and(|known| known.signature.is_some())
+    /// The identity a file was signed with, when that signature rules out
+    /// a match of `needs` (the caller still has to check the file is
+    /// unchanged).
+    fn rules_out(&self, key: u64, needs: &Needs) -> Option<Identity> {
+        let shard = self.shard(key);
+        let known = shard.get(&key)?;
+        let signature = known.signature.as_deref()?;
+        (!needs.admits(signature)).then_some(known.identity)
     }
 
-    /// `Some(false)` when the file is still as signed and cannot match. A
-    /// file that changed since is forgotten.
-    fn admits(&self, key: u64, identity: &Identity, needs: &Needs) -> Option<bool> {
+    /// Forget the file at `key` if it is still known as `stale`.
+    fn forget_stale(&self, key: u64, stale: &Identity) {
         let mut shard = self.shard(key);
-        let known = shard.get(&key)?;
-        if known.identity != *identity {
-            let stale = shard.remove(&key)?;
-            self.forget(&stale);
-            return None;
+        if shard
+            .get(&key)
+            .is_some_and(|known| known.identity == *stale)
+            && let Some(known) = shard.remove(&key)
+        {
+            self.forget(&known);
         }
-        known.signature.as_deref().map(|words| needs.admits(words))
     }
 
     /// Whether a read of a file with `identity` should be signed: it was
@@ -490,19 +493,23 @@ impl<'a> Prefilter<'a> {
         key: u64,
         relative: &[u8],
     ) -> bool {
-        let Some(needs) = &self.needs else {
+        // The signature first: a file it admits is read anyway, so only a
+        // file it rules out pays for the `fstatat` that proves it unchanged.
+        let Some(signed) = self
+            .needs
+            .as_ref()
+            .and_then(|needs| self.index.rules_out(key, needs))
+        else {
             return false;
         };
-        if !self.index.has_signature(key) {
-            return false;
-        }
         let Ok(identity) = opener.identity(relative) else {
             return false;
         };
-        if shape.max_file_size.is_some_and(|max| identity.size > max) {
+        if identity != signed {
+            self.index.forget_stale(key, &signed);
             return false;
         }
-        self.index.admits(key, &identity, needs) == Some(false)
+        shape.max_file_size.is_none_or(|max| identity.size <= max)
     }
 
     /// Note or sign `relative`, just read whole as `content` (its `fstat`
@@ -711,12 +718,20 @@ mod tests {
         index.store(7, &identity, sign(b"abc"));
         assert!(!index.read_again(7, &identity), "already signed");
         let needs = Needs::of(&spec("xyz"), false).unwrap();
-        assert_eq!(index.admits(7, &identity, &needs), Some(false));
+        assert_eq!(index.rules_out(7, &needs), Some(identity));
+        let admitted = Needs::of(&spec("abc"), false).unwrap();
+        assert_eq!(index.rules_out(7, &admitted), None);
         let changed = Identity {
             ctime: 1,
             ..identity
         };
-        assert_eq!(index.admits(7, &changed, &needs), None);
+        index.forget_stale(7, &changed);
+        assert_eq!(
+            index.stats().signatures,
+            1,
+            "not the identity it was signed with"
+        );
+        index.forget_stale(7, &identity);
         assert_eq!(index.stats(), ContentStats::default(), "forgotten");
         index.read_again(8, &identity);
         index.clear();
