@@ -17,7 +17,12 @@
  *   grep    literal, regex, never-matching and `-i` patterns, each without and
  *           with maxCount 100, natives `cache: false` and `cache: true` against
  *           `rg --json` spawned and parsed (targets: uncached <= 1.0x, or 1.5x
- *           for rows searching node_modules; cached <= 0.5x); on trees with a
+ *           for rows searching node_modules; cached <= 0.5x). With the limit
+ *           the peer is `rg --sort path --json` killed at the limit, which
+ *           returns the same first results in the same order (checked, result
+ *           by result); plain `rg --json` killed at the limit returns
+ *           whichever results its threads find first, less work, shown
+ *           beside without a target. On trees with a
  *           node_modules nobody ignores, every row runs without it (natives'
  *           default, rg `-g '!node_modules'`) and with it (includeNodeModules,
  *           rg unrestricted). Rows without a limit also show rg's process
@@ -58,7 +63,7 @@ import { fdir } from 'fdir';
 import fuzzysort from 'fuzzysort';
 import { glob as tinyGlob, globSync as tinyGlobSync } from 'tinyglobby';
 import { DEFAULT_TREE_DIR, ensureTree, MANIFEST_NAME } from './gen-tree.ts';
-import { compareFileSets, describeComparison, equalWork, type Work } from './lib/equal-work.ts';
+import { compareFileSets, describeComparison, equalWork, firstDifference, type Located, type Work } from './lib/equal-work.ts';
 import { fzfFilter, hasFzf } from './lib/fzf.ts';
 import { type Contender, type ItemContender, type PairedResult, paired, pairedItems, pairedRatio, spawnCount, spawnLines, table } from './lib/harness.ts';
 import { deriveQueries } from './lib/queries.ts';
@@ -326,19 +331,19 @@ async function grepRow(n: NativesApi, t: Tree, rg: string, scope: Scope, k: Grep
   const opts: GrepOpts = { pattern: k.pattern, literal: k.literal, ignoreCase: k.ignoreCase, path: t.dir, maxCount: limit, includeNodeModules: scope.nm };
   const rgArgs = [...rgScope(scope.nm), ...(k.literal ? ['-F'] : []), ...(k.ignoreCase ? ['-i'] : []), '-e', k.pattern, '--', '.'];
   // What the latest run of each contender did (the counts are checked stable over rounds).
-  const last: Record<string, { files?: number; matches: number }> = {};
+  const last: Record<string, { files?: number; matches: number; results?: Located[] }> = {};
   let cachedWalks = 0;
   const c: Contender[] = [
     { name: 'natives', note: 'cache: false', run: async () => {
       const r = await n.grep({ ...opts, cache: false });
-      last.natives = { files: r.filesSearched, matches: r.matches.length };
+      last.natives = { files: r.filesSearched, matches: r.matches.length, results: limit ? located(r.matches) : undefined };
       return r.matches.length;
     } },
     { name: 'natives cached', note: 'cache: true', run: async () => {
       const w0 = n.fsScanCacheStats().walks;
       const r = await n.grep({ ...opts, cache: true });
       if (n.fsScanCacheStats().walks !== w0) cachedWalks++;
-      last['natives cached'] = { files: r.filesSearched, matches: r.matches.length };
+      last['natives cached'] = { files: r.filesSearched, matches: r.matches.length, results: limit ? located(r.matches) : undefined };
       return r.matches.length;
     } },
     { name: 'rg --json', note: limit ? `spawn, killed at ${limit}` : 'spawn, parsed', run: async () => {
@@ -347,14 +352,28 @@ async function grepRow(n: NativesApi, t: Tree, rg: string, scope: Scope, k: Grep
       return r.matches.length;
     } },
   ];
-  if (!limit) {
+  if (limit) {
+    // The same first results in the same order: rg sorting by path (which
+    // makes it search on one thread), killed at the limit.
+    c.push({ name: ORDERED_RG, note: `spawn, --sort path, killed at ${limit}`, run: async () => {
+      const r = await rgJson(rg, ['--sort', 'path', ...rgArgs], t.dir, limit);
+      last[ORDERED_RG] = { matches: r.matches.length, results: r.matches };
+      return r.matches.length;
+    } });
+  } else {
     // rg's process time: its plain output drained, not parsed (rg has no global limit to time).
     c.push({ name: 'rg', note: 'spawn, -n, output drained', run: () => spawnCount(rg, ['-n', '--no-heading', ...rgArgs], { cwd: t.dir, quiet: true, okCodes: [0, 1] }) });
   }
   const nmNote = scope.nm ? ', node_modules' : '';
   const what = `${k.kind} /${k.pattern}/${limit ? `, maxCount ${limit}` : ''}${nmNote}`;
-  const r = await runSection(`grep ${what} (${t.name})`, c, 'rg --json');
+  const r = await runSection(`grep ${what} (${t.name})`, c, limit ? ORDERED_RG : 'rg --json');
   const problems = [...scope.problems];
+  if (limit) {
+    for (const name of ['natives', 'natives cached']) {
+      const differs = firstDifference(name, last[name]!.results!, ORDERED_RG, last[ORDERED_RG]!.results!);
+      if (differs) problems.push(differs);
+    }
+  }
   if (cachedWalks > 0) problems.push(`the cached grep walked the disk in ${cachedWalks} runs`);
   // Files: without a limit, what each searched (natives' filesSearched, rg's
   // summary) besides the listings; with one, natives stops early and rg is
@@ -364,7 +383,16 @@ async function grepRow(n: NativesApi, t: Tree, rg: string, scope: Scope, k: Grep
   const rgWork: Work = { name: 'rg --json', files: limit ? scope.rgFiles : last['rg --json']?.files ?? NaN, matches: last['rg --json']!.matches };
   const uncachedTarget = { on: 'ratio' as const, max: scope.nm ? 1.5 : 1 };
   const rgPlain: Work | undefined = limit ? undefined : { name: 'rg', files: scope.rgFiles, matches: r.summaries.rg!.count };
-  if (!dense) {
+  if (limit) {
+    // Equal work: the same first results in path order. rg's default
+    // (whichever results its threads find first) is less work, shown beside.
+    const ordered: Work = { name: ORDERED_RG, files: scope.rgFiles, matches: last[ORDERED_RG]!.matches };
+    pairRow(t.name, 'grep', `${what}, uncached`, r, 'natives', ORDERED_RG, [work('natives'), ordered, ...listings], { target: uncachedTarget, problems });
+    pairRow(t.name, 'grep', `${what}, cached`, r, 'natives cached', ORDERED_RG, [work('natives cached'), ordered, ...listings],
+      { target: { on: 'ratio', max: 0.5 }, problems });
+    pairRow(t.name, 'grep', `${what}, uncached against rg's first results in any order`, r, 'natives', 'rg --json',
+      [work('natives'), rgWork, ...listings], { problems });
+  } else if (!dense) {
     pairRow(t.name, 'grep', `${what}, uncached`, r, 'natives', 'rg --json', [work('natives'), rgWork, ...listings], { target: uncachedTarget, problems });
     if (rgPlain) pairRow(t.name, 'grep', `${what}, uncached against rg's process time`, r, 'natives', 'rg', [work('natives'), rgPlain, ...listings], { problems });
     pairRow(t.name, 'grep', `${what}, cached`, r, 'natives cached', 'rg --json', [work('natives cached'), rgWork, ...listings],
@@ -375,6 +403,14 @@ async function grepRow(n: NativesApi, t: Tree, rg: string, scope: Scope, k: Grep
     pairRow(t.name, 'grep', `${what}, cached against rg's process time`, r, 'natives cached', 'rg',
       [work('natives cached'), rgWork, rgPlain!, ...listings], { target: { on: 'ratio', max: 1 }, problems });
   }
+}
+
+/** The equal-work peer of a limited grep: rg's first results in path order. */
+const ORDERED_RG = 'rg --sort path';
+
+/** The results a limited grep returned, for the equal-results check. */
+function located(matches: unknown[]): Located[] {
+  return (matches as Located[]).map(({ path, lineNumber }) => ({ path, lineNumber }));
 }
 
 async function grepSection(n: NativesApi, t: Tree, rg: string): Promise<void> {

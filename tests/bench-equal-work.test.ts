@@ -3,7 +3,7 @@
  * when its contenders listed different files or found different match counts.
  */
 import { describe, expect, test } from 'bun:test';
-import { compareFileSets, describeComparison, equalWork, normalizePath } from '../bench/lib/equal-work.ts';
+import { compareFileSets, describeComparison, equalWork, firstDifference, normalizePath } from '../bench/lib/equal-work.ts';
 
 describe('normalizePath', () => {
   test('drops a leading ./ and trailing slashes', () => {
@@ -77,5 +77,21 @@ describe('equalWork', () => {
     expect(v.ok).toBe(false);
     expect(v.problems[0]).toBe('natives lists 1 files, fd 2');
     expect(v.problems).toContain('natives: no file count');
+  });
+});
+
+describe('firstDifference', () => {
+  const r = (path: string, lineNumber: number) => ({ path, lineNumber });
+  test('the same results in the same order, however paths are printed, are equal work', () => {
+    expect(firstDifference('natives', [r('a.ts', 1), r('b/c.ts', 3)], 'rg', [r('./a.ts', 1), r('b/c.ts', 3)])).toBeUndefined();
+  });
+  test('another order, another line or a missing result is the first difference', () => {
+    expect(firstDifference('natives', [r('a.ts', 1), r('b.ts', 2)], 'rg', [r('b.ts', 2), r('a.ts', 1)])).toBe(
+      'result 1 differs: natives a.ts:1, rg b.ts:2',
+    );
+    expect(firstDifference('natives', [r('a.ts', 1)], 'rg', [r('a.ts', 2)])).toBe('result 1 differs: natives a.ts:1, rg a.ts:2');
+    expect(firstDifference('natives', [r('a.ts', 1)], 'rg', [r('a.ts', 1), r('b.ts', 1)])).toBe(
+      'result 2 differs: natives nothing, rg b.ts:1',
+    );
   });
 });

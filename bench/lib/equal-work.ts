@@ -86,3 +86,22 @@ export function equalWork(work: readonly Work[], extra: readonly string[] = []):
   for (const w of work) if (!Number.isInteger(w.files) || w.files < 0) problems.push(`${w.name}: no file count`);
   return { ok: problems.length === 0, problems };
 }
+
+/** A grep result as the equal-results check sees it. */
+export interface Located {
+  path: string;
+  lineNumber: number;
+}
+
+/**
+ * Whether two contenders returned the same results in the same order (paths
+ * normalized); `undefined` when they did, else the first difference. A
+ * limited search is equal work only when both return the same first results.
+ */
+export function firstDifference(nameA: string, a: readonly Located[], nameB: string, b: readonly Located[]): string | undefined {
+  const at = (r: Located | undefined) => (r ? `${normalizePath(r.path)}:${r.lineNumber}` : 'nothing');
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (at(a[i]) !== at(b[i])) return `result ${i + 1} differs: ${nameA} ${at(a[i])}, ${nameB} ${at(b[i])}`;
+  }
+  return undefined;
+}

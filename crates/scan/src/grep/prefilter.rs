@@ -25,9 +25,12 @@
 //! - **A signature** folds ASCII case (so one serves both kinds of search)
 //!   and sets one bit per trigram in a filter of about one bit per two bytes
 //!   of content. It is built only for a file read whole as text: at most
-//!   [`SLICE_MAX`] bytes, no NUL, no byte-order mark (which would make the
+//!   [`MAX_SIGNED`] bytes, no NUL, no byte-order mark (which would make the
 //!   searcher transcode it). A Bloom filter can say "maybe" wrongly, never
-//!   "no".
+//!   "no". A file above the one block read whole anyway is read whole here
+//!   too when it may be signed: text searched as one slice reports what a
+//!   stream would; with a NUL or a mark it is searched as the stream it
+//!   would have been.
 //! - **Trust**: a signature is used only while the file's device, inode,
 //!   size, mtime and ctime are the ones it was read with, checked by an
 //!   `fstatat` that does not follow links. Every write moves ctime, which no
@@ -45,8 +48,9 @@
 
 use std::{
     collections::HashMap,
-    fs::Metadata,
+    fs::{File, Metadata},
     hash::{DefaultHasher, Hash, Hasher},
+    io::{self, Read},
     sync::{
         Mutex, MutexGuard,
         atomic::{AtomicU64, AtomicUsize, Ordering},
@@ -59,7 +63,7 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use super::{
     pattern::{MatcherSpec, matcher_pattern},
-    read::{Opener, Root, SLICE_MAX},
+    read::{Opener, Root},
     search::{FileReport, Opened, Shape, Stop, open_file, search_reader, search_slice, settle},
 };
 use crate::error::Result;
@@ -71,6 +75,11 @@ use grep_regex::RegexMatcher;
 /// the read than this could be followed by another one that leaves every
 /// timestamp as it was.
 pub(crate) const RACY_MARGIN: Duration = Duration::from_secs(3);
+
+/// The largest file signed: its signature is then at most 256 KiB. Most
+/// of a real tree's bytes are in files above the 64 KiB read whole anyway
+/// (two thirds of a `cargo vendor` tree), few of them above this.
+const MAX_SIGNED: usize = 4 << 20;
 
 /// Smallest signature, in bits: below this a filter of a tiny file would be
 /// all ones after a few trigrams anyway.
@@ -224,7 +233,7 @@ fn bits_log2(signature: &[u64]) -> u32 {
 fn sign(content: &[u8]) -> Box<[u64]> {
     let bits = (content.len() / 2)
         .next_power_of_two()
-        .clamp(MIN_BITS, SLICE_MAX / 2);
+        .clamp(MIN_BITS, MAX_SIGNED / 2);
     let log2 = bits.trailing_zeros();
     let mut words = vec![0u64; bits / 64].into_boxed_slice();
     if let [a, b, rest @ ..] = content {
@@ -459,10 +468,38 @@ impl<'a> Prefilter<'a> {
                 self.consider(relative, &metadata, read_at, content);
                 search_slice(searcher, matcher, shape, content)
             }
-            Opened::Stream(file) => search_reader(shape, false, matcher, file, stop),
+            Opened::Stream(file) => {
+                self.search_large(file, relative, read_at, (searcher, matcher, shape), stop)
+            }
             Opened::Done(report) => return Ok(report),
         };
         settle(searched, opener, relative, false, stop)
+    }
+
+    /// Search a file above the block read whole: read whole too when it may
+    /// be signed, then searched as a slice if it is text (and considered for
+    /// signing), else as the stream it is.
+    fn search_large(
+        &self,
+        mut file: File,
+        relative: &[u8],
+        read_at: SystemTime,
+        (searcher, matcher, shape): (&mut Searcher, &RegexMatcher, &Shape),
+        stop: &Stop<'_>,
+    ) -> io::Result<FileReport> {
+        let metadata = file.metadata()?;
+        let size = metadata.len();
+        if size == 0 || size > MAX_SIGNED as u64 {
+            return search_reader(shape, false, matcher, file, stop);
+        }
+        let mut content = Vec::with_capacity(size as usize);
+        (&mut file).take(size).read_to_end(&mut content)?;
+        if memchr::memchr(0, &content).is_some() || has_bom(&content) {
+            let stream = io::Cursor::new(content).chain(file);
+            return search_reader(shape, false, matcher, stream, stop);
+        }
+        self.consider(relative, &metadata, read_at, &content);
+        search_slice(searcher, matcher, shape, &content)
     }
 
     /// The report of `relative` when it is still as signed and its
@@ -698,7 +735,8 @@ mod tests {
     fn signatures_grow_with_content_within_bounds() {
         assert_eq!(sign(b"").len() * 64, MIN_BITS);
         assert_eq!(sign(&[b'a'; 1000]).len() * 64, 512);
-        assert_eq!(sign(&vec![b'a'; SLICE_MAX]).len() * 64, SLICE_MAX / 2);
+        assert_eq!(sign(&vec![b'a'; MAX_SIGNED]).len() * 64, MAX_SIGNED / 2);
+        assert_eq!(sign(&vec![b'a'; 2 * MAX_SIGNED]).len() * 64, MAX_SIGNED / 2);
     }
 
     /// A file is signed on its second unchanged read only, and a changed

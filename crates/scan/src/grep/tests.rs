@@ -1085,7 +1085,8 @@ fn progress_follows_every_file_in_order() {
 
 /// Files whose last change is older than the racy margin, so cached greps
 /// sign them: sources that differ in the identifiers they hold, a binary
-/// file, a file with a byte-order mark and a large one.
+/// file, a file with a byte-order mark, a text file above one block and one
+/// whose NUL lies past the first block.
 fn settled_tree() -> tempfile::TempDir {
     let mut files: Vec<(String, Vec<u8>)> = (0..40)
         .map(|i| {
@@ -1105,6 +1106,9 @@ fn settled_tree() -> tempfile::TempDir {
         b"\xEF\xBB\xBFresolveWorkspaceRoot\n".to_vec(),
     ));
     files.push(("big.txt".into(), "filler line\n".repeat(8000).into_bytes()));
+    let mut late_nul = "filler line\n".repeat(7000).into_bytes();
+    late_nul.extend_from_slice(b"needle past the first block\n\0needle after the NUL\n");
+    files.push(("late-nul.txt".into(), late_nul));
     let borrowed: Vec<(&str, &[u8])> = files
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_slice()))
@@ -1135,9 +1139,10 @@ fn signatures_skip_files_without_changing_any_answer() {
         }
     };
     warm("value");
-    // Every small text file is signed; the binary, BOM and large ones are not.
+    // Every text file is signed, the large one too; the binary and BOM ones
+    // are not.
     let signed = cache.stats().content.signatures;
-    assert_eq!(signed, 8, "{:?}", cache.stats().content);
+    assert_eq!(signed, 9, "{:?}", cache.stats().content);
     type Configure = fn(&mut GrepOptions);
     let cases: &[(&str, Configure)] = &[
         ("resolveWorkspaceRoot", |_| {}),
