@@ -479,7 +479,7 @@ impl<'a> Prefilter<'a> {
     /// Search a file above the block read whole: read whole too when it may
     /// be signed, then searched as a slice if it is text (and considered for
     /// signing), else as the stream it is.
-    fn search_large(
+    pub(super) fn search_large(
         &self,
         mut file: File,
         relative: &[u8],

@@ -201,10 +201,10 @@ struct Worker<'a> {
 const READ_AHEAD_MAX: usize = 16 << 20;
 
 /// A file read before the pattern was ready: its content, or the open file
-/// when it is too large to hold.
+/// when it is too large to hold (with when it was opened, for `prefilter`).
 enum Ahead {
     Content(Vec<u8>),
-    Stream(File),
+    Stream(File, SystemTime),
 }
 
 impl Worker<'_> {
@@ -222,7 +222,16 @@ impl Worker<'_> {
         for (index, path, file) in ahead {
             let searched = match file {
                 Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
-                Ahead::Stream(file) => search_reader(shape, explicit, matcher, file, stop),
+                Ahead::Stream(file, read_at) => match self.prefilter {
+                    Some(prefilter) => prefilter.search_large(
+                        file,
+                        &path,
+                        read_at,
+                        (&mut searcher, matcher, shape),
+                        stop,
+                    ),
+                    None => search_reader(shape, explicit, matcher, file, stop),
+                },
             };
             let report = settle(searched, &opener, &path, explicit, stop);
             if !self.hand_in(&mut reports, index, &path, report) {
@@ -326,7 +335,7 @@ impl Worker<'_> {
                         .fetch_add(content.len(), Ordering::Relaxed);
                     Ahead::Content(content.to_vec())
                 }
-                Ok(Opened::Stream(file)) => Ahead::Stream(file),
+                Ok(Opened::Stream(file)) => Ahead::Stream(file, read_at),
                 Ok(Opened::Done(report)) => {
                     reports.add(index, &path, Ok(report));
                     continue;
@@ -336,7 +345,7 @@ impl Worker<'_> {
                     break;
                 }
             };
-            let streamed = matches!(file, Ahead::Stream(_));
+            let streamed = matches!(file, Ahead::Stream(..));
             ahead.push((index, path.clone(), file));
             if streamed {
                 break;
