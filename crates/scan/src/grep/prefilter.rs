@@ -58,8 +58,9 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
+use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
-use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::literal::{ExtractKind, Extractor, Literal};
 
 use super::{
     pattern::{MatcherSpec, matcher_pattern},
@@ -67,7 +68,6 @@ use super::{
     search::{FileReport, Opened, Shape, Stop, open_file, search_reader, search_slice, settle},
 };
 use crate::error::Result;
-use grep_regex::RegexMatcher;
 
 /// How long before a read a file's last change must lie for the read to be
 /// signed. Timestamps come from a clock that ticks every few milliseconds,
@@ -140,16 +140,20 @@ pub(super) fn nanos(seconds: i64, nanoseconds: i64) -> i128 {
     i128::from(seconds) * 1_000_000_000 + i128::from(nanoseconds)
 }
 
-/// The trigrams a pattern needs: a file can match only if, for at least one
-/// alternative, all of its trigrams occur in it.
+/// The trigrams a pattern needs. Each requirement is a set of alternatives:
+/// a file can match only if, for every requirement, all the trigrams of at
+/// least one of its alternatives occur in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Needs {
-    alternatives: Vec<Vec<u32>>,
+    requirements: Vec<Vec<Vec<u32>>>,
 }
 
 impl Needs {
     /// What a search for `spec` needs; `None` when it needs nothing the
-    /// signatures can check (see the module docs).
+    /// signatures can check (see the module docs). Every match starts with
+    /// one of the prefix literals and ends with one of the suffix literals,
+    /// so each set is a requirement of its own: `fn [a-z_]+_mut\(` needs
+    /// `fn ` and `_mut(`.
     pub(crate) fn of(spec: &MatcherSpec<'_>, invert: bool) -> Option<Needs> {
         if invert {
             return None;
@@ -166,44 +170,56 @@ impl Needs {
             .build()
             .parse(&pattern)
             .ok()?;
-        let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
-        let literals = seq.literals()?;
-        if literals.is_empty() {
-            return None;
-        }
         let folds_case = spec.ignore_case || spec.smart_case;
-        let mut alternatives = Vec::with_capacity(literals.len());
-        for literal in literals {
-            let mut trigrams: Vec<u32> = literal
-                .as_bytes()
-                .windows(3)
-                .filter(|three| {
-                    !folds_case || three.iter().all(|&byte| same_up_to_ascii_case(byte))
-                })
-                .map(|three| trigram(three[0], three[1], three[2]))
-                .collect();
-            if trigrams.is_empty() {
-                return None;
-            }
-            trigrams.sort_unstable();
-            trigrams.dedup();
-            alternatives.push(trigrams);
-        }
-        alternatives.sort_unstable();
-        alternatives.dedup();
-        Some(Needs { alternatives })
+        let mut requirements: Vec<Vec<Vec<u32>>> = [ExtractKind::Prefix, ExtractKind::Suffix]
+            .into_iter()
+            .filter_map(|kind| {
+                let seq = Extractor::new().kind(kind).extract(&hir);
+                alternatives(seq.literals()?, folds_case)
+            })
+            .collect();
+        requirements.dedup();
+        (!requirements.is_empty()).then_some(Needs { requirements })
     }
 
     /// Whether a file with `signature` may hold a match.
     fn admits(&self, signature: &[u64]) -> bool {
         let log2 = bits_log2(signature);
-        self.alternatives.iter().any(|trigrams| {
-            trigrams.iter().all(|&trigram| {
-                let at = bit(trigram, log2);
-                signature[at / 64] & (1 << (at % 64)) != 0
-            })
-        })
+        let has = |&trigram: &u32| {
+            let at = bit(trigram, log2);
+            signature[at / 64] & (1 << (at % 64)) != 0
+        };
+        self.requirements
+            .iter()
+            .all(|alternatives| alternatives.iter().any(|trigrams| trigrams.iter().all(has)))
     }
+}
+
+/// The trigrams of each literal (only case-proof ones when the search may
+/// fold case); `None` when some literal has none, or there is no literal,
+/// since then any file may match.
+fn alternatives(literals: &[Literal], folds_case: bool) -> Option<Vec<Vec<u32>>> {
+    if literals.is_empty() {
+        return None;
+    }
+    let mut alternatives = Vec::with_capacity(literals.len());
+    for literal in literals {
+        let mut trigrams: Vec<u32> = literal
+            .as_bytes()
+            .windows(3)
+            .filter(|three| !folds_case || three.iter().all(|&byte| same_up_to_ascii_case(byte)))
+            .map(|three| trigram(three[0], three[1], three[2]))
+            .collect();
+        if trigrams.is_empty() {
+            return None;
+        }
+        trigrams.sort_unstable();
+        trigrams.dedup();
+        alternatives.push(trigrams);
+    }
+    alternatives.sort_unstable();
+    alternatives.dedup();
+    Some(alternatives)
 }
 
 /// Whether every character a case-insensitive search matches for `byte` is
@@ -636,6 +652,34 @@ mod tests {
             false,
             "fn get_mut(&mut self)\n",
             true,
+        ),
+        (
+            "fn [a-z_]+_mut\\(",
+            false,
+            false,
+            "fn get_mut(&mut self)\n",
+            true,
+        ),
+        (
+            "fn [a-z_]+_mut\\(",
+            false,
+            false,
+            "fn get(&self) -> &T\n",
+            false,
+        ),
+        (
+            "[a-z]+Handler",
+            false,
+            false,
+            "const clickHandler = 1;\n",
+            true,
+        ),
+        (
+            "[a-z]+Handler",
+            false,
+            false,
+            "const click = 1;\n",
+            false,
         ),
         ("todo", true, false, "// TODO: later\n", true),
         ("todo", true, false, "// ToDo: later\n", true),

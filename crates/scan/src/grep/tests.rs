@@ -1151,6 +1151,7 @@ fn signatures_skip_files_without_changing_any_answer() {
         ("RESOLVEWORKSPACEROOT", |o| o.ignore_case = true),
         ("value_1[0-9]", |_| {}),
         ("item_3|value_5", |_| {}),
+        ("[a-z]+WorkspaceRoot", |_| {}),
         ("compute(3)", |o| o.literal = true),
         ("todo", |o| o.ignore_case = true),
         ("zqxjkvbw_never", |_| {}),
