@@ -310,6 +310,19 @@ mod tests {
     use super::*;
     use std::os::fd::OwnedFd;
 
+    /// Content signatures are only for filesystems on the local list: a
+    /// pseudo-filesystem (as a network one) gets none.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn only_local_filesystems_have_a_local_device() {
+        assert_eq!(Root::open(Path::new("/proc")).unwrap().local_device(), None);
+        let dir = tempfile::tempdir().unwrap();
+        let stat = nix::sys::stat::stat(dir.path()).unwrap();
+        if let Some(device) = Root::open(dir.path()).unwrap().local_device() {
+            assert_eq!(device, stat.st_dev);
+        }
+    }
+
     type OpenDir = fn(&OwnedFd, &[u8]) -> io::Result<OwnedFd>;
 
     /// Both ways of opening a listed directory refuse a symlink at any
