@@ -143,10 +143,7 @@ impl<'a> Opener<'a> {
     #[cfg(unix)]
     pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<Identity> {
         use nix::{fcntl::AtFlags, sys::stat::SFlag};
-        let (dir, name) = match memchr::memrchr(b'/', relative) {
-            Some(slash) => (self.parent(&relative[..slash])?, &relative[slash + 1..]),
-            None => (std::os::fd::AsFd::as_fd(&self.root.fd), relative),
-        };
+        let (dir, name) = self.dir_and_name(relative)?;
         let stat = nix::sys::stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
         if SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
             return Err(not_a_file());
@@ -171,12 +168,8 @@ impl<'a> Opener<'a> {
     #[cfg(unix)]
     fn open_any(&mut self, relative: &[u8]) -> io::Result<File> {
         use nix::{fcntl::OFlag, sys::stat::Mode};
-        use std::os::fd::AsFd;
         let follows_links = self.follows_links;
-        let (dir, name) = match memchr::memrchr(b'/', relative) {
-            Some(slash) => (self.parent(&relative[..slash])?, &relative[slash + 1..]),
-            None => (self.root.fd.as_fd(), relative),
-        };
+        let (dir, name) = self.dir_and_name(relative)?;
         let mut flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
         if !follows_links {
             flags |= OFlag::O_NOFOLLOW;
@@ -192,6 +185,19 @@ impl<'a> Opener<'a> {
     #[cfg(not(unix))]
     fn open_any(&mut self, relative: &[u8]) -> io::Result<File> {
         File::open(self.path_of(relative))
+    }
+
+    /// A handle on the directory holding `relative`, and its name there.
+    #[cfg(unix)]
+    fn dir_and_name<'p>(
+        &mut self,
+        relative: &'p [u8],
+    ) -> io::Result<(std::os::fd::BorrowedFd<'_>, &'p [u8])> {
+        use std::os::fd::AsFd;
+        Ok(match memchr::memrchr(b'/', relative) {
+            Some(slash) => (self.parent(&relative[..slash])?, &relative[slash + 1..]),
+            None => (self.root.fd.as_fd(), relative),
+        })
     }
 
     /// A handle on the directory `parent` (relative to the root), reused
