@@ -418,6 +418,37 @@ fn a_dead_cleanups_output_lease_does_not_block() {
     }
 }
 
+/// A held kernel lock is the authority for "alive": beside a dead owner's
+/// record (a takeover under way, say) the output lease stays active, and no
+/// build is admitted while it is held.
+#[test]
+fn a_held_output_lock_beside_a_dead_owners_record_is_active() {
+    let f = fixture();
+    drop(acquire(&f.leases, &f.cache, "registering"));
+    let files = files(&f);
+    let _held = crate::lock::try_exclusive(&files.output_lock)
+        .unwrap()
+        .expect("the output lock is free");
+    let dead = dead_record(&f);
+    durable::replace(&files.output_record, &dead.to_bytes()).unwrap();
+    let trust = LockTrust::Kernel;
+    assert_eq!(
+        Slot::output(&files, &trust).status().unwrap(),
+        Status::Active(Some(dead.clone()))
+    );
+    assert!(f.leases.outputs_in_use(&f.cache).unwrap());
+    let Busy::Active(holder) = busy(&f.leases, &f.cache) else {
+        panic!("admitted while the output lock is held")
+    };
+    assert_eq!(
+        *holder,
+        Holder {
+            role: Role::Cleanup,
+            record: Some(dead)
+        }
+    );
+}
+
 #[test]
 fn inventory_reports_holders_and_last_owners() {
     let f = fixture();
