@@ -302,7 +302,8 @@ pub struct NativeCacheEntry {
     pub status: LeaseStatus,
     /// Why its record cannot be read (`unknown`).
     pub reason: Option<String>,
-    /// The current holder, or the last known one.
+    /// The current holder, or the last known one (process cleanup's, for a
+    /// cache held only through its output lease).
     pub owner: Option<NativeOwnerRecord>,
     /// When the current or last holder acquired it (ms since the epoch).
     pub since_ms: Option<f64>,

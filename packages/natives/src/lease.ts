@@ -165,7 +165,7 @@ export interface BuildCacheEntry {
   slug: string;
   status: LeaseStatus;
   reason?: string;
-  /** The current holder, or the last known one. */
+  /** The current holder, or the last known one (process cleanup's, for a cache held only through its output lease). */
   owner?: OwnerRecord;
   sinceMs?: number;
   releasedAtMs?: number;
@@ -175,7 +175,7 @@ export interface BuildCacheEntry {
   identity?: SourceIdentity;
 }
 
-/** Every cache directory ever leased under the home, with its holder or last known owner. */
+/** Every cache directory ever leased or held by process cleanup under the home, with its holder or last known owner. */
 export function buildCacheInventory(options: { home?: string } = {}): BuildCacheEntry[] {
   return callNative('buildCacheInventory', () => nativeBuildCacheInventory(options.home) as BuildCacheEntry[]);
 }

@@ -481,6 +481,31 @@ fn inventory_reports_holders_and_last_owners() {
     assert!(matches!(unknown.status, EntryStatus::Unknown(_)) && unknown.dir.is_none());
 }
 
+/// A cache held only through its output lease (process cleanup of a cache
+/// no build ever leased here) is registered all the same.
+#[test]
+fn inventory_lists_a_cache_held_only_through_its_output_lease() {
+    let f = fixture();
+    let cleanup = match f
+        .leases
+        .try_acquire_output(&f.cache, &owner("cleanup"))
+        .unwrap()
+    {
+        AcquireOutcome::Acquired(guard) => guard,
+        AcquireOutcome::Busy(busy) => panic!("{busy:?}"),
+    };
+    let entries = f.leases.inventory().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    let entry = &entries[0];
+    assert_eq!(entry.dir.as_deref(), Some(f.cache.as_path()));
+    assert_eq!(entry.status, EntryStatus::Free);
+    assert!(entry.outputs_held);
+    assert_eq!(entry.owner.as_ref(), Some(&cleanup.record().owner));
+    assert_eq!(entry.since_ms, Some(cleanup.record().acquired_at_ms));
+    cleanup.release().unwrap();
+    assert_eq!(f.leases.inventory().unwrap(), vec![]);
+}
+
 #[test]
 fn wait_for_is_bounded_by_its_budget_and_names_the_holder() {
     let f = fixture();
