@@ -588,7 +588,7 @@ fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
             &cache,
             &owner("builder"),
             crate::fresh::Refresh::For(identity.clone()),
-            &crate::fresh::Target::Worktree,
+            &crate::fresh::Build::default(),
             (!budget.is_zero()).then_some(&wait),
             &CancelToken::new(),
         )
