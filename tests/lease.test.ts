@@ -24,7 +24,7 @@ import {
 } from '../packages/natives/src/index.ts';
 import { rejection } from './support/errors.ts';
 import { FIXTURES, runJson } from './support/child.ts';
-import { cargoTest, probeArtifacts, twoWorktrees } from './support/stale-build.ts';
+import { cargoTest, hostTriple, probeArtifacts, twoWorktrees } from './support/stale-build.ts';
 
 const OWNER = { run: 'run-1', node: 'node-a', seat: 'builder' };
 /** The native wait polls this often. */
@@ -269,6 +269,43 @@ describe('acquireBuildCache', () => {
     await using again = await acquireBuildCache(cache, { ...OWNER, ...b }, { home });
     expect(again.freshness).toEqual({ refreshed: false, cleaned: [] });
   }, 120_000);
+
+  test('built with --target <host>, builds alternate A, B, A, B from their own source', async () => {
+    const { a, b } = twoWorktrees(root);
+    const flags = ['--target', hostTriple()];
+    expect(cargoTest(a.worktree, cache, flags)).toBe('worktree-a');
+    // The control: without a refresh, B's build for the target finds A's output fresh and runs it.
+    expect(cargoTest(b.worktree, cache, flags)).toBe('worktree-a');
+    for (const [who, source] of [[b, 'worktree-b'], [a, 'worktree-a'], [b, 'worktree-b']] as const) {
+      await using lease = await acquireBuildCache(cache, { ...OWNER, ...who }, { home });
+      expect(cargoTest(who.worktree, cache, flags)).toBe(source);
+      expect(lease.freshness).toEqual({ refreshed: true, cleaned: ['probe'] });
+    }
+  }, 240_000);
+
+  test('a build directory given as buildDir is cleaned too', async () => {
+    const { a, b } = twoWorktrees(root);
+    const buildDir = path.join(root, 'build-dir');
+    expect(cargoTest(a.worktree, cache, [], buildDir)).toBe('worktree-a');
+    expect(cargoTest(b.worktree, cache, [], buildDir)).toBe('worktree-a'); // the control
+    await using lease = await acquireBuildCache(cache, { ...OWNER, ...b }, { home, buildDir: path.relative(process.cwd(), buildDir) });
+    expect(cargoTest(b.worktree, cache, [], buildDir)).toBe('worktree-b');
+    expect(lease.freshness).toEqual({ refreshed: true, cleaned: ['probe'] });
+  }, 120_000);
+
+  test('cargo output in a layout the refresh does not recognise is ENOTSUP naming it; nothing recorded', async () => {
+    const worktree = path.join(root, 'worktree');
+    fs.mkdirSync(worktree);
+    fs.mkdirSync(path.join(cache, 'bench', '.fingerprint'), { recursive: true });
+    const owner = { ...OWNER, worktree, head: 'c'.repeat(40) };
+    const refused = await rejection(acquireBuildCache(cache, owner, { home }));
+    expect(refused.code).toBe('ENOTSUP');
+    expect(refused.message).toStartWith(`${path.join(cache, 'bench')}: `);
+    expect(inspectBuildCache(cache, { home }).status).toBe('free');
+    expect(buildCacheInventory({ home }).find((e) => e.dir === cache)?.identity).toBeUndefined();
+    const empty = await rejection(acquireBuildCache(cache, owner, { home, buildDir: '' }));
+    expect(empty.code).toBe('EINVAL');
+  });
 
   test('bad owners and budgets are EINVAL naming the input', async () => {
     const noSeat = await rejection(acquireBuildCache(cache, { run: 'r', node: 'n', seat: '' }, { home }));

@@ -302,6 +302,12 @@ export interface NativeAcquireOptions {
   identity?: NativeIdentity | null
   /** Where cargo finds the workspace (default: the identity's worktree). */
   manifestPaths?: Array<string>
+  /**
+   * Cargo's build directory (`build.build-dir`, `CARGO_BUILD_BUILD_DIR`)
+   * when the build sets one (default: as cargo's configuration in the
+   * worktree says).
+   */
+  buildDir?: string
 }
 
 /**
@@ -361,7 +367,10 @@ export interface NativeCacheEntry {
   status: LeaseStatus
   /** Why its record cannot be read (`unknown`). */
   reason?: string
-  /** The current holder, or the last known one. */
+  /**
+   * The current holder, or the last known one (process cleanup's, for a
+   * cache held only through its output lease).
+   */
   owner?: NativeOwnerRecord
   /** When the current or last holder acquired it (ms since the epoch). */
   sinceMs?: number
@@ -570,11 +579,13 @@ export declare function nativeEarlierAttempts(taskId: string, home?: string | un
 
 /**
  * Make `dir` fresh for a build from `identity` (call while holding its
- * lease): cleans the workspace's own packages when the source changed;
- * spawns nothing when it did not. Cancelling the token kills the running
- * cargo command and its process group (`ABORT_ERR`).
+ * lease): cleans the workspace's own packages from every layout cargo laid
+ * out there (and in `buildDir`) when the source changed; spawns nothing
+ * when it did not. `ENOTSUP` naming a layout it does not recognise.
+ * Cancelling the token kills the running cargo command and its process
+ * group (`ABORT_ERR`).
  */
-export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeFreshness>
+export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, buildDir?: string | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeFreshness>
 
 /**
  * How a pass is asked for; every field left out is the library's default

@@ -52,17 +52,32 @@ export function twoWorktrees(root: string): { a: Worktree; b: Worktree } {
   return { a: { worktree: a, head: git(a, 'rev-parse', 'HEAD') }, b: { worktree: b, head: git(b, 'rev-parse', 'HEAD') } };
 }
 
-/** `cargo test` in `worktree` against `targetDir`, offline: the worktree its test binary says it was built from. */
-export function cargoTest(worktree: string, targetDir: string): string {
-  const result = spawnSync('cargo', ['test', '--offline', '-q', '--', '--nocapture'], {
+/**
+ * `cargo test` in `worktree` against `targetDir`, offline, with `flags` (`--target`, `--release`...) and,
+ * when given, `CARGO_BUILD_BUILD_DIR`: the worktree its test binary says it was built from.
+ */
+export function cargoTest(worktree: string, targetDir: string, flags: string[] = [], buildDir?: string): string {
+  const env: Record<string, string | undefined> = { ...process.env, CARGO_TARGET_DIR: targetDir };
+  delete env.CARGO_BUILD_BUILD_DIR;
+  if (buildDir !== undefined) env.CARGO_BUILD_BUILD_DIR = buildDir;
+  const result = spawnSync('cargo', ['test', '--offline', '-q', ...flags, '--', '--nocapture'], {
     cwd: worktree,
-    env: { ...process.env, CARGO_TARGET_DIR: targetDir },
+    env,
     encoding: 'utf8',
   });
   if (result.status !== 0) throw new Error(`cargo test in ${worktree} exited with ${result.status}: ${result.stderr}`);
   const line = result.stdout.split('\n').find((l) => l.startsWith('built_from='));
   if (line === undefined) throw new Error(`no report in ${result.stdout}`);
   return line.slice('built_from='.length);
+}
+
+/** The host's target triple, as rustc names it. */
+export function hostTriple(): string {
+  const host = run('rustc', ['-vV'])
+    .split('\n')
+    .find((line) => line.startsWith('host: '));
+  if (host === undefined) throw new Error('rustc -vV named no host');
+  return host.slice('host: '.length);
 }
 
 /** The files `probe`'s build left in `targetDir`'s dev profile. */

@@ -22,7 +22,7 @@ use napi_derive::napi;
 use natives_core::Error;
 use natives_ownership::{
     AcquireOutcome, EntryStatus, Guard, Leases, Owner, Status,
-    fresh::{self, Freshness, Identity, Refresh, Target},
+    fresh::{self, Build, Freshness, Identity, Refresh, Target},
     lease::{self, LeaseRecord, PruneReport, Released},
     paths, pid_alive,
 };
@@ -115,6 +115,10 @@ pub struct NativeAcquireOptions {
     pub identity: Option<Either<NativeIdentity, Null>>,
     /// Where cargo finds the workspace (default: the identity's worktree).
     pub manifest_paths: Option<Vec<String>>,
+    /// Cargo's build directory (`build.build-dir`, `CARGO_BUILD_BUILD_DIR`)
+    /// when the build sets one (default: as cargo's configuration in the
+    /// worktree says).
+    pub build_dir: Option<String>,
 }
 
 /// A held lease. `release()` lets it go; it is idempotent.
@@ -206,12 +210,12 @@ pub fn native_acquire_build_cache<'env>(
     on_own_thread(env, move || {
         let (cancel, wait) = tokens?;
         let leases = open(options.home.as_deref())?;
-        let target = to_target(options.manifest_paths);
+        let build = to_build(options.manifest_paths, options.build_dir);
         let (guard, freshness) = leases.acquire_for_build(
             Path::new(&dir),
             &to_owner(owner),
             to_refresh(options.identity),
-            &target,
+            &build,
             wait.as_ref(),
             &cancel,
         )?;
@@ -302,7 +306,8 @@ pub struct NativeCacheEntry {
     pub status: LeaseStatus,
     /// Why its record cannot be read (`unknown`).
     pub reason: Option<String>,
-    /// The current holder, or the last known one.
+    /// The current holder, or the last known one (process cleanup's, for a
+    /// cache held only through its output lease).
     pub owner: Option<NativeOwnerRecord>,
     /// When the current or last holder acquired it (ms since the epoch).
     pub since_ms: Option<f64>,
@@ -330,9 +335,11 @@ pub fn native_build_cache_inventory(
 }
 
 /// Make `dir` fresh for a build from `identity` (call while holding its
-/// lease): cleans the workspace's own packages when the source changed;
-/// spawns nothing when it did not. Cancelling the token kills the running
-/// cargo command and its process group (`ABORT_ERR`).
+/// lease): cleans the workspace's own packages from every layout cargo laid
+/// out there (and in `buildDir`) when the source changed; spawns nothing
+/// when it did not. `ENOTSUP` naming a layout it does not recognise.
+/// Cancelling the token kills the running cargo command and its process
+/// group (`ABORT_ERR`).
 #[napi(
     js_name = "nativeEnsureFresh",
     ts_return_type = "Promise<NativeFreshness>"
@@ -342,6 +349,7 @@ pub fn native_ensure_fresh<'env>(
     dir: String,
     identity: NativeIdentity,
     manifest_paths: Option<Vec<String>>,
+    build_dir: Option<String>,
     home: Option<String>,
     token: Option<&CancelToken>,
 ) -> napi::Result<PromiseRaw<'env, NativeFreshness>> {
@@ -349,9 +357,9 @@ pub fn native_ensure_fresh<'env>(
     on_own_thread(env, move || {
         let token = token?;
         let home = paths::home(home.as_deref().map(Path::new))?;
-        let target = to_target(manifest_paths);
+        let build = to_build(manifest_paths, build_dir);
         let identity = to_identity(identity);
-        fresh::ensure_fresh(&home, Path::new(&dir), &identity, &target, &token)
+        fresh::ensure_fresh(&home, Path::new(&dir), &identity, &build, &token)
             .map(|f| to_js_freshness(&f))
     })
 }
@@ -528,9 +536,12 @@ fn to_identity(identity: NativeIdentity) -> Identity {
     }
 }
 
-fn to_target(manifest_paths: Option<Vec<String>>) -> Target {
+fn to_build(manifest_paths: Option<Vec<String>>, build_dir: Option<String>) -> Build {
     let manifests = manifest_paths.unwrap_or_default();
-    Target::of_manifests(manifests.into_iter().map(PathBuf::from).collect())
+    Build {
+        workspaces: Target::of_manifests(manifests.into_iter().map(PathBuf::from).collect()),
+        build_dir: build_dir.map(PathBuf::from),
+    }
 }
 
 fn display(path: PathBuf) -> String {

@@ -22,11 +22,25 @@
 //! being trusted. That is also what makes a refresh safe to cancel: cargo
 //! runs in a process group of its own, and a cancel kills the group.
 //!
-//! Scope: the output of the `dev` and `release` profiles built for the host
-//! (`<cache>/debug`, `<cache>/release`), the layouts of `cargo build`,
-//! `cargo test` and `cargo build --release`. Builds with `--target` or a
-//! custom profile lay their output out by configuration this module cannot
-//! see, and are not cleaned.
+//! Scope: every build-output directory cargo laid out in the cache, found by
+//! cargo's own marks ([`layouts`]): each host profile directory (`debug`,
+//! `release`, a custom profile's), each `<target>/<profile>` of a build with
+//! `--target`, and the same directories in cargo's separate build directory
+//! (`build.build-dir`, `CARGO_BUILD_BUILD_DIR`) when the build keeps its
+//! intermediate output there ([`Build::build_dir`], or cargo's configuration
+//! in the worktree, which `cargo metadata` reports). Each is cleaned with its
+//! own `cargo clean -p <pkg>... --profile <p> [--target <t>]`, which removes
+//! the packages' output from the cache and from the build directory alike.
+//! Marked output in a layout this module does not recognise fails the
+//! refresh (`ENOTSUP` naming the directory) before anything is cleaned, and
+//! the identity stays unrecorded: guessing would be trusting it.
+//!
+//! A cache holding no layout at all (nor the build directory given) is
+//! recorded without running cargo: every build lays its profile directory
+//! out in the cache, even one that keeps its intermediate output in a build
+//! directory, so such a cache was never built into. (A cache emptied by hand
+//! while a build directory set only in cargo's configuration was kept is the
+//! one case this misses; giving the build directory closes it.)
 //!
 //! Call [`ensure_fresh`] while holding the cache directory's lease: the lease
 //! is what keeps two refreshes (or a refresh and a build) apart.
@@ -47,6 +61,10 @@ use crate::{
     layout::LeaseFiles,
     paths::dir_id,
 };
+
+pub mod layouts;
+
+pub use layouts::{Layout, output_layouts};
 
 /// The source a build against a cache directory comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,6 +140,56 @@ impl Target {
     }
 }
 
+/// What the build about to run builds, and where cargo keeps its
+/// intermediate output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Build {
+    /// The workspaces it builds. Default: the worktree's.
+    pub workspaces: Target,
+    /// Cargo's build directory (`build.build-dir`, `CARGO_BUILD_BUILD_DIR`)
+    /// when the build sets one; a relative path is taken from the worktree,
+    /// where cargo runs. Default: none, so cargo's configuration in the
+    /// worktree decides (the cache itself unless it sets one).
+    pub build_dir: Option<PathBuf>,
+}
+
+impl Build {
+    /// The build directory, taken from `worktree` when relative. `EINVAL`
+    /// for an empty path, which would name the worktree itself.
+    fn build_dir_in(&self, worktree: &Path) -> Result<Option<PathBuf>> {
+        match &self.build_dir {
+            Some(dir) if dir.as_os_str().is_empty() => Err(Error::invalid(
+                "the build directory is an empty path, which names no directory",
+            )),
+            dir => Ok(dir.as_ref().map(|dir| worktree.join(dir))),
+        }
+    }
+}
+
+impl Default for Build {
+    fn default() -> Build {
+        Build::from(Target::Worktree)
+    }
+}
+
+impl From<Target> for Build {
+    fn from(workspaces: Target) -> Build {
+        Build {
+            workspaces,
+            build_dir: None,
+        }
+    }
+}
+
+/// The environment variable cargo reads its target directory from: every
+/// cargo command of a refresh gets the cache there (`cargo metadata` has no
+/// `--target-dir`, and it must report the build directory for this cache).
+const TARGET_DIR_ENV: &str = "CARGO_TARGET_DIR";
+
+/// The environment variable cargo reads its build directory from, which
+/// the refresh's cargo commands get when [`Build::build_dir`] names one.
+const BUILD_DIR_ENV: &str = "CARGO_BUILD_BUILD_DIR";
+
 /// What [`ensure_fresh`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Freshness {
@@ -160,10 +228,10 @@ pub fn ensure_fresh(
     home: &Path,
     cache_dir: &Path,
     identity: &Identity,
-    target: &Target,
+    build: &Build,
     cancel: &CancelToken,
 ) -> Result<Freshness> {
-    Cargo::default().ensure_fresh(home, cache_dir, identity, target, cancel)
+    Cargo::default().ensure_fresh(home, cache_dir, identity, build, cancel)
 }
 
 /// Whether the source building against `cache_dir` differs from the one last
@@ -199,53 +267,80 @@ impl Cargo {
     ///
     /// When the recorded identity matches, returns [`Freshness::Unchanged`]
     /// without spawning anything. Otherwise forgets the recorded identity,
-    /// runs `cargo metadata --no-deps --format-version 1` once per workspace
-    /// of `target`, then one `cargo clean --profile <p> -p <pkg>...
-    /// --target-dir <cache_dir>` per profile with output in the cache, naming
-    /// the workspace's own packages only, and records `identity` once every
-    /// clean succeeded. A failed command's error names it and carries its
-    /// stderr; the identity then stays unrecorded. So it does when `cancel`
-    /// stops: the running command is killed with its whole process group
-    /// and the call fails with the token's error (`ABORT_ERR`, `ETIMEDOUT`).
+    /// removes the workspace packages' output from every layout
+    /// ([`Cargo::clean_workspace_output`]) and records `identity` once every
+    /// clean succeeded. On any failure the identity stays unrecorded, so the
+    /// next build refreshes again; so it does when `cancel` stops: the
+    /// running command is killed with its whole process group and the call
+    /// fails with the token's error (`ABORT_ERR`, `ETIMEDOUT`).
     pub fn ensure_fresh(
         &self,
         home: &Path,
         cache_dir: &Path,
         identity: &Identity,
-        target: &Target,
+        build: &Build,
         cancel: &CancelToken,
     ) -> Result<Freshness> {
         if !needs_refresh(home, cache_dir, identity)? {
             return Ok(Freshness::Unchanged);
         }
         invalidate_identity(home, cache_dir)?;
-        let cache = dir_id(cache_dir)?;
-        let profiles = built_profiles(&cache)?;
-        let cleaned = if profiles.is_empty() {
-            Vec::new()
-        } else {
-            self.clean_workspaces(&identity.worktree, target, &cache, &profiles, cancel)?
-        };
+        let cleaned = self.clean_workspace_output(&identity.worktree, build, cache_dir, cancel)?;
         record_identity(home, cache_dir, identity)?;
         Ok(Freshness::Refreshed { cleaned })
     }
 
-    /// Clean every workspace of `target` out of `cache` in each of
-    /// `profiles`; the names of the packages cleaned.
-    fn clean_workspaces(
+    /// Remove the output of `build`'s workspace packages (never a
+    /// dependency's) from every layout cargo laid out in `cache_dir` and in
+    /// the build's build directory; the names of the packages cleaned,
+    /// sorted, without duplicates.
+    ///
+    /// Cargo runs in `worktree` with `CARGO_TARGET_DIR` set to the cache
+    /// (and `CARGO_BUILD_BUILD_DIR` to the build's build directory, if
+    /// given): `cargo metadata --no-deps --format-version 1` once per
+    /// workspace (its packages, and its build directory), then one `cargo
+    /// clean --profile <p> [--target <t>] -p <pkg>...` per layout. A custom
+    /// profile is defined for the command (`--config
+    /// profile.<p>.inherits="dev"`), since the worktree need not define it
+    /// for its output to be there. When neither the cache nor the given
+    /// build directory holds a layout, nothing runs. A failed command's error
+    /// names it with its stderr (a clean's, the layout's directory too); an
+    /// unrecognised layout is `ENOTSUP` naming its directory, before anything
+    /// is cleaned (see [`layouts`]).
+    pub fn clean_workspace_output(
         &self,
         worktree: &Path,
-        target: &Target,
-        cache: &Path,
-        profiles: &[&str],
+        build: &Build,
+        cache_dir: &Path,
         cancel: &CancelToken,
     ) -> Result<Vec<String>> {
+        let cache = dir_id(cache_dir)?;
+        let build_dir = build.build_dir_in(worktree)?;
+        let in_cache = output_layouts(&cache)?;
+        let in_build_dir = match &build_dir {
+            Some(dir) => output_layouts(dir)?,
+            None => Vec::new(),
+        };
+        if in_cache.is_empty() && in_build_dir.is_empty() {
+            return Ok(Vec::new());
+        }
+        let run = Run {
+            worktree,
+            cache: &cache,
+            build_dir: build_dir.as_deref(),
+            cancel,
+        };
+        let mut plan = Vec::new();
+        for workspace in self.workspaces(&run, &build.workspaces)? {
+            let layouts = workspace.layouts(&cache, &in_cache)?;
+            plan.push((workspace, layouts));
+        }
         let mut cleaned = Vec::new();
-        for workspace in self.workspaces(worktree, target, cancel)? {
-            for profile in profiles {
-                self.clean(worktree, &workspace, cache, profile, cancel)?;
+        for (workspace, layouts) in plan {
+            self.clean_layouts(&run, &workspace, &layouts)?;
+            if !layouts.is_empty() {
+                cleaned.extend(workspace.packages);
             }
-            cleaned.extend(workspace.packages);
         }
         cleaned.sort();
         cleaned.dedup();
@@ -253,19 +348,14 @@ impl Cargo {
     }
 
     /// The distinct workspaces `target` names, each with its own packages.
-    fn workspaces(
-        &self,
-        worktree: &Path,
-        target: &Target,
-        cancel: &CancelToken,
-    ) -> Result<Vec<Workspace>> {
+    fn workspaces(&self, run: &Run<'_>, target: &Target) -> Result<Vec<Workspace>> {
         let manifests = match target {
             Target::Worktree => vec![None],
             Target::Manifests(manifests) => manifests.iter().map(Some).collect(),
         };
         let mut workspaces: Vec<Workspace> = Vec::new();
         for manifest in manifests {
-            let workspace = self.metadata(worktree, manifest.map(PathBuf::as_path), cancel)?;
+            let workspace = self.metadata(run, manifest.map(PathBuf::as_path))?;
             if !workspaces.iter().any(|known| known.root == workspace.root) {
                 workspaces.push(workspace);
             }
@@ -273,15 +363,10 @@ impl Cargo {
         Ok(workspaces)
     }
 
-    fn metadata(
-        &self,
-        worktree: &Path,
-        manifest: Option<&Path>,
-        cancel: &CancelToken,
-    ) -> Result<Workspace> {
+    fn metadata(&self, run: &Run<'_>, manifest: Option<&Path>) -> Result<Workspace> {
         let args = ["metadata", "--no-deps", "--format-version", "1"].map(OsString::from);
-        let invocation = self.invocation(worktree, manifest, args);
-        let stdout = invocation.run(cancel)?;
+        let invocation = self.invocation(run, manifest, args.to_vec());
+        let stdout = invocation.run(run.cancel)?;
         let json = String::from_utf8_lossy(&stdout);
         let metadata = Metadata::parse(&json)
             .map_err(|err| Error::invalid(format!("{invocation}: {}", err.message())))?;
@@ -289,52 +374,83 @@ impl Cargo {
         Ok(Workspace {
             root: metadata.workspace_root.clone().or_else(|| manifest.clone()),
             packages: metadata.workspace_package_names()?,
+            build_dir: metadata.build_directory,
             manifest,
         })
     }
 
-    /// Remove `workspace`'s packages (and nothing else) from `cache`'s
-    /// `profile` output. A workspace with no packages is left alone: `cargo
-    /// clean` without `-p` would remove everything.
-    fn clean(
+    /// Remove `workspace`'s packages (and nothing else) from each of
+    /// `layouts`. A workspace with no packages is left alone: `cargo clean`
+    /// without `-p` would remove everything.
+    fn clean_layouts(
         &self,
-        worktree: &Path,
+        run: &Run<'_>,
         workspace: &Workspace,
-        cache: &Path,
-        profile: &str,
-        cancel: &CancelToken,
+        layouts: &[Layout],
     ) -> Result<()> {
         if workspace.packages.is_empty() {
             return Ok(());
         }
-        let mut args = ["clean", "--profile", profile, "--target-dir"]
-            .map(OsString::from)
-            .to_vec();
-        args.push(cache.into());
+        for layout in layouts {
+            self.clean(run, workspace, layout).map_err(|err| {
+                let dir = layout.dir(run.cache);
+                Error::new(err.kind(), format!("{}: {}", dir.display(), err.message()))
+            })?;
+        }
+        Ok(())
+    }
+
+    fn clean(&self, run: &Run<'_>, workspace: &Workspace, layout: &Layout) -> Result<()> {
+        let mut args: Vec<OsString> = vec!["clean".into(), "--profile".into()];
+        args.push(layout.profile.clone().into());
+        if let Some(target) = &layout.target {
+            args.extend(["--target".into(), target.into()]);
+        }
+        if !matches!(layout.profile.as_str(), "dev" | "release") {
+            let defined = format!("profile.{}.inherits=\"dev\"", layout.profile);
+            args.extend(["--config".into(), defined.into()]);
+        }
         for package in &workspace.packages {
             args.extend(["-p", package].map(OsString::from));
         }
-        self.invocation(worktree, workspace.manifest.as_deref(), args)
-            .run(cancel)
+        self.invocation(run, workspace.manifest.as_deref(), args)
+            .run(run.cancel)
             .map(drop)
     }
 
     fn invocation(
         &self,
-        worktree: &Path,
+        run: &Run<'_>,
         manifest: Option<&Path>,
-        args: impl IntoIterator<Item = OsString>,
+        args: Vec<OsString>,
     ) -> Invocation {
-        let mut all: Vec<OsString> = args.into_iter().collect();
+        let mut args = args;
         if let Some(manifest) = manifest {
-            all.extend([OsString::from("--manifest-path"), manifest.into()]);
+            args.extend([OsString::from("--manifest-path"), manifest.into()]);
         }
+        let mut env = vec![(OsString::from(TARGET_DIR_ENV), run.cache.into())];
+        env.extend(
+            run.build_dir
+                .map(|dir| (OsString::from(BUILD_DIR_ENV), dir.into())),
+        );
         Invocation {
             program: self.program.clone(),
-            args: all,
-            dir: worktree.to_owned(),
+            args,
+            env,
+            dir: run.worktree.to_owned(),
         }
     }
+}
+
+/// What every cargo command of one refresh shares.
+struct Run<'a> {
+    /// Where cargo runs.
+    worktree: &'a Path,
+    /// The cache, canonical: cargo's target directory.
+    cache: &'a Path,
+    /// The build directory the caller named, absolute.
+    build_dir: Option<&'a Path>,
+    cancel: &'a CancelToken,
 }
 
 /// One workspace to clean: how to name it to cargo, and its packages.
@@ -345,12 +461,30 @@ struct Workspace {
     /// does not say).
     root: Option<PathBuf>,
     packages: Vec<String>,
+    /// Where cargo keeps its intermediate output for it, as cargo reports.
+    build_dir: Option<PathBuf>,
+}
+
+impl Workspace {
+    /// The layouts a build of this workspace into `cache` may reuse: those
+    /// `in_cache` and those in its build directory, sorted, once each.
+    fn layouts(&self, cache: &Path, in_cache: &[Layout]) -> Result<Vec<Layout>> {
+        let mut layouts = in_cache.to_vec();
+        if let Some(dir) = self.build_dir.as_deref().filter(|dir| *dir != cache) {
+            layouts.extend(output_layouts(dir)?);
+        }
+        layouts.sort();
+        layouts.dedup();
+        Ok(layouts)
+    }
 }
 
 /// One cargo command, shown in errors as it would be typed.
 struct Invocation {
     program: PathBuf,
     args: Vec<OsString>,
+    /// The environment variables set for it.
+    env: Vec<(OsString, OsString)>,
     dir: PathBuf,
 }
 
@@ -361,7 +495,10 @@ impl Invocation {
     /// started) is killed, and the call fails with the token's error.
     fn run(&self, cancel: &CancelToken) -> Result<Vec<u8>> {
         let mut command = Command::new(&self.program);
-        command.args(&self.args).current_dir(&self.dir);
+        command
+            .args(&self.args)
+            .envs(self.env.clone())
+            .current_dir(&self.dir);
         match command::run(&mut command, b"", cancel).map_err(|err| self.io_error(err))? {
             Ended::Finished(out) if out.status.success() => Ok(out.stdout),
             Ended::Finished(out) => Err(self.failure(out.status, &out.stderr)),
@@ -388,35 +525,16 @@ impl Invocation {
 
 impl std::fmt::Display for Invocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let setting = self
+            .env
+            .iter()
+            .map(|(name, value)| format!("{}={} ", name.display(), value.display()));
         let words = std::iter::once(self.program.as_os_str())
-            .chain(self.args.iter().map(OsString::as_os_str));
-        let line = words
-            .map(OsStr::to_string_lossy)
-            .collect::<Vec<_>>()
-            .join(" ");
+            .chain(self.args.iter().map(OsString::as_os_str))
+            .map(OsStr::to_string_lossy);
+        let line = setting.collect::<String>() + &words.collect::<Vec<_>>().join(" ");
         write!(f, "`{line}` in {}", self.dir.display())
     }
-}
-
-/// The build-output directory of each profile this module cleans, and the
-/// profile's name for `cargo clean --profile`.
-const PROFILE_DIRS: [(&str, &str); 2] = [("debug", "dev"), ("release", "release")];
-
-/// The profiles with build output in `cache` (a directory cargo has built a
-/// profile into holds `.fingerprint`). A missing cache has none; any other
-/// error is returned, since guessing "none" would skip a needed clean.
-fn built_profiles(cache: &Path) -> Result<Vec<&'static str>> {
-    let mut built = Vec::new();
-    for (dir, profile) in PROFILE_DIRS {
-        let fingerprints = cache.join(dir).join(".fingerprint");
-        if fingerprints
-            .try_exists()
-            .map_err(|err| Error::io(&fingerprints, err))?
-        {
-            built.push(profile);
-        }
-    }
-    Ok(built)
 }
 
 /// The record of `cache_dir`'s identity, keyed by its canonical id.
@@ -452,6 +570,9 @@ struct Metadata {
     workspace_members: Vec<String>,
     #[serde(default)]
     workspace_root: Option<PathBuf>,
+    /// Cargo's build directory (cargo 1.91 and later).
+    #[serde(default)]
+    build_directory: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]

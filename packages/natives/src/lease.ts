@@ -91,6 +91,12 @@ export interface AcquireBuildCacheOptions {
   identity?: SourceIdentity | null;
   /** Where cargo finds the workspace; default: the identity's worktree. See {@link extractManifestPaths}. */
   manifestPaths?: string[];
+  /**
+   * Cargo's build directory (`build.build-dir`, `CARGO_BUILD_BUILD_DIR`) when the build keeps its
+   * intermediate output apart from `dir`; the refresh cleans it too. Default: as cargo's
+   * configuration in the worktree says.
+   */
+  buildDir?: string;
   /** The natives home. Default: `$NATIVES_HOME`, else `~/.natives`. */
   home?: string;
 }
@@ -111,8 +117,8 @@ export interface BuildCacheLease extends AsyncDisposable {
 /**
  * Take the lease on `dir`, waiting up to `budgetMs` while a live owner holds it, reclaiming a dead
  * owner's lease. Rejects with `EBUSY` (one attempt, busy) or `ETIMEDOUT` (budget spent), both naming
- * the holder; `ABORT_ERR`; `EINVAL` for bad options; `EIO` if a refresh's cargo command failed (the
- * lease is then released).
+ * the holder; `ABORT_ERR`; `EINVAL` for bad options; `EIO` if a refresh's cargo command failed and
+ * `ENOTSUP` naming a layout of cargo output the refresh does not recognise (the lease is then released).
  */
 export async function acquireBuildCache(dir: string, owner: LeaseOwner, options: AcquireBuildCacheOptions = {}): Promise<BuildCacheLease> {
   const native = nativeOwner(owner, 'acquireBuildCache');
@@ -125,7 +131,13 @@ export async function acquireBuildCache(dir: string, owner: LeaseOwner, options:
       nativeAcquireBuildCache(
         anchored(dir),
         native,
-        { home: options.home, budgetMs: options.budgetMs, identity, manifestPaths: options.manifestPaths },
+        {
+          home: options.home,
+          budgetMs: options.budgetMs,
+          identity,
+          manifestPaths: options.manifestPaths,
+          buildDir: options.buildDir === undefined ? undefined : anchored(options.buildDir),
+        },
         link.token,
       ),
     { signal: options.signal },
@@ -165,7 +177,7 @@ export interface BuildCacheEntry {
   slug: string;
   status: LeaseStatus;
   reason?: string;
-  /** The current holder, or the last known one. */
+  /** The current holder, or the last known one (process cleanup's, for a cache held only through its output lease). */
   owner?: OwnerRecord;
   sinceMs?: number;
   releasedAtMs?: number;
@@ -175,27 +187,30 @@ export interface BuildCacheEntry {
   identity?: SourceIdentity;
 }
 
-/** Every cache directory ever leased under the home, with its holder or last known owner. */
+/** Every cache directory ever leased or held by process cleanup under the home, with its holder or last known owner. */
 export function buildCacheInventory(options: { home?: string } = {}): BuildCacheEntry[] {
   return callNative('buildCacheInventory', () => nativeBuildCacheInventory(options.home) as BuildCacheEntry[]);
 }
 
 /**
  * Make `dir` fresh for a build from `identity`; call while holding its lease. Cleans the workspace's
- * own packages (never dependencies) when the recorded source differs; spawns nothing when it matches.
+ * own packages (never dependencies) from every layout cargo laid out in `dir` (each profile, each
+ * `--target`, and `buildDir`) when the recorded source differs; spawns nothing when it matches.
+ * `ENOTSUP` naming a directory of cargo output in a layout it does not recognise (nothing recorded).
  * An abort of `signal` kills the running cargo command and everything it started (its process group)
  * and rejects with `ABORT_ERR`; the next refresh then starts over.
  */
 export async function ensureFresh(
   dir: string,
   identity: SourceIdentity,
-  options: { manifestPaths?: string[]; home?: string; signal?: AbortSignal } = {},
+  options: { manifestPaths?: string[]; buildDir?: string; home?: string; signal?: AbortSignal } = {},
 ): Promise<Freshness> {
   throwIfAborted(options.signal, 'ensureFresh');
   using link = linkSignal(options.signal, false);
   const refresh = () => {
     const worktree = anchored(identity.worktree);
-    return nativeEnsureFresh(anchored(dir), { ...identity, worktree }, options.manifestPaths, options.home, link.token);
+    const buildDir = options.buildDir === undefined ? undefined : anchored(options.buildDir);
+    return nativeEnsureFresh(anchored(dir), { ...identity, worktree }, options.manifestPaths, buildDir, options.home, link.token);
   };
   return await callNative('ensureFresh', refresh, { signal: options.signal });
 }

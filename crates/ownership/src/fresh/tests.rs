@@ -52,27 +52,29 @@ impl Scene {
 
     /// A stand-in cargo, see [`FakeCargo`].
     fn fake_cargo(&self, behaviour: &str) -> FakeCargo {
-        FakeCargo::new(&self.identity_record(), behaviour)
+        FakeCargo::new(&self.identity_record(), &self.cache, behaviour)
     }
 }
 
 /// A stand-in for cargo that appends each invocation's arguments to a log,
 /// refuses to run while an identity record exists (a refresh must forget the
-/// old identity first), answers `metadata` with the `metadata.json` beside
-/// the `--manifest-path` (or in the worktree), then runs `behaviour`.
+/// old identity first) or with a target directory other than the cache,
+/// answers `metadata` with the `metadata.json` beside the `--manifest-path`
+/// (or in the worktree), then runs `behaviour`.
 struct FakeCargo {
     dir: TempDir,
     cargo: Cargo,
 }
 
 impl FakeCargo {
-    fn new(identity_record: &Path, behaviour: &str) -> FakeCargo {
+    fn new(identity_record: &Path, cache: &Path, behaviour: &str) -> FakeCargo {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
         let script = format!(
             r#"#!/bin/sh
 printf '%s\n' "$*" >> '{log}'
 if [ -e '{identity}' ]; then echo "identity still recorded" >&2; exit 3; fi
+if [ "$CARGO_TARGET_DIR" != '{cache}' ]; then echo "target dir $CARGO_TARGET_DIR" >&2; exit 4; fi
 if [ "$1" = metadata ]; then
   dir=.; previous=
   for arg in "$@"; do
@@ -85,6 +87,7 @@ fi
 "#,
             log = log.display(),
             identity = identity_record.display(),
+            cache = cache.display(),
         );
         let program = dir.path().join("cargo");
         install_executable(&program, &script);
@@ -279,7 +282,7 @@ fn a_matching_identity_spawns_nothing() {
             &scene.home,
             &scene.cache,
             &identity,
-            &Target::Worktree,
+            &Build::default(),
             &CancelToken::new(),
         )
         .unwrap();
@@ -298,7 +301,7 @@ fn a_cache_without_build_output_is_recorded_without_running_cargo() {
             &scene.home,
             &scene.cache,
             &identity,
-            &Target::Worktree,
+            &Build::default(),
             &CancelToken::new(),
         )
         .unwrap();
@@ -322,22 +325,199 @@ fn a_new_identity_cleans_the_workspace_packages_in_each_built_profile() {
             &scene.home,
             &scene.cache,
             &identity,
-            &Target::Worktree,
+            &Build::default(),
             &CancelToken::new(),
         )
         .unwrap();
     let cleaned = vec!["alpha".to_owned(), "zeta".to_owned()];
     assert_eq!(outcome, Freshness::Refreshed { cleaned });
-    let cache = scene.cache.display();
+    assert_eq!(
+        fake.calls(),
+        [
+            "metadata --no-deps --format-version 1",
+            "clean --profile dev -p zeta -p alpha",
+            "clean --profile release -p zeta -p alpha",
+        ]
+    );
+    assert!(!needs_refresh(&scene.home, &scene.cache, &identity).unwrap());
+}
+
+/// `metadata_json` of a workspace whose cargo reports `build_dir` as its
+/// build directory.
+fn metadata_with_build_dir(root: &str, names: &[&str], build_dir: &Path) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&metadata_json(root, names)).unwrap();
+    json["build_directory"] = build_dir.to_str().unwrap().into();
+    json.to_string()
+}
+
+impl Scene {
+    /// Leave marked build output at `path` (relative to the cache).
+    fn marked(&self, path: &str) {
+        let path = self.cache.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "").unwrap();
+    }
+
+    fn refresh(&self, fake: &FakeCargo, build: &Build) -> Result<Freshness> {
+        fake.cargo.ensure_fresh(
+            &self.home,
+            &self.cache,
+            &self.identity("new"),
+            build,
+            &CancelToken::new(),
+        )
+    }
+}
+
+#[test]
+fn every_host_and_target_profile_is_cleaned_with_its_own_flags() {
+    let scene = Scene::new();
+    scene.workspace(".", &metadata_json("/ws", &["app"]));
+    for marked in [
+        "CACHEDIR.TAG",
+        "debug/.cargo-lock",
+        "release/.fingerprint/x",
+        "release-lto/.cargo-lock",
+        "x86_64-unknown-linux-gnu/CACHEDIR.TAG",
+        "x86_64-unknown-linux-gnu/debug/.cargo-lock",
+        "x86_64-unknown-linux-gnu/ci/.cargo-lock",
+        "wasm32-unknown-unknown/release/.cargo-lock",
+        "doc/app/index.html",
+        "tmp/scratch",
+        "tools/bin/rg",
+    ] {
+        scene.marked(marked);
+    }
+    let fake = scene.fake_cargo("");
+    let outcome = scene.refresh(&fake, &Build::default()).unwrap();
+    assert_eq!(
+        outcome,
+        Freshness::Refreshed {
+            cleaned: vec!["app".into()]
+        }
+    );
+    let tail = "-p app";
+    let custom = |profile: &str| format!("--config profile.{profile}.inherits=\"dev\"");
     assert_eq!(
         fake.calls(),
         [
             "metadata --no-deps --format-version 1".to_owned(),
-            format!("clean --profile dev --target-dir {cache} -p zeta -p alpha"),
-            format!("clean --profile release --target-dir {cache} -p zeta -p alpha"),
+            format!("clean --profile dev {tail}"),
+            format!("clean --profile release {tail}"),
+            format!(
+                "clean --profile release-lto {} {tail}",
+                custom("release-lto")
+            ),
+            format!("clean --profile release --target wasm32-unknown-unknown {tail}"),
+            format!(
+                "clean --profile ci --target x86_64-unknown-linux-gnu {} {tail}",
+                custom("ci")
+            ),
+            format!("clean --profile dev --target x86_64-unknown-linux-gnu {tail}"),
         ]
     );
-    assert!(!needs_refresh(&scene.home, &scene.cache, &identity).unwrap());
+}
+
+#[test]
+fn an_unrecognised_layout_runs_nothing_and_records_nothing() {
+    let table = [
+        ("test/.fingerprint/x", "test"),
+        (
+            "llvm-cov-target/nested/CACHEDIR.TAG",
+            "llvm-cov-target/nested",
+        ),
+    ];
+    for (marked, culprit) in table {
+        let scene = Scene::new();
+        scene.workspace(".", &metadata_json("/ws", &["app"]));
+        scene.built("debug");
+        scene.marked(marked);
+        let old = scene.identity("old");
+        record_identity(&scene.home, &scene.cache, &old).unwrap();
+        let fake = scene.fake_cargo("");
+        let err = scene.refresh(&fake, &Build::default()).unwrap_err();
+        assert_eq!(err.code(), "ENOTSUP", "{err}");
+        let named = format!("{}: ", scene.cache.join(culprit).display());
+        assert!(err.message().starts_with(&named), "{named} in {err}");
+        assert_eq!(fake.calls(), Vec::<String>::new());
+        for identity in [old, scene.identity("new")] {
+            assert!(needs_refresh(&scene.home, &scene.cache, &identity).unwrap());
+        }
+    }
+}
+
+#[test]
+fn a_failed_clean_of_one_layout_names_its_directory_and_records_nothing() {
+    let scene = Scene::new();
+    scene.workspace(".", &metadata_json("/ws", &["app"]));
+    scene.built("debug");
+    scene.marked("thumbv7em-custom/release/.cargo-lock");
+    let fake = scene.fake_cargo(
+        r#"case "$*" in *"--target thumbv7em-custom"*) echo "error: no such target" >&2; exit 101;; esac"#,
+    );
+    let err = scene.refresh(&fake, &Build::default()).unwrap_err();
+    assert_eq!(err.code(), "EIO", "{err}");
+    let named = format!(
+        "{}: ",
+        scene.cache.join("thumbv7em-custom/release").display()
+    );
+    assert!(err.message().starts_with(&named), "{named} in {err}");
+    assert!(err.message().contains("error: no such target"), "{err}");
+    assert_eq!(fake.calls().len(), 3, "metadata, debug, then the failure");
+    assert!(needs_refresh(&scene.home, &scene.cache, &scene.identity("new")).unwrap());
+}
+
+#[test]
+fn a_build_directory_is_passed_to_cargo_and_its_layouts_are_cleaned() {
+    let scene = Scene::new();
+    let build_dir = scene.worktree.with_file_name("build-dir");
+    scene.workspace(".", &metadata_with_build_dir("/ws", &["app"], &build_dir));
+    for path in [
+        "release/.fingerprint/x",
+        "aarch64-apple-darwin/debug/.cargo-lock",
+    ] {
+        let path = build_dir.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "").unwrap();
+    }
+    let seen = scene.worktree.with_file_name("seen-build-dir");
+    let fake = scene.fake_cargo(&format!(
+        "printf '%s\\n' \"$CARGO_BUILD_BUILD_DIR\" >> '{}'",
+        seen.display()
+    ));
+    // Given: the cache holds nothing yet, the build directory does.
+    let given = Build {
+        workspaces: Target::Worktree,
+        build_dir: Some(PathBuf::from("../build-dir")),
+    };
+    let outcome = scene.refresh(&fake, &given).unwrap();
+    assert_eq!(
+        outcome,
+        Freshness::Refreshed {
+            cleaned: vec!["app".into()]
+        }
+    );
+    let tail = "-p app";
+    let cleans = [
+        format!("clean --profile release {tail}"),
+        format!("clean --profile dev --target aarch64-apple-darwin {tail}"),
+    ];
+    assert_eq!(fake.calls()[1..], cleans);
+    let relative = scene.worktree.join("../build-dir").display().to_string();
+    assert_eq!(
+        fs::read_to_string(&seen).unwrap(),
+        format!("{relative}\n").repeat(3)
+    );
+    // Set by cargo's configuration alone: cargo reports it, and it is
+    // cleaned from there; the cache's own layouts too.
+    fs::remove_file(&seen).unwrap();
+    invalidate_identity(&scene.home, &scene.cache).unwrap();
+    scene.built("debug");
+    let fake = scene.fake_cargo("");
+    scene.refresh(&fake, &Build::default()).unwrap();
+    let calls = fake.calls();
+    assert_eq!(calls[1], format!("clean --profile dev {tail}"));
+    assert_eq!(calls[2..], cleans);
 }
 
 #[test]
@@ -358,15 +538,14 @@ fn manifests_of_one_workspace_are_cleaned_once_and_others_apart() {
             &scene.home,
             &scene.cache,
             &scene.identity("h"),
-            &target,
+            &Build::from(target),
             &CancelToken::new(),
         )
         .unwrap();
     let cleaned = ["a", "b", "tool"].map(str::to_owned).to_vec();
     assert_eq!(outcome, Freshness::Refreshed { cleaned });
-    let cache = scene.cache.display();
     let metadata = "metadata --no-deps --format-version 1 --manifest-path";
-    let clean = format!("clean --profile dev --target-dir {cache}");
+    let clean = "clean --profile dev";
     assert_eq!(
         fake.calls(),
         [
@@ -391,12 +570,15 @@ fn a_workspace_without_packages_is_never_cleaned_whole() {
             &scene.home,
             &scene.cache,
             &scene.identity("h"),
-            &Target::Worktree,
+            &Build::default(),
             &CancelToken::new(),
         )
         .unwrap();
     assert_eq!(outcome, Freshness::Refreshed { cleaned: vec![] });
-    assert_eq!(fake.calls(), ["metadata --no-deps --format-version 1"]);
+    assert_eq!(
+        fake.calls(),
+        ["metadata --no-deps --format-version 1".to_owned()]
+    );
 }
 
 #[test]
@@ -415,7 +597,7 @@ fn a_failed_clean_names_the_command_and_leaves_no_identity() {
             &scene.home,
             &scene.cache,
             &new,
-            &Target::Worktree,
+            &Build::default(),
             &CancelToken::new(),
         )
         .unwrap_err();
@@ -454,7 +636,7 @@ fn a_failed_or_garbled_metadata_names_the_command() {
                 &scene.home,
                 &scene.cache,
                 &scene.identity("h"),
-                &Target::Worktree,
+                &Build::default(),
                 &CancelToken::new(),
             )
             .unwrap_err();
@@ -518,7 +700,7 @@ fn a_cancel_kills_the_running_cargo_and_everything_it_started() {
     );
     std::thread::spawn(move || {
         let outcome =
-            cargo.ensure_fresh(&home, &cache, &identity, &Target::Worktree, &refresh_token);
+            cargo.ensure_fresh(&home, &cache, &identity, &Build::default(), &refresh_token);
         done.send(outcome).unwrap();
     });
     let started = wait_for_pids(&pids, &["cargo", "child"]);
@@ -561,7 +743,7 @@ fn a_missing_cargo_is_reported_by_its_command() {
             &scene.home,
             &scene.cache,
             &scene.identity("h"),
-            &Target::Worktree,
+            &Build::default(),
             &CancelToken::new(),
         )
         .unwrap_err();

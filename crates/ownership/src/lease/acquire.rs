@@ -15,7 +15,7 @@ use super::{
     slot::{HeldSlot, Slot, Taken},
 };
 use crate::{
-    fresh::{self, Freshness, Identity, Refresh, Target},
+    fresh::{self, Build, Freshness, Identity, Refresh},
     layout::LeaseFiles,
     process,
 };
@@ -83,10 +83,10 @@ impl Guard {
     pub fn ensure_fresh(
         &self,
         identity: &Identity,
-        target: &Target,
+        build: &Build,
         cancel: &CancelToken,
     ) -> Result<Freshness> {
-        fresh::ensure_fresh(&self.home, &self.record.dir, identity, target, cancel)
+        fresh::ensure_fresh(&self.home, &self.record.dir, identity, build, cancel)
     }
 
     /// Release now, reporting any error (dropping releases too, silently).
@@ -243,7 +243,8 @@ impl Leases {
 
     /// Acquire the lease for a build and, holding it, make the cache fresh
     /// for the build's source when `refresh` names one (by default the
-    /// owner's worktree at its head, when the owner names both). `wait` bounds the
+    /// owner's worktree at its head, when the owner names both), cleaning
+    /// what `build` builds from every layout in the cache. `wait` bounds the
     /// wait for a busy cache as [`Leases::wait_within`] does (its deadline
     /// counts from wherever the caller set it); `None` makes one attempt:
     /// `EBUSY` naming the holder when busy. `cancel` stops the wait
@@ -254,7 +255,7 @@ impl Leases {
         cache_dir: &Path,
         owner: &Owner,
         refresh: Refresh,
-        target: &Target,
+        build: &Build,
         wait: Option<&CancelToken>,
         cancel: &CancelToken,
     ) -> Result<(Guard, Option<Freshness>)> {
@@ -268,7 +269,7 @@ impl Leases {
         };
         let freshness = refresh
             .identity(owner)
-            .map(|identity| guard.ensure_fresh(&identity, target, cancel))
+            .map(|identity| guard.ensure_fresh(&identity, build, cancel))
             .transpose()?;
         Ok((guard, freshness))
     }

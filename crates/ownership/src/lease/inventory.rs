@@ -1,5 +1,6 @@
-//! What is registered right now: every lease file on disk, and every cache
-//! directory ever leased under the home with its last known owner.
+//! What is registered right now: every lease file on disk (the cache
+//! lease's and the output lease's), and every cache directory ever leased
+//! under the home with its last known owner.
 //!
 //! A lease record exists only while its lease is held (release deletes it),
 //! so a catalog entry per cache directory remembers the last owner after
@@ -34,7 +35,8 @@ pub struct Entry {
     pub slug: String,
     /// Where its lease stands.
     pub status: EntryStatus,
-    /// The current holder, or the last known one.
+    /// The current holder, or the last known one (process cleanup's, for a
+    /// cache held only through its output lease).
     pub owner: Option<Owner>,
     /// When the current or last holder acquired it (ms since the epoch).
     pub since_ms: Option<u64>,
@@ -93,7 +95,8 @@ impl Leases {
     fn entry(&self, slug: String) -> Result<Entry> {
         let files = LeaseFiles::for_slug(&self.home, &slug);
         let catalog = read_catalog(&files);
-        let outputs_held = Slot::output(&files, &self.trust).status()?.in_use();
+        let outputs = Slot::output(&files, &self.trust).status()?;
+        let outputs_held = outputs.in_use();
         let mut entry = Entry {
             dir: catalog.as_ref().map(|c| c.dir.clone()),
             slug,
@@ -116,6 +119,7 @@ impl Leases {
             }
             Status::Unknown(why) => entry.status = EntryStatus::Unknown(why),
         }
+        entry.describe_cleanup(outputs);
         Ok(entry)
     }
 }
@@ -124,6 +128,22 @@ impl Entry {
     fn describe_holder(&mut self, record: Option<LeaseRecord>) {
         self.released_at_ms = None;
         if let Some(record) = record {
+            self.dir = Some(record.dir);
+            self.owner = Some(record.owner);
+            self.since_ms = Some(record.acquired_at_ms);
+        }
+    }
+
+    /// A cache registered only through its output lease (process cleanup
+    /// of a cache no build leased under this home) is named, and its owner
+    /// told, by the output lease's record.
+    fn describe_cleanup(&mut self, outputs: Status) {
+        let record = match outputs {
+            Status::Active(record) => record,
+            Status::Stale(record) => Some(record),
+            Status::Free | Status::Unknown(_) => None,
+        };
+        if let Some(record) = record.filter(|_| self.dir.is_none() && self.owner.is_none()) {
             self.dir = Some(record.dir);
             self.owner = Some(record.owner);
             self.since_ms = Some(record.acquired_at_ms);
@@ -165,7 +185,13 @@ fn read_catalog(files: &LeaseFiles) -> Option<CatalogRecord> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// The slugs of every lease record and catalog entry under `home`.
+/// The records whose name gives a cache directory's slug: the cache lease's
+/// and the output lease's (a cache process cleanup holds may never have had
+/// a build lease here), and catalog entries.
+const RECORD_SUFFIXES: [&str; 2] = [".output.json", ".json"];
+
+/// The slugs of every lease record (cache or output) and catalog entry
+/// under `home`.
 fn slugs(home: &std::path::Path) -> Result<BTreeSet<String>> {
     let mut slugs = BTreeSet::new();
     for dir in [layout::leases_dir(home), layout::catalog_dir(home)] {
@@ -176,9 +202,11 @@ fn slugs(home: &std::path::Path) -> Result<BTreeSet<String>> {
         };
         for item in listing {
             let name = item.map_err(|err| Error::io(&dir, err))?.file_name();
-            if let Some(slug) = name.to_str().and_then(|n| n.strip_suffix(".json"))
-                && is_slug(slug)
-            {
+            let Some(name) = name.to_str() else { continue };
+            let slug = RECORD_SUFFIXES
+                .iter()
+                .find_map(|suffix| name.strip_suffix(suffix).filter(|slug| is_slug(slug)));
+            if let Some(slug) = slug {
                 slugs.insert(slug.to_owned());
             }
         }

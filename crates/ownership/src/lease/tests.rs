@@ -418,6 +418,37 @@ fn a_dead_cleanups_output_lease_does_not_block() {
     }
 }
 
+/// A held kernel lock is the authority for "alive": beside a dead owner's
+/// record (a takeover under way, say) the output lease stays active, and no
+/// build is admitted while it is held.
+#[test]
+fn a_held_output_lock_beside_a_dead_owners_record_is_active() {
+    let f = fixture();
+    drop(acquire(&f.leases, &f.cache, "registering"));
+    let files = files(&f);
+    let _held = crate::lock::try_exclusive(&files.output_lock)
+        .unwrap()
+        .expect("the output lock is free");
+    let dead = dead_record(&f);
+    durable::replace(&files.output_record, &dead.to_bytes()).unwrap();
+    let trust = LockTrust::Kernel;
+    assert_eq!(
+        Slot::output(&files, &trust).status().unwrap(),
+        Status::Active(Some(dead.clone()))
+    );
+    assert!(f.leases.outputs_in_use(&f.cache).unwrap());
+    let Busy::Active(holder) = busy(&f.leases, &f.cache) else {
+        panic!("admitted while the output lock is held")
+    };
+    assert_eq!(
+        *holder,
+        Holder {
+            role: Role::Cleanup,
+            record: Some(dead)
+        }
+    );
+}
+
 #[test]
 fn inventory_reports_holders_and_last_owners() {
     let f = fixture();
@@ -448,6 +479,31 @@ fn inventory_reports_holders_and_last_owners() {
     assert!(released.released_at_ms.is_some());
     let unknown = entries.iter().find(|e| e.slug == "e".repeat(64)).unwrap();
     assert!(matches!(unknown.status, EntryStatus::Unknown(_)) && unknown.dir.is_none());
+}
+
+/// A cache held only through its output lease (process cleanup of a cache
+/// no build ever leased here) is registered all the same.
+#[test]
+fn inventory_lists_a_cache_held_only_through_its_output_lease() {
+    let f = fixture();
+    let cleanup = match f
+        .leases
+        .try_acquire_output(&f.cache, &owner("cleanup"))
+        .unwrap()
+    {
+        AcquireOutcome::Acquired(guard) => guard,
+        AcquireOutcome::Busy(busy) => panic!("{busy:?}"),
+    };
+    let entries = f.leases.inventory().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:#?}");
+    let entry = &entries[0];
+    assert_eq!(entry.dir.as_deref(), Some(f.cache.as_path()));
+    assert_eq!(entry.status, EntryStatus::Free);
+    assert!(entry.outputs_held);
+    assert_eq!(entry.owner.as_ref(), Some(&cleanup.record().owner));
+    assert_eq!(entry.since_ms, Some(cleanup.record().acquired_at_ms));
+    cleanup.release().unwrap();
+    assert_eq!(f.leases.inventory().unwrap(), vec![]);
 }
 
 #[test]
@@ -532,7 +588,7 @@ fn acquire_for_build_waits_within_its_budget_then_makes_the_cache_fresh() {
             &cache,
             &owner("builder"),
             crate::fresh::Refresh::For(identity.clone()),
-            &crate::fresh::Target::Worktree,
+            &crate::fresh::Build::default(),
             (!budget.is_zero()).then_some(&wait),
             &CancelToken::new(),
         )
