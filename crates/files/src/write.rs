@@ -142,13 +142,15 @@ fn write_file(
     }
     temp.file.sync_all().map_err(|err| Error::io(given, err))?;
     crash::point("temporary file synced");
-    let stamp = Stamp::of(&fstat(temp.file.as_fd()).map_err(|errno| errno_error(given, errno))?);
     check_unchanged_since(location, old, given)?;
-    temp.persist(dir, location.name(), old.is_some(), given)?;
+    let file = temp.persist(dir, location.name(), old.is_some(), given)?;
     crash::point("file renamed into place");
     sync_dir(dir);
     crash::point("directory synced");
-    Ok(stamp)
+    // Stamped once in place: the rename itself moves the status-change time.
+    Ok(Stamp::of(
+        &fstat(file.as_fd()).map_err(|errno| errno_error(given, errno))?,
+    ))
 }
 
 /// Refuse when the entry is not what the caller expects.
@@ -338,7 +340,13 @@ impl<'a> TempFile<'a> {
 
     /// Move the file to `target`: over the old file when `replace`, else only
     /// if the name is still free.
-    fn persist(mut self, dir: &OwnedFd, target: &OsStr, replace: bool, given: &Path) -> Result<()> {
+    fn persist(
+        mut self,
+        dir: &OwnedFd,
+        target: &OsStr,
+        replace: bool,
+        given: &Path,
+    ) -> Result<File> {
         let moved = if replace {
             renameat(dir, self.name.as_os_str(), dir, target)
         } else {
@@ -355,7 +363,7 @@ impl<'a> TempFile<'a> {
             errno => errno_error(given, errno),
         })?;
         self.persisted = true;
-        Ok(())
+        self.file.try_clone().map_err(|err| Error::io(given, err))
     }
 }
 
