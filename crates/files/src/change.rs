@@ -12,7 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{
+    Error, ErrorKind, Result,
+    resolve::{Last, Location, Scope, names_a_directory},
+};
 use nix::{
     errno::Errno,
     sys::stat::SFlag,
@@ -22,7 +25,6 @@ use nix::{
 use crate::{
     crash,
     read::{Limit, Stamp, read_at},
-    resolve::{Last, Location, Scope},
     sys::{errno_error, file_kind},
     write::{
         Expect, NewContents, check_expectation, hidden_name, remove_dirs, rename_no_replace,
@@ -126,6 +128,17 @@ pub struct Applied {
 /// path the batch touched.
 pub fn apply(scope: &Scope, changes: &[Change]) -> Result<Applied> {
     for change in changes {
+        if let Change::Write { path, .. } = change
+            && names_a_directory(path)
+        {
+            return Err(Error::new(
+                ErrorKind::IsADirectory,
+                format!(
+                    "{}: ends in `/`, so it names a directory; a file is not written there",
+                    path.display()
+                ),
+            ));
+        }
         for (path, last) in change.paths() {
             scope.locate(path, last)?;
         }
@@ -284,7 +297,7 @@ impl Journal {
                 ),
             ));
         }
-        let created = target.create_missing_dirs()?;
+        let created = target.create_missing_dirs(|_| crash::point("directory created"))?;
         let moved = move_entry(&source, &target, to);
         if moved.is_err() {
             remove_dirs(&created);

@@ -14,16 +14,16 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{
+    Error, ErrorKind, Result,
+    resolve::{Last, Location, Scope},
+};
 use nix::{
     fcntl::{OFlag, openat},
     sys::stat::{FileStat, Mode, SFlag, fstat},
 };
 
-use crate::{
-    resolve::{Last, Location, Scope},
-    sys::{errno_error, file_kind, kind_name},
-};
+use crate::sys::{errno_error, file_kind, kind_name};
 
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,7 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
 };
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{Error, ErrorKind, Result, resolve::Location};
 use nix::{
     errno::Errno,
     fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat, renameat2},
@@ -39,10 +39,11 @@ use xattr::FileExt;
 use crate::{
     crash,
     read::{Stamp, require_regular},
-    resolve::Location,
     sys::errno_error,
 };
 
+#[cfg(test)]
+mod link_tests;
 #[cfg(test)]
 mod tests;
 
@@ -99,7 +100,8 @@ pub(crate) fn write_at(
     if let Some(old) = &old {
         check_replaceable(location, old, given)?;
     }
-    let created_dirs = location.create_missing_dirs()?;
+    let created_dirs =
+        location.create_missing_dirs(|_| crate::crash::point("directory created"))?;
     let result = write_file(location, given, data, old.as_ref(), executable);
     if result.is_err() {
         remove_dirs(&created_dirs);

@@ -212,7 +212,12 @@ fn a_rewrite_in_place_with_the_mtime_put_back_is_still_a_change() {
     let now = fs::metadata(&file).unwrap();
     assert_eq!(
         (now.len(), now.mtime(), now.mtime_nsec(), now.ino()),
-        (before.len(), before.mtime(), before.mtime_nsec(), before.ino()),
+        (
+            before.len(),
+            before.mtime(),
+            before.mtime_nsec(),
+            before.ino()
+        ),
         "the precondition: size, mtime and inode as they were"
     );
     let err = write(&scope, "f", b"mine\n", Expect::Unchanged(stamp)).unwrap_err();
@@ -247,4 +252,38 @@ fn a_failed_batch_restores_a_file_it_wrote_whatever_its_status_change_time() {
     assert_eq!(err.code(), "EPERM", "{err}");
     assert!(!err.message().contains("undoing"), "{err}");
     assert_eq!(fs::read(dir.path().join("a")).unwrap(), b"old a");
+}
+
+#[test]
+fn a_path_ending_in_a_slash_is_never_written_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("file"), "x").unwrap();
+    let scope = Scope::confined(dir.path()).unwrap();
+    for (path, code) in [
+        ("newdir/", "EISDIR"),
+        ("newdir/.", "EISDIR"),
+        ("file/", "EISDIR"),
+    ] {
+        let err = write(&scope, path, b"x", Expect::Any).unwrap_err();
+        assert_eq!(err.code(), code, "{path}: {err}");
+        assert!(err.message().contains(path), "{err}");
+    }
+    assert!(!dir.path().join("newdir").exists());
+    assert_eq!(fs::read(dir.path().join("file")).unwrap(), b"x");
+    let err = read_file(&scope, Path::new("file/"), Limit::default()).unwrap_err();
+    assert_eq!(err.code(), "ENOTDIR", "{err}");
+}
+
+#[test]
+fn a_path_past_path_max_is_refused_at_once_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope::confined(dir.path()).unwrap();
+    for levels in [2_400, 10_000] {
+        let path = "d/".repeat(levels) + "f";
+        let err = write(&scope, &path, b"x", Expect::Any).unwrap_err();
+        assert_eq!(err.code(), "ENAMETOOLONG", "{err}");
+        let err = read_file(&scope, Path::new(&path), Limit::default()).unwrap_err();
+        assert_eq!(err.code(), "ENAMETOOLONG", "{err}");
+    }
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
