@@ -10,7 +10,10 @@
 //! themselves — reappear. A crash midway can leave such a hidden file; it
 //! holds the deleted bytes, so nothing is lost.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::HashMap,
+    path::{Component, Path, PathBuf},
+};
 
 use natives_core::{
     Error, ErrorKind, Result,
@@ -18,7 +21,7 @@ use natives_core::{
 };
 use nix::{
     errno::Errno,
-    sys::stat::SFlag,
+    sys::stat::{SFlag, fstat},
     unistd::{UnlinkatFlags, unlinkat},
 };
 
@@ -122,27 +125,14 @@ pub struct Applied {
 ///
 /// Refusals (nothing changed): a path outside a confined scope
 /// (`OutsideRoot`), an expectation not met (`Changed`, `AlreadyExists`), a
-/// target that is a directory, a FIFO or device, read-only or hard-linked.
+/// target that is a directory, a FIFO or device, read-only or hard-linked,
+/// a write to a path ending in `/` (`IsADirectory`), and one file named by
+/// two different paths in the batch (`InvalidInput`, see [`check_batch`]).
 /// If undoing a failed batch itself fails, the error says which paths could
 /// not be restored. Either way the shared scan cache is invalidated for every
 /// path the batch touched.
 pub fn apply(scope: &Scope, changes: &[Change]) -> Result<Applied> {
-    for change in changes {
-        if let Change::Write { path, .. } = change
-            && names_a_directory(path)
-        {
-            return Err(Error::new(
-                ErrorKind::IsADirectory,
-                format!(
-                    "{}: ends in `/`, so it names a directory; a file is not written there",
-                    path.display()
-                ),
-            ));
-        }
-        for (path, last) in change.paths() {
-            scope.locate(path, last)?;
-        }
-    }
+    check_batch(scope, changes)?;
     let mut journal = Journal::default();
     for (index, change) in changes.iter().enumerate() {
         let keep_undo = index + 1 < changes.len();
@@ -156,6 +146,62 @@ pub fn apply(scope: &Scope, changes: &[Change]) -> Result<Applied> {
     let applied = journal.commit();
     invalidate_scans(&applied.touched);
     Ok(applied)
+}
+
+/// Resolve every path of the batch before anything changes, and refuse
+/// one file reached by two different paths (`b`, a link to `a`, and `a`;
+/// `dir/../a` and `sub/a`): a caller that plans a batch by its paths (a
+/// patch applies its sections one after the other) would otherwise plan
+/// two files where there is one and write one's content over the other's.
+/// One path given twice (`.` and repeated `/` aside) is one file.
+fn check_batch(scope: &Scope, changes: &[Change]) -> Result<()> {
+    let mut named: HashMap<(u64, u64, PathBuf), &Path> = HashMap::new();
+    for change in changes {
+        if let Change::Write { path, .. } = change
+            && names_a_directory(path)
+        {
+            return Err(Error::new(
+                ErrorKind::IsADirectory,
+                format!(
+                    "{}: ends in `/`, so it names a directory; a file is not written there",
+                    path.display()
+                ),
+            ));
+        }
+        for (path, last) in change.paths() {
+            let location = scope.locate(path, last)?;
+            let first = *named.entry(identity(&location, path)?).or_insert(path);
+            if !same_path(first, path) {
+                return Err(Error::new(
+                    ErrorKind::InvalidInput,
+                    format!(
+                        "{} and {} are one file ({}); a batch names each file by one path",
+                        first.display(),
+                        path.display(),
+                        location.real_path().display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The same path text, `.` components and repeated `/` aside.
+fn same_path(a: &Path, b: &Path) -> bool {
+    let named = |path| Path::components(path).filter(|c| *c != Component::CurDir);
+    named(a).eq(named(b))
+}
+
+/// What a location is on the filesystem whatever path led to it: the
+/// device and inode of the deepest existing directory on the way, and the
+/// names from there.
+fn identity(location: &Location, given: &Path) -> Result<(u64, u64, PathBuf)> {
+    let (dir, dir_path) = location.existing_dir();
+    let stat = fstat(dir).map_err(|errno| errno_error(given, errno))?;
+    let real = location.real_path();
+    let names = real.strip_prefix(dir_path).unwrap_or(&real).to_path_buf();
+    Ok((stat.st_dev, stat.st_ino, names))
 }
 
 /// Drop the cached scans that saw these paths, so no search answers from

@@ -404,3 +404,72 @@ fn changes_are_confined_unless_a_caller_lifts_it_and_expect_nothing_by_default()
     apply(&scope, &[write]).unwrap();
     assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"new");
 }
+
+/// One file named two ways in a batch is refused before anything changes,
+/// naming both paths; two files whose paths read alike (`a` and `dir/../a`
+/// through a linked `dir`) are two files, each changed where it is.
+#[test]
+fn a_batch_names_each_file_by_one_path() {
+    let (_dir, root) = tree();
+    fs::create_dir_all(root.join("sub/deep")).unwrap();
+    fs::write(root.join("sub/a.txt"), "name=S\n").unwrap();
+    symlink("sub/deep", root.join("dir")).unwrap();
+    symlink("a.txt", root.join("b-link")).unwrap();
+    let scope = Scope::confined(&root).unwrap();
+    let write = |path: &str, data: &str| Change::Write {
+        path: path.into(),
+        data: data.as_bytes().to_vec(),
+        expect: Expect::Any,
+        executable: None,
+    };
+    let before = snapshot(&root);
+    let refused: [(&str, Vec<Change>); 3] = [
+        (
+            "a link and its target",
+            vec![write("b-link", "1"), write("a.txt", "2")],
+        ),
+        (
+            "a write through a link and a delete of the target",
+            vec![
+                write("b-link", "1"),
+                Change::Delete {
+                    path: "a.txt".into(),
+                    expect: Expect::Any,
+                },
+            ],
+        ),
+        (
+            "a path and its detour",
+            vec![write("sub/a.txt", "1"), write("dir/../a.txt", "2")],
+        ),
+    ];
+    for (name, batch) in refused {
+        let err = apply(&scope, &batch).unwrap_err();
+        assert_eq!(err.code(), "EINVAL", "{name}: {err}");
+        let paths: Vec<String> = batch
+            .iter()
+            .map(|change| match change {
+                Change::Write { path, .. } | Change::Delete { path, .. } => {
+                    path.display().to_string()
+                }
+                Change::Rename { from, .. } => from.display().to_string(),
+            })
+            .collect();
+        assert!(
+            paths
+                .iter()
+                .all(|path| err.message().contains(path.as_str())),
+            "{name}: {err}"
+        );
+        assert_eq!(snapshot(&root), before, "{name}");
+    }
+    apply(
+        &scope,
+        &[write("a.txt", "A2\n"), write("dir/../a.txt", "S2\n")],
+    )
+    .unwrap();
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A2\n");
+    assert_eq!(fs::read(root.join("sub/a.txt")).unwrap(), b"S2\n");
+    apply(&scope, &[write("./c.txt", "1"), write("c.txt", "2")]).unwrap();
+    assert_eq!(fs::read(root.join("c.txt")).unwrap(), b"2");
+}
