@@ -110,7 +110,6 @@ describe('parsePatch: what refuses the whole patch', () => {
     ['a copy', lines('diff --git a/x.txt b/y.txt', 'similarity index 100%', 'copy from x.txt', 'copy to y.txt'), 'copies are not supported (x.txt -> y.txt)'],
     ['an unterminated quoted name', lines('diff --git "a/x b/x', 'new file mode 100644'), 'unterminated quoted name'],
     ['an unknown escape', lines('diff --git "a/\\q" "b/\\q"', 'new file mode 100644'), 'unknown escape \\q'],
-    ['a quoted name that is not UTF-8', lines('diff --git "a/\\351" "b/\\351"', 'new file mode 100644'), 'not valid UTF-8'],
     ['text after a quoted name', lines('diff --git a/x b/x', 'rename from "x" y', 'rename to z'), 'after the quoted name'],
     ['rename from without rename to', lines('diff --git a/x b/y', 'rename from x'), '`rename from` without `rename to` (x)'],
     ['names that cannot be told apart', lines('diff --git a/x b/y', 'old mode 100644', 'new mode 100755'), 'cannot tell the file names apart'],

@@ -90,6 +90,7 @@ describe('agentTools', () => {
       ['HARD_LINKED', () => writeTool.execute({ path: 'linked.txt', content: 'x' }, ctx)],
       ['BINARY', () => readTool.execute({ path: 'blob.bin' }, ctx)],
       ['OUTSIDE_CWD', () => writeTool.execute({ path: '../escape.txt', content: 'x' }, ctx)],
+      ['NAME_TOO_LONG', () => writeTool.execute({ path: 'd/'.repeat(2_400) + 'f', content: 'x' }, ctx)],
       ['NO_MATCH', () => editTool.execute({ path: 'f.txt', oldText: 'nowhere', newText: 'x' }, ctx)],
       ['AMBIGUOUS', () => editTool.execute({ path: 'f.txt', oldText: 'a = 1', newText: 'x' }, ctx)],
       ['STALE', () => editTool.execute({ mode: 'hashline', path: 'f.txt', edits: [{ op: 'delete', anchor: '1:0000' }] }, ctx)],
@@ -118,6 +119,7 @@ describe('agentTools', () => {
       [grepTool, { pattern: 'x', mode: 'lines' }, '`mode` must be one of "content", "filesWithMatches", "count"'],
       [findTool, { pattern: '*', limit: 1.5 }, '`limit` does not fit'],
       [runTool, { command: 'true', timeoutMs: -1 }, '`timeoutMs` does not fit'],
+      [runTool, { command: 'true', timeoutMs: 3_000_000_000 }, '`timeoutMs` does not fit: expected integer to be less or equal to 2147483647'],
       [runTool, 'true', 'The arguments must be an object'],
     ];
     for (const [tool, args, named] of cases) {

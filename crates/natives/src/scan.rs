@@ -224,8 +224,8 @@ fn file_type(value: u32) -> Result<natives_scan::FileType, Error> {
 /// Drop cached scans after a filesystem mutation. With a path (relative to
 /// the cwd; it may no longer exist), drops every cached scan whose root
 /// contains it or lies inside it; without one, drops them all. The path is
-/// resolved one lookup per component (at once, whatever its length), its
-/// bytes kept (see [`crate::names`]).
+/// resolved one lookup per component (at once, whatever its length), and a
+/// name that is not UTF-8 is taken in the escaped form paths come back in.
 #[napi(js_name = "invalidateFsScanCache")]
 pub fn invalidate_fs_scan_cache(env: Env, path: Option<Utf16String>) -> napi::Result<()> {
     on_js_thread(&env, || {
