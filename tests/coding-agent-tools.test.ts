@@ -32,12 +32,15 @@ let dir = '';
 let ctx: ToolContext;
 const outside: string[] = [];
 
+// The working directory is a folder inside one the test owns, so a `../x` escape, were the confinement
+// broken, would land in the test's own folder and not beside it in the system's temp dir.
 beforeEach(() => {
-  dir = tempDir('agent-tools');
+  dir = path.join(tempDir('agent-tools'), 'cwd');
+  fs.mkdirSync(dir);
   ctx = { cwd: dir };
 });
 afterEach(() => {
-  removeDir(dir);
+  removeDir(path.dirname(dir));
   for (const o of outside.splice(0)) removeDir(o);
 });
 
