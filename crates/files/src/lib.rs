@@ -42,11 +42,13 @@
 
 pub mod change;
 mod crash;
+pub mod journal;
 pub mod read;
 mod sys;
 pub mod write;
 
 pub use change::{Applied, ApplyOptions, Change, Outcome, apply};
+pub use journal::{Recovery, recover};
 pub use natives_core::resolve::{Last, Location, MAX_LINKS, MAX_PATH_BYTES, Scope};
 pub use read::{Contents, DEFAULT_MAX_BYTES, Limit, ReadOptions, Stamp, read_file};
 pub use write::Expect;
