@@ -29,7 +29,6 @@
  *   above an anchored line (its hash covers the lines above it, see
  *   hashline.ts) refuses the edit (`STALE`), naming the line.
  */
-import * as nodePath from 'node:path';
 import type { FileChange } from '@natives/natives';
 import { changeFiles, looksBinary, readForChange } from './files.ts';
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
@@ -37,7 +36,7 @@ import { applyFilePatch } from './hunks.ts';
 import { type FilePatch, PatchError, parsePatch } from './patch.ts';
 import { missingPath } from './read.ts';
 import { ReplaceError, replaceText } from './replace.ts';
-import { shownPath } from './names.ts';
+import { resolvePath, shownPath } from './names.ts';
 import { decodeText, encodeText, splitBom } from './text.ts';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument, refuseLoneSurrogate, toolCodeOf, toolMessageOf } from './tool.ts';
@@ -122,7 +121,7 @@ interface Target {
 /** Read the text file to edit, refusing a missing one (with suggestions), a directory or a binary. */
 async function readTarget(ctx: ToolContext, given: string): Promise<Target> {
   const path = pathArgument(given);
-  const abs = nodePath.resolve(ctx.cwd, path);
+  const abs = resolvePath(ctx.cwd, path);
   let file;
   try {
     file = await readForChange(ctx, path);
@@ -331,7 +330,7 @@ class PatchPlan {
    * two different paths, so one text is one file here).
    */
   private key(path: string): string {
-    const abs = nodePath.isAbsolute(path) ? path : `${nodePath.resolve(this.ctx.cwd)}/${path}`;
+    const abs = path.startsWith('/') ? path : `${resolvePath(this.ctx.cwd, '.')}/${path}`;
     return `/${abs.split('/').filter((part) => part !== '' && part !== '.').join('/')}`;
   }
 
@@ -342,7 +341,7 @@ class PatchPlan {
 
 /** A plan key as the model should see it: relative to `cwd` when below it by its text (never folding `..`). */
 function labelOf(ctx: ToolContext, key: string): string {
-  const base = nodePath.resolve(ctx.cwd);
+  const base = resolvePath(ctx.cwd, '.');
   const prefix = base === '/' ? '/' : `${base}/`;
   return shownPath(key.startsWith(prefix) ? key.slice(prefix.length) : key);
 }

@@ -77,3 +77,28 @@ export function unquote(raw: string, start: number): { name: string; end: number
   if (i >= raw.length) throw new RangeError(`unterminated quoted name ${raw.slice(start)}`);
   return { name: decodeText(Uint8Array.from(bytes)), end: i + 1 };
 }
+
+/**
+ * `path` made absolute against `cwd` (itself made absolute against the
+ * process's working directory) with `.` and `..` folded by the text, as
+ * `path.resolve` does: for naming a path back, never for deciding where it
+ * lands (the filesystem does that).
+ */
+export function resolvePath(cwd: string, path: string): string {
+  const joined = path.startsWith('/') ? path : `${cwd.startsWith('/') ? cwd : `${process.cwd()}/${cwd}`}/${path}`;
+  const parts: string[] = [];
+  for (const part of joined.split('/')) {
+    if (part === '..') parts.pop();
+    else if (part !== '' && part !== '.') parts.push(part);
+  }
+  return `/${parts.join('/')}`;
+}
+
+/** `abs` relative to `base` (both absolute) when it lies inside it (`''` for `base` itself); else `undefined`. */
+export function pathInside(base: string, abs: string): string | undefined {
+  const root = resolvePath('/', base);
+  const target = resolvePath('/', abs);
+  if (target === root) return '';
+  const prefix = root === '/' ? '/' : `${root}/`;
+  return target.startsWith(prefix) ? target.slice(prefix.length) : undefined;
+}

@@ -25,10 +25,10 @@ import { type FileContents, FileType, glob, readFile } from '@natives/natives';
 import { BINARY_SNIFF_BYTES, looksBinary } from './files.ts';
 import { formatHashline, lineHashes } from './hashline.ts';
 import { splitLines } from './lines.ts';
-import { shownPath } from './names.ts';
+import { resolvePath, shownPath } from './names.ts';
 import { decodeText, displayText, encodeText, splitBom } from './text.ts';
 import { type Static, Type } from '@sinclair/typebox';
-import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument, toolError } from './tool.ts';
+import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument, relativeInside, toolError } from './tool.ts';
 
 export { BINARY_SNIFF_BYTES };
 
@@ -65,7 +65,7 @@ export const readTool = defineTool({
 
 async function read({ path: given, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
   const path = pathArgument(given);
-  const abs = nodePath.resolve(ctx.cwd, path);
+  const abs = resolvePath(ctx.cwd, path);
   const shown = displayPath(ctx, abs);
   let file: FileContents;
   try {
@@ -154,7 +154,7 @@ export async function suggestPaths(ctx: ToolContext, abs: string): Promise<strin
   } catch {
     return [];
   }
-  const wanted = nodePath.relative(nodePath.resolve(ctx.cwd), abs).toLowerCase();
+  const wanted = (relativeInside(ctx.cwd, abs) ?? abs).toLowerCase();
   return candidates
     .map((path) => ({ path, score: distance(wanted, path.toLowerCase()) }))
     .sort((a, b) => a.score - b.score || (a.path < b.path ? -1 : 1))

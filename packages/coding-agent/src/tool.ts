@@ -12,10 +12,9 @@
  * ambiguous edit, a path outside the working directory) resolve with
  * `isError: true` and a stable `details.code`. `execute` does not reject.
  */
-import * as nodePath from 'node:path';
 import type { Static, TObject } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
-import { givenPath, shownPath } from './names.ts';
+import { givenPath, pathInside, resolvePath, shownPath } from './names.ts';
 import { findLoneSurrogate } from './text.ts';
 
 /** Where and under what limits a tool call runs. */
@@ -225,9 +224,7 @@ export function refuseLoneSurrogate(text: string, what: string): void {
 
 /** `abs` relative to `cwd`, `/`-separated, when it lies inside it (`''` for `cwd` itself); else `undefined`. */
 export function relativeInside(cwd: string, abs: string): string | undefined {
-  const rel = nodePath.relative(nodePath.resolve(cwd), abs);
-  const outside = rel === '..' || rel.startsWith('..' + nodePath.sep) || nodePath.isAbsolute(rel);
-  return outside ? undefined : rel.split(nodePath.sep).join('/');
+  return pathInside(resolvePath(cwd, '.'), abs);
 }
 
 /**
