@@ -58,7 +58,7 @@ const EditParameters = Type.Object(
         description: 'Default: inferred from the fields given (`patch` when `patch` is given, `hashline` when `edits` is, else `replace`).',
       }),
     ),
-    path: Type.Optional(Type.String({ minLength: 1, description: 'The file to edit (replace and hashline modes).' })),
+    path: Type.Optional(Type.String({ minLength: 1, description: 'The file to edit (replace and hashline modes). A name that is not UTF-8 is given as tools show it: C-quoted, e.g. "caf\\351.txt".' })),
     oldText: Type.Optional(Type.String({ minLength: 1, description: 'replace: the exact text to find, with enough context to be unique.' })),
     newText: Type.Optional(Type.String({ description: 'replace: the text to put in its place (empty to delete the old text).' })),
     replaceAll: Type.Optional(Type.Boolean({ description: 'replace: replace every occurrence instead of requiring exactly one.' })),

@@ -44,7 +44,7 @@ export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 const ReadParameters = Type.Object(
   {
-    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory or absolute.' }),
+    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory or absolute. A name that is not UTF-8 is given as tools show it: C-quoted, e.g. "caf\\351.txt".' }),
     offset: Type.Optional(Type.Integer({ minimum: 1, description: 'First line to show (1-based). Default 1.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of lines to show. Default ${DEFAULT_READ_LIMIT}.` })),
   },

@@ -10,7 +10,7 @@ import { type ToolContext, type ToolResult, defineTool, displayPath, pathArgumen
 
 const WriteParameters = Type.Object(
   {
-    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory.' }),
+    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory. A name that is not UTF-8 is given as tools show it: C-quoted, e.g. "caf\\351.txt".' }),
     content: Type.String({ description: 'The complete new content of the file.' }),
   },
   { additionalProperties: false },
