@@ -8,8 +8,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { editTool, parsePatch, type FilePatch, type ToolContext } from '../packages/coding-agent/src/index.ts';
+import { applyFilePatch, editTool, parsePatch, type FilePatch, type ToolContext } from '../packages/coding-agent/src/index.ts';
 import { PatchError } from '../packages/coding-agent/src/patch.ts';
+import { LineIndex, searchBudget } from '../packages/coding-agent/src/placement.ts';
 import { expectError, expectOk } from './support/agent.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 
@@ -110,7 +111,6 @@ describe('parsePatch: what refuses the whole patch', () => {
     ['a copy', lines('diff --git a/x.txt b/y.txt', 'similarity index 100%', 'copy from x.txt', 'copy to y.txt'), 'copies are not supported (x.txt -> y.txt)'],
     ['an unterminated quoted name', lines('diff --git "a/x b/x', 'new file mode 100644'), 'unterminated quoted name'],
     ['an unknown escape', lines('diff --git "a/\\q" "b/\\q"', 'new file mode 100644'), 'unknown escape \\q'],
-    ['a quoted name that is not UTF-8', lines('diff --git "a/\\351" "b/\\351"', 'new file mode 100644'), 'not valid UTF-8'],
     ['text after a quoted name', lines('diff --git a/x b/x', 'rename from "x" y', 'rename to z'), 'after the quoted name'],
     ['rename from without rename to', lines('diff --git a/x b/y', 'rename from x'), '`rename from` without `rename to` (x)'],
     ['names that cannot be told apart', lines('diff --git a/x b/y', 'old mode 100644', 'new mode 100755'), 'cannot tell the file names apart'],
@@ -219,5 +219,27 @@ describe('edit: git patches end to end', () => {
     expectOk(await editTool.execute({ mode: 'patch', patch: withHunk }, ctx));
     expect(text('run.sh')).toBe('echo hi\n');
     expect(fs.statSync(at('run.sh')).mode & 0o777).toBe(0o640);
+  });
+});
+
+describe('placing hunks', () => {
+  test('each position costs one comparison: a block found nowhere among identical lines is answered without comparing it line by line', () => {
+    const file = ['y', ...Array<string>(200_000).fill('x')];
+    const index = new LineIndex(file);
+    expect(index.find([...Array<string>(5_000).fill('x'), 'y'], 0, 0)).toBe('missing');
+    expect(index.find(['y', 'x', 'x'], 150_000, 0)).toBe(0);
+    expect(index.find(['x', 'x'], 150_000, 0)).toBe(150_000);
+    expect(index.find(['absent'], 0, 0)).toBe('missing');
+  });
+
+  test('a patch whose @@ line numbers are far off for every hunk runs out of its search budget and is refused, naming the hunk', () => {
+    const lines = Array.from({ length: 10_000 }, (_, i) => (i % 250 === 0 ? `mark ${i}` : 'filler'));
+    const content = lines.join('\n') + '\n';
+    const far = (line: number) => ({ oldStart: 10_000, newStart: 10_000, lines: [{ kind: ' ' as const, text: `mark ${line}`, noEol: false }] });
+    const patch: FilePatch = { oldPath: 'f', newPath: 'f', rename: false, hunks: Array.from({ length: 40 }, (_, i) => far(i * 250)) };
+    expect(searchBudget(lines.length)).toBeLessThan(40 * 10_000 * 0.6);
+    expect(() => applyFilePatch(content, patch, 'f')).toThrow(/hunk \d+ \(@@ -10000 @@\) was searched for too long/);
+    const right = { ...patch, hunks: patch.hunks.map((hunk, i) => ({ ...hunk, oldStart: i * 250 + 1 })) };
+    expect(applyFilePatch(content, right, 'f')).toBe(content);
   });
 });

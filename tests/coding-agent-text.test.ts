@@ -5,7 +5,9 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { ReplaceError, replaceText } from '../packages/coding-agent/src/replace.ts';
-import { decodeText, displayText, encodeText, findLoneSurrogate } from '../packages/coding-agent/src/text.ts';
+import { splitLines } from '../packages/coding-agent/src/lines.ts';
+import { givenPath, shownPath } from '../packages/coding-agent/src/names.ts';
+import { decodeText, displayText, encodeText, findLoneSurrogate, restoreEscapes, splitBom } from '../packages/coding-agent/src/text.ts';
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
 const ascii = (text: string) => [...text].map((ch) => ch.charCodeAt(0));
@@ -145,3 +147,63 @@ function randomBytes(random: () => number): Uint8Array {
   }
   return Uint8Array.from(out);
 }
+
+describe('names shown to the model and given back', () => {
+  const cases: [string, string, string][] = [
+    ['a plain name is as is', 'src/a b.ts', 'src/a b.ts'],
+    ['a name that is not UTF-8 is C-quoted, octal for the byte', 'caf' + esc(0xe9) + '.txt', '"caf\\351.txt"'],
+    ['valid non-ASCII stays readable inside quotes', 'd\u00e9j\u00e0/' + esc(0xff), '"d\u00e9j\u00e0/\\377"'],
+    ['control characters are escaped', 'a\tb\nc', '"a\\tb\\nc"'],
+    ['a leading quote is quoted, with the quote and backslashes escaped', '"x\\y"', '"\\"x\\\\y\\""'],
+  ];
+  test.each(cases)('%s', (_name, path, shown) => {
+    expect(shownPath(path)).toBe(shown);
+    expect(givenPath(shown)).toBe(path);
+  });
+
+  test('every byte string round-trips through what the model sees', () => {
+    for (let i = 0; i < 2_000; i++) {
+      const raw = Uint8Array.from({ length: 1 + (i % 12) }, () => 1 + Math.floor(Math.random() * 255));
+      const name = decodeText(raw);
+      expect(encodeText(givenPath(shownPath(name)))).toEqual(raw);
+    }
+  });
+
+  test('a malformed quoted path is refused', () => {
+    expect(() => givenPath('"unterminated')).toThrow(RangeError);
+    expect(() => givenPath('"a"b')).toThrow(RangeError);
+    expect(() => givenPath('"\\q"')).toThrow(RangeError);
+  });
+});
+
+describe('U+FFFD from the model stands for the byte it showed', () => {
+  test.each([
+    ['one escape each', 'caf\ufffd!', 'caf' + esc(0xe9), 'caf' + esc(0xe9) + '!'],
+    ['in order', '\ufffd-\ufffd', esc(0x80) + esc(0x81), esc(0x80) + '-' + esc(0x81)],
+    ['no escape replaced: the character itself', 'a\ufffd', 'abc', 'a\ufffd'],
+    ['a real U+FFFD replaced: the character itself', 'a\ufffd', 'x\ufffd', 'a\ufffd'],
+  ])('%s', (_name, written, replaced, restored) => {
+    expect(restoreEscapes(written, replaced)).toBe(restored);
+  });
+
+  test('a different number of U+FFFD than escaped bytes cannot be told apart', () => {
+    expect(restoreEscapes('\ufffd', esc(0x80) + esc(0x81))).toBeUndefined();
+  });
+});
+
+describe('lines', () => {
+  test('a file without LF but with CR has CR lines; elsewhere a lone CR is text', () => {
+    expect(splitLines('a\rb\rc')).toEqual({ text: ['a', 'b', 'c'], eol: ['\r', '\r', ''], newline: '\r' });
+    expect(splitLines('a\rb\nc\n')).toEqual({ text: ['a\rb', 'c'], eol: ['\n', '\n'], newline: '\n' });
+  });
+
+  test('the usual ending is counted over terminated lines only', () => {
+    expect(splitLines('a\r\nb').newline).toBe('\r\n');
+    expect(splitLines('a\r\nb\nc').newline).toBe('\n');
+  });
+
+  test('a byte order mark is split off the text', () => {
+    expect(splitBom('\ufeffa\n')).toEqual({ bom: '\ufeff', body: 'a\n' });
+    expect(splitBom('a\ufeff')).toEqual({ bom: '', body: 'a\ufeff' });
+  });
+});

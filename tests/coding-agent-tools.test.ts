@@ -32,12 +32,15 @@ let dir = '';
 let ctx: ToolContext;
 const outside: string[] = [];
 
+// The working directory is a folder inside one the test owns, so a `../x` escape, were the confinement
+// broken, would land in the test's own folder and not beside it in the system's temp dir.
 beforeEach(() => {
-  dir = tempDir('agent-tools');
+  dir = path.join(tempDir('agent-tools'), 'cwd');
+  fs.mkdirSync(dir);
   ctx = { cwd: dir };
 });
 afterEach(() => {
-  removeDir(dir);
+  removeDir(path.dirname(dir));
   for (const o of outside.splice(0)) removeDir(o);
 });
 
@@ -90,6 +93,7 @@ describe('agentTools', () => {
       ['HARD_LINKED', () => writeTool.execute({ path: 'linked.txt', content: 'x' }, ctx)],
       ['BINARY', () => readTool.execute({ path: 'blob.bin' }, ctx)],
       ['OUTSIDE_CWD', () => writeTool.execute({ path: '../escape.txt', content: 'x' }, ctx)],
+      ['NAME_TOO_LONG', () => writeTool.execute({ path: 'd/'.repeat(2_400) + 'f', content: 'x' }, ctx)],
       ['NO_MATCH', () => editTool.execute({ path: 'f.txt', oldText: 'nowhere', newText: 'x' }, ctx)],
       ['AMBIGUOUS', () => editTool.execute({ path: 'f.txt', oldText: 'a = 1', newText: 'x' }, ctx)],
       ['STALE', () => editTool.execute({ mode: 'hashline', path: 'f.txt', edits: [{ op: 'delete', anchor: '1:0000' }] }, ctx)],
@@ -118,6 +122,7 @@ describe('agentTools', () => {
       [grepTool, { pattern: 'x', mode: 'lines' }, '`mode` must be one of "content", "filesWithMatches", "count"'],
       [findTool, { pattern: '*', limit: 1.5 }, '`limit` does not fit'],
       [runTool, { command: 'true', timeoutMs: -1 }, '`timeoutMs` does not fit'],
+      [runTool, { command: 'true', timeoutMs: 3_000_000_000 }, '`timeoutMs` does not fit: expected integer to be less or equal to 2147483647'],
       [runTool, 'true', 'The arguments must be an object'],
     ];
     for (const [tool, args, named] of cases) {

@@ -139,9 +139,12 @@ describe('bad patterns and options are EINVAL', () => {
   });
 
   test('file changes stay inside cwd unless told otherwise: a path leaving it is EXDEV and nothing is written', async () => {
-    const outside = `${root}-outside.txt`;
-    const change: FileChange = { op: 'write', path: path.relative(root, outside), data: 'x' };
-    const error = await codedRejection(applyFileChanges([change], { cwd: root }));
+    // The escape target lies in the test's own folder, not beside it in the system's temp dir.
+    const cwd = path.join(root, 'cwd');
+    fs.mkdirSync(cwd);
+    const outside = path.join(root, 'outside.txt');
+    const change: FileChange = { op: 'write', path: path.relative(cwd, outside), data: 'x' };
+    const error = await codedRejection(applyFileChanges([change], { cwd }));
     expect(error.code).toBe('EXDEV');
     expect(fs.existsSync(outside)).toBe(false);
   });

@@ -259,7 +259,9 @@ export declare function initFsScanCachePolicy(variables: Record<string, string>)
 /**
  * Drop cached scans after a filesystem mutation. With a path (relative to
  * the cwd; it may no longer exist), drops every cached scan whose root
- * contains it or lies inside it; without one, drops them all.
+ * contains it or lies inside it; without one, drops them all. The path is
+ * resolved one lookup per component (at once, whatever its length), and a
+ * name that is not UTF-8 is taken in the escaped form paths come back in.
  */
 export declare function invalidateFsScanCache(path?: string | undefined | null): void
 

@@ -1,11 +1,15 @@
-// The agent tools under Node 20 (through tsx): write, read, replace and hashline edits round-trip; grep and find see the result.
+// The agent tools under Node 20 (through tsx): write, read, replace and hashline edits round-trip; grep and find see the result;
+// a name that is not UTF-8 and a byte order mark come back byte for byte.
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { editTool, findTool, grepTool, lineHashes, readTool, writeTool } from '../../packages/coding-agent/src/index.ts';
 
-const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'natives-node-agent-')));
+// The working directory lies inside a folder this check owns: the `../escape.txt` refused below would land there.
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'natives-node-agent-')));
+const cwd = join(base, 'cwd');
+mkdirSync(cwd);
 try {
   const ctx = { cwd };
   const written = await writeTool.execute({ path: 'src/greet.ts', content: 'export const greeting = "hello";\nexport const n = 1;\n' }, ctx);
@@ -36,7 +40,16 @@ try {
   assert.equal(found.text, 'src/greet.ts');
   const missing = await findTool.execute({ pattern: '*.ts', path: 'nope' }, ctx);
   assert.equal(missing.details.code, 'ENOENT');
-  console.log('node agent smoke: write, read, replace, hashline, stale anchor, containment, grep, find ok');
+
+  const latin1 = Buffer.from(join(cwd, 'caf\xe9.txt'), 'latin1');
+  writeFileSync(latin1, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('one\n')]));
+  const quoted = '"caf\\351.txt"';
+  const named = await editTool.execute({ path: quoted, oldText: 'one', newText: 'two' }, ctx);
+  assert.equal(named.isError, undefined, named.text);
+  assert.ok(named.text.includes(quoted), named.text);
+  assert.deepEqual(readFileSync(latin1), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('two\n')]));
+  assert.deepEqual(readdirSync(cwd, { encoding: 'buffer' }).sort(Buffer.compare), [Buffer.from('caf\xe9.txt', 'latin1'), Buffer.from('src')]);
+  console.log('node agent smoke: write, read, replace, hashline, stale anchor, containment, grep, find, non-UTF-8 name, byte order mark ok');
 } finally {
-  rmSync(cwd, { recursive: true, force: true });
+  rmSync(base, { recursive: true, force: true });
 }

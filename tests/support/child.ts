@@ -23,6 +23,8 @@ export interface ChildOutput {
   exitCode: number;
   stdout: string;
   stderr: string;
+  /** The child was killed at its deadline (see {@link ChildOptions.deadlineMs}). */
+  killedAtDeadline: boolean;
 }
 
 export interface ChildOptions {
@@ -32,6 +34,12 @@ export interface ChildOptions {
   asUser?: Unprivileged;
   /** Run under Node 20 through tsx instead of bun (as this user only). */
   node?: boolean;
+  /**
+   * Kill the child (SIGKILL) if it runs longer than this: work that can
+   * block its thread is run in a child so that a regression fails the test
+   * at the deadline instead of stalling the run.
+   */
+  deadlineMs?: number;
 }
 
 /**
@@ -60,12 +68,21 @@ export async function runScript(script: string, args: readonly string[], options
     stdout: 'pipe',
     stderr: 'pipe',
   });
+  let killedAtDeadline = false;
+  const deadline =
+    options.deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          killedAtDeadline = true;
+          child.kill('SIGKILL');
+        }, options.deadlineMs);
   const [stdout, stderr, exitCode] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),
     child.exited,
   ]);
-  return { exitCode, stdout, stderr };
+  clearTimeout(deadline);
+  return { exitCode, stdout, stderr, killedAtDeadline };
 }
 
 /** Run a child script and parse the JSON on the last line of its stdout. */

@@ -55,6 +55,9 @@ pub enum ErrorKind {
     /// Stored data fails a check of its integrity (a checksum, a hash, a
     /// regenerated copy): it cannot be trusted.
     Corrupt,
+    /// A path is longer than the system resolves (`PATH_MAX`), or a name
+    /// in it longer than a filesystem allows.
+    NameTooLong,
     /// Any other I/O failure.
     Io,
 }
@@ -84,6 +87,7 @@ impl ErrorKind {
             ErrorKind::Unsupported => "ENOTSUP",
             // What the kernel answers when data fails its verification.
             ErrorKind::Corrupt => "EBADMSG",
+            ErrorKind::NameTooLong => "ENAMETOOLONG",
             ErrorKind::Io => "EIO",
         }
     }
@@ -96,6 +100,7 @@ impl ErrorKind {
             io::ErrorKind::IsADirectory => ErrorKind::IsADirectory,
             io::ErrorKind::AlreadyExists => ErrorKind::AlreadyExists,
             io::ErrorKind::FileTooLarge => ErrorKind::TooLarge,
+            io::ErrorKind::InvalidFilename => ErrorKind::NameTooLong,
             _ => ErrorKind::Io,
         }
     }
@@ -185,6 +190,7 @@ mod tests {
             (io::ErrorKind::IsADirectory, "EISDIR"),
             (io::ErrorKind::AlreadyExists, "EEXIST"),
             (io::ErrorKind::FileTooLarge, "EFBIG"),
+            (io::ErrorKind::InvalidFilename, "ENAMETOOLONG"),
             (io::ErrorKind::Other, "EIO"),
         ];
         for (io_kind, code) in table {
@@ -216,6 +222,7 @@ mod tests {
             (ErrorKind::NotOwner, "EPERM"),
             (ErrorKind::Unsupported, "ENOTSUP"),
             (ErrorKind::Corrupt, "EBADMSG"),
+            (ErrorKind::NameTooLong, "ENAMETOOLONG"),
             (ErrorKind::Io, "EIO"),
         ];
         for (kind, code) in table {

@@ -5,6 +5,11 @@
 //!   error behind it.
 //! - [`CancelToken`]: the one cancellation flag (with an optional deadline)
 //!   that long work polls, so an `AbortSignal` or a `timeoutMs` stops it.
+//! - [`names`]: file names that are not UTF-8 carried losslessly through
+//!   UTF-16 (JS) text, one escape per stray byte.
+//! - [`resolve`]: where a path really lands, walked one component at a time
+//!   through held directory handles as the kernel would walk it; what a
+//!   write is confined by and what a cache invalidation names.
 //!
 //! # Example
 //!
@@ -19,6 +24,8 @@
 
 pub mod cancel;
 pub mod error;
+pub mod names;
+pub mod resolve;
 
 pub use cancel::CancelToken;
 pub use error::{Error, ErrorKind, Result};

@@ -2,34 +2,35 @@
 //!
 //! A patch that modifies one file, deletes another and renames a third must
 //! not stop halfway. Every path is resolved (and confinement checked) before
-//! anything changes; then the changes are made in order, each recorded with
-//! how to undo it. If one fails, the ones already made are undone in reverse:
-//! overwritten files get their old bytes back, created files and
-//! directories are removed, renamed entries move back, and deleted files —
-//! which until the end are only hidden under a temporary name beside
-//! themselves — reappear. A crash midway can leave such a hidden file; it
-//! holds the deleted bytes, so nothing is lost.
+//! anything changes; then the changes are made in order, each announced in
+//! the batch's journal (journal.rs) before it is made. If one fails, the ones
+//! already made are undone in reverse: replaced files are swapped back (the
+//! old file was only moved aside, whole), created files and directories are
+//! removed, renamed entries move back, and deleted files — which until the
+//! end are only hidden under a temporary name beside themselves — reappear.
+//! When the process dies midway, the journal stays, and the next batch in
+//! that directory (or [`crate::recover`]) finishes the batch if it had
+//! committed and rolls it back otherwise: no hidden file outlives a crash
+//! for long, and none is removed unless the journal accounts for it.
 
 use std::path::{Path, PathBuf};
 
-use natives_core::{Error, ErrorKind, Result};
-use nix::{
-    errno::Errno,
-    sys::stat::SFlag,
-    unistd::{UnlinkatFlags, unlinkat},
+use natives_core::{
+    Error, ErrorKind, Result,
+    resolve::{Last, Location, Scope},
 };
+use nix::errno::Errno;
 
 use crate::{
     crash,
-    read::{Limit, Stamp, read_at},
-    resolve::{Last, Location, Scope},
+    journal::{Ident, Journal, Name, Record, Recovery, recover_near},
     sys::{errno_error, file_kind},
     write::{
-        Expect, NewContents, check_expectation, hidden_name, remove_dirs, rename_no_replace,
-        sync_dir, write_at,
+        Expect, NewContents, check_expectation, hidden_name, rename_no_replace, sync_dir, write_at,
     },
 };
 
+mod check;
 #[cfg(test)]
 mod tests;
 
@@ -86,16 +87,6 @@ pub enum Change {
     },
 }
 
-impl Change {
-    fn paths(&self) -> Vec<(&Path, Last)> {
-        match self {
-            Change::Write { path, .. } => vec![(path, Last::Follow)],
-            Change::Delete { path, .. } => vec![(path, Last::Entry)],
-            Change::Rename { from, to, .. } => vec![(from, Last::Entry), (to, Last::Entry)],
-        }
-    }
-}
-
 /// What one change did.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -120,29 +111,55 @@ pub struct Applied {
 ///
 /// Refusals (nothing changed): a path outside a confined scope
 /// (`OutsideRoot`), an expectation not met (`Changed`, `AlreadyExists`), a
-/// target that is a directory, a FIFO or device, read-only or hard-linked.
-/// If undoing a failed batch itself fails, the error says which paths could
-/// not be restored. Either way the shared scan cache is invalidated for every
-/// path the batch touched.
+/// target that is a directory, a FIFO or device, read-only or hard-linked,
+/// a write to a path ending in `/` (`IsADirectory`), and one file named by
+/// two different paths in the batch (`InvalidInput`). If undoing a failed
+/// batch itself fails, the error says which paths could not be restored.
+/// Either way the shared scan cache is invalidated for every path the batch
+/// touched. Before it starts, the batches that died in the directories it
+/// is about to change are recovered.
 pub fn apply(scope: &Scope, changes: &[Change]) -> Result<Applied> {
-    for change in changes {
-        for (path, last) in change.paths() {
-            scope.locate(path, last)?;
-        }
+    let dirs = check::directories(scope, changes);
+    recover_near(
+        &dirs,
+        scope.root().unwrap_or(Path::new("/")),
+        &mut Recovery::default(),
+    );
+    check::check_batch(scope, changes)?;
+    let mut batch = Batch {
+        journal: check::journal_for(scope, &dirs),
+        outcomes: Vec::new(),
+        touched: Vec::new(),
+    };
+    let made = changes
+        .iter()
+        .try_for_each(|change| batch.make(scope, change))
+        .and_then(|()| batch.journal.commit());
+    if let Err(err) = made {
+        let failures = batch.journal.roll_back();
+        invalidate_scans(&batch.touched);
+        return Err(undo_failed(err, &failures));
     }
-    let mut journal = Journal::default();
-    for (index, change) in changes.iter().enumerate() {
-        let keep_undo = index + 1 < changes.len();
-        if let Err(err) = journal.make(scope, change, keep_undo) {
-            let touched = journal.touched.clone();
-            let err = journal.undo(err);
-            invalidate_scans(&touched);
-            return Err(err);
-        }
+    invalidate_scans(&batch.touched);
+    Ok(Applied {
+        outcomes: batch.outcomes,
+        touched: batch.touched,
+    })
+}
+
+/// `cause`, saying what could not be undone after it.
+fn undo_failed(cause: Error, failures: &[String]) -> Error {
+    if failures.is_empty() {
+        return cause;
     }
-    let applied = journal.commit();
-    invalidate_scans(&applied.touched);
-    Ok(applied)
+    Error::new(
+        cause.kind(),
+        format!(
+            "{}; undoing the changes already made failed: {}",
+            cause.message(),
+            failures.join("; ")
+        ),
+    )
 }
 
 /// Drop the cached scans that saw these paths, so no search answers from
@@ -155,33 +172,15 @@ fn invalidate_scans(touched: &[PathBuf]) {
     }
 }
 
-/// How to take one change back.
-enum Undo {
-    /// Put the old bytes back over what was written.
-    Restore {
-        path: PathBuf,
-        original: Vec<u8>,
-        written: Stamp,
-    },
-    /// Remove a file that was created.
-    Remove { path: PathBuf, written: Stamp },
-    /// Remove a directory that was created (if still empty).
-    Rmdir { path: PathBuf },
-    /// Move a renamed entry back.
-    MoveBack { from: PathBuf, to: PathBuf },
-    /// Un-hide a deleted entry.
-    Unhide { hidden: PathBuf, path: PathBuf },
-}
-
-#[derive(Default)]
-struct Journal {
-    undo: Vec<Undo>,
+/// A batch on its way: the journal of its steps and what it did so far.
+struct Batch {
+    journal: Journal,
     outcomes: Vec<Outcome>,
     touched: Vec<PathBuf>,
 }
 
-impl Journal {
-    fn make(&mut self, scope: &Scope, change: &Change, keep_undo: bool) -> Result<()> {
+impl Batch {
+    fn make(&mut self, scope: &Scope, change: &Change) -> Result<()> {
         match change {
             Change::Write {
                 path,
@@ -194,43 +193,20 @@ impl Journal {
                     expect: *expect,
                     executable: *executable,
                 };
-                self.write(scope, path, &contents, keep_undo)
+                let mut location = scope.locate(path, Last::Follow)?;
+                // Touched before it is made: a write that fails midway is undone, and searches must see that.
+                self.touched.push(location.real_path());
+                let written = write_at(&mut self.journal, &mut location, path, &contents)?;
+                self.created_dirs(&written.created_dirs);
+                self.outcomes.push(Outcome {
+                    path: written.path,
+                    created: written.created,
+                });
+                Ok(())
             }
             Change::Delete { path, expect } => self.delete(scope, path, *expect),
             Change::Rename { from, to, expect } => self.rename(scope, from, to, *expect),
         }
-    }
-
-    fn write(
-        &mut self,
-        scope: &Scope,
-        path: &Path,
-        contents: &NewContents<'_>,
-        keep_undo: bool,
-    ) -> Result<()> {
-        let mut location = scope.locate(path, Last::Follow)?;
-        // The old bytes are kept only when a later change could fail and need them back.
-        let original = match keep_undo && location.stat()?.is_some() {
-            true => Some(read_at(&location, path, Limit::default())?.bytes),
-            false => None,
-        };
-        let written = write_at(&mut location, path, contents)?;
-        self.created_dirs(&written.created_dirs);
-        let path = written.path.clone();
-        if written.created {
-            self.undo.push(Undo::Remove {
-                path,
-                written: written.stamp,
-            });
-        } else if let Some(original) = original {
-            self.undo.push(Undo::Restore {
-                path,
-                original,
-                written: written.stamp,
-            });
-        }
-        self.done(written.path, written.created);
-        Ok(())
     }
 
     fn delete(&mut self, scope: &Scope, path: &Path, expect: Expect) -> Result<()> {
@@ -238,7 +214,7 @@ impl Journal {
         let stat = location.stat()?;
         check_expectation(stat.as_ref(), expect, path)?;
         let stat = stat.ok_or_else(|| crate::read::not_found(path))?;
-        if file_kind(&stat) == SFlag::S_IFDIR {
+        if file_kind(&stat) == nix::sys::stat::SFlag::S_IFDIR {
             return Err(Error::new(
                 ErrorKind::IsADirectory,
                 format!("{}: is a directory; only files are deleted", path.display()),
@@ -246,16 +222,21 @@ impl Journal {
         }
         let dir = location.dir().ok_or_else(|| crate::read::not_found(path))?;
         let hidden = hidden_name(location.name(), "deleted");
+        let real = location.real_path();
+        self.touched.push(real.clone());
+        self.journal.note(Record::Delete {
+            path: Name(real.clone()),
+            hidden: Name(real.with_file_name(&hidden)),
+            entry: Ident::of(&stat),
+        })?;
         rename_no_replace(dir, location.name(), dir, &hidden)
             .map_err(|errno| errno_error(path, errno))?;
         crash::point("deleted file hidden");
         sync_dir(dir);
-        let real = location.real_path();
-        self.undo.push(Undo::Unhide {
-            hidden: real.with_file_name(&hidden),
-            path: real.clone(),
+        self.outcomes.push(Outcome {
+            path: real,
+            created: false,
         });
-        self.done(real, false);
         Ok(())
     }
 
@@ -267,7 +248,7 @@ impl Journal {
             let followed = scope.locate(from, Last::Follow)?.stat()?;
             check_expectation(followed.as_ref(), expect, from)?;
         }
-        if file_kind(&stat) == SFlag::S_IFDIR {
+        if file_kind(&stat) == nix::sys::stat::SFlag::S_IFDIR {
             return Err(Error::new(
                 ErrorKind::IsADirectory,
                 format!("{}: is a directory; only files are renamed", from.display()),
@@ -284,118 +265,36 @@ impl Journal {
                 ),
             ));
         }
-        let created = target.create_missing_dirs()?;
-        let moved = move_entry(&source, &target, to);
-        if moved.is_err() {
-            remove_dirs(&created);
-        }
-        moved?;
-        self.created_dirs(&created);
         let (old, new) = (source.real_path(), target.real_path());
-        self.undo.push(Undo::MoveBack {
-            from: old.clone(),
-            to: new.clone(),
+        self.touched.extend([old.clone(), new.clone()]);
+        let created = make_dirs(&mut self.journal, &mut target)?;
+        self.created_dirs(&created);
+        self.journal.note(Record::Rename {
+            from: Name(old),
+            to: Name(new.clone()),
+            entry: Ident::of(&stat),
+        })?;
+        move_entry(&source, &target, to)?;
+        self.outcomes.push(Outcome {
+            path: new,
+            created: false,
         });
-        self.touched.push(old);
-        self.done(new, false);
         Ok(())
     }
 
     fn created_dirs(&mut self, dirs: &[PathBuf]) {
-        for dir in dirs {
-            self.undo.push(Undo::Rmdir { path: dir.clone() });
-        }
         // The outermost is enough to invalidate what lies below it.
         self.touched.extend(dirs.first().cloned());
     }
-
-    fn done(&mut self, path: PathBuf, created: bool) {
-        self.touched.push(path.clone());
-        self.outcomes.push(Outcome { path, created });
-    }
-
-    /// Undo everything made so far, newest first; `cause` is why.
-    fn undo(self, cause: Error) -> Error {
-        let failures: Vec<String> = self
-            .undo
-            .into_iter()
-            .rev()
-            .filter_map(|undo| {
-                let undone = undo.run();
-                crash::point("change undone");
-                undone.err().map(|err| err.to_string())
-            })
-            .collect();
-        if failures.is_empty() {
-            return cause;
-        }
-        Error::new(
-            cause.kind(),
-            format!(
-                "{}; undoing the changes already made failed: {}",
-                cause.message(),
-                failures.join("; ")
-            ),
-        )
-    }
-
-    /// Keep every change: hidden deleted files go for good.
-    fn commit(self) -> Applied {
-        for undo in &self.undo {
-            if let Undo::Unhide { hidden, .. } = undo {
-                let _ = std::fs::remove_file(hidden);
-                crash::point("hidden file removed");
-            }
-        }
-        Applied {
-            outcomes: self.outcomes,
-            touched: self.touched,
-        }
-    }
 }
 
-impl Undo {
-    fn run(self) -> Result<()> {
-        match self {
-            Undo::Restore {
-                path,
-                original,
-                written,
-            } => {
-                let mut location = Scope::unconfined(Path::new("/"))?.locate(&path, Last::Entry)?;
-                let contents = NewContents {
-                    data: &original,
-                    expect: Expect::Unchanged(written),
-                    executable: None,
-                };
-                write_at(&mut location, &path, &contents).map(drop)
-            }
-            Undo::Remove { path, written } => remove_written(&path, written),
-            Undo::Rmdir { path } => {
-                remove_dirs(&[path]);
-                Ok(())
-            }
-            Undo::MoveBack { from, to } => move_back(&to, &from),
-            Undo::Unhide { hidden, path } => move_back(&hidden, &path),
-        }
+/// Create the directories missing on the way to `location`, each announced
+/// in the journal first; their real paths, outermost first.
+pub(crate) fn make_dirs(journal: &mut Journal, location: &mut Location) -> Result<Vec<PathBuf>> {
+    for dir in location.missing_dirs() {
+        journal.note(Record::Mkdir { path: Name(dir) })?;
     }
-}
-
-/// Remove a file this batch created, unless someone replaced it since.
-fn remove_written(path: &Path, written: Stamp) -> Result<()> {
-    let location = Scope::unconfined(Path::new("/"))?.locate(path, Last::Entry)?;
-    check_expectation(location.stat()?.as_ref(), Expect::Unchanged(written), path)?;
-    let dir = location.dir().ok_or_else(|| crate::read::not_found(path))?;
-    unlinkat(dir, location.name(), UnlinkatFlags::NoRemoveDir)
-        .map_err(|errno| errno_error(path, errno))
-}
-
-/// Move `from` back to `to`, never over something that took its place.
-fn move_back(from: &Path, to: &Path) -> Result<()> {
-    let scope = Scope::unconfined(Path::new("/"))?;
-    let source = scope.locate(from, Last::Entry)?;
-    let target = scope.locate(to, Last::Entry)?;
-    move_entry(&source, &target, to)
+    location.create_missing_dirs(|_| crash::point("directory created"))
 }
 
 /// Rename `source`'s entry to `target`'s name, refusing to replace one.

@@ -3,12 +3,13 @@
 //! An agent's `write`, `edit` and `patch` act on paths a model chose. This
 //! crate makes the promises those tools give hold on a hostile tree:
 //!
-//! - [`Scope`] / [`resolve`]: a path is resolved on the filesystem, one
-//!   component at a time, holding a handle on each directory, and refused
-//!   (`OutsideRoot`) when its real location leaves the working directory,
-//!   however many symlinks it goes through; later operations act through
-//!   the handle, so a directory swapped for a link after the check cannot
-//!   redirect them.
+//! - [`Scope`] (from [`natives_core::resolve`]): a path is resolved on the
+//!   filesystem, one component at a time, holding a handle on each
+//!   directory, and refused (`OutsideRoot`) when its real location leaves
+//!   the working directory, however many symlinks it goes through; later
+//!   operations act through the handle, so a directory swapped for a link
+//!   after the check cannot redirect them. Paths past `PATH_MAX` are
+//!   refused (`NameTooLong`) before any lookup.
 //! - [`read_file`]: regular files only (a FIFO, socket or device is refused
 //!   before it can block), read non-blocking, never past a [`Limit`].
 //! - [`apply`]: writes, deletes and renames made all together or not at all,
@@ -20,8 +21,8 @@
 //! Errors are [`natives_core::Error`]s whose kind names the refusal:
 //! `OutsideRoot` (`EXDEV`), `NotARegularFile` (`EFTYPE`), `IsADirectory`
 //! (`EISDIR`), `TooLarge` (`EFBIG`), `ReadOnly` (`EPERM`), `HardLinked`
-//! (`EMLINK`), `Changed` (`ESTALE`), `AlreadyExists` (`EEXIST`), and the
-//! usual `ENOENT`/`ENOTDIR`/`EACCES`.
+//! (`EMLINK`), `Changed` (`ESTALE`), `AlreadyExists` (`EEXIST`),
+//! `NameTooLong` (`ENAMETOOLONG`), and the usual `ENOENT`/`ENOTDIR`/`EACCES`.
 //!
 //! # Example
 //!
@@ -41,12 +42,13 @@
 
 pub mod change;
 mod crash;
+pub mod journal;
 pub mod read;
-pub mod resolve;
 mod sys;
 pub mod write;
 
 pub use change::{Applied, ApplyOptions, Change, Outcome, apply};
+pub use journal::{Recovery, recover};
+pub use natives_core::resolve::{Last, Location, MAX_LINKS, MAX_PATH_BYTES, Scope};
 pub use read::{Contents, DEFAULT_MAX_BYTES, Limit, ReadOptions, Stamp, read_file};
-pub use resolve::{Last, Location, MAX_LINKS, Scope};
 pub use write::Expect;

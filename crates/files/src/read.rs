@@ -14,16 +14,16 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{
+    Error, ErrorKind, Result,
+    resolve::{Last, Location, Scope},
+};
 use nix::{
     fcntl::{OFlag, openat},
     sys::stat::{FileStat, Mode, SFlag, fstat},
 };
 
-use crate::{
-    resolve::{Last, Location, Scope},
-    sys::{errno_error, file_kind, kind_name},
-};
+use crate::sys::{errno_error, file_kind, kind_name};
 
 #[cfg(test)]
 mod tests;
@@ -79,12 +79,18 @@ impl ReadOptions {
 
 /// Which version of which file was read: a write that expects it refuses
 /// when the file has since been replaced, resized or modified.
+///
+/// Size and mtime alone do not prove it: a writer that rewrites a file in
+/// place and puts the mtime back (`cp -p`, `rsync --inplace -t`) leaves
+/// both as they were. The status-change time cannot be set from user space
+/// and moves with every write, so it is part of the stamp too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
     mtime_ns: i128,
+    ctime_ns: i128,
 }
 
 impl Stamp {
@@ -93,7 +99,8 @@ impl Stamp {
             dev: stat.st_dev,
             ino: stat.st_ino,
             size: stat.st_size as u64,
-            mtime_ns: i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec),
+            mtime_ns: nanoseconds(stat.st_mtime, stat.st_mtime_nsec),
+            ctime_ns: nanoseconds(stat.st_ctime, stat.st_ctime_nsec),
         }
     }
 
@@ -105,8 +112,8 @@ impl Stamp {
     /// An opaque text form, for callers that hand the stamp back later.
     pub fn token(&self) -> String {
         format!(
-            "{:x}.{:x}.{:x}.{:x}",
-            self.dev, self.ino, self.size, self.mtime_ns
+            "{:x}.{:x}.{:x}.{:x}.{:x}",
+            self.dev, self.ino, self.size, self.mtime_ns, self.ctime_ns
         )
     }
 
@@ -120,12 +127,17 @@ impl Stamp {
             ino: u64::from_str_radix(next()?, 16).map_err(|_| bad())?,
             size: u64::from_str_radix(next()?, 16).map_err(|_| bad())?,
             mtime_ns: i128::from_str_radix(next()?, 16).map_err(|_| bad())?,
+            ctime_ns: i128::from_str_radix(next()?, 16).map_err(|_| bad())?,
         };
         match parts.next() {
             None => Ok(stamp),
             Some(_) => Err(bad()),
         }
     }
+}
+
+fn nanoseconds(seconds: i64, nanoseconds: i64) -> i128 {
+    i128::from(seconds) * 1_000_000_000 + i128::from(nanoseconds)
 }
 
 /// What was read.

@@ -1,22 +1,7 @@
 //! Small translations between the system's answers and the crate's errors.
 
-use std::{io, path::Path};
-
-use natives_core::Error;
-use nix::{
-    errno::Errno,
-    sys::stat::{FileStat, SFlag},
-};
-
-/// `errno` from an operation on `path`, as the shared error type.
-pub(crate) fn errno_error(path: &Path, errno: Errno) -> Error {
-    Error::io(path, io::Error::from_raw_os_error(errno as i32))
-}
-
-/// The file-type bits of a status.
-pub(crate) fn file_kind(stat: &FileStat) -> SFlag {
-    SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits())
-}
+pub(crate) use natives_core::resolve::{errno_error, file_kind};
+use nix::sys::stat::SFlag;
 
 /// What a file of this type is, for messages ("a FIFO (named pipe)").
 pub(crate) fn kind_name(kind: SFlag) -> &'static str {

@@ -27,10 +27,10 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
 };
 
-use natives_core::{Error, ErrorKind, Result};
+use natives_core::{Error, ErrorKind, Result, resolve::Location};
 use nix::{
     errno::Errno,
-    fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat, renameat2},
+    fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat2},
     sys::stat::{FileStat, Mode, fchmod, fstat},
     unistd::{AccessFlags, Gid, Uid, UnlinkatFlags, faccessat, fchown, fsync, linkat, unlinkat},
 };
@@ -38,11 +38,17 @@ use xattr::FileExt;
 
 use crate::{
     crash,
+    journal::{Ident, Journal, Name, Record},
     read::{Stamp, require_regular},
-    resolve::Location,
     sys::errno_error,
 };
 
+mod place;
+#[cfg(test)]
+pub(crate) use place::NO_SWAP;
+
+#[cfg(test)]
+mod link_tests;
 #[cfg(test)]
 mod tests;
 
@@ -81,30 +87,22 @@ pub(crate) struct NewContents<'a> {
     pub(crate) executable: Option<bool>,
 }
 
-/// Write `contents` to `location`, creating missing parent directories.
-/// `given` names the path in errors. On failure nothing is left behind: no
-/// temporary file, no directory this call created.
+/// Write `contents` to `location`, creating missing parent directories,
+/// each step announced in `journal` first. `given` names the path in
+/// errors. On failure the journal undoes what was made.
 pub(crate) fn write_at(
+    journal: &mut Journal,
     location: &mut Location,
     given: &Path,
     contents: &NewContents<'_>,
 ) -> Result<Written> {
-    let NewContents {
-        data,
-        expect,
-        executable,
-    } = *contents;
     let old = location.stat()?;
-    check_expectation(old.as_ref(), expect, given)?;
+    check_expectation(old.as_ref(), contents.expect, given)?;
     if let Some(old) = &old {
         check_replaceable(location, old, given)?;
     }
-    let created_dirs = location.create_missing_dirs()?;
-    let result = write_file(location, given, data, old.as_ref(), executable);
-    if result.is_err() {
-        remove_dirs(&created_dirs);
-    }
-    let stamp = result?;
+    let created_dirs = crate::change::make_dirs(journal, location)?;
+    let stamp = write_file(journal, location, given, contents, old.as_ref())?;
     Ok(Written {
         path: location.real_path(),
         created: old.is_none(),
@@ -114,41 +112,62 @@ pub(crate) fn write_at(
 }
 
 fn write_file(
+    journal: &mut Journal,
     location: &Location,
     given: &Path,
-    data: &[u8],
+    contents: &NewContents<'_>,
     old: Option<&FileStat>,
-    executable: Option<bool>,
 ) -> Result<Stamp> {
     let dir = location
         .dir()
         .ok_or_else(|| crate::read::not_found(given))?;
-    let mut temp = TempFile::create(
+    let target = location.real_path();
+    let names = place::Names::beside(location.name());
+    journal.note(Record::Write {
+        target: Name(target.clone()),
+        temp: Name(target.with_file_name(&names.temp)),
+        copy: Name(target.with_file_name(&names.copy)),
+        old: old.map(Ident::of),
+    })?;
+    let (temp, file) = TempFile::create(
         dir,
-        location.name(),
+        names.temp.clone(),
         given,
-        old.is_none() && executable == Some(true),
+        old.is_none() && contents.executable == Some(true),
     )?;
     crash::point("temporary file created");
-    temp.file
-        .write_all(data)
+    fill(&file, location, given, contents, old)?;
+    crash::point("temporary file synced");
+    check_unchanged_since(location, old, given)?;
+    place::put_in_place(journal, temp, &file, location, &names, old, given)?;
+    crash::point("file put in place");
+    sync_dir(dir);
+    crash::point("directory synced");
+    // Stamped once in place: the rename itself moves the status-change time.
+    Ok(Stamp::of(
+        &fstat(file.as_fd()).map_err(|errno| errno_error(given, errno))?,
+    ))
+}
+
+/// Write the new contents into the temporary `file`, give it the old
+/// file's metadata (or the asked-for execute bits), and sync it.
+fn fill(
+    mut file: &File,
+    location: &Location,
+    given: &Path,
+    contents: &NewContents<'_>,
+    old: Option<&FileStat>,
+) -> Result<()> {
+    file.write_all(contents.data)
         .map_err(|err| Error::io(given, err))?;
     crash::point("temporary file written");
     if let Some(old) = old {
-        copy_metadata(location, old, &temp.file, given)?;
+        copy_metadata(location, old, file, given)?;
     }
-    if let Some(executable) = executable {
-        set_executable(&temp.file, executable, given)?;
+    if let Some(executable) = contents.executable {
+        set_executable(file, executable, given)?;
     }
-    temp.file.sync_all().map_err(|err| Error::io(given, err))?;
-    crash::point("temporary file synced");
-    let stamp = Stamp::of(&fstat(temp.file.as_fd()).map_err(|errno| errno_error(given, errno))?);
-    check_unchanged_since(location, old, given)?;
-    temp.persist(dir, location.name(), old.is_some(), given)?;
-    crash::point("file renamed into place");
-    sync_dir(dir);
-    crash::point("directory synced");
-    Ok(stamp)
+    file.sync_all().map_err(|err| Error::io(given, err))
 }
 
 /// Refuse when the entry is not what the caller expects.
@@ -303,24 +322,23 @@ fn copy_xattrs(old: &File, new: &File) {
     }
 }
 
-/// A temporary file beside the target, removed unless persisted.
+/// A temporary file's name beside the target: the file is removed when
+/// this is dropped, unless it was kept.
 pub(crate) struct TempFile<'a> {
     dir: &'a OwnedFd,
-    name: OsString,
-    pub(crate) file: File,
-    persisted: bool,
+    pub(crate) name: OsString,
+    kept: bool,
 }
 
 impl<'a> TempFile<'a> {
-    /// Create a fresh temporary file in `dir`, named after `target`, with
-    /// mode 0o666 (0o777 when `executable`) less the umask.
+    /// Create the fresh file `name` in `dir`, with mode 0o666 (0o777 when
+    /// `executable`) less the umask.
     fn create(
         dir: &'a OwnedFd,
-        target: &OsStr,
+        name: OsString,
         given: &Path,
         executable: bool,
-    ) -> Result<TempFile<'a>> {
-        let name = hidden_name(target, "tmp");
+    ) -> Result<(TempFile<'a>, File)> {
         let fd = openat(
             dir,
             name.as_os_str(),
@@ -328,40 +346,24 @@ impl<'a> TempFile<'a> {
             Mode::from_bits_truncate(if executable { 0o777 } else { 0o666 }),
         )
         .map_err(|errno| errno_error(given, errno))?;
-        Ok(TempFile {
+        let temp = TempFile {
             dir,
             name,
-            file: File::from(fd),
-            persisted: false,
-        })
+            kept: false,
+        };
+        Ok((temp, File::from(fd)))
     }
 
-    /// Move the file to `target`: over the old file when `replace`, else only
-    /// if the name is still free.
-    fn persist(mut self, dir: &OwnedFd, target: &OsStr, replace: bool, given: &Path) -> Result<()> {
-        let moved = if replace {
-            renameat(dir, self.name.as_os_str(), dir, target)
-        } else {
-            rename_no_replace(dir, &self.name, dir, target)
-        };
-        moved.map_err(|errno| match errno {
-            Errno::EEXIST => Error::new(
-                ErrorKind::Changed,
-                format!(
-                    "{}: appeared while it was being written; it was not replaced",
-                    given.display()
-                ),
-            ),
-            errno => errno_error(given, errno),
-        })?;
-        self.persisted = true;
-        Ok(())
+    /// The name no longer holds only new contents (the file was moved, or
+    /// swapped for the old one): it is not removed.
+    pub(crate) fn keep(mut self) {
+        self.kept = true;
     }
 }
 
 impl Drop for TempFile<'_> {
     fn drop(&mut self) {
-        if !self.persisted {
+        if !self.kept {
             let _ = unlinkat(self.dir, self.name.as_os_str(), UnlinkatFlags::NoRemoveDir);
         }
     }
@@ -385,19 +387,21 @@ pub(crate) fn rename_no_replace(
     }
 }
 
-/// A name for a hidden sibling of `target` no other call of this process
-/// (or, through the pid, of another) will pick: `.<target>.<pid>.<n>.<suffix>`.
+/// A name for a hidden sibling of `target` no other call will pick:
+/// `.<target>.<pid>.<n>.<random>.<suffix>` (the random part keeps anyone
+/// from planting a file at the name before it is taken).
 pub(crate) fn hidden_name(target: &OsStr, suffix: &str) -> OsString {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     // Long names are cut so the hidden name stays within NAME_MAX (255).
     let bytes = std::os::unix::ffi::OsStrExt::as_bytes(target);
-    let stem = &bytes[..bytes.len().min(200)];
+    let stem = &bytes[..bytes.len().min(180)];
     let mut name = OsString::from(".");
     name.push(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(stem));
     name.push(format!(
-        ".{}.{}.{suffix}",
+        ".{}.{}.{:08x}.{suffix}",
         std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        crate::journal::random() as u32
     ));
     name
 }
@@ -412,13 +416,5 @@ pub(crate) fn sync_dir(dir: &OwnedFd) {
         Mode::empty(),
     ) {
         let _ = fsync(&fd);
-    }
-}
-
-/// Remove directories this process created, innermost first, each only if
-/// still empty.
-pub(crate) fn remove_dirs(created: &[PathBuf]) {
-    for dir in created.iter().rev() {
-        let _ = std::fs::remove_dir(dir);
     }
 }

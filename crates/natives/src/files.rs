@@ -2,28 +2,30 @@
 //!
 //! Both calls run off the JS thread: a read or a batch of changes is quick,
 //! but a slow disk or network filesystem must not stall the event loop. Bytes
-//! cross as `Buffer`s (file contents need not be UTF-8); a version of a file
-//! crosses as the opaque `stamp` string that a later change can expect.
+//! cross as `Buffer`s (file contents need not be UTF-8); paths cross with
+//! every byte kept ([`crate::names`]), so a name that is not UTF-8 can be
+//! read and written back; a version of a file crosses as the opaque `stamp`
+//! string that a later change can expect.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use napi::bindgen_prelude::{AsyncTask, Buffer};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Utf16String};
 use napi_derive::napi;
 use natives_core::Error;
 use natives_files::{Applied, ApplyOptions, Change, Contents, Expect, ReadOptions, Scope, Stamp};
 
 use crate::{
     errors::guarded,
+    names::{path_from_js, path_to_js},
     options::{count, given},
     task::{Work, task},
 };
 
 /// Options of the native `readFile`; the TypeScript `readFile` documents them.
 #[napi(object)]
-#[cfg_attr(test, derive(Default))]
 pub struct NativeReadFileOptions {
     /// Directory relative paths resolve against.
-    pub cwd: String,
+    pub cwd: Utf16String,
     /// Refuse (`EXDEV`) a path whose real location leaves `cwd`.
     pub confine: Option<bool>,
     /// The most bytes read.
@@ -36,7 +38,7 @@ pub struct NativeReadFileOptions {
 #[napi(object)]
 pub struct NativeFileContents {
     /// The file's real path.
-    pub path: String,
+    pub path: Utf16String,
     /// The bytes read.
     pub data: Buffer,
     /// The file's size in bytes.
@@ -53,13 +55,15 @@ pub struct NativeFileContents {
     ts_return_type = "Promise<NativeFileContents>"
 )]
 pub fn native_read_file(
-    path: String,
+    path: Utf16String,
     options: NativeReadFileOptions,
 ) -> AsyncTask<Work<NativeFileContents>> {
     task(move || {
         let read = read_options(&options)?;
-        let scope = Scope::new(Path::new(&options.cwd), read.confine)?;
-        natives_files::read_file(&scope, Path::new(&path), read.limit()?).map(to_js_contents)
+        let cwd = path_from_js(&options.cwd, "cwd")?;
+        let path = path_from_js(&path, "path")?;
+        let scope = Scope::new(&cwd, read.confine)?;
+        natives_files::read_file(&scope, &path, read.limit()?).map(to_js_contents)
     })
 }
 
@@ -77,7 +81,7 @@ fn read_options(options: &NativeReadFileOptions) -> Result<ReadOptions, Error> {
 
 fn to_js_contents(contents: Contents) -> NativeFileContents {
     NativeFileContents {
-        path: contents.path.to_string_lossy().into_owned(),
+        path: path_to_js(&contents.path),
         data: contents.bytes.into(),
         size: contents.size as f64,
         stamp: contents.stamp.token(),
@@ -102,9 +106,9 @@ pub struct NativeFileChange {
     /// What the change does.
     pub op: FileChangeOp,
     /// The file written or deleted; a rename's source.
-    pub path: String,
+    pub path: Utf16String,
     /// A rename's destination.
-    pub to: Option<String>,
+    pub to: Option<Utf16String>,
     /// A write's new contents.
     pub data: Option<Buffer>,
     /// The version that was read: refuse (`ESTALE`) if the file changed since.
@@ -120,7 +124,7 @@ pub struct NativeFileChange {
 #[napi(object)]
 pub struct NativeChangeOutcome {
     /// The real path written, deleted, or renamed to.
-    pub path: String,
+    pub path: Utf16String,
     /// A write created the file.
     pub created: bool,
 }
@@ -131,7 +135,7 @@ pub struct NativeAppliedChanges {
     /// One per change, in order.
     pub outcomes: Vec<NativeChangeOutcome>,
     /// Every real path that appeared, changed or vanished.
-    pub touched: Vec<String>,
+    pub touched: Vec<Utf16String>,
 }
 
 /// Make every change or none (see the TypeScript `applyFileChanges`).
@@ -140,7 +144,7 @@ pub struct NativeAppliedChanges {
     ts_return_type = "Promise<NativeAppliedChanges>"
 )]
 pub fn native_apply_file_changes(
-    cwd: String,
+    cwd: Utf16String,
     confine: Option<bool>,
     changes: Vec<NativeFileChange>,
 ) -> AsyncTask<Work<NativeAppliedChanges>> {
@@ -154,39 +158,45 @@ pub fn native_apply_file_changes(
     task(move || {
         let mut options = ApplyOptions::default();
         given(&mut options.confine, confine);
-        let scope = Scope::new(Path::new(&cwd), options.confine)?;
+        let scope = Scope::new(&path_from_js(&cwd, "cwd")?, options.confine)?;
         natives_files::apply(&scope, &converted?).map(to_js_applied)
     })
 }
 
 fn to_change(change: NativeFileChange) -> Result<Change, Error> {
-    let expect = expectation(&change)?;
-    let path = PathBuf::from(&change.path);
+    let path = path_from_js(&change.path, "path")?;
+    let expect = expectation(&change, &path)?;
     match change.op {
         FileChangeOp::Write => Ok(Change::Write {
-            path,
             data: change.data.map(|data| data.to_vec()).ok_or_else(|| {
-                Error::invalid(format!("write of {}: data is missing", change.path))
+                Error::invalid(format!("write of {}: data is missing", path.display()))
             })?,
+            path,
             expect,
             executable: change.executable,
         }),
         FileChangeOp::Delete => Ok(Change::Delete { path, expect }),
         FileChangeOp::Rename => Ok(Change::Rename {
+            to: match &change.to {
+                Some(to) => path_from_js(to, "to")?,
+                None => {
+                    return Err(Error::invalid(format!(
+                        "rename of {}: to is missing",
+                        path.display()
+                    )));
+                }
+            },
             from: path,
-            to: change.to.map(PathBuf::from).ok_or_else(|| {
-                Error::invalid(format!("rename of {}: to is missing", change.path))
-            })?,
             expect,
         }),
     }
 }
 
-fn expectation(change: &NativeFileChange) -> Result<Expect, Error> {
+fn expectation(change: &NativeFileChange, path: &Path) -> Result<Expect, Error> {
     match (&change.stamp, change.create) {
         (Some(_), Some(true)) => Err(Error::invalid(format!(
             "{}: stamp and create contradict each other",
-            change.path
+            path.display()
         ))),
         (Some(stamp), _) => Ok(Expect::Unchanged(Stamp::parse(stamp)?)),
         (None, Some(true)) => Ok(Expect::Absent),
@@ -195,17 +205,20 @@ fn expectation(change: &NativeFileChange) -> Result<Expect, Error> {
 }
 
 fn to_js_applied(applied: Applied) -> NativeAppliedChanges {
-    let text = |path: PathBuf| path.to_string_lossy().into_owned();
     NativeAppliedChanges {
         outcomes: applied
             .outcomes
-            .into_iter()
+            .iter()
             .map(|outcome| NativeChangeOutcome {
-                path: text(outcome.path),
+                path: path_to_js(&outcome.path),
                 created: outcome.created,
             })
             .collect(),
-        touched: applied.touched.into_iter().map(text).collect(),
+        touched: applied
+            .touched
+            .iter()
+            .map(|path| path_to_js(path))
+            .collect(),
     }
 }
 
@@ -215,7 +228,12 @@ mod tests {
 
     #[test]
     fn options_left_out_keep_the_library_defaults() {
-        let options = NativeReadFileOptions::default();
+        let options = NativeReadFileOptions {
+            cwd: String::from("/").into(),
+            confine: None,
+            max_bytes: None,
+            head: None,
+        };
         assert_eq!(read_options(&options).unwrap(), ReadOptions::default());
     }
 }

@@ -18,6 +18,8 @@
 //! - [`grep`]: `grep`, in-memory `search` and `hasMatch`.
 //! - [`fuzzy`]: `fuzzyFind`, ranked by name then path.
 //! - [`files`]: the agent tools' file I/O: `readFile`, `applyFileChanges`.
+//! - [`names`]: paths across the boundary as UTF-16 with every byte kept
+//!   (names that are not UTF-8 included).
 //! - [`lease`]: build-cache leases, freshness and the pure cargo parsers.
 //! - [`evidence`]: checkout evidence: capture, validate, read the patch,
 //!   restore.
@@ -44,6 +46,7 @@ pub mod files;
 pub mod fuzzy;
 pub mod grep;
 pub mod lease;
+pub mod names;
 pub mod options;
 pub mod scan;
 pub mod stream;

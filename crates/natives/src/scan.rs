@@ -9,7 +9,7 @@ use std::{collections::HashMap, path::PathBuf};
 
 use napi::{
     Env, Status,
-    bindgen_prelude::{AsyncTask, Float64Array, Uint8Array},
+    bindgen_prelude::{AsyncTask, Float64Array, Uint8Array, Utf16String},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
@@ -223,11 +223,17 @@ fn file_type(value: u32) -> Result<natives_scan::FileType, Error> {
 
 /// Drop cached scans after a filesystem mutation. With a path (relative to
 /// the cwd; it may no longer exist), drops every cached scan whose root
-/// contains it or lies inside it; without one, drops them all.
+/// contains it or lies inside it; without one, drops them all. The path is
+/// resolved one lookup per component (at once, whatever its length), and a
+/// name that is not UTF-8 is taken in the escaped form paths come back in.
 #[napi(js_name = "invalidateFsScanCache")]
-pub fn invalidate_fs_scan_cache(env: Env, path: Option<String>) -> napi::Result<()> {
+pub fn invalidate_fs_scan_cache(env: Env, path: Option<Utf16String>) -> napi::Result<()> {
     on_js_thread(&env, || {
-        natives_scan::invalidate(path.as_deref().map(std::path::Path::new))
+        let path = path
+            .as_ref()
+            .map(|path| crate::names::path_from_js(path, "path"))
+            .transpose()?;
+        natives_scan::invalidate(path.as_deref())
     })
 }
 

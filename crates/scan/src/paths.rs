@@ -1,15 +1,17 @@
 //! Turning caller-supplied paths into cache keys and invalidation targets.
 //!
-//! Both resolve relative paths against the process's current directory and
-//! canonicalise, so `dir/sub/..`, a symlinked route and the real path all
-//! land on one cache key and one invalidation target. A symlink named by an
-//! invalidation is the exception that gets two targets: the link where it
+//! Both resolve relative paths against the process's current directory as
+//! the filesystem does, so `dir/sub/..`, a symlinked route and the real path
+//! all land on one cache key and one invalidation target. A symlink named by
+//! an invalidation is the exception that gets two targets: the link where it
 //! lives and the destination it resolves to.
 
 use std::{
     fs, io,
-    path::{Component, Path, PathBuf},
+    path::{Path, PathBuf},
 };
+
+use natives_core::resolve::{Last, Scope};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -33,50 +35,33 @@ pub fn resolve_search_path(path: &Path) -> Result<PathBuf> {
 /// Every path a mutation at `path` may have changed the view of, for
 /// [`crate::ScanCache::invalidate`]; `path` may no longer (or not yet) exist.
 ///
-/// The first target is where the entry itself lives: its parent
-/// canonicalised and its own name kept, so a symlink is the link, in the
-/// directory that holds it, and not what it points to. When `path` resolves
-/// somewhere else (it is a symlink whose destination exists), that
-/// destination follows: a write through a link changes the destination.
+/// The first target is where the entry itself lives: the directory holding
+/// it resolved as the filesystem resolves it (links followed, `..` applied
+/// to the real directory reached, never folded by text) and its own name
+/// kept, so a symlink is the link, in the directory that holds it, and not
+/// what it points to. When `path` leads somewhere else (it is a symlink,
+/// dangling or not), that destination follows: a write through a link
+/// changes (or creates) the destination.
 ///
-/// Missing components are re-appended to their longest existing ancestor,
-/// so a deleted file, a deleted directory or a rename's vanished side still
-/// maps onto the cache roots that saw it.
+/// Components past a missing one are kept by name, so a deleted file, a
+/// deleted directory or a rename's vanished side still maps onto the cache
+/// roots that saw it; where the walk cannot go on (a loop, a file where a
+/// directory should be, a path past `PATH_MAX`), the deepest directory it
+/// reached is the target, which holds whatever the path could name. Each
+/// component costs one lookup relative to a held directory handle, so a
+/// path of any length is answered at once (see [`natives_core::resolve`]).
 pub fn resolve_invalidation_targets(path: &Path) -> Result<Vec<PathBuf>> {
     if path.as_os_str().is_empty() {
         return Err(Error::invalid("invalidation path is empty"));
     }
-    let absolute = normalize(&absolute(path).map_err(|err| Error::io(path, err))?);
-    let location = match (absolute.parent(), absolute.file_name()) {
-        (Some(parent), Some(name)) => canonical_prefix(parent).join(name),
-        _ => absolute.clone(),
-    };
-    let destination = fs::canonicalize(&absolute)
-        .ok()
-        .filter(|destination| *destination != location);
-    Ok([location].into_iter().chain(destination).collect())
-}
-
-/// `path` with its longest existing ancestor canonicalised and the missing
-/// tail re-appended.
-fn canonical_prefix(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut tail = Vec::new();
-    loop {
-        if let Ok(canonical) = fs::canonicalize(existing) {
-            return tail
-                .iter()
-                .rev()
-                .fold(canonical, |acc, name| acc.join(name));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                tail.push(name);
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
+    let cwd = std::env::current_dir().map_err(|err| Error::io(path, err))?;
+    let scope = Scope::unconfined(&cwd)?;
+    let location = scope.reach(path, Last::Entry)?;
+    let destination = scope.reach(path, Last::Follow)?;
+    Ok([location.clone()]
+        .into_iter()
+        .chain((destination != location).then_some(destination))
+        .collect())
 }
 
 fn absolute(path: &Path) -> io::Result<PathBuf> {
@@ -85,22 +70,6 @@ fn absolute(path: &Path) -> io::Result<PathBuf> {
     } else {
         Ok(std::env::current_dir()?.join(path))
     }
-}
-
-/// Lexically drop `.` and resolve `..` (only used for paths whose tail does
-/// not exist, where the filesystem cannot resolve them).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -181,10 +150,13 @@ mod tests {
             ("a/link", vec!["a/link", "b/file"]),
             ("a/dir-link", vec!["a/dir-link", "b/sub"]),
             ("a/chain", vec!["a/chain", "b/file"]),
-            ("a/dangling", vec!["a/dangling"]),
+            // A write through a dangling link creates its destination.
+            ("a/dangling", vec!["a/dangling", "a/missing"]),
             // Through a linked directory: the link's own place is its real parent.
             ("route/link", vec!["a/link", "b/file"]),
             ("route", vec!["route", "a"]),
+            // `..` after a linked directory is the parent of its destination, not of the link.
+            ("a/dir-link/../file", vec!["b/file"]),
         ];
         for (input, expected) in table {
             let expected: Vec<PathBuf> = expected.iter().map(|rel| real.join(rel)).collect();
@@ -194,5 +166,16 @@ mod tests {
                 "{input}"
             );
         }
+    }
+
+    #[test]
+    fn a_path_past_path_max_is_answered_with_a_directory_that_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(dir.path()).unwrap();
+        let long = real.join("d/".repeat(2_400) + "f");
+        let targets = resolve_invalidation_targets(&long).unwrap();
+        assert_eq!(targets.len(), 1);
+        assert!(targets[0].as_os_str().len() <= natives_core::resolve::MAX_PATH_BYTES);
+        assert!(targets[0].starts_with(&real) && long.starts_with(&targets[0]));
     }
 }

@@ -29,16 +29,17 @@
  *   above an anchored line (its hash covers the lines above it, see
  *   hashline.ts) refuses the edit (`STALE`), naming the line.
  */
-import * as nodePath from 'node:path';
 import type { FileChange } from '@natives/natives';
 import { changeFiles, looksBinary, readForChange } from './files.ts';
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
-import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.ts';
+import { applyFilePatch } from './hunks.ts';
+import { type FilePatch, PatchError, parsePatch } from './patch.ts';
 import { missingPath } from './read.ts';
 import { ReplaceError, replaceText } from './replace.ts';
-import { decodeText, encodeText } from './text.ts';
+import { resolvePath, shownPath } from './names.ts';
+import { decodeText, encodeText, splitBom } from './text.ts';
 import { type Static, Type } from '@sinclair/typebox';
-import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, refuseLoneSurrogate, toolCodeOf, toolMessageOf } from './tool.ts';
+import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument, refuseLoneSurrogate, toolCodeOf, toolMessageOf } from './tool.ts';
 
 const HashlineOperationSchema = Type.Object(
   {
@@ -57,7 +58,7 @@ const EditParameters = Type.Object(
         description: 'Default: inferred from the fields given (`patch` when `patch` is given, `hashline` when `edits` is, else `replace`).',
       }),
     ),
-    path: Type.Optional(Type.String({ minLength: 1, description: 'The file to edit (replace and hashline modes).' })),
+    path: Type.Optional(Type.String({ minLength: 1, description: 'The file to edit (replace and hashline modes). A name that is not UTF-8 is given as tools show it: C-quoted, e.g. "caf\\351.txt".' })),
     oldText: Type.Optional(Type.String({ minLength: 1, description: 'replace: the exact text to find, with enough context to be unique.' })),
     newText: Type.Optional(Type.String({ description: 'replace: the text to put in its place (empty to delete the old text).' })),
     replaceAll: Type.Optional(Type.Boolean({ description: 'replace: replace every occurrence instead of requiring exactly one.' })),
@@ -105,16 +106,22 @@ function required<K extends keyof EditArgs>(args: EditArgs, name: K, mode: EditM
   return value as NonNullable<EditArgs[K]>;
 }
 
-/** A file as read for editing: its text and the version a write must still find. */
+/** A file as read for editing: its text (byte order mark aside) and the version a write must still find. */
 interface Target {
+  /** The path as natives takes it (see `pathArgument`). */
+  path: string;
   abs: string;
+  /** The text after the byte order mark, if any: what the modes edit. */
   text: string;
+  /** The byte order mark (`''` when none): it belongs to the file and is written back in front. */
+  bom: string;
   stamp: string;
 }
 
 /** Read the text file to edit, refusing a missing one (with suggestions), a directory or a binary. */
-async function readTarget(ctx: ToolContext, path: string): Promise<Target> {
-  const abs = nodePath.resolve(ctx.cwd, path);
+async function readTarget(ctx: ToolContext, given: string): Promise<Target> {
+  const path = pathArgument(given);
+  const abs = resolvePath(ctx.cwd, path);
   let file;
   try {
     file = await readForChange(ctx, path);
@@ -127,12 +134,13 @@ async function readTarget(ctx: ToolContext, path: string): Promise<Target> {
   if (looksBinary(file.data)) {
     throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });
   }
-  return { abs, text: decodeText(file.data), stamp: file.stamp };
+  const { bom, body } = splitBom(decodeText(file.data));
+  return { path, abs, text: body, bom, stamp: file.stamp };
 }
 
 /** Write the edited text back, unless the file changed since {@link readTarget} (`STALE`). */
-async function writeTarget(ctx: ToolContext, path: string, target: Target, text: string): Promise<void> {
-  await changeFiles(ctx, [{ op: 'write', path, data: encodeText(text), stamp: target.stamp }]);
+async function writeTarget(ctx: ToolContext, target: Target, text: string): Promise<void> {
+  await changeFiles(ctx, [{ op: 'write', path: target.path, data: encodeText(target.bom + text), stamp: target.stamp }]);
 }
 
 /** 1-based line number of character `index`. */
@@ -168,7 +176,7 @@ async function replace(args: EditArgs, ctx: ToolContext): Promise<ToolResult> {
     throw new ToolRefusal(error.code, error.message, { path: abs, ...lines });
   }
   const { lines } = result;
-  await writeTarget(ctx, path, target, result.content);
+  await writeTarget(ctx, target, result.content);
   return {
     text: `Replaced ${lines.length} occurrence${lines.length > 1 ? 's' : ''} in ${shown} (at line${lines.length > 1 ? 's' : ''} ${lines.join(', ')}).`,
     details: { mode: 'replace', path: abs, replacements: lines.length, lines },
@@ -190,7 +198,7 @@ async function hashline(path: string, edits: HashlineOperation[], ctx: ToolConte
     throw error;
   }
   if (result.content === content) return { text: `${displayPath(ctx, abs)} is unchanged.`, details: { mode: 'hashline', path: abs, changed: false } };
-  await writeTarget(ctx, path, target, result.content);
+  await writeTarget(ctx, target, result.content);
   const count = edits.length;
   return {
     text: `Applied ${count} edit${count > 1 ? 's' : ''} to ${displayPath(ctx, abs)}. The anchors of the edited lines and of every line below them have changed: read the file again before further hashline edits.`,
@@ -230,7 +238,7 @@ async function patch(diff: string, ctx: ToolContext): Promise<ToolResult> {
   }
   const { changes } = plan;
   const summary = changes.map((c) =>
-    c.kind === 'rename' ? `renamed ${displayPath(ctx, c.oldPath!)} -> ${displayPath(ctx, c.newPath!)}` : `${c.kind === 'modify' ? 'modified' : c.kind + 'd'} ${displayPath(ctx, (c.newPath ?? c.oldPath)!)}`,
+    c.kind === 'rename' ? `renamed ${labelOf(ctx, c.oldPath!)} -> ${labelOf(ctx, c.newPath!)}` : `${c.kind === 'modify' ? 'modified' : c.kind + 'd'} ${labelOf(ctx, (c.newPath ?? c.oldPath)!)}`,
   );
   return {
     text: `Applied the patch to ${changes.length} file${changes.length > 1 ? 's' : ''}:\n${summary.map((s) => `  ${s}`).join('\n')}`,
@@ -315,13 +323,27 @@ class PatchPlan {
     return stamp;
   }
 
+  /**
+   * `path` made absolute by its text, `.` and repeated `/` dropped but `..`
+   * kept: `dir/../a` is not `a` when `dir` is a link, and only the
+   * filesystem can tell (natives refuses a batch that reaches one file by
+   * two different paths, so one text is one file here).
+   */
   private key(path: string): string {
-    return nodePath.resolve(this.ctx.cwd, path);
+    const abs = path.startsWith('/') ? path : `${resolvePath(this.ctx.cwd, '.')}/${path}`;
+    return `/${abs.split('/').filter((part) => part !== '' && part !== '.').join('/')}`;
   }
 
   private label(path: string): string {
-    return displayPath(this.ctx, this.key(path));
+    return labelOf(this.ctx, this.key(path));
   }
+}
+
+/** A plan key as the model should see it: relative to `cwd` when below it by its text (never folding `..`). */
+function labelOf(ctx: ToolContext, key: string): string {
+  const base = resolvePath(ctx.cwd, '.');
+  const prefix = base === '/' ? '/' : `${base}/`;
+  return shownPath(key.startsWith(prefix) ? key.slice(prefix.length) : key);
 }
 
 /** What git's `new file mode`/`new mode` says of the executable bit; `undefined` when the patch says nothing. */

@@ -15,7 +15,7 @@
  *
  * `ctx.allowOutsideCwd` lifts the confinement; nothing else does.
  */
-import * as nodePath from 'node:path';
+import { resolvePath } from './names.ts';
 import { type AppliedFileChanges, type FileChange, type FileContents, applyFileChanges, readFile } from '@natives/natives';
 import type { ToolContext } from './tool.ts';
 
@@ -63,5 +63,5 @@ export async function atomicWrite(path: string, data: string | Uint8Array): Prom
 
 /** The absolute form of a path a model gave, for naming it back (not for deciding where it lands). */
 export function shownAbsolute(ctx: ToolContext, path: string): string {
-  return nodePath.resolve(ctx.cwd, path);
+  return resolvePath(ctx.cwd, path);
 }

@@ -12,9 +12,12 @@
  * were inserted or removed, and the edit would land on the wrong line. Any
  * change at or above line N now invalidates N's anchor; changes below it
  * do not. Lines are hashed as the file's exact bytes (text.ts), bytes that
- * are not UTF-8 included.
+ * are not UTF-8 included; a byte order mark is the file's, not line 1's, and
+ * is neither hashed nor edited (edit.ts sets it aside). A U+FFFD in a
+ * replace's `text` stands for the escaped byte at the same rank in the
+ * lines it replaces.
  */
-import { encodeText } from './text.ts';
+import { encodeText, restoreEscapes } from './text.ts';
 import { type Lines, joinLines, splitLines } from './lines.ts';
 
 const FNV_OFFSET = 0x811c9dc5;
@@ -155,11 +158,28 @@ function planEdits(lines: Lines, ops: readonly HashlineOperation[]): Plan {
       return;
     }
     const end = rangeEnd(op, start, where, lines, hashes);
-    plan.ranges.push({ start: start.line, end, lines: op.op === 'replace' ? newLines(op.text, op.op) : undefined });
+    plan.ranges.push({ start: start.line, end, lines: op.op === 'replace' ? replacing(lines, start.line, end, op.text, where) : undefined });
   });
   plan.ranges.sort((a, b) => a.start - b.start);
   refuseOverlaps(plan.ranges);
   return plan;
+}
+
+/**
+ * The new lines of a replace of lines `start`..`end`, each U+FFFD standing
+ * for the escaped byte at the same rank in those lines (text.ts).
+ */
+function replacing(lines: Lines, start: number, end: number, text: string | undefined, where: string): string[] {
+  const written = newLines(text, 'replace');
+  const restored = restoreEscapes(written.join('\n'), lines.text.slice(start - 1, end).join('\n'));
+  if (restored === undefined) {
+    throw new HashlineError(
+      'INVALID_ARGS',
+      `${where}: lines ${start}-${end} hold bytes that are not UTF-8 (shown as \u{fffd}), and \`text\` holds a different number of \u{fffd}: keep one \u{fffd} for each such byte, in order.`,
+      start,
+    );
+  }
+  return restored.split('\n');
 }
 
 /** The last line of a replace/delete range: its verified `end` anchor, or the anchor's own line. */

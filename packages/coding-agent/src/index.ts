@@ -25,7 +25,7 @@ export { writeTool } from './write.ts';
 export type { WriteArgs } from './write.ts';
 export { editTool } from './edit.ts';
 export type { EditArgs, EditMode } from './edit.ts';
-export { DEFAULT_RUN_TIMEOUT_MS, KILL_GRACE_MS, MAX_OUTPUT_BYTES, runTool } from './run.ts';
+export { DEFAULT_RUN_TIMEOUT_MS, KILL_GRACE_MS, MAX_OUTPUT_BYTES, MAX_RUN_TIMEOUT_MS, runTool } from './run.ts';
 export type { RunArgs } from './run.ts';
 export { DEFAULT_GREP_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, grepTool } from './grep.ts';
 export type { GrepArgs } from './grep.ts';
@@ -41,7 +41,8 @@ export {
 export type { FileMention, MentionResolution, ParsedMention, ResolveMentionsOptions } from './file-mentions.ts';
 export { applyHashlineEdits, formatHashline, lineHashes } from './hashline.ts';
 export type { HashlineOperation } from './hashline.ts';
-export { applyFilePatch, parsePatch } from './patch.ts';
+export { applyFilePatch } from './hunks.ts';
+export { parsePatch } from './patch.ts';
 export type { FilePatch, Hunk } from './patch.ts';
 
 /** Which tools {@link agentTools} returns. */

@@ -9,8 +9,9 @@
  * (`--- a/my file.txt` plus the tab git appends; a header-only section
  * takes its names from `rename from`/`rename to` or from a `diff --git
  * a/X b/X` line whose two names are equal) and C-quoted
- * (`"a/t\303\251st \"q\".txt"`: octal bytes of UTF-8, `\t`, `\n`, `\\`,
- * `\"`...) in every header line. The names of a section's header lines
+ * (`"a/t\303\251st \"q\".txt"`: octal bytes, `\t`, `\n`, `\\`, `\"`...) in
+ * every header line; a name whose bytes are not UTF-8 is kept byte for byte
+ * (names.ts). The names of a section's header lines
  * must agree.
  *
  * No section is parsed and then skipped: what is not supported refuses the
@@ -20,18 +21,12 @@
  * diff, or a hunk outside any file section. Text before, between and after
  * sections (a commit message, `diff -r` lines) is otherwise ignored.
  *
- * Applying is exact: a hunk's context and removed lines must match the file
- * line for line (terminators aside). A hunk may sit at a different line
- * than its header says: it is placed at the matching position nearest to the
- * header's line (plus the shift of earlier hunks), searching the whole file
- * after the previous hunk. Header line counts are trusted when they agree
- * with the hunk body; when a hunk runs past them, the extra `+`/`-`/` `
- * lines still belong to it.
+ * Applying is hunks.ts's.
  */
-import { joinLines, splitLines } from './lines.ts';
+import { unquote as unquoteName } from './names.ts';
 
 /** One hunk line. */
-interface HunkLine {
+export interface HunkLine {
   kind: ' ' | '-' | '+';
   text: string;
   /** Followed by `\ No newline at end of file`. */
@@ -313,34 +308,13 @@ function nonEmpty(name: string, raw: string): string {
   return name;
 }
 
-/** Git's C-style escapes other than octal bytes. */
-const ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const utf8 = new TextEncoder();
-
-/** The C-quoted name starting at `raw[start]` (a `"`), and the index after its closing quote. */
+/** The C-quoted name starting at `raw[start]` (see names.ts: bytes that are not UTF-8 are kept, escaped). */
 function unquote(raw: string, start: number): { name: string; end: number } {
-  const bytes: number[] = [];
-  let i = start + 1;
-  while (i < raw.length && raw[i] !== '"') {
-    if (raw[i] !== '\\') {
-      const char = String.fromCodePoint(raw.codePointAt(i)!);
-      bytes.push(...utf8.encode(char));
-      i += char.length;
-      continue;
-    }
-    const octal = /^[0-3][0-7]{2}/.exec(raw.slice(i + 1, i + 4))?.[0];
-    const escape = raw[i + 1] ?? '';
-    if (octal !== undefined) bytes.push(parseInt(octal, 8));
-    else if (escape in ESCAPES) bytes.push(ESCAPES[escape]!);
-    else throw new PatchError(`unknown escape \\${escape} in the quoted name ${raw.slice(start)}`);
-    i += octal !== undefined ? 4 : 2;
-  }
-  if (i >= raw.length) throw new PatchError(`unterminated quoted name ${raw.slice(start)}`);
   try {
-    return { name: strictUtf8.decode(Uint8Array.from(bytes)), end: i + 1 };
-  } catch {
-    throw new PatchError(`the quoted name ${raw.slice(start, i + 1)} is not valid UTF-8`);
+    return unquoteName(raw, start);
+  } catch (error) {
+    if (error instanceof RangeError) throw new PatchError(error.message);
+    throw error;
   }
 }
 
@@ -388,103 +362,4 @@ function parseHunks(cursor: Cursor, label: string): Hunk[] {
     hunks.push(hunk);
   }
   return hunks;
-}
-
-/**
- * Apply one file's hunks to `content` (`undefined` when the file does not
- * exist: only a creation applies). Returns the new content, or `undefined`
- * for a deletion. Throws a {@link PatchError} saying which hunk failed.
- */
-export function applyFilePatch(content: string | undefined, patch: FilePatch, label: string): string | undefined {
-  if (patch.oldPath === undefined) return created(content, patch, label);
-  if (content === undefined) throw new PatchError(`${label}: the file does not exist`);
-  const lines = splitLines(content);
-  const file = { text: [...lines.text], eol: [...lines.eol], newline: lines.newline };
-  let shift = 0;
-  let floor = 0;
-  patch.hunks.forEach((hunk, index) => {
-    const placed = applyHunk(file, hunk, Math.max(0, hunkStart(hunk) + shift), floor);
-    if (placed === undefined) throw hunkMismatch(hunk, index, label);
-    shift += placed.grew;
-    floor = placed.end;
-  });
-  if (patch.newPath === undefined) {
-    // A deletion without hunks deletes whatever the file holds; with hunks, they must remove every line.
-    if (patch.hunks.length > 0 && file.text.length > 0) throw new PatchError(`${label}: the diff deletes it, but ${file.text.length} line(s) would remain`);
-    return undefined;
-  }
-  return joinLines(file.text, file.eol, file.newline);
-}
-
-/** The text of a file the patch creates: its added lines, nothing else. */
-function created(content: string | undefined, patch: FilePatch, label: string): string {
-  if (content !== undefined) throw new PatchError(`${label}: the diff creates it, but it already exists`);
-  const added = patch.hunks.flatMap((h) => h.lines);
-  if (added.some((l) => l.kind !== '+')) throw new PatchError(`${label}: a creation may only add lines`);
-  return joinLines(
-    added.map((l) => l.text),
-    added.map((l, n) => (n === added.length - 1 && l.noEol ? '' : '\n')),
-    '\n',
-  );
-}
-
-/** Where a hunk's old lines start (0-based) by its header. */
-function hunkStart(hunk: Hunk): number {
-  const old = hunk.lines.filter((l) => l.kind !== '+');
-  return old.length === 0 ? hunk.oldStart : hunk.oldStart - 1;
-}
-
-/**
- * Apply `hunk` in place at the matching position nearest to `expected`, at
- * or after `floor`: context lines keep their terminators, added lines get
- * the file's. Returns how many lines the file grew by and where the hunk's
- * new lines end; `undefined` when its old lines are nowhere to be found.
- */
-function applyHunk(
-  file: { text: string[]; eol: string[]; newline: string },
-  hunk: Hunk,
-  expected: number,
-  floor: number,
-): { grew: number; end: number } | undefined {
-  const old = hunk.lines.filter((l) => l.kind !== '+');
-  const at = findBlock(file.text, old, expected, floor);
-  if (at === undefined) return undefined;
-  const newText: string[] = [];
-  const newEol: string[] = [];
-  let o = at;
-  for (const line of hunk.lines) {
-    if (line.kind === '-') {
-      o++;
-      continue;
-    }
-    newText.push(line.text);
-    newEol.push(line.noEol ? '' : line.kind === ' ' ? file.eol[o]! : file.newline);
-    if (line.kind === ' ') o++;
-  }
-  file.text.splice(at, old.length, ...newText);
-  file.eol.splice(at, old.length, ...newEol);
-  return { grew: newText.length - old.length, end: at + newText.length };
-}
-
-function hunkMismatch(hunk: Hunk, index: number, label: string): PatchError {
-  const old = hunk.lines.filter((l) => l.kind !== '+');
-  const first = old[0];
-  return new PatchError(
-    `${label}: hunk ${index + 1} (@@ -${hunk.oldStart} @@) does not apply: its ${old.length} context/removed lines` +
-      (first ? ` (starting ${JSON.stringify(first.text)})` : '') +
-      ` were not found in the file${index > 0 ? ' after the previous hunk' : ''}`,
-  );
-}
-
-/** The index of `block` in `text` at or after `floor`, nearest to `expected`. */
-function findBlock(text: readonly string[], block: readonly HunkLine[], expected: number, floor: number): number | undefined {
-  const last = text.length - block.length;
-  const matches = (at: number) => block.every((line, k) => text[at + k] === line.text);
-  for (let distance = 0; ; distance++) {
-    const down = expected + distance;
-    const up = expected - distance;
-    if (down > last && up < floor) return undefined;
-    if (up >= floor && up <= last && matches(up)) return up;
-    if (down !== up && down >= floor && down <= last && matches(down)) return down;
-  }
 }

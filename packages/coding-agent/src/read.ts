@@ -8,7 +8,11 @@
  * opened, and at most {@link MAX_READ_BYTES} of one is read: the window of a
  * bigger file is shown from that head, and the text says so. Bytes that are
  * not valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them back
- * unchanged.
+ * unchanged, and takes a U+FFFD copied from here as the byte it stands for.
+ * A UTF-8 byte order mark is the file's, not line 1's: it is not shown or
+ * hashed (`details.bom` says it is there), and edits keep it. A name that
+ * is not UTF-8 is shown C-quoted, as git does (names.ts), and `path` takes
+ * that form back.
  *
  * A missing path suggests up to 5 existing files: a cached glob over `cwd`
  * (hidden files included, .gitignore honoured) for names containing the
@@ -21,9 +25,10 @@ import { type FileContents, FileType, glob, readFile } from '@natives/natives';
 import { BINARY_SNIFF_BYTES, looksBinary } from './files.ts';
 import { formatHashline, lineHashes } from './hashline.ts';
 import { splitLines } from './lines.ts';
-import { decodeText, displayText } from './text.ts';
+import { resolvePath, shownPath } from './names.ts';
+import { decodeText, displayText, encodeText, splitBom } from './text.ts';
 import { type Static, Type } from '@sinclair/typebox';
-import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, toolError } from './tool.ts';
+import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument, relativeInside, toolError } from './tool.ts';
 
 export { BINARY_SNIFF_BYTES };
 
@@ -39,7 +44,7 @@ export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 const ReadParameters = Type.Object(
   {
-    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory or absolute.' }),
+    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory or absolute. A name that is not UTF-8 is given as tools show it: C-quoted, e.g. "caf\\351.txt".' }),
     offset: Type.Optional(Type.Integer({ minimum: 1, description: 'First line to show (1-based). Default 1.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of lines to show. Default ${DEFAULT_READ_LIMIT}.` })),
   },
@@ -58,8 +63,9 @@ export const readTool = defineTool({
   run: read,
 });
 
-async function read({ path, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
-  const abs = nodePath.resolve(ctx.cwd, path);
+async function read({ path: given, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
+  const path = pathArgument(given);
+  const abs = resolvePath(ctx.cwd, path);
   const shown = displayPath(ctx, abs);
   let file: FileContents;
   try {
@@ -74,7 +80,8 @@ async function read({ path, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, 
   if (looksBinary(bytes)) {
     return toolError('BINARY', `${shown} is a binary file (${file.size} bytes); it is not shown.`, { path: abs, bytes: file.size });
   }
-  const lines = splitLines(decodeText(bytes));
+  const { bom, body } = splitBom(decodeText(bytes));
+  const lines = splitLines(body);
   const total = lines.text.length;
   const partial = file.complete ? '' : ` (of the first ${MAX_READ_BYTES} bytes of this ${file.size}-byte file; use grep to reach further)`;
   if (total === 0) return { text: `${shown} is empty.`, details: { path: abs, totalLines: 0, startLine: 0, endLine: 0, truncated: false } };
@@ -96,7 +103,7 @@ async function read({ path, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, 
   if (truncated) out.push(`[lines ${offset}-${end} of ${total}${partial}${end < total ? `; continue with offset=${end + 1}` : ''}]`);
   return {
     text: out.join('\n'),
-    details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated, complete: file.complete },
+    details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated, complete: file.complete, ...(bom ? { bom: true } : {}) },
   };
 }
 
@@ -108,14 +115,24 @@ function cutAtLastLine(head: Buffer): Buffer {
 
 /** The refusal for a directory: what it holds, so the model can pick a file. */
 async function directoryListing(ctx: ToolContext, abs: string): Promise<ToolResult> {
-  const entries = (await fs.readdir(abs, { withFileTypes: true })).map((e) => e.name + (e.isDirectory() ? '/' : '')).sort();
-  const listing = entries.slice(0, 20).join('\n');
-  const more = entries.length > 20 ? `\n... and ${entries.length - 20} more` : '';
+  // Names read as bytes, so one that is not UTF-8 is shown as a name the tools can take back.
+  const dir = Buffer.from(encodeText(abs));
+  const names = (await fs.readdir(dir, { encoding: 'buffer' })).map((name) => decodeText(name)).sort();
+  const shown = await Promise.all(names.slice(0, 20).map(async (name) => shownPath(name + ((await isDirectory(dir, name)) ? '/' : ''))));
+  const more = names.length > 20 ? `\n... and ${names.length - 20} more` : '';
   return toolError(
     'EISDIR',
-    `${displayPath(ctx, abs)} is a directory, not a file (use find or grep to search it). It holds ${entries.length} entries:\n${listing}${more}`,
-    { path: abs, entries: entries.slice(0, 20), totalEntries: entries.length },
+    `${displayPath(ctx, abs)} is a directory, not a file (use find or grep to search it). It holds ${names.length} entries:\n${shown.join('\n')}${more}`,
+    { path: abs, entries: shown, totalEntries: names.length },
   );
+}
+
+async function isDirectory(dir: Buffer, name: string): Promise<boolean> {
+  try {
+    return (await fs.stat(Buffer.concat([dir, Buffer.from('/'), Buffer.from(encodeText(name))]))).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The refusal for a missing `abs`: up to 5 close existing files, else `fallback` advice. */
@@ -137,7 +154,7 @@ export async function suggestPaths(ctx: ToolContext, abs: string): Promise<strin
   } catch {
     return [];
   }
-  const wanted = nodePath.relative(nodePath.resolve(ctx.cwd), abs).toLowerCase();
+  const wanted = (relativeInside(ctx.cwd, abs) ?? abs).toLowerCase();
   return candidates
     .map((path) => ({ path, score: distance(wanted, path.toLowerCase()) }))
     .sort((a, b) => a.score - b.score || (a.path < b.path ? -1 : 1))

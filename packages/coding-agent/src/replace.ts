@@ -2,10 +2,12 @@
  * Exact text replacement (`edit` in replace mode), kept apart from the file
  * I/O so its rules can be tested on their own.
  *
- * Matching: `oldText` must occur in the content as written. When it does
- * not and it spans lines, it is tried again with its line breaks written
- * as `\r\n`, then as `\n`, so text copied from a CRLF file with `\n`
- * still matches (and the other way round).
+ * Matching: `oldText` must occur in the content as the model sees it (an
+ * escaped byte as the U+FFFD `read` showed, text.ts). When it does not and
+ * it spans lines, it is tried again with its line breaks written as `\r\n`,
+ * then as `\n`, then as `\r`, so text copied from a CRLF (or CR) file with
+ * `\n` still matches (and the other way round). A U+FFFD in `newText`
+ * stands for the escaped byte at the same rank in the text it replaces.
  *
  * Line endings: every line break in `newText` (`\n` or `\r\n`) becomes the
  * line ending of the line the match starts on, so inserted lines follow the
@@ -14,12 +16,13 @@
  * (CRLF when most lines end so, else LF). Everything outside the matches
  * is left as it was.
  */
-import { splitLines } from './lines.ts';
+import { lineBreak, splitLines } from './lines.ts';
+import { displayText, restoreEscapes } from './text.ts';
 
 /** Why a replacement was refused. */
 export class ReplaceError extends Error {
   constructor(
-    readonly code: 'NO_MATCH' | 'AMBIGUOUS',
+    readonly code: 'NO_MATCH' | 'AMBIGUOUS' | 'INVALID_ARGS',
     message: string,
     /** AMBIGUOUS: the lines of every occurrence; NO_MATCH: lines holding the old text's first non-blank line, trimmed. */
     readonly lines: number[],
@@ -42,9 +45,9 @@ export interface Replacement {
  * `replaceAll`; its message names the content as `label`.
  */
 export function replaceText(content: string, oldText: string, newText: string, replaceAll: boolean, label = 'the file'): Replacement {
-  const { needle, found } = locate(content, oldText);
+  const { needle, found } = locate(displayText(content), oldText);
   if (found.length === 0) throw noMatch(content, oldText, label);
-  const lines = found.map((index) => lineOf(content, index));
+  const lines = linesOf(content, found);
   if (found.length > 1 && !replaceAll) {
     throw new ReplaceError(
       'AMBIGUOUS',
@@ -53,18 +56,30 @@ export function replaceText(content: string, oldText: string, newText: string, r
     );
   }
   const usual = splitLines(content).newline;
-  let out = '';
+  const out: string[] = [];
   let kept = 0;
   for (const index of found) {
-    out += content.slice(kept, index) + withLineBreaks(newText, lineEndingAt(content, index, usual));
+    const replaced = content.slice(index, index + needle.length);
+    const written = restoreEscapes(newText, replaced);
+    if (written === undefined) throw escapeMismatch(label, lineOf(content, index));
+    out.push(content.slice(kept, index), withLineBreaks(written, lineEndingAt(content, index, usual)));
     kept = index + needle.length;
   }
-  return { content: out + content.slice(kept), lines };
+  out.push(content.slice(kept));
+  return { content: out.join(''), lines };
+}
+
+function escapeMismatch(label: string, line: number): ReplaceError {
+  return new ReplaceError(
+    'INVALID_ARGS',
+    `The old text at line ${line} of ${label} holds bytes that are not UTF-8 (shown as \u{fffd}), and newText holds a different number of \u{fffd}: keep one \u{fffd} for each such byte, in order (or edit the lines in hashline mode).`,
+    [line],
+  );
 }
 
 /** The first spelling of `oldText` (as given, with CRLF, with LF) that occurs, and where. */
 function locate(content: string, oldText: string): { needle: string; found: number[] } {
-  const spellings = new Set([oldText, withLineBreaks(oldText, '\r\n'), withLineBreaks(oldText, '\n')]);
+  const spellings = new Set([oldText, withLineBreaks(oldText, '\r\n'), withLineBreaks(oldText, '\n'), withLineBreaks(oldText, '\r')]);
   for (const needle of spellings) {
     const found = occurrences(content, needle);
     if (found.length > 0) return { needle, found };
@@ -79,12 +94,12 @@ function occurrences(content: string, needle: string): number[] {
   return found;
 }
 
-/** `text` with every line break (`\r\n` or `\n`) written as `eol`. */
+/** `text` with every line break (`\r\n`, `\n` or a lone `\r`) written as `eol`. */
 function withLineBreaks(text: string, eol: string): string {
-  return text.replace(/\r?\n/g, eol);
+  return text.replace(/\r\n|\n|\r/g, eol);
 }
 
-/** The terminator of the line holding character `index`; `usual` on a last line without one. */
+/** The terminator of the line holding character `index`; `usual` on a last line without one (and in a file of `\r` lines). */
 function lineEndingAt(content: string, index: number, usual: string): string {
   const nl = content.indexOf('\n', index);
   if (nl === -1) return usual;
@@ -93,9 +108,20 @@ function lineEndingAt(content: string, index: number, usual: string): string {
 
 /** 1-based line number of character `index`. */
 function lineOf(content: string, index: number): number {
+  return linesOf(content, [index])[0]!;
+}
+
+/** 1-based line numbers of ascending character indexes, in one pass. */
+function linesOf(content: string, indexes: readonly number[]): number[] {
+  const breaks = lineBreak(content);
+  const lines: number[] = [];
   let line = 1;
-  for (let i = content.indexOf('\n'); i !== -1 && i < index; i = content.indexOf('\n', i + 1)) line++;
-  return line;
+  let at = content.indexOf(breaks);
+  for (const index of indexes) {
+    for (; at !== -1 && at < index; at = content.indexOf(breaks, at + 1)) line++;
+    lines.push(line);
+  }
+  return lines;
 }
 
 /** The NO_MATCH refusal, pointing at lines that hold the old text's first non-blank line (ignoring indentation). */

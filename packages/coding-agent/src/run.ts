@@ -5,6 +5,10 @@
  * before the command. Changes a command makes outside `cwd` are not
  * invalidated.
  *
+ * A missing working directory is refused (`ENOENT`, naming it) before
+ * anything runs, and `timeoutMs` is at most {@link MAX_RUN_TIMEOUT_MS}
+ * (`INVALID_ARGS` above it: a longer timer would fire at once).
+ *
  * The command runs in its own process group; timeout and abort send SIGTERM
  * to the whole group, then SIGKILL after a grace period. Output is stdout
  * and stderr in the order written (the shell sends stderr into stdout's
@@ -13,9 +17,10 @@
  * waited for (their output after the command exits is dropped).
  */
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs/promises';
 import { invalidateFsScanAfterWrite } from './fs-cache-invalidation.ts';
 import { type Static, Type } from '@sinclair/typebox';
-import { type ToolContext, type ToolResult, defineTool, toolError } from './tool.ts';
+import { type ToolContext, type ToolResult, ToolRefusal, defineTool, toolCodeOf, toolError } from './tool.ts';
 
 /** Default timeout. */
 export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
@@ -23,12 +28,18 @@ export const DEFAULT_RUN_TIMEOUT_MS = 120_000;
 export const MAX_OUTPUT_BYTES = 50 * 1024;
 /** Between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 2000;
+/** The longest timeout: the most a timer can wait (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
+export const MAX_RUN_TIMEOUT_MS = 2 ** 31 - 1;
 
 const RunParameters = Type.Object(
   {
     command: Type.String({ minLength: 1, description: 'The command line, run with `bash -c`.' }),
     timeoutMs: Type.Optional(
-      Type.Integer({ minimum: 1, description: `Kill the command after this many milliseconds. Default ${DEFAULT_RUN_TIMEOUT_MS}.` }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_RUN_TIMEOUT_MS,
+        description: `Kill the command after this many milliseconds (at most ${MAX_RUN_TIMEOUT_MS}). Default ${DEFAULT_RUN_TIMEOUT_MS}.`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -86,6 +97,7 @@ class CappedOutput {
 }
 
 async function run({ command, timeoutMs = DEFAULT_RUN_TIMEOUT_MS }: RunArgs, ctx: ToolContext): Promise<ToolResult> {
+  await requireDirectory(ctx.cwd);
   const output = new CappedOutput(MAX_OUTPUT_BYTES);
   const started = Date.now();
   let ended: Ended;
@@ -103,6 +115,18 @@ async function run({ command, timeoutMs = DEFAULT_RUN_TIMEOUT_MS }: RunArgs, ctx
   if (stopped === 'ABORTED') return toolError('ABORTED', `${body}\n[killed: the call was aborted]`, details);
   if (code !== 0) return toolError('EXIT_CODE', `${body}\n[${code === null ? `killed by ${signal}` : `exit code ${code}`}]`, details);
   return { text: `${body}\n[exit code 0]`, details };
+}
+
+/** Refuse a working directory that is missing or not a directory, naming it (spawning there would only say `posix_spawn 'bash'`). */
+async function requireDirectory(cwd: string): Promise<void> {
+  let stat;
+  try {
+    stat = await fs.stat(cwd);
+  } catch (error) {
+    const code = toolCodeOf(error);
+    throw new ToolRefusal(code, `The working directory ${cwd} cannot be used: ${(error as Error).message}. The command was not run.`, { cwd });
+  }
+  if (!stat.isDirectory()) throw new ToolRefusal('ENOTDIR', `The working directory ${cwd} is not a directory. The command was not run.`, { cwd });
 }
 
 /** How a command ended: its exit, and whether the tool stopped it. */

@@ -131,3 +131,37 @@ export function displayText(text: string): string {
 export function findLoneSurrogate(text: string): number {
   return text.search(LONE_SURROGATE);
 }
+
+/** The UTF-8 byte order mark, decoded. */
+const BOM = '\ufeff';
+
+/**
+ * A file's text split into its byte order mark (`''` when it has none) and
+ * the rest: the mark belongs to the file, not to its first line, so it is
+ * neither shown, hashed nor matched as part of line 1, and every edit puts
+ * it back in front.
+ */
+export function splitBom(text: string): { bom: string; body: string } {
+  return text.startsWith(BOM) ? { bom: BOM, body: text.slice(BOM.length) } : { bom: '', body: text };
+}
+
+/** U+FFFD, how an escaped byte is shown (and what a model types back for it). */
+const SHOWN_ESCAPE = '\ufffd';
+
+/**
+ * Text a model wrote in place of `replaced` (file text, escapes included),
+ * with each U+FFFD it holds standing for the character `replaced` shows as
+ * U+FFFD at the same rank: a model copies an escaped byte as the U+FFFD
+ * `read` showed, and it must go back as that byte. `undefined` when that
+ * cannot be told: `replaced` holds escaped bytes but `written` holds a
+ * different number of U+FFFD. Where `replaced` holds no escaped byte, a
+ * U+FFFD in `written` is the character itself.
+ */
+export function restoreEscapes(written: string, replaced: string): string | undefined {
+  if (!written.includes(SHOWN_ESCAPE)) return written;
+  const originals = [...replaced.matchAll(/[\ufffd\udc80-\udcff]/gu)].map((m) => m[0]);
+  if (!originals.some((ch) => ch !== SHOWN_ESCAPE)) return written;
+  const wanted = written.split(SHOWN_ESCAPE);
+  if (wanted.length - 1 !== originals.length) return undefined;
+  return wanted.reduce((out, part, i) => out + originals[i - 1]! + part);
+}

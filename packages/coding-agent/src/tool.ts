@@ -12,9 +12,9 @@
  * ambiguous edit, a path outside the working directory) resolve with
  * `isError: true` and a stable `details.code`. `execute` does not reject.
  */
-import * as nodePath from 'node:path';
 import type { Static, TObject } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
+import { givenPath, pathInside, resolvePath, shownPath } from './names.ts';
 import { findLoneSurrogate } from './text.ts';
 
 /** Where and under what limits a tool call runs. */
@@ -46,6 +46,7 @@ export const TOOL_ERROR_CODES = {
   HARD_LINKED: 'The file has several hard links; replacing it would leave the other names with the old contents, so it is not changed.',
   BINARY: 'The file looks binary (a NUL byte in its first 8 KiB) and is not shown.',
   OUTSIDE_CWD: 'The path resolves outside the working directory (through `..` or a symlink, judged on its real location).',
+  NAME_TOO_LONG: 'The path (or the real location it reaches) is longer than 4096 bytes (PATH_MAX); it is not walked.',
   NO_MATCH: 'replace: the old text does not occur in the file.',
   AMBIGUOUS: 'replace: the old text occurs more than once; the message lists the lines.',
   STALE: 'The file changed since it was read: a hashline anchor no longer matches (the message names the line), or another writer replaced the file between the edit reading and writing it.',
@@ -175,6 +176,7 @@ const TOOL_CODE_OF: Readonly<Record<string, ToolErrorCode>> = {
   EPERM: 'READ_ONLY',
   EMLINK: 'HARD_LINKED',
   ESTALE: 'STALE',
+  ENAMETOOLONG: 'NAME_TOO_LONG',
   ABORT_ERR: 'ABORTED',
   ETIMEDOUT: 'TIMEOUT',
 };
@@ -222,13 +224,30 @@ export function refuseLoneSurrogate(text: string, what: string): void {
 
 /** `abs` relative to `cwd`, `/`-separated, when it lies inside it (`''` for `cwd` itself); else `undefined`. */
 export function relativeInside(cwd: string, abs: string): string | undefined {
-  const rel = nodePath.relative(nodePath.resolve(cwd), abs);
-  const outside = rel === '..' || rel.startsWith('..' + nodePath.sep) || nodePath.isAbsolute(rel);
-  return outside ? undefined : rel.split(nodePath.sep).join('/');
+  return pathInside(resolvePath(cwd, '.'), abs);
 }
 
-/** `abs` as the model should see it: relative to `cwd` when inside it (`.` for `cwd`), else absolute. */
+/**
+ * `abs` as the model should see it: relative to `cwd` when inside it (`.`
+ * for `cwd`), else absolute; C-quoted when a name in it is not UTF-8
+ * (names.ts), so the model can give it back.
+ */
 export function displayPath(ctx: ToolContext, abs: string): string {
   const rel = relativeInside(ctx.cwd, abs);
-  return rel === undefined ? abs : rel === '' ? '.' : rel;
+  return shownPath(rel === undefined ? abs : rel === '' ? '.' : rel);
+}
+
+/**
+ * A path argument as natives takes it: refused when it holds a lone
+ * surrogate (`INVALID_ARGS`), unquoted when the model gave it C-quoted as
+ * {@link displayPath} shows names that are not UTF-8.
+ */
+export function pathArgument(path: string, what = '`path`'): string {
+  refuseLoneSurrogate(path, what);
+  try {
+    return givenPath(path);
+  } catch (error) {
+    if (error instanceof RangeError) throw new ToolRefusal('INVALID_ARGS', `${what}: ${error.message}.`);
+    throw error;
+  }
 }

@@ -6,11 +6,11 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { changeFiles, shownAbsolute } from './files.ts';
-import { type ToolContext, type ToolResult, defineTool, displayPath, refuseLoneSurrogate } from './tool.ts';
+import { type ToolContext, type ToolResult, defineTool, displayPath, pathArgument, refuseLoneSurrogate } from './tool.ts';
 
 const WriteParameters = Type.Object(
   {
-    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory.' }),
+    path: Type.String({ minLength: 1, description: 'File path, relative to the working directory. A name that is not UTF-8 is given as tools show it: C-quoted, e.g. "caf\\351.txt".' }),
     content: Type.String({ description: 'The complete new content of the file.' }),
   },
   { additionalProperties: false },
@@ -27,8 +27,8 @@ export const writeTool = defineTool({
   run: write,
 });
 
-async function write({ path, content }: WriteArgs, ctx: ToolContext): Promise<ToolResult> {
-  refuseLoneSurrogate(path, '`path`');
+async function write({ path: given, content }: WriteArgs, ctx: ToolContext): Promise<ToolResult> {
+  const path = pathArgument(given);
   refuseLoneSurrogate(content, '`content`');
   const abs = shownAbsolute(ctx, path);
   const applied = await changeFiles(ctx, [{ op: 'write', path, data: content }]);

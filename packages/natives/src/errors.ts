@@ -13,7 +13,8 @@
  * `ESTALE` (changed since it was read), `EEXIST`, `ENOTSUP` (the environment lacks
  * what the call needs: a git too old; a record written by a newer natives, left as it is; at import,
  * no native binary that loads on the platform), `EBADMSG`
- * (stored data failing an integrity check: checkout evidence).
+ * (stored data failing an integrity check: checkout evidence), `ENAMETOOLONG`
+ * (a path, or the real location it reaches, past 4096 bytes).
  */
 export type ErrorCode =
   | 'ENOENT'
@@ -33,7 +34,8 @@ export type ErrorCode =
   | 'ESTALE'
   | 'EEXIST'
   | 'ENOTSUP'
-  | 'EBADMSG';
+  | 'EBADMSG'
+  | 'ENAMETOOLONG';
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOENT',
@@ -54,6 +56,7 @@ const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'EEXIST',
   'ENOTSUP',
   'EBADMSG',
+  'ENAMETOOLONG',
 ]);
 
 /** An `Error` carrying `code`. */

@@ -125,11 +125,16 @@ fn a_failing_change_undoes_every_earlier_one_byte_for_byte() {
     }
 }
 
+/// The escape target is a folder this test owns, beside the root: were the
+/// confinement broken, the write would land there, not on the machine.
 #[test]
 fn a_path_outside_anywhere_in_the_batch_refuses_it_before_any_change() {
     let (_dir, root) = tree();
+    let outside_dir = tempfile::tempdir().unwrap();
+    let outside = fs::canonicalize(outside_dir.path()).unwrap();
+    fs::create_dir(outside.join("tmp")).unwrap();
     let before = snapshot(&root);
-    symlink("/", root.join("out")).unwrap();
+    symlink(&outside, root.join("out")).unwrap();
     let scope = Scope::confined(&root).unwrap();
     let last = Change::Write {
         path: "out/tmp/escaped.txt".into(),
@@ -141,7 +146,7 @@ fn a_path_outside_anywhere_in_the_batch_refuses_it_before_any_change() {
     assert_eq!(err.code(), "EXDEV", "{err}");
     fs::remove_file(root.join("out")).unwrap();
     assert_eq!(snapshot(&root), before);
-    assert!(!Path::new("/tmp/escaped.txt").exists());
+    assert_eq!(snapshot(&outside), [("tmp".to_string(), "dir".to_string())]);
 }
 
 #[test]
@@ -273,6 +278,7 @@ fn every_batch_invalidates_the_scans_that_saw_its_paths() {
 
 const CRASH_ROOT: &str = "NATIVES_FILES_CRASH_ROOT";
 const CRASH_FAILING: &str = "NATIVES_FILES_CRASH_FAILING";
+const CRASH_WORK: &str = "NATIVES_FILES_CRASH_WORK";
 
 /// The batch the crash test kills: it ends with a creation, or (`failing`)
 /// with a write to a read-only file, so the crash lands in the undoing.
@@ -294,59 +300,235 @@ fn crash_batch(failing: bool) -> Vec<Change> {
     mixed_batch(last)
 }
 
-/// A real process applying a batch is SIGKILLed at each point in turn (while
-/// making the changes, while committing, while undoing); after every crash
-/// each file holds its old or its new bytes, whole, and a deleted file's
-/// bytes are still on disk, at its name or hidden beside it.
+/// How the crash test runs a batch: swapping old files aside, or copying
+/// them (a filesystem that cannot swap).
+#[derive(Clone, Copy, Debug)]
+enum Keeping {
+    Swap,
+    Copy,
+}
+
+/// A real process applying a batch is SIGKILLed at each point in turn
+/// (journaling, making the changes, committing, finishing, undoing); after
+/// every crash, the next recovery leaves the tree exactly as it was before
+/// the batch, or (once the batch committed) exactly as the batch made it:
+/// no hidden file, no journal, no byte lost.
 #[test]
-fn a_crash_at_any_point_loses_no_byte() {
-    use std::{os::unix::process::ExitStatusExt, process::Command};
-    for failing in [false, true] {
-        let points = {
-            let (_dir, root) = tree();
-            let scope = Scope::confined(&root).unwrap();
-            crate::crash::count_points(|| drop(apply(&scope, &crash_batch(failing))))
-        };
-        assert!(points >= 15, "only {points} crash points");
-        for point in 0..points {
-            let (_dir, root) = tree();
-            let status = Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--ignored",
-                    "--exact",
-                    "change::tests::crash_child",
-                    "--nocapture",
-                ])
-                .env(crate::crash::CRASH_AT, point.to_string())
-                .env(CRASH_ROOT, &root)
-                .env(CRASH_FAILING, failing.to_string())
-                .output()
-                .unwrap();
-            let what = format!("point {point} of {points} (failing batch: {failing})");
-            assert_eq!(
-                status.status.signal(),
-                Some(nix::libc::SIGKILL),
-                "{what}: {:?}",
-                status
+fn a_crash_at_any_point_is_finished_or_rolled_back_by_the_next_recovery() {
+    for keeping in [Keeping::Swap, Keeping::Copy] {
+        for failing in [false, true] {
+            let what = format!("{keeping:?}, failing batch: {failing}");
+            let points = count_points(
+                |root| {
+                    drop(apply(
+                        &Scope::confined(root).unwrap(),
+                        &crash_batch(failing),
+                    ))
+                },
+                keeping,
             );
-            nothing_lost(&root, &what);
+            assert!(points >= 30, "{what}: only {points} crash points");
+            let before = snapshot(&tree().1);
+            let after = after_batch(failing, keeping);
+            for point in 0..points {
+                let (_dir, root) = tree();
+                kill_child_at("batch", &root, point, failing, keeping);
+                let what = format!("{what}, point {point} of {points}");
+                nothing_lost(&root, &what);
+                let said = journal_says(&root);
+                // Every other time, the next batch in the directory recovers it rather than a sweep.
+                match point % 2 {
+                    0 => drop(crate::recover(&root).unwrap()),
+                    _ => next_batch(&root),
+                }
+                let now = snapshot(&root);
+                match said {
+                    // As the journal says: committed is finished, anything else rolled back.
+                    Some(true) => assert!(
+                        now == after,
+                        "{what}: a committed batch not finished: {now:#?}"
+                    ),
+                    Some(false) => {
+                        assert!(now == before, "{what}: a batch not rolled back: {now:#?}")
+                    }
+                    None => assert!(
+                        now == before || now == after,
+                        "{what}: neither before nor after: {now:#?}"
+                    ),
+                }
+            }
         }
     }
 }
 
-/// The crash test's child: applies the batch and dies where it is told.
+/// Recovery itself is killed at each of its points (after a batch died
+/// just before its commit); the recovery after that still ends the batch
+/// cleanly.
 #[test]
-#[ignore = "run by a_crash_at_any_point_loses_no_byte in a child process"]
+fn a_recovery_killed_at_any_point_is_taken_up_by_the_next() {
+    let keeping = Keeping::Swap;
+    let points = count_points(
+        |root| drop(apply(&Scope::confined(root).unwrap(), &crash_batch(false))),
+        keeping,
+    );
+    let before = snapshot(&tree().1);
+    let after = after_batch(false, keeping);
+    // The last point before the commit is recorded: every change made, none finished.
+    let before_commit = (0..points)
+        .rev()
+        .find(|&point| {
+            let (_dir, root) = tree();
+            kill_child_at("batch", &root, point, false, keeping);
+            crate::recover(&root).unwrap();
+            snapshot(&root) == before
+        })
+        .unwrap();
+    let recovery_points = {
+        let (_dir, root) = tree();
+        kill_child_at("batch", &root, before_commit, false, keeping);
+        crate::crash::count_points(|| drop(crate::recover(&root)))
+    };
+    assert!(
+        recovery_points >= 5,
+        "only {recovery_points} recovery points"
+    );
+    for point in 0..recovery_points {
+        let (_dir, root) = tree();
+        kill_child_at("batch", &root, before_commit, false, keeping);
+        kill_child_at("recovery", &root, point, false, keeping);
+        let what = format!("recovery killed at point {point} of {recovery_points}");
+        nothing_lost(&root, &what);
+        crate::recover(&root).unwrap();
+        let now = snapshot(&root);
+        assert!(
+            now == before || now == after,
+            "{what}: neither before nor after: {now:#?}"
+        );
+    }
+}
+
+/// Another batch in `root`, on a file of its own (removed again).
+fn next_batch(root: &Path) {
+    let other = Change::Write {
+        path: "d/other.txt".into(),
+        data: b"other".to_vec(),
+        expect: Expect::Absent,
+        executable: None,
+    };
+    apply(&Scope::confined(root).unwrap(), &[other]).unwrap();
+    fs::remove_file(root.join("d/other.txt")).unwrap();
+    let _ = fs::remove_dir(root.join("d"));
+}
+
+/// Whether the journal left in `root` records a commit; `None` when there
+/// is no journal.
+fn journal_says(root: &Path) -> Option<bool> {
+    let dir = root.join(crate::journal::JOURNAL_DIR);
+    let journals: Vec<String> = fs::read_dir(&dir)
+        .ok()?
+        .map(|entry| fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect();
+    (!journals.is_empty()).then(|| {
+        journals
+            .iter()
+            .any(|text| text.contains(r#"{"record":"commit"}"#))
+    })
+}
+
+/// The crash points `work` passes on a fresh tree.
+fn count_points(work: impl FnOnce(&Path), keeping: Keeping) -> usize {
+    let (_dir, root) = tree();
+    with_keeping(keeping, || crate::crash::count_points(|| work(&root)))
+}
+
+/// Run `work` with the environment a child of `keeping` has.
+fn with_keeping<T>(keeping: Keeping, work: impl FnOnce() -> T) -> T {
+    let _guard = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: tests that read or write the environment hold `ENV`.
+    unsafe {
+        match keeping {
+            Keeping::Copy => std::env::set_var(crate::write::NO_SWAP, "1"),
+            Keeping::Swap => std::env::remove_var(crate::write::NO_SWAP),
+        }
+    }
+    let result = work();
+    unsafe { std::env::remove_var(crate::write::NO_SWAP) };
+    result
+}
+
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// What the whole batch leaves when nothing goes wrong (or, failing, when
+/// it is undone).
+fn after_batch(failing: bool, keeping: Keeping) -> Vec<(String, String)> {
+    let (_dir, root) = tree();
+    with_keeping(keeping, || {
+        drop(apply(
+            &Scope::confined(&root).unwrap(),
+            &crash_batch(failing),
+        ))
+    });
+    snapshot(&root)
+}
+
+/// Run `work` ("batch" or "recovery") in a child process killed at `point`.
+fn kill_child_at(work: &str, root: &Path, point: usize, failing: bool, keeping: Keeping) {
+    use std::{os::unix::process::ExitStatusExt, process::Command};
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args([
+            "--ignored",
+            "--exact",
+            "change::tests::crash_child",
+            "--nocapture",
+        ])
+        .env(crate::crash::CRASH_AT, point.to_string())
+        .env(CRASH_ROOT, root)
+        .env(CRASH_FAILING, failing.to_string())
+        .env(CRASH_WORK, work);
+    if let Keeping::Copy = keeping {
+        command.env(crate::write::NO_SWAP, "1");
+    }
+    let output = command.output().unwrap();
+    assert_eq!(
+        output.status.signal(),
+        Some(nix::libc::SIGKILL),
+        "{work} at point {point}: {output:?}"
+    );
+}
+
+/// The crash test's child: applies the batch (or recovers) and dies where it is told.
+#[test]
+#[ignore = "run by the crash tests in a child process"]
 fn crash_child() {
     let root = PathBuf::from(std::env::var(CRASH_ROOT).unwrap());
     let failing = std::env::var(CRASH_FAILING).unwrap() == "true";
-    let _ = apply(&Scope::confined(&root).unwrap(), &crash_batch(failing));
-    unreachable!("the batch passed its crash point without dying");
+    match std::env::var(CRASH_WORK).unwrap().as_str() {
+        "batch" => drop(apply(
+            &Scope::confined(&root).unwrap(),
+            &crash_batch(failing),
+        )),
+        _ => drop(crate::recover(&root)),
+    }
+    unreachable!("the work passed its crash point without dying");
 }
 
-/// What [`tree`] and [`crash_batch`] may leave after a crash, and nothing else.
+/// What [`tree`] and [`crash_batch`] may leave after a crash, before any
+/// recovery: each file whole, old or new, and every byte of the old ones
+/// somewhere (at its name, or kept hidden beside it).
 fn nothing_lost(root: &Path, what: &str) {
     let read = |rel: &str| fs::read(root.join(rel)).ok();
+    let hidden: Vec<String> = fs::read_dir(root)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    let kept = |name: &str, bytes: &[u8]| {
+        read(name).as_deref() == Some(bytes)
+            || hidden
+                .iter()
+                .any(|h| h.starts_with(&format!(".{name}.")) && read(h).as_deref() == Some(bytes))
+    };
     let one_of = |rel: &str, allowed: &[Option<&[u8]>]| {
         let found = read(rel);
         assert!(
@@ -355,6 +537,10 @@ fn nothing_lost(root: &Path, what: &str) {
         );
     };
     one_of("a.txt", &[Some(b"a\r\nold\r\n"), Some(b"a\r\nnew\r\n")]);
+    assert!(
+        kept("a.txt", b"a\r\nold\r\n") || read("c-new.txt").is_some(),
+        "{what}: a.txt's old bytes are gone"
+    );
     one_of("ro.txt", &[Some(b"ro")]);
     one_of("new/dir/x.txt", &[None, Some(b"x")]);
     one_of("c-new.txt", &[None, Some(b"made")]);
@@ -364,26 +550,16 @@ fn nothing_lost(root: &Path, what: &str) {
         [b"c"],
         "{what}: c.txt is in {c_places:?}"
     );
-    let hidden: Vec<String> = fs::read_dir(root)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with('.'))
-        .collect();
-    let b_kept = read("b.txt").is_some_and(|bytes| bytes == b"b\xe9\xff")
-        || hidden.iter().any(|name| {
-            name.starts_with(".b.txt.")
-                && name.ends_with(".deleted")
-                && read(name).as_deref() == Some(b"b\xe9\xff")
-        });
-    let b_committed =
-        read("b.txt").is_none() && !hidden.iter().any(|name| name.ends_with(".deleted"));
     assert!(
-        b_kept || b_committed && read("c-new.txt").is_some(),
+        kept("b.txt", b"b\xe9\xff") || read("c-new.txt").is_some(),
         "{what}: b.txt's bytes are gone ({hidden:?})"
     );
     for name in &hidden {
         assert!(
-            name.ends_with(".tmp") || name.ends_with(".deleted"),
+            [".tmp", ".deleted", ".orig"]
+                .iter()
+                .any(|end| name.ends_with(end))
+                || name == crate::journal::JOURNAL_DIR,
             "{what}: unexpected {name}"
         );
     }
@@ -403,4 +579,73 @@ fn changes_are_confined_unless_a_caller_lifts_it_and_expect_nothing_by_default()
     };
     apply(&scope, &[write]).unwrap();
     assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"new");
+}
+
+/// One file named two ways in a batch is refused before anything changes,
+/// naming both paths; two files whose paths read alike (`a` and `dir/../a`
+/// through a linked `dir`) are two files, each changed where it is.
+#[test]
+fn a_batch_names_each_file_by_one_path() {
+    let (_dir, root) = tree();
+    fs::create_dir_all(root.join("sub/deep")).unwrap();
+    fs::write(root.join("sub/a.txt"), "name=S\n").unwrap();
+    symlink("sub/deep", root.join("dir")).unwrap();
+    symlink("a.txt", root.join("b-link")).unwrap();
+    let scope = Scope::confined(&root).unwrap();
+    let write = |path: &str, data: &str| Change::Write {
+        path: path.into(),
+        data: data.as_bytes().to_vec(),
+        expect: Expect::Any,
+        executable: None,
+    };
+    let before = snapshot(&root);
+    let refused: [(&str, Vec<Change>); 3] = [
+        (
+            "a link and its target",
+            vec![write("b-link", "1"), write("a.txt", "2")],
+        ),
+        (
+            "a write through a link and a delete of the target",
+            vec![
+                write("b-link", "1"),
+                Change::Delete {
+                    path: "a.txt".into(),
+                    expect: Expect::Any,
+                },
+            ],
+        ),
+        (
+            "a path and its detour",
+            vec![write("sub/a.txt", "1"), write("dir/../a.txt", "2")],
+        ),
+    ];
+    for (name, batch) in refused {
+        let err = apply(&scope, &batch).unwrap_err();
+        assert_eq!(err.code(), "EINVAL", "{name}: {err}");
+        let paths: Vec<String> = batch
+            .iter()
+            .map(|change| match change {
+                Change::Write { path, .. } | Change::Delete { path, .. } => {
+                    path.display().to_string()
+                }
+                Change::Rename { from, .. } => from.display().to_string(),
+            })
+            .collect();
+        assert!(
+            paths
+                .iter()
+                .all(|path| err.message().contains(path.as_str())),
+            "{name}: {err}"
+        );
+        assert_eq!(snapshot(&root), before, "{name}");
+    }
+    apply(
+        &scope,
+        &[write("a.txt", "A2\n"), write("dir/../a.txt", "S2\n")],
+    )
+    .unwrap();
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A2\n");
+    assert_eq!(fs::read(root.join("sub/a.txt")).unwrap(), b"S2\n");
+    apply(&scope, &[write("./c.txt", "1"), write("c.txt", "2")]).unwrap();
+    assert_eq!(fs::read(root.join("c.txt")).unwrap(), b"2");
 }

@@ -183,3 +183,107 @@ fn executable_sets_or_clears_execute_where_read_is_allowed() {
         );
     }
 }
+
+/// Another writer rewrites the file in place, keeping its size, and puts
+/// the mtime back (as `cp -p` or `rsync --inplace -t` do): only the
+/// status-change time tells, and the stamp must see it.
+#[test]
+fn a_rewrite_in_place_with_the_mtime_put_back_is_still_a_change() {
+    use std::{io::Write, time::Duration};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    fs::write(&file, "name=A\n").unwrap();
+    let scope = Scope::confined(dir.path()).unwrap();
+    let stamp = read_file(&scope, Path::new("f"), Limit::default())
+        .unwrap()
+        .stamp;
+    let before = fs::metadata(&file).unwrap();
+    // The other writer; retried until the clock has moved on, so its status change is visible.
+    while fs::metadata(&file).unwrap().ctime_nsec() == before.ctime_nsec()
+        && fs::metadata(&file).unwrap().ctime() == before.ctime()
+    {
+        std::thread::sleep(Duration::from_millis(5));
+        let mut other = fs::OpenOptions::new().write(true).open(&file).unwrap();
+        other.write_all(b"name=B\n").unwrap();
+        other
+            .set_times(fs::FileTimes::new().set_modified(before.modified().unwrap()))
+            .unwrap();
+    }
+    let now = fs::metadata(&file).unwrap();
+    assert_eq!(
+        (now.len(), now.mtime(), now.mtime_nsec(), now.ino()),
+        (
+            before.len(),
+            before.mtime(),
+            before.mtime_nsec(),
+            before.ino()
+        ),
+        "the precondition: size, mtime and inode as they were"
+    );
+    let err = write(&scope, "f", b"mine\n", Expect::Unchanged(stamp)).unwrap_err();
+    assert_eq!(err.code(), "ESTALE", "{err}");
+    assert_eq!(fs::read(&file).unwrap(), b"name=B\n");
+}
+
+/// A batch's own undo expects the version it wrote: the rename into place
+/// moves that version's status-change time, so the stamp is taken after it.
+#[test]
+fn a_failed_batch_restores_a_file_it_wrote_whatever_its_status_change_time() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a"), "old a").unwrap();
+    fs::write(dir.path().join("ro"), "ro").unwrap();
+    fs::set_permissions(dir.path().join("ro"), fs::Permissions::from_mode(0o444)).unwrap();
+    let scope = Scope::confined(dir.path()).unwrap();
+    let changes = [
+        Change::Write {
+            path: "a".into(),
+            data: b"new a".to_vec(),
+            expect: Expect::Any,
+            executable: None,
+        },
+        Change::Write {
+            path: "ro".into(),
+            data: b"x".to_vec(),
+            expect: Expect::Any,
+            executable: None,
+        },
+    ];
+    let err = apply(&scope, &changes).unwrap_err();
+    assert_eq!(err.code(), "EPERM", "{err}");
+    assert!(!err.message().contains("undoing"), "{err}");
+    assert_eq!(fs::read(dir.path().join("a")).unwrap(), b"old a");
+}
+
+#[test]
+fn a_path_ending_in_a_slash_is_never_written_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("file"), "x").unwrap();
+    let scope = Scope::confined(dir.path()).unwrap();
+    for (path, code) in [
+        ("newdir/", "EISDIR"),
+        ("newdir/.", "EISDIR"),
+        ("file/", "EISDIR"),
+    ] {
+        let err = write(&scope, path, b"x", Expect::Any).unwrap_err();
+        assert_eq!(err.code(), code, "{path}: {err}");
+        assert!(err.message().contains(path), "{err}");
+    }
+    assert!(!dir.path().join("newdir").exists());
+    assert_eq!(fs::read(dir.path().join("file")).unwrap(), b"x");
+    let err = read_file(&scope, Path::new("file/"), Limit::default()).unwrap_err();
+    assert_eq!(err.code(), "ENOTDIR", "{err}");
+}
+
+#[test]
+fn a_path_past_path_max_is_refused_at_once_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scope = Scope::confined(dir.path()).unwrap();
+    for levels in [2_400, 10_000] {
+        let path = "d/".repeat(levels) + "f";
+        let err = write(&scope, &path, b"x", Expect::Any).unwrap_err();
+        assert_eq!(err.code(), "ENAMETOOLONG", "{err}");
+        let err = read_file(&scope, Path::new(&path), Limit::default()).unwrap_err();
+        assert_eq!(err.code(), "ENAMETOOLONG", "{err}");
+    }
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -177,7 +177,13 @@ fn a_directory_swapped_for_a_link_after_the_check_still_gets_the_write_inside() 
     // Between the check and the write, d is moved away and replaced by a link out.
     fs::rename(t.cwd.join("d"), t.cwd.join("moved")).unwrap();
     symlink(&t.outside, t.cwd.join("d")).unwrap();
-    crate::write::write_at(&mut location, Path::new("d/e/f.txt"), &late()).unwrap();
+    crate::write::write_at(
+        &mut crate::journal::Journal::default(),
+        &mut location,
+        Path::new("d/e/f.txt"),
+        &late(),
+    )
+    .unwrap();
     assert_eq!(fs::read(t.cwd.join("moved/e/f.txt")).unwrap(), b"late");
     assert_eq!(
         snapshot(&t.outside),
@@ -195,7 +201,13 @@ fn a_directory_removed_after_the_check_fails_the_write() {
     let mut location = scope.locate(Path::new("d/e/f.txt"), Last::Follow).unwrap();
     fs::remove_dir(t.cwd.join("d/e")).unwrap();
     symlink(&t.outside, t.cwd.join("d/e")).unwrap();
-    let err = crate::write::write_at(&mut location, Path::new("d/e/f.txt"), &late()).unwrap_err();
+    let err = crate::write::write_at(
+        &mut crate::journal::Journal::default(),
+        &mut location,
+        Path::new("d/e/f.txt"),
+        &late(),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "ENOENT", "{err}");
     assert_eq!(snapshot(&t.outside).len(), 1);
 }

@@ -13,22 +13,36 @@
 //! and every later operation (`openat`, `renameat`, ...) goes through the
 //! handle, so it lands in the directory that was checked, wherever that
 //! directory has been moved since, or fails if it was removed.
+//!
+//! Each step is one `fstatat` or `openat` relative to the handle reached, so
+//! resolving costs one system call per component however deep the path is.
+//! Paths are bounded as the kernel bounds them: the path as given, and the
+//! real location it reaches, are at most [`MAX_PATH_BYTES`] long
+//! (`NameTooLong` otherwise, before any lookup for the path as given).
+//!
+//! [`Scope::reach`] is the same walk for callers that must name the place a
+//! path touched even when the path no longer resolves (cache invalidation
+//! after a deletion): it never fails on a missing or unreachable tail, and
+//! answers with the deepest real directory it could reach instead.
 
 use std::{
     collections::VecDeque,
     ffi::{OsStr, OsString},
-    os::fd::{AsFd, OwnedFd},
+    io,
+    os::{
+        fd::{AsFd, OwnedFd},
+        unix::ffi::OsStrExt,
+    },
     path::{Component, Path, PathBuf},
 };
 
-use natives_core::{Error, ErrorKind, Result};
 use nix::{
     errno::Errno,
     fcntl::{AtFlags, OFlag, open, openat, readlinkat},
     sys::stat::{FileStat, Mode, SFlag, fstatat, mkdirat},
 };
 
-use crate::sys::{errno_error, file_kind};
+use crate::{Error, ErrorKind, Result};
 
 #[cfg(test)]
 mod tests;
@@ -36,6 +50,11 @@ mod tests;
 /// Symlinks followed while resolving one path before giving up with
 /// `ELOOP`: the limit Linux applies to a single lookup.
 pub const MAX_LINKS: usize = 40;
+
+/// The longest path resolved, in bytes, both as given (made absolute) and
+/// as the real location it reaches: Linux's `PATH_MAX`. A longer path is
+/// refused (`NameTooLong`) rather than walked.
+pub const MAX_PATH_BYTES: usize = 4096;
 
 /// What to do when the last component is a symlink.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,30 +111,100 @@ impl Scope {
     /// Resolve `path` (relative to the base, or absolute): every existing
     /// component is resolved on the filesystem, and the components past the
     /// first missing one are kept as names to create. Refuses with
-    /// `OutsideRoot` when the real location leaves a confined scope.
+    /// `OutsideRoot` when the real location leaves a confined scope, and
+    /// with `NameTooLong` past [`MAX_PATH_BYTES`]. A path ending in `/`
+    /// must name a directory: a file there is `NotADirectory`.
     pub fn locate(&self, path: &Path, last: Last) -> Result<Location> {
-        if path.as_os_str().is_empty() {
-            return Err(Error::invalid("the path is empty"));
+        let full = self.full_path(path)?;
+        if full.as_os_str().len() > MAX_PATH_BYTES {
+            return Err(too_long(path, "is", full.as_os_str().len()));
         }
-        let location = Walk::start(path, last, &self.base.join(path))?.run()?;
-        self.check_inside(path, &location)?;
+        let location = Walk::start(path, last, &full, Strictness::Strict)?.run()?;
+        let real = location.real_path();
+        if real.as_os_str().len() > MAX_PATH_BYTES {
+            return Err(too_long(
+                path,
+                "resolves to a path that is",
+                real.as_os_str().len(),
+            ));
+        }
+        self.check_inside(path, &real)?;
+        let kind = location.stat()?.as_ref().map(file_kind);
+        if names_a_directory(path)
+            && kind.is_some_and(|k| k != SFlag::S_IFDIR && k != SFlag::S_IFLNK)
+        {
+            return Err(Error::new(
+                ErrorKind::NotADirectory,
+                format!("{}: not a directory", path.display()),
+            ));
+        }
         Ok(location)
     }
 
-    fn check_inside(&self, path: &Path, location: &Location) -> Result<()> {
+    /// The real path `path` lands on (links in its last component followed
+    /// or not, as `last` says), as far as the filesystem can tell: never
+    /// refused for a missing component, a `..` past one, a file where a
+    /// directory should be, an unreadable directory, a link loop or a length
+    /// past [`MAX_PATH_BYTES`]; the answer is then the deepest real directory
+    /// the walk reached, which holds whatever the path could name.
+    /// Confinement is not checked. Only an empty path is refused.
+    pub fn reach(&self, path: &Path, last: Last) -> Result<PathBuf> {
+        let full = self.full_path(path)?;
+        let mut walk = Walk::start(path, last, &full, Strictness::Lenient)?;
+        Ok(match walk.step_all() {
+            Ok(Some((name, missing))) => {
+                walk.missing = missing;
+                walk.missing.push(name);
+                walk.reached()
+            }
+            Ok(None) | Err(_) => walk.reached(),
+        })
+    }
+
+    fn full_path(&self, path: &Path) -> Result<PathBuf> {
+        if path.as_os_str().is_empty() {
+            return Err(Error::invalid("the path is empty"));
+        }
+        Ok(self.base.join(path))
+    }
+
+    fn check_inside(&self, path: &Path, real: &Path) -> Result<()> {
         match &self.root {
-            Some(root) if !location.real_path().starts_with(root) => Err(Error::new(
+            Some(root) if !real.starts_with(root) => Err(Error::new(
                 ErrorKind::OutsideRoot,
                 format!(
                     "{}: resolves to {}, outside {}",
                     path.display(),
-                    location.real_path().display(),
+                    real.display(),
                     root.display()
                 ),
             )),
             _ => Ok(()),
         }
     }
+}
+
+/// Whether `path` ends in `/` (or `/.`), which makes it the name of a
+/// directory whatever its last component is.
+pub fn names_a_directory(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_bytes();
+    bytes.ends_with(b"/") || bytes.ends_with(b"/.") || bytes == b"."
+}
+
+/// The refusal of a path past [`MAX_PATH_BYTES`], naming its start.
+fn too_long(path: &Path, what: &str, bytes: usize) -> Error {
+    const SHOWN: usize = 120;
+    let text = path.to_string_lossy();
+    let shown = match text.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.into_owned(),
+    };
+    Error::new(
+        ErrorKind::NameTooLong,
+        format!(
+            "{shown}: {what} {bytes} bytes long, more than the {MAX_PATH_BYTES} a path may have"
+        ),
+    )
 }
 
 /// A resolved path: an open handle on the directory that holds (or will
@@ -140,18 +229,24 @@ impl Location {
     }
 
     /// The directory holding the last component, when it exists.
-    pub(crate) fn dir(&self) -> Option<&OwnedFd> {
+    pub fn dir(&self) -> Option<&OwnedFd> {
         self.missing.is_empty().then_some(&self.dir)
     }
 
+    /// The deepest existing directory on the way: the one holding the last
+    /// component, or the one the missing directories would go in.
+    pub fn existing_dir(&self) -> (&OwnedFd, &Path) {
+        (&self.dir, &self.dir_path)
+    }
+
     /// The last component's name.
-    pub(crate) fn name(&self) -> &OsStr {
+    pub fn name(&self) -> &OsStr {
         &self.name
     }
 
     /// The entry's status, without following a link; `None` when it (or a
     /// directory on the way to it) does not exist.
-    pub(crate) fn stat(&self) -> Result<Option<FileStat>> {
+    pub fn stat(&self) -> Result<Option<FileStat>> {
         let Some(dir) = self.dir() else {
             return Ok(None);
         };
@@ -162,17 +257,30 @@ impl Location {
         }
     }
 
+    /// The real paths of the directories [`Location::create_missing_dirs`]
+    /// would create, outermost first.
+    pub fn missing_dirs(&self) -> Vec<PathBuf> {
+        let mut path = self.dir_path.clone();
+        self.missing
+            .iter()
+            .map(|name| {
+                path.push(name);
+                path.clone()
+            })
+            .collect()
+    }
+
     /// Create the missing directories on the way to the last component,
-    /// each inside the previous one's handle; returns their real paths,
-    /// outermost first.
-    pub(crate) fn create_missing_dirs(&mut self) -> Result<Vec<PathBuf>> {
-        let mut created = Vec::new();
+    /// each inside the previous one's handle, calling `created` after each;
+    /// returns their real paths, outermost first.
+    pub fn create_missing_dirs(&mut self, mut created: impl FnMut(&Path)) -> Result<Vec<PathBuf>> {
+        let mut made = Vec::new();
         for name in std::mem::take(&mut self.missing) {
             let path = self.dir_path.join(&name);
             match mkdirat(&self.dir, name.as_os_str(), Mode::from_bits_truncate(0o777)) {
                 Ok(()) => {
-                    crate::crash::point("directory created");
-                    created.push(path.clone());
+                    created(&path);
+                    made.push(path.clone());
                 }
                 Err(Errno::EEXIST) => {}
                 Err(errno) => return Err(errno_error(&path, errno)),
@@ -180,19 +288,35 @@ impl Location {
             self.dir = open_dir(&self.dir, &name, &path)?;
             self.dir_path = path;
         }
-        Ok(created)
+        Ok(made)
     }
+}
+
+/// How a walk treats what stops it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strictness {
+    /// Refuse, naming the component (what operations need).
+    Strict,
+    /// Carry on by the text past a missing component (`..` drops a missing
+    /// name again), and leave the rest to [`Walk::reached`].
+    Lenient,
 }
 
 /// The state of one resolution.
 struct Walk<'a> {
     given: &'a Path,
     last: Last,
+    mode: Strictness,
     pending: VecDeque<OsString>,
     dir: OwnedFd,
     dir_path: PathBuf,
+    /// Names past the first missing component (lenient walks only).
+    missing: Vec<OsString>,
     links: usize,
 }
+
+/// Where a walk ends: the last name, and the missing directories before it.
+type Ending = (OsString, Vec<OsString>);
 
 /// One component of a path, as resolution sees it.
 enum Step {
@@ -203,13 +327,15 @@ enum Step {
 
 impl<'a> Walk<'a> {
     /// Start at `/` with `full` (an absolute path) queued.
-    fn start(given: &'a Path, last: Last, full: &Path) -> Result<Walk<'a>> {
+    fn start(given: &'a Path, last: Last, full: &Path, mode: Strictness) -> Result<Walk<'a>> {
         let mut walk = Walk {
             given,
             last,
+            mode,
             pending: VecDeque::new(),
             dir: open_fs_root()?,
             dir_path: PathBuf::from("/"),
+            missing: Vec::new(),
             links: 0,
         };
         walk.push_front(full);
@@ -217,38 +343,103 @@ impl<'a> Walk<'a> {
     }
 
     fn run(mut self) -> Result<Location> {
+        match self.step_all()? {
+            Some((name, missing)) => Ok(Location {
+                dir: self.dir,
+                dir_path: self.dir_path,
+                missing,
+                name,
+            }),
+            None => Err(Error::new(
+                ErrorKind::IsADirectory,
+                format!("{}: names a directory, not a file", self.given.display()),
+            )),
+        }
+    }
+
+    /// Take every pending component: the last name and the missing
+    /// directories before it, or `None` when the path ends at a directory
+    /// (`/`, `x/..`).
+    fn step_all(&mut self) -> Result<Option<Ending>> {
         while let Some(raw) = self.pending.pop_front() {
-            match classify(&raw) {
-                Step::Root => {
-                    self.dir = open_fs_root()?;
-                    self.dir_path = PathBuf::from("/");
-                }
-                Step::Parent => self.enter_parent()?,
-                Step::Name(name) => {
-                    if let Some((name, missing)) = self.step(name)? {
-                        return Ok(Location {
-                            dir: self.dir,
-                            dir_path: self.dir_path,
-                            missing,
-                            name,
-                        });
-                    }
-                }
+            if let Some(ending) = self.take(classify(&raw))? {
+                return Ok(Some(ending));
             }
         }
-        Err(Error::new(
-            ErrorKind::IsADirectory,
-            format!("{}: names a directory, not a file", self.given.display()),
-        ))
+        Ok(None)
+    }
+
+    fn take(&mut self, step: Step) -> Result<Option<Ending>> {
+        if !self.missing.is_empty() {
+            return Ok(self.past_missing(step));
+        }
+        match step {
+            Step::Root => {
+                self.dir = open_fs_root()?;
+                self.dir_path = PathBuf::from("/");
+            }
+            Step::Parent => self.enter_parent()?,
+            Step::Name(name) => return self.step(name),
+        }
+        Ok(None)
+    }
+
+    /// A lenient walk past a missing component: names stack up, `..` drops
+    /// the last one (back to resolving on the filesystem when none is left).
+    fn past_missing(&mut self, step: Step) -> Option<Ending> {
+        match step {
+            Step::Name(name) => self.missing.push(name),
+            Step::Parent => {
+                self.missing.pop();
+            }
+            Step::Root => {
+                self.missing.clear();
+                self.pending.push_front(OsString::from("/"));
+            }
+        }
+        match self.pending.is_empty() {
+            true => self.missing_ending(),
+            false => None,
+        }
+    }
+
+    /// The missing names taken as the ending: the last one and those before it.
+    fn missing_ending(&mut self) -> Option<Ending> {
+        let name = self.missing.pop()?;
+        Some((name, std::mem::take(&mut self.missing)))
+    }
+
+    /// The deepest real directory a lenient walk reached, with the missing
+    /// names past it while they keep within [`MAX_PATH_BYTES`].
+    fn reached(&self) -> PathBuf {
+        let mut path = self.dir_path.clone();
+        for name in &self.missing {
+            if path.as_os_str().len() + 1 + name.len() > MAX_PATH_BYTES {
+                break;
+            }
+            path.push(name);
+        }
+        path
     }
 
     /// Resolve one name; `Some((name, missing directories))` when resolution
     /// ends here.
-    fn step(&mut self, name: OsString) -> Result<Option<(OsString, Vec<OsString>)>> {
+    fn step(&mut self, name: OsString) -> Result<Option<Ending>> {
         let is_last = self.pending.is_empty();
         let path = self.dir_path.join(&name);
+        if path.as_os_str().len() > MAX_PATH_BYTES {
+            return Err(too_long(
+                self.given,
+                "resolves to a path that is at least",
+                path.as_os_str().len(),
+            ));
+        }
         let stat = match fstatat(&self.dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
             Ok(stat) => stat,
+            Err(Errno::ENOENT) if self.mode == Strictness::Lenient => {
+                self.missing.push(name);
+                return Ok(if is_last { self.missing_ending() } else { None });
+            }
             Err(Errno::ENOENT) => return self.missing_from(name).map(Some),
             Err(errno) => return Err(errno_error(&path, errno)),
         };
@@ -276,7 +467,7 @@ impl<'a> Walk<'a> {
 
     /// The rest of the path does not exist: every remaining component must
     /// be a plain name, to be created.
-    fn missing_from(&mut self, name: OsString) -> Result<(OsString, Vec<OsString>)> {
+    fn missing_from(&mut self, name: OsString) -> Result<Ending> {
         let mut names = vec![name];
         for raw in std::mem::take(&mut self.pending) {
             match classify(&raw) {
@@ -395,4 +586,14 @@ fn open_fs_root() -> Result<OwnedFd> {
         Mode::empty(),
     )
     .map_err(|errno| errno_error(Path::new("/"), errno))
+}
+
+/// `errno` from an operation on `path`, as the shared error type.
+pub fn errno_error(path: &Path, errno: Errno) -> Error {
+    Error::io(path, io::Error::from_raw_os_error(errno as i32))
+}
+
+/// The file-type bits of a status.
+pub fn file_kind(stat: &FileStat) -> SFlag {
+    SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits())
 }
