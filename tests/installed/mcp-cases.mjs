@@ -152,6 +152,87 @@ async function unknownTool(env) {
   });
 }
 
+/**
+ * Text where `\b\p{L}{30}\b` matches nowhere yet costs every line a slow scan: a Unicode word
+ * boundary over non-ASCII words keeps the regex engine off its fast paths and no literal lets a
+ * prefilter skip a file. `files` files of 16 KiB: cancellation is polled between files (and between
+ * 64 KiB blocks of a big file), so a file costs at most a few ms of this scan before the abort is seen.
+ */
+function slowGrepTree(files) {
+  const line = 'éléphant café naïve façade über größe señor '.repeat(2) + '\n';
+  const body = line.repeat(Math.ceil(16 * 1024 / Buffer.byteLength(line)));
+  return Object.fromEntries(Array.from({ length: files }, (_, i) => [`slow/f${i}.txt`, body]));
+}
+const SLOW_PATTERN = '\\b\\p{L}{30}\\b';
+
+/**
+ * A grep still running when the first progress notification comes (after 250 ms) is cancelled
+ * then; the server's log says when its native call ended. The median of three such cancellations
+ * must be within 100 ms of the client sending the cancellation (measured at the client, stderr's
+ * travel included; a median, so one stall of a loaded machine is not taken for the server's). A
+ * grep over before the cancellation reached it (a fast machine) is tried again, over a tree twice
+ * as big once that happens twice.
+ */
+async function cancelMidGrep(env) {
+  for (let files = 256; files <= 16384; files *= 2) {
+    const samples = await withServer(env, slowGrepTree(files), async (server) => {
+      const taken = [];
+      for (let tooQuick = 0; taken.length < 3 && tooQuick < 2; ) {
+        const sample = await cancelOneGrep(server);
+        if (sample === undefined) tooQuick++;
+        else taken.push(sample);
+      }
+      expectOk(await call(server, 'glob', { pattern: '*.txt', limit: 1 }));
+      return taken;
+    }, { args: ['--log-level', 'debug'] });
+    if (samples.length < 3) continue;
+    const median = samples.map((sample) => sample.clientMs).sort((a, b) => a - b)[1];
+    assert.ok(median < 100, `cancelled greps ended ${JSON.stringify(samples)} ms after the cancellation was sent (median ${median.toFixed(1)} ms)`);
+    return;
+  }
+  assert.fail('every grep was over before the cancellation reached it, even over 16384 files');
+}
+
+/** Start the slow grep, cancel it at its first progress notification: the ms until it ended, or undefined if it was over first. */
+async function cancelOneGrep(server) {
+  const from = server.lines.length;
+  const controller = new AbortController();
+  const progress = [];
+  let cancelledAt;
+  const onprogress = (notification) => {
+    progress.push(notification.progress);
+    if (cancelledAt !== undefined) return;
+    cancelledAt = performance.now();
+    controller.abort();
+  };
+  await call(server, 'grep', { pattern: SLOW_PATTERN, maxCount: 1 }, { signal: controller.signal, timeout: 600_000, onprogress }).catch(() => {});
+  const { line, at } = await server.waitForLog(/call \S+ grep: (cancelled; ended \S+ [\d.]+ ms after the cancellation|\S+ in [\d.]+ ms)/, { from });
+  if (!line.includes('cancelled')) return undefined;
+  const [, ended, serverMs] = line.match(/ended (\S+) ([\d.]+) ms/);
+  assert.equal(ended, 'ABORTED', `the grep went on to its end after the cancellation: ${line}`);
+  assert.ok(progress.length >= 1, 'cancelled at a progress notification');
+  return { clientMs: Math.round(at - cancelledAt), serverMs: Number(serverMs) };
+}
+
+/** Progress: a grep that runs longer than a moment notifies, with increasing progress, until it answers. */
+async function progressNotifications(env) {
+  await withServer(env, slowGrepTree(256), async (server) => {
+    const progress = [];
+    const started = performance.now();
+    const result = await call(server, 'grep', { pattern: SLOW_PATTERN, maxCount: 1 }, { onprogress: (n) => progress.push(n), timeout: 600_000 });
+    const elapsed = performance.now() - started;
+    expectOk(result);
+    // One notification per 250 ms the grep ran; a grep shorter than that may send none.
+    if (elapsed > 600) assert.ok(progress.length >= 1, `no progress over a ${elapsed.toFixed(0)} ms grep`);
+    progress.forEach((n, i) => {
+      assert.match(n.message, /grep: still searching after/);
+      if (i > 0) assert.ok(n.progress > progress[i - 1].progress);
+    });
+    const quiet = await call(server, 'read', { path: 'slow/f0.txt', limit: 1 }, { onprogress: () => assert.fail('read reports no progress') });
+    expectOk(quiet);
+  });
+}
+
 export const CASES = [
   { name: 'initialize: server info, tools capability, instructions', run: initialize },
   { name: 'tools/list: every input and output schema compiles, annotations; run only with --allow-run', run: toolsList },
@@ -159,4 +240,6 @@ export const CASES = [
   { name: 'results are bounded and paged (grep, glob, find)', run: paging },
   { name: 'every error code comes back as a tool result with isError and the code', run: everyErrorCode },
   { name: 'run is not offered without --allow-run', run: unknownTool },
+  { name: 'cancellation mid-grep: the native search ends within 100 ms (ABORTED)', run: cancelMidGrep },
+  { name: 'progress notifications while a grep runs', run: progressNotifications },
 ];

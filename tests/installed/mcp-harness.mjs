@@ -55,9 +55,9 @@ export async function startServer(command, args = [], { roots } = {}) {
       current = paths;
       await client.sendRootsListChanged();
     },
-    /** The first stderr line (already written or still to come) matching `regex`; rejects after `ms`. */
-    waitForLog(regex, ms = 30_000) {
-      const seen = lines.find((line) => regex.test(line));
+    /** The first stderr line from the `from`th on (already written or still to come) matching `regex`; rejects after `ms`. */
+    waitForLog(regex, { from = 0, ms = 30_000 } = {}) {
+      const seen = lines.slice(from).find((line) => regex.test(line));
       if (seen) return Promise.resolve({ line: seen, at: performance.now() });
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {

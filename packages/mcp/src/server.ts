@@ -143,10 +143,8 @@ async function runCall(entry: McpTool, args: Record<string, unknown>, call: Call
   }
   const ended = performance.now();
   const outcome = result.isError ? String(result.details.code) : 'ok';
-  log.debug(`call ${call.id} ${entry.name}: ${outcome} in ${(ended - started).toFixed(1)} ms (root ${root.real})`);
-  if (cancelledAt !== undefined) {
-    log.info(`call ${call.id} ${entry.name}: cancelled; ended ${outcome} ${(ended - cancelledAt).toFixed(1)} ms after the cancellation`);
-  }
+  if (cancelledAt === undefined) log.debug(`call ${call.id} ${entry.name}: ${outcome} in ${(ended - started).toFixed(1)} ms (root ${root.real})`);
+  else log.info(`call ${call.id} ${entry.name}: cancelled; ended ${outcome} ${(ended - cancelledAt).toFixed(1)} ms after the cancellation`);
   return result.isError ? refusal({ ...result, details: { ...result.details, root: root.real } }) : success(result, root);
 }
 
