@@ -233,6 +233,54 @@ async function progressNotifications(env) {
   });
 }
 
+/** The client's roots confine the server started without --root, and a roots/list_changed moves them. */
+async function rootsChange(env) {
+  const other = tempFolder('natives-mcp-other-');
+  try {
+    writeTree(other, { 'b.txt': 'in the other root\n' });
+    await withServer(env, { 'a.txt': 'in the first root\n' }, async (server, first) => {
+      expectOk(await call(server, 'read', { path: 'a.txt' }), first);
+      expectError(await call(server, 'read', { path: join(other, 'b.txt') }), 'OUTSIDE_CWD');
+      await server.setRoots([other]);
+      assert.match(expectOk(await call(server, 'read', { path: 'b.txt' }), other), /in the other root/);
+      expectError(await call(server, 'read', { path: join(first, 'a.txt') }), 'OUTSIDE_CWD');
+      await server.setRoots([first, other]);
+      expectOk(await call(server, 'read', { path: join(other, 'b.txt') }), other);
+      assert.equal(expectOk(await call(server, 'glob', { pattern: '*.txt' }), first), 'a.txt');
+    }, { roots: (dir) => [dir] });
+  } finally {
+    cleanup(other);
+  }
+}
+
+/** Freshness: an edit through the server, then a grep through it, finds the edit; so does a file another process writes (watching). */
+async function freshness(env) {
+  await withServer(env, { 'src/a.ts': 'const alpha = 1;\n' }, async (server, root) => {
+    assert.match(expectOk(await call(server, 'grep', { pattern: 'omega' })), /No matches/);
+    expectOk(await call(server, 'edit', { path: 'src/a.ts', oldText: 'alpha', newText: 'omega' }));
+    assert.equal(expectOk(await call(server, 'grep', { pattern: 'omega' })), 'src/a.ts:1:const omega = 1;');
+    assert.match(expectOk(await call(server, 'grep', { pattern: 'gamma' })), /No matches/);
+    assert.deepEqual(expectOk(await call(server, 'glob', { pattern: '*.ts' })).split('\n'), ['src/a.ts']);
+    // This test process is another process than the server: only watching can tell the cache.
+    writeTree(root, { 'src/b.ts': 'const gamma = 2;\n' });
+    assert.equal(expectOk(await call(server, 'grep', { pattern: 'gamma' })), 'src/b.ts:1:const gamma = 2;');
+    assert.deepEqual(expectOk(await call(server, 'glob', { pattern: '*.ts' })).split('\n').sort(), ['src/a.ts', 'src/b.ts']);
+    assert.equal(expectOk(await call(server, 'find', { query: 'b.ts' })).split('\n')[0], 'src/b.ts');
+  });
+}
+
+/** The MCP Inspector's CLI (a client no one here wrote either) lists the tools and calls one. */
+async function inspector(env) {
+  await withServer(env, { 'hello.txt': 'hello from natives\n' }, async (_server, root) => {
+    const inspect = (...args) => execFileSync(env.inspector, ['--cli', ...env.command, '--root', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const { tools } = JSON.parse(inspect('--method', 'tools/list'));
+    assert.deepEqual(tools.map((tool) => tool.name), ['find', 'glob', 'grep', 'read', 'write', 'edit']);
+    const result = JSON.parse(inspect('--method', 'tools/call', '--tool-name', 'grep', '--tool-arg', 'pattern=natives'));
+    assert.equal(result.content[0].text, 'hello.txt:1:hello from natives');
+    assert.equal(result.structuredContent.root, root);
+  });
+}
+
 export const CASES = [
   { name: 'initialize: server info, tools capability, instructions', run: initialize },
   { name: 'tools/list: every input and output schema compiles, annotations; run only with --allow-run', run: toolsList },
@@ -242,4 +290,7 @@ export const CASES = [
   { name: 'run is not offered without --allow-run', run: unknownTool },
   { name: 'cancellation mid-grep: the native search ends within 100 ms (ABORTED)', run: cancelMidGrep },
   { name: 'progress notifications while a grep runs', run: progressNotifications },
+  { name: "the client's roots confine the server, and a roots change is followed", run: rootsChange },
+  { name: 'freshness: an edit through the server, and a file another process writes, are found by the next grep', run: freshness },
+  { name: 'the MCP Inspector CLI lists the tools and calls one', run: inspector },
 ];
