@@ -6,6 +6,7 @@
 import { describe, test } from 'bun:test';
 import * as path from 'node:path';
 import { CASES } from './installed/mcp-cases.mjs';
+import { HOSTILE_CASES } from './installed/mcp-hostile.mjs';
 
 const checkout = path.join(import.meta.dir, '..');
 const env = {
@@ -14,5 +15,5 @@ const env = {
 };
 
 describe('natives MCP server (from source, Bun)', () => {
-  for (const { name, run } of CASES) test(name, () => run(env), 60_000);
+  for (const { name, run } of [...CASES, ...HOSTILE_CASES]) test(name, () => run(env), 120_000);
 });
