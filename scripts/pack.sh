@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Pack the packages as they are published, into OUT (default target/pack): @natives/natives, one
 # @natives/natives-<platform> package per binary in ARTIFACTS (default: the one built here,
-# packages/natives/*.node), and @natives/coding-agent. The napi CLI does the napi part as a release
+# packages/natives/*.node), @natives/coding-agent and @natives/mcp. The napi CLI does the napi part as a release
 # does: `napi artifacts` puts each binary into its platform package (npm/<platform>, made by
 # `napi create-npm-dirs`), and `napi pre-publish` pins their version and lists them as the main
 # package's optionalDependencies. That runs on a staged copy of the main package, unpacked from its
@@ -34,6 +34,7 @@ quiet "$napi" pre-publish --cwd "$stage/natives" --tag-style npm --skip-optional
 # The staged copies are packed as they are: their prepack (compiling) already ran above.
 quiet npm pack --ignore-scripts --pack-destination "$out" "$stage/natives" "$stage"/natives/npm/*/
 (cd packages/coding-agent && quiet npm pack --pack-destination "$out")
+(cd packages/mcp && quiet npm pack --pack-destination "$out")
 rm -rf "$stage"
 for tarball in "$out"/*.tgz; do
   unpacked=$(tar -tzvf "$tarball" | awk '{ bytes += $3 } END { print bytes }')

@@ -153,7 +153,7 @@ describe('find', () => {
 
   test('limit keeps the newest and says how many matched', async () => {
     const r = await findTool.execute({ pattern: '*.ts', limit: 2 }, ctx);
-    expect(expectOk(r)).toBe('src/new.ts\nsrc/mid.ts\n[Showing the 2 newest of 3 matching files; raise limit or narrow the pattern.]');
+    expect(expectOk(r)).toBe('src/new.ts\nsrc/mid.ts\n[Showing the 2 newest of 3 matching files; continue with offset=2, raise limit or narrow the pattern.]');
     expect(r.details).toMatchObject({ totalMatches: 3, limitReached: true });
   });
 

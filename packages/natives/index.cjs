@@ -892,6 +892,7 @@ module.exports.nativeParseWorkspacePackageNames = nativeBinding.nativeParseWorks
 module.exports.nativePruneStaleClaims = nativeBinding.nativePruneStaleClaims
 module.exports.nativeReadFile = nativeBinding.nativeReadFile
 module.exports.nativeReadSourceEvidence = nativeBinding.nativeReadSourceEvidence
+module.exports.nativeRealPath = nativeBinding.nativeRealPath
 module.exports.nativeReleaseBuildCache = nativeBinding.nativeReleaseBuildCache
 module.exports.nativeReleaseClaim = nativeBinding.nativeReleaseClaim
 module.exports.nativeReleaseWorktree = nativeBinding.nativeReleaseWorktree

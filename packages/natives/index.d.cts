@@ -1202,6 +1202,13 @@ export interface NativeReadFileOptions {
  */
 export declare function nativeReadSourceEvidence(dir: string, withPatch: boolean, token?: CancelToken | undefined | null): Promise<NativeEvidenceRead>
 
+/**
+ * The real location of `path` (see the TypeScript `realPath`): resolved
+ * as `readFile` resolves it, links followed, and refused (`EXDEV`) when
+ * `confine` and it leaves `cwd`. A missing tail is kept as named.
+ */
+export declare function nativeRealPath(path: string, cwd: string, confine: boolean): Promise<string>
+
 /** One reason not to release, or not to restore. */
 export interface NativeReason {
   /** Stable, for programs: `dirty`, `driver-live`, `not-made-by-us`, ... */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The packages as a user gets them: packed as published (scripts/pack.sh), installed with npm from the
 # tarballs into an empty project outside the checkout (no workspace, no links, no TypeScript, no tsx),
-# then used through their public API from plain Node and from Bun (use.mjs). Last, with the platform
+# then used through their public API from plain Node and from Bun (use.mjs), and the MCP server started
+# from its bin under Node and Bun and driven by the official SDK client (mcp.mjs). Last, with the platform
 # package removed, the import must fail with ENOTSUP naming it (no-binary.mjs). Each tarball ships
 # only what a user runs.
 set -euo pipefail
@@ -25,7 +26,8 @@ mkdir "$project"
 cp "$here"/*.mjs "$project/"
 echo '{"name": "natives-installed", "private": true, "type": "module"}' > "$project/package.json"
 cd "$project"
-npm install --no-audit --no-fund --prefer-offline --loglevel=error "$work"/tarballs/*.tgz
+# The MCP tests' client side (the official SDK client, ajv) comes from the registry like any user's.
+npm install --no-audit --no-fund --prefer-offline --loglevel=error "$work"/tarballs/*.tgz @modelcontextprotocol/sdk@1 ajv@8
 
 for absent in typescript tsx; do
   [ ! -e "node_modules/$absent" ] || fail "$absent was installed: the check would not prove plain Node"
@@ -38,6 +40,12 @@ platform_package=$(cd node_modules && echo @natives/natives-*)
 
 NODE_OPTIONS='' node use.mjs
 bun use.mjs
+# The MCP server from its bin, under Node and under Bun, every case through the SDK client; the
+# inspector is the checkout's (a dev dependency: large, and a client like any other).
+export MCP_INSPECTOR="$checkout/node_modules/.bin/mcp-inspector"
+[ -x "$MCP_INSPECTOR" ] || fail "no MCP Inspector at $MCP_INSPECTOR (run bun install)"
+NODE_OPTIONS='' node mcp.mjs node
+NODE_OPTIONS='' node mcp.mjs bun
 rm -rf "node_modules/$platform_package"
 NODE_OPTIONS='' node no-binary.mjs "$platform_package"
 bun no-binary.mjs "$platform_package"

@@ -12,7 +12,9 @@ use std::path::Path;
 use napi::bindgen_prelude::{AsyncTask, Buffer, Utf16String};
 use napi_derive::napi;
 use natives_core::Error;
-use natives_files::{Applied, ApplyOptions, Change, Contents, Expect, ReadOptions, Scope, Stamp};
+use natives_files::{
+    Applied, ApplyOptions, Change, Contents, Expect, Last, ReadOptions, Scope, Stamp,
+};
 
 use crate::{
     errors::guarded,
@@ -87,6 +89,18 @@ fn to_js_contents(contents: Contents) -> NativeFileContents {
         stamp: contents.stamp.token(),
         complete: contents.complete,
     }
+}
+
+/// The real location of `path` (see the TypeScript `realPath`): resolved
+/// as `readFile` resolves it, links followed, and refused (`EXDEV`) when
+/// `confine` and it leaves `cwd`. A missing tail is kept as named.
+#[napi(js_name = "nativeRealPath", ts_return_type = "Promise<string>")]
+pub fn native_real_path(path: String, cwd: String, confine: bool) -> AsyncTask<Work<String>> {
+    task(move || {
+        let scope = Scope::new(Path::new(&cwd), confine)?;
+        let location = scope.locate(Path::new(&path), Last::Follow)?;
+        Ok(location.real_path().to_string_lossy().into_owned())
+    })
 }
 
 /// What a change does.

@@ -367,8 +367,9 @@ impl ScanCache {
             return self.walk_fresh(key, needs, token);
         }
         loop {
+            let watched = self.watching().is_some_and(|w| w.follows(key));
             let mut state = self.lock();
-            if let Some(hit) = self.lookup(&mut state, key) {
+            if let Some(hit) = self.lookup(&mut state, key, watched) {
                 drop(state);
                 match self.refreshed(key, hit) {
                     Some(hit) => return Ok(hit),
@@ -491,7 +492,7 @@ impl ScanCache {
         };
         let _one_at_a_time = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
         // Another caller may have patched it while this one waited.
-        let hit = self.lookup(&mut self.lock(), key)?;
+        let hit = self.lookup(&mut self.lock(), key, true)?;
         match watching.refresh(key, &hit.entries) {
             Refresh::Current | Refresh::Unwatched => Some(hit),
             Refresh::Patched(entries) => {
@@ -592,11 +593,13 @@ impl ScanCache {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A live hit, removing an expired one.
-    fn lookup(&self, state: &mut State, key: &ScanKey) -> Option<ScanResult> {
+    /// A live hit, removing an expired one. A scan the watcher follows
+    /// (`watched`) does not expire: events keep it exact, and the TTL is
+    /// only the fallback of scans that cannot be watched.
+    fn lookup(&self, state: &mut State, key: &ScanKey, watched: bool) -> Option<ScanResult> {
         let cached = state.cached.get(key)?;
         let age = cached.created_at.elapsed();
-        if age < self.policy.ttl {
+        if watched || age < self.policy.ttl {
             return Some(ScanResult {
                 entries: Arc::clone(&cached.entries),
                 cache_age_ms: duration_ms(age).max(1),

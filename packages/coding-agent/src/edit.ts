@@ -74,6 +74,25 @@ const EditParameters = Type.Object(
 );
 
 export type EditArgs = Static<typeof EditParameters>;
+
+const EditDetails = Type.Object({
+  mode: Type.Union([Type.Literal('replace'), Type.Literal('patch'), Type.Literal('hashline')]),
+  path: Type.Optional(Type.String({ description: 'replace, hashline: the file, absolute.' })),
+  replacements: Type.Optional(Type.Integer({ description: 'replace: occurrences replaced.' })),
+  lines: Type.Optional(Type.Array(Type.Integer(), { description: 'replace: the line each replacement starts on.' })),
+  changed: Type.Optional(Type.Boolean({ description: 'hashline: the file changed.' })),
+  edits: Type.Optional(Type.Integer({ description: 'hashline: operations applied.' })),
+  changes: Type.Optional(
+    Type.Array(
+      Type.Object({
+        kind: Type.Union([Type.Literal('create'), Type.Literal('modify'), Type.Literal('delete'), Type.Literal('rename')]),
+        oldPath: Type.Optional(Type.String()),
+        newPath: Type.Optional(Type.String()),
+      }),
+      { description: 'patch: what happened to each file, absolute paths.' },
+    ),
+  ),
+});
 export type EditMode = NonNullable<EditArgs['mode']>;
 
 export const editTool = defineTool({
@@ -84,6 +103,7 @@ export const editTool = defineTool({
     'git `rename from`/`rename to` renames; binary diffs, symlinks, submodules and copies are refused); all files change or none does. ' +
     'mode "hashline": apply `edits` addressed by the `LINE:HASH` anchors shown by `read`; refused if any anchored line, or a line above it, changed since.',
   parameters: EditParameters,
+  output: EditDetails,
   run: edit,
 });
 

@@ -13,10 +13,12 @@
  * - every change invalidates the scan cache for the paths it touched, so no
  *   search answers from before it.
  *
- * `ctx.allowOutsideCwd` lifts the confinement; nothing else does.
+ * Reads are confined the same way when `ctx.confineReads` asks it
+ * ({@link readConfined}, {@link searchPath}). `ctx.allowOutsideCwd` lifts
+ * the confinement; nothing else does.
  */
 import { resolvePath } from './names.ts';
-import { type AppliedFileChanges, type FileChange, type FileContents, applyFileChanges, readFile } from '@natives/natives';
+import { type AppliedFileChanges, type FileChange, type FileContents, applyFileChanges, readFile, realPath } from '@natives/natives';
 import type { ToolContext } from './tool.ts';
 
 /** Bytes searched for a NUL to call a file binary. */
@@ -30,6 +32,23 @@ export function looksBinary(bytes: Uint8Array): boolean {
 /** Read a file a tool is about to change: confined to `cwd`, whole (natives' default size limit applies). */
 export function readForChange(ctx: ToolContext, path: string): Promise<FileContents> {
   return readFile(path, { cwd: ctx.cwd, confine: !ctx.allowOutsideCwd, signal: ctx.signal });
+}
+
+/** Whether reads must stay inside `cwd` (`ctx.confineReads`, unless `ctx.allowOutsideCwd`). */
+export function readConfined(ctx: ToolContext): boolean {
+  return (ctx.confineReads ?? false) && !ctx.allowOutsideCwd;
+}
+
+/**
+ * The absolute directory or file a search starts from (`path` against
+ * `cwd`; empty means `cwd`). When reads are confined it is the real
+ * location, resolved as the filesystem resolves it (`link/..` is the parent
+ * of the link's target) and refused (`EXDEV`) outside `cwd`, so a link
+ * inside `cwd` cannot send the search elsewhere.
+ */
+export async function searchPath(ctx: ToolContext, path: string | undefined): Promise<string> {
+  if (!readConfined(ctx)) return resolvePath(ctx.cwd, path || '.');
+  return realPath(path || '.', { cwd: ctx.cwd, confine: true, signal: ctx.signal });
 }
 
 /** Make `changes` all together or not at all, confined to `cwd`. */

@@ -11,13 +11,16 @@
  * searched only when the pattern names it.
  *
  * At most `limit` files (default {@link DEFAULT_FIND_LIMIT}) are listed,
- * relative to `cwd`; a last line says how many matched in all. The scan
- * cache is not used (`cache: false`): a tool-level search always walks
- * fresh. Reading is not confined to `cwd`.
+ * relative to `cwd`, after skipping `offset` of them; a last line says how
+ * many matched in all and which `offset` continues. The scan cache is used
+ * only when `ctx.scanCache` asks it; otherwise a tool-level search walks
+ * fresh. The search is not confined to `cwd` unless `ctx.confineReads`
+ * asks it (files.ts, `searchPath`).
  */
 import * as nodePath from 'node:path';
 import { FileType, type GlobResult, glob } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
+import { searchPath } from './files.ts';
 import { type ToolContext, type ToolResult, displayPath, toolError, defineTool } from './tool.ts';
 
 /** Files listed when `limit` is not given. */
@@ -28,11 +31,22 @@ const FindParameters = Type.Object(
     pattern: Type.String({ minLength: 1, description: 'Glob pattern, matched against paths relative to `path`.' }),
     path: Type.Optional(Type.String({ description: 'Directory to search. Default: the working directory.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of files to list. Default ${DEFAULT_FIND_LIMIT}.` })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many files first (to continue a cut answer). Default 0.' })),
   },
   { additionalProperties: false },
 );
 
 export type FindArgs = Static<typeof FindParameters>;
+
+const FindDetails = Type.Object({
+  pattern: Type.String(),
+  path: Type.String({ description: 'The directory searched, absolute.' }),
+  files: Type.Array(Type.String(), { description: 'The files listed, newest first, relative to the working directory.' }),
+  totalMatches: Type.Integer({ description: 'Files matching in all.' }),
+  limitReached: Type.Boolean({ description: 'More files match past the ones listed.' }),
+  ignoredIncluded: Type.Boolean({ description: 'Nothing matched among files not ignored, so ignored files were searched.' }),
+  nextOffset: Type.Optional(Type.Integer({ description: 'The offset that continues a cut answer.' })),
+});
 
 export const findTool = defineTool({
   name: 'find',
@@ -41,30 +55,33 @@ export const findTool = defineTool({
     'matches file names at any depth ("*.ts", "src/**/*.test.ts", "package.json"). Dot-files are included and .gitignore is honoured; ' +
     `if nothing matches, ignored files are searched too (the answer says so). At most limit files (default ${DEFAULT_FIND_LIMIT}).`,
   parameters: FindParameters,
+  output: FindDetails,
   run: runFind,
 });
 
-async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT }: FindArgs, ctx: ToolContext): Promise<ToolResult> {
+async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT, offset = 0 }: FindArgs, ctx: ToolContext): Promise<ToolResult> {
   // An empty path counts as none.
-  const abs = nodePath.resolve(ctx.cwd, path || '.');
+  const abs = await searchPath(ctx, path);
   let found: { result: GlobResult; ignoredIncluded: boolean };
   try {
-    found = await findFiles(pattern, abs, limit, ctx.signal);
+    found = await findFiles(pattern, abs, offset + limit, ctx);
   } catch (error) {
     return refusal(error, pattern, abs, displayPath(ctx, abs));
   }
   const { result, ignoredIncluded } = found;
-  const files = result.matches.map((m) => displayPath(ctx, nodePath.join(abs, m.path)));
+  const files = result.matches.slice(offset).map((m) => displayPath(ctx, nodePath.join(abs, m.path)));
+  const more = result.limitReached ? { nextOffset: offset + files.length } : {};
   return {
-    text: describe(files, found, pattern, displayPath(ctx, abs)).join('\n'),
-    details: { pattern, path: abs, files, totalMatches: result.totalMatches, limitReached: result.limitReached, ignoredIncluded },
+    text: describe(files, found, pattern, displayPath(ctx, abs), offset).join('\n'),
+    details: { pattern, path: abs, files, totalMatches: result.totalMatches, limitReached: result.limitReached, ignoredIncluded, ...more },
   };
 }
 
-/** The newest matching files; when none is found among the files not ignored, the ignored ones are searched too. */
-async function findFiles(pattern: string, abs: string, limit: number, signal: AbortSignal | undefined) {
+/** The newest `count` matching files; when none is found among the files not ignored, the ignored ones are searched too. */
+async function findFiles(pattern: string, abs: string, count: number, ctx: ToolContext) {
+  const cache = ctx.scanCache ?? false;
   const search = (gitignore: boolean): Promise<GlobResult> =>
-    glob({ pattern, path: abs, fileType: FileType.File, sortByMtime: true, maxResults: limit, hidden: true, gitignore, cache: false, signal });
+    glob({ pattern, path: abs, fileType: FileType.File, sortByMtime: true, maxResults: count, hidden: true, gitignore, cache, signal: ctx.signal });
   const result = await search(true);
   if (result.totalMatches > 0) return { result, ignoredIncluded: false };
   return { result: await search(false), ignoredIncluded: true };
@@ -83,7 +100,9 @@ function refusal(error: unknown, pattern: string, abs: string, shown: string): T
   throw error;
 }
 
-function describe(files: string[], found: { result: GlobResult; ignoredIncluded: boolean }, pattern: string, shown: string): string[] {
+function describe(files: string[], found: { result: GlobResult; ignoredIncluded: boolean }, pattern: string, shown: string, offset: number): string[] {
+  const total = found.result.totalMatches;
+  if (files.length === 0 && total > 0) return [`No files at offset ${offset}: ${total} files match ${JSON.stringify(pattern)}.`];
   if (files.length === 0) {
     return [
       `No files match ${JSON.stringify(pattern)} under ${shown}, ignored files included. ` +
@@ -93,8 +112,11 @@ function describe(files: string[], found: { result: GlobResult; ignoredIncluded:
   const lines: string[] = [];
   if (found.ignoredIncluded) lines.push(`[No match among files not ignored; searched again including files ignored by .gitignore/.ignore:]`);
   lines.push(...files);
+  const range = offset === 0 ? `the ${files.length} newest` : `files ${offset + 1}-${offset + files.length}`;
   if (found.result.limitReached) {
-    lines.push(`[Showing the ${files.length} newest of ${found.result.totalMatches} matching files; raise limit or narrow the pattern.]`);
+    lines.push(`[Showing ${range} of ${total} matching files; continue with offset=${offset + files.length}, raise limit or narrow the pattern.]`);
+  } else if (offset > 0) {
+    lines.push(`[Showing ${range} of ${total} matching files.]`);
   }
   return lines;
 }

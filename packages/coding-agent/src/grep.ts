@@ -16,11 +16,14 @@
  *   (`hasMatch`) to see whether it is the culprit.
  *
  * Dot-files are searched and `.gitignore` is honoured (the natives
- * defaults). The scan cache is not used (`cache: false`): a
- * tool-level search always walks fresh. Reading is not confined to `cwd`.
+ * defaults). The scan cache is used only when `ctx.scanCache` asks it;
+ * otherwise a tool-level search walks fresh. The search is not confined to
+ * `cwd` unless `ctx.confineReads` asks it: `path` must then really lie
+ * inside (files.ts, `searchPath`).
  */
 import * as nodePath from 'node:path';
 import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
+import { searchPath } from './files.ts';
 import { missingPath } from './read.ts';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, defineTool, displayPath, toolError } from './tool.ts';
@@ -55,6 +58,21 @@ const GrepParameters = Type.Object(
 
 export type GrepArgs = Static<typeof GrepParameters>;
 
+const GrepDetails = Type.Object({
+  pattern: Type.String(),
+  path: Type.String({ description: 'The directory or file searched, absolute.' }),
+  mode: Type.Union([Type.Literal('content'), Type.Literal('filesWithMatches'), Type.Literal('count')]),
+  results: Type.Integer({ description: 'Results shown.' }),
+  totalMatches: Type.Integer({ description: 'Matching lines in all (count mode: summed over files).' }),
+  filesWithMatches: Type.Integer(),
+  filesSearched: Type.Integer(),
+  binaryFilesSkipped: Type.Integer(),
+  filesSkippedTooLarge: Type.Integer(),
+  filesUnreadable: Type.Integer(),
+  limitReached: Type.Boolean({ description: 'More results exist past the ones shown.' }),
+  nextOffset: Type.Optional(Type.Integer({ description: 'The offset that continues a cut answer.' })),
+});
+
 export const grepTool = defineTool({
   name: 'grep',
   description:
@@ -63,15 +81,16 @@ export const grepTool = defineTool({
     `At most maxCount results (default ${DEFAULT_GREP_LIMIT}); when results are cut, the last line gives the offset to continue from. ` +
     'Use literal: true to search for text containing regex characters such as ( [ . *.',
   parameters: GrepParameters,
+  output: GrepDetails,
   run: runGrep,
 });
 
 async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
   // Empty strings count as not given.
-  const abs = nodePath.resolve(ctx.cwd, args.path || '.');
+  const abs = await searchPath(ctx, args.path);
   let result: GrepResult;
   try {
-    result = await search(args, abs, ctx.signal);
+    result = await search(args, abs, ctx);
   } catch (error) {
     return refusal(ctx, args, abs, error);
   }
@@ -83,7 +102,7 @@ async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
 }
 
 /** The natives search the arguments ask for, with the tool's limits. */
-function search(args: GrepArgs, abs: string, signal: AbortSignal | undefined): Promise<GrepResult> {
+function search(args: GrepArgs, abs: string, ctx: ToolContext): Promise<GrepResult> {
   const mode = args.mode ?? 'content';
   return grep({
     pattern: args.pattern,
@@ -99,8 +118,8 @@ function search(args: GrepArgs, abs: string, signal: AbortSignal | undefined): P
     mode,
     maxColumns: GREP_MAX_LINE_CHARS,
     maxFileSize: GREP_MAX_FILE_BYTES,
-    cache: false,
-    signal,
+    cache: ctx.scanCache ?? false,
+    signal: ctx.signal,
   });
 }
 

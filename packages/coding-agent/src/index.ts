@@ -31,6 +31,8 @@ export { DEFAULT_GREP_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, grepTool 
 export type { GrepArgs } from './grep.ts';
 export { DEFAULT_FIND_LIMIT, findTool } from './find.ts';
 export type { FindArgs } from './find.ts';
+export { DEFAULT_FUZZY_LIMIT, fuzzyFindTool } from './fuzzy-find.ts';
+export type { FuzzyFindArgs } from './fuzzy-find.ts';
 export {
   DEFAULT_MENTION_CANDIDATES,
   MENTION_SCAN_PROFILE,

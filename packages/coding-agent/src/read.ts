@@ -4,7 +4,9 @@
  * for big files, and clear answers for binaries, directories, FIFOs,
  * sockets, devices and missing paths.
  *
- * Reading is not confined to `cwd` (only writes are). Only regular files are
+ * Reading is not confined to `cwd` unless `ctx.confineReads` asks it (see
+ * files.ts): a file whose real location is outside is then `OUTSIDE_CWD`,
+ * a symlink inside `cwd` that leads out included. Only regular files are
  * opened, and at most {@link MAX_READ_BYTES} of one is read: the window of a
  * bigger file is shown from that head, and the text says so. Bytes that are
  * not valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them back
@@ -22,7 +24,7 @@
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { type FileContents, FileType, glob, readFile } from '@natives/natives';
-import { BINARY_SNIFF_BYTES, looksBinary } from './files.ts';
+import { BINARY_SNIFF_BYTES, looksBinary, readConfined } from './files.ts';
 import { formatHashline, lineHashes } from './hashline.ts';
 import { splitLines } from './lines.ts';
 import { resolvePath, shownPath } from './names.ts';
@@ -53,6 +55,15 @@ const ReadParameters = Type.Object(
 
 export type ReadArgs = Static<typeof ReadParameters>;
 
+const ReadDetails = Type.Object({
+  path: Type.String({ description: 'The file, absolute.' }),
+  totalLines: Type.Integer({ description: 'Lines in the file (in the part read, when `complete` is false).' }),
+  startLine: Type.Integer({ description: 'First line shown (0 for an empty file).' }),
+  endLine: Type.Integer({ description: 'Last line shown (0 for an empty file).' }),
+  truncated: Type.Boolean({ description: 'Lines exist that were not shown.' }),
+  complete: Type.Optional(Type.Boolean({ description: 'The whole file was read (false: only its head).' })),
+});
+
 export const readTool = defineTool({
   name: 'read',
   description:
@@ -60,6 +71,7 @@ export const readTool = defineTool({
     'A line\'s HASH covers its content and every line above it, so any change at or above a line makes its anchor stale. ' +
     `Use offset/limit for big files (default: the first ${DEFAULT_READ_LIMIT} lines).`,
   parameters: ReadParameters,
+  output: ReadDetails,
   run: read,
 });
 
@@ -69,7 +81,7 @@ async function read({ path: given, offset = 1, limit = DEFAULT_READ_LIMIT }: Rea
   const shown = displayPath(ctx, abs);
   let file: FileContents;
   try {
-    file = await readFile(path, { cwd: ctx.cwd, maxBytes: MAX_READ_BYTES, head: true, signal: ctx.signal });
+    file = await readFile(path, { cwd: ctx.cwd, confine: readConfined(ctx), maxBytes: MAX_READ_BYTES, head: true, signal: ctx.signal });
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'EISDIR') return directoryListing(ctx, abs);

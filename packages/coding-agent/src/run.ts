@@ -47,6 +47,15 @@ const RunParameters = Type.Object(
 
 export type RunArgs = Static<typeof RunParameters>;
 
+const RunDetails = Type.Object({
+  command: Type.String(),
+  exitCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The exit status; null when a signal ended the command.' }),
+  signal: Type.Union([Type.String(), Type.Null()], { description: 'The signal that ended the command, if one did.' }),
+  elapsedMs: Type.Number(),
+  outputBytes: Type.Integer({ description: 'Bytes of output the command wrote (shown or not).' }),
+  outputCut: Type.Boolean({ description: 'The middle of the output was cut.' }),
+});
+
 export const runTool = defineTool({
   name: 'run',
   description:
@@ -54,6 +63,7 @@ export const runTool = defineTool({
     `(at most ${MAX_OUTPUT_BYTES / 1024} KiB: the start and the end are kept) and exit code. ` +
     `Killed after timeoutMs (default ${DEFAULT_RUN_TIMEOUT_MS / 1000} s). No stdin. Do not start servers or other commands that never end.`,
   parameters: RunParameters,
+  output: RunDetails,
   run,
 });
 

@@ -28,6 +28,21 @@ export interface ToolContext {
    * decision, not the model's: no tool exposes it as a parameter.
    */
   allowOutsideCwd?: boolean;
+  /**
+   * Confine reads to `cwd` as writes are: `read` refuses a file, and `grep`
+   * and `find` a directory, whose real location is outside it (judged like
+   * writes, symlinks resolved on the filesystem). Default `false`: reads go
+   * anywhere. Like `allowOutsideCwd`, the caller's decision (an MCP server
+   * confining a client to its roots), and lifted by `allowOutsideCwd`.
+   */
+  confineReads?: boolean;
+  /**
+   * Serve `grep` and `find` from the shared scan cache instead of walking
+   * afresh. Default `false`. Turn it on in a long-lived process that keeps
+   * the cache exact (`watchFsScanCache`): writes made through the tools
+   * invalidate it either way.
+   */
+  scanCache?: boolean;
 }
 
 /**
@@ -86,6 +101,8 @@ export interface Tool<A = Record<string, unknown>> {
   description: string;
   /** JSON Schema of `args` (a TypeBox schema, which is one). */
   parameters: JsonSchema;
+  /** JSON Schema of `details` in a result without `isError` (a TypeBox schema). */
+  output: JsonSchema;
   /** Run the tool; arguments that do not fit `parameters` are refused with `INVALID_ARGS`. */
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
@@ -95,6 +112,8 @@ export interface ToolSpec<P extends TObject> {
   name: string;
   description: string;
   parameters: P;
+  /** What `details` holds when the call succeeds. */
+  output: TObject;
   /** The tool's work, given arguments already checked against `parameters`. */
   run(args: Static<P>, ctx: ToolContext): Promise<ToolResult>;
 }
@@ -109,6 +128,7 @@ export function defineTool<P extends TObject>(spec: ToolSpec<P>): Tool<Static<P>
     name: spec.name,
     description: spec.description,
     parameters: spec.parameters,
+    output: spec.output,
     execute: (args, ctx) =>
       guard(ctx, () => {
         const error = checker.Errors(args).First();

@@ -18,12 +18,19 @@ const WriteParameters = Type.Object(
 
 export type WriteArgs = Static<typeof WriteParameters>;
 
+const WriteDetails = Type.Object({
+  path: Type.String({ description: 'The file, absolute.' }),
+  created: Type.Boolean({ description: 'The file did not exist before.' }),
+  bytes: Type.Integer({ description: 'Bytes written.' }),
+});
+
 export const writeTool = defineTool({
   name: 'write',
   description:
     'Create a file or replace its whole content (missing parent directories are created). The write is atomic. ' +
     'Prefer `edit` to change part of an existing file.',
   parameters: WriteParameters,
+  output: WriteDetails,
   run: write,
 });
 

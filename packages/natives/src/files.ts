@@ -12,7 +12,7 @@ import { native, type NativeFileChange } from './native.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 
-const { nativeApplyFileChanges, nativeReadFile } = native;
+const { nativeApplyFileChanges, nativeReadFile, nativeRealPath } = native;
 
 /** Options for {@link readFile}. */
 export interface ReadFileOptions {
@@ -53,6 +53,31 @@ export async function readFile(path: string, options: ReadFileOptions = {}): Pro
   throwIfAborted(options.signal, 'readFile');
   const { signal, cwd, ...rest } = options;
   return await callNative(`readFile ${path}`, () => nativeReadFile(path, { ...rest, cwd: cwd ?? process.cwd() }), { signal });
+}
+
+/** Options for {@link realPath}. */
+export interface RealPathOptions {
+  /** Directory relative paths resolve against. Default: `process.cwd()`. */
+  cwd?: string;
+  /** Refuse (`EXDEV`) a path whose real location is outside `cwd`. Default: `false`. */
+  confine?: boolean;
+  /** Reject with `ABORT_ERR` if already aborted. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Where `path` really is: resolved on the filesystem as {@link readFile}
+ * resolves it (symlinks followed, `..` applied to the directory reached), so
+ * a confined caller can hand a directory to a search knowing where it lies
+ * at the time of the call. A missing tail is kept as named (the path need
+ * not exist); a path leaving a confined `cwd` is `EXDEV`, naming the place
+ * it reaches and the directory it left.
+ */
+export async function realPath(path: string, options: RealPathOptions = {}): Promise<string> {
+  if (typeof path !== 'string') throw codedError('EINVAL', 'realPath: path must be a string');
+  throwIfAborted(options.signal, 'realPath');
+  const { signal, cwd = process.cwd(), confine = false } = options;
+  return await callNative(`realPath ${path}`, () => nativeRealPath(path, cwd, confine), { signal });
 }
 
 /** One change of a batch given to {@link applyFileChanges}. */

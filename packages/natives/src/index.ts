@@ -15,8 +15,8 @@ export { fuzzyFind } from './fuzzy.ts';
 export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch, FuzzyTier } from './fuzzy.ts';
 export { grep, hasMatch, search } from './grep.ts';
 export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, MatchOptions } from './grep.ts';
-export { applyFileChanges, readFile } from './files.ts';
-export type { AppliedFileChanges, ApplyFileChangesOptions, FileChange, FileContents, ReadFileOptions } from './files.ts';
+export { applyFileChanges, readFile, realPath } from './files.ts';
+export type { AppliedFileChanges, ApplyFileChangesOptions, FileChange, FileContents, ReadFileOptions, RealPathOptions } from './files.ts';
 export { codedError } from './errors.ts';
 export type { CodedError, ErrorCode } from './errors.ts';
 export {

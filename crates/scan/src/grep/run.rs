@@ -220,6 +220,11 @@ impl Worker<'_> {
         let (shape, stop) = (self.job.shape, self.stop);
         let mut searcher = shape.searcher(explicit);
         for (index, path, file) in ahead {
+            // A stop is seen between files read ahead, as between the others.
+            if let Err(err) = stop.token.check() {
+                self.hand_in(&mut reports, index, &path, Err(err));
+                return;
+            }
             let searched = match file {
                 Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
                 Ahead::Stream(file, read_at) => match self.prefilter {

@@ -132,6 +132,25 @@ fn a_watched_scan_sees_what_another_process_changed_without_invalidation() {
 }
 
 #[test]
+fn a_watched_scan_outlives_the_ttl_without_walking_again() {
+    let dir = tree();
+    let ttl = Duration::from_millis(20);
+    let cache = ScanCache::new(CachePolicy::default().ttl(ttl).watch(true));
+    let key = key(dir.path(), PARTITIONS[1]);
+    let before = cached(&cache, &key);
+    std::thread::sleep(ttl * 5);
+    sh(dir.path(), "touch src/seen.ts");
+    let after = cached(&cache, &key);
+    assert_eq!(
+        cache.stats().walks,
+        1,
+        "events keep it exact: no walk once the TTL has passed"
+    );
+    assert_eq!(after, fresh(&key));
+    assert_ne!(after, before);
+}
+
+#[test]
 fn an_ignore_file_change_drops_the_scan_and_the_next_call_walks_again() {
     let dir = tree();
     let cache = watched_cache(1_000);
