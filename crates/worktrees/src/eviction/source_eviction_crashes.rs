@@ -23,7 +23,7 @@ use nix::{
 };
 
 use super::{
-    tests::{Files, Scene, all_kinds},
+    source_eviction::{Files, Scene, all_kinds},
     *,
 };
 use crate::{
@@ -164,7 +164,7 @@ fn spawn(scene: &Scene, mode: &str) -> std::process::Child {
         .args([
             "--ignored",
             "--exact",
-            "eviction::crash_tests::evicting_child",
+            "eviction::source_eviction_crashes::evicting_child",
             "--nocapture",
         ])
         .env(CHILD_HOME, &scene.home)
