@@ -973,3 +973,28 @@ fn authority_granted_by_name_keeps_the_copy_and_taken_back_lets_it_go() {
         .unwrap();
     assert_eq!(scene.pass().evicted.len(), 1);
 }
+
+#[test]
+fn every_operation_git_can_leave_stopped_keeps_the_copy_naming_its_marker() {
+    for marker in crate::testing::OPERATIONS {
+        let scene = Scene::new();
+        crate::testing::stop_operation(&scene.repo, &scene.seat, marker);
+        let before = scene.state(&scene.seat);
+        let report = scene.pass();
+        let named = report
+            .retained
+            .iter()
+            .flat_map(|retained| &retained.blockers)
+            .any(|b| {
+                b.kind == BlockerKind::OperationInProgress
+                    && b.detail.contains(&format!("/{marker}: "))
+            });
+        assert!(named, "{marker}: {report:#?}");
+        assert!(report.evicted.is_empty(), "{marker}");
+        assert_eq!(
+            scene.state(&scene.seat),
+            before,
+            "{marker}: the copy changed"
+        );
+    }
+}
