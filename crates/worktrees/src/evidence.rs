@@ -43,6 +43,7 @@
 //! rebuilds the source as a new, independent repository.
 
 mod capture;
+mod disk;
 pub mod format;
 mod publish;
 mod restore;

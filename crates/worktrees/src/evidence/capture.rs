@@ -12,13 +12,13 @@ use natives_core::{CancelToken, ErrorKind, Result};
 use natives_ownership::durable;
 
 use super::{
-    Bound, Bounds, REFLOG_BYTES, Refusal,
+    Bound, Bounds, REFLOG_BYTES, Refusal, disk,
     format::{self, Manifest, Tip},
     validate,
 };
 use crate::{
     git::{Dirs, Git, Store},
-    handover::inspect,
+    handover::{Paths, inspect},
 };
 
 /// An archive's contents, every file by its relative name, and the private
@@ -49,6 +49,14 @@ pub(super) fn collect(
     let Some(head) = git.resolve(&dirs.top, "HEAD^{commit}", cancel)? else {
         return Ok(Err(Refusal::Unborn));
     };
+    let unseen = disk::look(git, &dirs, &format!("{head}^{{tree}}"), cancel)?.unseen;
+    if !unseen.is_empty() {
+        let why = format!(
+            "FIFOs, sockets, devices or directories git does not track: {}",
+            Paths::of(unseen)
+        );
+        return Ok(Err(Refusal::NotClean(why)));
+    }
     let Some(base) = git.resolve(&dirs.top, &format!("{base}^{{commit}}"), cancel)? else {
         return Ok(Err(Refusal::UnknownBase(base.to_owned())));
     };

@@ -519,7 +519,7 @@ fn the_run_bound_counts_every_archive_and_anything_left_in_the_directory() {
 #[test]
 fn a_checkout_an_archive_would_not_rebuild_is_refused() {
     type Setup = fn(&Scene);
-    let table: [(&str, Setup, &str); 6] = [
+    let table: [(&str, Setup, &str); 9] = [
         (
             "edited",
             |s| s.repo.write(&s.wt, "README", "unsaved\n"),
@@ -563,6 +563,24 @@ fn a_checkout_an_archive_would_not_rebuild_is_refused() {
                 s.repo.commit(&s.wt, "lfs");
             },
             "unsupported",
+        ),
+        (
+            "a fifo",
+            |s| {
+                let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+                nix::unistd::mkfifo(&s.wt.join("bin/pipe"), mode).unwrap();
+            },
+            "bin/pipe",
+        ),
+        (
+            "an empty directory",
+            |s| fs::create_dir(s.wt.join("later")).unwrap(),
+            "later/",
+        ),
+        (
+            "directories holding only directories",
+            |s| fs::create_dir_all(s.wt.join("bin/a/b")).unwrap(),
+            "bin/a/",
         ),
     ];
     for (name, setup, expected) in table {
