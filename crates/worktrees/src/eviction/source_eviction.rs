@@ -998,3 +998,35 @@ fn every_operation_git_can_leave_stopped_keeps_the_copy_naming_its_marker() {
         );
     }
 }
+
+#[test]
+fn permission_bits_git_does_not_keep_come_back_with_an_evicted_seat() {
+    let scene = Scene::new();
+    // No single umask makes both 0600 and 0644.
+    let modes = [
+        ("", 0o700),
+        ("README", 0o600),
+        ("blob.bin", 0o644),
+        ("run.sh", 0o750),
+    ];
+    for (rel, mode) in modes {
+        fs::set_permissions(scene.seat.join(rel), fs::Permissions::from_mode(mode)).unwrap();
+    }
+    assert_eq!(scene.pass().evicted.len(), 1);
+    let parent = tempfile::tempdir().unwrap();
+    let cancel = CancelToken::new();
+    let dest = parent.path().join("seat");
+    seats::restore(
+        &scene.registry,
+        &scene.git,
+        "r1",
+        &scene.review,
+        &dest,
+        &cancel,
+    )
+    .unwrap();
+    for (rel, mode) in modes {
+        let restored = fs::metadata(dest.join(rel)).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(restored, mode, "{rel:?}");
+    }
+}
