@@ -1030,3 +1030,20 @@ fn permission_bits_git_does_not_keep_come_back_with_an_evicted_seat() {
         assert_eq!(restored, mode, "{rel:?}");
     }
 }
+
+#[test]
+fn the_output_lease_the_pass_holds_on_a_copy_once_leased_as_a_cache_borrows_nothing() {
+    let scene = Scene::new();
+    let owner = Owner::current("r9", "build", "seat");
+    match Leases::open(&scene.home)
+        .unwrap()
+        .try_acquire(&scene.seat, &owner)
+        .unwrap()
+    {
+        natives_ownership::lease::AcquireOutcome::Acquired(guard) => guard.release().unwrap(),
+        other => panic!("{other:?}"),
+    }
+    let report = scene.pass();
+    assert_eq!(report.evicted.len(), 1, "{report:#?}");
+    assert!(!scene.seat.exists());
+}
