@@ -353,21 +353,20 @@ fn archive_dir(scene: &Scene) -> PathBuf {
         ))
 }
 
-/// The pass kept the copy for `kind` alone and changed nothing: the copy
-/// and its administration as they were, the record still pending.
+/// The pass kept the copy for `kind` alone and changed nothing.
 fn kept_pending_for(scene: &Scene, before: &(Files, Files), kind: BlockerKind, what: &str) {
     let report = scene.pass();
     assert_eq!(all_kinds(&report), vec![kind], "{what}: {report:#?}");
-    assert_eq!(
-        scene.state(&scene.seat),
-        *before,
-        "{what}: something was removed"
-    );
-    assert_eq!(
-        scene.record("r1", "review-1").phase,
-        Phase::Pending,
-        "{what}"
-    );
+    nothing_removed(scene, before, what);
+}
+
+/// The copy and its administration are as they were, the record still
+/// pending.
+fn nothing_removed(scene: &Scene, before: &(Files, Files), what: &str) {
+    let state = scene.state(&scene.seat);
+    assert_eq!(state, *before, "{what}: something was removed");
+    let phase = scene.record("r1", "review-1").phase;
+    assert_eq!(phase, Phase::Pending, "{what}");
 }
 
 #[test]
@@ -411,8 +410,7 @@ fn evidence_corrupted_right_before_the_removal_keeps_the_copy() {
         vec![BlockerKind::CorruptEvidence],
         "{report:#?}"
     );
-    assert_eq!(scene.state(&scene.seat), before, "the copy was touched");
-    assert_eq!(scene.record("r1", "review-1").phase, Phase::Pending);
+    nothing_removed(&scene, &before, "corrupted at archived");
 }
 
 /// Someone who comes to want the copy while a pass works on it; what they
@@ -489,16 +487,7 @@ fn a_borrower_that_comes_after_the_pass_began_stops_the_removal_and_is_named() {
             crash::install(None);
             assert!(held.borrow().is_some(), "{what}: the point was not reached");
             assert!(all_kinds(&report).contains(&kind), "{what}: {report:#?}");
-            assert_eq!(
-                scene.state(&scene.seat),
-                before,
-                "{what}: something was removed"
-            );
-            assert_eq!(
-                scene.record("r1", "review-1").phase,
-                Phase::Pending,
-                "{what}"
-            );
+            nothing_removed(&scene, &before, &what);
         }
     }
 }
