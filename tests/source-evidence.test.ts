@@ -65,6 +65,9 @@ beforeEach(() => {
 afterEach(() => removeDir(root));
 
 test('a capture publishes an archive that validates, reads and restores', async () => {
+  // Permission bits no single umask makes together; git keeps none of them.
+  const modes: [string, number][] = [['README', 0o600], ['data.bin', 0o644], ['.', 0o700]];
+  for (const [name, mode] of modes) fs.chmodSync(path.join(worktree, name), mode);
   const captured = await captureSourceEvidence(worktree, 'main', artifacts);
   expect(captured.outcome).toBe('published');
   expect(captured.reason).toBeUndefined();
@@ -93,6 +96,7 @@ test('a capture publishes an archive that validates, reads and restores', async 
   expect(fs.statSync(path.join(dest, 'tool.sh')).mode & 0o111).not.toBe(0);
   expect(fs.existsSync(path.join(dest, 'gone.txt'))).toBe(false);
   expect(git(dest, ['rev-parse', 'HEAD'])).toBe(restored.sourceCommit);
+  for (const [name, mode] of modes) expect([name, fs.statSync(path.join(dest, name)).mode & 0o7777]).toEqual([name, mode]);
   const taken = await rejection(restoreSourceEvidence(archive.dir, dest));
   expect(taken.code).toBe('EEXIST');
 });
@@ -104,6 +108,21 @@ test('a checkout an archive would not rebuild is refused, with its reason, and n
   expect(captured.archive).toBeUndefined();
   expect(captured.reason).toContain('draft.md');
   expect(fs.existsSync(path.join(artifacts, 'source-evidence'))).toBe(false);
+});
+
+test('a FIFO or a directory git does not track is refused, named, and nothing is written', async () => {
+  const cases: [string, () => void][] = [
+    ['pipe', () => expect(spawnSync('mkfifo', [path.join(worktree, 'pipe')]).status).toBe(0)],
+    ['later/', () => fs.mkdirSync(path.join(worktree, 'later'))],
+  ];
+  for (const [named, make] of cases) {
+    make();
+    const captured = await captureSourceEvidence(worktree, 'main', artifacts);
+    expect([named, captured.outcome]).toEqual([named, 'refused']);
+    expect(captured.reason).toContain(named);
+    expect(fs.existsSync(path.join(artifacts, 'source-evidence'))).toBe(false);
+    fs.rmSync(path.join(worktree, named), { recursive: true });
+  }
 });
 
 test('a corrupt archive rejects with EBADMSG naming the check; an aborted call with ABORT_ERR', async () => {

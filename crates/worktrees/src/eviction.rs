@@ -329,8 +329,10 @@ pub struct Report {
     pub retention: Option<Retention>,
 }
 
+// Named so that `cargo test source_eviction` (seed 003's focused check)
+// runs both.
 #[cfg(test)]
-mod tests;
+mod source_eviction;
 
 #[cfg(test)]
-mod crash_tests;
+mod source_eviction_crashes;

@@ -132,6 +132,69 @@ impl Repo {
     }
 }
 
+/// Every marker of an operation stopped half way, each as real git leaves
+/// it (see [`stop_operation`]). Written out rather than taken from
+/// [`crate::git::OPERATION_MARKERS`], so that a marker dropped from that
+/// list fails the tests that go through this one.
+pub(crate) const OPERATIONS: [&str; 8] = [
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_LOG",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+];
+
+/// Stop an operation half way in the worktree `wt` with real git, so that
+/// its git directory holds `marker` (one of [`OPERATIONS`]; a stopped
+/// rebase also leaves `rebase-merge`, a bisect `BISECT_START`). The
+/// worktree first commits an edit of `README` that conflicts with the
+/// first commit of a branch `side` made beside it.
+pub(crate) fn stop_operation(repo: &Repo, wt: &Path, marker: &str) {
+    let head = repo.head(wt);
+    let main = &repo.main;
+    repo.git(main, &["checkout", "-q", "-b", "side", &head]);
+    repo.write(main, "README", "theirs\n");
+    let theirs = repo.commit(main, "theirs");
+    repo.write(main, "side.txt", "more\n");
+    let more = repo.commit(main, "more");
+    repo.git(main, &["checkout", "-q", "main"]);
+    repo.write(wt, "README", "mine\n");
+    repo.commit(wt, "mine");
+    let stopped = |args: &[&str]| assert!(!repo.git_succeeds(wt, args), "{marker}: {args:?}");
+    match marker {
+        "MERGE_HEAD" => stopped(&["merge", "-q", "--no-edit", "side"]),
+        "CHERRY_PICK_HEAD" => stopped(&["cherry-pick", &theirs]),
+        "REVERT_HEAD" => stopped(&["revert", "--no-edit", &theirs]),
+        "REBASE_HEAD" => stopped(&["rebase", "-q", "side"]),
+        "BISECT_LOG" => drop(repo.git(wt, &["bisect", "start"])),
+        "rebase-merge" => stopped(&["rebase", "-q", "--exec", "false", "HEAD~1"]),
+        "rebase-apply" => {
+            let patches = repo.runs.parent().unwrap().join("patches");
+            let shown = patches.to_str().unwrap();
+            repo.git(main, &["format-patch", "-q", "-1", &theirs, "-o", shown]);
+            let patch = fs::read_dir(&patches).unwrap().next().unwrap().unwrap();
+            stopped(&["am", "-q", patch.path().to_str().unwrap()]);
+        }
+        "sequencer" => {
+            // A sequence of picks whose first conflicted, resolved and
+            // committed by hand: only the sequence is left.
+            stopped(&["cherry-pick", &theirs, &more]);
+            repo.write(wt, "README", "resolved\n");
+            repo.git(wt, &["add", "README"]);
+            repo.git(wt, &["commit", "-q", "-m", "resolved"]);
+        }
+        other => panic!("no way to stop at {other}"),
+    }
+    let git_dir = repo.git(wt, &["rev-parse", "--absolute-git-dir"]);
+    assert!(
+        Path::new(&git_dir).join(marker).exists(),
+        "{marker} not left"
+    );
+}
+
 /// Every file under `dir` (not inside `.git`) with its bytes (a symlink's
 /// target, a marker for anything else that is not a regular file), sorted: what
 /// a test compares before and after to prove nothing was lost.

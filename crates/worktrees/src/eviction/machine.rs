@@ -2,8 +2,9 @@
 //! killed pass left half way.
 //!
 //! ```text
-//! proven ─► pending recorded ─► evidence published + validated ─► proven again,
-//!   evidence validated again ─► `git worktree remove` (clean, not forced) ─► evicted recorded
+//! proven ─► pending recorded ─► evidence published + validated ─► output lease taken,
+//!   borrowers read again, evidence validated again, proven again
+//!   ─► `git worktree remove` (clean, not forced) ─► evicted recorded
 //! ```
 //!
 //! The record comes first, so whatever a kill leaves, the next pass knows
@@ -23,6 +24,15 @@
 //! - anything else (evidence missing or corrupt, an entry or file that was
 //!   not recorded, a copy recreated after its eviction): a blocker, left
 //!   as it is.
+//!
+//! Nothing is removed (by git, or entry by entry when finishing) unless
+//! the pass holds the copy's exclusive output lease (the lease store's
+//! output lease on the copy's own path: while it is held no build is
+//! admitted with the copy as its cache, and no cleanup or maintenance
+//! works in it) and, holding it, has read every lease and every run and
+//! task record again: the pass's first reading is minutes old by then, and
+//! a build that took a lease naming the copy, or a run that named it as
+//! its source, since then keeps it.
 
 use std::{
     ffi::OsStr,
@@ -31,14 +41,19 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use natives_core::{CancelToken, Error, Result};
-use natives_ownership::{durable, process::now_ms};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
+use natives_ownership::{
+    durable,
+    lease::{AcquireOutcome, Guard, Leases, Owner},
+    process::now_ms,
+};
 
 use super::{
     Blocker, BlockerKind, Evicted,
     copy::{self, Proven, Source},
+    ownership::Ownership,
     record::{self, EvictionRecord, Phase, RECORD_VERSION},
-    retention,
+    retention, run_pass,
 };
 use crate::{
     crash,
@@ -46,6 +61,9 @@ use crate::{
     git::Git,
     registry::{Liveness, Registry, RunRecord},
 };
+
+/// The node an eviction's output lease names (with its run and seat).
+const LEASE_NODE: &str = "eviction";
 
 /// What became of one copy.
 pub(super) enum Outcome {
@@ -136,29 +154,18 @@ impl Step<'_> {
         resumed: bool,
         cancel: &CancelToken,
     ) -> Result<Outcome> {
-        let captured = evidence::capture(
-            self.git,
-            &record.path,
-            &record.base,
-            self.artifacts,
-            &self.bounds,
-            cancel,
-        )?;
-        let (archive, growth) = match captured {
-            Captured::Published(archive) => {
-                let growth = retention::Growth::of(archive.dir())?;
-                (archive, growth)
-            }
-            Captured::Existing(archive) => (archive, retention::Growth::default()),
-            Captured::Refused(refusal) => {
-                durable::remove(&self.record_path())?;
-                return Ok(retained(refusal_kind(&refusal), refusal.to_string()));
-            }
+        let (archive, growth) = match self.archive(&record, cancel)? {
+            Ok(archived) => archived,
+            Err(kept) => return Ok(kept),
         };
         crash::point("archived");
         if let Some(blocker) = mismatch(&record, &archive) {
             return Ok(Outcome::Retained(vec![blocker]));
         }
+        let _lease = match self.exclusive()? {
+            Ok(lease) => lease,
+            Err(blockers) => return Ok(Outcome::Retained(blockers)),
+        };
         match self.prove_again(&record, cancel)? {
             Ok(()) => {}
             Err(blockers) => return Ok(Outcome::Retained(blockers)),
@@ -171,8 +178,44 @@ impl Step<'_> {
         self.finish(record, resumed, growth)
     }
 
-    /// Right before removal: the evidence validates again and the copy is
-    /// still exactly what was recorded.
+    /// Capture the evidence of the copy `record` names, or revalidate the
+    /// archive already published: it and the evidence it added, or why the
+    /// copy stays.
+    fn archive(
+        &self,
+        record: &EvictionRecord,
+        cancel: &CancelToken,
+    ) -> Result<std::result::Result<(Archive, retention::Growth), Outcome>> {
+        let captured = evidence::capture(
+            self.git,
+            &record.path,
+            &record.base,
+            self.artifacts,
+            &self.bounds,
+            cancel,
+        );
+        match captured {
+            Ok(Captured::Published(archive)) => {
+                let growth = retention::Growth::of(archive.dir())?;
+                Ok(Ok((archive, growth)))
+            }
+            Ok(Captured::Existing(archive)) => Ok(Ok((archive, retention::Growth::default()))),
+            Ok(Captured::Refused(refusal)) => {
+                durable::remove(&self.record_path())?;
+                Ok(Err(retained(refusal_kind(&refusal), refusal.to_string())))
+            }
+            // An archive of this name that fails validation, or holds other
+            // bytes than this copy's evidence: the record's evidence is not
+            // to be trusted.
+            Err(err) if matches!(err.kind(), ErrorKind::Corrupt | ErrorKind::AlreadyExists) => {
+                Ok(Err(retained(BlockerKind::CorruptEvidence, err.to_string())))
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Right before removal (the output lease held): the evidence validates
+    /// again and the copy is still exactly what was recorded.
     fn prove_again(
         &self,
         record: &EvictionRecord,
@@ -180,10 +223,6 @@ impl Step<'_> {
     ) -> Result<std::result::Result<(), Vec<Blocker>>> {
         if let Some(blocker) = self.evidence_blocker(record, cancel)? {
             return Ok(Err(vec![blocker]));
-        }
-        let borrowed = self.borrowed_since();
-        if !borrowed.is_empty() {
-            return Ok(Err(borrowed));
         }
         let proven = match copy::prove(self.git, self.run, self.source, self.quiet, cancel)? {
             Ok(proven) => proven,
@@ -205,16 +244,65 @@ impl Step<'_> {
         })
     }
 
-    /// Who took the copy up since the pass looked: a driver of its run, a
-    /// build-cache lease naming it.
-    fn borrowed_since(&self) -> Vec<Blocker> {
-        let mut found = super::ownership::Ownership::lease_blockers(self.home, &self.source.path);
+    /// Take the copy's exclusive output lease, then read every lease and
+    /// record again: the lease, held until the removal is over, or why the
+    /// copy is wanted now.
+    fn exclusive(&self) -> Result<std::result::Result<Guard, Vec<Blocker>>> {
+        let owner = Owner::current(&self.run.id, LEASE_NODE, &self.source.seat);
+        let taken = Leases::open(self.home)?.try_acquire_output(&self.source.path, &owner)?;
+        let lease = match taken {
+            AcquireOutcome::Acquired(lease) => lease,
+            AcquireOutcome::Busy(busy) => {
+                let detail = format!(
+                    "{}: its output lease is {}",
+                    self.source.path.display(),
+                    busy.describe()
+                );
+                return Ok(Err(vec![Blocker::new(BlockerKind::OutputLease, detail)]));
+            }
+        };
+        let borrowed = self.borrowers_now(lease.dir())?;
+        Ok(match borrowed.is_empty() {
+            true => Ok(lease),
+            false => Err(borrowed),
+        })
+    }
+
+    /// Who wants the copy now, every record and lease read afresh (`held`:
+    /// the output lease this pass holds on it): a driver of its run, a
+    /// lease naming it, another run's or a task's reference, authority
+    /// granted since.
+    fn borrowers_now(&self, held: &Path) -> Result<Vec<Blocker>> {
+        let ownership = Ownership::read(self.registry, self.home, Some(held))?;
+        let run = ownership.runs.iter().find(|run| run.id == self.run.id);
+        let source = run.and_then(|run| {
+            run_pass::sources_of(run)
+                .into_iter()
+                .find(|(source, ..)| {
+                    source.seat == self.source.seat && source.path == self.source.path
+                })
+                .map(|(_, authority, extra)| (run, authority, extra))
+        });
+        let mut found = match source {
+            Some((run, authority, extra)) => {
+                ownership.blockers(run, &self.source.path, authority, extra)
+            }
+            None => {
+                let detail = format!(
+                    "run {}'s record no longer names {} at {}",
+                    self.run.id,
+                    self.source.seat,
+                    self.source.path.display()
+                );
+                vec![Blocker::new(BlockerKind::ChangedSinceRecord, detail)]
+            }
+        };
         let liveness = self.registry.driver_liveness(&self.run.id);
         if liveness != Liveness::Dead {
             let detail = format!("run {}'s driver is {liveness}", self.run.id);
             found.push(Blocker::new(BlockerKind::LiveDriver, detail));
         }
-        found
+        Ok(found)
     }
 
     /// Why the record's evidence cannot be trusted, if it cannot.
@@ -335,6 +423,11 @@ impl Step<'_> {
         if self.dry_run {
             return Ok(self.would_evict(&record.inventory, true));
         }
+        crash::point("finish proven");
+        let _lease = match self.exclusive()? {
+            Ok(lease) => lease,
+            Err(blockers) => return Ok(Outcome::Retained(blockers)),
+        };
         self.remove_remains(&record)?;
         self.finish(record, true, retention::Growth::default())
     }

@@ -6,6 +6,10 @@
 //! any copy, so it blocks every eviction of the pass (as does a listing
 //! over the bounds); the pass still reports and removes empty roots. A
 //! successor's `lineage` names a run, not a copy, and borrows nothing.
+//!
+//! Right before anything is removed, the eviction reads everything again
+//! while it holds the copy's exclusive output lease (see
+//! [`super::machine`]): a borrower that came after the pass began stops it.
 
 use std::path::{Path, PathBuf};
 
@@ -40,7 +44,9 @@ pub(super) struct Ownership {
 
 impl Ownership {
     /// Read every record under `registry` and every lease under `home`.
-    pub(super) fn read(registry: &Registry, home: &Path) -> Result<Ownership> {
+    /// `held`: the directory (canonical) whose output lease the caller
+    /// holds itself, which borrows nothing.
+    pub(super) fn read(registry: &Registry, home: &Path, held: Option<&Path>) -> Result<Ownership> {
         let mut ownership = Ownership {
             runs: Vec::new(),
             tasks: Vec::new(),
@@ -48,7 +54,7 @@ impl Ownership {
             borrowed: Vec::new(),
         };
         ownership.read_records(registry)?;
-        ownership.read_leases(home);
+        ownership.read_leases(home, held);
         ownership
             .runs
             .sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
@@ -172,21 +178,6 @@ impl Ownership {
         ));
     }
 
-    /// Why the leases under `home` keep the copy at `path`, read afresh:
-    /// right before a removal, a lease taken since the pass began counts.
-    pub(super) fn lease_blockers(home: &Path, path: &Path) -> Vec<Blocker> {
-        let mut leases = Ownership {
-            runs: Vec::new(),
-            tasks: Vec::new(),
-            general: Vec::new(),
-            borrowed: Vec::new(),
-        };
-        leases.read_leases(home);
-        let mut found = leases.borrowers(path);
-        found.extend(leases.general);
-        found
-    }
-
     fn borrowers(&self, path: &Path) -> Vec<Blocker> {
         self.borrowed
             .iter()
@@ -198,7 +189,7 @@ impl Ownership {
             .collect()
     }
 
-    fn read_leases(&mut self, home: &Path) {
+    fn read_leases(&mut self, home: &Path, held: Option<&Path>) {
         let inventory = Leases::open(home).and_then(|leases| leases.inventory());
         let entries = match inventory {
             Ok(entries) => entries,
@@ -222,6 +213,7 @@ impl Ownership {
                     format!("lease {}: {why}", entry.slug),
                 )),
                 EntryStatus::Free if !entry.outputs_held => {}
+                EntryStatus::Free if held.is_some() && entry.dir.as_deref() == held => {}
                 _ => {
                     let worktree = entry.owner.as_ref().and_then(|o| o.worktree.clone());
                     for path in entry.dir.iter().chain(worktree.iter()) {

@@ -64,7 +64,7 @@ pub fn pass(home: &Path, git: &Git, options: &Options, cancel: &CancelToken) -> 
         )
     })?;
     let free_before = retention::free_bytes(home);
-    let ownership = Ownership::read(&registry, home)?;
+    let ownership = Ownership::read(&registry, home, None)?;
     report.blockers = ownership.general.clone();
     let mut pass = Pass {
         git,
@@ -310,7 +310,7 @@ impl<'a> Pass<'a> {
     }
 }
 
-type SourceOf<'r> = (
+pub(super) type SourceOf<'r> = (
     Source,
     &'r crate::registry::Authority,
     &'r serde_json::Map<String, serde_json::Value>,
@@ -318,7 +318,7 @@ type SourceOf<'r> = (
 
 /// The copies of `run` a pass considers: every seat, every candidate not
 /// handed over.
-fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
+pub(super) fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
     let seats = run.seats.iter().map(|seat| {
         let source = Source {
             seat: seat.source_name(),

@@ -12,13 +12,13 @@ use natives_core::{CancelToken, ErrorKind, Result};
 use natives_ownership::durable;
 
 use super::{
-    Bound, Bounds, REFLOG_BYTES, Refusal,
+    Bound, Bounds, REFLOG_BYTES, Refusal, disk,
     format::{self, Manifest, Tip},
     validate,
 };
 use crate::{
     git::{Dirs, Git, Store},
-    handover::inspect,
+    handover::{Paths, inspect},
 };
 
 /// An archive's contents, every file by its relative name, and the private
@@ -49,6 +49,10 @@ pub(super) fn collect(
     let Some(head) = git.resolve(&dirs.top, "HEAD^{commit}", cancel)? else {
         return Ok(Err(Refusal::Unborn));
     };
+    let modes = match modes(git, &dirs, &head, cancel)? {
+        Ok(modes) => modes,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
     let Some(base) = git.resolve(&dirs.top, &format!("{base}^{{commit}}"), cancel)? else {
         return Ok(Err(Refusal::UnknownBase(base.to_owned())));
     };
@@ -76,6 +80,7 @@ pub(super) fn collect(
             .map(|(name, bytes)| (name.to_owned(), bytes))
             .collect();
     files.insert(format::PACK.to_owned(), pack);
+    files.insert(format::MODES.to_owned(), modes);
     for tip in &tips {
         files.insert(format::commit_file(&tip.commit), tip.raw.clone());
     }
@@ -131,6 +136,20 @@ fn prove_clean(git: &Git, worktree: &Path, cancel: &CancelToken) -> Result<Colle
         true => Ok(()),
         false => Err(Refusal::NotClean(why.join("; "))),
     })
+}
+
+/// The permission bits of the checkout at `head` ([`format::MODES`]), or
+/// why it holds what git does not see.
+fn modes(git: &Git, dirs: &Dirs, head: &str, cancel: &CancelToken) -> Result<Collected<Vec<u8>>> {
+    let disk = disk::look(git, dirs, &format!("{head}^{{tree}}"), cancel)?;
+    if !disk.unseen.is_empty() {
+        let why = format!(
+            "FIFOs, sockets, devices or directories git does not track: {}",
+            Paths::of(disk.unseen)
+        );
+        return Ok(Err(Refusal::NotClean(why)));
+    }
+    Ok(Ok(format::modes(&disk.modes)))
 }
 
 /// One commit to archive, with where the checkout showed it.

@@ -30,12 +30,89 @@ pub const RAW: &str = "change.raw";
 pub const BASE_INDEX: &str = "base.index";
 /// `ls-tree -r -z --full-tree` of the source tree.
 pub const SOURCE_INDEX: &str = "source.index";
+/// The permission bits of every regular file and directory of the
+/// checkout (git keeps only a file's executable bit; the rest came from
+/// whoever made the files): NUL-terminated records `f 0644 <path>` and
+/// `d 0755 <path>`, sorted by path, the checkout's top as `.`.
+pub const MODES: &str = "modes";
 /// The directory of the tips' raw commit objects, one file per id.
 pub const COMMITS: &str = "commits";
 
 /// The files every archive has beside its commits, in the order they are
 /// written (the manifest and the sums last: an archive is read from them).
-pub const FIXED_FILES: [&str; 7] = [PACK, PATCH, RAW, BASE_INDEX, SOURCE_INDEX, MANIFEST, SUMS];
+pub const FIXED_FILES: [&str; 8] = [
+    PACK,
+    PATCH,
+    RAW,
+    BASE_INDEX,
+    SOURCE_INDEX,
+    MODES,
+    MANIFEST,
+    SUMS,
+];
+
+/// The path [`MODES`] gives the checkout's top directory.
+pub const TOP: &[u8] = b".";
+
+/// One record of [`MODES`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModeEntry {
+    /// Its path in the checkout ([`TOP`] for the top).
+    pub path: Vec<u8>,
+    /// A directory (else a regular file).
+    pub dir: bool,
+    /// Its permission bits (`0o7777` at most).
+    pub mode: u32,
+}
+
+/// [`MODES`] for `entries`: sorted by path, one record each.
+pub fn modes(entries: &[ModeEntry]) -> Vec<u8> {
+    let mut sorted: Vec<&ModeEntry> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut bytes = Vec::new();
+    for entry in sorted {
+        let kind = if entry.dir { 'd' } else { 'f' };
+        bytes.extend_from_slice(format!("{kind} {:04o} ", entry.mode & 0o7777).as_bytes());
+        bytes.extend_from_slice(&entry.path);
+        bytes.push(0);
+    }
+    bytes
+}
+
+/// Parse [`MODES`] strictly: well-formed records with non-empty paths, no
+/// path twice, in canonical form (the bytes are rebuilt and compared).
+pub fn parse_modes(bytes: &[u8]) -> std::result::Result<Vec<ModeEntry>, String> {
+    let mut entries = Vec::new();
+    if bytes.is_empty() {
+        return Ok(entries);
+    }
+    let body = bytes
+        .strip_suffix(b"\0")
+        .ok_or_else(|| "the last record is not NUL-terminated".to_owned())?;
+    for (number, record) in body.split(|&b| b == 0).enumerate() {
+        let bad = || format!("record {} is not `f|d <octal mode> <path>`", number + 1);
+        let (head, path) = record.split_at_checked(7).ok_or_else(bad)?;
+        let dir = match head {
+            [b'f', b' ', .., b' '] => false,
+            [b'd', b' ', .., b' '] => true,
+            _ => return Err(bad()),
+        };
+        let digits = std::str::from_utf8(&head[2..6]).map_err(|_| bad())?;
+        let mode = u32::from_str_radix(digits, 8).map_err(|_| bad())?;
+        if path.is_empty() || !digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+            return Err(bad());
+        }
+        entries.push(ModeEntry {
+            path: path.to_vec(),
+            dir,
+            mode,
+        });
+    }
+    if modes(&entries) != bytes || entries.windows(2).any(|w| w[0].path == w[1].path) {
+        return Err("not in canonical form (sorted by path, each path once)".to_owned());
+    }
+    Ok(entries)
+}
 
 /// What an archive says it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,9 +9,13 @@
 //! byte for byte in the archive's `commits/`), the source checked out, and
 //! is then proven: `fsck --strict` clean, the index and the files writing
 //! the source tree, the diff from the base equal to the archived patch.
+//! Restoring the source, its files and directories then get the checkout's
+//! permission bits ([`format::MODES`]), not the restorer's umask's.
 
 use std::{
+    ffi::OsStr,
     fs, io,
+    os::unix::{ffi::OsStrExt, fs::PermissionsExt},
     path::{Path, PathBuf},
 };
 
@@ -112,6 +116,9 @@ fn build(
     )?;
     git.check_out_head(&store, cancel)?;
     prove(git, &store, archive, which, tree, (&base, &source), cancel)?;
+    if matches!(which, Which::Source) {
+        set_modes(dest, &archive.files[format::MODES])?;
+    }
     Ok(Restored {
         dir: dest.to_owned(),
         base_commit: base,
@@ -152,6 +159,37 @@ fn prove(
         return Err(failed(
             "the diff from the base is not the archived patch".into(),
         ));
+    }
+    Ok(())
+}
+
+/// Give the restored files and directories the permission bits `modes`
+/// records (validated): the files, then the directories deepest first and
+/// the top last, so that a directory closed even to its owner is closed
+/// only once everything in it is set. A symbolic link is never followed.
+fn set_modes(dest: &Path, modes: &[u8]) -> Result<()> {
+    let mut entries = format::parse_modes(modes)
+        .map_err(|why| Error::new(ErrorKind::Corrupt, format!("{}: {why}", format::MODES)))?;
+    let depth = |entry: &format::ModeEntry| match entry.path.as_slice() {
+        format::TOP => -1,
+        path => path.iter().filter(|&&b| b == b'/').count() as isize,
+    };
+    entries.sort_by_key(|entry| (entry.dir, std::cmp::Reverse(depth(entry))));
+    for entry in entries {
+        let path = match entry.path.as_slice() {
+            format::TOP => dest.to_owned(),
+            rel => dest.join(OsStr::from_bytes(rel)),
+        };
+        let meta = fs::symlink_metadata(&path).map_err(|err| Error::io(&path, err))?;
+        if meta.is_symlink() || meta.is_dir() != entry.dir {
+            let why = "restored as another kind of file than the archive records";
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("{}: {why}", path.display()),
+            ));
+        }
+        fs::set_permissions(&path, fs::Permissions::from_mode(entry.mode))
+            .map_err(|err| Error::io(&path, err))?;
     }
     Ok(())
 }

@@ -519,7 +519,7 @@ fn the_run_bound_counts_every_archive_and_anything_left_in_the_directory() {
 #[test]
 fn a_checkout_an_archive_would_not_rebuild_is_refused() {
     type Setup = fn(&Scene);
-    let table: [(&str, Setup, &str); 6] = [
+    let table: [(&str, Setup, &str); 9] = [
         (
             "edited",
             |s| s.repo.write(&s.wt, "README", "unsaved\n"),
@@ -563,6 +563,24 @@ fn a_checkout_an_archive_would_not_rebuild_is_refused() {
                 s.repo.commit(&s.wt, "lfs");
             },
             "unsupported",
+        ),
+        (
+            "a fifo",
+            |s| {
+                let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+                nix::unistd::mkfifo(&s.wt.join("bin/pipe"), mode).unwrap();
+            },
+            "bin/pipe",
+        ),
+        (
+            "an empty directory",
+            |s| fs::create_dir(s.wt.join("later")).unwrap(),
+            "later/",
+        ),
+        (
+            "directories holding only directories",
+            |s| fs::create_dir_all(s.wt.join("bin/a/b")).unwrap(),
+            "bin/a/",
         ),
     ];
     for (name, setup, expected) in table {
@@ -695,6 +713,19 @@ fn edit_manifest(dir: &Path, edit: impl FnOnce(&mut Manifest)) {
         format::parse_manifest(&fs::read(dir.join(format::MANIFEST)).unwrap()).unwrap();
     edit(&mut manifest);
     fs::write(dir.join(format::MANIFEST), manifest.to_bytes()).unwrap();
+}
+
+/// `modes` (the bytes of [`format::MODES`]) with the record of `path`
+/// edited (a record whose path is emptied is left out), in canonical form.
+fn edit_modes(modes: &mut Vec<u8>, path: &str, edit: fn(&mut format::ModeEntry)) {
+    let mut entries = format::parse_modes(modes).unwrap();
+    let entry = entries
+        .iter_mut()
+        .find(|entry| entry.path == path.as_bytes())
+        .unwrap_or_else(|| panic!("no record of {path}"));
+    edit(entry);
+    entries.retain(|entry| !entry.path.is_empty());
+    *modes = format::modes(&entries);
 }
 
 /// Validation fails, naming `check`.
@@ -833,6 +864,41 @@ fn tampering_that_updates_the_sums_is_caught_by_the_deeper_checks() {
             "an edited base index",
             rewrite(format::BASE_INDEX, |b| b.extend_from_slice(b"x\0")),
             Check::Indexes,
+        ),
+        (
+            "a script's permission bits without its executable bit",
+            rewrite(format::MODES, |b| {
+                edit_modes(b, "tool.sh", |entry| entry.mode &= !0o111)
+            }),
+            Check::Modes,
+        ),
+        (
+            "a directory's permission bits given to a file",
+            rewrite(format::MODES, |b| {
+                edit_modes(b, "README", |entry| entry.dir = true)
+            }),
+            Check::Modes,
+        ),
+        (
+            "a file's permission bits left out",
+            rewrite(format::MODES, |b| {
+                edit_modes(b, "new.txt", |entry| entry.path.clear())
+            }),
+            Check::Modes,
+        ),
+        (
+            "permission bits of a file the tree does not hold",
+            rewrite(format::MODES, |b| {
+                edit_modes(b, "README", |entry| entry.path.push(b'~'))
+            }),
+            Check::Modes,
+        ),
+        (
+            "permission bits out of order",
+            rewrite(format::MODES, |b| {
+                b.splice(0..0, *b"f 0644 zz\0").for_each(drop)
+            }),
+            Check::Modes,
         ),
         (
             "an edited commit",
@@ -1035,6 +1101,44 @@ const NEW_TXT: &str = "new\n";
 
 // ---------------------------------------------------------------------
 // Independence and restore.
+
+/// Permission bits no single umask makes together (`0600` and `0644`,
+/// `0700` and `0755`), for the checkout's top, files and directories.
+const MODES: [(&str, u32); 6] = [
+    ("", 0o750),
+    ("README", 0o600),
+    ("new.txt", 0o644),
+    ("tool.sh", 0o700),
+    ("bin", 0o700),
+    ("src", 0o755),
+];
+
+fn mode_of(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn permission_bits_git_does_not_keep_are_archived_and_restored() {
+    let scene = Scene::new();
+    for (rel, mode) in MODES {
+        fs::set_permissions(scene.wt.join(rel), fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let archive = scene.published();
+    let parent = tempfile::tempdir().unwrap();
+    let dest = parent.path().join("restored");
+    archive
+        .restore(&scene.git, &dest, &CancelToken::new())
+        .unwrap();
+    for (rel, mode) in MODES {
+        assert_eq!(mode_of(&dest.join(rel)), mode, "{rel:?}");
+    }
+    // A historical tip was never on disk as archived: git's modes.
+    let older = parent.path().join("older");
+    archive
+        .restore_tip(&scene.git, &scene.base, &older, &CancelToken::new())
+        .unwrap();
+    assert!(older.join("README").exists());
+}
 
 fn is_executable(path: &Path) -> bool {
     fs::metadata(path).unwrap().permissions().mode() & 0o111 != 0

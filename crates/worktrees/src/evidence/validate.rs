@@ -51,6 +51,10 @@ pub enum Check {
     /// byte for byte (what applying cannot tell: a changed header, context
     /// or mode line the patch applies the same without).
     Diff,
+    /// The permission bits are canonical and name exactly the source
+    /// tree's regular files and directories (and its top), each file's
+    /// executable bit as the tree records it.
+    Modes,
 }
 
 impl Check {
@@ -66,6 +70,7 @@ impl Check {
             Check::Patch => "patch",
             Check::Indexes => "indexes",
             Check::Diff => "diff",
+            Check::Modes => "modes",
         }
     }
 }
@@ -247,6 +252,8 @@ pub(super) fn check_in(
             return Err(corrupt(label, check, detail));
         }
     }
+    modes(&files[format::MODES], &files[format::SOURCE_INDEX])
+        .map_err(|detail| corrupt(label, Check::Modes, detail))?;
     Ok(manifest)
 }
 
@@ -445,6 +452,49 @@ fn commits(
         }
     }
     Ok(Ok(()))
+}
+
+/// The permission bits `modes` ([`format::MODES`]) against the source
+/// tree's listing `index` (`ls-tree -r -z --full-tree`, already checked):
+/// one record for the top, each directory and each regular file, and no
+/// other; a file executable for its owner exactly when the tree says so.
+fn modes(modes: &[u8], index: &[u8]) -> Checked {
+    let mut expected: BTreeMap<Vec<u8>, Option<bool>> = BTreeMap::new();
+    expected.insert(format::TOP.to_vec(), None);
+    for record in index.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let tab = record.iter().position(|&b| b == b'\t');
+        let (meta, path) = tab
+            .map(|tab| (&record[..tab], &record[tab + 1..]))
+            .ok_or_else(|| "the source index is malformed".to_owned())?;
+        for (at, _) in path.iter().enumerate().filter(|(_, b)| **b == b'/') {
+            expected.insert(path[..at].to_vec(), None);
+        }
+        match meta.split(|&b| b == b' ').next() {
+            Some(b"100644") => expected.insert(path.to_vec(), Some(false)),
+            Some(b"100755") => expected.insert(path.to_vec(), Some(true)),
+            _ => None,
+        };
+    }
+    let entries = format::parse_modes(modes)?;
+    let shown = |path: &[u8]| String::from_utf8_lossy(path).into_owned();
+    for entry in &entries {
+        let executable = entry.mode & 0o100 != 0;
+        match expected.remove(&entry.path) {
+            Some(None) if entry.dir => {}
+            Some(Some(exec)) if !entry.dir && exec == executable => {}
+            Some(_) => {
+                return Err(format!(
+                    "{}: not as the source tree has it",
+                    shown(&entry.path)
+                ));
+            }
+            None => return Err(format!("{}: not in the source tree", shown(&entry.path))),
+        }
+    }
+    match expected.keys().next() {
+        Some(missing) => Err(format!("{}: no permission bits recorded", shown(missing))),
+        None => Ok(()),
+    }
 }
 
 /// Where `archived` and `regenerated` first differ, if they do.

@@ -1,7 +1,11 @@
 use std::{os::unix::fs::PermissionsExt, time::Instant};
 
 use super::*;
-use crate::testing::Repo;
+use crate::{
+    handover::{self, Outcome, Reason, Takeover},
+    registry::{Candidate, NewRun, Registry, Status},
+    testing::{OPERATIONS, Repo, stop_operation},
+};
 
 #[test]
 fn versions_table() {
@@ -223,4 +227,48 @@ fn a_folder_outside_any_repository_is_einval_naming_it() {
         "{message}"
     );
     assert!(message.contains("not in a git repository"), "{message}");
+}
+
+#[test]
+fn every_marker_has_a_way_to_make_it_with_real_git() {
+    let mut listed = OPERATION_MARKERS.to_vec();
+    let mut made = OPERATIONS.to_vec();
+    listed.sort_unstable();
+    made.sort_unstable();
+    assert_eq!(listed, made);
+}
+
+#[test]
+fn every_operation_git_can_leave_stopped_refuses_a_handover_naming_its_marker() {
+    let cancel = CancelToken::new();
+    for marker in OPERATIONS {
+        let repo = Repo::new();
+        let home = tempfile::tempdir().unwrap();
+        let registry = Registry::open(home.path());
+        registry.create_task("t1", &cancel).unwrap();
+        for (run, status) in [("r1", Status::Failed), ("r2", Status::Running)] {
+            let new = NewRun {
+                id: run.into(),
+                task: "t1".into(),
+                worktree_root: repo.runs.join(run),
+                status,
+            };
+            registry.create_run(&new, &cancel).unwrap();
+        }
+        let wt = repo.worktree(&repo.runs.join("r1/A"), "t1/A");
+        let candidate = Candidate::new("A", "t1/A", &wt);
+        registry.add_candidate("r1", &candidate, &cancel).unwrap();
+        stop_operation(&repo, &wt, marker);
+        let takeover = Takeover::for_task(&registry, "t1", "r2").unwrap();
+        let git = Git::new().unwrap();
+        let outcome = handover::release(&registry, &git, &repo.main, "t1/A", &takeover, &cancel);
+        let Outcome::Refused(refused) = outcome.unwrap() else {
+            panic!("{marker}: not refused");
+        };
+        let named = refused.reasons().iter().any(|reason| {
+            matches!(reason, Reason::OperationInProgress(found) if found.iter().any(|m| m == marker))
+        });
+        assert!(named, "{marker}: {refused}");
+        assert!(wt.join(".git").exists(), "{marker}: the worktree went");
+    }
 }

@@ -973,3 +973,77 @@ fn authority_granted_by_name_keeps_the_copy_and_taken_back_lets_it_go() {
         .unwrap();
     assert_eq!(scene.pass().evicted.len(), 1);
 }
+
+#[test]
+fn every_operation_git_can_leave_stopped_keeps_the_copy_naming_its_marker() {
+    for marker in crate::testing::OPERATIONS {
+        let scene = Scene::new();
+        crate::testing::stop_operation(&scene.repo, &scene.seat, marker);
+        let before = scene.state(&scene.seat);
+        let report = scene.pass();
+        let named = report
+            .retained
+            .iter()
+            .flat_map(|retained| &retained.blockers)
+            .any(|b| {
+                b.kind == BlockerKind::OperationInProgress
+                    && b.detail.contains(&format!("/{marker}: "))
+            });
+        assert!(named, "{marker}: {report:#?}");
+        assert!(report.evicted.is_empty(), "{marker}");
+        assert_eq!(
+            scene.state(&scene.seat),
+            before,
+            "{marker}: the copy changed"
+        );
+    }
+}
+
+#[test]
+fn permission_bits_git_does_not_keep_come_back_with_an_evicted_seat() {
+    let scene = Scene::new();
+    // No single umask makes both 0600 and 0644.
+    let modes = [
+        ("", 0o700),
+        ("README", 0o600),
+        ("blob.bin", 0o644),
+        ("run.sh", 0o750),
+    ];
+    for (rel, mode) in modes {
+        fs::set_permissions(scene.seat.join(rel), fs::Permissions::from_mode(mode)).unwrap();
+    }
+    assert_eq!(scene.pass().evicted.len(), 1);
+    let parent = tempfile::tempdir().unwrap();
+    let cancel = CancelToken::new();
+    let dest = parent.path().join("seat");
+    seats::restore(
+        &scene.registry,
+        &scene.git,
+        "r1",
+        &scene.review,
+        &dest,
+        &cancel,
+    )
+    .unwrap();
+    for (rel, mode) in modes {
+        let restored = fs::metadata(dest.join(rel)).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(restored, mode, "{rel:?}");
+    }
+}
+
+#[test]
+fn the_output_lease_the_pass_holds_on_a_copy_once_leased_as_a_cache_borrows_nothing() {
+    let scene = Scene::new();
+    let owner = Owner::current("r9", "build", "seat");
+    match Leases::open(&scene.home)
+        .unwrap()
+        .try_acquire(&scene.seat, &owner)
+        .unwrap()
+    {
+        natives_ownership::lease::AcquireOutcome::Acquired(guard) => guard.release().unwrap(),
+        other => panic!("{other:?}"),
+    }
+    let report = scene.pass();
+    assert_eq!(report.evicted.len(), 1, "{report:#?}");
+    assert!(!scene.seat.exists());
+}

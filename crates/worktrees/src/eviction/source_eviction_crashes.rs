@@ -5,28 +5,32 @@
 //! gone, record evicted, evidence valid) and a third changes nothing.
 
 use std::{
+    cell::RefCell,
     fs,
-    os::unix::process::ExitStatusExt,
+    os::unix::{fs::PermissionsExt, process::ExitStatusExt},
     path::{Path, PathBuf},
     process::{Command, Stdio},
+    rc::Rc,
     thread,
     time::{Duration, Instant},
 };
 
 use natives_core::CancelToken;
+use natives_ownership::lease::{AcquireOutcome, Leases, Owner};
 use nix::{
     sys::signal::{Signal, kill, killpg},
     unistd::Pid,
 };
 
 use super::{
-    tests::{Files, Scene, all_kinds},
+    source_eviction::{Files, Scene, all_kinds},
     *,
 };
 use crate::{
     crash,
     evidence::Archive,
     git::Git,
+    registry::{Registry, Status},
     testing::{children_of, die, snapshot},
 };
 
@@ -56,7 +60,11 @@ const POINTS: [&str; 16] = [
 ];
 
 /// The points only a pass finishing a cut-short removal passes.
-const FINISHING_POINTS: [&str; 2] = ["copy remains removed", "administration removed"];
+const FINISHING_POINTS: [&str; 3] = [
+    "finish proven",
+    "copy remains removed",
+    "administration removed",
+];
 
 /// The child: one pass over the scene's home, dying as `mode` says:
 /// `at:POINT`, `git-after:MS` (kill git that long into its removal, then
@@ -156,7 +164,7 @@ fn spawn(scene: &Scene, mode: &str) -> std::process::Child {
         .args([
             "--ignored",
             "--exact",
-            "eviction::crash_tests::evicting_child",
+            "eviction::source_eviction_crashes::evicting_child",
             "--nocapture",
         ])
         .env(CHILD_HOME, &scene.home)
@@ -323,29 +331,165 @@ fn a_cut_short_removal_is_finished_only_when_the_administration_is_as_recorded()
     intact_or_archived(&scene, &before, "changed administration");
 }
 
-#[test]
-fn a_corrupt_archive_keeps_a_pending_eviction_as_a_blocker() {
-    let scene = Scene::new();
-    let before = snapshot(&scene.seat);
-    kill_child(&scene, "all-removed");
-    let record = scene.record("r1", "review-1");
-    let pack = record
-        .archive()
-        .unwrap()
-        .join(crate::evidence::format::PACK);
+/// Flip a byte in the middle of the pack of the archive `scene`'s pending
+/// record names (archives are read-only: made writable first).
+fn corrupt_pack(archive: &Path) {
+    let pack = archive.join(crate::evidence::format::PACK);
+    fs::set_permissions(&pack, fs::Permissions::from_mode(0o600)).unwrap();
     let mut bytes = fs::read(&pack).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
     fs::write(&pack, bytes).unwrap();
+}
+
+/// The archive a first pass over `scene` publishes.
+fn archive_dir(scene: &Scene) -> PathBuf {
+    scene
+        .artifacts("r1")
+        .join(crate::evidence::EVIDENCE_DIR)
+        .join(crate::evidence::format::archive_name(
+            &scene.review,
+            &scene.base,
+        ))
+}
+
+/// The pass kept the copy for `kind` alone and changed nothing.
+fn kept_pending_for(scene: &Scene, before: &(Files, Files), kind: BlockerKind, what: &str) {
     let report = scene.pass();
-    let kinds = all_kinds(&report);
-    assert_eq!(kinds, vec![BlockerKind::CorruptEvidence], "{report:#?}");
+    assert_eq!(all_kinds(&report), vec![kind], "{what}: {report:#?}");
+    nothing_removed(scene, before, what);
+}
+
+/// The copy and its administration are as they were, the record still
+/// pending.
+fn nothing_removed(scene: &Scene, before: &(Files, Files), what: &str) {
+    let state = scene.state(&scene.seat);
+    assert_eq!(state, *before, "{what}: something was removed");
+    let phase = scene.record("r1", "review-1").phase;
+    assert_eq!(phase, Phase::Pending, "{what}");
+}
+
+#[test]
+fn a_corrupt_archive_keeps_a_pending_eviction_as_a_blocker() {
+    let scene = Scene::new();
+    kill_child(&scene, "all-removed");
+    corrupt_pack(scene.record("r1", "review-1").archive().unwrap());
+    let before = scene.state(&scene.seat);
+    kept_pending_for(&scene, &before, BlockerKind::CorruptEvidence, "all removed");
     assert!(
         scene.admin(&scene.seat).exists(),
         "nothing more was removed"
     );
-    assert_eq!(scene.record("r1", "review-1").phase, Phase::Pending);
-    let _ = before;
+}
+
+#[test]
+fn a_pending_eviction_whose_archive_was_tampered_with_is_corrupt_evidence() {
+    let scene = Scene::new();
+    kill_child(&scene, "at:archived");
+    corrupt_pack(&archive_dir(&scene));
+    let before = scene.state(&scene.seat);
+    kept_pending_for(&scene, &before, BlockerKind::CorruptEvidence, "copy whole");
+}
+
+#[test]
+fn evidence_corrupted_right_before_the_removal_keeps_the_copy() {
+    let scene = Scene::new();
+    let before = scene.state(&scene.seat);
+    let archive = archive_dir(&scene);
+    let mut corrupted = false;
+    crash::install(Some(Box::new(move |point| {
+        if point == "archived" && !corrupted {
+            corrupt_pack(&archive);
+            corrupted = true;
+        }
+    })));
+    let report = scene.pass();
+    crash::install(None);
+    assert_eq!(
+        all_kinds(&report),
+        vec![BlockerKind::CorruptEvidence],
+        "{report:#?}"
+    );
+    nothing_removed(&scene, &before, "corrupted at archived");
+}
+
+/// Someone who comes to want the copy while a pass works on it; what they
+/// hold, kept until the pass is over.
+type Borrow = fn(&Path, &Path) -> Box<dyn std::any::Any>;
+
+/// A build's lease on a cache elsewhere, building from the copy.
+fn build_from(home: &Path, seat: &Path) -> Box<dyn std::any::Any> {
+    let cache = seat.parent().unwrap().join("cache");
+    fs::create_dir_all(&cache).unwrap();
+    let owner = Owner::current("r9", "build", "seat").building(seat.to_owned(), "x".into());
+    match Leases::open(home)
+        .unwrap()
+        .try_acquire(&cache, &owner)
+        .unwrap()
+    {
+        AcquireOutcome::Acquired(guard) => Box::new(guard),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Process cleanup holding the copy's own output lease.
+fn clean_up_in(home: &Path, seat: &Path) -> Box<dyn std::any::Any> {
+    let owner = Owner::current("r9", "cleanup", "seat");
+    match Leases::open(home)
+        .unwrap()
+        .try_acquire_output(seat, &owner)
+        .unwrap()
+    {
+        AcquireOutcome::Acquired(guard) => Box::new(guard),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Another run naming the copy among its sources.
+fn name_as_source(home: &Path, seat: &Path) -> Box<dyn std::any::Any> {
+    let seat = seat.to_owned();
+    Registry::open(home)
+        .update("r2", &CancelToken::new(), |run| {
+            run.source_paths.push(seat);
+            Ok(())
+        })
+        .unwrap();
+    Box::new(())
+}
+
+#[test]
+fn a_borrower_that_comes_after_the_pass_began_stops_the_removal_and_is_named() {
+    let borrowers: [(&str, BlockerKind, Borrow); 3] = [
+        ("a build from it", BlockerKind::OutputLease, build_from),
+        ("cleanup in it", BlockerKind::OutputLease, clean_up_in),
+        ("a run's source", BlockerKind::PathReference, name_as_source),
+    ];
+    // Before `git worktree remove`, and before finishing a removal a kill
+    // cut short.
+    for (cut_short, point) in [(false, "archived"), (true, "finish proven")] {
+        for (what, kind, borrow) in borrowers {
+            let what = format!("{what} at {point}");
+            let scene = Scene::new();
+            scene.record_run("r2", Status::Running);
+            if cut_short {
+                kill_child(&scene, "part-removed");
+            }
+            let before = scene.state(&scene.seat);
+            let (home, seat) = (scene.home.clone(), scene.seat.clone());
+            let held: Rc<RefCell<Option<Box<dyn std::any::Any>>>> = Rc::default();
+            let keep = held.clone();
+            crash::install(Some(Box::new(move |reached| {
+                if reached == point && keep.borrow().is_none() {
+                    *keep.borrow_mut() = Some(borrow(&home, &seat));
+                }
+            })));
+            let report = scene.pass();
+            crash::install(None);
+            assert!(held.borrow().is_some(), "{what}: the point was not reached");
+            assert!(all_kinds(&report).contains(&kind), "{what}: {report:#?}");
+            nothing_removed(&scene, &before, &what);
+        }
+    }
 }
 
 #[test]
