@@ -9,7 +9,7 @@
 //! natives home, or a repository.
 
 use std::{
-    env, fs, io,
+    env, fs,
     path::{Path, PathBuf},
 };
 
@@ -17,11 +17,15 @@ use natives_core::{Error, ErrorKind, Result};
 use nix::unistd::{User, getuid};
 
 use super::output::profile_dirs;
-use crate::{layout::LeaseFiles, paths};
+use crate::{durable, layout::LeaseFiles, paths};
 
 /// The signature line every `CACHEDIR.TAG` starts with (cargo writes one at
 /// the top of each target directory it creates).
 const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// The largest `CACHEDIR.TAG` read: the signature and a few comment lines
+/// fit many times over.
+const CACHEDIR_TAG_LIMIT: u64 = 64 << 10;
 
 /// The canonical path of `dir` if a prune may touch it, or why not:
 /// `ENOENT`/`ENOTDIR` for a path that is not a directory, `EINVAL` naming
@@ -103,13 +107,14 @@ fn registered(home: &Path, dir: &Path) -> bool {
 }
 
 /// Whether `dir` holds cargo's `CACHEDIR.TAG` or its `.rustc_info.json`.
+/// The tag is read as every record is ([`durable::read_bounded`]): one that
+/// is not a regular file or is oddly large fails the prune, naming it.
 fn has_cargo_marker(dir: &Path) -> Result<bool> {
     let tag = dir.join("CACHEDIR.TAG");
-    match fs::read(&tag) {
-        Ok(bytes) if bytes.starts_with(CACHEDIR_SIGNATURE) => return Ok(true),
-        Ok(_) => {}
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(err) => return Err(Error::io(&tag, err)),
+    if durable::read_bounded(&tag, CACHEDIR_TAG_LIMIT)?
+        .is_some_and(|bytes| bytes.starts_with(CACHEDIR_SIGNATURE))
+    {
+        return Ok(true);
     }
     Ok(fs::symlink_metadata(dir.join(".rustc_info.json")).is_ok_and(|meta| meta.is_file()))
 }
