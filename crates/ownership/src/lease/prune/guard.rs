@@ -9,12 +9,11 @@
 //! natives home, or a repository.
 
 use std::{
-    env, fs,
+    fs,
     path::{Path, PathBuf},
 };
 
 use natives_core::{Error, ErrorKind, Result};
-use nix::unistd::{User, getuid};
 
 use super::output::profile_dirs;
 use crate::{durable, layout::LeaseFiles, paths};
@@ -31,6 +30,12 @@ const CACHEDIR_TAG_LIMIT: u64 = 64 << 10;
 /// `ENOENT`/`ENOTDIR` for a path that is not a directory, `EINVAL` naming
 /// the rule it breaks otherwise.
 pub(super) fn prunable(dir: &Path, home: &Path) -> Result<PathBuf> {
+    prunable_for(dir, home, &paths::user_homes())
+}
+
+/// [`prunable`], refusing `user_homes` (canonical), their ancestors and
+/// the root as home directories.
+pub(super) fn prunable_for(dir: &Path, home: &Path, user_homes: &[PathBuf]) -> Result<PathBuf> {
     let meta = fs::metadata(dir).map_err(|err| Error::io(dir, err))?;
     if !meta.is_dir() {
         let message = format!("{}: not a directory", dir.display());
@@ -46,8 +51,8 @@ pub(super) fn prunable(dir: &Path, home: &Path) -> Result<PathBuf> {
     if canonical == Path::new("/") {
         return refuse("is the root directory".to_owned());
     }
-    for user_home in user_homes() {
-        if canonical == user_home {
+    for user_home in user_homes {
+        if canonical == *user_home {
             return refuse(format!("is the home directory {}", user_home.display()));
         }
         if user_home.starts_with(&canonical) {
@@ -81,22 +86,6 @@ pub(super) fn prunable(dir: &Path, home: &Path) -> Result<PathBuf> {
         );
     }
     Ok(canonical)
-}
-
-/// The current user's home directories, canonical: `$HOME` and the one the
-/// user database names, when they exist.
-fn user_homes() -> Vec<PathBuf> {
-    let from_env = env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .map(PathBuf::from);
-    let from_passwd = User::from_uid(getuid()).ok().flatten().map(|user| user.dir);
-    let mut homes: Vec<PathBuf> = [from_env, from_passwd]
-        .into_iter()
-        .flatten()
-        .filter_map(|home| home.canonicalize().ok())
-        .collect();
-    homes.dedup();
-    homes
 }
 
 /// Whether a lease was ever taken on `dir` under `home` (its catalog entry

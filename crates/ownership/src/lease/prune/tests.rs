@@ -406,3 +406,69 @@ fn at_the_top_of_a_profile_only_what_cargo_makes_is_output() {
         assert_eq!((listed, kept), (output, !output), "{rel}");
     }
 }
+
+/// A user's home, any directory holding one, and the root are refused even
+/// when registered and laid out as a cargo target directory (which would
+/// otherwise be pruned). The home is a fake one this test owns, so a guard
+/// that stopped refusing homes could only ever empty this test's folder.
+#[test]
+fn a_home_its_ancestors_and_the_root_are_refused_even_as_build_caches() {
+    let f = fixture();
+    let above = f.root.join("users");
+    let fake_home = above.join("ana");
+    for dir in [&above, &fake_home] {
+        fs::create_dir_all(dir.join("debug/.fingerprint")).unwrap();
+        fs::write(dir.join(".rustc_info.json"), "{}").unwrap();
+        file(dir, "debug/deps/precious-1", 10, 0);
+        drop(hold(&f.leases, dir));
+    }
+    let homes = [fake_home.clone()];
+    let home = f.leases.home();
+    let table: [(&Path, &[PathBuf], String); 4] = [
+        (
+            &fake_home,
+            &homes,
+            format!("is the home directory {}", fake_home.display()),
+        ),
+        (
+            &above,
+            &homes,
+            format!("contains the home directory {}", fake_home.display()),
+        ),
+        (Path::new("/"), &[], "is the root directory".to_owned()),
+        (Path::new("/"), &homes, "is the root directory".to_owned()),
+    ];
+    for (dir, user_homes, why) in table {
+        let err = guard::prunable_for(dir, home, user_homes).unwrap_err();
+        assert_eq!(err.code(), "EINVAL", "{}: {err}", dir.display());
+        assert!(err.message().contains(&why), "{}: {err}", dir.display());
+    }
+    // Without the home among the user's homes, both are build caches.
+    assert_eq!(
+        guard::prunable_for(&fake_home, home, &[]).unwrap(),
+        fake_home
+    );
+    assert_eq!(guard::prunable_for(&above, home, &[]).unwrap(), above);
+    assert!(fake_home.join("debug/deps/precious-1").exists());
+}
+
+/// The real prune refuses the user's real home as the home it is, and the
+/// root as the root, with a plan (which deletes nothing in any case).
+#[test]
+fn a_prune_refuses_the_real_home_and_the_root() {
+    let f = fixture();
+    let mut table = vec![(PathBuf::from("/"), "is the root directory".to_owned())];
+    table.extend(
+        crate::paths::user_homes()
+            .into_iter()
+            .filter(|home| home != Path::new("/"))
+            .map(|home| {
+                let why = format!("is the home directory {}", home.display());
+                (home, why)
+            }),
+    );
+    for (dir, why) in table {
+        let err = f.leases.plan_prune(&dir, 0).unwrap_err();
+        assert!(err.message().contains(&why), "{}: {err}", dir.display());
+    }
+}
