@@ -118,48 +118,49 @@ fn code_of<T: Send + 'static>(
         .map_err(|err| err.code())
 }
 
+/// One library call, its answer dropped.
+type Call = Box<dyn FnOnce() -> natives_ownership::Result<()> + Send>;
+
+/// Every lease call that reads `cache`'s lease record, by name.
+fn lease_readers(leases: &Leases, cache: &Path) -> Vec<(&'static str, Call)> {
+    let (l, c) = (leases.clone(), cache.to_owned());
+    let call = move |work: fn(&Leases, &Path) -> natives_ownership::Result<()>| -> Call {
+        let (l, c) = (l.clone(), c.clone());
+        Box::new(move || work(&l, &c))
+    };
+    vec![
+        ("classify", call(|l, c| l.classify(c).map(drop))),
+        (
+            "try_acquire",
+            call(|l, c| l.try_acquire(c, &owner()).map(drop)),
+        ),
+        (
+            "wait_for",
+            call(|l, c| l.wait_for(c, &owner(), Duration::from_secs(1)).map(drop)),
+        ),
+        (
+            "release_unowned",
+            call(|l, c| l.release_unowned(c).map(drop)),
+        ),
+        ("inventory", call(|l, _| l.inventory().map(drop))),
+        (
+            "maintenance_prune",
+            call(|l, c| l.maintenance_prune(c, 0, &owner()).map(drop)),
+        ),
+    ]
+}
+
 #[test]
 fn a_lease_record_that_is_not_a_file_fails_every_reader_at_once() {
     for hostile in [Hostile::Fifo, Hostile::DevZero] {
         let scene = Scene::new();
         hostile.put(&scene.lease_files().record);
-        let (leases, cache) = (scene.leases(), scene.cache.clone());
-        let calls: [(&str, Box<dyn FnOnce() -> Result<(), &'static str>>); 6] = [
-            ("classify", {
-                let (l, c) = (leases.clone(), cache.clone());
-                Box::new(move || code_of("classify", move || l.classify(&c)))
-            }),
-            ("try_acquire", {
-                let (l, c) = (leases.clone(), cache.clone());
-                Box::new(move || code_of("try_acquire", move || l.try_acquire(&c, &owner())))
-            }),
-            ("wait_for", {
-                let (l, c) = (leases.clone(), cache.clone());
-                Box::new(move || {
-                    code_of("wait_for", move || {
-                        l.wait_for(&c, &owner(), Duration::from_secs(1))
-                    })
-                })
-            }),
-            ("release_unowned", {
-                let (l, c) = (leases.clone(), cache.clone());
-                Box::new(move || code_of("release_unowned", move || l.release_unowned(&c)))
-            }),
-            ("inventory", {
-                let l = leases.clone();
-                Box::new(move || code_of("inventory", move || l.inventory()))
-            }),
-            ("maintenance_prune", {
-                let (l, c) = (leases.clone(), cache.clone());
-                Box::new(move || {
-                    code_of("maintenance_prune", move || {
-                        l.maintenance_prune(&c, 0, &owner())
-                    })
-                })
-            }),
-        ];
-        for (name, call) in calls {
-            assert_eq!(call(), Err("EFTYPE"), "{name} with {hostile:?}");
+        for (name, call) in lease_readers(&scene.leases(), &scene.cache) {
+            assert_eq!(
+                code_of(name, call),
+                Err("EFTYPE"),
+                "{name} with {hostile:?}"
+            );
         }
     }
 }
