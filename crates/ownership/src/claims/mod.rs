@@ -276,6 +276,10 @@ pub fn release_in_zone(
     releaser: Releaser,
 ) -> Result<bool> {
     require("uid", uid)?;
+    // With no record there is no claim: nothing to lock, nothing to create.
+    if !store::has_record(home, zone, deadline)? {
+        return Ok(false);
+    }
     store::update(home, zone, dir, deadline, |record| {
         let Some(claim) = record.claims.get(uid) else {
             return Ok(false);
