@@ -90,7 +90,10 @@ pub struct ClaimRequest {
     pub others: Vec<KnownAgent>,
     /// The caller's channel store id, recorded in the claim.
     pub origin: String,
-    /// The user's home directory (`$HOME`), a known shared location.
+    /// The agent's user's home directory, a known shared location. The
+    /// caller's own homes (`$HOME` and the user database's, see
+    /// [`crate::paths::user_homes`]) are shared locations whether or not
+    /// one is given here: there is no way to turn the rule off.
     pub user_home: Option<PathBuf>,
     /// Settings files and environment that may redirect the memory.
     pub redirects: MemoryRedirects,
