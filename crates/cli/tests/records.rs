@@ -107,8 +107,11 @@ fn natives(args: &[&str]) -> (i32, String, String) {
     output::outcome(child.wait_with_output().unwrap())
 }
 
+/// Puts something that is not a regular file at a path.
+type Put = fn(&Path);
+
 /// What can stand where a record should be.
-fn hostile_kinds() -> [(&'static str, fn(&Path)); 2] {
+fn hostile_kinds() -> [(&'static str, Put); 2] {
     [
         ("a FIFO", |at| {
             nix::unistd::mkfifo(at, nix::sys::stat::Mode::S_IRWXU).unwrap()
@@ -119,7 +122,7 @@ fn hostile_kinds() -> [(&'static str, fn(&Path)); 2] {
     ]
 }
 
-fn replace_with(path: &Path, put: fn(&Path)) {
+fn replace_with(path: &Path, put: Put) {
     let _ = fs::remove_file(path);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     put(path);
