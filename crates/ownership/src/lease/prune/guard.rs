@@ -48,19 +48,8 @@ pub(super) fn prunable_for(dir: &Path, home: &Path, user_homes: &[PathBuf]) -> R
             dir.display()
         )))
     };
-    if canonical == Path::new("/") {
-        return refuse("is the root directory".to_owned());
-    }
-    for user_home in user_homes {
-        if canonical == *user_home {
-            return refuse(format!("is the home directory {}", user_home.display()));
-        }
-        if user_home.starts_with(&canonical) {
-            return refuse(format!(
-                "contains the home directory {}",
-                user_home.display()
-            ));
-        }
+    if let Some(why) = root_or_home(&canonical, user_homes) {
+        return refuse(why);
     }
     let natives_home = paths::dir_id(home)?;
     if natives_home.starts_with(&canonical) {
@@ -86,6 +75,26 @@ pub(super) fn prunable_for(dir: &Path, home: &Path, user_homes: &[PathBuf]) -> R
         );
     }
     Ok(canonical)
+}
+
+/// Why `canonical` is the root, one of `user_homes` or a directory holding
+/// one, if it is.
+fn root_or_home(canonical: &Path, user_homes: &[PathBuf]) -> Option<String> {
+    if canonical == Path::new("/") {
+        return Some("is the root directory".to_owned());
+    }
+    user_homes.iter().find_map(|user_home| {
+        if canonical == user_home {
+            Some(format!("is the home directory {}", user_home.display()))
+        } else if user_home.starts_with(canonical) {
+            Some(format!(
+                "contains the home directory {}",
+                user_home.display()
+            ))
+        } else {
+            None
+        }
+    })
 }
 
 /// Whether a lease was ever taken on `dir` under `home` (its catalog entry
