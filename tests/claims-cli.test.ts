@@ -28,7 +28,6 @@ beforeAll(async () => {
       others: [],
       origin,
       deadline: Date.now() + 5_000,
-      userHome: null,
       redirects: { settingsFiles: [], pathOverride: null },
       home,
     };

@@ -25,7 +25,6 @@ function request(name: string, uid = 'a'): ClaimRequest {
     others: [],
     origin: 'store-a',
     deadline: Date.now() + 5_000,
-    userHome: null,
     redirects: { settingsFiles: [], pathOverride: null },
     home: path.join(root, `home-${name}`),
   };

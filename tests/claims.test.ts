@@ -49,7 +49,6 @@ function request(cwd: string | null, shape: (r: ClaimRequest) => void = () => {}
     others: [],
     origin: 'store-a',
     deadline: soon(),
-    userHome: null,
     redirects: { settingsFiles: [], pathOverride: null },
     home: at(`homes/${cases}`),
   };

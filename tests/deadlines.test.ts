@@ -69,7 +69,6 @@ describe('with every pool thread taken', () => {
       others: [],
       origin: 'store-a',
       deadline: Date.now() + DEADLINE_MS,
-      userHome: null,
       redirects: { settingsFiles: [], pathOverride: null },
       home,
     });

@@ -164,7 +164,7 @@ describe('acquireBuildCache', () => {
     fs.mkdirSync(path.join(cache, 'debug', 'deps'));
     fs.writeFileSync(path.join(cache, 'debug', 'deps', 'old.bin'), Buffer.alloc(4096));
     fs.writeFileSync(path.join(cache, 'notes.txt'), 'not build output');
-    expect(await maintenancePrune(cache, 0, OWNER, { home })).toEqual({ bytesBefore: 4096, bytesAfter: 0, filesRemoved: 1 });
+    expect(await maintenancePrune(cache, 0, OWNER, { home })).toEqual({ bytesBefore: 4096, bytesAfter: 0, filesRemoved: 1, kept: [] });
     expect(fs.readFileSync(path.join(cache, 'notes.txt'), 'utf8')).toBe('not build output');
   });
 

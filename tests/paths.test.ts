@@ -65,7 +65,6 @@ describe('link/.. names one place from TypeScript and from the CLI', () => {
       others: [],
       origin: 'store-a',
       deadline: Date.now() + 5_000,
-      userHome: null,
       redirects: { settingsFiles: [], pathOverride: null },
       home,
     });

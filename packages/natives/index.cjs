@@ -854,6 +854,7 @@ module.exports.hasLinkedWorktrees = nativeBinding.hasLinkedWorktrees
 module.exports.HolderOwnerKind = nativeBinding.HolderOwnerKind
 module.exports.initFsScanCachePolicy = nativeBinding.initFsScanCachePolicy
 module.exports.invalidateFsScanCache = nativeBinding.invalidateFsScanCache
+module.exports.KeptReason = nativeBinding.KeptReason
 module.exports.LeaseReleased = nativeBinding.LeaseReleased
 module.exports.LeaseStatus = nativeBinding.LeaseStatus
 module.exports.memoryProjectRoot = nativeBinding.memoryProjectRoot

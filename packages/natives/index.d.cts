@@ -265,6 +265,9 @@ export declare function initFsScanCachePolicy(variables: Record<string, string>)
  */
 export declare function invalidateFsScanCache(path?: string | undefined | null): void
 
+/** Why a prune kept something inside a profile. */
+export type KeptReason = 'repository' | 'unknown-purpose'
+
 /** What a human's release of a lease did. */
 export type LeaseReleased = 'nothing' | 'dead-owner' | 'moved-aside'
 
@@ -495,8 +498,8 @@ export interface NativeClaimRequest {
    */
   origin: string
   /**
-   * The user's home directory, a known shared location; absent to skip
-   * that rule.
+   * The agent's user's home directory, a known shared location; the
+   * caller's own home is one whether or not this is given.
    */
   userHome?: string
   /**
@@ -1040,6 +1043,14 @@ export interface NativeIdentity {
 /** Classify `dir`'s lease right now. */
 export declare function nativeInspectBuildCache(dir: string, home?: string | undefined | null): NativeCacheStatus
 
+/** Something a prune kept inside a profile. */
+export interface NativeKept {
+  /** The file or directory (a directory is kept with all it holds). */
+  path: string
+  /** Why it was kept. */
+  reason: KeptReason
+}
+
 /** Another agent the caller's channel store knows. */
 export interface NativeKnownAgent {
   /** Its stable id. */
@@ -1175,6 +1186,8 @@ export interface NativePruneReport {
   bytesAfter: number
   /** Files deleted. */
   filesRemoved: number
+  /** What was kept inside the profiles whatever its age, and why. */
+  kept: Array<NativeKept>
 }
 
 /** Remove the claims `origin` wrote for agents it no longer has. */

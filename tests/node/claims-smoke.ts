@@ -17,7 +17,6 @@ try {
       others: [],
       origin,
       deadline: Date.now() + 5_000,
-      userHome: null,
       redirects: { settingsFiles: [], pathOverride: null },
       home,
     });

@@ -146,7 +146,6 @@ async function forgeAnotherUsersClaim(config: { home: string; memoryDir: string;
     others: [],
     origin: config.origin,
     deadline: Date.now() + 5_000,
-    userHome: null,
     redirects: { settingsFiles: [], pathOverride: null },
     home: config.home,
   });

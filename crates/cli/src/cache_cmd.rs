@@ -26,7 +26,7 @@ use std::{
 use natives_ownership::{
     Entry, EntryStatus, Leases, Owner,
     fresh::Identity,
-    lease::{PrunePlan, PruneReport, Released},
+    lease::{Kept, PrunePlan, PruneReport, Released},
     paths,
     process::now_ms,
 };
@@ -244,6 +244,7 @@ fn print_plan(dir: &Path, plan: &PrunePlan) {
     for file in &plan.files {
         out.write(|w| writeln!(w, "would remove {} ({} B)", file.path.display(), file.bytes));
     }
+    out.write(|w| print_kept(w, "would keep", &plan.kept));
     out.write(|w| {
         writeln!(
             w,
@@ -261,8 +262,12 @@ fn print_plan(dir: &Path, plan: &PrunePlan) {
 
 /// What a person is asked before a prune.
 fn question(dir: &Path, plan: &PrunePlan) -> String {
+    let kept = match plan.kept.len() {
+        0 => String::new(),
+        n => format!(" ({n} kept: a repository or of unknown purpose)"),
+    };
     format!(
-        "prune {}: remove {} files of build output, {} -> {}?",
+        "prune {}: remove {} files of build output, {} -> {}{kept}?",
         dir.display(),
         plan.files.len(),
         human_size(plan.bytes_before),
@@ -271,15 +276,36 @@ fn question(dir: &Path, plan: &PrunePlan) -> String {
 }
 
 fn print_report(dir: &Path, report: &PruneReport) {
-    println!(
-        "pruned {}: {} -> {} bytes ({} -> {}); files removed: {}",
-        dir.display(),
-        report.bytes_before,
-        report.bytes_after,
-        human_size(report.bytes_before),
-        human_size(report.bytes_after),
-        report.files_removed
-    );
+    let mut out = Output::stdout();
+    out.write(|w| print_kept(w, "kept", &report.kept));
+    out.write(|w| {
+        writeln!(
+            w,
+            "pruned {}: {} -> {} bytes ({} -> {}); files removed: {}",
+            dir.display(),
+            report.bytes_before,
+            report.bytes_after,
+            human_size(report.bytes_before),
+            human_size(report.bytes_after),
+            report.files_removed
+        )
+    });
+    let _ = out.finish();
+}
+
+/// One line per file or directory a prune keeps inside the profiles, with
+/// why (`kept PATH (repository): a git repository, kept whole`).
+fn print_kept(out: &mut dyn Write, verb: &str, kept: &[Kept]) -> io::Result<()> {
+    for kept in kept {
+        let why = kept.why;
+        writeln!(
+            out,
+            "{verb} {} ({}): {why}",
+            kept.path.display(),
+            why.name()
+        )?;
+    }
+    Ok(())
 }
 
 /// Bytes in the largest 1024-based unit that keeps the number at least 1.

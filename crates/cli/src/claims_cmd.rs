@@ -2,7 +2,9 @@
 //! claims, and the human "release this folder" action.
 //!
 //! The store is the one under `$NATIVES_HOME` (else `~/.natives`), or
-//! `--home`. Releasing asks for confirmation on standard input unless
+//! `--home`; neither command creates it. `list` exits 0 when it listed a
+//! folder, 1 when there was none, 2 when a record could not be read (each
+//! named on standard error, after what could be read). Releasing asks for confirmation on standard input unless
 //! `--yes`, because the released agent's next capture will treat the folder
 //! as exclusive if nobody else claims it. A claim another OS user made is
 //! refused (`EPERM`, by the library) unless `--any-user` says the operator
@@ -72,7 +74,12 @@ fn list(uid: Option<String>, json: bool, home: Option<PathBuf>) -> Result<Outcom
         }
     }
     out.finish()?;
-    Ok(Outcome::from_count(folders.len() as u64))
+    // As ripgrep does: an error is exit 2 even when something was listed.
+    match listing.unreadable.len() {
+        0 => Ok(Outcome::from_count(folders.len() as u64)),
+        1 => Err("1 claims record could not be read".to_owned()),
+        n => Err(format!("{n} claims records could not be read")),
+    }
 }
 
 fn print_folder(out: &mut dyn Write, folder: &ClaimedFolder, json: bool) -> io::Result<()> {

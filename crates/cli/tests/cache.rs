@@ -316,7 +316,7 @@ fn prune_fixture() -> Fixture {
     cache_file(&fixture.cache, "notes.txt", 500, 9 * hour);
     cache_file(&fixture.cache, "debug/deps/z-oldest", 1000, 3 * hour);
     cache_file(&fixture.cache, "debug/build/x/m-middle", 2000, 2 * hour);
-    cache_file(&fixture.cache, "debug/a-newest", 4000, hour);
+    cache_file(&fixture.cache, "debug/examples/a-newest", 4000, hour);
     fixture.hold(&fixture.cache, &owner()).release().unwrap();
     fixture
 }
@@ -331,7 +331,7 @@ fn prune_removes_the_oldest_build_output_first_down_to_the_limit() {
     assert_eq!((code, out, err), (0, expected, String::new()));
     assert!(!fixture.cache.join("debug/deps").exists());
     assert!(!fixture.cache.join("debug/build").exists());
-    assert!(fixture.cache.join("debug/a-newest").exists());
+    assert!(fixture.cache.join("debug/examples/a-newest").exists());
     assert!(fixture.cache.join("notes.txt").exists(), "not build output");
 
     let (code, out, _) = fixture.natives(&["cache", "prune", cache, "--limit=4KiB"]);
@@ -471,7 +471,7 @@ fn prune_refuses_while_the_cache_is_held() {
     for rel in [
         "debug/deps/z-oldest",
         "debug/build/x/m-middle",
-        "debug/a-newest",
+        "debug/examples/a-newest",
     ] {
         assert!(fixture.cache.join(rel).exists(), "{rel}");
     }

@@ -67,8 +67,8 @@ pub struct NativeClaimRequest {
     /// The caller's channel store id; only this store may later prune the
     /// claim.
     pub origin: String,
-    /// The user's home directory, a known shared location; absent to skip
-    /// that rule.
+    /// The agent's user's home directory, a known shared location; the
+    /// caller's own home is one whether or not this is given.
     pub user_home: Option<String>,
     /// Settings files that may redirect memory; missing files redirect
     /// nothing.

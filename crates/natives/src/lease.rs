@@ -373,6 +373,36 @@ pub struct NativePruneReport {
     pub bytes_after: f64,
     /// Files deleted.
     pub files_removed: f64,
+    /// What was kept inside the profiles whatever its age, and why.
+    pub kept: Vec<NativeKept>,
+}
+
+/// Something a prune kept inside a profile.
+#[napi(object)]
+pub struct NativeKept {
+    /// The file or directory (a directory is kept with all it holds).
+    pub path: String,
+    /// Why it was kept.
+    pub reason: KeptReason,
+}
+
+/// Why a prune kept something inside a profile.
+#[napi(string_enum = "kebab-case")]
+pub enum KeptReason {
+    /// A git repository (a directory holding a `.git`, or a git directory),
+    /// kept whole: it may hold work that exists nowhere else.
+    Repository,
+    /// Not something cargo makes there.
+    UnknownPurpose,
+}
+
+impl From<lease::KeptReason> for KeptReason {
+    fn from(reason: lease::KeptReason) -> KeptReason {
+        match reason {
+            lease::KeptReason::Repository => KeptReason::Repository,
+            lease::KeptReason::UnknownPurpose => KeptReason::UnknownPurpose,
+        }
+    }
 }
 
 /// Prune `dir`'s build output to `limitBytes`, oldest files first, only
@@ -627,6 +657,14 @@ fn to_js_prune(report: PruneReport) -> NativePruneReport {
         bytes_before: report.bytes_before as f64,
         bytes_after: report.bytes_after as f64,
         files_removed: report.files_removed as f64,
+        kept: report
+            .kept
+            .into_iter()
+            .map(|kept| NativeKept {
+                path: display(kept.path),
+                reason: kept.why.into(),
+            })
+            .collect(),
     }
 }
 

@@ -17,7 +17,7 @@
 use std::{
     fs::{self, File, OpenOptions},
     io::{self, Read, Write},
-    os::unix::fs::{DirBuilderExt, OpenOptionsExt},
+    os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt},
     path::{Path, PathBuf},
 };
 
@@ -66,24 +66,36 @@ pub fn publish(path: &Path, bytes: &[u8]) -> Result<bool> {
     publish_observed(path, bytes, &mut |_| {})
 }
 
-/// The record at `path`, or `None` if there is none.
+/// The largest record [`read`] takes: far above any record this crate or
+/// the run registry writes, far below what would exhaust memory.
+pub const MAX_RECORD_BYTES: u64 = 16 << 20;
+
+/// The record at `path`, or `None` if there is none: [`read_bounded`] at
+/// [`MAX_RECORD_BYTES`].
 pub fn read(path: &Path) -> Result<Option<Vec<u8>>> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(Error::io(path, err)),
-    }
+    read_bounded(path, MAX_RECORD_BYTES)
 }
 
 /// The record at `path`, or `None` if there is none, refused before it is
 /// read whole when it is larger than `limit` bytes (`EFBIG`) or not a
-/// regular file (`EFTYPE`: opening a FIFO for reading could block forever).
-/// The size is judged from the open file, and the read stops one byte past
-/// `limit`, so a record growing meanwhile is refused too.
+/// regular file (`EFTYPE`: opening a FIFO for reading could block forever,
+/// and a device such as `/dev/zero` never ends). Every record natives keeps,
+/// and every small file it reads beside them, is read here.
+///
+/// The type is judged before opening (a FIFO or device is never opened),
+/// then again from the open file, which is opened without blocking and
+/// without becoming a controlling terminal, in case the path was replaced
+/// in between. The size is judged from the open file, and the read stops
+/// one byte past `limit`, so a record growing meanwhile is refused too.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    match fs::metadata(path) {
+        Ok(meta) => require_regular(path, &meta)?,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(Error::io(path, err)),
+    }
     let file = match OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
     {
         Ok(file) => file,
@@ -91,12 +103,7 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
         Err(err) => return Err(Error::io(path, err)),
     };
     let meta = file.metadata().map_err(|err| Error::io(path, err))?;
-    if !meta.is_file() {
-        return Err(Error::new(
-            ErrorKind::NotARegularFile,
-            format!("{}: not a regular file, not read", path.display()),
-        ));
-    }
+    require_regular(path, &meta)?;
     let too_large = |size: u64| {
         Error::new(
             ErrorKind::TooLarge,
@@ -117,6 +124,38 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
         return Err(too_large(bytes.len() as u64));
     }
     Ok(Some(bytes))
+}
+
+/// `EFTYPE` naming `path` and what it is, unless `meta` is a regular file's.
+pub(crate) fn require_regular(path: &Path, meta: &fs::Metadata) -> Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::NotARegularFile,
+        format!(
+            "{}: {}, not a regular file; not read",
+            path.display(),
+            kind_of(&meta.file_type())
+        ),
+    ))
+}
+
+/// What a file that is not a regular file is, for a message.
+fn kind_of(kind: &fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "a special file"
+    }
 }
 
 /// Remove the record at `path` durably; `Ok(false)` if there was none.

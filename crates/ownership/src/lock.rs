@@ -36,7 +36,7 @@ use nix::{
     sys::statfs::{self, FsType},
 };
 
-use crate::durable::FILE_MODE;
+use crate::durable::{FILE_MODE, require_regular};
 
 /// A held exclusive lock; dropping it releases the lock.
 #[derive(Debug)]
@@ -100,15 +100,26 @@ fn try_exclusive_observed(path: &Path, opened: &mut dyn FnMut()) -> Result<Optio
     Ok(None)
 }
 
+/// The lock file at `path`, created if missing. Opened without blocking and
+/// refused (`EFTYPE`) unless it is a regular file: a FIFO put in its place
+/// must not hang the caller, nor a device stand in for a lock.
 fn open_lock_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(FILE_MODE)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|err| Error::io(path, err))
+        .map_err(|err| Error::io(path, err))?;
+    regular(path, file)
+}
+
+/// `file`, opened from `path`, if it is a regular file; `EFTYPE` otherwise.
+fn regular(path: &Path, file: File) -> Result<File> {
+    let meta = file.metadata().map_err(|err| Error::io(path, err))?;
+    require_regular(path, &meta).map(|()| file)
 }
 
 /// Whether `path` names `file` right now (not a file put in its place).
@@ -150,12 +161,17 @@ pub fn wait_exclusive(path: &Path, cancel: &CancelToken, limit: Duration) -> Res
     }
 }
 
-/// Whether anyone holds the lock on `path` right now (a missing file: no).
+/// Whether anyone holds the lock on `path` right now (a missing file: no;
+/// anything but a regular file: `EFTYPE`, never opened to block).
 /// The lock is only tested, never taken, so a probe cannot make a
 /// concurrent [`try_exclusive`] fail.
 pub fn is_held(path: &Path) -> Result<bool> {
-    let file = match File::open(path) {
-        Ok(file) => file,
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let file = match opened {
+        Ok(file) => regular(path, file)?,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(err) => return Err(Error::io(path, err)),
     };
@@ -279,6 +295,37 @@ mod tests {
         drop(held);
         assert!(!is_held(&path).unwrap());
         assert!(path.exists(), "lock files are never deleted");
+    }
+
+    /// A FIFO, a directory or a device where a lock file should be is
+    /// refused at once, by a probe and by an attempt alike: opening a FIFO
+    /// to read would wait for a writer forever.
+    #[test]
+    fn a_lock_file_that_is_not_a_regular_file_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.lock");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let zero = dir.path().join("zero.lock");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for path in [fifo, zero, dir.path().to_owned()] {
+            let shown = path.display().to_string();
+            let (probed, taken) = natives_testkit::within(&shown, Duration::from_secs(10), {
+                let path = path.clone();
+                move || {
+                    (
+                        is_held(&path).map_err(|e| e.code()),
+                        try_exclusive(&path).map(|_| ()).map_err(|e| e.code()),
+                    )
+                }
+            });
+            assert_eq!(probed, Err("EFTYPE"), "{shown}");
+            let expected = if path == dir.path() {
+                "EISDIR"
+            } else {
+                "EFTYPE"
+            };
+            assert_eq!(taken, Err(expected), "{shown}");
+        }
     }
 
     /// A child spawned while the lock is held shares its open file until the

@@ -13,6 +13,7 @@ use std::{
 };
 
 use natives_core::{Error, Result};
+use nix::unistd::{User, getuid};
 use sha2::{Digest, Sha256};
 
 use crate::process::hex;
@@ -79,6 +80,22 @@ pub fn home(explicit: Option<&Path>) -> Result<PathBuf> {
         .filter(|h| !h.is_empty())
         .ok_or_else(|| Error::invalid(format!("neither {HOME_ENV} nor HOME is set")))?;
     Ok(PathBuf::from(user_home).join(".natives"))
+}
+
+/// The current user's home directories, canonical: `$HOME` and the one the
+/// user database names, when they exist (one entry when they agree).
+pub fn user_homes() -> Vec<PathBuf> {
+    let from_env = env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let from_passwd = User::from_uid(getuid()).ok().flatten().map(|user| user.dir);
+    let mut homes: Vec<PathBuf> = [from_env, from_passwd]
+        .into_iter()
+        .flatten()
+        .filter_map(|home| home.canonicalize().ok())
+        .collect();
+    homes.dedup();
+    homes
 }
 
 #[cfg(test)]

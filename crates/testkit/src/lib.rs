@@ -1,5 +1,6 @@
 //! What the natives crates' tests share, so each test says what its tree
-//! holds rather than how to build it.
+//! holds rather than how to build it, and a test of something that must not
+//! hang fails instead of hanging ([`within`]).
 //!
 //! ```
 //! let dir = natives_testkit::tree(&[("src/a.rs", "fn a() {}\n"), ("empty/", "")]);
@@ -8,7 +9,13 @@
 //! assert_eq!(std::fs::read_to_string(named.path().join("x/y.txt")).unwrap(), "x/y.txt");
 //! ```
 
-use std::{fs, path::Path};
+use std::{
+    fs,
+    path::Path,
+    sync::mpsc::{self, RecvTimeoutError},
+    thread,
+    time::Duration,
+};
 
 use tempfile::TempDir;
 
@@ -41,4 +48,28 @@ pub fn write(root: &Path, rel: &str, contents: impl AsRef<[u8]>) {
         fs::create_dir_all(parent).expect("a fixture file's parent");
     }
     fs::write(&path, contents).expect("a fixture file");
+}
+
+/// What `work` returns, run on a thread of its own and waited for at most
+/// `limit`: a test of something that must not hang fails (naming `what`)
+/// rather than hanging the suite when it regresses. The stuck thread is
+/// left behind; the test process ends it.
+pub fn within<T: Send + 'static>(
+    what: &str,
+    limit: Duration,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done, finished) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    match finished.recv_timeout(limit) {
+        Ok(value) => value,
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("{what}: still running after {limit:?} (it hangs)")
+        }
+        Err(RecvTimeoutError::Disconnected) => {
+            panic!("{what}: panicked")
+        }
+    }
 }

@@ -55,8 +55,9 @@ pub use record::{
     TaskRecord,
 };
 
-/// The largest record read (16 MiB); a larger one is refused unread.
-pub const MAX_RECORD_BYTES: u64 = 16 << 20;
+/// The largest record read; a larger one is refused unread. The same
+/// bound every natives record is read with.
+pub const MAX_RECORD_BYTES: u64 = durable::MAX_RECORD_BYTES;
 
 /// The most records one listing reads (a task's runs, the registry's tasks).
 pub const MAX_HISTORY: usize = 4096;

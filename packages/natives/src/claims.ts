@@ -11,7 +11,7 @@
  * `{exclusive: false, reason: 'unproven'}`.
  */
 import { native, type NativeKnownAgent, type NativeVerdict, type SharedReason } from './native.ts';
-import { callNative } from './errors.ts';
+import { callNative, codedError, type CodedError } from './errors.ts';
 import { anchored } from './paths.ts';
 
 const {
@@ -74,8 +74,12 @@ export interface ClaimRequest {
   origin: string;
   /** Checks that cannot finish by then answer `unproven`. */
   deadline: Deadline;
-  /** The user's home directory, a known shared location; `null` to skip that rule. */
-  userHome: string | null;
+  /**
+   * The agent's user's home directory, a known shared location. The caller's own home (`os.homedir()`:
+   * `$HOME`, else the user database's) is one whether or not this is given; the rule cannot be turned off.
+   */
+  userHome?: string;
+  /** What may redirect the agent's memory: build it with {@link memoryRedirectsFor}. Required. */
   redirects: MemoryRedirects;
   /** The natives home holding the store. Default: `$NATIVES_HOME`, else `~/.natives`. */
   home?: string;
@@ -116,22 +120,41 @@ export interface ClaimedFolder {
  */
 export async function checkAndClaim(request: ClaimRequest): Promise<ClaimVerdict> {
   try {
-    const { agent, others, redirects } = request;
-    const native = await nativeCheckAndClaim({
-      agent: { uid: agent.uid, cwd: workingDir(agent.cwd), account: agent.account },
-      memoryDir: anchored(request.memoryDir),
-      others: others.map(toNativeAgent),
-      origin: request.origin,
-      userHome: request.userHome === null ? undefined : anchored(request.userHome),
-      settingsFiles: redirects.settingsFiles.map(anchored),
-      memoryPathOverride: redirects.pathOverride ?? undefined,
-      home: request.home,
-      timeoutMs: remainingMs(request.deadline),
-    });
+    const { agent, others, redirects } = claimInputs(request);
+    const native = await callNative('checkAndClaim', () =>
+      nativeCheckAndClaim({
+        agent: { uid: agent.uid, cwd: workingDir(agent.cwd), account: agent.account },
+        memoryDir: anchored(request.memoryDir),
+        others: others.map(toNativeAgent),
+        origin: request.origin,
+        userHome: request.userHome === undefined || request.userHome === null ? undefined : anchored(request.userHome),
+        settingsFiles: redirects.settingsFiles.map(anchored),
+        memoryPathOverride: redirects.pathOverride ?? undefined,
+        home: request.home,
+        timeoutMs: remainingMs(request.deadline),
+      }),
+    );
     return toVerdict(native);
   } catch (error) {
     return unproven(error);
   }
+}
+
+/**
+ * The parts of a request this layer reads before native code does, checked: a missing or malformed one
+ * is `EINVAL` naming it (what each holds, native code checks).
+ */
+function claimInputs(request: ClaimRequest): Pick<ClaimRequest, 'agent' | 'others' | 'redirects'> {
+  const invalid = (what: string, got: unknown) =>
+    codedError('EINVAL', `checkAndClaim: ${what}, got ${got === null ? 'null' : typeof got}`);
+  if (typeof request !== 'object' || request === null) throw invalid('the request must be an object', request);
+  const { agent, others, redirects } = request;
+  if (typeof agent !== 'object' || agent === null) throw invalid('agent must be an object {uid, cwd, account}', agent);
+  if (!Array.isArray(others)) throw invalid('others must be an array of the agents the caller knows', others);
+  if (typeof redirects !== 'object' || redirects === null || !Array.isArray(redirects.settingsFiles)) {
+    throw invalid('redirects must be an object {settingsFiles: string[], pathOverride} (see memoryRedirectsFor)', redirects);
+  }
+  return { agent, others, redirects };
 }
 
 /** Whether `uid` still holds the only claim on `memoryDir`: the read-only re-check before every capture. */
@@ -223,8 +246,11 @@ function toVerdict(native: NativeVerdict): ClaimVerdict {
   return { exclusive: false, reason: native.reason ?? 'unproven', detail: native.detail ?? '' };
 }
 
+/** Shared, unproven, for a failure: the detail leads with the error's code, as the native side's do. */
 function unproven(error: unknown): ClaimVerdict {
-  const detail = error instanceof Error ? error.message : String(error);
+  const code = (error as Partial<CodedError> | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const detail = code === undefined || message.startsWith(`${code}:`) ? message : `${code}: ${message}`;
   return { exclusive: false, reason: 'unproven', detail };
 }
 

@@ -13,7 +13,7 @@
  * fresh for that source: the workspace's own packages are cleaned when the worktree or HEAD differs
  * from the last build, and nothing runs when they match.
  */
-import { native, type BuildCacheLease as NativeLease, type LeaseReleased, type LeaseStatus } from './native.ts';
+import { native, type BuildCacheLease as NativeLease, type KeptReason, type LeaseReleased, type LeaseStatus } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
@@ -215,11 +215,23 @@ export async function ensureFresh(
   return await callNative('ensureFresh', refresh, { signal: options.signal });
 }
 
+export type { KeptReason };
+
+/** Something a prune kept inside a profile directory whatever its age. */
+export interface PruneKept {
+  /** The file or directory (a directory is kept with everything it holds). */
+  path: string;
+  /** `repository`: a git repository (a `.git` in it, or a git directory itself); `unknown-purpose`: not something cargo makes there. */
+  reason: KeptReason;
+}
+
 /** What a prune did. */
 export interface PruneReport {
   bytesBefore: number;
   bytesAfter: number;
   filesRemoved: number;
+  /** What was kept inside the profiles, and why. */
+  kept: PruneKept[];
 }
 
 /**
@@ -227,7 +239,8 @@ export interface PruneReport {
  * first, only while holding it; `null` when it is in use. Refused with `EINVAL` naming why unless `dir` is
  * a build cache registered under the natives home and laid out as a cargo target directory, and never
  * for `/`, a home directory, the natives home, a repository or a folder holding one of them. Files of
- * unknown purpose are never deleted, nor directories that were already empty.
+ * unknown purpose are never deleted, nor directories that were already empty, nor a git repository
+ * found at any depth inside a profile: the report names what was kept.
  */
 export async function maintenancePrune(dir: string, limitBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PruneReport | null> {
   const native = nativeOwner(owner, 'maintenancePrune');

@@ -12,20 +12,26 @@
 //! keeps the root where the `.git` file is, as the CLI does.
 //!
 //! Every file probe is preceded by a deadline check, so a hung filesystem
-//! ends in `ETIMEDOUT` rather than an unbounded wait.
+//! ends in `ETIMEDOUT` rather than an unbounded wait, and no probe opens
+//! anything but a regular file: a FIFO where a `.git` file should be is
+//! `EFTYPE` at once, never a read that waits for a writer.
 
 use std::{
     fs, io,
     path::{Path, PathBuf},
 };
 
-use natives_core::{CancelToken, Error, Result};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
 
-use crate::paths::dir_id;
+use crate::{durable, paths::dir_id};
 
 /// The longest folder name the CLI keeps whole; longer names are cut here
 /// and made unique again with a hash of the full path.
 pub const MAX_FOLDER_NAME: usize = 200;
+
+/// The largest git pointer file read (`.git`, `commondir`, `gitdir`: one
+/// path each).
+const GIT_FILE_LIMIT: u64 = 64 << 10;
 
 /// The CLI's folder name for `path`: every UTF-16 code unit that is not an
 /// ASCII letter or digit becomes `-`; a name longer than
@@ -132,11 +138,20 @@ fn linked_checkout_root(
 
 /// The text of a small git file, or `None` if it cannot be read as text
 /// (a missing or malformed file is not an error here: it keeps the root).
+/// Read as every record is ([`durable::read_bounded`]): a FIFO, a device or
+/// an oversized file in its place is an error naming it (`EFTYPE`,
+/// `EFBIG`), never opened to block or read without end.
 fn read_probe(path: &Path, deadline: &CancelToken) -> Result<Option<String>> {
     deadline.check()?;
-    let text = fs::read_to_string(path).ok();
+    let bytes = match durable::read_bounded(path, GIT_FILE_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(err) if matches!(err.kind(), ErrorKind::NotARegularFile | ErrorKind::TooLarge) => {
+            return Err(err);
+        }
+        Err(_) => None,
+    };
     deadline.check()?;
-    Ok(text)
+    Ok(bytes.and_then(|bytes| String::from_utf8(bytes).ok()))
 }
 
 /// Whether the repository whose root is `root` has linked worktrees: a

@@ -90,7 +90,10 @@ pub struct ClaimRequest {
     pub others: Vec<KnownAgent>,
     /// The caller's channel store id, recorded in the claim.
     pub origin: String,
-    /// The user's home directory (`$HOME`), a known shared location.
+    /// The agent's user's home directory, a known shared location. The
+    /// caller's own homes (`$HOME` and the user database's, see
+    /// [`crate::paths::user_homes`]) are shared locations whether or not
+    /// one is given here: there is no way to turn the rule off.
     pub user_home: Option<PathBuf>,
     /// Settings files and environment that may redirect the memory.
     pub redirects: MemoryRedirects,
@@ -276,6 +279,10 @@ pub fn release_in_zone(
     releaser: Releaser,
 ) -> Result<bool> {
     require("uid", uid)?;
+    // With no record there is no claim: nothing to lock, nothing to create.
+    if !store::has_record(home, zone, deadline)? {
+        return Ok(false);
+    }
     store::update(home, zone, dir, deadline, |record| {
         let Some(claim) = record.claims.get(uid) else {
             return Ok(false);

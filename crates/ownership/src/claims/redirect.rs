@@ -9,19 +9,22 @@
 //! process's environment), and [`documented_settings_files`] lists where the
 //! CLI documents them.
 
-use std::{
-    fs, io,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use serde_json::Value;
+
+use crate::durable;
 
 /// The environment variable that overrides the memory path.
 pub const PATH_OVERRIDE_ENV: &str = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE";
 
 /// The settings key that moves the memory folder.
 pub const SETTING: &str = "autoMemoryDirectory";
+
+/// The largest settings file read; a larger one (or a FIFO or device in
+/// its place) is an error, so the folder stays unproven.
+const SETTINGS_LIMIT: u64 = 4 << 20;
 
 /// Where the managed policy settings live on Linux.
 pub const POLICY_SETTINGS: &str = "/etc/claude-code/managed-settings.json";
@@ -73,10 +76,8 @@ pub fn find_redirect(
 /// The redirect one settings file makes, if any.
 fn redirect_in(file: &Path, deadline: &CancelToken) -> Result<Option<String>> {
     deadline.check()?;
-    let bytes = match fs::read(file) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(Error::io(file, err)),
+    let Some(bytes) = durable::read_bounded(file, SETTINGS_LIMIT)? else {
+        return Ok(None);
     };
     deadline.check()?;
     let settings: Value = serde_json::from_slice(&bytes).map_err(|err| {
@@ -97,6 +98,8 @@ fn redirect_in(file: &Path, deadline: &CancelToken) -> Result<Option<String>> {
 
 #[cfg(test)]
 mod tests {
+    use std::{fs, time::Duration};
+
     use super::*;
 
     #[test]
@@ -140,7 +143,7 @@ mod tests {
         let err = check(vec![broken], None).unwrap_err();
         assert!(err.message().contains("broken.json"), "{err}");
 
-        let past = CancelToken::new().with_timeout(Some(std::time::Duration::ZERO));
+        let past = CancelToken::new().with_timeout(Some(Duration::ZERO));
         let redirects = MemoryRedirects {
             settings_files: vec![plain],
             path_override: None,
@@ -149,6 +152,25 @@ mod tests {
             find_redirect(&redirects, &past).unwrap_err().code(),
             "ETIMEDOUT"
         );
+    }
+
+    /// A FIFO where a settings file should be might redirect memory, and
+    /// reading it would wait for a writer forever: an error at once.
+    #[test]
+    fn a_settings_file_that_is_not_a_regular_file_is_an_error_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("settings.local.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let redirects = MemoryRedirects {
+            settings_files: vec![fifo.clone()],
+            path_override: None,
+        };
+        let err =
+            natives_testkit::within("a FIFO settings file", Duration::from_secs(10), move || {
+                find_redirect(&redirects, &CancelToken::new()).unwrap_err()
+            });
+        assert_eq!(err.code(), "EFTYPE", "{err}");
+        assert!(err.message().contains(&fifo.display().to_string()), "{err}");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! They only read the filesystem; nothing here writes to the store.
 //!
 //! Rule 1, known shared locations: a blank working directory (the default
-//! agents directory, shared by same-name agents), `$HOME`, an ancestor of
+//! agents directory, shared by same-name agents), `$HOME` (the caller's,
+//! always, and the one the request names), an ancestor of
 //! another agent's working directory, any folder the CLI keys by a whole
 //! repository, and memory redirected by settings or the environment.
 //! Rule 2, vetoes: another agent that resolves to the same canonical folder
@@ -19,7 +20,7 @@ use super::{
     redirect::find_redirect,
     verdict::SharedReason,
 };
-use crate::paths::dir_id;
+use crate::paths::{dir_id, user_homes};
 
 /// The first rule that makes `request`'s folder (canonical id `memory_dir`)
 /// shared, with what it saw; `None` when rules 1 and 2 allow exclusivity.
@@ -48,18 +49,16 @@ pub fn known_shared_or_vetoed(
     vetoed(request, &cwd, memory_dir, deadline)
 }
 
-/// `$HOME`, or an ancestor of another agent's working directory.
+/// A user's home, or an ancestor of another agent's working directory.
 fn known_shared(
     request: &ClaimRequest,
     cwd: &Path,
     deadline: &CancelToken,
 ) -> Result<Option<(SharedReason, String)>> {
-    if let Some(home) = non_blank(request.user_home.as_deref())
-        && dir_id(home)? == cwd
-    {
+    if homes(request)?.iter().any(|home| home == cwd) {
         return Ok(Some((
             SharedReason::KnownShared,
-            format!("{} is $HOME", cwd.display()),
+            format!("{} is $HOME, a user's home directory", cwd.display()),
         )));
     }
     for other in others(request) {
@@ -80,6 +79,16 @@ fn known_shared(
         }
     }
     Ok(None)
+}
+
+/// The home directories that are shared locations: the one the request
+/// names, if any, and always the caller's own.
+fn homes(request: &ClaimRequest) -> Result<Vec<PathBuf>> {
+    let mut homes = user_homes();
+    if let Some(given) = non_blank(request.user_home.as_deref()) {
+        homes.push(dir_id(given)?);
+    }
+    Ok(homes)
 }
 
 /// A folder the CLI keys by a whole repository.

@@ -162,6 +162,18 @@ pub(crate) fn read(home: &Path, zone: &Zone, deadline: &CancelToken) -> Result<O
     Ok(record)
 }
 
+/// Whether `zone` has a record (of any kind: one that cannot be read is
+/// still there). Creates nothing.
+pub(crate) fn has_record(home: &Path, zone: &Zone, deadline: &CancelToken) -> Result<bool> {
+    deadline.check()?;
+    let record = ZoneFiles::new(home, zone).record;
+    match fs::symlink_metadata(&record) {
+        Ok(_) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(Error::io(&record, err)),
+    }
+}
+
 /// Change `zone`'s record (created for `dir` if missing) under the zone lock,
 /// writing it back only if `change` changed it. The deadline is checked
 /// around the lock, the read and the write; a deadline that passes after the

@@ -750,3 +750,26 @@ fn a_claim_is_released_by_the_folder_or_by_its_zone_name() {
     let unknown = release_named(home.path(), "", "a", &no_deadline(), as_owner).unwrap_err();
     assert_eq!(unknown.code(), "EINVAL", "{unknown}");
 }
+
+/// With no home given, the caller's own home is still a shared location:
+/// the rule cannot be turned off. (The real home is only read here: the
+/// claim goes to a store in a temporary folder.)
+#[test]
+fn the_callers_home_is_shared_without_a_home_given() {
+    let store = tempfile::tempdir().unwrap();
+    let homes = crate::paths::user_homes();
+    assert!(!homes.is_empty(), "no home to test with");
+    for home in homes {
+        let memory = store.path().join("config/projects/home/memory");
+        let mut asking = request("a", Some(&home), &memory);
+        asking.user_home = None;
+        let verdict = check_and_claim(store.path(), &asking, &no_deadline());
+        assert_eq!(
+            verdict.reason(),
+            Some(SharedReason::KnownShared),
+            "{}: {verdict}",
+            home.display()
+        );
+        assert!(verdict.to_string().contains("is $HOME"), "{verdict}");
+    }
+}

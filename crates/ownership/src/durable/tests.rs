@@ -71,10 +71,44 @@ fn a_bounded_read_refuses_what_is_too_large_or_not_a_file_before_reading_it() {
     let huge = dir.path().join("huge.json");
     File::create(&huge).unwrap().set_len(1 << 40).unwrap();
     assert_eq!(read_bounded(&huge, 1 << 24).unwrap_err().code(), "EFBIG");
+}
+
+/// Every record is read through one bounded reader: a FIFO, a device (even
+/// behind a symlink), a socket or a directory where a record should be is
+/// refused at once, naming it and what it is; a record over the limit is
+/// refused unread.
+#[test]
+fn a_record_that_is_not_a_regular_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.json");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    assert_eq!(read_bounded(&fifo, 10).unwrap_err().code(), "EFTYPE");
-    assert_eq!(read_bounded(dir.path(), 10).unwrap_err().code(), "EFTYPE");
+    let zero = dir.path().join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let socket = dir.path().join("socket.json");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let table = [
+        (fifo, "a FIFO"),
+        (zero, "a character device"),
+        (socket, "a socket"),
+        (dir.path().to_owned(), "a directory"),
+    ];
+    for (path, what) in table {
+        let shown = path.display().to_string();
+        let err = natives_testkit::within(&shown, std::time::Duration::from_secs(10), {
+            let path = path.clone();
+            move || read(&path).unwrap_err()
+        });
+        assert_eq!(err.code(), "EFTYPE", "{err}");
+        assert!(err.message().contains(&shown), "{err}");
+        assert!(err.message().contains(what), "{err}");
+        assert_eq!(read_bounded(&path, 10).unwrap_err().code(), "EFTYPE");
+    }
+    let huge = dir.path().join("huge.json");
+    File::create(&huge)
+        .unwrap()
+        .set_len(MAX_RECORD_BYTES + 1)
+        .unwrap();
+    assert_eq!(read(&huge).unwrap_err().code(), "EFBIG");
 }
 
 #[test]

@@ -48,6 +48,7 @@ mod record;
 mod slot;
 
 use std::{
+    fs, io,
     path::{Path, PathBuf},
     time::Duration,
 };
@@ -57,7 +58,7 @@ use natives_core::{Error, ErrorKind, Result};
 pub use acquire::{AcquireOutcome, Guard};
 pub use hold::{RESOURCE_HOLD, cargo_target_env, parse_resource_hold, resource_hold};
 pub use inventory::{Entry, EntryStatus};
-pub use prune::{OutputFile, PrunePlan, PruneReport};
+pub use prune::{Kept, KeptReason, OutputFile, PrunePlan, PruneReport};
 pub use record::{Busy, Holder, LeaseRecord, Owner, Released, Role, Status};
 
 use crate::{
@@ -161,8 +162,16 @@ impl Leases {
     /// Release `cache_dir`'s lease on a human's behalf, for an owner that
     /// is gone: refused with `EBUSY` (naming the holder) while a live owner
     /// holds it. A dead owner's record is removed; an unreadable one is
-    /// renamed aside rather than deleted, so no bytes are lost.
+    /// renamed aside rather than deleted, so no bytes are lost. Without a
+    /// record, nothing is created in the home.
     pub fn release_unowned(&self, cache_dir: &Path) -> Result<Released> {
+        // With no record there is nothing to release: nothing is created.
+        let (_, files) = self.files(cache_dir)?;
+        match fs::symlink_metadata(&files.record) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Released::Nothing),
+            Err(err) => return Err(Error::io(&files.record, err)),
+            Ok(_) => {}
+        }
         let (_, files) = self.files_for_writing(cache_dir)?;
         let released = slot::Slot::cache(&files, &self.trust).clear_unowned()?;
         if let Ok(Released::Dead(record)) = &released {

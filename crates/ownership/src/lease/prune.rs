@@ -5,9 +5,11 @@
 //! [`guard`]: registered as a build cache under the natives home, laid out as
 //! a cargo target directory, and not the root, a home directory, the natives
 //! home, a repository or anything holding one of them. A refusal is `EINVAL`
-//! naming the rule. Within the cache only build output is deleted (the files
-//! of its profile directories, see [`output`]); files of unknown purpose are
-//! never touched.
+//! naming the rule. Within the cache only build output is deleted (what
+//! cargo makes in its profile directories, see [`output`]); files of unknown
+//! purpose are never touched, and a git repository found at any depth is
+//! kept whole. What is kept inside a profile is named in the plan and the
+//! report, so nobody wonders why a prune left it.
 //!
 //! A prune that raced a live build would delete files a compile in flight
 //! still needs, so deletion runs only under the maintenance lease (the cache
@@ -31,7 +33,7 @@ use std::{
 
 use natives_core::{Error, Result};
 
-pub use output::OutputFile;
+pub use output::{Kept, KeptReason, OutputFile};
 
 use super::{
     AcquireOutcome, Leases,
@@ -47,6 +49,8 @@ pub struct PruneReport {
     pub bytes_after: u64,
     /// Files deleted.
     pub files_removed: u64,
+    /// What was kept inside the profiles whatever its age, and why.
+    pub kept: Vec<Kept>,
 }
 
 /// What a prune would delete.
@@ -60,6 +64,8 @@ pub struct PrunePlan {
     pub bytes_after: u64,
     /// The files to delete, least recently modified first.
     pub files: Vec<OutputFile>,
+    /// What is kept inside the profiles whatever its age, and why.
+    pub kept: Vec<Kept>,
     /// Directories that held something: removed if the prune empties them.
     filled_dirs: Vec<PathBuf>,
 }
@@ -150,6 +156,7 @@ fn plan(dir: &Path, limit: u64) -> Result<PrunePlan> {
         bytes_before,
         bytes_after,
         files: listing.files,
+        kept: listing.kept,
         filled_dirs: listing.filled_dirs,
     })
 }
@@ -161,6 +168,7 @@ fn delete(plan: &PrunePlan) -> Result<PruneReport> {
         bytes_before: plan.bytes_before,
         bytes_after: plan.bytes_before,
         files_removed: 0,
+        kept: plan.kept.clone(),
     };
     for file in plan.files.iter().filter(|file| file.unchanged()) {
         match fs::remove_file(&file.path) {

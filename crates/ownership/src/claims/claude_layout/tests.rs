@@ -1,4 +1,4 @@
-use std::time::Duration;
+use std::{fs, time::Duration};
 
 use super::*;
 use crate::claims::test_fixture::repos;
@@ -112,4 +112,42 @@ fn a_passed_deadline_stops_the_probe() {
             .code(),
         "ETIMEDOUT"
     );
+}
+
+/// A FIFO where a `.git` file (or a worktree's `commondir`) should be is
+/// refused at once with `EFTYPE` naming it: reading it would wait for a
+/// writer forever, past any deadline.
+#[test]
+fn a_git_file_that_is_a_fifo_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let fifo_project = root.join("fifo-project");
+    fs::create_dir_all(fifo_project.join("src")).unwrap();
+    let mode = nix::sys::stat::Mode::S_IRWXU;
+    nix::unistd::mkfifo(&fifo_project.join(".git"), mode).unwrap();
+    let admin = root.join("main/.git/worktrees/wt");
+    fs::create_dir_all(&admin).unwrap();
+    nix::unistd::mkfifo(&admin.join("commondir"), mode).unwrap();
+    fs::create_dir_all(root.join("wt")).unwrap();
+    fs::write(
+        root.join("wt/.git"),
+        format!("gitdir: {}\n", admin.display()),
+    )
+    .unwrap();
+    let table = [
+        (fifo_project.join("src"), fifo_project.join(".git")),
+        (root.join("wt"), admin.join("commondir")),
+    ];
+    for (cwd, fifo) in table {
+        let err = natives_testkit::within(&cwd.display().to_string(), Duration::from_secs(10), {
+            let cwd = cwd.clone();
+            move || {
+                let deadline = CancelToken::new().with_timeout(Some(Duration::from_secs(60)));
+                memory_project_root(&cwd, &deadline).unwrap_err()
+            }
+        });
+        assert_eq!(err.code(), "EFTYPE", "{err}");
+        assert!(err.message().contains(&fifo.display().to_string()), "{err}");
+        assert!(err.message().contains("a FIFO"), "{err}");
+    }
 }

@@ -9,24 +9,33 @@
 //! natives home, or a repository.
 
 use std::{
-    env, fs, io,
+    fs,
     path::{Path, PathBuf},
 };
 
 use natives_core::{Error, ErrorKind, Result};
-use nix::unistd::{User, getuid};
 
 use super::output::profile_dirs;
-use crate::{layout::LeaseFiles, paths};
+use crate::{durable, layout::LeaseFiles, paths};
 
 /// The signature line every `CACHEDIR.TAG` starts with (cargo writes one at
 /// the top of each target directory it creates).
 const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
 
+/// The largest `CACHEDIR.TAG` read: the signature and a few comment lines
+/// fit many times over.
+const CACHEDIR_TAG_LIMIT: u64 = 64 << 10;
+
 /// The canonical path of `dir` if a prune may touch it, or why not:
 /// `ENOENT`/`ENOTDIR` for a path that is not a directory, `EINVAL` naming
 /// the rule it breaks otherwise.
 pub(super) fn prunable(dir: &Path, home: &Path) -> Result<PathBuf> {
+    prunable_for(dir, home, &paths::user_homes())
+}
+
+/// [`prunable`], refusing `user_homes` (canonical), their ancestors and
+/// the root as home directories.
+pub(super) fn prunable_for(dir: &Path, home: &Path, user_homes: &[PathBuf]) -> Result<PathBuf> {
     let meta = fs::metadata(dir).map_err(|err| Error::io(dir, err))?;
     if !meta.is_dir() {
         let message = format!("{}: not a directory", dir.display());
@@ -39,19 +48,8 @@ pub(super) fn prunable(dir: &Path, home: &Path) -> Result<PathBuf> {
             dir.display()
         )))
     };
-    if canonical == Path::new("/") {
-        return refuse("is the root directory".to_owned());
-    }
-    for user_home in user_homes() {
-        if canonical == user_home {
-            return refuse(format!("is the home directory {}", user_home.display()));
-        }
-        if user_home.starts_with(&canonical) {
-            return refuse(format!(
-                "contains the home directory {}",
-                user_home.display()
-            ));
-        }
+    if let Some(why) = root_or_home(&canonical, user_homes) {
+        return refuse(why);
     }
     let natives_home = paths::dir_id(home)?;
     if natives_home.starts_with(&canonical) {
@@ -79,20 +77,24 @@ pub(super) fn prunable(dir: &Path, home: &Path) -> Result<PathBuf> {
     Ok(canonical)
 }
 
-/// The current user's home directories, canonical: `$HOME` and the one the
-/// user database names, when they exist.
-fn user_homes() -> Vec<PathBuf> {
-    let from_env = env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .map(PathBuf::from);
-    let from_passwd = User::from_uid(getuid()).ok().flatten().map(|user| user.dir);
-    let mut homes: Vec<PathBuf> = [from_env, from_passwd]
-        .into_iter()
-        .flatten()
-        .filter_map(|home| home.canonicalize().ok())
-        .collect();
-    homes.dedup();
-    homes
+/// Why `canonical` is the root, one of `user_homes` or a directory holding
+/// one, if it is.
+fn root_or_home(canonical: &Path, user_homes: &[PathBuf]) -> Option<String> {
+    if canonical == Path::new("/") {
+        return Some("is the root directory".to_owned());
+    }
+    user_homes.iter().find_map(|user_home| {
+        if canonical == user_home {
+            Some(format!("is the home directory {}", user_home.display()))
+        } else if user_home.starts_with(canonical) {
+            Some(format!(
+                "contains the home directory {}",
+                user_home.display()
+            ))
+        } else {
+            None
+        }
+    })
 }
 
 /// Whether a lease was ever taken on `dir` under `home` (its catalog entry
@@ -103,13 +105,14 @@ fn registered(home: &Path, dir: &Path) -> bool {
 }
 
 /// Whether `dir` holds cargo's `CACHEDIR.TAG` or its `.rustc_info.json`.
+/// The tag is read as every record is ([`durable::read_bounded`]): one that
+/// is not a regular file or is oddly large fails the prune, naming it.
 fn has_cargo_marker(dir: &Path) -> Result<bool> {
     let tag = dir.join("CACHEDIR.TAG");
-    match fs::read(&tag) {
-        Ok(bytes) if bytes.starts_with(CACHEDIR_SIGNATURE) => return Ok(true),
-        Ok(_) => {}
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-        Err(err) => return Err(Error::io(&tag, err)),
+    if durable::read_bounded(&tag, CACHEDIR_TAG_LIMIT)?
+        .is_some_and(|bytes| bytes.starts_with(CACHEDIR_SIGNATURE))
+    {
+        return Ok(true);
     }
     Ok(fs::symlink_metadata(dir.join(".rustc_info.json")).is_ok_and(|meta| meta.is_file()))
 }

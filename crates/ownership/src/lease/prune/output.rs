@@ -3,9 +3,18 @@
 //! cross-compiling), each known by its `.fingerprint` directory. Anything
 //! else there (the cache tag, tools or notes someone put beside the output)
 //! is of unknown purpose and never listed, so never deleted.
+//!
+//! Within a profile, only what cargo makes is build output: the directories
+//! it fills (`.fingerprint`, `build`, `deps`, `examples`, `incremental`),
+//! its lock, dep-info files and the artifacts it copies up beside their
+//! dep-info. Anything else there is kept and named, as is any git
+//! repository found at any depth (a directory holding a `.git`, or a git
+//! directory itself): a build script may clone one into its output, and a
+//! commit made there may exist nowhere else.
 
 use std::{
-    fs, io,
+    ffi::OsStr,
+    fmt, fs, io,
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
     time::SystemTime,
@@ -15,6 +24,13 @@ use natives_core::{Error, Result};
 
 /// The directory whose presence makes a directory one of cargo's profiles.
 const FINGERPRINT: &str = ".fingerprint";
+
+/// The directories cargo fills inside a profile: everything in them is
+/// build output (but a repository found in one).
+const CARGO_DIRS: [&str; 5] = [FINGERPRINT, "build", "deps", "examples", "incremental"];
+
+/// The lock cargo keeps at the top of a profile.
+const CARGO_LOCK: &str = ".cargo-lock";
 
 /// One file of build output, as it was when listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,13 +58,59 @@ impl OutputFile {
     }
 }
 
-/// Build output under a target directory: its files, and the directories
-/// below its profiles that held something (the ones a prune may remove once
-/// it has emptied them; directories that were already empty are left).
+/// Something inside a profile that a prune keeps whatever its age.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kept {
+    /// The file or directory (a directory is kept with all it holds).
+    pub path: PathBuf,
+    /// Why it is kept.
+    pub why: KeptReason,
+}
+
+/// Why a prune keeps something inside a profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeptReason {
+    /// A git repository: a directory holding a `.git`, or a git directory
+    /// itself. It may hold commits and work that exist nowhere else.
+    Repository,
+    /// Not something cargo makes there, so not known to be build output.
+    UnknownPurpose,
+}
+
+impl KeptReason {
+    /// The stable name every front shows (`repository`, `unknown-purpose`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KeptReason::Repository => "repository",
+            KeptReason::UnknownPurpose => "unknown-purpose",
+        }
+    }
+}
+
+impl fmt::Display for KeptReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KeptReason::Repository => "a git repository, kept whole",
+            KeptReason::UnknownPurpose => "not something cargo makes here",
+        })
+    }
+}
+
+/// Build output under a target directory: its files, the directories below
+/// its profiles that held something (the ones a prune may remove once it
+/// has emptied them; directories that were already empty are left), and
+/// what it keeps, named.
 #[derive(Debug, Default)]
 pub(super) struct Listing {
     pub files: Vec<OutputFile>,
     pub filled_dirs: Vec<PathBuf>,
+    pub kept: Vec<Kept>,
+}
+
+impl Listing {
+    fn keep(&mut self, path: PathBuf, why: KeptReason) {
+        self.kept.push(Kept { path, why });
+    }
 }
 
 /// The profile directories of the target directory `target`: `<target>/P`
@@ -71,44 +133,117 @@ pub(super) fn profile_dirs(target: &Path) -> Result<Vec<PathBuf>> {
     Ok(profiles)
 }
 
-/// Every file of build output under `target`'s profile directories.
+/// Every file of build output under `target`'s profile directories, and
+/// what is kept there.
 pub(super) fn list(target: &Path) -> Result<Listing> {
     let mut listing = Listing::default();
     for profile in profile_dirs(target)? {
-        list_below(&profile, &mut listing)?;
+        let triple = profile.parent().filter(|parent| *parent != target);
+        match triple {
+            Some(triple) if is_repository(triple) => {
+                if !listing.kept.iter().any(|kept| kept.path == triple) {
+                    listing.keep(triple.to_owned(), KeptReason::Repository);
+                }
+            }
+            _ => list_profile(&profile, &mut listing)?,
+        }
     }
     // A profile and its `.fingerprint` mark the directory as cargo's: they
     // stay even when emptied, so the next prune still recognises it.
     listing
         .filled_dirs
         .retain(|dir| !dir.ends_with(FINGERPRINT) || !dir.parent().is_some_and(is_profile));
+    listing.kept.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(listing)
 }
 
+/// The top of one profile: cargo's directories are walked, its own files
+/// listed, anything else kept.
+fn list_profile(profile: &Path, listing: &mut Listing) -> Result<()> {
+    if is_repository(profile) {
+        listing.keep(profile.to_owned(), KeptReason::Repository);
+        return Ok(());
+    }
+    for item in read_dir(profile)? {
+        let item = item.map_err(|err| Error::io(profile, err))?;
+        let (path, name) = (item.path(), item.file_name());
+        let meta = fs::symlink_metadata(&path).map_err(|err| Error::io(&path, err))?;
+        if meta.is_dir() && CARGO_DIRS.iter().any(|dir| name == *dir) {
+            note_if_filled(&path, listing)?;
+            list_below(&path, listing)?;
+        } else if meta.is_file() && made_by_cargo_at_top(profile, &name) {
+            listing.files.push(output_file(path, &meta));
+        } else if meta.is_dir() || meta.is_file() {
+            listing.keep(path, KeptReason::UnknownPurpose);
+        }
+    }
+    Ok(())
+}
+
+/// Whether cargo made the file `name` at the top of `profile`: its lock, a
+/// dep-info file, or an artifact it copied up beside its dep-info
+/// (`app` beside `app.d`, `libapp.rlib` beside `libapp.d`).
+fn made_by_cargo_at_top(profile: &Path, name: &OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    if name == CARGO_LOCK || name.ends_with(".d") {
+        return true;
+    }
+    let stem = name.split('.').next().unwrap_or(name);
+    !stem.is_empty()
+        && fs::symlink_metadata(profile.join(format!("{stem}.d"))).is_ok_and(|meta| meta.is_file())
+}
+
+/// Every file below `dir` (one of cargo's directories), keeping any
+/// repository whole.
 fn list_below(dir: &Path, listing: &mut Listing) -> Result<()> {
     for item in read_dir(dir)? {
         let item = item.map_err(|err| Error::io(dir, err))?;
         let path = item.path();
         let meta = fs::symlink_metadata(&path).map_err(|err| Error::io(&path, err))?;
         if meta.is_dir() {
-            if fs::read_dir(&path)
-                .map_err(|err| Error::io(&path, err))?
-                .next()
-                .is_some()
-            {
-                listing.filled_dirs.push(path.clone());
+            if is_repository(&path) {
+                listing.keep(path, KeptReason::Repository);
+                continue;
             }
+            note_if_filled(&path, listing)?;
             list_below(&path, listing)?;
         } else if meta.is_file() {
-            listing.files.push(OutputFile {
-                modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                bytes: meta.len(),
-                identity: (meta.dev(), meta.ino()),
-                path,
-            });
+            listing.files.push(output_file(path, &meta));
         }
     }
     Ok(())
+}
+
+/// Remember `dir` as one a prune may remove once emptied, if it holds
+/// anything now.
+fn note_if_filled(dir: &Path, listing: &mut Listing) -> Result<()> {
+    let filled = fs::read_dir(dir)
+        .map_err(|err| Error::io(dir, err))?
+        .next()
+        .is_some();
+    if filled {
+        listing.filled_dirs.push(dir.to_owned());
+    }
+    Ok(())
+}
+
+fn output_file(path: PathBuf, meta: &fs::Metadata) -> OutputFile {
+    OutputFile {
+        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        bytes: meta.len(),
+        identity: (meta.dev(), meta.ino()),
+        path,
+    }
+}
+
+/// Whether `dir` is a git repository: it holds a `.git` (a directory, or a
+/// file pointing at one), or it is a git directory itself (`HEAD`,
+/// `objects` and `refs`, as a bare repository is laid out).
+fn is_repository(dir: &Path) -> bool {
+    let exists = |name: &str| fs::symlink_metadata(dir.join(name)).is_ok();
+    exists(".git") || (exists("HEAD") && exists("objects") && exists("refs"))
 }
 
 fn is_profile(dir: &Path) -> bool {

@@ -90,27 +90,38 @@ fn only_build_output_is_deleted_oldest_first() {
     file(&f.cache, "debug/.fingerprint/app-1/lib-app", 10, 3);
     file(&f.cache, "debug/deps/libapp-1.rlib", 1000, 4);
     file(&f.cache, "x86_64-unknown-linux-gnu/release/app", 1000, 5);
+    file(&f.cache, "x86_64-unknown-linux-gnu/release/app.d", 0, 5);
     file(&f.cache, "debug/deps/app-1", 1000, 6);
+    file(&f.cache, "debug/NOTES.md", 1000, 0);
+    file(&f.cache, "debug/scratch/data", 1000, 0);
     fs::create_dir_all(f.cache.join("debug/build/empty-before")).unwrap();
     let report = f
         .leases
         .maintenance_prune(&f.cache, 1500, &owner())
         .unwrap()
         .unwrap();
+    let unknown = |rel: &str| Kept {
+        path: f.cache.join(rel),
+        why: KeptReason::UnknownPurpose,
+    };
     assert_eq!(
         report,
         PruneReport {
             bytes_before: 3010,
             bytes_after: 1000,
-            files_removed: 3
+            files_removed: 3,
+            kept: vec![unknown("debug/NOTES.md"), unknown("debug/scratch")],
         }
     );
     let left: Vec<&str> = vec![
         ".fingerprint",
+        "NOTES.md",
         "build",
         "build/empty-before",
         "deps",
         "deps/app-1",
+        "scratch",
+        "scratch/data",
     ];
     assert_eq!(
         tree(&f.cache.join("debug")),
@@ -145,7 +156,7 @@ fn only_build_output_is_deleted_oldest_first() {
         .maintenance_prune(&f.cache, 0, &owner())
         .unwrap()
         .unwrap();
-    assert_eq!((all.bytes_after, all.files_removed), (0, 1));
+    assert_eq!((all.bytes_after, all.files_removed), (0, 2));
     assert!(
         f.cache.join("debug/.fingerprint").is_dir(),
         "still a target directory"
@@ -277,4 +288,187 @@ fn a_planned_prune_deletes_only_what_was_planned() {
     let busy = f.leases.prune_planned(&plan, &owner()).unwrap();
     assert!(matches!(busy, Err(Busy::Active(_))), "{busy:?}");
     drop(held);
+}
+
+/// `git` in `dir`, with an identity and no user or system configuration.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every file under `root` with its bytes, sorted: what must survive whole.
+fn contents(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    tree(root)
+        .into_iter()
+        .filter(|rel| fs::symlink_metadata(root.join(rel)).unwrap().is_file())
+        .map(|rel| (rel.clone(), fs::read(root.join(&rel)).unwrap()))
+        .collect()
+}
+
+/// A git repository anywhere inside a profile (a clone a build script made
+/// in its output, with a commit pushed nowhere; a bare mirror; a linked
+/// worktree's `.git` file; a repository holding a whole triple's profiles)
+/// is kept whole however old, and named; the build output around it goes.
+#[test]
+fn a_repository_at_any_depth_is_kept_whole_and_named() {
+    let f = fixture();
+    let checkout = f.cache.join("debug/build/x-1/out/checkout");
+    fs::create_dir_all(&checkout).unwrap();
+    git(&checkout, &["init", "-q"]);
+    file(&checkout, "src/lib.rs", 100, 0);
+    git(&checkout, &["add", "."]);
+    git(&checkout, &["commit", "-qm", "pushed nowhere"]);
+    let mirror = f.cache.join("debug/build/y-1/out/mirror.git");
+    fs::create_dir_all(&mirror).unwrap();
+    git(&mirror, &["init", "-q", "--bare"]);
+    file(&f.cache, "debug/deps/linked/.git", 20, 0);
+    file(&f.cache, "debug/deps/linked/notes.txt", 20, 0);
+    let triple = f.cache.join("x86_64-unknown-linux-gnu");
+    git(&triple, &["init", "-q"]);
+    file(&triple, "release/deps/b-1", 100, 0);
+    file(&f.cache, "debug/build/x-1/out/generated.rs", 100, 0);
+    file(&f.cache, "debug/deps/a-1", 100, 0);
+    let repositories = [
+        &checkout,
+        &mirror,
+        &f.cache.join("debug/deps/linked"),
+        &triple,
+    ];
+    let before: Vec<_> = repositories.iter().map(|repo| contents(repo)).collect();
+    let head = git(&checkout, &["rev-parse", "HEAD"]);
+
+    let plan = f.leases.plan_prune(&f.cache, 0).unwrap();
+    let report = f.leases.prune_planned(&plan, &owner()).unwrap().unwrap();
+
+    let mut expected: Vec<Kept> = repositories
+        .iter()
+        .map(|path| Kept {
+            path: path.to_path_buf(),
+            why: KeptReason::Repository,
+        })
+        .collect();
+    expected.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(plan.kept, expected);
+    assert_eq!(report.kept, expected);
+    assert_eq!((report.files_removed, report.bytes_after), (2, 0));
+    let after: Vec<_> = repositories.iter().map(|repo| contents(repo)).collect();
+    assert_eq!(after, before, "a repository lost a byte");
+    assert_eq!(git(&checkout, &["rev-parse", "HEAD"]), head);
+    assert!(!f.cache.join("debug/build/x-1/out/generated.rs").exists());
+    assert!(!f.cache.join("debug/deps/a-1").exists());
+}
+
+/// At the top of a profile only what cargo puts there is output: its lock,
+/// dep-info files and artifacts beside their dep-info. Anything else, and
+/// any directory cargo does not make there, is kept and named.
+#[test]
+fn at_the_top_of_a_profile_only_what_cargo_makes_is_output() {
+    let table = [
+        (".cargo-lock", true),
+        ("app", true),
+        ("app.d", true),
+        ("libapp.rlib", true),
+        ("libapp.so", true),
+        ("libapp.d", true),
+        ("tool.wasm", true),
+        ("tool.d", true),
+        ("README.md", false),
+        ("backup.tar", false),
+        (".env", false),
+        ("deps/app-1", true),
+        ("build/app-1/out/x", true),
+        ("examples/demo-1", true),
+        ("incremental/app-1/s-1/dep-graph.bin", true),
+        ("notes/plan.md", false),
+        ("doc/index.html", false),
+    ];
+    let f = fixture();
+    for (rel, _) in table {
+        file(&f.cache, &format!("debug/{rel}"), 10, 0);
+    }
+    let plan = f.leases.plan_prune(&f.cache, 0).unwrap();
+    for (rel, output) in table {
+        let path = f.cache.join("debug").join(rel);
+        let listed = plan.files.iter().any(|file| file.path == path);
+        let top = f.cache.join("debug").join(rel.split('/').next().unwrap());
+        let kept = plan
+            .kept
+            .iter()
+            .any(|kept| kept.path == top && kept.why == KeptReason::UnknownPurpose);
+        assert_eq!((listed, kept), (output, !output), "{rel}");
+    }
+}
+
+/// A user's home, any directory holding one, and the root are refused even
+/// when registered and laid out as a cargo target directory (which would
+/// otherwise be pruned). The home is a fake one this test owns, so a guard
+/// that stopped refusing homes could only ever empty this test's folder.
+#[test]
+fn a_home_its_ancestors_and_the_root_are_refused_even_as_build_caches() {
+    let f = fixture();
+    let above = f.root.join("users");
+    let fake_home = above.join("ana");
+    for dir in [&above, &fake_home] {
+        fs::create_dir_all(dir.join("debug/.fingerprint")).unwrap();
+        fs::write(dir.join(".rustc_info.json"), "{}").unwrap();
+        file(dir, "debug/deps/precious-1", 10, 0);
+        drop(hold(&f.leases, dir));
+    }
+    let homes = [fake_home.clone()];
+    let home = f.leases.home();
+    let table: [(&Path, &[PathBuf], String); 4] = [
+        (
+            &fake_home,
+            &homes,
+            format!("is the home directory {}", fake_home.display()),
+        ),
+        (
+            &above,
+            &homes,
+            format!("contains the home directory {}", fake_home.display()),
+        ),
+        (Path::new("/"), &[], "is the root directory".to_owned()),
+        (Path::new("/"), &homes, "is the root directory".to_owned()),
+    ];
+    for (dir, user_homes, why) in table {
+        let err = guard::prunable_for(dir, home, user_homes).unwrap_err();
+        assert_eq!(err.code(), "EINVAL", "{}: {err}", dir.display());
+        assert!(err.message().contains(&why), "{}: {err}", dir.display());
+    }
+    // Without the home among the user's homes, both are build caches.
+    assert_eq!(
+        guard::prunable_for(&fake_home, home, &[]).unwrap(),
+        fake_home
+    );
+    assert_eq!(guard::prunable_for(&above, home, &[]).unwrap(), above);
+    assert!(fake_home.join("debug/deps/precious-1").exists());
+}
+
+/// The real prune refuses the user's real home as the home it is, and the
+/// root as the root, with a plan (which deletes nothing in any case).
+#[test]
+fn a_prune_refuses_the_real_home_and_the_root() {
+    let f = fixture();
+    let mut table = vec![(PathBuf::from("/"), "is the root directory".to_owned())];
+    table.extend(
+        crate::paths::user_homes()
+            .into_iter()
+            .filter(|home| home != Path::new("/"))
+            .map(|home| {
+                let why = format!("is the home directory {}", home.display());
+                (home, why)
+            }),
+    );
+    for (dir, why) in table {
+        let err = f.leases.plan_prune(&dir, 0).unwrap_err();
+        assert!(err.message().contains(&why), "{}: {err}", dir.display());
+    }
 }
