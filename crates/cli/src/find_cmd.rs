@@ -31,7 +31,7 @@ pub fn run(args: FindArgs) -> Result<Outcome, String> {
         out.write(|w| write_json(w, &summary));
     }
     out.finish()?;
-    Ok(Outcome::from_count(outcome.total_matches as u64))
+    Ok(Outcome::from_count(outcome.matches.len() as u64))
 }
 
 fn options(args: FindArgs) -> (FuzzyOptions, Positionals) {

@@ -38,7 +38,8 @@ pub fn run(args: GlobArgs) -> Result<Outcome, String> {
         out.write(|w| write_json(w, &summary));
     }
     out.finish()?;
-    Ok(Outcome::from_count(outcome.total_matches as u64))
+    // What was printed decides, as with `rg -m 0`: a match cut by `--max` is not found.
+    Ok(Outcome::from_count(outcome.matches().len() as u64))
 }
 
 fn options(args: GlobArgs) -> (GlobOptions, Positionals) {

@@ -146,11 +146,13 @@ fn search(request: &Request) -> Result<Outcome, String> {
     let progress = Progress::spinner(request.stats, "searching");
     let mut out = Output::stdout();
     let mut printer = Printer::new(request).map_err(|err| err.to_string())?;
+    let mut printed = 0u64;
     let searched = grep_with_progress(
         &request.options,
         cache::global(),
         &CancelToken::new(),
         &mut |found| {
+            printed += 1;
             progress.print(|| {
                 out.write(|w| printer.print(w, found));
                 if progress.shares_screen() {
@@ -170,7 +172,8 @@ fn search(request: &Request) -> Result<Outcome, String> {
         out.write(|w| writeln!(w, "\n{}{seconds:.3} seconds", stats(&summary)));
     }
     out.finish()?;
-    Ok(Outcome::from_count(outcome.total_matches))
+    // What was printed decides, as with `rg -m 0`: a result cut by `-m` is not found.
+    Ok(Outcome::from_count(printed))
 }
 
 /// The progress line: how far the search has got.

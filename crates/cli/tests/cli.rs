@@ -107,6 +107,9 @@ fn exit_codes_follow_ripgrep() {
     let dir = fixture();
     let table: &[(&[&str], i32, &str)] = &[
         (&["glob", "*.nothing"], 1, ""),
+        // Nothing printed is nothing found, as `rg -m 0` answers.
+        (&["glob", "*.rs", "-m", "0"], 1, ""),
+        (&["find", "main", "-m", "0"], 1, ""),
         (&["glob", "a["], 2, "EINVAL: invalid glob pattern `a[`"),
         (&["glob", "*", "missing-dir"], 2, "ENOENT: missing-dir"),
         (&["glob", "*", "README.md"], 2, "ENOTDIR"),
@@ -116,9 +119,10 @@ fn exit_codes_follow_ripgrep() {
         (&["frobnicate"], 2, "unknown command"),
     ];
     for &(args, code, message) in table {
-        let (got, _, err) = natives(dir.path(), args);
+        let (got, out, err) = natives(dir.path(), args);
         assert_eq!(got, code, "{args:?}");
         assert!(err.contains(message), "{args:?}: {err}");
+        assert!(code != 1 || out.is_empty(), "{args:?} printed {out:?}");
     }
 }
 
@@ -299,6 +303,9 @@ fn grep_json_and_exit_codes() {
     assert_eq!(lines[1]["totalMatches"], 1);
     let table: &[(&[&str], i32, &str)] = &[
         (&["grep", "nothing-here"], 1, ""),
+        (&["grep", "-m", "0", "two"], 1, ""),
+        (&["grep", "-m", "0", "-c", "two"], 1, ""),
+        (&["grep", "-m", "0", "-l", "two"], 1, ""),
         (&["grep", "("], 2, "EINVAL: invalid regex `(`"),
         (
             &["grep", "x", "-t", "nosuchtype"],
@@ -309,9 +316,10 @@ fn grep_json_and_exit_codes() {
         (&["grep", "-C"], 2, "missing argument"),
     ];
     for &(args, code, message) in table {
-        let (got, _, err) = natives(dir.path(), args);
+        let (got, out, err) = natives(dir.path(), args);
         assert_eq!(got, code, "{args:?}");
         assert!(err.contains(message), "{args:?}: {err}");
+        assert!(code != 1 || out.is_empty(), "{args:?} printed {out:?}");
     }
 }
 
