@@ -460,7 +460,7 @@ impl ScanCache {
         token: &CancelToken,
         halt: &AtomicBool,
         on_run: &mut walk::ordered::OnRun<'_>,
-    ) -> Result<()> {
+    ) -> Result<Vec<crate::Unreadable>> {
         self.walks.fetch_add(1, Ordering::Relaxed);
         walk::ordered::walk_in_order(&key.root, key.policy, node_modules, token, halt, on_run)
     }

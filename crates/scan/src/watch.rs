@@ -408,6 +408,9 @@ impl Watching {
         if let Err(err) = added {
             let fallback = match err.kind {
                 notify::ErrorKind::PathNotFound => return,
+                // The walk cannot list it either, and names it unreadable;
+                // a change that opens it is reported to its parent's watch.
+                notify::ErrorKind::Io(ref io) if unreadable_dir(io) => return,
                 notify::ErrorKind::MaxFilesWatch => Fallback::WatchLimit,
                 _ => Fallback::WatcherError,
             };
@@ -694,6 +697,9 @@ impl Patcher<'_> {
         if self.key.policy.use_gitignore && RULE_NAMES.contains(&name) {
             return None;
         }
+        if self.touches_unreadable(relative) {
+            return None;
+        }
         let parent = parent_of(relative);
         if parent.is_some_and(|parent| !self.is_listed_dir(parent)) {
             // Named through a directory the scan does not list (one renamed
@@ -757,13 +763,26 @@ impl Patcher<'_> {
             .added
             .insert(relative.to_vec(), (file_type, mtime_ms));
         if is_dir {
-            self.walk_into(relative, absolute);
+            self.walk_into(relative, absolute)?;
         }
         Some(())
     }
 
-    /// Walk the new directory `relative` (watching it) and add its entries.
-    fn walk_into(&mut self, relative: &[u8], absolute: &Path) {
+    /// Whether a change at `relative` may change what the scan could not
+    /// read: it names an unreadable path (a `chmod` that opens a directory
+    /// is such a change) or one above it. The patcher cannot tell, so the
+    /// scan is walked again.
+    fn touches_unreadable(&self, relative: &[u8]) -> bool {
+        self.entries
+            .unreadable()
+            .iter()
+            .any(|unread| is_within(&unread.path, relative))
+    }
+
+    /// Walk the new directory `relative` (watching it) and add its entries;
+    /// `None` (walk the scan again) when part of it could not be read, as
+    /// a patch carries no unreadable paths.
+    fn walk_into(&mut self, relative: &[u8], absolute: &Path) -> Option<()> {
         let watching = Arc::clone(self.watching);
         let owner = self.key.clone();
         let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
@@ -771,6 +790,9 @@ impl Patcher<'_> {
         // has its own event coming: an empty walk is right for now.
         let found = walk::scan_watching(absolute, self.key.policy, on_dir, &CancelToken::new())
             .unwrap_or_default();
+        if !found.unreadable().is_empty() {
+            return None;
+        }
         for entry in found.iter() {
             let mut path = relative.to_vec();
             path.push(b'/');
@@ -780,6 +802,7 @@ impl Patcher<'_> {
                 .insert(path, (entry.file_type, entry.mtime_ms));
         }
         self.changes.walked.push(relative.to_vec());
+        Some(())
     }
 
     /// Re-read the mtime of the listed directory `relative`, whose children
@@ -829,6 +852,15 @@ impl Patcher<'_> {
         };
         self.watching.let_go(dirs);
     }
+}
+
+/// Whether a watch was refused for a reason that also stops a walk from
+/// listing the directory (no read permission, a path past `PATH_MAX`).
+fn unreadable_dir(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidFilename
+    )
 }
 
 /// The parent of the relative path `relative`, if it is not the root.

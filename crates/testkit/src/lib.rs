@@ -8,7 +8,10 @@
 //! assert_eq!(std::fs::read_to_string(named.path().join("x/y.txt")).unwrap(), "x/y.txt");
 //! ```
 
-use std::{fs, path::Path};
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
 
 use tempfile::TempDir;
 
@@ -41,4 +44,28 @@ pub fn write(root: &Path, rel: &str, contents: impl AsRef<[u8]>) {
         fs::create_dir_all(parent).expect("a fixture file's parent");
     }
     fs::write(&path, contents).expect("a fixture file");
+}
+
+/// The longest path the kernel resolves in one call (Linux's `PATH_MAX`).
+pub const PATH_MAX: usize = 4096;
+
+/// A chain of directories under `root` whose last holds `file` with
+/// `contents`, its path more than [`PATH_MAX`] bytes below `root`: a walker
+/// that names paths whole cannot enter its lower part. Built from the bottom
+/// up, each step moving the chain so far under a new top directory, so no
+/// call here names a path longer than three names. Returns the file's path
+/// relative to `root`.
+pub fn beyond_path_max(root: &Path, file: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let name = |level: usize| format!("{level:03}{}", "d".repeat(247));
+    let levels = PATH_MAX / name(0).len() + 2;
+    let mut chain = PathBuf::from(name(0));
+    write(root, &format!("{}/{file}", chain.display()), contents);
+    for level in 1..levels {
+        let top = root.join(name(level));
+        fs::create_dir(&top).expect("a directory of the chain");
+        let below = name(level - 1);
+        fs::rename(root.join(&below), top.join(&below)).expect("the chain moved down");
+        chain = Path::new(&name(level)).join(chain);
+    }
+    chain.join(file)
 }

@@ -23,7 +23,6 @@ use std::{
     fs::{File, Metadata},
     io::{self, Read},
     ops::Range,
-    path::Path,
     sync::atomic::{AtomicBool, Ordering},
 };
 
@@ -35,7 +34,7 @@ use grep_searcher::{
 };
 
 use super::{GrepMatch, GrepMode, read::Opener};
-use crate::{cancel::CancelToken, error::Result};
+use crate::{cancel::CancelToken, error::Result, unreadable::Unreadable};
 
 /// What a search needs besides the matcher; shared by every worker.
 #[derive(Clone, Copy, Debug)]
@@ -120,7 +119,8 @@ pub(super) struct FileReport {
     pub searched: bool,
     pub binary: bool,
     pub too_large: bool,
-    pub unreadable: bool,
+    /// The file could not be opened or read: its path and why.
+    pub unreadable: Option<Unreadable>,
 }
 
 impl FileReport {
@@ -176,8 +176,8 @@ impl<R: Read> Read for Interruptible<'_, R> {
 
 /// Search the file at `relative` (see [`Opener`]). Files that cannot be
 /// opened or read (gone since the scan, no permission, no longer a regular
-/// file) are reported as unreadable; for a file the caller named they are
-/// an error instead. A stop is reported as the token's error (or, after a
+/// file) are reported as unreadable, with why; for a file the caller named
+/// they are an error instead. A stop is reported as the token's error (or, after a
 /// halt, as an empty report nobody will read).
 pub(super) fn search_file(
     searcher: &mut Searcher,
@@ -216,7 +216,7 @@ pub(super) fn open_file<'o>(
     stop.token.check()?;
     let (mut file, metadata) = match opener.open(relative) {
         Ok(opened) => opened,
-        Err(err) => return unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
+        Err(err) => return unreadable(explicit, opener, relative, err).map(Opened::Done),
     };
     let size = metadata.len();
     if shape.max_file_size.is_some_and(|max| size > max) {
@@ -228,7 +228,7 @@ pub(super) fn open_file<'o>(
     match opener.read_small(&mut file, size) {
         Ok(true) => Ok(Opened::Content(opener.content(), metadata)),
         Ok(false) => Ok(Opened::Stream(file)),
-        Err(err) => unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
+        Err(err) => unreadable(explicit, opener, relative, err).map(Opened::Done),
     }
 }
 
@@ -248,19 +248,25 @@ pub(super) fn settle(
             if stop.halt.load(Ordering::Relaxed) {
                 return Ok(FileReport::default());
             }
-            unreadable(explicit, &opener.path_of(relative), err)
+            unreadable(explicit, opener, relative, err)
         }
     }
 }
 
-/// The report for a file that could not be opened or read: counted for a
-/// walked file, an error for one the caller named.
-fn unreadable(explicit: bool, path: &Path, err: io::Error) -> Result<FileReport> {
+/// The report for the file at `relative` that could not be opened or
+/// read: named with why for a walked file, an error for one the caller
+/// named.
+fn unreadable(
+    explicit: bool,
+    opener: &Opener<'_>,
+    relative: &[u8],
+    err: io::Error,
+) -> Result<FileReport> {
     if explicit {
-        return Err(crate::error::Error::io(path, err));
+        return Err(crate::error::Error::io(&opener.path_of(relative), err));
     }
     Ok(FileReport {
-        unreadable: true,
+        unreadable: Some(Unreadable::new(relative, &err)),
         ..FileReport::default()
     })
 }

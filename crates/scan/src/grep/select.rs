@@ -32,6 +32,7 @@ use crate::{
     glob::CANCEL_POLL_INTERVAL,
     node_modules,
     paths::resolve_search_path,
+    unreadable::{self, Unreadable},
     walk::{Detail, Needs, ScanPolicy},
 };
 
@@ -40,11 +41,13 @@ const TYPE_SUGGESTIONS: usize = 5;
 
 /// The files to search, in path order.
 pub(super) enum Candidates {
-    /// Selected entries of a cached scan of `root`.
+    /// Selected entries of a cached scan of `root`, and what of the scan's
+    /// unreadable paths the search reports.
     Tree {
         root: PathBuf,
         entries: Arc<Entries>,
         selected: Vec<usize>,
+        unreadable: Vec<Unreadable>,
     },
     /// The files `filter` accepts from a fresh walk of `key`, found while
     /// the search goes.
@@ -90,20 +93,30 @@ impl Candidates {
         matches!(self, Candidates::File { .. })
     }
 
+    /// What the scan behind a known list could not enter or read (a walk's
+    /// is known once it has run).
+    pub(super) fn unreadable(&self) -> &[Unreadable] {
+        match self {
+            Candidates::Tree { unreadable, .. } => unreadable,
+            Candidates::Walk { .. } | Candidates::File { .. } => &[],
+        }
+    }
+
     /// Pass every candidate's relative path to `on_file`, in path order, on
     /// the calling thread; a walk runs on a thread of its own meanwhile and
-    /// hands its files over a run at a time.
+    /// hands its files over a run at a time. Returns what the scan could not
+    /// enter or read.
     pub(super) fn each(
         &self,
         cache: &ScanCache,
         token: &CancelToken,
         on_file: &mut dyn FnMut(&[u8]),
-    ) -> Result<()> {
+    ) -> Result<Vec<Unreadable>> {
         let Candidates::Walk { key, filter } = self else {
             (0..self.len())
                 .filter_map(|index| self.path(index))
                 .for_each(on_file);
-            return Ok(());
+            return Ok(self.unreadable().to_vec());
         };
         let (sender, receiver) = mpsc::channel::<Vec<Vec<u8>>>();
         thread::scope(|scope| {
@@ -125,6 +138,7 @@ impl Candidates {
             }
             walk.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                .map(|unreadable| filter.reports(unreadable))
         })
     }
 }
@@ -164,6 +178,7 @@ pub(super) fn candidates(
     }
     Ok(Candidates::Tree {
         root: key.root,
+        unreadable: filter.reports(entries.unreadable().to_vec()),
         entries,
         selected,
     })
@@ -254,6 +269,15 @@ impl FileFilter {
             }
         }
         Ok(selected)
+    }
+
+    /// What of a walk's `unreadable` records this search reports (see
+    /// [`unreadable::reported`]).
+    pub(super) fn reports(&self, unreadable: Vec<Unreadable>) -> Vec<Unreadable> {
+        match self.include_node_modules {
+            true => unreadable,
+            false => unreadable::reported(&unreadable, false),
+        }
     }
 
     pub(super) fn accepts(&self, entry: &Entry<'_>) -> bool {

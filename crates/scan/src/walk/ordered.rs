@@ -35,6 +35,8 @@
 //!   for theirs.
 //!
 //! Types come from the directory listing, as with [`super::Detail::TypeOnly`].
+//! What the walk could not enter or read is returned at the end, in path
+//! order, as a scan's [`Entries::unreadable`] lists it.
 
 use std::{
     borrow::Cow,
@@ -55,6 +57,7 @@ use crate::{
     cancel::CancelToken,
     entries::{Entries, Entry, FileType, path_to_bytes},
     error::{Error, ErrorKind, Result},
+    unreadable::{self, Unreadable},
 };
 
 /// Levels of the tree the frame lists.
@@ -76,9 +79,10 @@ const GROUPS_PER_WALK: usize = 8;
 pub(crate) type OnRun<'a> = dyn FnMut(&mut dyn Iterator<Item = Entry<'_>>) + Send + 'a;
 
 /// Walk `root` (an existing, canonical directory) under `policy`, handing
-/// every entry but the root to `on_run` in path order, a run at a time.
-/// The walk stops early, without error, once `halt` is set, and with the
-/// token's error once it trips.
+/// every entry but the root to `on_run` in path order, a run at a time;
+/// returns what it could not enter or read, in path order. The walk stops
+/// early, without error, once `halt` is set, and with the token's error
+/// once it trips.
 pub(crate) fn walk_in_order(
     root: &Path,
     policy: ScanPolicy,
@@ -86,7 +90,7 @@ pub(crate) fn walk_in_order(
     token: &CancelToken,
     halt: &AtomicBool,
     on_run: &mut OnRun<'_>,
-) -> Result<()> {
+) -> Result<Vec<Unreadable>> {
     let walks = walks_for_cores();
     walk_in_order_with(walks, root, policy, node_modules, token, halt, on_run)
 }
@@ -100,8 +104,9 @@ fn walk_in_order_with(
     token: &CancelToken,
     halt: &AtomicBool,
     on_run: &mut OnRun<'_>,
-) -> Result<()> {
+) -> Result<Vec<Unreadable>> {
     let frame = frame(root, policy, node_modules, token)?;
+    let unread = Mutex::new(frame.unreadable().to_vec());
     let plan = Plan::new(&frame, walks);
     let walks = walks.min(plan.groups.len());
     let merger = Mutex::new(Merger::new(&frame, &plan, on_run));
@@ -115,6 +120,7 @@ fn walk_in_order_with(
         plan: &plan,
         merger: &merger,
         stop: &stop,
+        unread: &unread,
     };
     let outcomes: Vec<Result<()>> = thread::scope(|scope| {
         let handles: Vec<_> = (0..walks)
@@ -127,7 +133,8 @@ fn walk_in_order_with(
     if !halt.load(Ordering::Relaxed) {
         lock(&merger).finish();
     }
-    Ok(())
+    let unread = unread.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(unreadable::merged(unread))
 }
 
 /// The top [`FRAME_DEPTH`] levels of the tree, sorted.
@@ -311,6 +318,9 @@ struct GroupWalker<'w, 'a> {
     plan: &'w Plan,
     merger: &'w Mutex<Merger<'a>>,
     stop: &'w (dyn Fn() -> bool + Sync),
+    /// What the walks could not enter or read (groups that list the same
+    /// directory above their units may each meet its error).
+    unread: &'w Mutex<Vec<Unreadable>>,
 }
 
 impl GroupWalker<'_, '_> {
@@ -342,7 +352,7 @@ impl GroupWalker<'_, '_> {
             range.start,
             root_len,
         ));
-        let (merger, stop) = (self.merger, self.stop);
+        let (merger, stop, unread) = (self.merger, self.stop, self.unread);
         builder.threads(1).build_parallel().run(|| {
             Box::new(|entry| {
                 if stop() {
@@ -350,7 +360,12 @@ impl GroupWalker<'_, '_> {
                 }
                 match entry {
                     Ok(entry) if !lock_walk(&state).take(&entry, merger) => WalkState::Quit,
-                    _ => WalkState::Continue,
+                    Ok(_) => WalkState::Continue,
+                    Err(err) => {
+                        let mut unread = unread.lock().unwrap_or_else(|p| p.into_inner());
+                        unread.extend(Unreadable::from_walk(&err, root_len));
+                        WalkState::Continue
+                    }
                 }
             })
         });

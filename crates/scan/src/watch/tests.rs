@@ -157,6 +157,62 @@ fn an_ignore_file_change_drops_the_scan_and_the_next_call_walks_again() {
     assert_eq!(cache.stats().watch.rewalks, steps.len() as u64);
 }
 
+/// What a watched scan could not read stays named while nothing touches
+/// it, without falling back (the watcher cannot watch it either); a change
+/// at it (here: the directory the walk could not name moved up to where it
+/// can) walks the scan again, and the answer then lists what was inside.
+#[test]
+fn a_change_at_an_unreadable_path_walks_the_watched_scan_again() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[3]);
+    let deep = natives_testkit::beyond_path_max(&key.root, "deep.txt", "");
+    let unread = |cache: &ScanCache| -> Vec<String> {
+        let scan = cache
+            .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
+            .unwrap();
+        scan.entries
+            .unreadable()
+            .iter()
+            .map(|u| u.path_lossy().into_owned())
+            .collect()
+    };
+    let named = unread(&cache);
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(deep.starts_with(&named[0]));
+    sh(dir.path(), "touch src/new.ts");
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(unread(&cache), named, "a change elsewhere keeps the record");
+    let walks = cache.stats().walks;
+    assert_eq!(
+        (
+            cache.stats().watch.watched_roots,
+            cache.stats().watch.watcher_error
+        ),
+        (1, 0)
+    );
+
+    // Move the directory the walk could not name (its own name first) up to the root.
+    let too_long = Path::new(&named[0]);
+    let parent = key.root.join(too_long.parent().unwrap());
+    let name = too_long.file_name().unwrap();
+    let status = Command::new("mv")
+        .arg(name)
+        .arg(&key.root)
+        .current_dir(&parent)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(cache.stats().walks, walks + 1, "walked again");
+    assert!(unread(&cache).is_empty(), "nothing left unreadable");
+    assert!(
+        cached(&cache, &key)
+            .iter()
+            .any(|(path, ..)| path.ends_with("/deep.txt"))
+    );
+}
+
 #[test]
 fn a_scan_over_the_watch_budget_falls_back_to_the_ttl_and_says_why() {
     let dir = tree();
