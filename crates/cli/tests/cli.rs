@@ -98,7 +98,7 @@ fn json_lines_end_with_a_summary() {
     assert!(lines[0]["mtime"].as_i64().unwrap() > 0);
     assert_eq!(
         lines[1],
-        serde_json::json!({"type": "summary", "totalMatches": 1, "limitReached": false})
+        serde_json::json!({"type": "summary", "totalMatches": 1, "limitReached": false, "unreadable": []})
     );
 }
 
@@ -229,7 +229,7 @@ fn grep_takes_ripgreps_habits() {
         (
             &["grep", "--stats", "two"],
             "a.txt:2:two foo\n\n1 results\n1 files contained matches\n2 files searched\n\
-             0 binary files skipped\n0 files skipped as too large\n0 files unreadable\n",
+             0 binary files skipped\n0 files skipped as too large\n0 paths unreadable\n",
         ),
     ];
     for &(args, expected) in table {

@@ -11,14 +11,16 @@
  * searched only when the pattern names it.
  *
  * At most `limit` files (default {@link DEFAULT_FIND_LIMIT}) are listed,
- * relative to `cwd`; a last line says how many matched in all. The scan
- * cache is not used (`cache: false`): a tool-level search always walks
- * fresh. Reading is not confined to `cwd`.
+ * relative to `cwd`; a last line says how many matched in all, and another
+ * names what the walk could not enter (see unreadable.ts). The scan cache is
+ * not used (`cache: false`): a tool-level search always walks fresh. Reading
+ * is not confined to `cwd`.
  */
 import * as nodePath from 'node:path';
 import { FileType, type GlobResult, glob } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, displayPath, toolError, defineTool } from './tool.ts';
+import { unreadableDetails, unreadableNote } from './unreadable.ts';
 
 /** Files listed when `limit` is not given. */
 export const DEFAULT_FIND_LIMIT = 100;
@@ -54,10 +56,20 @@ async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT }: FindArgs, 
     return refusal(error, pattern, abs, displayPath(ctx, abs));
   }
   const { result, ignoredIncluded } = found;
-  const files = result.matches.map((m) => displayPath(ctx, nodePath.join(abs, m.path)));
+  const display = (rel: string) => displayPath(ctx, nodePath.join(abs, rel));
+  const files = result.matches.map((m) => display(m.path));
+  const note = unreadableNote(result.unreadable, display);
   return {
-    text: describe(files, found, pattern, displayPath(ctx, abs)).join('\n'),
-    details: { pattern, path: abs, files, totalMatches: result.totalMatches, limitReached: result.limitReached, ignoredIncluded },
+    text: [...describe(files, found, pattern, displayPath(ctx, abs)), ...(note ? [note] : [])].join('\n'),
+    details: {
+      pattern,
+      path: abs,
+      files,
+      totalMatches: result.totalMatches,
+      limitReached: result.limitReached,
+      ignoredIncluded,
+      ...unreadableDetails(result.unreadable, display),
+    },
   };
 }
 

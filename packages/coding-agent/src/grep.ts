@@ -7,8 +7,10 @@
  *   relative to `cwd`, so they can be passed to `read` as they are.
  * - At most `maxCount` results (default {@link DEFAULT_GREP_LIMIT}) are shown;
  *   a last line says when results were cut and which `offset` continues.
- * - Binary files (a NUL byte), files over {@link GREP_MAX_FILE_BYTES} and files
- *   that vanished mid-search are not searched; the text counts them.
+ * - Binary files (a NUL byte) and files over {@link GREP_MAX_FILE_BYTES} are
+ *   not searched; the text counts them. What could not be entered or read (a
+ *   directory without permission, a path too long, a file that vanished
+ *   mid-search) is named with why (see unreadable.ts).
  * - A pattern that is not a valid regular expression is `INVALID_PATTERN`,
  *   naming the pattern and suggesting `literal: true`. Which argument was
  *   at fault is decided by error codes only: natives rejects a bad regex,
@@ -22,6 +24,7 @@
 import * as nodePath from 'node:path';
 import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
 import { missingPath } from './read.ts';
+import { unreadableDetails, unreadableNote } from './unreadable.ts';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, defineTool, displayPath, toolError } from './tool.ts';
 
@@ -78,8 +81,10 @@ async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
   const display = (rel: string) => displayPath(ctx, result.pathIsFile ? abs : nodePath.join(abs, rel));
   const mode = args.mode ?? 'content';
   const body = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
-  const text = [body, ...notes(args, result, displayPath(ctx, abs))].filter((s) => s !== '').join('\n');
-  return { text, details: details(args, abs, result) };
+  const text = [body, ...notes(args, result, displayPath(ctx, abs)), unreadableNote(result.unreadable, display)]
+    .filter((s) => s !== '')
+    .join('\n');
+  return { text, details: { ...details(args, abs, result), ...unreadableDetails(result.unreadable, display) } };
 }
 
 /** The natives search the arguments ask for, with the tool's limits. */
@@ -152,7 +157,6 @@ function notes(args: GrepArgs, result: GrepResult, shown: string): string[] {
   const skipped = [
     count(result.binaryFilesSkipped, 'binary file', 'binary files'),
     count(result.filesSkippedTooLarge, `file ${large}`, `files ${large}`),
-    count(result.filesUnreadable, 'file that vanished or could not be read', 'files that vanished or could not be read'),
   ].filter((s) => s !== '');
   if (skipped.length > 0) out.push(`[Not searched: ${skipped.join(', ')}.]`);
   return out;
