@@ -43,9 +43,14 @@ pub struct ScanPolicy {
     /// Include dot-files and dot-directories.
     pub include_hidden: bool,
     /// Honour `.gitignore` (inside git repositories, as git and ripgrep do),
-    /// `.git/info/exclude`, the global git excludes and `.ignore` files.
+    /// `.git/info/exclude`, the global git excludes, `.ignore` files and
+    /// `.rgignore` files (ripgrep's own, which win over `.ignore`).
     pub use_gitignore: bool,
 }
+
+/// The ignore file ripgrep reads besides git's and `.ignore`, with the
+/// highest precedence of them all.
+pub(crate) const RG_IGNORE: &str = ".rgignore";
 
 /// The name of the directory that is never entered.
 const GIT_DIR: &str = ".git";
@@ -228,7 +233,7 @@ fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
 
 /// [`walker`], entering (and reporting) below the root only the entries
 /// `admit` accepts as well.
-fn walker_admitting(
+pub(crate) fn walker_admitting(
     root: &Path,
     policy: ScanPolicy,
     node_modules: bool,
@@ -236,6 +241,9 @@ fn walker_admitting(
 ) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let ignore = policy.use_gitignore;
+    if ignore {
+        builder.add_custom_ignore_filename(RG_IGNORE);
+    }
     builder
         .hidden(!policy.include_hidden)
         .follow_links(false)
@@ -612,7 +620,14 @@ mod tests {
             assert_eq!(scanned, std::slice::from_ref(&listed), "scan, {policy:?}");
             let in_order = entered(&watched, || {
                 let halt = std::sync::atomic::AtomicBool::new(false);
-                ordered::walk_in_order(&root, policy, true, &token, &halt, &mut |_| {}).unwrap();
+                ordered::walk_in_order(
+                    &root,
+                    ordered::Listing::all(policy),
+                    &token,
+                    &halt,
+                    &mut |_| {},
+                )
+                .unwrap();
             });
             assert_eq!(
                 in_order,
@@ -872,8 +887,14 @@ mod tests {
         let scanned = scan(&root, ALL, &token).unwrap();
         assert_eq!(named(scanned.unreadable()), expected, "scan");
         let halt = std::sync::atomic::AtomicBool::new(false);
-        let in_order =
-            ordered::walk_in_order(&root, ALL, true, &token, &halt, &mut |_| {}).unwrap();
+        let in_order = ordered::walk_in_order(
+            &root,
+            ordered::Listing::all(ALL),
+            &token,
+            &halt,
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(named(&in_order), expected, "ordered walk");
         for cached in [false, true] {
             let cache = ScanCache::new(CachePolicy::default());

@@ -65,7 +65,7 @@ use crate::{
 const COOKIE_WAIT: Duration = Duration::from_secs(5);
 
 /// Names whose change alters which entries a scan admits.
-const RULE_NAMES: [&[u8]; 3] = [b".gitignore", b".ignore", b".git"];
+const RULE_NAMES: [&[u8]; 4] = [b".gitignore", b".ignore", b".rgignore", b".git"];
 
 /// Default watch budget when the kernel's limit cannot be read: Linux's
 /// historical default `max_user_watches` is 8192.

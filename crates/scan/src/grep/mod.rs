@@ -104,7 +104,11 @@ pub struct GrepOptions {
     /// Only files matching this glob, with `rg -g` rules: without `/` it
     /// matches the file name at any depth (`*.ts`), with `/` it is anchored
     /// at `path` (`src/**/*.ts`), and `!glob` excludes (an excluded
-    /// directory excludes all below it). Default: every file.
+    /// directory excludes all below it). As with `rg -g`, a file the glob
+    /// selects is searched even when an ignore file or the hidden rule
+    /// would leave it out (`*.log` finds a gitignored `debug.log`), though
+    /// not inside a directory they leave out; so a search with such a glob
+    /// walks privately, `cache` or not. Default: every file.
     pub glob: Option<String>,
     /// Only files of this type, by the `ignore` crate's built-in type names
     /// (`rust`, `ts`, `py`, ... as in `rg -t`; `all` is any typed file). An

@@ -134,8 +134,14 @@ impl<'a> Queue<'a> {
         let mut on_run = |run: &mut dyn Iterator<Item = Entry<'_>>| {
             feed.push(run.filter(|entry| filter.accepts(entry)));
         };
-        let walked =
-            cache.walk_in_order(key, filter.needs().node_modules, token, halt, &mut on_run);
+        let walked = cache.walk_in_order(
+            key,
+            filter.needs().node_modules,
+            filter.overrides(),
+            token,
+            halt,
+            &mut on_run,
+        );
         feed.close();
         walked.map(|unreadable| filter.reports(unreadable))
     }

@@ -128,6 +128,7 @@ impl Candidates {
                 cache.walk_in_order(
                     key,
                     filter.needs().node_modules,
+                    filter.overrides(),
                     token,
                     &AtomicBool::new(false),
                     &mut on_run,
@@ -162,11 +163,20 @@ pub(super) fn candidates(
         },
     };
     // Seed 001: grep's cached scans always honour gitignore, so a call that
-    // turns gitignore off walks privately and leaves the cache alone. A scan
-    // the cache refused as too large is walked and searched as it goes
-    // rather than listed whole.
-    if !(options.cache && options.use_gitignore) || cache.refuses(&key) {
-        let filter = Box::new(filter);
+    // turns gitignore off walks privately and leaves the cache alone. So
+    // does a call whose `glob` selects files: as with `rg -g`, a file it
+    // selects is searched even where an ignore file or the hidden rule
+    // leaves it out, and the cache holds no such file. A scan the cache
+    // refused as too large is walked and searched as it goes rather than
+    // listed whole.
+    let private = !(options.cache && options.use_gitignore) || filter.selects();
+    if private || cache.refuses(&key) {
+        let mut filter = Box::new(filter);
+        filter.walk_glob = options
+            .glob
+            .as_deref()
+            .map(|glob| build_glob(glob, &key.root))
+            .transpose()?;
         return Ok(Candidates::Walk { key, filter });
     }
     let scan = cache.get_or_scan(&key, filter.needs(), token)?;
@@ -231,7 +241,10 @@ fn single_file(path: &Path) -> Result<Option<Candidates>> {
 /// The caller's per-file filters.
 pub(super) struct FileFilter {
     include_node_modules: bool,
+    /// The `glob`, matching paths relative to the search root.
     glob: Option<Override>,
+    /// The same, anchored at the root a walk names paths from.
+    walk_glob: Option<Override>,
     types: Option<Types>,
 }
 
@@ -243,7 +256,12 @@ impl FileFilter {
                 options.include_node_modules,
                 hint,
             ),
-            glob: options.glob.as_deref().map(build_glob).transpose()?,
+            glob: options
+                .glob
+                .as_deref()
+                .map(|glob| build_glob(glob, Path::new("")))
+                .transpose()?,
+            walk_glob: None,
             types: options.file_type.as_deref().map(build_types).transpose()?,
         })
     }
@@ -269,6 +287,20 @@ impl FileFilter {
             }
         }
         Ok(selected)
+    }
+
+    /// Whether the `glob` selects files (has a pattern that is not a `!`
+    /// exclusion): only then can it bring back a file the walk's rules
+    /// leave out.
+    fn selects(&self) -> bool {
+        self.glob
+            .as_ref()
+            .is_some_and(|glob| glob.num_whitelists() > 0)
+    }
+
+    /// The `glob` as a walk applies it (see [`crate::walk::ordered::Listing`]).
+    pub(super) fn overrides(&self) -> Option<&Override> {
+        self.walk_glob.as_ref()
     }
 
     /// What of a walk's `unreadable` records this search reports (see
@@ -298,10 +330,13 @@ impl FileFilter {
 /// `rg -g` semantics, from the `ignore` crate's override globs: a glob
 /// without `/` matches the file name at any depth, one with `/` is anchored
 /// at the root, `!glob` excludes. An excluded directory excludes everything
-/// below it, as when a walker prunes it.
-fn build_glob(glob: &str) -> Result<Override> {
+/// below it, as when a walker prunes it; and a file a glob selects is
+/// searched even where an ignore file or the hidden rule would skip it (the
+/// walk applies the globs first, as `rg`'s does), though not inside a
+/// directory those rules skip.
+fn build_glob(glob: &str, root: &Path) -> Result<Override> {
     let invalid = |err: ignore::Error| Error::invalid(format!("invalid glob `{glob}`: {err}"));
-    let mut builder = OverrideBuilder::new("");
+    let mut builder = OverrideBuilder::new(root);
     builder.add(glob).map_err(invalid)?;
     builder.build().map_err(invalid)
 }
@@ -435,13 +470,16 @@ mod tests {
             ("*.{ts,tsx}", "web/app.tsx", true),
         ];
         for &(glob, path, expected) in table {
-            let built = build_glob(glob).unwrap();
+            let built = build_glob(glob, Path::new("")).unwrap();
             assert_eq!(
                 glob_accepts(&built, Path::new(path)),
                 expected,
                 "{glob} {path}"
             );
         }
-        assert_eq!(build_glob("a[").unwrap_err().code(), "EINVAL");
+        assert_eq!(
+            build_glob("a[", Path::new("")).unwrap_err().code(),
+            "EINVAL"
+        );
     }
 }

@@ -50,7 +50,7 @@ use std::{
     thread,
 };
 
-use ignore::{DirEntry, WalkState};
+use ignore::{DirEntry, WalkBuilder, WalkState, overrides::Override};
 
 use super::{Batch, Mtimes, ScanPolicy, collect_batches, sorted, walker_admitting};
 use crate::{
@@ -78,34 +78,43 @@ const GROUPS_PER_WALK: usize = 8;
 /// Called with each run of entries, in path order, as runs complete.
 pub(crate) type OnRun<'a> = dyn FnMut(&mut dyn Iterator<Item = Entry<'_>>) + Send + 'a;
 
-/// Walk `root` (an existing, canonical directory) under `policy`, handing
-/// every entry but the root to `on_run` in path order, a run at a time;
-/// returns what it could not enter or read, in path order. The walk stops
-/// early, without error, once `halt` is set, and with the token's error
-/// once it trips.
+/// What an ordered walk lists: the policy's entries, `node_modules` only
+/// when asked for, and with `overrides` (`rg -g` globs), ripgrep's
+/// precedence: a file a glob selects is listed even where an ignore file or
+/// the hidden rule would leave it out, and a file none selects is not.
+#[derive(Clone, Copy)]
+pub(crate) struct Listing<'a> {
+    pub policy: ScanPolicy,
+    pub node_modules: bool,
+    pub overrides: Option<&'a Override>,
+}
+
+/// Walk `root` (an existing, canonical directory) as `listing` says,
+/// handing every entry but the root to `on_run` in path order, a run at a
+/// time; returns what it could not enter or read, in path order. The walk
+/// stops early, without error, once `halt` is set, and with the token's
+/// error once it trips.
 pub(crate) fn walk_in_order(
     root: &Path,
-    policy: ScanPolicy,
-    node_modules: bool,
+    listing: Listing<'_>,
     token: &CancelToken,
     halt: &AtomicBool,
     on_run: &mut OnRun<'_>,
 ) -> Result<Vec<Unreadable>> {
     let walks = walks_for_cores();
-    walk_in_order_with(walks, root, policy, node_modules, token, halt, on_run)
+    walk_in_order_with(walks, root, listing, token, halt, on_run)
 }
 
 /// [`walk_in_order`] with at most `walks` group walks at once.
 fn walk_in_order_with(
     walks: usize,
     root: &Path,
-    policy: ScanPolicy,
-    node_modules: bool,
+    listing: Listing<'_>,
     token: &CancelToken,
     halt: &AtomicBool,
     on_run: &mut OnRun<'_>,
 ) -> Result<Vec<Unreadable>> {
-    let frame = frame(root, policy, node_modules, token)?;
+    let frame = frame(root, listing, token)?;
     let unread = Mutex::new(frame.unreadable().to_vec());
     let plan = Plan::new(&frame, walks);
     let walks = walks.min(plan.groups.len());
@@ -115,8 +124,7 @@ fn walk_in_order_with(
     let walk = GroupWalker {
         root,
         root_len: path_to_bytes(root).len(),
-        policy,
-        node_modules,
+        listing,
         plan: &plan,
         merger: &merger,
         stop: &stop,
@@ -143,12 +151,7 @@ fn walk_in_order_with(
 /// last level, one lookup per file name, though it never lists them; here
 /// those directories, the units, are set aside as the walk reaches them
 /// (after the rules have let them through) instead of entered.
-fn frame(
-    root: &Path,
-    policy: ScanPolicy,
-    node_modules: bool,
-    token: &CancelToken,
-) -> Result<Entries> {
+fn frame(root: &Path, listing: Listing<'_>, token: &CancelToken) -> Result<Entries> {
     let root_len = path_to_bytes(root).len();
     let units = Arc::new(Mutex::new(Batch::default()));
     let found = Arc::clone(&units);
@@ -162,13 +165,39 @@ fn frame(
         }
         !unit
     };
-    let mut builder = walker_admitting(root, policy, node_modules, admit);
+    let mut builder = listing.walker(root, admit);
     builder.max_depth(Some(FRAME_DEPTH)).threads(1);
     let mut batches = collect_batches(root, &builder, Mtimes::None, token)?;
     batches.push(std::mem::take(
         &mut *units.lock().unwrap_or_else(|p| p.into_inner()),
     ));
     Ok(sorted(&batches))
+}
+
+impl Listing<'_> {
+    /// Every entry `policy` admits, `node_modules` included, no globs.
+    #[cfg(test)]
+    pub(crate) fn all(policy: ScanPolicy) -> Listing<'static> {
+        Listing {
+            policy,
+            node_modules: true,
+            overrides: None,
+        }
+    }
+
+    /// The walk of `root` this listing asks for, entering (and reporting)
+    /// below the root only the entries `admit` accepts as well.
+    fn walker(
+        &self,
+        root: &Path,
+        admit: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
+    ) -> WalkBuilder {
+        let mut builder = walker_admitting(root, self.policy, self.node_modules, admit);
+        if let Some(overrides) = self.overrides {
+            builder.overrides(overrides.clone());
+        }
+        builder
+    }
 }
 
 /// How many group walks run at once: the walk is about a third of a
@@ -313,8 +342,7 @@ impl<'a> Merger<'a> {
 struct GroupWalker<'w, 'a> {
     root: &'w Path,
     root_len: usize,
-    policy: ScanPolicy,
-    node_modules: bool,
+    listing: Listing<'w>,
     plan: &'w Plan,
     merger: &'w Mutex<Merger<'a>>,
     stop: &'w (dyn Fn() -> bool + Sync),
@@ -345,7 +373,7 @@ impl GroupWalker<'_, '_> {
             let depth = entry.depth();
             depth > FRAME_DEPTH || admitted.contains(relative(entry.path(), root_len).as_ref())
         };
-        let mut builder = walker_admitting(self.root, self.policy, self.node_modules, admit);
+        let mut builder = self.listing.walker(self.root, admit);
         let range = self.plan.groups[group].clone();
         let state = Mutex::new(UnitWalk::new(
             &self.plan.units[range.clone()],
@@ -552,7 +580,15 @@ mod tests {
         };
         let halt = AtomicBool::new(false);
         let token = CancelToken::new();
-        walk_in_order_with(walks, root, policy, true, &token, &halt, &mut on_run).unwrap();
+        walk_in_order_with(
+            walks,
+            root,
+            Listing::all(policy),
+            &token,
+            &halt,
+            &mut on_run,
+        )
+        .unwrap();
         (seen, runs)
     }
 
@@ -687,7 +723,7 @@ mod tests {
             }
         }
         let policy = policies().last().unwrap();
-        let frame = frame(&root, policy, true, &CancelToken::new()).unwrap();
+        let frame = frame(&root, Listing::all(policy), &CancelToken::new()).unwrap();
         let plan = Plan::new(&frame, 1);
         assert_eq!(plan.units.len(), 303);
         assert!(plan.groups.len() <= MOST_GROUPS, "{:?}", plan.groups);
@@ -793,7 +829,7 @@ mod tests {
         };
         let token = CancelToken::new();
         let listed = crate::walk::tests::entered(std::slice::from_ref(&last), || {
-            walk_in_order_with(1, &root, policy, true, &token, &halt, &mut on_run).unwrap();
+            walk_in_order_with(1, &root, Listing::all(policy), &token, &halt, &mut on_run).unwrap();
         });
         assert!(
             listed.is_empty(),
@@ -821,8 +857,7 @@ mod tests {
         };
         walk_in_order(
             dir.path(),
-            policy,
-            true,
+            Listing::all(policy),
             &CancelToken::new(),
             &halt,
             &mut on_run,
@@ -833,8 +868,14 @@ mod tests {
         let cancelled = CancelToken::new();
         cancelled.cancel();
         let halt = AtomicBool::new(false);
-        let err =
-            walk_in_order(dir.path(), policy, true, &cancelled, &halt, &mut |_| {}).unwrap_err();
+        let err = walk_in_order(
+            dir.path(),
+            Listing::all(policy),
+            &cancelled,
+            &halt,
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert_eq!(err.code(), "ABORT_ERR");
     }
 }

@@ -143,6 +143,7 @@ fn an_ignore_file_change_drops_the_scan_and_the_next_call_walks_again() {
     cached(&cache, &key);
     let steps = [
         "echo '*.ts' > src/.ignore",
+        "echo 'a.ts' > .rgignore",
         "echo 'deep/' >> .git/info/exclude",
         "echo '*.ts' >> src/inner/.git/info/exclude",
         "echo 'src/' >> .gitignore",
