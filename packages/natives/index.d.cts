@@ -700,6 +700,12 @@ export interface NativeFileContents {
   stamp: string
   /** `data` is the whole file. */
   complete: boolean
+  /**
+   * What `data` holds, by the rule grep searches by (`natives_scan::text`):
+   * `utf-8`, `utf-16le` or `utf-16be` text (UTF-16 named by a byte order
+   * mark), or `binary` (a NUL byte in it).
+   */
+  encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'binary'
 }
 
 /** What a refresh did. */

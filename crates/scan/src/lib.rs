@@ -14,6 +14,7 @@
 //!   substring > scattered) on nucleo's matcher, with highlight indices.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
+//! - [`text`]: what is text, by one rule for grep and for reading files.
 //! - [`unreadable`]: the paths an answer could not enter or read, named
 //!   with why, as `rg` names them.
 //! - [`view`]: the serde shapes of glob, grep and fuzzy-find results that
@@ -51,6 +52,7 @@ pub mod glob;
 pub mod grep;
 pub mod node_modules;
 pub mod paths;
+pub mod text;
 mod top_n;
 pub mod unreadable;
 pub mod view;

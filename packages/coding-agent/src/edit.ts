@@ -31,7 +31,7 @@
  */
 import * as nodePath from 'node:path';
 import type { FileChange } from '@natives/natives';
-import { changeFiles, looksBinary, readForChange } from './files.ts';
+import { changeFiles, notEditableText, readForChange } from './files.ts';
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
 import { type FilePatch, PatchError, applyFilePatch, parsePatch } from './patch.ts';
 import { missingPath } from './read.ts';
@@ -124,8 +124,9 @@ async function readTarget(ctx: ToolContext, path: string): Promise<Target> {
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw await missingPath(ctx, abs, ' Use `write` to create it.');
   }
-  if (looksBinary(file.data)) {
-    throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });
+  const refused = notEditableText(file);
+  if (refused) {
+    throw new ToolRefusal(refused.code, `${displayPath(ctx, abs)} ${refused.why}; it cannot be edited as text.`, { path: abs });
   }
   return { abs, text: decodeText(file.data), stamp: file.stamp };
 }
@@ -301,7 +302,8 @@ class PatchPlan {
       if (code === 'EISDIR') throw new PatchError(`${this.label(path)} is a directory`);
       throw error;
     }
-    if (looksBinary(file.data)) throw new PatchError(`${this.label(path)} is a binary file`);
+    const refused = notEditableText(file);
+    if (refused) throw new PatchError(`${this.label(path)} ${refused.why}`);
     this.planned.set(key, decodeText(file.data));
     this.stamps.set(key, file.stamp);
     return this.planned.get(key);

@@ -16,10 +16,10 @@ export {
   invalidateFsScanAfterWrite,
 } from './fs-cache-invalidation.ts';
 export { TOOL_ERROR_CODES } from './tool.ts';
-export { atomicWrite, looksBinary } from './files.ts';
+export { atomicWrite } from './files.ts';
 export type { AtomicWriteOutcome } from './files.ts';
 export type { JsonSchema, Tool, ToolContext, ToolDetails, ToolErrorCode, ToolResult } from './tool.ts';
-export { BINARY_SNIFF_BYTES, DEFAULT_READ_LIMIT, MAX_LINE_CHARS, readTool, suggestPaths } from './read.ts';
+export { DEFAULT_READ_LIMIT, MAX_LINE_CHARS, readTool, suggestPaths } from './read.ts';
 export type { ReadArgs } from './read.ts';
 export { writeTool } from './write.ts';
 export type { WriteArgs } from './write.ts';

@@ -6,9 +6,12 @@
  *
  * Reading is not confined to `cwd` (only writes are). Only regular files are
  * opened, and at most {@link MAX_READ_BYTES} of one is read: the window of a
- * bigger file is shown from that head, and the text says so. Bytes that are
- * not valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them back
- * unchanged.
+ * bigger file is shown from that head, and the text says so. What is text is
+ * decided by natives, by the rule grep searches by: a NUL byte among the
+ * bytes read makes the file binary (not shown), and a UTF-16 file (named by
+ * its byte order mark) is shown transcoded, as grep searches it. Bytes that
+ * are not valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them
+ * back unchanged.
  *
  * A missing path suggests up to 5 existing files: a cached glob over `cwd`
  * (hidden files included, .gitignore honoured) for names containing the
@@ -18,14 +21,11 @@
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { type FileContents, FileType, glob, readFile } from '@natives/natives';
-import { BINARY_SNIFF_BYTES, looksBinary } from './files.ts';
 import { formatHashline, lineHashes } from './hashline.ts';
 import { splitLines } from './lines.ts';
 import { decodeText, displayText } from './text.ts';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, toolError } from './tool.ts';
-
-export { BINARY_SNIFF_BYTES };
 
 /** Lines shown when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -70,11 +70,10 @@ async function read({ path, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, 
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw await missingPath(ctx, abs);
   }
-  const bytes = file.complete ? file.data : cutAtLastLine(file.data);
-  if (looksBinary(bytes)) {
+  if (file.encoding === 'binary') {
     return toolError('BINARY', `${shown} is a binary file (${file.size} bytes); it is not shown.`, { path: abs, bytes: file.size });
   }
-  const lines = splitLines(decodeText(bytes));
+  const lines = splitLines(fileText(file));
   const total = lines.text.length;
   const partial = file.complete ? '' : ` (of the first ${MAX_READ_BYTES} bytes of this ${file.size}-byte file; use grep to reach further)`;
   if (total === 0) return { text: `${shown} is empty.`, details: { path: abs, totalLines: 0, startLine: 0, endLine: 0, truncated: false } };
@@ -98,6 +97,19 @@ async function read({ path, offset = 1, limit = DEFAULT_READ_LIMIT }: ReadArgs, 
     text: out.join('\n'),
     details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated, complete: file.complete },
   };
+}
+
+/**
+ * The text read: UTF-8 decoded losslessly (see text.ts), UTF-16 transcoded (its byte order mark
+ * dropped); of a head, all but its last, possibly cut, line.
+ */
+function fileText(file: FileContents): string {
+  if (file.encoding !== 'utf-16le' && file.encoding !== 'utf-16be') {
+    return decodeText(file.complete ? file.data : cutAtLastLine(file.data));
+  }
+  const text = new TextDecoder(file.encoding).decode(file.data);
+  const lastNewline = text.lastIndexOf('\n');
+  return file.complete || lastNewline === -1 ? text : text.slice(0, lastNewline + 1);
 }
 
 /** The head of a file without its last, possibly cut, line. */

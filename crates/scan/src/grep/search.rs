@@ -7,8 +7,9 @@
 //! Every file is searched whole; only `max_file_size`, when the caller sets
 //! it, skips (and counts) large files.
 //!
-//! Binary files follow `rg`. A file found by walking a directory stops at
-//! its first NUL byte: the file is counted in `binary_files_skipped`, and
+//! Binary files follow `rg`, by the rule in [`crate::text`] (the one `read`
+//! follows too). A file found by walking a directory stops at its first NUL
+//! byte: the file is counted in `binary_files_skipped`, and
 //! matches already reported from the blocks before the NUL are kept, as `rg`
 //! prints them (a NUL in the first 64 KiB block therefore hides the whole
 //! file, and the counter says so). In count mode such a file has no count,
@@ -29,12 +30,11 @@ use std::{
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{
-    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkFinish,
-    SinkMatch,
+    Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkFinish, SinkMatch,
 };
 
 use super::{GrepMatch, GrepMode, read::Opener};
-use crate::{cancel::CancelToken, error::Result, unreadable::Unreadable};
+use crate::{cancel::CancelToken, error::Result, text, unreadable::Unreadable};
 
 /// What a search needs besides the matcher; shared by every worker.
 #[derive(Clone, Copy, Debug)]
@@ -65,16 +65,10 @@ impl Shape {
             GrepMode::FilesWithMatches => Some(1),
             GrepMode::Count => None,
         };
-        let binary = if explicit {
-            BinaryDetection::none()
-        } else {
-            BinaryDetection::quit(b'\0')
-        };
-        SearcherBuilder::new()
+        text::configure(&mut SearcherBuilder::new(), explicit)
             .line_number(true)
             .multi_line(self.multiline)
             .invert_match(self.invert)
-            .binary_detection(binary)
             .before_context(if content { self.context_before } else { 0 })
             .after_context(if content { self.context_after } else { 0 })
             .max_matches(cap)
