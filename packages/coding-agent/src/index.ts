@@ -27,7 +27,7 @@ export { editTool } from './edit.ts';
 export type { EditArgs, EditMode } from './edit.ts';
 export { DEFAULT_RUN_TIMEOUT_MS, KILL_GRACE_MS, MAX_OUTPUT_BYTES, runTool } from './run.ts';
 export type { RunArgs } from './run.ts';
-export { DEFAULT_GREP_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, grepTool } from './grep.ts';
+export { DEFAULT_GREP_LIMIT, GREP_MAX_CONTEXT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, GREP_MAX_OUTPUT_BYTES, grepTool } from './grep.ts';
 export type { GrepArgs } from './grep.ts';
 export { DEFAULT_FIND_LIMIT, findTool } from './find.ts';
 export type { FindArgs } from './find.ts';
