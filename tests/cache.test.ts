@@ -20,7 +20,7 @@ const UNWATCHED = {
   watches: 0,
   eventsApplied: 0,
   rewalks: 0,
-  fallbacks: { overflow: 0, watchBudget: 0, watchLimit: 0, watcherError: 0, cookieTimeout: 0 },
+  fallbacks: { overflow: 0, watchBudget: 0, watchLimit: 0, watcherError: 0, cookieTimeout: 0, mounts: 0 },
 };
 
 /** A TTL long enough that only invalidation can explain a fresh answer. */

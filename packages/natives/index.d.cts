@@ -146,6 +146,11 @@ export interface FsScanWatchFallbacks {
   watcherError: number
   /** Events could not be confirmed drained in time. */
   cookieTimeout: number
+  /**
+   * A filesystem was mounted or unmounted at, below or above the root
+   * since its walk (mounting sends no event).
+   */
+  mounts: number
 }
 
 /**

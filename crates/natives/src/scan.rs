@@ -342,6 +342,9 @@ pub struct FsScanWatchFallbacks {
     pub watcher_error: f64,
     /// Events could not be confirmed drained in time.
     pub cookie_timeout: f64,
+    /// A filesystem was mounted or unmounted at, below or above the root
+    /// since its walk (mounting sends no event).
+    pub mounts: f64,
 }
 
 /// Keep the scans the cache stores from now on exact by following
@@ -388,6 +391,7 @@ fn to_js_watch_stats(watch: WatchStats) -> FsScanWatchStats {
             watch_limit: watch.watch_limit as f64,
             watcher_error: watch.watcher_error as f64,
             cookie_timeout: watch.cookie_timeout as f64,
+            mounts: watch.mounts as f64,
         },
     }
 }

@@ -542,3 +542,77 @@ fn cookie_child() {
     );
     assert_eq!(cache.stats().watch.cookie_timeout, 0);
 }
+
+/// A bind mount made for a test, taken away (lazily, so a failing test
+/// still leaves nothing mounted) when dropped.
+struct BindMount(std::path::PathBuf);
+
+impl BindMount {
+    /// Bind `source` at `target`; `None` where this process may not mount.
+    fn new(source: &Path, target: &Path) -> Option<BindMount> {
+        let status = Command::new("mount")
+            .arg("--bind")
+            .arg(source)
+            .arg(target)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .ok()?;
+        status.success().then(|| BindMount(target.to_path_buf()))
+    }
+}
+
+impl Drop for BindMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// What watching covers of mounts: a filesystem mounted below the root
+/// when the scan is walked is watched like any directory (a change made
+/// through the bind mount's source is seen), but mounting or unmounting
+/// sends no event, so a scan whose root gains or loses a mount point
+/// afterwards falls back to the TTL, and says why.
+#[cfg(target_os = "linux")]
+#[test]
+fn mounts_made_after_the_walk_fall_back_to_the_ttl_and_say_why() {
+    let dir = tree();
+    let source = tempfile::tempdir().unwrap();
+    fs::write(source.path().join("bound.txt"), "").unwrap();
+    fs::create_dir(dir.path().join("before")).unwrap();
+    fs::create_dir(dir.path().join("after")).unwrap();
+    // SAFETY: `geteuid` reads the process's effective user and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let Some(_before) = BindMount::new(source.path(), &dir.path().join("before")).filter(|_| root)
+    else {
+        eprintln!("skipped: mounting needs root (and a system that lets it mount)");
+        return;
+    };
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[3]);
+    assert!(
+        cached(&cache, &key)
+            .iter()
+            .any(|(p, ..)| p == "before/bound.txt")
+    );
+    fs::write(source.path().join("through-source.txt"), "").unwrap();
+    let seen = cached(&cache, &key);
+    assert_eq!(seen, fresh(&key), "a mount there at the walk is watched");
+    assert!(seen.iter().any(|(p, ..)| p == "before/through-source.txt"));
+    assert_eq!(cache.stats().watch.mounts, 0);
+
+    let after = BindMount::new(source.path(), &dir.path().join("after")).unwrap();
+    let stale = cached(&cache, &key);
+    assert_eq!(stale, seen, "within the TTL, as without watching");
+    assert!(!stale.iter().any(|(p, ..)| p == "after/bound.txt"));
+    assert!(
+        fresh(&key).iter().any(|(p, ..)| p == "after/bound.txt"),
+        "the mount is there"
+    );
+    let stats = cache.stats().watch;
+    assert_eq!((stats.mounts, stats.watched_roots), (1, 0));
+    drop(after);
+    // Walked again (here by invalidation), the scan follows events again.
+    cache.invalidate(&key.root);
+    cached(&cache, &key);
+    assert_eq!(cache.stats().watch.watched_roots, 1);
+}
