@@ -159,8 +159,13 @@ fn grep_prints_like_ripgrep() {
             ".hidden.txt\na.txt\nb.rs\n",
         ),
         (&["grep", "-t", "rust", "foo"], "b.rs:1:fn foo() {}\n"),
+        // As `rg -g`, a glob selects a dot-file it matches.
         (
             &["grep", "-g", "*.txt", "-m", "1", "-i", "foo"],
+            ".hidden.txt:1:foo\n",
+        ),
+        (
+            &["grep", "-g", "a.txt", "-m", "1", "-i", "foo"],
             "a.txt:2:two foo\n",
         ),
         (

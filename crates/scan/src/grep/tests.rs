@@ -804,9 +804,11 @@ fn empty_candidate_list_is_rechecked_once() {
         .ttl(Duration::from_secs(600))
         .empty_recheck(Duration::ZERO);
     let cache = ScanCache::new(policy);
+    // A type, not a glob: a glob that selects files walks privately (see
+    // `GrepOptions::glob`), and this is about the cached list.
     let configure = |o: &mut GrepOptions| {
         o.pattern = "needle".into();
-        o.glob = Some("*.rs".into());
+        o.file_type = Some("rust".into());
         o.cache = true;
     };
     assert_eq!(
