@@ -52,3 +52,26 @@ test('watchFsScanCache() does the same under Node 20', async () => {
   const outcome = await runJson<Outcome>('watch-scenario.ts', [fixture(), 'call', '400'], { env: LONG_TTL, node: true });
   expectExact(outcome, 400);
 }, 240_000);
+
+test('a mount made under a watched root after its walk falls back to the TTL, counted (mounting sends no event)', async () => {
+  if (process.getuid?.() !== 0) {
+    console.log('skipped: mounting needs root');
+    return;
+  }
+  const dir = fixture();
+  const source = tempDir('watch-mount-source');
+  dirs.push(source);
+  spawnSync('sh', ['-ec', 'mkdir mnt'], { cwd: dir });
+  spawnSync('sh', ['-ec', 'touch bound.txt'], { cwd: source });
+  type Seen = { mounted: boolean; before: string[]; cached: string[]; fresh: string[]; watch: Outcome['stats']['watch'] };
+  const seen = await runJson<Seen>('watch-mounts.ts', [dir, source], { env: { ...LONG_TTL, FS_SCAN_CACHE_WATCH: '1' } });
+  if (!seen.mounted) {
+    console.log('skipped: this system does not let root mount');
+    return;
+  }
+  expect(seen.fresh).toContain('mnt/bound.txt');
+  // Within the TTL, as without watching; and the stats say why.
+  expect(seen.cached).toEqual(seen.before);
+  expect(seen.watch.fallbacks.mounts).toBe(1);
+  expect(seen.watch.watchedRoots).toBe(0);
+}, 60_000);

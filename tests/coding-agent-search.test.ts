@@ -8,7 +8,9 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
+  GREP_MAX_CONTEXT,
   GREP_MAX_FILE_BYTES,
+  GREP_MAX_OUTPUT_BYTES,
   findTool,
   grepTool,
   parseFileMentions,
@@ -84,6 +86,24 @@ describe('grep', () => {
     const rest = await grepTool.execute({ pattern: 'needle', maxCount: 2, offset: 2 }, ctx);
     expect(expectOk(rest).split('\n')).toEqual(['src/a.ts:5:needle again', 'src/b.js:1:const needle = 1;', '[Showing matching lines 3-4 of 4.]']);
     expect(expectOk(await grepTool.execute({ pattern: 'needle', offset: 10 }, ctx))).toBe('No results at offset 10: there are 4 matching lines.');
+  });
+
+  test('the answer is bounded whatever the context: cut at a line, saying where and which offset continues', async () => {
+    // 200,000 lines, 20 of them matching, 10,000 lines apart.
+    const lines = Array.from({ length: 200_000 }, (_, i) => (i % 10_000 === 5_000 ? `needle ${i}` : `line ${i}`));
+    writeTree(dir, { 'big.txt': `${lines.join('\n')}\n` });
+    const r = await grepTool.execute({ pattern: 'needle', path: 'big.txt', context: GREP_MAX_CONTEXT }, ctx);
+    const text = expectOk(r);
+    const note = text.split('\n').at(-1)!;
+    expect(Buffer.byteLength(text) - Buffer.byteLength(note)).toBeLessThanOrEqual(GREP_MAX_OUTPUT_BYTES);
+    expect(note).toMatch(/^\[Output cut at 50 KiB after \d+ lines \(1 results shown\)\. Continue with offset=1, .*lower context\.\]$/);
+    expect(text).toContain('big.txt:5001:needle 5000');
+    expect(r.details).toMatchObject({ outputCut: true, results: 1, nextOffset: 1 });
+    // Continuing from the offset repeats nothing and skips nothing.
+    const rest = await grepTool.execute({ pattern: 'needle', path: 'big.txt', offset: 1, maxCount: 1 }, ctx);
+    expect(expectOk(rest).split('\n')[0]).toBe('big.txt:15001:needle 15000');
+    // More context than the tool shows is refused, naming the argument.
+    expect(expectError(await grepTool.execute({ pattern: 'needle', context: 1_000_000 }, ctx), 'INVALID_ARGS')).toContain('context');
   });
 
   test('modes, ignoreCase, literal, glob and type', async () => {

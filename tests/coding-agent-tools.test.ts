@@ -69,6 +69,7 @@ describe('agentTools', () => {
   test('every documented code is produced by some input', async () => {
     writeTree(dir, { 'f.txt': 'a = 1\na = 1\n', 'sub/x.txt': 'x\n' });
     fs.writeFileSync(at('blob.bin'), Buffer.from('ab\0cd'));
+    fs.writeFileSync(at('utf16.txt'), Buffer.from('\ufeffutf-16 text\n', 'utf16le'));
     run('mkfifo', [at('pipe')]);
     fs.closeSync(fs.openSync(at('huge.txt'), 'w'));
     fs.truncateSync(at('huge.txt'), 2 ** 30);
@@ -92,6 +93,7 @@ describe('agentTools', () => {
       ['READ_ONLY', () => writeTool.execute({ path: 'ro.txt', content: 'x' }, ctx)],
       ['HARD_LINKED', () => writeTool.execute({ path: 'linked.txt', content: 'x' }, ctx)],
       ['BINARY', () => readTool.execute({ path: 'blob.bin' }, ctx)],
+      ['ENCODING', () => editTool.execute({ path: 'utf16.txt', oldText: 'text', newText: 'x' }, ctx)],
       ['OUTSIDE_CWD', () => writeTool.execute({ path: '../escape.txt', content: 'x' }, ctx)],
       ['NAME_TOO_LONG', () => writeTool.execute({ path: 'd/'.repeat(2_400) + 'f', content: 'x' }, ctx)],
       ['NO_MATCH', () => editTool.execute({ path: 'f.txt', oldText: 'nowhere', newText: 'x' }, ctx)],

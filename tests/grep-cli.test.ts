@@ -29,8 +29,12 @@ const CASES: Array<{ pattern: string; flags: string[] }> = [
   { pattern: 'needle', flags: ['-v', '-n', '-C', '1', '-g', '*.md'] },
   { pattern: 'needle', flags: ['-o'] },
   { pattern: String.raw`n\w+|NEEDLE`, flags: ['-o', '-n'] },
-  // rg's -g overrides ignore rules, the CLI's only narrows: both without them.
   { pattern: 'e*', flags: ['-o', '-n', '-g', '*.txt', '--no-ignore'] },
+  // A file -g selects is searched where ignore files (.gitignore, .rgignore) or the hidden rule
+  // would leave it out, but not inside a directory they leave out (build/, .hidden/).
+  { pattern: 'needle', flags: ['-g', '*.log'] },
+  { pattern: 'needle', flags: ['-g', '*.txt'] },
+  { pattern: 'needle', flags: ['-g', 'rg-only.txt', '-l'] },
   { pattern: String.raw`beta needle\ngamma`, flags: ['-o', '-n', '-U'] },
   { pattern: 'needle', flags: ['-n', '-w', '-v', '-o'] },
   { pattern: 'needle', flags: ['-o', '-c'] },

@@ -56,9 +56,8 @@ const CASES: Case[] = [
   { name: 'contextBefore 3', pattern: 'needle', rgArgs: ['-B', '3'], options: { contextBefore: 3 } },
   { name: 'contextBefore and contextAfter differ', pattern: 'needle', rgArgs: ['-B', '1', '-A', '4'], options: { contextBefore: 1, contextAfter: 4 } },
   { name: 'contextAfter overrides context', pattern: 'needle', rgArgs: ['-C', '3', '-A', '0'], options: { context: 3, contextAfter: 0 } },
-  // rg's `-g` globs override ignore rules; grep's glob only narrows what the scan lists
-  // (see 'a glob does not bring back ignored files' below), so these globs either
-  // select no ignored file or run with ignore rules off on both sides.
+  // As rg's `-g`, a glob selects files past ignore and hidden rules (see 'a glob brings back the
+  // ignored and hidden files it selects' below).
   { name: 'glob by extension', pattern: 'needle', rgArgs: ['-g', '*.ts'], options: { glob: '*.ts' } },
   { name: 'glob by extension, no ignore rules', pattern: 'needle', rgArgs: ['-g', '*.rs', '--no-ignore'], options: { glob: '*.rs', gitignore: false } },
   { name: 'glob anchored with /', pattern: 'needle', rgArgs: ['-g', 'web/**'], options: { glob: 'web/**' } },
@@ -163,16 +162,19 @@ describe.skipIf(rg === undefined)('grep matches rg', () => {
     expect(early.matches.map((m) => m.lineNumber)).toEqual([1, 2]);
   });
 
-  test('a glob does not bring back ignored files (rg -g, unlike grep, overrides ignore rules)', async () => {
-    // grep's file selection is the scan (the gitignore-honouring list the cache shares)
-    // narrowed by the glob, so a glob can only narrow it.
-    const ours = await grep({ pattern: 'needle', path: root, glob: '*.log' });
-    expect(ours.matches).toEqual([]);
-    expect(ours.filesSearched).toBe(0);
-    const rgWithOverride = rgJson(rg!, root, ['--hidden', '-g', '!.git', '-g', '*.log'], 'needle');
-    expect(rgWithOverride.lines.map((l) => l.path)).toEqual(['ignored.log']);
-    const unignored = await grep({ pattern: 'needle', path: root, glob: '*.log', gitignore: false });
-    expect(unignored.matches.map((m) => m.path)).toEqual(['ignored.log']);
+  test('a glob brings back the ignored and hidden files it selects, as rg -g does, cached or not', async () => {
+    // A file the glob selects is searched where .gitignore (ignored.log), .rgignore (rg-only.txt) or
+    // the hidden rule (.dot.log) would leave it out; not inside a directory they leave out.
+    for (const [glob, hidden] of [['*.log', true], ['*.log', false], ['rg-only.txt', true], ['*.txt', false]] as const) {
+      const rgArgs = [...(hidden ? ['--hidden'] : []), '-g', '!.git', '-g', glob];
+      const expected = rgJson(rg!, root, rgArgs, 'needle').lines.map((l) => l.path);
+      expect(expected.length).toBeGreaterThan(0);
+      for (const cache of [false, true]) {
+        const ours = await grep({ pattern: 'needle', path: root, glob, hidden, cache, includeNodeModules: true });
+        const paths = [...new Set(ours.matches.map((m) => m.path))];
+        expect({ glob, hidden, cache, paths }).toEqual({ glob, hidden, cache, paths: [...new Set(expected)] });
+      }
+    }
   });
 
   const ONLY_MATCHING_CASES: Array<{ pattern: string; rgArgs: string[]; options: Partial<GrepOptions> }> = [

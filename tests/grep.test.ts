@@ -90,7 +90,7 @@ describe('streaming and order', () => {
   let root = '';
   beforeAll(() => {
     root = manyMatchesTree();
-  });
+  }, 60_000);
 
   const MODES: Array<Partial<GrepOptions>> = [
     {},

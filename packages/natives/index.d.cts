@@ -146,6 +146,11 @@ export interface FsScanWatchFallbacks {
   watcherError: number
   /** Events could not be confirmed drained in time. */
   cookieTimeout: number
+  /**
+   * A filesystem was mounted or unmounted at, below or above the root
+   * since its walk (mounting sends no event).
+   */
+  mounts: number
 }
 
 /**
@@ -716,6 +721,12 @@ export interface NativeFileContents {
   stamp: string
   /** `data` is the whole file. */
   complete: boolean
+  /**
+   * What `data` holds, by the rule grep searches by (`natives_scan::text`):
+   * `utf-8`, `utf-16le` or `utf-16be` text (UTF-16 named by a byte order
+   * mark), or `binary` (a NUL byte in it).
+   */
+  encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'binary'
 }
 
 /** What a refresh did. */
@@ -777,6 +788,8 @@ export interface NativeFuzzyResult {
   matches: Array<NativeFuzzyMatch>
   /** Matches before `maxResults` was applied. */
   totalMatches: number
+  /** What the walk could not enter or read, in path order. */
+  unreadable: Array<UnreadablePath>
 }
 
 /**
@@ -829,6 +842,8 @@ export interface NativeGlobResult {
   totalMatches: number
   /** `true` when `maxResults` cut matches off. */
   limitReached: boolean
+  /** What the walk could not enter or read, in path order. */
+  unreadable: Array<UnreadablePath>
   /** How many batches were streamed through `onBatch`. */
   batches: number
 }
@@ -929,6 +944,11 @@ export interface NativeGrepResult {
   filesSkippedTooLarge: number
   /** Files that vanished or could not be read between scan and search. */
   filesUnreadable: number
+  /**
+   * What the search could not enter or read (directories it could not
+   * list, the files counted in `filesUnreadable`), in path order.
+   */
+  unreadable: Array<UnreadablePath>
   /** `true` when `maxCount` cut results off. */
   limitReached: boolean
   /** `path` named one file (results carry its name) rather than a directory. */
@@ -1438,6 +1458,19 @@ export type SeatKind = 'review' | 'judge' | 'advisor'
 
 /** Why a folder counts as shared. */
 export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
+
+/** A path a search could not enter or read, and why. */
+export interface UnreadablePath {
+  /**
+   * Relative to the search root, `/`-separated (empty: the root itself;
+   * invalid UTF-8 becomes U+FFFD).
+   */
+  path: string
+  /** The errno-style code: `EACCES`, `ENAMETOOLONG`, ... */
+  code: string
+  /** What the OS said: `Permission denied (os error 13)`. */
+  message: string
+}
 
 /**
  * Keep the scans the cache stores from now on exact by following

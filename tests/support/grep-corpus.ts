@@ -13,12 +13,23 @@ import { sharedFixturePath } from './fs.ts';
 /** Bytes in the one real file. */
 export const CORPUS_FILE_BYTES = 160 << 20;
 /**
- * Names for that file (the original and its hard links), all searched:
- * twelve per core (at least 24), since grep searches files in parallel at
- * roughly 300 MiB/s per core here when the machine is quiet, and the search
- * must take well over 3 s on any machine.
+ * The fewest names for that file (the original and its hard links), all
+ * searched: twelve per core (at least 24), since grep searches files in
+ * parallel at roughly 300 MiB/s per core on a quiet 2-core machine. A faster
+ * machine needs more for a search to take as long: see {@link linksFor}.
  */
 export const CORPUS_LINKS = Math.max(24, 12 * os.availableParallelism());
+
+/**
+ * How many names a search of the corpus needs to take at least `minMs` on
+ * this machine's cores, given that one name takes `oneMs` (never fewer than
+ * {@link CORPUS_LINKS}).
+ */
+export function linksFor(oneMs: number, minMs: number): number {
+  const cores = os.availableParallelism();
+  return Math.max(CORPUS_LINKS, Math.ceil((minMs * cores) / Math.max(oneMs, 1)));
+}
+
 /**
  * A pattern with no literal for a prefilter to skip ahead on and no match
  * in the corpus: the regex engine runs over every byte.
@@ -45,24 +56,43 @@ function block(): Buffer {
   return Buffer.from(`${lines.join('\n')}\n`);
 }
 
-/** The corpus directory (a per-user folder under the system temp dir), generated if needed. */
-export function ensureGrepCorpus(): string {
+/**
+ * The corpus directory (a per-user folder under the system temp dir) holding
+ * exactly `links` names for the one file, generated if needed; names are
+ * added or removed as hard links, so resizing it costs no disk.
+ */
+export function ensureGrepCorpus(links = CORPUS_LINKS): string {
   const root = sharedFixturePath('grep-corpus');
   const stamp = `${root}.complete`;
+  // The stamp names the fewest names, as it always has, so a checkout whose tests size the
+  // corpus differently does not take it for another and write the file again.
   const description = `${CORPUS_FILE_BYTES} bytes x ${CORPUS_LINKS} names, v1`;
-  if (fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === description) return root;
-  fs.rmSync(stamp, { force: true });
-  fs.rmSync(root, { recursive: true, force: true });
-  fs.mkdirSync(root, { recursive: true });
   const first = path.join(root, 'text-0.txt');
+  if (!fs.existsSync(stamp) || fs.readFileSync(stamp, 'utf8') !== description) {
+    fs.rmSync(stamp, { force: true });
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.mkdirSync(root, { recursive: true });
+    writeCorpusFile(first);
+    fs.writeFileSync(stamp, description);
+  }
+  for (const name of fs.readdirSync(root)) {
+    const index = Number(/^text-(\d+)\.txt$/.exec(name)?.[1] ?? Number.NaN);
+    if (!(index < links)) fs.rmSync(path.join(root, name), { force: true });
+  }
+  for (let i = 1; i < links; i++) {
+    const name = path.join(root, `text-${i}.txt`);
+    if (!fs.existsSync(name)) fs.linkSync(first, name);
+  }
+  return root;
+}
+
+/** Write the corpus's one real file at `file`. */
+function writeCorpusFile(file: string): void {
   const chunk = block();
-  const fd = fs.openSync(first, 'w');
+  const fd = fs.openSync(file, 'w');
   try {
     for (let written = 0; written < CORPUS_FILE_BYTES; written += chunk.length) fs.writeSync(fd, chunk);
   } finally {
     fs.closeSync(fd);
   }
-  for (let i = 1; i < CORPUS_LINKS; i++) fs.linkSync(first, path.join(root, `text-${i}.txt`));
-  fs.writeFileSync(stamp, description);
-  return root;
 }

@@ -23,6 +23,9 @@ const lateBinary = Buffer.concat([
 export const FILES: Record<string, string | Buffer> = {
   '.gitignore': '*.log\nbuild/\n/generated.txt\n',
   '.ignore': 'scratch/\n',
+  '.rgignore': 'rg-only.txt\n',
+  'rg-only.txt': 'needle kept out by .rgignore\n',
+  '.dot.log': 'needle in a hidden, ignored log\n',
   'src/main.rs': 'fn main() {\n    let Needle = 1;\n    println!("needle");\n}\n',
   'src/lib.rs':
     'pub struct A {\n    field: u8,\n}\n// start\nmiddle needle\n// end\nlet s = `${name}`;\nx = a.b(c)\nfunction() {\n}\n',

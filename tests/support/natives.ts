@@ -1,5 +1,5 @@
 /** The package under test, imported from its TypeScript sources. */
-export { FileType, applyFileChanges, fsScanCacheStats, fuzzyFind, glob, grep, hasMatch, invalidateFsScanCache, search, watchFsScanCache } from '../../packages/natives/src/index.ts';
+export { FileType, applyFileChanges, fsScanCacheStats, fuzzyFind, glob, grep, hasMatch, invalidateFsScanCache, readFile, search, watchFsScanCache } from '../../packages/natives/src/index.ts';
 export type {
   CodedError,
   FileChange,

@@ -8,6 +8,7 @@ use std::{
     path::PathBuf,
 };
 
+use natives_scan::Unreadable;
 use serde::Serialize;
 
 /// The `PATTERN [PATH]` (or `QUERY [PATH]`) positionals of a command.
@@ -38,6 +39,23 @@ impl Positionals {
         path.extend_from_slice(relative);
         path
     }
+}
+
+/// Name every path a search could not enter or read on standard error, as
+/// `rg` does (`natives: PATH: why`, PATH printed as results are); `true`
+/// when there was any.
+pub fn report_unreadable(positionals: &Positionals, unreadable: &[Unreadable]) -> bool {
+    let mut err = io::stderr().lock();
+    for record in unreadable {
+        let path = match record.path.is_empty() {
+            true => positionals.path().into_os_string().into_encoded_bytes(),
+            false => positionals.display(&record.path),
+        };
+        let _ = err.write_all(b"natives: ");
+        let _ = err.write_all(&path);
+        let _ = writeln!(err, ": {}", record.message);
+    }
+    !unreadable.is_empty()
 }
 
 /// One `--json` line: a result, or the closing summary, tagged with its

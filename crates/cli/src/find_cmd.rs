@@ -12,7 +12,7 @@ use natives_scan::{
 use crate::{
     Outcome,
     args::FindArgs,
-    common::{JsonLine, Output, Positionals, write_json},
+    common::{JsonLine, Output, Positionals, report_unreadable, write_json},
 };
 
 type FindLine = JsonLine<FuzzyMatchView, FuzzySummaryView>;
@@ -31,7 +31,8 @@ pub fn run(args: FindArgs) -> Result<Outcome, String> {
         out.write(|w| write_json(w, &summary));
     }
     out.finish()?;
-    Ok(Outcome::from_count(outcome.total_matches as u64))
+    let incomplete = report_unreadable(&positionals, &outcome.unreadable);
+    Ok(Outcome::from_count(outcome.matches.len() as u64).unless_incomplete(incomplete))
 }
 
 fn options(args: FindArgs) -> (FuzzyOptions, Positionals) {

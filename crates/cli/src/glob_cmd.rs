@@ -15,7 +15,7 @@ use natives_scan::{
 use crate::{
     Outcome,
     args::{GlobArgs, SortArg, TypeArg},
-    common::{JsonLine, Output, Positionals, write_json},
+    common::{JsonLine, Output, Positionals, report_unreadable, write_json},
 };
 
 type GlobLine = JsonLine<GlobMatchView, GlobSummaryView>;
@@ -38,7 +38,9 @@ pub fn run(args: GlobArgs) -> Result<Outcome, String> {
         out.write(|w| write_json(w, &summary));
     }
     out.finish()?;
-    Ok(Outcome::from_count(outcome.total_matches as u64))
+    let incomplete = report_unreadable(&positionals, &outcome.unreadable);
+    // What was printed decides, as with `rg -m 0`: a match cut by `--max` is not found.
+    Ok(Outcome::from_count(outcome.matches().len() as u64).unless_incomplete(incomplete))
 }
 
 fn options(args: GlobArgs) -> (GlobOptions, Positionals) {

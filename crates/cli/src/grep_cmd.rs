@@ -18,7 +18,7 @@ use natives_scan::{
 use crate::{
     Outcome,
     args::GrepArgs,
-    common::{Output, Positionals, write_json},
+    common::{Output, Positionals, report_unreadable, write_json},
     grep_print::{GrepLine, Printer},
     progress::Progress,
 };
@@ -138,7 +138,8 @@ fn list(request: &Request) -> Result<Outcome, String> {
     )
     .map_err(|err| err.to_string())?;
     out.finish()?;
-    Ok(Outcome::from_count(listed.files as u64))
+    let incomplete = report_unreadable(&request.positionals, &listed.unreadable);
+    Ok(Outcome::from_count(listed.files as u64).unless_incomplete(incomplete))
 }
 
 fn search(request: &Request) -> Result<Outcome, String> {
@@ -146,11 +147,13 @@ fn search(request: &Request) -> Result<Outcome, String> {
     let progress = Progress::spinner(request.stats, "searching");
     let mut out = Output::stdout();
     let mut printer = Printer::new(request).map_err(|err| err.to_string())?;
+    let mut printed = 0u64;
     let searched = grep_with_progress(
         &request.options,
         cache::global(),
         &CancelToken::new(),
         &mut |found| {
+            printed += 1;
             progress.print(|| {
                 out.write(|w| printer.print(w, found));
                 if progress.shares_screen() {
@@ -170,7 +173,9 @@ fn search(request: &Request) -> Result<Outcome, String> {
         out.write(|w| writeln!(w, "\n{}{seconds:.3} seconds", stats(&summary)));
     }
     out.finish()?;
-    Ok(Outcome::from_count(outcome.total_matches))
+    let incomplete = report_unreadable(&request.positionals, &outcome.unreadable);
+    // What was printed decides, as with `rg -m 0`: a result cut by `-m` is not found.
+    Ok(Outcome::from_count(printed).unless_incomplete(incomplete))
 }
 
 /// The progress line: how far the search has got.
@@ -192,7 +197,7 @@ fn stats(summary: &GrepSummaryView) -> String {
             summary.files_skipped_too_large,
             "files skipped as too large",
         ),
-        (summary.files_unreadable, "files unreadable"),
+        (summary.unreadable.len(), "paths unreadable"),
     ];
     counters
         .iter()

@@ -3,7 +3,9 @@
 //! A thin layer: clap parses (see `args`), the library decides, this crate
 //! prints. Exit codes follow ripgrep: 0 when something matched, 1 when
 //! nothing did, 2 on error (parse errors included, printed as every other
-//! error is, see `errors`); a handover the library refused exits 3.
+//! error is, see `errors`) and when a search could not enter or read part
+//! of the tree (each such path named on stderr, the results printed still);
+//! a handover the library refused exits 3.
 
 pub mod args;
 mod cache_cmd;
@@ -34,6 +36,9 @@ pub enum Outcome {
     NoMatch,
     /// What was asked was refused, and the output says why (exit 3).
     Refused,
+    /// A search answered, but part of the tree could not be entered or
+    /// read; stderr names each such path (exit 2, as `rg`).
+    Incomplete,
 }
 
 impl Outcome {
@@ -43,6 +48,16 @@ impl Outcome {
             Outcome::Matched
         } else {
             Outcome::NoMatch
+        }
+    }
+
+    /// `Incomplete` when a search `incomplete`ly covered its tree, else
+    /// this outcome.
+    pub fn unless_incomplete(self, incomplete: bool) -> Outcome {
+        if incomplete {
+            Outcome::Incomplete
+        } else {
+            self
         }
     }
 }
@@ -57,6 +72,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(Outcome::Matched) => ExitCode::SUCCESS,
         Ok(Outcome::NoMatch) => ExitCode::from(1),
         Ok(Outcome::Refused) => ExitCode::from(3),
+        Ok(Outcome::Incomplete) => ExitCode::from(2),
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "natives: {message}");
             ExitCode::from(2)

@@ -98,7 +98,7 @@ fn json_lines_end_with_a_summary() {
     assert!(lines[0]["mtime"].as_i64().unwrap() > 0);
     assert_eq!(
         lines[1],
-        serde_json::json!({"type": "summary", "totalMatches": 1, "limitReached": false})
+        serde_json::json!({"type": "summary", "totalMatches": 1, "limitReached": false, "unreadable": []})
     );
 }
 
@@ -107,6 +107,9 @@ fn exit_codes_follow_ripgrep() {
     let dir = fixture();
     let table: &[(&[&str], i32, &str)] = &[
         (&["glob", "*.nothing"], 1, ""),
+        // Nothing printed is nothing found, as `rg -m 0` answers.
+        (&["glob", "*.rs", "-m", "0"], 1, ""),
+        (&["find", "main", "-m", "0"], 1, ""),
         (&["glob", "a["], 2, "EINVAL: invalid glob pattern `a[`"),
         (&["glob", "*", "missing-dir"], 2, "ENOENT: missing-dir"),
         (&["glob", "*", "README.md"], 2, "ENOTDIR"),
@@ -116,9 +119,10 @@ fn exit_codes_follow_ripgrep() {
         (&["frobnicate"], 2, "unknown command"),
     ];
     for &(args, code, message) in table {
-        let (got, _, err) = natives(dir.path(), args);
+        let (got, out, err) = natives(dir.path(), args);
         assert_eq!(got, code, "{args:?}");
         assert!(err.contains(message), "{args:?}: {err}");
+        assert!(code != 1 || out.is_empty(), "{args:?} printed {out:?}");
     }
 }
 
@@ -155,8 +159,13 @@ fn grep_prints_like_ripgrep() {
             ".hidden.txt\na.txt\nb.rs\n",
         ),
         (&["grep", "-t", "rust", "foo"], "b.rs:1:fn foo() {}\n"),
+        // As `rg -g`, a glob selects a dot-file it matches.
         (
             &["grep", "-g", "*.txt", "-m", "1", "-i", "foo"],
+            ".hidden.txt:1:foo\n",
+        ),
+        (
+            &["grep", "-g", "a.txt", "-m", "1", "-i", "foo"],
             "a.txt:2:two foo\n",
         ),
         (
@@ -225,7 +234,7 @@ fn grep_takes_ripgreps_habits() {
         (
             &["grep", "--stats", "two"],
             "a.txt:2:two foo\n\n1 results\n1 files contained matches\n2 files searched\n\
-             0 binary files skipped\n0 files skipped as too large\n0 files unreadable\n",
+             0 binary files skipped\n0 files skipped as too large\n0 paths unreadable\n",
         ),
     ];
     for &(args, expected) in table {
@@ -299,6 +308,9 @@ fn grep_json_and_exit_codes() {
     assert_eq!(lines[1]["totalMatches"], 1);
     let table: &[(&[&str], i32, &str)] = &[
         (&["grep", "nothing-here"], 1, ""),
+        (&["grep", "-m", "0", "two"], 1, ""),
+        (&["grep", "-m", "0", "-c", "two"], 1, ""),
+        (&["grep", "-m", "0", "-l", "two"], 1, ""),
         (&["grep", "("], 2, "EINVAL: invalid regex `(`"),
         (
             &["grep", "x", "-t", "nosuchtype"],
@@ -309,9 +321,10 @@ fn grep_json_and_exit_codes() {
         (&["grep", "-C"], 2, "missing argument"),
     ];
     for &(args, code, message) in table {
-        let (got, _, err) = natives(dir.path(), args);
+        let (got, out, err) = natives(dir.path(), args);
         assert_eq!(got, code, "{args:?}");
         assert!(err.contains(message), "{args:?}: {err}");
+        assert!(code != 1 || out.is_empty(), "{args:?} printed {out:?}");
     }
 }
 

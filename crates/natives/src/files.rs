@@ -49,6 +49,11 @@ pub struct NativeFileContents {
     pub stamp: String,
     /// `data` is the whole file.
     pub complete: bool,
+    /// What `data` holds, by the rule grep searches by (`natives_scan::text`):
+    /// `utf-8`, `utf-16le` or `utf-16be` text (UTF-16 named by a byte order
+    /// mark), or `binary` (a NUL byte in it).
+    #[napi(ts_type = "'utf-8' | 'utf-16le' | 'utf-16be' | 'binary'")]
+    pub encoding: String,
 }
 
 /// Read a regular file (see the TypeScript `readFile`).
@@ -83,6 +88,9 @@ fn read_options(options: &NativeReadFileOptions) -> Result<ReadOptions, Error> {
 
 fn to_js_contents(contents: Contents) -> NativeFileContents {
     NativeFileContents {
+        encoding: natives_scan::text::classify(&contents.bytes)
+            .name()
+            .to_owned(),
         path: path_to_js(&contents.path),
         data: contents.bytes.into(),
         size: contents.size as f64,

@@ -12,7 +12,7 @@ use natives_scan::{
 use crate::{
     cancel::CancelToken,
     options::{count, given},
-    scan::FileType,
+    scan::{FileType, UnreadablePath, unreadable_paths},
     task::{Work, cancellable_task},
 };
 
@@ -91,6 +91,8 @@ pub struct NativeFuzzyResult {
     pub matches: Vec<NativeFuzzyMatch>,
     /// Matches before `maxResults` was applied.
     pub total_matches: f64,
+    /// What the walk could not enter or read, in path order.
+    pub unreadable: Vec<UnreadablePath>,
 }
 
 fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
@@ -124,6 +126,7 @@ pub fn native_fuzzy_find(
             Ok(NativeFuzzyResult {
                 matches: outcome.matches.into_iter().map(to_js_match).collect(),
                 total_matches: outcome.total_matches as f64,
+                unreadable: unreadable_paths(&outcome.unreadable),
             })
         },
     )

@@ -29,6 +29,7 @@ use crate::{
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
     options::{count, given},
+    scan::{UnreadablePath, unreadable_paths},
     stream::{Batch, BatchCallback, stream},
     task::{Work, cancellable_task},
 };
@@ -277,6 +278,9 @@ pub struct NativeGrepResult {
     pub files_skipped_too_large: f64,
     /// Files that vanished or could not be read between scan and search.
     pub files_unreadable: f64,
+    /// What the search could not enter or read (directories it could not
+    /// list, the files counted in `filesUnreadable`), in path order.
+    pub unreadable: Vec<UnreadablePath>,
     /// `true` when `maxCount` cut results off.
     pub limit_reached: bool,
     /// `path` named one file (results carry its name) rather than a directory.
@@ -294,6 +298,7 @@ fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> Na
         binary_files_skipped: outcome.binary_files_skipped as f64,
         files_skipped_too_large: outcome.files_skipped_too_large as f64,
         files_unreadable: outcome.files_unreadable as f64,
+        unreadable: unreadable_paths(&outcome.unreadable),
         limit_reached: outcome.limit_reached,
         path_is_file: outcome.path_is_file,
         batches,

@@ -14,8 +14,8 @@ use napi::{
 };
 use napi_derive::napi;
 use natives_scan::{
-    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, WatchStats,
-    cache,
+    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, Unreadable,
+    WatchStats, cache, view,
 };
 
 use crate::{
@@ -96,6 +96,31 @@ pub struct GlobColumns {
     pub mtimes: Float64Array,
 }
 
+/// A path a search could not enter or read, and why.
+#[napi(object)]
+pub struct UnreadablePath {
+    /// Relative to the search root, `/`-separated (empty: the root itself;
+    /// invalid UTF-8 becomes U+FFFD).
+    pub path: String,
+    /// The errno-style code: `EACCES`, `ENAMETOOLONG`, ...
+    pub code: String,
+    /// What the OS said: `Permission denied (os error 13)`.
+    pub message: String,
+}
+
+/// The JS objects for a search's unreadable paths (the library's view of
+/// them).
+pub fn unreadable_paths(unreadable: &[Unreadable]) -> Vec<UnreadablePath> {
+    view::unreadable_views(unreadable)
+        .into_iter()
+        .map(|view| UnreadablePath {
+            path: view.path,
+            code: view.code.to_owned(),
+            message: view.message,
+        })
+        .collect()
+}
+
 /// What the native `glob` resolves with.
 #[napi(object)]
 pub struct NativeGlobResult {
@@ -105,6 +130,8 @@ pub struct NativeGlobResult {
     pub total_matches: f64,
     /// `true` when `maxResults` cut matches off.
     pub limit_reached: bool,
+    /// What the walk could not enter or read, in path order.
+    pub unreadable: Vec<UnreadablePath>,
     /// How many batches were streamed through `onBatch`.
     pub batches: u32,
 }
@@ -187,6 +214,7 @@ fn run_glob(
         matches: columns.finish(),
         total_matches: outcome.total_matches as f64,
         limit_reached: outcome.limit_reached(),
+        unreadable: unreadable_paths(&outcome.unreadable),
         batches,
     })
 }
@@ -320,6 +348,9 @@ pub struct FsScanWatchFallbacks {
     pub watcher_error: f64,
     /// Events could not be confirmed drained in time.
     pub cookie_timeout: f64,
+    /// A filesystem was mounted or unmounted at, below or above the root
+    /// since its walk (mounting sends no event).
+    pub mounts: f64,
 }
 
 /// Keep the scans the cache stores from now on exact by following
@@ -366,6 +397,7 @@ fn to_js_watch_stats(watch: WatchStats) -> FsScanWatchStats {
             watch_limit: watch.watch_limit as f64,
             watcher_error: watch.watcher_error as f64,
             cookie_timeout: watch.cookie_timeout as f64,
+            mounts: watch.mounts as f64,
         },
     }
 }

@@ -48,6 +48,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use ignore::overrides::Override;
+
 use crate::{
     cancel::CancelToken,
     entries::Entries,
@@ -453,17 +455,24 @@ impl ScanCache {
     /// and never touches the cache: the no-cache path of a consumer that
     /// may need only the first entries and shows no mtime (see
     /// [`walk::ordered`]); `node_modules` directories are entered only
-    /// when asked for. It counts as a walk.
+    /// when asked for, and `overrides` (`rg -g` globs) select files as in
+    /// `rg`. It counts as a walk.
     pub(crate) fn walk_in_order(
         &self,
         key: &ScanKey,
         node_modules: bool,
+        overrides: Option<&Override>,
         token: &CancelToken,
         halt: &AtomicBool,
         on_run: &mut walk::ordered::OnRun<'_>,
-    ) -> Result<()> {
+    ) -> Result<Vec<crate::Unreadable>> {
         self.walks.fetch_add(1, Ordering::Relaxed);
-        walk::ordered::walk_in_order(&key.root, key.policy, node_modules, token, halt, on_run)
+        let listing = walk::ordered::Listing {
+            policy: key.policy,
+            node_modules,
+            overrides,
+        };
+        walk::ordered::walk_in_order(&key.root, listing, token, halt, on_run)
     }
 
     /// Invalidate after a mutation at `path` (relative to the current

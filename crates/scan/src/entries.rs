@@ -9,7 +9,7 @@
 
 use std::{borrow::Cow, cmp::Ordering, mem, path::Path};
 
-use crate::node_modules;
+use crate::{node_modules, unreadable::Unreadable};
 
 /// What kind of filesystem object an entry is, from `symlink_metadata`
 /// (links are never followed).
@@ -91,6 +91,8 @@ pub struct Entries {
     /// The last eight bytes of each path (see [`path_tail`]): suffix
     /// queries (`*.ts`) read this column instead of the paths themselves.
     tails: Vec<u64>,
+    /// What the walk could not enter or read, in path order.
+    unreadable: Vec<Unreadable>,
 }
 
 /// A borrowed view of one entry.
@@ -147,6 +149,7 @@ impl Entries {
             mtimes: Vec::with_capacity(items.len()),
             in_node_modules: Vec::with_capacity(items.len()),
             tails: Vec::with_capacity(items.len()),
+            unreadable: Vec::new(),
         };
         for item in items {
             let separators = item
@@ -169,7 +172,21 @@ impl Entries {
             mtimes: Vec::with_capacity(count),
             in_node_modules: Vec::with_capacity(count),
             tails: Vec::with_capacity(count),
+            unreadable: Vec::new(),
         }
+    }
+
+    /// This list with `unreadable` (in path order) as what its walk could
+    /// not enter or read.
+    pub(crate) fn with_unreadable(mut self, unreadable: Vec<Unreadable>) -> Entries {
+        self.unreadable = unreadable;
+        self
+    }
+
+    /// What the walk could not enter or read (directories it could not
+    /// list, ignore files it could not open), in path order.
+    pub fn unreadable(&self) -> &[Unreadable] {
+        &self.unreadable
     }
 
     /// Append an entry after the last one (the caller keeps path order).
@@ -236,6 +253,9 @@ impl Entries {
             }
         }
         out.copy_run(self, at..self.len());
+        // A change at or around an unreadable path walks the scan again
+        // (see `watch`), so what could not be read is as it was.
+        out.unreadable = self.unreadable.clone();
         out
     }
 
@@ -329,6 +349,12 @@ impl Entries {
             + self.mtimes.capacity() * mem::size_of::<i64>()
             + self.in_node_modules.capacity()
             + self.tails.capacity() * mem::size_of::<u64>()
+            + self.unreadable.capacity() * mem::size_of::<Unreadable>()
+            + self
+                .unreadable
+                .iter()
+                .map(|u| u.path.capacity() + u.message.capacity())
+                .sum::<usize>()
     }
 }
 

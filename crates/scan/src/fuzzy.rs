@@ -68,6 +68,7 @@ use crate::{
     node_modules,
     paths::resolve_search_path,
     top_n::TopN,
+    unreadable::{self, Unreadable},
     walk::{Detail, Needs, ScanPolicy},
 };
 
@@ -143,6 +144,10 @@ pub struct FuzzyOutcome {
     pub matches: Vec<FuzzyMatch>,
     /// Matches before `max_results` was applied.
     pub total_matches: usize,
+    /// What the walk could not enter or read, in path order (see
+    /// [`crate::Entries::unreadable`]); none inside a `node_modules` the
+    /// search leaves out.
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// Run a fuzzy find. `on_match` sees each returned match once, best first,
@@ -186,6 +191,7 @@ pub fn fuzzy_find(
         root: key.root,
         matches,
         total_matches: ranked.total,
+        unreadable: unreadable::reported(entries.unreadable(), finder.include_node_modules),
     })
 }
 

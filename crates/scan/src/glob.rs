@@ -28,6 +28,7 @@ use crate::{
     node_modules,
     paths::resolve_search_path,
     top_n::TopN,
+    unreadable::{self, Unreadable},
     walk::{self, Detail, Needs, ScanPolicy},
 };
 
@@ -95,6 +96,10 @@ pub struct GlobOutcome {
     mtime: bool,
     /// Matches before `max_results` was applied.
     pub total_matches: usize,
+    /// What the walk could not enter or read, in path order (see
+    /// [`Entries::unreadable`]); none inside a `node_modules` the glob
+    /// leaves out.
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl GlobOutcome {
@@ -407,6 +412,7 @@ fn select(
     };
     Ok(GlobOutcome {
         root,
+        unreadable: unreadable::reported(entries.unreadable(), filter.include_node_modules),
         entries,
         selected,
         mtime: filter.mtime,

@@ -14,6 +14,9 @@
 //!   substring > scattered) on nucleo's matcher, with highlight indices.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
+//! - [`text`]: what is text, by one rule for grep and for reading files.
+//! - [`unreadable`]: the paths an answer could not enter or read, named
+//!   with why, as `rg` names them.
 //! - [`view`]: the serde shapes of glob, grep and fuzzy-find results that
 //!   every front hands out.
 //! - [`CancelToken`] and [`Error`]: the cancellation and error model every
@@ -49,7 +52,9 @@ pub mod glob;
 pub mod grep;
 pub mod node_modules;
 pub mod paths;
+pub mod text;
 mod top_n;
+pub mod unreadable;
 pub mod view;
 pub mod walk;
 pub mod watch;
@@ -66,6 +71,7 @@ pub use fuzzy::{FuzzyMatch, FuzzyOptions, FuzzyOutcome, fuzzy_find};
 pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
 pub use paths::{resolve_invalidation_targets, resolve_search_path};
+pub use unreadable::Unreadable;
 pub use walk::ScanPolicy;
 pub use watch::WatchStats;
 

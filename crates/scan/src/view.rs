@@ -16,7 +16,37 @@ use crate::{
     fuzzy::{FuzzyMatch, FuzzyOutcome},
     glob::GlobOutcome,
     grep::{GrepMatch, GrepOutcome},
+    unreadable::Unreadable,
 };
+
+/// A path a search could not enter or read (`UnreadablePath` in
+/// TypeScript).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreadableView {
+    /// Relative to the search root, `/`-separated (empty: the root);
+    /// bytes that are not UTF-8 read as U+FFFD.
+    pub path: String,
+    /// The errno-style code: `EACCES`, `ENAMETOOLONG`, ...
+    pub code: &'static str,
+    /// What the OS said: `Permission denied (os error 13)`.
+    pub message: String,
+}
+
+impl From<&Unreadable> for UnreadableView {
+    fn from(unreadable: &Unreadable) -> UnreadableView {
+        UnreadableView {
+            path: unreadable.path_lossy().into_owned(),
+            code: unreadable.code,
+            message: unreadable.message.clone(),
+        }
+    }
+}
+
+/// The views of `unreadable`, in order.
+pub fn unreadable_views(unreadable: &[Unreadable]) -> Vec<UnreadableView> {
+    unreadable.iter().map(UnreadableView::from).collect()
+}
 
 /// One glob match (`GlobMatch` in TypeScript).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -51,6 +81,8 @@ pub struct GlobSummaryView {
     pub total_matches: usize,
     /// `true` when `max_results` cut matches off.
     pub limit_reached: bool,
+    /// What the walk could not enter or read.
+    pub unreadable: Vec<UnreadableView>,
 }
 
 impl From<&GlobOutcome> for GlobSummaryView {
@@ -58,6 +90,7 @@ impl From<&GlobOutcome> for GlobSummaryView {
         GlobSummaryView {
             total_matches: outcome.total_matches,
             limit_reached: outcome.limit_reached(),
+            unreadable: unreadable_views(&outcome.unreadable),
         }
     }
 }
@@ -138,6 +171,8 @@ pub struct GrepSummaryView {
     pub files_skipped_too_large: usize,
     /// Files listed that could not be opened or read.
     pub files_unreadable: usize,
+    /// What the search could not enter or read: directories and files.
+    pub unreadable: Vec<UnreadableView>,
     /// `true` when more results existed beyond the returned ones.
     pub limit_reached: bool,
     /// The search path named one file rather than a directory.
@@ -153,6 +188,7 @@ impl From<&GrepOutcome> for GrepSummaryView {
             binary_files_skipped: outcome.binary_files_skipped,
             files_skipped_too_large: outcome.files_skipped_too_large,
             files_unreadable: outcome.files_unreadable,
+            unreadable: unreadable_views(&outcome.unreadable),
             limit_reached: outcome.limit_reached,
             path_is_file: outcome.path_is_file,
         }
@@ -194,12 +230,15 @@ impl From<&FuzzyMatch> for FuzzyMatchView {
 pub struct FuzzySummaryView {
     /// Matches before `max_results` was applied.
     pub total_matches: usize,
+    /// What the walk could not enter or read.
+    pub unreadable: Vec<UnreadableView>,
 }
 
 impl From<&FuzzyOutcome> for FuzzySummaryView {
     fn from(outcome: &FuzzyOutcome) -> FuzzySummaryView {
         FuzzySummaryView {
             total_matches: outcome.total_matches,
+            unreadable: unreadable_views(&outcome.unreadable),
         }
     }
 }
@@ -250,6 +289,10 @@ mod tests {
             binary_files_skipped: 1,
             files_skipped_too_large: 3,
             files_unreadable: 4,
+            unreadable: vec![Unreadable::new(
+                b"locked",
+                &std::io::Error::from_raw_os_error(13),
+            )],
             limit_reached: true,
             ..GrepOutcome::default()
         };
@@ -259,6 +302,7 @@ mod tests {
                 "totalMatches": 5, "filesWithMatches": 2, "filesSearched": 9,
                 "binaryFilesSkipped": 1, "filesSkippedTooLarge": 3,
                 "filesUnreadable": 4, "limitReached": true, "pathIsFile": false,
+                "unreadable": [{"path": "locked", "code": "EACCES", "message": "Permission denied (os error 13)"}],
             })
         );
     }

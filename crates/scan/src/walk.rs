@@ -10,8 +10,10 @@
 //!
 //! The walk runs on all cores and is sorted once at the end, which gives the
 //! same deterministic order as a sorted sequential walk at a fraction of the
-//! wall time. Entries that vanish mid-walk, unreadable subdirectories and
-//! names that are not UTF-8 are skipped or kept as bytes, never errors.
+//! wall time. Entries that vanish mid-walk are skipped and names that are
+//! not UTF-8 kept as bytes; a subdirectory the walk cannot list (no
+//! permission, a path past `PATH_MAX`) is no error either, but is named with
+//! why in the list's [`Entries::unreadable`], as `rg` names it.
 //!
 //! The `ordered` submodule walks by the same rules but hands entries out in path order
 //! while it goes, for a consumer that may stop after the first few (grep
@@ -32,6 +34,7 @@ use crate::{
     entries::{Entries, Entry, FileType, KEY_SEPARATOR, Unsorted, bytes_to_path, path_to_bytes},
     error::{Error, Result},
     node_modules::NODE_MODULES,
+    unreadable::{self, Unreadable},
 };
 
 /// The two traversal switches that partition the cache.
@@ -40,9 +43,14 @@ pub struct ScanPolicy {
     /// Include dot-files and dot-directories.
     pub include_hidden: bool,
     /// Honour `.gitignore` (inside git repositories, as git and ripgrep do),
-    /// `.git/info/exclude`, the global git excludes and `.ignore` files.
+    /// `.git/info/exclude`, the global git excludes, `.ignore` files and
+    /// `.rgignore` files (ripgrep's own, which win over `.ignore`).
     pub use_gitignore: bool,
 }
+
+/// The ignore file ripgrep reads besides git's and `.ignore`, with the
+/// highest precedence of them all.
+pub(crate) const RG_IGNORE: &str = ".rgignore";
 
 /// The name of the directory that is never entered.
 const GIT_DIR: &str = ".git";
@@ -209,9 +217,11 @@ fn collect_batches(
     Ok(batches)
 }
 
-/// The entries of `batches`, in path order.
+/// The entries of `batches`, in path order, with what they could not read.
 fn sorted(batches: &[Batch]) -> Entries {
+    let unread = batches.iter().flat_map(|b| b.unreadable.iter().cloned());
     Entries::from_unsorted(batches.iter().flat_map(Batch::items).collect())
+        .with_unreadable(unreadable::merged(unread.collect()))
 }
 
 /// The walk every scan shares: `policy`'s rules, links never followed,
@@ -223,7 +233,7 @@ fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
 
 /// [`walker`], entering (and reporting) below the root only the entries
 /// `admit` accepts as well.
-fn walker_admitting(
+pub(crate) fn walker_admitting(
     root: &Path,
     policy: ScanPolicy,
     node_modules: bool,
@@ -231,6 +241,9 @@ fn walker_admitting(
 ) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     let ignore = policy.use_gitignore;
+    if ignore {
+        builder.add_custom_ignore_filename(RG_IGNORE);
+    }
     builder
         .hidden(!policy.include_hidden)
         .follow_links(false)
@@ -305,14 +318,19 @@ impl ParallelVisitor for Collector<'_> {
         if self.token.is_stopped() {
             return WalkState::Quit;
         }
-        if let Ok(entry) = entry
-            && entry.depth() > 0
-        {
-            let path = path_to_bytes(entry.path());
-            let relative = &path[self.root_len..];
-            if let Some((file_type, mtime_ms)) = self.describe(&entry, relative) {
-                self.batch.push(relative, file_type, mtime_ms);
+        match entry {
+            Ok(entry) if entry.depth() > 0 => {
+                let path = path_to_bytes(entry.path());
+                let relative = &path[self.root_len..];
+                if let Some((file_type, mtime_ms)) = self.describe(&entry, relative) {
+                    self.batch.push(relative, file_type, mtime_ms);
+                }
             }
+            Ok(_) => {}
+            Err(err) => self
+                .batch
+                .unreadable
+                .extend(Unreadable::from_walk(&err, self.root_len)),
         }
         WalkState::Continue
     }
@@ -341,6 +359,12 @@ impl Collector<'_> {
 
 impl Drop for Collector<'_> {
     fn drop(&mut self) {
+        // A stopped walk's entries are thrown away: sorting them (a quarter
+        // of a large tree is tens of milliseconds) would only delay the
+        // cancellation.
+        if self.token.is_stopped() {
+            return;
+        }
         let mut batch = std::mem::take(&mut self.batch);
         batch.sort();
         self.sink
@@ -350,12 +374,14 @@ impl Drop for Collector<'_> {
     }
 }
 
-/// A thread's entries: sort keys back to back in one buffer, no allocation per entry.
+/// A thread's entries: sort keys back to back in one buffer, no allocation
+/// per entry; and what it could not read.
 #[derive(Default)]
 struct Batch {
     keys: Vec<u8>,
     /// `(start, end)` of the key in `keys`, type and mtime.
     items: Vec<(usize, usize, FileType, Option<i64>)>,
+    unreadable: Vec<Unreadable>,
 }
 
 impl Batch {
@@ -600,7 +626,14 @@ mod tests {
             assert_eq!(scanned, std::slice::from_ref(&listed), "scan, {policy:?}");
             let in_order = entered(&watched, || {
                 let halt = std::sync::atomic::AtomicBool::new(false);
-                ordered::walk_in_order(&root, policy, true, &token, &halt, &mut |_| {}).unwrap();
+                ordered::walk_in_order(
+                    &root,
+                    ordered::Listing::all(policy),
+                    &token,
+                    &halt,
+                    &mut |_| {},
+                )
+                .unwrap();
             });
             assert_eq!(
                 in_order,
@@ -818,6 +851,97 @@ mod tests {
             stated += usize::from(got.mtime_ms.is_some());
         }
         assert_eq!(stated, 150);
+    }
+
+    /// A directory a walk cannot list is named with why, as `rg` names it,
+    /// by every walk and every answer drawn from one: here a path past
+    /// `PATH_MAX` (and, for a user permissions bind, a directory closed by
+    /// its mode).
+    #[test]
+    fn what_a_walk_cannot_list_is_named_with_why() {
+        use crate::{
+            cache::{CachePolicy, ScanCache},
+            fuzzy::{FuzzyOptions, fuzzy_find},
+            glob::{GlobOptions, glob},
+            grep::{GrepOptions, grep, list_files},
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        touch(&root, "ok/needle.txt");
+        let deep = natives_testkit::beyond_path_max(&root, "needle.txt", "needle\n");
+        let mut expected = vec![(too_long_below(&root, &deep), "ENAMETOOLONG")];
+        // SAFETY: `geteuid` reads the process's effective user and cannot fail.
+        #[cfg(unix)]
+        let closed = unsafe { libc::geteuid() } != 0;
+        #[cfg(unix)]
+        if !closed {
+            eprintln!(
+                "as root no mode closes a directory: the CLI's tests run a walk as another user"
+            );
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            touch(&root, "closed/needle.txt");
+            fs::set_permissions(root.join("closed"), fs::Permissions::from_mode(0o000)).unwrap();
+            expected.insert(0, ("closed".to_string(), "EACCES"));
+        }
+        let named = |list: &[Unreadable]| -> Vec<(String, &'static str)> {
+            list.iter()
+                .map(|u| (u.path_lossy().into_owned(), u.code))
+                .collect()
+        };
+        let token = CancelToken::new();
+        let scanned = scan(&root, ALL, &token).unwrap();
+        assert_eq!(named(scanned.unreadable()), expected, "scan");
+        let halt = std::sync::atomic::AtomicBool::new(false);
+        let in_order = ordered::walk_in_order(
+            &root,
+            ordered::Listing::all(ALL),
+            &token,
+            &halt,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(named(&in_order), expected, "ordered walk");
+        for cached in [false, true] {
+            let cache = ScanCache::new(CachePolicy::default());
+            let mut options = GlobOptions::new("**/needle.txt", &root);
+            (options.cache, options.include_hidden) = (cached, true);
+            let globbed = glob(&options, &cache, &token, &mut |_| {}).unwrap();
+            assert_eq!(named(&globbed.unreadable), expected, "glob, cache {cached}");
+            let mut options = FuzzyOptions::new("needle", &root);
+            options.cache = cached;
+            let found = fuzzy_find(&options, &cache, &token, &mut |_| {}).unwrap();
+            assert_eq!(named(&found.unreadable), expected, "fuzzy, cache {cached}");
+            let mut options = GrepOptions::new("needle", &root);
+            options.cache = cached;
+            let grepped = grep(&options, &cache, &token, &mut |_| {}).unwrap();
+            assert_eq!(named(&grepped.unreadable), expected, "grep, cache {cached}");
+            assert_eq!(grepped.files_with_matches, 1, "grep, cache {cached}");
+            let listed = list_files(&options, &cache, &token, &mut |_| {}).unwrap();
+            assert_eq!(named(&listed.unreadable), expected, "files, cache {cached}");
+        }
+        let message = &scanned.unreadable().last().unwrap().message;
+        assert!(message.contains("(os error 36)"), "{message}");
+        #[cfg(unix)]
+        if closed {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(root.join("closed"), fs::Permissions::from_mode(0o700)).unwrap();
+        }
+    }
+
+    /// The first directory of `deep` (relative to `root`) whose full path
+    /// is too long to name.
+    fn too_long_below(root: &Path, deep: &Path) -> String {
+        let mut path = root.to_path_buf();
+        let mut relative = PathBuf::new();
+        for part in deep.components() {
+            path.push(part);
+            relative.push(part);
+            if path.as_os_str().len() >= natives_testkit::PATH_MAX {
+                break;
+            }
+        }
+        relative.to_string_lossy().into_owned()
     }
 
     #[test]

@@ -28,6 +28,10 @@
 //!   excludes file is not watched: the TTL covers it. A lost event queue, a watch that cannot be added (the budget or
 //!   the kernel's limit), a watcher error or a cookie that never arrives makes
 //!   the scan fall back to the TTL, with the reason in [`WatchStats`].
+//! - **Mounts.** A filesystem mounted below the root when the scan is walked
+//!   is watched like any directory, but mounting or unmounting sends no
+//!   event: an answer whose root has gained or lost a mount point at, below
+//!   or above it since its walk falls back to the TTL too (see `mounts`).
 //!
 //! Every watch counts against [`WatchPolicy::budget`]; a scan that would
 //! exceed it falls back instead of being half watched.
@@ -48,6 +52,7 @@ use notify::{
     event::ModifyKind,
 };
 
+use self::mounts::Mounts;
 use crate::{
     cache::ScanKey,
     cancel::CancelToken,
@@ -65,7 +70,7 @@ use crate::{
 const COOKIE_WAIT: Duration = Duration::from_secs(5);
 
 /// Names whose change alters which entries a scan admits.
-const RULE_NAMES: [&[u8]; 3] = [b".gitignore", b".ignore", b".git"];
+const RULE_NAMES: [&[u8]; 4] = [b".gitignore", b".ignore", b".rgignore", b".git"];
 
 /// Default watch budget when the kernel's limit cannot be read: Linux's
 /// historical default `max_user_watches` is 8192.
@@ -111,6 +116,9 @@ pub enum Fallback {
     WatchLimit,
     /// The watcher reported an error.
     WatcherError,
+    /// A filesystem was mounted or unmounted at or below the root since
+    /// the walk (no event reports it).
+    Mounts,
     /// A cookie's event did not arrive in time.
     CookieTimeout,
 }
@@ -139,6 +147,9 @@ pub struct WatchStats {
     pub watcher_error: u64,
     /// ... because a cookie's event did not arrive in time.
     pub cookie_timeout: u64,
+    /// ... because a filesystem was mounted or unmounted at or below the
+    /// root since the walk.
+    pub mounts: u64,
 }
 
 /// What a cached scan is after draining its events.
@@ -164,6 +175,8 @@ pub(crate) struct Watching {
     /// that replaced it.
     next_generation: AtomicU64,
     policy: WatchPolicy,
+    /// The mount table, re-read when it changes.
+    mounts: Mutex<Mounts>,
 }
 
 /// Which watching walk of a key a route belongs to.
@@ -203,6 +216,9 @@ struct Route {
     rewalk: bool,
     /// Why the scan no longer follows events.
     fallen: Option<Fallback>,
+    /// The mount points deciding what the root holds when it was walked,
+    /// and the mount table's generation they were last checked against.
+    mounts: (Vec<PathBuf>, u64),
 }
 
 impl Watching {
@@ -235,6 +251,7 @@ impl Watching {
             next_cookie: AtomicU64::new(0),
             next_generation: AtomicU64::new(0),
             policy,
+            mounts: Mutex::new(Mounts::open()),
         })
     }
 
@@ -252,6 +269,7 @@ impl Watching {
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst) + 1;
         let route = Route {
             generation,
+            mounts: self.mounts_at_or_below(&key.root),
             ..Route::default()
         };
         self.shared.lock().keys.insert(key.clone(), route);
@@ -262,7 +280,11 @@ impl Watching {
         let owner = key.clone();
         let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
         match walk::scan_watching(&key.root, key.policy, on_dir, token) {
-            Ok(entries) => Ok((entries, generation)),
+            Ok(entries) => {
+                // A mount made while the walk ran may or may not be in it.
+                self.check_mounts(key);
+                Ok((entries, generation))
+            }
             Err(err) => {
                 self.release_walk(key, generation);
                 Err(err)
@@ -287,6 +309,7 @@ impl Watching {
 
     /// Drain `key`'s events up to now and apply them to `entries`.
     pub(crate) fn refresh(self: &Arc<Self>, key: &ScanKey, entries: &Entries) -> Refresh {
+        self.check_mounts(key);
         if !self.drain() {
             self.fall(key, Fallback::CookieTimeout);
         }
@@ -357,6 +380,32 @@ impl Watching {
         }
     }
 
+    /// The mount points deciding what `root` holds now (see
+    /// `mounts::Mounts::deciding`), and the table's generation.
+    fn mounts_at_or_below(&self, root: &Path) -> (Vec<PathBuf>, u64) {
+        let mut mounts = self.mounts.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = mounts.refresh();
+        (mounts.deciding(root), generation)
+    }
+
+    /// Fall back (`Mounts`) if the mount points deciding what `key`'s root
+    /// holds are no longer those its walk met.
+    fn check_mounts(&self, key: &ScanKey) {
+        let now = self.mounts_at_or_below(&key.root);
+        let changed = {
+            let mut routes = self.shared.lock();
+            let Some(route) = routes.keys.get_mut(key) else {
+                return;
+            };
+            let changed = now.1 != route.mounts.1 && now.0 != route.mounts.0;
+            route.mounts = now;
+            changed
+        };
+        if changed {
+            self.fall(key, Fallback::Mounts);
+        }
+    }
+
     /// Create the next cookie and wait until its event has been routed:
     /// `false` when it did not arrive in time.
     fn drain(&self) -> bool {
@@ -408,6 +457,9 @@ impl Watching {
         if let Err(err) = added {
             let fallback = match err.kind {
                 notify::ErrorKind::PathNotFound => return,
+                // The walk cannot list it either, and names it unreadable;
+                // a change that opens it is reported to its parent's watch.
+                notify::ErrorKind::Io(ref io) if unreadable_dir(io) => return,
                 notify::ErrorKind::MaxFilesWatch => Fallback::WatchLimit,
                 _ => Fallback::WatcherError,
             };
@@ -608,6 +660,7 @@ impl WatchStats {
             Fallback::WatchLimit => &mut self.watch_limit,
             Fallback::WatcherError => &mut self.watcher_error,
             Fallback::CookieTimeout => &mut self.cookie_timeout,
+            Fallback::Mounts => &mut self.mounts,
         };
         *counter += 1;
     }
@@ -694,6 +747,9 @@ impl Patcher<'_> {
         if self.key.policy.use_gitignore && RULE_NAMES.contains(&name) {
             return None;
         }
+        if self.touches_unreadable(relative) {
+            return None;
+        }
         let parent = parent_of(relative);
         if parent.is_some_and(|parent| !self.is_listed_dir(parent)) {
             // Named through a directory the scan does not list (one renamed
@@ -757,13 +813,26 @@ impl Patcher<'_> {
             .added
             .insert(relative.to_vec(), (file_type, mtime_ms));
         if is_dir {
-            self.walk_into(relative, absolute);
+            self.walk_into(relative, absolute)?;
         }
         Some(())
     }
 
-    /// Walk the new directory `relative` (watching it) and add its entries.
-    fn walk_into(&mut self, relative: &[u8], absolute: &Path) {
+    /// Whether a change at `relative` may change what the scan could not
+    /// read: it names an unreadable path (a `chmod` that opens a directory
+    /// is such a change) or one above it. The patcher cannot tell, so the
+    /// scan is walked again.
+    fn touches_unreadable(&self, relative: &[u8]) -> bool {
+        self.entries
+            .unreadable()
+            .iter()
+            .any(|unread| is_within(&unread.path, relative))
+    }
+
+    /// Walk the new directory `relative` (watching it) and add its entries;
+    /// `None` (walk the scan again) when part of it could not be read, as
+    /// a patch carries no unreadable paths.
+    fn walk_into(&mut self, relative: &[u8], absolute: &Path) -> Option<()> {
         let watching = Arc::clone(self.watching);
         let owner = self.key.clone();
         let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
@@ -771,6 +840,9 @@ impl Patcher<'_> {
         // has its own event coming: an empty walk is right for now.
         let found = walk::scan_watching(absolute, self.key.policy, on_dir, &CancelToken::new())
             .unwrap_or_default();
+        if !found.unreadable().is_empty() {
+            return None;
+        }
         for entry in found.iter() {
             let mut path = relative.to_vec();
             path.push(b'/');
@@ -780,6 +852,7 @@ impl Patcher<'_> {
                 .insert(path, (entry.file_type, entry.mtime_ms));
         }
         self.changes.walked.push(relative.to_vec());
+        Some(())
     }
 
     /// Re-read the mtime of the listed directory `relative`, whose children
@@ -831,10 +904,20 @@ impl Patcher<'_> {
     }
 }
 
+/// Whether a watch was refused for a reason that also stops a walk from
+/// listing the directory (no read permission, a path past `PATH_MAX`).
+fn unreadable_dir(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidFilename
+    )
+}
+
 /// The parent of the relative path `relative`, if it is not the root.
 fn parent_of(relative: &[u8]) -> Option<&[u8]> {
     memchr::memrchr(b'/', relative).map(|slash| &relative[..slash])
 }
 
+mod mounts;
 #[cfg(test)]
 mod tests;

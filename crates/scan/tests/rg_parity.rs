@@ -74,6 +74,10 @@ fn fixture() -> tempfile::TempDir {
         ("latin1.txt", b"caf\xe9 needle\n\xff\xfe other\nneedle \xe9t\xe9\n"),
         ("empty.txt", b""),
         ("context.txt", context.as_bytes()),
+        // ripgrep's own ignore file, which wins over `.ignore` and `.gitignore`.
+        (".rgignore", b"rgignored.txt\n"),
+        ("rgignored.txt", b"needle rg-ignored\n"),
+        (".dot.log", b"needle in a hidden, ignored log\n"),
     ];
     // An empty `.git` makes the tree a repository for `.gitignore` purposes,
     // for `rg` and for the walker alike.
@@ -267,6 +271,23 @@ const CASES: &[Case] = &[
     case("", &["--hidden", "-g", "*.txt"], |o| {
         o.glob = Some("*.txt".into())
     }),
+    // A file a glob selects is searched even where ignore files (`*.log`,
+    // `.rgignore`) or the hidden rule would leave it out, but not inside a
+    // directory they leave out (`build/`).
+    case("needle", &["-g", "*.log"], |o| {
+        o.include_hidden = false;
+        o.glob = Some("*.log".into());
+    }),
+    case("needle", &["--hidden", "-g", "*.{log,txt}"], |o| {
+        o.glob = Some("*.{log,txt}".into())
+    }),
+    case("needle", &["--hidden", "-g", "rgignored.txt"], |o| {
+        o.glob = Some("rgignored.txt".into())
+    }),
+    case("needle", &["-g", "*.txt"], |o| {
+        o.include_hidden = false;
+        o.glob = Some("*.txt".into());
+    }),
     case("needle", &["--hidden", "-w"], |o| o.word_regexp = true),
     case(r"ne+dle", &["--hidden", "-w", "-i"], |o| {
         o.word_regexp = true;
@@ -304,6 +325,12 @@ fn content_matches_rg_line_for_line() {
         (case.configure)(&mut options);
         let outcome = ours(&options);
         assert_eq!(our_lines(&outcome), expected.lines, "{label}");
+        options.cache = true;
+        assert_eq!(
+            our_lines(&ours(&options)),
+            expected.lines,
+            "{label}, cached"
+        );
         assert_eq!(outcome.total_matches, expected.match_records, "{label}");
         assert_eq!(
             outcome.files_with_matches as u64, expected.searches_with_match,

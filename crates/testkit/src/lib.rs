@@ -11,7 +11,7 @@
 
 use std::{
     fs,
-    path::Path,
+    path::{Path, PathBuf},
     sync::mpsc::{self, RecvTimeoutError},
     thread,
     time::Duration,
@@ -72,4 +72,28 @@ pub fn within<T: Send + 'static>(
             panic!("{what}: panicked")
         }
     }
+}
+
+/// The longest path the kernel resolves in one call (Linux's `PATH_MAX`).
+pub const PATH_MAX: usize = 4096;
+
+/// A chain of directories under `root` whose last holds `file` with
+/// `contents`, its path more than [`PATH_MAX`] bytes below `root`: a walker
+/// that names paths whole cannot enter its lower part. Built from the bottom
+/// up, each step moving the chain so far under a new top directory, so no
+/// call here names a path longer than three names. Returns the file's path
+/// relative to `root`.
+pub fn beyond_path_max(root: &Path, file: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let name = |level: usize| format!("{level:03}{}", "d".repeat(247));
+    let levels = PATH_MAX / name(0).len() + 2;
+    let mut chain = PathBuf::from(name(0));
+    write(root, &format!("{}/{file}", chain.display()), contents);
+    for level in 1..levels {
+        let top = root.join(name(level));
+        fs::create_dir(&top).expect("a directory of the chain");
+        let below = name(level - 1);
+        fs::rename(root.join(&below), top.join(&below)).expect("the chain moved down");
+        chain = Path::new(&name(level)).join(chain);
+    }
+    chain.join(file)
 }

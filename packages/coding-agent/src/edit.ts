@@ -30,7 +30,7 @@
  *   hashline.ts) refuses the edit (`STALE`), naming the line.
  */
 import type { FileChange } from '@natives/natives';
-import { changeFiles, looksBinary, readForChange } from './files.ts';
+import { changeFiles, notEditableText, readForChange } from './files.ts';
 import { type HashlineOperation, HashlineError, applyHashlineEdits } from './hashline.ts';
 import { applyFilePatch } from './hunks.ts';
 import { type FilePatch, PatchError, parsePatch } from './patch.ts';
@@ -151,8 +151,9 @@ async function readTarget(ctx: ToolContext, given: string): Promise<Target> {
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw await missingPath(ctx, abs, ' Use `write` to create it.');
   }
-  if (looksBinary(file.data)) {
-    throw new ToolRefusal('BINARY', `${displayPath(ctx, abs)} is a binary file; it cannot be edited as text.`, { path: abs });
+  const refused = notEditableText(file);
+  if (refused) {
+    throw new ToolRefusal(refused.code, `${displayPath(ctx, abs)} ${refused.why}; it cannot be edited as text.`, { path: abs });
   }
   const { bom, body } = splitBom(decodeText(file.data));
   return { path, abs, text: body, bom, stamp: file.stamp };
@@ -329,7 +330,8 @@ class PatchPlan {
       if (code === 'EISDIR') throw new PatchError(`${this.label(path)} is a directory`);
       throw error;
     }
-    if (looksBinary(file.data)) throw new PatchError(`${this.label(path)} is a binary file`);
+    const refused = notEditableText(file);
+    if (refused) throw new PatchError(`${this.label(path)} ${refused.why}`);
     this.planned.set(key, decodeText(file.data));
     this.stamps.set(key, file.stamp);
     return this.planned.get(key);

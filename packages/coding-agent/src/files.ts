@@ -21,12 +21,16 @@ import { resolvePath } from './names.ts';
 import { type AppliedFileChanges, type FileChange, type FileContents, applyFileChanges, readFile, realPath } from '@natives/natives';
 import type { ToolContext } from './tool.ts';
 
-/** Bytes searched for a NUL to call a file binary. */
-export const BINARY_SNIFF_BYTES = 8192;
-
-/** Whether `bytes` look binary: a NUL in the first {@link BINARY_SNIFF_BYTES}. */
-export function looksBinary(bytes: Uint8Array): boolean {
-  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
+/**
+ * Why `file` cannot be changed as text, or `undefined` when it can: natives judged it binary (by
+ * the rule grep searches by: a NUL byte in it), or UTF-16 text, which an edit would rewrite as UTF-8.
+ */
+export function notEditableText(file: FileContents): { code: 'BINARY' | 'ENCODING'; why: string } | undefined {
+  if (file.encoding === 'binary') return { code: 'BINARY', why: 'is a binary file' };
+  if (file.encoding !== 'utf-8') {
+    return { code: 'ENCODING', why: `is ${file.encoding.toUpperCase()} text (its byte order mark says so); edits write UTF-8 only` };
+  }
+  return undefined;
 }
 
 /** Read a file a tool is about to change: confined to `cwd`, whole (natives' default size limit applies). */

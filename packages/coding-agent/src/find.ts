@@ -12,16 +12,18 @@
  *
  * At most `limit` files (default {@link DEFAULT_FIND_LIMIT}) are listed,
  * relative to `cwd`, after skipping `offset` of them; a last line says how
- * many matched in all and which `offset` continues. The scan cache is used
- * only when `ctx.scanCache` asks it; otherwise a tool-level search walks
- * fresh. The search is not confined to `cwd` unless `ctx.confineReads`
- * asks it (files.ts, `searchPath`).
+ * many matched in all and which `offset` continues, and another names what
+ * the walk could not enter (see unreadable.ts). The scan cache is used only
+ * when `ctx.scanCache` asks it; otherwise a tool-level search walks fresh.
+ * The search is not confined to `cwd` unless `ctx.confineReads` asks it
+ * (files.ts, `searchPath`).
  */
 import * as nodePath from 'node:path';
 import { FileType, type GlobResult, glob } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
 import { searchPath } from './files.ts';
 import { type ToolContext, type ToolResult, displayPath, toolError, defineTool } from './tool.ts';
+import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
 
 /** Files listed when `limit` is not given. */
 export const DEFAULT_FIND_LIMIT = 100;
@@ -46,6 +48,7 @@ const FindDetails = Type.Object({
   limitReached: Type.Boolean({ description: 'More files match past the ones listed.' }),
   ignoredIncluded: Type.Boolean({ description: 'Nothing matched among files not ignored, so ignored files were searched.' }),
   nextOffset: Type.Optional(Type.Integer({ description: 'The offset that continues a cut answer.' })),
+  ...UnreadableDetailsSchema,
 });
 
 export const findTool = defineTool({
@@ -69,11 +72,22 @@ async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT, offset = 0 }
     return refusal(error, pattern, abs, displayPath(ctx, abs));
   }
   const { result, ignoredIncluded } = found;
-  const files = result.matches.slice(offset).map((m) => displayPath(ctx, nodePath.join(abs, m.path)));
+  const display = (rel: string) => displayPath(ctx, nodePath.join(abs, rel));
+  const files = result.matches.slice(offset).map((m) => display(m.path));
   const more = result.limitReached ? { nextOffset: offset + files.length } : {};
+  const note = unreadableNote(result.unreadable, display);
   return {
-    text: describe(files, found, pattern, displayPath(ctx, abs), offset).join('\n'),
-    details: { pattern, path: abs, files, totalMatches: result.totalMatches, limitReached: result.limitReached, ignoredIncluded, ...more },
+    text: [...describe(files, found, pattern, displayPath(ctx, abs), offset), ...(note ? [note] : [])].join('\n'),
+    details: {
+      pattern,
+      path: abs,
+      files,
+      totalMatches: result.totalMatches,
+      limitReached: result.limitReached,
+      ignoredIncluded,
+      ...more,
+      ...unreadableDetails(result.unreadable, display),
+    },
   };
 }
 

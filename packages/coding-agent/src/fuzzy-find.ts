@@ -16,6 +16,7 @@ import { type FuzzyFindResult, fuzzyFind } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
 import { searchPath } from './files.ts';
 import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath } from './tool.ts';
+import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
 
 /** Entries listed when `limit` is not given. */
 export const DEFAULT_FUZZY_LIMIT = 50;
@@ -39,6 +40,7 @@ const FuzzyFindDetails = Type.Object({
   totalMatches: Type.Integer({ description: 'Entries matching in all.' }),
   limitReached: Type.Boolean({ description: 'More entries match past the ones listed.' }),
   nextOffset: Type.Optional(Type.Integer({ description: 'The offset that continues a cut answer.' })),
+  ...UnreadableDetailsSchema,
 });
 
 export const fuzzyFindTool = defineTool({
@@ -61,15 +63,26 @@ async function runFuzzyFind({ query, path, limit = DEFAULT_FUZZY_LIMIT, offset =
   } catch (error) {
     throw refusal(error, ctx, abs);
   }
-  const entries = result.matches.slice(offset).map((m) => displayPath(ctx, nodePath.join(abs, m.path)) + (m.path.endsWith('/') ? '/' : ''));
+  const display = (rel: string) => displayPath(ctx, nodePath.join(abs, rel));
+  const entries = result.matches.slice(offset).map((m) => display(m.path) + (m.path.endsWith('/') ? '/' : ''));
   const limitReached = result.totalMatches > offset + entries.length;
   const lines = entries.length > 0 ? [...entries] : [`No entries match ${JSON.stringify(query)} under ${displayPath(ctx, abs)}${offset > 0 ? ` at offset ${offset}` : ''}.`];
   if (limitReached) {
     lines.push(`[Showing ${offset + 1}-${offset + entries.length} of ${result.totalMatches} matches; continue with offset=${offset + entries.length} or refine the query.]`);
   }
+  const note = unreadableNote(result.unreadable, display);
+  if (note) lines.push(note);
   return {
     text: lines.join('\n'),
-    details: { query, path: abs, entries, totalMatches: result.totalMatches, limitReached, ...(limitReached ? { nextOffset: offset + entries.length } : {}) },
+    details: {
+      query,
+      path: abs,
+      entries,
+      totalMatches: result.totalMatches,
+      limitReached,
+      ...(limitReached ? { nextOffset: offset + entries.length } : {}),
+      ...unreadableDetails(result.unreadable, display),
+    },
   };
 }
 

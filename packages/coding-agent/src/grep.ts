@@ -7,8 +7,14 @@
  *   relative to `cwd`, so they can be passed to `read` as they are.
  * - At most `maxCount` results (default {@link DEFAULT_GREP_LIMIT}) are shown;
  *   a last line says when results were cut and which `offset` continues.
- * - Binary files (a NUL byte), files over {@link GREP_MAX_FILE_BYTES} and files
- *   that vanished mid-search are not searched; the text counts them.
+ * - The answer's text is bounded whatever `context` and the lines hold: at
+ *   most {@link GREP_MAX_OUTPUT_BYTES} of result lines (whole lines), then a
+ *   line saying where it was cut and which `offset` continues; `context` is
+ *   at most {@link GREP_MAX_CONTEXT} lines.
+ * - Binary files (a NUL byte) and files over {@link GREP_MAX_FILE_BYTES} are
+ *   not searched; the text counts them. What could not be entered or read (a
+ *   directory without permission, a path too long, a file that vanished
+ *   mid-search) is named with why (see unreadable.ts).
  * - A pattern that is not a valid regular expression is `INVALID_PATTERN`,
  *   naming the pattern and suggesting `literal: true`. Which argument was
  *   at fault is decided by error codes only: natives rejects a bad regex,
@@ -25,6 +31,7 @@ import * as nodePath from 'node:path';
 import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
 import { searchPath } from './files.ts';
 import { missingPath } from './read.ts';
+import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, defineTool, displayPath, toolError } from './tool.ts';
 
@@ -34,6 +41,10 @@ export const DEFAULT_GREP_LIMIT = 100;
 export const GREP_MAX_LINE_CHARS = 500;
 /** Files larger than this are skipped (and counted). */
 export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** Bytes of result lines an answer carries; the rest is cut, and the answer says where. */
+export const GREP_MAX_OUTPUT_BYTES = 50 * 1024;
+/** The most lines of context asked for on each side of a match. */
+export const GREP_MAX_CONTEXT = 1000;
 
 const GrepParameters = Type.Object(
   {
@@ -44,7 +55,13 @@ const GrepParameters = Type.Object(
     ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive search. Default false.' })),
     literal: Type.Optional(Type.Boolean({ description: 'Treat pattern as plain text, not a regex. Default false.' })),
     multiline: Type.Optional(Type.Boolean({ description: 'Let matches span lines (use \\n in the pattern). Default false.' })),
-    context: Type.Optional(Type.Integer({ minimum: 0, description: 'Lines of context before and after each match (content mode). Default 0.' })),
+    context: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: GREP_MAX_CONTEXT,
+        description: `Lines of context before and after each match (content mode), at most ${GREP_MAX_CONTEXT}. Default 0.`,
+      }),
+    ),
     maxCount: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum results to show. Default ${DEFAULT_GREP_LIMIT}.` })),
     offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many results first (to continue a cut answer). Default 0.' })),
     mode: Type.Optional(
@@ -71,6 +88,8 @@ const GrepDetails = Type.Object({
   filesUnreadable: Type.Integer(),
   limitReached: Type.Boolean({ description: 'More results exist past the ones shown.' }),
   nextOffset: Type.Optional(Type.Integer({ description: 'The offset that continues a cut answer.' })),
+  outputCut: Type.Optional(Type.Boolean({ description: 'The text was cut at its byte bound before the results ran out.' })),
+  ...UnreadableDetailsSchema,
 });
 
 export const grepTool = defineTool({
@@ -96,9 +115,17 @@ async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
   }
   const display = (rel: string) => displayPath(ctx, result.pathIsFile ? abs : nodePath.join(abs, rel));
   const mode = args.mode ?? 'content';
-  const body = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
-  const text = [body, ...notes(args, result, displayPath(ctx, abs))].filter((s) => s !== '').join('\n');
-  return { text, details: details(args, abs, result) };
+  const lines = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
+  const body = capped(lines, GREP_MAX_OUTPUT_BYTES);
+  const text = [
+    body.text,
+    ...(body.cut ? [cutNote(args, body)] : notes(args, result, displayPath(ctx, abs))),
+    unreadableNote(result.unreadable, display),
+  ]
+    .filter((s) => s !== '')
+    .join('\n');
+  const cut = body.cut ? { outputCut: true, results: body.results, nextOffset: (args.offset ?? 0) + body.results } : {};
+  return { text, details: { ...details(args, abs, result), ...cut, ...unreadableDetails(result.unreadable, display) } };
 }
 
 /** The natives search the arguments ask for, with the tool's limits. */
@@ -171,7 +198,6 @@ function notes(args: GrepArgs, result: GrepResult, shown: string): string[] {
   const skipped = [
     count(result.binaryFilesSkipped, 'binary file', 'binary files'),
     count(result.filesSkippedTooLarge, `file ${large}`, `files ${large}`),
-    count(result.filesUnreadable, 'file that vanished or could not be read', 'files that vanished or could not be read'),
   ].filter((s) => s !== '');
   if (skipped.length > 0) out.push(`[Not searched: ${skipped.join(', ')}.]`);
   return out;
@@ -206,35 +232,69 @@ function regexCompiles(pattern: string, ignoreCase: boolean, multiline: boolean)
   }
 }
 
+/** A line of the answer; a result's (first) matching line carries the result's index. */
+interface OutputLine {
+  text: string;
+  result?: number;
+}
+
 /** `path:line:text` for matches, `path-line-text` for context, `--` between groups that are not adjacent. */
-function formatContent(matches: readonly GrepMatch[], display: (rel: string) => string): string {
-  const out: string[] = [];
+function formatContent(matches: readonly GrepMatch[], display: (rel: string) => string): OutputLine[] {
+  const out: OutputLine[] = [];
   let i = 0;
   let lastGroupEnd: { file: string; line: number } | undefined;
   const withContext = matches.some((m) => m.contextBefore?.length || m.contextAfter?.length);
   while (i < matches.length) {
     const rel = matches[i]!.path;
     // Every line of this file's results, matches winning over context.
-    const lines = new Map<number, { text: string; match: boolean }>();
+    const lines = new Map<number, { text: string; match: boolean; result?: number }>();
     for (; i < matches.length && matches[i]!.path === rel; i++) {
       const m = matches[i]!;
       for (const c of m.contextBefore ?? []) if (!lines.has(c.lineNumber)) lines.set(c.lineNumber, { text: c.line, match: false });
-      m.line.split('\n').forEach((text, k) => lines.set(m.lineNumber + k, { text, match: true }));
+      m.line.split('\n').forEach((text, k) => lines.set(m.lineNumber + k, { text, match: true, ...(k === 0 ? { result: i } : {}) }));
       for (const c of m.contextAfter ?? []) if (!lines.has(c.lineNumber)) lines.set(c.lineNumber, { text: c.line, match: false });
     }
     const file = display(rel);
     for (const n of [...lines.keys()].sort((a, b) => a - b)) {
-      const { text, match } = lines.get(n)!;
-      if (withContext && lastGroupEnd && (lastGroupEnd.file !== file || n > lastGroupEnd.line + 1)) out.push('--');
-      out.push(`${file}${match ? ':' : '-'}${n}${match ? ':' : '-'}${cut(text)}`);
+      const { text, match, result } = lines.get(n)!;
+      if (withContext && lastGroupEnd && (lastGroupEnd.file !== file || n > lastGroupEnd.line + 1)) out.push({ text: '--' });
+      out.push({ text: `${file}${match ? ':' : '-'}${n}${match ? ':' : '-'}${cut(text)}`, result });
       lastGroupEnd = { file, line: n };
     }
   }
-  return out.join('\n');
+  return out;
 }
 
-function formatFiles(matches: readonly GrepMatch[], mode: GrepMode, display: (rel: string) => string): string {
-  return matches.map((m) => (mode === 'count' ? `${display(m.path)}:${m.matchCount ?? 0}` : display(m.path))).join('\n');
+function formatFiles(matches: readonly GrepMatch[], mode: GrepMode, display: (rel: string) => string): OutputLine[] {
+  return matches.map((m, i) => ({ text: mode === 'count' ? `${display(m.path)}:${m.matchCount ?? 0}` : display(m.path), result: i }));
+}
+
+/**
+ * The lines that fit in `budget` bytes of UTF-8 (whole lines); whether any were cut, and how many
+ * results the kept lines show (a result counts once its matching line is shown, so continuing
+ * after them repeats none and skips none).
+ */
+function capped(lines: readonly OutputLine[], budget: number): { text: string; cut: boolean; results: number; shownLines: number } {
+  let bytes = 0;
+  let kept = 0;
+  let results = 0;
+  for (; kept < lines.length; kept++) {
+    bytes += Buffer.byteLength(lines[kept]!.text) + 1;
+    if (bytes > budget) break;
+    const result = lines[kept]!.result;
+    if (result !== undefined) results = result + 1;
+  }
+  return { text: lines.slice(0, kept).map((l) => l.text).join('\n'), cut: kept < lines.length, results, shownLines: kept };
+}
+
+/** The line that says where the answer was cut and how to go on. */
+function cutNote(args: GrepArgs, body: { results: number; shownLines: number }): string {
+  const offset = args.offset ?? 0;
+  const context = (args.context ?? 0) > 0 ? ', lower context' : '';
+  return (
+    `[Output cut at ${GREP_MAX_OUTPUT_BYTES / 1024} KiB after ${body.shownLines} lines (${body.results} results shown). ` +
+    `Continue with offset=${offset + body.results}, or narrow the search with path, glob or type${context}.]`
+  );
 }
 
 /** A line without its `\r`, marked when natives cut it at {@link GREP_MAX_LINE_CHARS}. */

@@ -16,10 +16,10 @@ export {
   invalidateFsScanAfterWrite,
 } from './fs-cache-invalidation.ts';
 export { TOOL_ERROR_CODES } from './tool.ts';
-export { atomicWrite, looksBinary } from './files.ts';
+export { atomicWrite } from './files.ts';
 export type { AtomicWriteOutcome } from './files.ts';
 export type { JsonSchema, Tool, ToolContext, ToolDetails, ToolErrorCode, ToolResult } from './tool.ts';
-export { BINARY_SNIFF_BYTES, DEFAULT_READ_LIMIT, MAX_LINE_CHARS, readTool, suggestPaths } from './read.ts';
+export { DEFAULT_READ_LIMIT, MAX_LINE_CHARS, readTool, suggestPaths } from './read.ts';
 export type { ReadArgs } from './read.ts';
 export { writeTool } from './write.ts';
 export type { WriteArgs } from './write.ts';
@@ -27,7 +27,7 @@ export { editTool } from './edit.ts';
 export type { EditArgs, EditMode } from './edit.ts';
 export { DEFAULT_RUN_TIMEOUT_MS, KILL_GRACE_MS, MAX_OUTPUT_BYTES, MAX_RUN_TIMEOUT_MS, runTool } from './run.ts';
 export type { RunArgs } from './run.ts';
-export { DEFAULT_GREP_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, grepTool } from './grep.ts';
+export { DEFAULT_GREP_LIMIT, GREP_MAX_CONTEXT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, GREP_MAX_OUTPUT_BYTES, grepTool } from './grep.ts';
 export type { GrepArgs } from './grep.ts';
 export { DEFAULT_FIND_LIMIT, findTool } from './find.ts';
 export type { FindArgs } from './find.ts';

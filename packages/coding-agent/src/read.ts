@@ -8,11 +8,14 @@
  * files.ts): a file whose real location is outside is then `OUTSIDE_CWD`,
  * a symlink inside `cwd` that leads out included. Only regular files are
  * opened, and at most {@link MAX_READ_BYTES} of one is read: the window of a
- * bigger file is shown from that head, and the text says so. Bytes that are
- * not valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them back
- * unchanged, and takes a U+FFFD copied from here as the byte it stands for.
- * A UTF-8 byte order mark is the file's, not line 1's: it is not shown or
- * hashed (`details.bom` says it is there), and edits keep it. A name that
+ * bigger file is shown from that head, and the text says so. What is text is
+ * decided by natives, by the rule grep searches by: a NUL byte among the
+ * bytes read makes the file binary (not shown), and a UTF-16 file (named by
+ * its byte order mark) is shown transcoded, as grep searches it. Bytes that
+ * are not valid UTF-8 are shown as U+FFFD (see text.ts); `edit` writes them
+ * back unchanged, and takes a U+FFFD copied from here as the byte it stands
+ * for. A UTF-8 byte order mark is the file's, not line 1's: it is not shown
+ * or hashed (`details.bom` says it is there), and edits keep it. A name that
  * is not UTF-8 is shown C-quoted, as git does (names.ts), and `path` takes
  * that form back.
  *
@@ -24,15 +27,13 @@
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { type FileContents, FileType, glob, readFile } from '@natives/natives';
-import { BINARY_SNIFF_BYTES, looksBinary, readConfined } from './files.ts';
+import { readConfined } from './files.ts';
 import { formatHashline, lineHashes } from './hashline.ts';
 import { splitLines } from './lines.ts';
 import { resolvePath, shownPath } from './names.ts';
 import { decodeText, displayText, encodeText, splitBom } from './text.ts';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument, relativeInside, toolError } from './tool.ts';
-
-export { BINARY_SNIFF_BYTES };
 
 /** Lines shown when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -88,11 +89,10 @@ async function read({ path: given, offset = 1, limit = DEFAULT_READ_LIMIT }: Rea
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw await missingPath(ctx, abs);
   }
-  const bytes = file.complete ? file.data : cutAtLastLine(file.data);
-  if (looksBinary(bytes)) {
+  if (file.encoding === 'binary') {
     return toolError('BINARY', `${shown} is a binary file (${file.size} bytes); it is not shown.`, { path: abs, bytes: file.size });
   }
-  const { bom, body } = splitBom(decodeText(bytes));
+  const { bom, body } = splitBom(fileText(file));
   const lines = splitLines(body);
   const total = lines.text.length;
   const partial = file.complete ? '' : ` (of the first ${MAX_READ_BYTES} bytes of this ${file.size}-byte file; use grep to reach further)`;
@@ -117,6 +117,19 @@ async function read({ path: given, offset = 1, limit = DEFAULT_READ_LIMIT }: Rea
     text: out.join('\n'),
     details: { path: abs, totalLines: total, startLine: offset, endLine: end, truncated, complete: file.complete, ...(bom ? { bom: true } : {}) },
   };
+}
+
+/**
+ * The text read: UTF-8 decoded losslessly (see text.ts), UTF-16 transcoded (its byte order mark
+ * dropped); of a head, all but its last, possibly cut, line.
+ */
+function fileText(file: FileContents): string {
+  if (file.encoding !== 'utf-16le' && file.encoding !== 'utf-16be') {
+    return decodeText(file.complete ? file.data : cutAtLastLine(file.data));
+  }
+  const text = new TextDecoder(file.encoding).decode(file.data);
+  const lastNewline = text.lastIndexOf('\n');
+  return file.complete || lastNewline === -1 ? text : text.slice(0, lastNewline + 1);
 }
 
 /** The head of a file without its last, possibly cut, line. */

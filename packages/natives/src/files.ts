@@ -40,6 +40,12 @@ export interface FileContents {
   stamp: string;
   /** `data` holds the whole file. */
   complete: boolean;
+  /**
+   * What `data` holds, by the one rule `grep` searches by: `utf-8` text, `utf-16le` or `utf-16be`
+   * text (named by a byte order mark; decode it with a `TextDecoder` of that label), or `binary`
+   * (a NUL byte among the bytes read, wherever it is; in UTF-16, a NUL character).
+   */
+  encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'binary';
 }
 
 /**

@@ -5,7 +5,7 @@
 import { native, type FuzzyTier } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
-import type { FileType } from './glob.ts';
+import type { FileType, UnreadablePath } from './glob.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 
@@ -61,6 +61,8 @@ export interface FuzzyFindResult {
   matches: FuzzyMatch[];
   /** Matches before `maxResults` was applied. */
   totalMatches: number;
+  /** What the walk could not enter or read, in path order (none inside a `node_modules` the search leaves out). */
+  unreadable: UnreadablePath[];
 }
 
 /**

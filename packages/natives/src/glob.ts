@@ -76,6 +76,20 @@ export interface GlobMatch {
   mtime?: number;
 }
 
+/**
+ * A path a search could not enter or read, and why: a directory the walk could not list (no
+ * permission, a path longer than the system allows) or a file grep could not open. `rg` names each
+ * one and exits 2; an answer here lists them, so a partial answer never passes for a whole one.
+ */
+export interface UnreadablePath {
+  /** Relative to the search root, `/`-separated (empty: the root itself). */
+  path: string;
+  /** The errno-style code: `EACCES`, `ENAMETOOLONG`, ... */
+  code: string;
+  /** What the system said: `Permission denied (os error 13)`. */
+  message: string;
+}
+
 /** The answer of {@link glob}. */
 export interface GlobResult {
   /** Matches in path order (or newest first with `sortByMtime`). */
@@ -84,6 +98,8 @@ export interface GlobResult {
   totalMatches: number;
   /** `true` when `maxResults` cut matches off. */
   limitReached: boolean;
+  /** What the walk could not enter or read, in path order (none inside a `node_modules` the glob leaves out). */
+  unreadable: UnreadablePath[];
 }
 
 /**
@@ -109,7 +125,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
       stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
     );
     const matches = stream ? await stream.settle(raw.batches) : decode(raw.matches);
-    return { matches, totalMatches: raw.totalMatches, limitReached: raw.limitReached };
+    return { matches, totalMatches: raw.totalMatches, limitReached: raw.limitReached, unreadable: raw.unreadable };
   };
   return await callNative('glob', run, { signal, stream });
 }

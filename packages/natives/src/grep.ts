@@ -8,6 +8,7 @@ import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream } from './stream.ts';
+import type { UnreadablePath } from './glob.ts';
 
 const { nativeGrep, nativeHasMatch, nativeSearch } = native;
 
@@ -120,6 +121,12 @@ export interface GrepResult {
   filesSkippedTooLarge: number;
   /** Files that vanished or became unreadable between listing and searching. */
   filesUnreadable: number;
+  /**
+   * What the search could not enter or read, in path order: directories the walk could not list and
+   * the files counted in `filesUnreadable`, each with why (once `limitReached` stops a search, those
+   * met before it stopped).
+   */
+  unreadable: UnreadablePath[];
   /** `true` when `maxCount` cut results off. */
   limitReached: boolean;
   /** `path` named one file (result paths are its name) rather than a directory; `false` for {@link search}. */

@@ -70,6 +70,7 @@ use crate::{
     cache::ScanCache,
     cancel::CancelToken,
     error::{Error, ErrorKind, Result},
+    unreadable::{self, Unreadable},
 };
 use pattern::{MatcherSpec, build_matcher};
 use run::{Backlog, Emitter};
@@ -103,7 +104,11 @@ pub struct GrepOptions {
     /// Only files matching this glob, with `rg -g` rules: without `/` it
     /// matches the file name at any depth (`*.ts`), with `/` it is anchored
     /// at `path` (`src/**/*.ts`), and `!glob` excludes (an excluded
-    /// directory excludes all below it). Default: every file.
+    /// directory excludes all below it). As with `rg -g`, a file the glob
+    /// selects is searched even when an ignore file or the hidden rule
+    /// would leave it out (`*.log` finds a gitignored `debug.log`), though
+    /// not inside a directory they leave out; so a search with such a glob
+    /// walks privately, `cache` or not. Default: every file.
     pub glob: Option<String>,
     /// Only files of this type, by the `ignore` crate's built-in type names
     /// (`rust`, `ts`, `py`, ... as in `rg -t`; `all` is any typed file). An
@@ -338,6 +343,12 @@ pub struct GrepOutcome {
     /// Files listed by the scan that could not be opened or read (removed
     /// since, no permission, no longer a regular file).
     pub files_unreadable: usize,
+    /// What the search could not enter or read, each path with why, in path
+    /// order: directories the walk could not list (no permission, a path
+    /// past `PATH_MAX`) and the files counted in `files_unreadable`, as
+    /// `rg` names them. Once `limit_reached` stops the search, only those
+    /// met before.
+    pub unreadable: Vec<Unreadable>,
     /// `true` exactly when more results existed beyond the returned ones.
     pub limit_reached: bool,
 }
@@ -439,8 +450,11 @@ fn search_tree(
             .then(|| prefilter::Needs::of(&options.matcher_spec(), options.invert_match))
             .flatten(),
     };
-    run::run(&job, &mut emitter)?;
-    Ok(emitter.outcome)
+    let walked = run::run(&job, &mut emitter)?;
+    let mut outcome = emitter.outcome;
+    outcome.unreadable =
+        unreadable::merged([candidates.unreadable(), &walked, &outcome.unreadable].concat());
+    Ok(outcome)
 }
 
 /// The files a search with `options` would search (`rg --files`), in path
@@ -456,13 +470,14 @@ pub fn list_files(
 ) -> Result<ListedFiles> {
     let candidates = select::candidates(options, cache, token)?;
     let mut files = 0;
-    candidates.each(cache, token, &mut |path| {
+    let unreadable = candidates.each(cache, token, &mut |path| {
         files += 1;
         on_file(path);
     })?;
     Ok(ListedFiles {
         root: candidates.root().to_path_buf(),
         files,
+        unreadable,
     })
 }
 
@@ -473,6 +488,8 @@ pub struct ListedFiles {
     pub root: PathBuf,
     /// How many files were listed.
     pub files: usize,
+    /// What the walk could not enter or read, in path order.
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// Search `content` as one file the caller named (NUL bytes do not stop

@@ -22,6 +22,7 @@ use crate::{
     cancel::CancelToken,
     entries::Entry,
     error::Result,
+    unreadable::Unreadable,
 };
 
 /// Files the walk of a limited search may find ahead of the workers before
@@ -117,7 +118,8 @@ impl<'a> Queue<'a> {
     }
 
     /// Run the walk that fills a [`Queue::Walked`] queue, then close it.
-    /// Returns the walk's error, if any; `halt` stops it early.
+    /// Returns the walk's error, if any, else what it could not enter or
+    /// read (see [`FileFilter::reports`]); `halt` stops it early.
     pub(super) fn fill(
         &self,
         cache: &ScanCache,
@@ -125,17 +127,23 @@ impl<'a> Queue<'a> {
         filter: &FileFilter,
         token: &CancelToken,
         halt: &AtomicBool,
-    ) -> Result<()> {
+    ) -> Result<Vec<Unreadable>> {
         let Queue::Walked(feed) = self else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let mut on_run = |run: &mut dyn Iterator<Item = Entry<'_>>| {
             feed.push(run.filter(|entry| filter.accepts(entry)));
         };
-        let walked =
-            cache.walk_in_order(key, filter.needs().node_modules, token, halt, &mut on_run);
+        let walked = cache.walk_in_order(
+            key,
+            filter.needs().node_modules,
+            filter.overrides(),
+            token,
+            halt,
+            &mut on_run,
+        );
         feed.close();
-        walked
+        walked.map(|unreadable| filter.reports(unreadable))
     }
 
     /// A searched file had a result: from now on a limited search's walk

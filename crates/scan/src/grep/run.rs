@@ -46,6 +46,7 @@ use crate::{
     cache::ScanCache,
     cancel::CancelToken,
     error::{Error, Result},
+    unreadable::Unreadable,
 };
 
 /// What one search needs, shared by every worker.
@@ -129,8 +130,9 @@ impl Backlog {
     }
 }
 
-/// Search every candidate and emit the results in order.
-pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
+/// Search every candidate and emit the results in order; returns what the
+/// walk finding them (if any) could not enter or read.
+pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unreadable>> {
     let root = job.candidates.root();
     let root = Root::open(root).map_err(|err| Error::io(root, err))?;
     // Only a cached list is searched often enough for signatures to pay.
@@ -175,7 +177,7 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
         let emitted = emit_in_order(receiver, emitter, job.backlog);
         halt.store(true, Ordering::Relaxed);
         queue.close();
-        let walked = walk.map_or(Ok(()), |walk| {
+        let walked = walk.map_or(Ok(Vec::new()), |walk| {
             walk.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         });
@@ -507,7 +509,10 @@ impl<'a> Emitter<'a> {
         outcome.files_searched += usize::from(report.searched);
         outcome.binary_files_skipped += usize::from(report.binary);
         outcome.files_skipped_too_large += usize::from(report.too_large);
-        outcome.files_unreadable += usize::from(report.unreadable);
+        if let Some(unreadable) = report.unreadable {
+            outcome.files_unreadable += 1;
+            outcome.unreadable.push(unreadable);
+        }
         // As `rg --count` (and `rg -l -v`): a file whose search stopped at a
         // NUL has no count.
         if report.count == 0 || (self.binary_hides_file && report.binary) {

@@ -7,8 +7,9 @@
 //! Every file is searched whole; only `max_file_size`, when the caller sets
 //! it, skips (and counts) large files.
 //!
-//! Binary files follow `rg`. A file found by walking a directory stops at
-//! its first NUL byte: the file is counted in `binary_files_skipped`, and
+//! Binary files follow `rg`, by the rule in [`crate::text`] (the one `read`
+//! follows too). A file found by walking a directory stops at its first NUL
+//! byte: the file is counted in `binary_files_skipped`, and
 //! matches already reported from the blocks before the NUL are kept, as `rg`
 //! prints them (a NUL in the first 64 KiB block therefore hides the whole
 //! file, and the counter says so). In count mode such a file has no count,
@@ -23,19 +24,17 @@ use std::{
     fs::{File, Metadata},
     io::{self, Read},
     ops::Range,
-    path::Path,
     sync::atomic::{AtomicBool, Ordering},
 };
 
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{
-    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkFinish,
-    SinkMatch,
+    Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkFinish, SinkMatch,
 };
 
 use super::{GrepMatch, GrepMode, read::Opener};
-use crate::{cancel::CancelToken, error::Result};
+use crate::{cancel::CancelToken, error::Result, text, unreadable::Unreadable};
 
 /// What a search needs besides the matcher; shared by every worker.
 #[derive(Clone, Copy, Debug)]
@@ -66,16 +65,10 @@ impl Shape {
             GrepMode::FilesWithMatches => Some(1),
             GrepMode::Count => None,
         };
-        let binary = if explicit {
-            BinaryDetection::none()
-        } else {
-            BinaryDetection::quit(b'\0')
-        };
-        SearcherBuilder::new()
+        text::configure(&mut SearcherBuilder::new(), explicit)
             .line_number(true)
             .multi_line(self.multiline)
             .invert_match(self.invert)
-            .binary_detection(binary)
             .before_context(if content { self.context_before } else { 0 })
             .after_context(if content { self.context_after } else { 0 })
             .max_matches(cap)
@@ -120,7 +113,8 @@ pub(super) struct FileReport {
     pub searched: bool,
     pub binary: bool,
     pub too_large: bool,
-    pub unreadable: bool,
+    /// The file could not be opened or read: its path and why.
+    pub unreadable: Option<Unreadable>,
 }
 
 impl FileReport {
@@ -176,8 +170,8 @@ impl<R: Read> Read for Interruptible<'_, R> {
 
 /// Search the file at `relative` (see [`Opener`]). Files that cannot be
 /// opened or read (gone since the scan, no permission, no longer a regular
-/// file) are reported as unreadable; for a file the caller named they are
-/// an error instead. A stop is reported as the token's error (or, after a
+/// file) are reported as unreadable, with why; for a file the caller named
+/// they are an error instead. A stop is reported as the token's error (or, after a
 /// halt, as an empty report nobody will read).
 pub(super) fn search_file(
     searcher: &mut Searcher,
@@ -216,7 +210,7 @@ pub(super) fn open_file<'o>(
     stop.token.check()?;
     let (mut file, metadata) = match opener.open(relative) {
         Ok(opened) => opened,
-        Err(err) => return unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
+        Err(err) => return unreadable(explicit, opener, relative, err).map(Opened::Done),
     };
     let size = metadata.len();
     if shape.max_file_size.is_some_and(|max| size > max) {
@@ -228,7 +222,7 @@ pub(super) fn open_file<'o>(
     match opener.read_small(&mut file, size) {
         Ok(true) => Ok(Opened::Content(opener.content(), metadata)),
         Ok(false) => Ok(Opened::Stream(file)),
-        Err(err) => unreadable(explicit, &opener.path_of(relative), err).map(Opened::Done),
+        Err(err) => unreadable(explicit, opener, relative, err).map(Opened::Done),
     }
 }
 
@@ -248,19 +242,25 @@ pub(super) fn settle(
             if stop.halt.load(Ordering::Relaxed) {
                 return Ok(FileReport::default());
             }
-            unreadable(explicit, &opener.path_of(relative), err)
+            unreadable(explicit, opener, relative, err)
         }
     }
 }
 
-/// The report for a file that could not be opened or read: counted for a
-/// walked file, an error for one the caller named.
-fn unreadable(explicit: bool, path: &Path, err: io::Error) -> Result<FileReport> {
+/// The report for the file at `relative` that could not be opened or
+/// read: named with why for a walked file, an error for one the caller
+/// named.
+fn unreadable(
+    explicit: bool,
+    opener: &Opener<'_>,
+    relative: &[u8],
+    err: io::Error,
+) -> Result<FileReport> {
     if explicit {
-        return Err(crate::error::Error::io(path, err));
+        return Err(crate::error::Error::io(&opener.path_of(relative), err));
     }
     Ok(FileReport {
-        unreadable: true,
+        unreadable: Some(Unreadable::new(relative, &err)),
         ..FileReport::default()
     })
 }

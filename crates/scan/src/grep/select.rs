@@ -32,6 +32,7 @@ use crate::{
     glob::CANCEL_POLL_INTERVAL,
     node_modules,
     paths::resolve_search_path,
+    unreadable::{self, Unreadable},
     walk::{Detail, Needs, ScanPolicy},
 };
 
@@ -40,11 +41,13 @@ const TYPE_SUGGESTIONS: usize = 5;
 
 /// The files to search, in path order.
 pub(super) enum Candidates {
-    /// Selected entries of a cached scan of `root`.
+    /// Selected entries of a cached scan of `root`, and what of the scan's
+    /// unreadable paths the search reports.
     Tree {
         root: PathBuf,
         entries: Arc<Entries>,
         selected: Vec<usize>,
+        unreadable: Vec<Unreadable>,
     },
     /// The files `filter` accepts from a fresh walk of `key`, found while
     /// the search goes.
@@ -90,20 +93,30 @@ impl Candidates {
         matches!(self, Candidates::File { .. })
     }
 
+    /// What the scan behind a known list could not enter or read (a walk's
+    /// is known once it has run).
+    pub(super) fn unreadable(&self) -> &[Unreadable] {
+        match self {
+            Candidates::Tree { unreadable, .. } => unreadable,
+            Candidates::Walk { .. } | Candidates::File { .. } => &[],
+        }
+    }
+
     /// Pass every candidate's relative path to `on_file`, in path order, on
     /// the calling thread; a walk runs on a thread of its own meanwhile and
-    /// hands its files over a run at a time.
+    /// hands its files over a run at a time. Returns what the scan could not
+    /// enter or read.
     pub(super) fn each(
         &self,
         cache: &ScanCache,
         token: &CancelToken,
         on_file: &mut dyn FnMut(&[u8]),
-    ) -> Result<()> {
+    ) -> Result<Vec<Unreadable>> {
         let Candidates::Walk { key, filter } = self else {
             (0..self.len())
                 .filter_map(|index| self.path(index))
                 .for_each(on_file);
-            return Ok(());
+            return Ok(self.unreadable().to_vec());
         };
         let (sender, receiver) = mpsc::channel::<Vec<Vec<u8>>>();
         thread::scope(|scope| {
@@ -115,6 +128,7 @@ impl Candidates {
                 cache.walk_in_order(
                     key,
                     filter.needs().node_modules,
+                    filter.overrides(),
                     token,
                     &AtomicBool::new(false),
                     &mut on_run,
@@ -125,6 +139,7 @@ impl Candidates {
             }
             walk.join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                .map(|unreadable| filter.reports(unreadable))
         })
     }
 }
@@ -148,11 +163,20 @@ pub(super) fn candidates(
         },
     };
     // Seed 001: grep's cached scans always honour gitignore, so a call that
-    // turns gitignore off walks privately and leaves the cache alone. A scan
-    // the cache refused as too large is walked and searched as it goes
-    // rather than listed whole.
-    if !(options.cache && options.use_gitignore) || cache.refuses(&key) {
-        let filter = Box::new(filter);
+    // turns gitignore off walks privately and leaves the cache alone. So
+    // does a call whose `glob` selects files: as with `rg -g`, a file it
+    // selects is searched even where an ignore file or the hidden rule
+    // leaves it out, and the cache holds no such file. A scan the cache
+    // refused as too large is walked and searched as it goes rather than
+    // listed whole.
+    let private = !(options.cache && options.use_gitignore) || filter.selects();
+    if private || cache.refuses(&key) {
+        let mut filter = Box::new(filter);
+        filter.walk_glob = options
+            .glob
+            .as_deref()
+            .map(|glob| build_glob(glob, &key.root))
+            .transpose()?;
         return Ok(Candidates::Walk { key, filter });
     }
     let scan = cache.get_or_scan(&key, filter.needs(), token)?;
@@ -164,6 +188,7 @@ pub(super) fn candidates(
     }
     Ok(Candidates::Tree {
         root: key.root,
+        unreadable: filter.reports(entries.unreadable().to_vec()),
         entries,
         selected,
     })
@@ -216,7 +241,10 @@ fn single_file(path: &Path) -> Result<Option<Candidates>> {
 /// The caller's per-file filters.
 pub(super) struct FileFilter {
     include_node_modules: bool,
+    /// The `glob`, matching paths relative to the search root.
     glob: Option<Override>,
+    /// The same, anchored at the root a walk names paths from.
+    walk_glob: Option<Override>,
     types: Option<Types>,
 }
 
@@ -228,7 +256,12 @@ impl FileFilter {
                 options.include_node_modules,
                 hint,
             ),
-            glob: options.glob.as_deref().map(build_glob).transpose()?,
+            glob: options
+                .glob
+                .as_deref()
+                .map(|glob| build_glob(glob, Path::new("")))
+                .transpose()?,
+            walk_glob: None,
             types: options.file_type.as_deref().map(build_types).transpose()?,
         })
     }
@@ -256,6 +289,29 @@ impl FileFilter {
         Ok(selected)
     }
 
+    /// Whether the `glob` selects files (has a pattern that is not a `!`
+    /// exclusion): only then can it bring back a file the walk's rules
+    /// leave out.
+    fn selects(&self) -> bool {
+        self.glob
+            .as_ref()
+            .is_some_and(|glob| glob.num_whitelists() > 0)
+    }
+
+    /// The `glob` as a walk applies it (see [`crate::walk::ordered::Listing`]).
+    pub(super) fn overrides(&self) -> Option<&Override> {
+        self.walk_glob.as_ref()
+    }
+
+    /// What of a walk's `unreadable` records this search reports (see
+    /// [`unreadable::reported`]).
+    pub(super) fn reports(&self, unreadable: Vec<Unreadable>) -> Vec<Unreadable> {
+        match self.include_node_modules {
+            true => unreadable,
+            false => unreadable::reported(&unreadable, false),
+        }
+    }
+
     pub(super) fn accepts(&self, entry: &Entry<'_>) -> bool {
         if entry.file_type != FileType::File
             || (entry.in_node_modules && !self.include_node_modules)
@@ -274,10 +330,13 @@ impl FileFilter {
 /// `rg -g` semantics, from the `ignore` crate's override globs: a glob
 /// without `/` matches the file name at any depth, one with `/` is anchored
 /// at the root, `!glob` excludes. An excluded directory excludes everything
-/// below it, as when a walker prunes it.
-fn build_glob(glob: &str) -> Result<Override> {
+/// below it, as when a walker prunes it; and a file a glob selects is
+/// searched even where an ignore file or the hidden rule would skip it (the
+/// walk applies the globs first, as `rg`'s does), though not inside a
+/// directory those rules skip.
+fn build_glob(glob: &str, root: &Path) -> Result<Override> {
     let invalid = |err: ignore::Error| Error::invalid(format!("invalid glob `{glob}`: {err}"));
-    let mut builder = OverrideBuilder::new("");
+    let mut builder = OverrideBuilder::new(root);
     builder.add(glob).map_err(invalid)?;
     builder.build().map_err(invalid)
 }
@@ -411,13 +470,16 @@ mod tests {
             ("*.{ts,tsx}", "web/app.tsx", true),
         ];
         for &(glob, path, expected) in table {
-            let built = build_glob(glob).unwrap();
+            let built = build_glob(glob, Path::new("")).unwrap();
             assert_eq!(
                 glob_accepts(&built, Path::new(path)),
                 expected,
                 "{glob} {path}"
             );
         }
-        assert_eq!(build_glob("a[").unwrap_err().code(), "EINVAL");
+        assert_eq!(
+            build_glob("a[", Path::new("")).unwrap_err().code(),
+            "EINVAL"
+        );
     }
 }

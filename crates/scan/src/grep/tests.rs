@@ -687,7 +687,7 @@ fn pre_cancelled_token_does_no_work() {
     );
 }
 
-/// A file large enough that searching it takes far longer than the abort.
+/// A 128 MiB text file, `big.txt` in `dir`.
 fn big_file(dir: &Path) -> std::path::PathBuf {
     use std::io::Write;
     let path = dir.join("big.txt");
@@ -700,14 +700,56 @@ fn big_file(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// When a cancelled search must have stopped, after its deadline or abort
+/// (the promise is 50 ms; the margin absorbs a loaded, shared machine).
+const STOP_BOUND: Duration = Duration::from_millis(500);
+/// When the deadline fires, or the abort is raised.
+const CANCEL_AFTER: Duration = Duration::from_millis(100);
+
+/// The count search the cancellation test runs over `path`.
+fn count_o(path: &Path, token: &CancelToken) -> Result<GrepOutcome> {
+    // `o` occurs on every line: the slow path of one match per line.
+    let mut options = GrepOptions::new("o", path);
+    options.mode = GrepMode::Count;
+    grep(&options, crate::cache::global(), token, &mut |_| {})
+}
+
+/// A directory of hard links to one 128 MiB text file, as many as it takes
+/// for an uncancelled search of it to outlast twice the cancellation point
+/// plus the stop bound here: on a fast machine (or in a release build) one
+/// file could be searched before a late stop would show.
+fn slow_to_search(dir: &Path) -> std::path::PathBuf {
+    let corpus = dir.join("corpus");
+    fs::create_dir(&corpus).unwrap();
+    let first = big_file(&corpus);
+    let wanted = 2 * (CANCEL_AFTER + STOP_BOUND);
+    let mut names = 1;
+    loop {
+        // Still running at `wanted` is all this needs to know.
+        let started = Instant::now();
+        let token = CancelToken::new().with_timeout(Some(wanted));
+        match count_o(&corpus, &token) {
+            Err(err) if err.code() == "ETIMEDOUT" => return corpus,
+            searched => drop(searched.unwrap()),
+        }
+        let took = started.elapsed();
+        eprintln!("an uncancelled search of {names} x 128 MiB: {took:?}");
+        let more = (wanted.as_secs_f64() / took.as_secs_f64()).ceil() as usize;
+        for n in names..names * more.max(2) {
+            fs::hard_link(&first, corpus.join(format!("big-{n}.txt"))).unwrap();
+        }
+        names *= more.max(2);
+    }
+}
+
 #[test]
 fn cancelling_inside_a_big_file_stops_quickly() {
     let dir = tempfile::tempdir().unwrap();
-    let path = big_file(dir.path());
+    let path = slow_to_search(dir.path());
     for timeout in [false, true] {
         let token = CancelToken::new();
         let token = if timeout {
-            token.with_timeout(Some(Duration::from_millis(100)))
+            token.with_timeout(Some(CANCEL_AFTER))
         } else {
             token
         };
@@ -716,24 +758,20 @@ fn cancelling_inside_a_big_file_stops_quickly() {
         let stopped_at = std::thread::scope(|scope| {
             if !timeout {
                 scope.spawn(move || {
-                    std::thread::sleep(Duration::from_millis(100));
+                    std::thread::sleep(CANCEL_AFTER);
                     canceller.cancel();
                 });
             }
-            // `o` occurs on every line: the slow path of one match per line.
-            let mut options = GrepOptions::new("o", &path);
-            options.mode = GrepMode::Count;
-            let err = grep(&options, crate::cache::global(), &token, &mut |_| {}).unwrap_err();
+            let err = count_o(&path, &token).unwrap_err();
             assert_eq!(err.code(), if timeout { "ETIMEDOUT" } else { "ABORT_ERR" });
             started.elapsed()
         });
-        let late = stopped_at.saturating_sub(Duration::from_millis(100));
+        let late = stopped_at.saturating_sub(CANCEL_AFTER);
         eprintln!(
             "stopped {late:?} after the {} fired",
             if timeout { "deadline" } else { "abort" }
         );
-        // 50 ms is the promise; the margin absorbs a loaded, shared machine.
-        assert!(late < Duration::from_millis(500), "stopped {late:?} late");
+        assert!(late < STOP_BOUND, "stopped {late:?} late");
     }
 }
 
@@ -766,9 +804,11 @@ fn empty_candidate_list_is_rechecked_once() {
         .ttl(Duration::from_secs(600))
         .empty_recheck(Duration::ZERO);
     let cache = ScanCache::new(policy);
+    // A type, not a glob: a glob that selects files walks privately (see
+    // `GrepOptions::glob`), and this is about the cached list.
     let configure = |o: &mut GrepOptions| {
         o.pattern = "needle".into();
-        o.glob = Some("*.rs".into());
+        o.file_type = Some("rust".into());
         o.cache = true;
     };
     assert_eq!(

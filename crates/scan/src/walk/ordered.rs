@@ -35,6 +35,8 @@
 //!   for theirs.
 //!
 //! Types come from the directory listing, as with [`super::Detail::TypeOnly`].
+//! What the walk could not enter or read is returned at the end, in path
+//! order, as a scan's [`Entries::unreadable`] lists it.
 
 use std::{
     borrow::Cow,
@@ -48,13 +50,14 @@ use std::{
     thread,
 };
 
-use ignore::{DirEntry, WalkState};
+use ignore::{DirEntry, WalkBuilder, WalkState, overrides::Override};
 
 use super::{Batch, Mtimes, ScanPolicy, collect_batches, sorted, walker_admitting};
 use crate::{
     cancel::CancelToken,
     entries::{Entries, Entry, FileType, path_to_bytes},
     error::{Error, ErrorKind, Result},
+    unreadable::{self, Unreadable},
 };
 
 /// Levels of the tree the frame lists.
@@ -75,33 +78,44 @@ const GROUPS_PER_WALK: usize = 8;
 /// Called with each run of entries, in path order, as runs complete.
 pub(crate) type OnRun<'a> = dyn FnMut(&mut dyn Iterator<Item = Entry<'_>>) + Send + 'a;
 
-/// Walk `root` (an existing, canonical directory) under `policy`, handing
-/// every entry but the root to `on_run` in path order, a run at a time.
-/// The walk stops early, without error, once `halt` is set, and with the
-/// token's error once it trips.
+/// What an ordered walk lists: the policy's entries, `node_modules` only
+/// when asked for, and with `overrides` (`rg -g` globs), ripgrep's
+/// precedence: a file a glob selects is listed even where an ignore file or
+/// the hidden rule would leave it out, and a file none selects is not.
+#[derive(Clone, Copy)]
+pub(crate) struct Listing<'a> {
+    pub policy: ScanPolicy,
+    pub node_modules: bool,
+    pub overrides: Option<&'a Override>,
+}
+
+/// Walk `root` (an existing, canonical directory) as `listing` says,
+/// handing every entry but the root to `on_run` in path order, a run at a
+/// time; returns what it could not enter or read, in path order. The walk
+/// stops early, without error, once `halt` is set, and with the token's
+/// error once it trips.
 pub(crate) fn walk_in_order(
     root: &Path,
-    policy: ScanPolicy,
-    node_modules: bool,
+    listing: Listing<'_>,
     token: &CancelToken,
     halt: &AtomicBool,
     on_run: &mut OnRun<'_>,
-) -> Result<()> {
+) -> Result<Vec<Unreadable>> {
     let walks = walks_for_cores();
-    walk_in_order_with(walks, root, policy, node_modules, token, halt, on_run)
+    walk_in_order_with(walks, root, listing, token, halt, on_run)
 }
 
 /// [`walk_in_order`] with at most `walks` group walks at once.
 fn walk_in_order_with(
     walks: usize,
     root: &Path,
-    policy: ScanPolicy,
-    node_modules: bool,
+    listing: Listing<'_>,
     token: &CancelToken,
     halt: &AtomicBool,
     on_run: &mut OnRun<'_>,
-) -> Result<()> {
-    let frame = frame(root, policy, node_modules, token)?;
+) -> Result<Vec<Unreadable>> {
+    let frame = frame(root, listing, token)?;
+    let unread = Mutex::new(frame.unreadable().to_vec());
     let plan = Plan::new(&frame, walks);
     let walks = walks.min(plan.groups.len());
     let merger = Mutex::new(Merger::new(&frame, &plan, on_run));
@@ -110,11 +124,11 @@ fn walk_in_order_with(
     let walk = GroupWalker {
         root,
         root_len: path_to_bytes(root).len(),
-        policy,
-        node_modules,
+        listing,
         plan: &plan,
         merger: &merger,
         stop: &stop,
+        unread: &unread,
     };
     let outcomes: Vec<Result<()>> = thread::scope(|scope| {
         let handles: Vec<_> = (0..walks)
@@ -127,7 +141,8 @@ fn walk_in_order_with(
     if !halt.load(Ordering::Relaxed) {
         lock(&merger).finish();
     }
-    Ok(())
+    let unread = unread.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(unreadable::merged(unread))
 }
 
 /// The top [`FRAME_DEPTH`] levels of the tree, sorted.
@@ -136,12 +151,7 @@ fn walk_in_order_with(
 /// last level, one lookup per file name, though it never lists them; here
 /// those directories, the units, are set aside as the walk reaches them
 /// (after the rules have let them through) instead of entered.
-fn frame(
-    root: &Path,
-    policy: ScanPolicy,
-    node_modules: bool,
-    token: &CancelToken,
-) -> Result<Entries> {
+fn frame(root: &Path, listing: Listing<'_>, token: &CancelToken) -> Result<Entries> {
     let root_len = path_to_bytes(root).len();
     let units = Arc::new(Mutex::new(Batch::default()));
     let found = Arc::clone(&units);
@@ -155,13 +165,39 @@ fn frame(
         }
         !unit
     };
-    let mut builder = walker_admitting(root, policy, node_modules, admit);
+    let mut builder = listing.walker(root, admit);
     builder.max_depth(Some(FRAME_DEPTH)).threads(1);
     let mut batches = collect_batches(root, &builder, Mtimes::None, token)?;
     batches.push(std::mem::take(
         &mut *units.lock().unwrap_or_else(|p| p.into_inner()),
     ));
     Ok(sorted(&batches))
+}
+
+impl Listing<'_> {
+    /// Every entry `policy` admits, `node_modules` included, no globs.
+    #[cfg(test)]
+    pub(crate) fn all(policy: ScanPolicy) -> Listing<'static> {
+        Listing {
+            policy,
+            node_modules: true,
+            overrides: None,
+        }
+    }
+
+    /// The walk of `root` this listing asks for, entering (and reporting)
+    /// below the root only the entries `admit` accepts as well.
+    fn walker(
+        &self,
+        root: &Path,
+        admit: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
+    ) -> WalkBuilder {
+        let mut builder = walker_admitting(root, self.policy, self.node_modules, admit);
+        if let Some(overrides) = self.overrides {
+            builder.overrides(overrides.clone());
+        }
+        builder
+    }
 }
 
 /// How many group walks run at once: the walk is about a third of a
@@ -306,11 +342,13 @@ impl<'a> Merger<'a> {
 struct GroupWalker<'w, 'a> {
     root: &'w Path,
     root_len: usize,
-    policy: ScanPolicy,
-    node_modules: bool,
+    listing: Listing<'w>,
     plan: &'w Plan,
     merger: &'w Mutex<Merger<'a>>,
     stop: &'w (dyn Fn() -> bool + Sync),
+    /// What the walks could not enter or read (groups that list the same
+    /// directory above their units may each meet its error).
+    unread: &'w Mutex<Vec<Unreadable>>,
 }
 
 impl GroupWalker<'_, '_> {
@@ -335,14 +373,14 @@ impl GroupWalker<'_, '_> {
             let depth = entry.depth();
             depth > FRAME_DEPTH || admitted.contains(relative(entry.path(), root_len).as_ref())
         };
-        let mut builder = walker_admitting(self.root, self.policy, self.node_modules, admit);
+        let mut builder = self.listing.walker(self.root, admit);
         let range = self.plan.groups[group].clone();
         let state = Mutex::new(UnitWalk::new(
             &self.plan.units[range.clone()],
             range.start,
             root_len,
         ));
-        let (merger, stop) = (self.merger, self.stop);
+        let (merger, stop, unread) = (self.merger, self.stop, self.unread);
         builder.threads(1).build_parallel().run(|| {
             Box::new(|entry| {
                 if stop() {
@@ -350,7 +388,12 @@ impl GroupWalker<'_, '_> {
                 }
                 match entry {
                     Ok(entry) if !lock_walk(&state).take(&entry, merger) => WalkState::Quit,
-                    _ => WalkState::Continue,
+                    Ok(_) => WalkState::Continue,
+                    Err(err) => {
+                        let mut unread = unread.lock().unwrap_or_else(|p| p.into_inner());
+                        unread.extend(Unreadable::from_walk(&err, root_len));
+                        WalkState::Continue
+                    }
                 }
             })
         });
@@ -537,7 +580,15 @@ mod tests {
         };
         let halt = AtomicBool::new(false);
         let token = CancelToken::new();
-        walk_in_order_with(walks, root, policy, true, &token, &halt, &mut on_run).unwrap();
+        walk_in_order_with(
+            walks,
+            root,
+            Listing::all(policy),
+            &token,
+            &halt,
+            &mut on_run,
+        )
+        .unwrap();
         (seen, runs)
     }
 
@@ -672,7 +723,7 @@ mod tests {
             }
         }
         let policy = policies().last().unwrap();
-        let frame = frame(&root, policy, true, &CancelToken::new()).unwrap();
+        let frame = frame(&root, Listing::all(policy), &CancelToken::new()).unwrap();
         let plan = Plan::new(&frame, 1);
         assert_eq!(plan.units.len(), 303);
         assert!(plan.groups.len() <= MOST_GROUPS, "{:?}", plan.groups);
@@ -778,7 +829,7 @@ mod tests {
         };
         let token = CancelToken::new();
         let listed = crate::walk::tests::entered(std::slice::from_ref(&last), || {
-            walk_in_order_with(1, &root, policy, true, &token, &halt, &mut on_run).unwrap();
+            walk_in_order_with(1, &root, Listing::all(policy), &token, &halt, &mut on_run).unwrap();
         });
         assert!(
             listed.is_empty(),
@@ -806,8 +857,7 @@ mod tests {
         };
         walk_in_order(
             dir.path(),
-            policy,
-            true,
+            Listing::all(policy),
             &CancelToken::new(),
             &halt,
             &mut on_run,
@@ -818,8 +868,14 @@ mod tests {
         let cancelled = CancelToken::new();
         cancelled.cancel();
         let halt = AtomicBool::new(false);
-        let err =
-            walk_in_order(dir.path(), policy, true, &cancelled, &halt, &mut |_| {}).unwrap_err();
+        let err = walk_in_order(
+            dir.path(),
+            Listing::all(policy),
+            &cancelled,
+            &halt,
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert_eq!(err.code(), "ABORT_ERR");
     }
 }

@@ -162,6 +162,7 @@ fn an_ignore_file_change_drops_the_scan_and_the_next_call_walks_again() {
     cached(&cache, &key);
     let steps = [
         "echo '*.ts' > src/.ignore",
+        "echo 'a.ts' > .rgignore",
         "echo 'deep/' >> .git/info/exclude",
         "echo '*.ts' >> src/inner/.git/info/exclude",
         "echo 'src/' >> .gitignore",
@@ -174,6 +175,62 @@ fn an_ignore_file_change_drops_the_scan_and_the_next_call_walks_again() {
         assert_eq!(cache.stats().walks, walks + 1, "`{step}` walks again");
     }
     assert_eq!(cache.stats().watch.rewalks, steps.len() as u64);
+}
+
+/// What a watched scan could not read stays named while nothing touches
+/// it, without falling back (the watcher cannot watch it either); a change
+/// at it (here: the directory the walk could not name moved up to where it
+/// can) walks the scan again, and the answer then lists what was inside.
+#[test]
+fn a_change_at_an_unreadable_path_walks_the_watched_scan_again() {
+    let dir = tree();
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[3]);
+    let deep = natives_testkit::beyond_path_max(&key.root, "deep.txt", "");
+    let unread = |cache: &ScanCache| -> Vec<String> {
+        let scan = cache
+            .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
+            .unwrap();
+        scan.entries
+            .unreadable()
+            .iter()
+            .map(|u| u.path_lossy().into_owned())
+            .collect()
+    };
+    let named = unread(&cache);
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(deep.starts_with(&named[0]));
+    sh(dir.path(), "touch src/new.ts");
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(unread(&cache), named, "a change elsewhere keeps the record");
+    let walks = cache.stats().walks;
+    assert_eq!(
+        (
+            cache.stats().watch.watched_roots,
+            cache.stats().watch.watcher_error
+        ),
+        (1, 0)
+    );
+
+    // Move the directory the walk could not name (its own name first) up to the root.
+    let too_long = Path::new(&named[0]);
+    let parent = key.root.join(too_long.parent().unwrap());
+    let name = too_long.file_name().unwrap();
+    let status = Command::new("mv")
+        .arg(name)
+        .arg(&key.root)
+        .current_dir(&parent)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(cached(&cache, &key), fresh(&key));
+    assert_eq!(cache.stats().walks, walks + 1, "walked again");
+    assert!(unread(&cache).is_empty(), "nothing left unreadable");
+    assert!(
+        cached(&cache, &key)
+            .iter()
+            .any(|(path, ..)| path.ends_with("/deep.txt"))
+    );
 }
 
 #[test]
@@ -503,4 +560,78 @@ fn cookie_child() {
         started.elapsed()
     );
     assert_eq!(cache.stats().watch.cookie_timeout, 0);
+}
+
+/// A bind mount made for a test, taken away (lazily, so a failing test
+/// still leaves nothing mounted) when dropped.
+struct BindMount(std::path::PathBuf);
+
+impl BindMount {
+    /// Bind `source` at `target`; `None` where this process may not mount.
+    fn new(source: &Path, target: &Path) -> Option<BindMount> {
+        let status = Command::new("mount")
+            .arg("--bind")
+            .arg(source)
+            .arg(target)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .ok()?;
+        status.success().then(|| BindMount(target.to_path_buf()))
+    }
+}
+
+impl Drop for BindMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// What watching covers of mounts: a filesystem mounted below the root
+/// when the scan is walked is watched like any directory (a change made
+/// through the bind mount's source is seen), but mounting or unmounting
+/// sends no event, so a scan whose root gains or loses a mount point
+/// afterwards falls back to the TTL, and says why.
+#[cfg(target_os = "linux")]
+#[test]
+fn mounts_made_after_the_walk_fall_back_to_the_ttl_and_say_why() {
+    let dir = tree();
+    let source = tempfile::tempdir().unwrap();
+    fs::write(source.path().join("bound.txt"), "").unwrap();
+    fs::create_dir(dir.path().join("before")).unwrap();
+    fs::create_dir(dir.path().join("after")).unwrap();
+    // SAFETY: `geteuid` reads the process's effective user and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let Some(_before) = BindMount::new(source.path(), &dir.path().join("before")).filter(|_| root)
+    else {
+        eprintln!("skipped: mounting needs root (and a system that lets it mount)");
+        return;
+    };
+    let cache = watched_cache(1_000);
+    let key = key(dir.path(), PARTITIONS[3]);
+    assert!(
+        cached(&cache, &key)
+            .iter()
+            .any(|(p, ..)| p == "before/bound.txt")
+    );
+    fs::write(source.path().join("through-source.txt"), "").unwrap();
+    let seen = cached(&cache, &key);
+    assert_eq!(seen, fresh(&key), "a mount there at the walk is watched");
+    assert!(seen.iter().any(|(p, ..)| p == "before/through-source.txt"));
+    assert_eq!(cache.stats().watch.mounts, 0);
+
+    let after = BindMount::new(source.path(), &dir.path().join("after")).unwrap();
+    let stale = cached(&cache, &key);
+    assert_eq!(stale, seen, "within the TTL, as without watching");
+    assert!(!stale.iter().any(|(p, ..)| p == "after/bound.txt"));
+    assert!(
+        fresh(&key).iter().any(|(p, ..)| p == "after/bound.txt"),
+        "the mount is there"
+    );
+    let stats = cache.stats().watch;
+    assert_eq!((stats.mounts, stats.watched_roots), (1, 0));
+    drop(after);
+    // Walked again (here by invalidation), the scan follows events again.
+    cache.invalidate(&key.root);
+    cached(&cache, &key);
+    assert_eq!(cache.stats().watch.watched_roots, 1);
 }
