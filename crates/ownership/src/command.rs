@@ -419,6 +419,60 @@ mod tests {
         panic!("not killed: {ended:?}");
     }
 
+    /// Where the lock-holding caller keeps its lock and its grandchild's pid.
+    const HOLDING_DIR: &str = "NATIVES_TEST_COMMAND_HOLDING_DIR";
+
+    /// A caller killed while what it started still runs: the lock it handed
+    /// down stays held until the last process holding it is gone, so the
+    /// next taker of the lock cannot race it.
+    #[test]
+    fn a_lock_handed_down_is_held_until_the_last_holder_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut caller = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "command::tests::holding_caller",
+                "--nocapture",
+            ])
+            .env(HOLDING_DIR, dir.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let grandchild = wait_for_pid(&dir.path().join("pid"));
+        caller.kill().unwrap();
+        caller.wait().unwrap();
+        let lock = dir.path().join("lock");
+        let held_meanwhile = crate::lock::is_held(&lock).unwrap();
+        nix::sys::signal::kill(Pid::from_raw(grandchild), Signal::SIGKILL).unwrap();
+        assert!(
+            held_meanwhile,
+            "the lock was free while a process holding it still ran"
+        );
+        assert!(gone(grandchild));
+        let limit = Duration::from_secs(20);
+        crate::lock::wait_exclusive(&lock, &CancelToken::new(), limit).unwrap();
+    }
+
+    /// The caller of [`a_lock_handed_down_is_held_until_the_last_holder_exits`]:
+    /// holds a lock, hands it to a child that starts a long grandchild, and
+    /// is killed meanwhile.
+    #[test]
+    #[ignore = "run by a_lock_handed_down_is_held_until_the_last_holder_exits in a child process"]
+    fn holding_caller() {
+        let Ok(dir) = std::env::var(HOLDING_DIR) else {
+            return;
+        };
+        let held = crate::lock::try_exclusive(&Path::new(&dir).join("lock"))
+            .unwrap()
+            .unwrap();
+        let script = format!(
+            "sleep 600 & echo $! > '{dir}/pid.tmp' && mv '{dir}/pid.tmp' '{dir}/pid'; wait"
+        );
+        let ended = run_holding(&mut sh(&script), b"", &[held.as_fd()], &CancelToken::new());
+        panic!("not killed: {ended:?}");
+    }
+
     /// A descriptor handed to the child stays open in it across `exec`;
     /// any other is closed there, as every descriptor natives opens is.
     #[test]

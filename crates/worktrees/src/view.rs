@@ -253,6 +253,7 @@ fn event_kind(kind: &EventKind) -> String {
         EventKind::Removing => "removing",
         EventKind::Undone => "undone",
         EventKind::Restored => "restored",
+        EventKind::Driven => "driven",
         EventKind::Other(other) => other,
     };
     name.to_owned()
@@ -450,11 +451,13 @@ impl Reason {
         match self {
             Reason::DriverLive => "driver-live",
             Reason::LivenessUnknown(_) => "liveness-unknown",
+            Reason::DriverNotStarted => "driver-not-started",
             Reason::Landing => "landing",
             Reason::Dirty(_) => "dirty",
             Reason::HeadNotAtTip => "head-not-at-tip",
             Reason::NotMadeByUs(_) => "not-made-by-us",
             Reason::StagedOnly(_) => "staged-only",
+            Reason::OnlyHere(_) => "only-here",
             Reason::OperationInProgress(_) => "operation-in-progress",
             Reason::Locked(_) => "locked",
             Reason::Unsupported(_) => "unsupported",

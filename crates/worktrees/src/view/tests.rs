@@ -21,6 +21,7 @@ fn holder() -> Holder {
             id: "r1".into(),
             task: "t1".into(),
             status: Status::Failed,
+            awaiting_driver: false,
         }),
         driver: Some(Liveness::Dead),
         head: Some("0123456789abcdef".into()),
@@ -30,6 +31,7 @@ fn holder() -> Holder {
             inspectable: true,
             ..Content::default()
         },
+        only_here: Paths::default(),
     }
 }
 
@@ -53,6 +55,7 @@ fn request(dry_run: bool) -> Request {
         branch: "t1/A".into(),
         to_run: "r2".into(),
         task: Some("t1".into()),
+        regenerable: Vec::new(),
         dry_run,
     }
 }
