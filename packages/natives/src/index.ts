@@ -84,6 +84,7 @@ export {
   earlierAttempts,
   listRuns,
   releaseWorktree,
+  restoreHandover,
   setRunStatus,
   showRun,
 } from './worktrees.ts';
