@@ -15,8 +15,9 @@
 //!   byte `HEAD` does not (see [`Content`]; only caches and what the caller
 //!   declared [`Regenerable`] may go with it), stages nothing, is in the
 //!   middle of no operation, is not locked, its `HEAD` is the branch tip,
-//!   and its administration remembers no commit that nothing else names
-//!   (see [`crate::own_history`]).
+//!   and its administration remembers no ref of its own and no commit that
+//!   nothing else names (the rule the eviction pass shares: see
+//!   `own_history.rs`).
 //!
 //! The branch, every commit and any pull request stay exactly where they
 //! were: only the worktree goes, through a non-forced `git worktree remove`.
@@ -648,16 +649,17 @@ mod decide_tests {
     type Case = (&'static str, fn(&mut Holder), Reason);
 
     /// Cases that change the same fact, so they cannot hold together: the
-    /// driver is live or unknown, `HEAD` differs from the tip or is none.
-    const EXCLUSIVE: [[&str; 2]; 2] = [
-        ["driver live", "liveness unknown"],
-        ["HEAD not at the tip", "no HEAD"],
+    /// driver is live, unknown or not started yet, `HEAD` differs from the
+    /// tip or is none.
+    const EXCLUSIVE: [&[&str]; 2] = [
+        &["driver live", "liveness unknown", "driver not started"],
+        &["HEAD not at the tip", "no HEAD"],
     ];
 
     fn exclusive(a: &str, b: &str) -> bool {
         EXCLUSIVE
             .iter()
-            .any(|pair| pair.contains(&a) && pair.contains(&b))
+            .any(|group| group.contains(&a) && group.contains(&b))
     }
 
     fn cases() -> Vec<Case> {
@@ -671,6 +673,14 @@ mod decide_tests {
                 "liveness unknown",
                 |h| h.driver = Some(Liveness::Unknown("nfs".into())),
                 Reason::LivenessUnknown("nfs".into()),
+            ),
+            (
+                "driver not started",
+                |h| {
+                    let run = h.run.as_mut().unwrap();
+                    (run.status, run.awaiting_driver) = (Status::Running, true);
+                },
+                Reason::DriverNotStarted,
             ),
             (
                 "landing",
@@ -701,6 +711,11 @@ mod decide_tests {
                 "staged only",
                 |h| h.content.staged = paths(&["s"]),
                 Reason::StagedOnly(paths(&["s"])),
+            ),
+            (
+                "only here",
+                |h| h.only_here = paths(&["refs/worktree/keep"]),
+                Reason::OnlyHere(paths(&["refs/worktree/keep"])),
             ),
             (
                 "operation in progress",
@@ -752,7 +767,7 @@ mod decide_tests {
         let mut holder = releasable();
         let mut expected = Vec::new();
         for (case, change, reason) in cases() {
-            if ["driver live", "no HEAD"].contains(&case) {
+            if ["driver live", "driver not started", "no HEAD"].contains(&case) {
                 continue;
             }
             change(&mut holder);

@@ -229,9 +229,13 @@ pub(crate) fn inspect(
     let run = proof.record.as_ref().map(RunSummary::of);
     let driver = run.as_ref().map(|run| registry.driver_liveness(&run.id));
     let mut content = content(git, &found.path, regenerable, cancel)?;
+    // The main worktree has no administration of its own (git never
+    // removes it anyway).
     let only_here = match git.dirs(&found.path, cancel)? {
-        Some(dirs) => history(git, found, &dirs, &mut content, cancel)?,
-        None => Paths::default(),
+        Some(dirs) if dirs.git_dir != dirs.common_dir => {
+            history(git, found, &dirs, &mut content, cancel)?
+        }
+        _ => Paths::default(),
     };
     Ok(Holder {
         branch: branch.to_owned(),
@@ -259,7 +263,7 @@ impl RunSummary {
     }
 }
 
-/// What the worktree `dirs` alone remembers (see [`crate::own_history`]):
+/// What the linked worktree `dirs` alone remembers (see [`own_history`]):
 /// its own refs, and each commit its `HEAD` reflog or `ORIG_HEAD` names
 /// that nothing staying names (the repository's refs and their reflogs,
 /// the main worktree's `HEAD` and reflog, the other worktrees' `HEAD`s).

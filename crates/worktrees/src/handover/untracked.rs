@@ -57,9 +57,11 @@ pub struct Regenerable {
     emptied_dirs: bool,
 }
 
+/// Equal when they let the same go: the same patterns, the same word on
+/// emptied directories (the matcher is built from the patterns).
 impl PartialEq for Regenerable {
     fn eq(&self, other: &Regenerable) -> bool {
-        self.patterns == other.patterns
+        (&self.patterns, self.emptied_dirs) == (&other.patterns, other.emptied_dirs)
     }
 }
 
