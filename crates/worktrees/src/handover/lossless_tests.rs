@@ -182,14 +182,32 @@ fn refusals() -> Vec<Refusal> {
     ]
 }
 
+/// Run every case, naming each that fails (not only the first).
+fn every_case<T>(cases: Vec<T>, name: fn(&T) -> &'static str, check: fn(T)) {
+    let failed: Vec<&str> = cases
+        .into_iter()
+        .filter_map(|case| {
+            let name = name(&case);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(case)))
+                .err()
+                .map(|_| name)
+        })
+        .collect();
+    assert!(failed.is_empty(), "failed: {failed:?}");
+}
+
 #[test]
 fn whatever_head_does_not_hold_keeps_the_worktree_named() {
-    for (case, prepare, regenerable, named) in refusals() {
-        let scene = Scene::new();
-        prepare(&scene);
-        let reasons = refused_changing_nothing(&scene, &takeover(&scene, regenerable));
-        assert_eq!(reasons, dirty(&named), "{case}");
-    }
+    every_case(
+        refusals(),
+        |case| case.0,
+        |(case, prepare, regenerable, named)| {
+            let scene = Scene::new();
+            prepare(&scene);
+            let reasons = refused_changing_nothing(&scene, &takeover(&scene, regenerable));
+            assert_eq!(reasons, dirty(&named), "{case}");
+        },
+    );
 }
 
 #[test]
@@ -261,18 +279,22 @@ fn releases() -> Vec<Release> {
 
 #[test]
 fn caches_and_declared_regenerable_paths_go_with_the_worktree_and_are_recorded() {
-    for (case, prepare, regenerable, note) in releases() {
-        let scene = Scene::new();
-        prepare(&scene);
-        let released = released_changing_nothing_else(&scene, &takeover(&scene, regenerable));
-        let record = scene.r1();
-        let event = record.release_event(&released.handover).unwrap();
-        assert_eq!(event.regenerable, *regenerable, "{case}");
-        assert_eq!(event.repo.as_deref(), Some(scene.repo.main.as_path()));
-        let removing = record.events.last().unwrap();
-        assert_eq!(removing.kind, EventKind::Removing, "{case}");
-        assert_eq!(removing.note.as_deref(), Some(note), "{case}");
-    }
+    every_case(
+        releases(),
+        |case| case.0,
+        |(case, prepare, regenerable, note)| {
+            let scene = Scene::new();
+            prepare(&scene);
+            let released = released_changing_nothing_else(&scene, &takeover(&scene, regenerable));
+            let record = scene.r1();
+            let event = record.release_event(&released.handover).unwrap();
+            assert_eq!(event.regenerable, *regenerable, "{case}");
+            assert_eq!(event.repo.as_deref(), Some(scene.repo.main.as_path()));
+            let removing = record.events.last().unwrap();
+            assert_eq!(removing.kind, EventKind::Removing, "{case}");
+            assert_eq!(removing.note.as_deref(), Some(note), "{case}");
+        },
+    );
 }
 
 /// A commit made on a detached `HEAD` in the worktree, which a checkout
