@@ -133,40 +133,20 @@ impl Repo {
     }
 }
 
-/// Every file under `dir` (not inside `.git`) with its bytes (a symlink's
-/// target, a marker for anything else that is not a regular file), sorted: what
-/// a test compares before and after to prove nothing was lost.
+/// Every file under `dir` (the top's `.git` left out) with its bytes (a
+/// symlink's target, a marker for anything else that is not a regular
+/// file), sorted: what a test compares before and after to prove nothing
+/// was lost. [`tree_state`] has the modes and the directories too.
 pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_owned()];
-    while let Some(current) = pending.pop() {
-        for entry in fs::read_dir(&current).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let kind = entry.file_type().unwrap();
-            if entry.file_name() == ".git" {
-                continue;
-            }
-            if kind.is_dir() {
-                pending.push(path);
-            } else {
-                let bytes = if kind.is_symlink() {
-                    fs::read_link(&path)
-                        .unwrap()
-                        .into_os_string()
-                        .into_encoded_bytes()
-                } else if kind.is_file() {
-                    fs::read(&path).unwrap()
-                } else {
-                    // A FIFO, socket or device: reading one could block.
-                    b"(not a regular file)".to_vec()
-                };
-                files.push((path.strip_prefix(dir).unwrap().to_owned(), bytes));
-            }
-        }
-    }
-    files.sort();
-    files
+    tree_state(dir, &[".git"])
+        .into_iter()
+        .filter(|(_, mode, _)| mode & libc::S_IFMT != libc::S_IFDIR)
+        .map(|(path, mode, bytes)| match mode & libc::S_IFMT {
+            libc::S_IFREG | libc::S_IFLNK => (path, bytes),
+            // A FIFO, socket or device: never read (it could block).
+            _ => (path, b"(not a regular file)".to_vec()),
+        })
+        .collect()
 }
 
 /// One entry of a tree on disk: its path, its mode (file type bits
