@@ -2,8 +2,10 @@
  * The run registry and the handover of a branch through the real addon, against real repositories:
  * recording tasks, runs, candidates, seats and statuses; bad input rejected with codes naming it;
  * driving a run, in this process and in a child SIGKILLed while it drives; a retry taking over the
- * branch of an earlier attempt's clean worktree; a dirty one refused with every byte left; a dry run
- * changing nothing; restore; signals aborted before the call.
+ * branch of an earlier attempt's clean worktree; a dirty one refused with every byte left (ignored
+ * files and commits only the worktree remembers too); what may go (a cache, declared regenerable
+ * paths); a run not driven yet; a dry run changing nothing; restore, by the answer and by the id
+ * alone; signals aborted before the call.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
@@ -19,6 +21,7 @@ import {
   earlierAttempts,
   listRuns,
   releaseWorktree,
+  restoreHandover,
   setRunStatus,
   showRun,
   type Handover,
@@ -40,9 +43,42 @@ beforeEach(async () => {
 afterEach(() => removeDir(scene.root));
 
 /** The retry `r2` of task `t1` asks for the earlier attempt's branch. */
-function takeOver(options: { dryRun?: boolean; task?: string | null; signal?: AbortSignal } = {}): Promise<Handover> {
+function takeOver(options: { dryRun?: boolean; task?: string | null; signal?: AbortSignal; regenerable?: string[] } = {}): Promise<Handover> {
   const task = options.task === null ? undefined : (options.task ?? 't1');
-  return releaseWorktree({ repo: scene.repo, branch: BRANCH, toRun: 'r2', task, home, dryRun: options.dryRun, signal: options.signal });
+  const { dryRun, signal, regenerable } = options;
+  return releaseWorktree({ repo: scene.repo, branch: BRANCH, toRun: 'r2', task, home, dryRun, signal, regenerable });
+}
+
+/** A valid `CACHEDIR.TAG`, as cargo writes in `target/`. */
+const CACHE_TAG = 'Signature: 8a477f597d28d172789f06886806bc55\n# a cache directory tag\n';
+
+/** Every entry under `dir` (`.git` file included) with its mode and bytes, and every file of the repository's git directory but its objects: what a refusal must leave as it was. */
+function state(dir: string): string[] {
+  const entries = (root: string, skip: (entry: string) => boolean) =>
+    (fs.existsSync(root) ? (fs.readdirSync(root, { recursive: true }) as string[]) : [])
+      .filter((entry) => !skip(entry))
+      .map((entry) => {
+        const full = path.join(root, entry);
+        const stat = fs.lstatSync(full);
+        const bytes = stat.isFile() ? fs.readFileSync(full, 'hex') : stat.isSymbolicLink() ? fs.readlinkSync(full) : '';
+        return `${root === dir ? 'worktree' : 'git'}:${entry}:${stat.mode.toString(8)}:${bytes}`;
+      });
+  return [...entries(dir, () => false), ...entries(path.join(scene.repo, '.git'), (entry) => entry === 'objects' || entry.startsWith('objects/'))].sort();
+}
+
+/** Write `contents` at `rel` in the earlier attempt's worktree, parents made. */
+function write(rel: string, contents: string): void {
+  fs.mkdirSync(path.dirname(path.join(scene.worktree, rel)), { recursive: true });
+  fs.writeFileSync(path.join(scene.worktree, rel), contents);
+}
+
+/** Commit on a detached `HEAD` in the worktree, then check the branch out again: only the worktree's reflog names that commit. */
+function detachedCommit(): void {
+  git(scene.worktree, 'checkout', '-q', '--detach');
+  write('tried.txt', 'an idea\n');
+  git(scene.worktree, 'add', '-A');
+  git(scene.worktree, 'commit', '-q', '-m', 'tried something');
+  git(scene.worktree, 'checkout', '-q', BRANCH);
 }
 
 function released(handover: Handover): ReleasedHandover {
@@ -185,6 +221,7 @@ describe('driving a run', () => {
 describe('releaseWorktree', () => {
   test("a retry takes over the earlier attempt's clean worktree; the branch stays and can be checked out", async () => {
     fs.mkdirSync(path.join(scene.worktree, 'target'));
+    fs.writeFileSync(path.join(scene.worktree, 'target', 'CACHEDIR.TAG'), CACHE_TAG);
     fs.writeFileSync(path.join(scene.worktree, 'target', 'app'), 'build output');
     const before = tip(scene);
     const handover = released(await takeOver());
@@ -210,6 +247,8 @@ describe('releaseWorktree', () => {
     expect(r1.candidates[0]).toMatchObject({ folded: true, handover: handover.released.handover });
     expect([r1.releasedTo, r1.releasedBranches]).toEqual(['r2', [BRANCH]]);
     expect(r1.events.slice(-2).map((e) => e.kind)).toEqual(['released', 'removing']);
+    expect(r1.events.at(-2)).toMatchObject({ repo: scene.repo, tip: before });
+    expect(r1.events.at(-1)).toMatchObject({ note: 'let go with it: target/', regenerable: ['/target/'] });
 
     const review = path.join(scene.runs, 'r2', 'review');
     git(scene.repo, 'worktree', 'add', '-q', review, BRANCH);
@@ -245,6 +284,80 @@ describe('releaseWorktree', () => {
     expect(snapshot(scene.worktree)).toEqual(bytes);
     expect(worktreePaths(scene)).toContain(scene.worktree);
     expect(await showRun('r1', { home })).toEqual(record);
+  });
+
+  test('ignored files, an uncommitted .gitignore, an empty directory and a commit only the worktree remembers keep it', async () => {
+    const cases: [string, () => void, string, string[]][] = [
+      ['build output no cache tag vouches for (target/ is ignored)', () => write('target/app', 'binary'), 'dirty', ['target/app']],
+      ['a folder an uncommitted .gitignore hides', () => (write('notes/.gitignore', '*\n'), write('notes/design.md', 'the design\n')), 'dirty', ['notes/.gitignore', 'notes/design.md']],
+      ['an empty new directory', () => fs.mkdirSync(path.join(scene.worktree, 'later')), 'dirty', ['later/']],
+      ['a commit made on a detached HEAD, then left', detachedCommit, 'only-here', ['HEAD@{1}']],
+    ];
+    for (const [name, prepare, code, named] of cases) {
+      prepare();
+      const before = state(scene.worktree);
+      const record = await showRun('r1', { home });
+      const handover = await takeOver();
+      if (handover.kind !== 'refused') throw new Error(`${name}: not refused: ${handover.message}`);
+      expect([name, handover.reasons.map((r) => r.code)]).toEqual([name, [code]]);
+      const shown = code === 'dirty' ? handover.holder.content.dirty.named : handover.holder.onlyHere.named;
+      expect([name, shown.map((p) => p.replace(/^[0-9a-f]{12} \((.*)\)$/, '$1'))]).toEqual([name, named]);
+      expect(state(scene.worktree)).toEqual(before);
+      expect(await showRun('r1', { home })).toEqual(record);
+      removeDir(scene.root);
+      scene = await makeScene(tempDir('worktrees'));
+      home = scene.home;
+    }
+  });
+
+  test('what the new run declares regenerable goes with the worktree, and the release records it', async () => {
+    write('node_modules/m/index.js', 'module\n');
+    write('dist/app.js', 'built\n');
+    const refused = await takeOver({ dryRun: true, regenerable: ['dist/'] });
+    expect(refused.kind === 'refused' && refused.holder.content).toMatchObject({ dirty: { named: ['node_modules/m/index.js'], total: 1 }, letGo: { named: ['dist/'], total: 1 } });
+    const handover = released(await takeOver({ regenerable: ['node_modules/', 'dist/'] }));
+    expect(fs.existsSync(scene.worktree)).toBe(false);
+    const r1 = await showRun('r1', { home });
+    expect(r1.events.at(-2)).toMatchObject({ kind: 'released', handover: handover.released.handover, regenerable: ['node_modules/', 'dist/'] });
+    expect(r1.events.at(-1)).toMatchObject({ kind: 'removing', note: 'let go with it: dist/, node_modules/' });
+    const error = await codedRejection(takeOver({ regenerable: 'dist/' as never }));
+    expect([error.code, error.message]).toEqual(['EINVAL', 'releaseWorktree: regenerable must be an array of gitignore patterns (strings)']);
+  });
+
+  test('a run recorded as running is not released before a driver has taken it', async () => {
+    await setRunStatus('r1', 'running', { home });
+    const waiting = await takeOver();
+    expect(waiting.kind === 'refused' && waiting.reasons.map((r) => r.code)).toEqual(['driver-not-started']);
+    {
+      using _driver = await driveRun('r1', { home });
+      const driven = await takeOver();
+      expect(driven.kind === 'refused' && driven.reasons.map((r) => r.code)).toEqual(['driver-live']);
+    }
+    expect((await showRun('r1', { home })).events.at(-1)?.kind).toBe('driven');
+    released(await takeOver());
+  });
+
+  test('a worktree is never handed to a run nobody recorded', async () => {
+    const before = state(scene.worktree);
+    const error = await codedRejection(releaseWorktree({ repo: scene.repo, branch: BRANCH, toRun: 'r2-typo', task: 't1', home }));
+    expect(error.code).toBe('ENOENT');
+    expect(error.message).toContain('r2-typo');
+    expect(state(scene.worktree)).toEqual(before);
+  });
+
+  test('a handover is restored by its id alone, after the answer that held it is gone', async () => {
+    const before = tip(scene);
+    const id = released(await takeOver()).released.handover;
+    const restored = await restoreHandover(id, { home });
+    expect(restored).toEqual({ kind: 'restored', message: `restored the worktree of run r1 at ${scene.worktree} (branch ${BRANCH} at ${before.slice(0, 12)})` });
+    expect(worktreePaths(scene)).toContain(scene.worktree);
+    expect(fs.readFileSync(path.join(scene.worktree, 'work.txt'), 'utf8')).toBe('the earlier attempt\n');
+    expect((await restoreHandover(id, { home })).kind).toBe('restored');
+    released(await takeOver());
+    const stale = await restoreHandover(id, { home });
+    expect(stale.kind === 'refused' && stale.reasons.map((r) => r.code)).toEqual(['not-in-force']);
+    expect((await codedRejection(restoreHandover('no-such-handover', { home }))).code).toBe('ENOENT');
+    expect((await codedRejection(restoreHandover(id, { home, signal: AbortSignal.abort() }))).code).toBe('ABORT_ERR');
   });
 
   test('a worktree no run recorded is not ours: refused, whoever asks', async () => {

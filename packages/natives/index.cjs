@@ -898,6 +898,7 @@ module.exports.nativeReleaseBuildCache = nativeBinding.nativeReleaseBuildCache
 module.exports.nativeReleaseClaim = nativeBinding.nativeReleaseClaim
 module.exports.nativeReleaseWorktree = nativeBinding.nativeReleaseWorktree
 module.exports.nativeResourceHold = nativeBinding.nativeResourceHold
+module.exports.nativeRestoreHandover = nativeBinding.nativeRestoreHandover
 module.exports.nativeRestoreSeat = nativeBinding.nativeRestoreSeat
 module.exports.nativeRestoreSourceEvidence = nativeBinding.nativeRestoreSourceEvidence
 module.exports.nativeSearch = nativeBinding.nativeSearch

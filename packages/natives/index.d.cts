@@ -547,10 +547,15 @@ export interface NativeContent {
   /** Inspectable, and nothing in it that `HEAD` does not hold. */
   clean: boolean
   /**
-   * Files differing from `HEAD`, and untracked files no `.gitignore`
-   * ignores.
+   * Files differing from `HEAD`, and every entry `HEAD` does not hold
+   * (ignored or not; a directory's name ends in `/`) but what may go.
    */
   dirty: NativePaths
+  /**
+   * Untracked entries that may go with the worktree: caches
+   * (`CACHEDIR.TAG`) and what the new run declared regenerable.
+   */
+  letGo: NativePaths
   /** Paths staged in the real index only. */
   staged: NativePaths
   /** Operations stopped half way (`rebase-merge`, `MERGE_HEAD`, ...). */
@@ -996,6 +1001,11 @@ export interface NativeHandoverRequest {
   task?: string
   /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
   home?: string
+  /**
+   * Untracked paths that may go with the worktree (gitignore patterns),
+   * recorded in the release.
+   */
+  regenerable?: Array<string>
   /** Only say what a release would do; write nothing. */
   dryRun?: boolean
 }
@@ -1034,6 +1044,11 @@ export interface NativeHolder {
   locked?: string
   /** Its content. */
   content: NativeContent
+  /**
+   * What its git administration alone remembers and would lose with it:
+   * refs of its own, commits nothing that stays names.
+   */
+  onlyHere: NativePaths
 }
 
 /** Whose worktree holds the branch, as far as natives can prove. */
@@ -1320,6 +1335,13 @@ export interface NativeRestore {
 }
 
 /**
+ * Put back the worktree handover `handover` released, found by its id
+ * alone (the process that asked for the release may be gone): as a
+ * released handover's `restore()`. `ENOENT` when no run records it.
+ */
+export declare function nativeRestoreHandover(handover: string, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRestore>
+
+/**
  * Rebuild the archived tip `head` (a full commit id) of one of `run`'s
  * copies as a new repository at `dest` (which must not exist).
  */
@@ -1359,6 +1381,11 @@ export interface NativeRun {
   events: Array<NativeRunEvent>
   /** The schema version of its record. */
   version: number
+  /**
+   * Where its artifacts are kept (eviction records, checkout evidence):
+   * `<home>/worktrees/artifacts/<SHA-256 of its id>/`.
+   */
+  artifacts: string
 }
 
 /** One entry of a run's history. */
@@ -1367,7 +1394,8 @@ export interface NativeRunEvent {
   atMs: number
   /**
    * What: `created`, `status`, `candidate`, `seat`, `released`,
-   * `removing`, `undone`, `restored` (a newer natives may write others).
+   * `removing`, `undone`, `restored`, `driven` (a newer natives may write
+   * others).
    */
   kind: string
   /** The branch concerned. */
@@ -1380,6 +1408,13 @@ export interface NativeRunEvent {
   path?: string
   /** The branch's commit at the time. */
   tip?: string
+  /** The repository's main worktree (a release). */
+  repo?: string
+  /**
+   * What went with the worktree: the patterns the new run declared
+   * regenerable (`released`), the caches let go (`removing`).
+   */
+  regenerable?: Array<string>
   /** Anything else worth reading. */
   note?: string
 }

@@ -56,8 +56,11 @@ pub enum Command {
     /// lost; the branch and its commits stay. Prints the decision and every
     /// reason.
     ///
-    /// Exit status: 0 released, or nothing to do (with --dry-run: would
-    /// release); 3 refused; 2 on error.
+    /// With --restore ID, put back the worktree a handover released, unless
+    /// ownership changed since.
+    ///
+    /// Exit status: 0 released or restored, or nothing to do (with
+    /// --dry-run: would release); 3 refused; 2 on error.
     Handover(HandoverArgs),
     /// Checkout evidence: print an archive's patch (validated first),
     /// restore it into a new directory, or capture one.
@@ -354,10 +357,11 @@ pub enum RunsCommand {
 #[derive(Debug, Args)]
 pub struct HandoverArgs {
     /// The branch the new run needs, as `git branch` shows it.
-    pub branch: String,
-    /// The run taking the branch over.
-    #[arg(long, value_name = "RUN")]
-    pub to: String,
+    #[arg(required_unless_present = "restore")]
+    pub branch: Option<String>,
+    /// The run taking the branch over (recorded already).
+    #[arg(long, value_name = "RUN", required_unless_present = "restore")]
+    pub to: Option<String>,
     /// A worktree of the repository (the current directory when left out).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
@@ -366,9 +370,23 @@ pub struct HandoverArgs {
     /// recorded).
     #[arg(long, value_name = "T")]
     pub task: Option<String>,
+    /// Untracked paths that may go with the worktree, as a gitignore
+    /// pattern (`node_modules/`, `dist/`); repeat for more. Recorded in the
+    /// release. Caches (a `CACHEDIR.TAG`) may go without it; nothing else
+    /// the branch's HEAD does not hold may.
+    #[arg(long, value_name = "PATTERN")]
+    pub regenerable: Vec<String>,
     /// Only say what a release would do; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Put back the worktree handover ID released (the id a release
+    /// printed, or `runs show` lists), instead of handing a branch over.
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with_all = ["branch", "to", "task", "regenerable", "dry_run", "repo"]
+    )]
+    pub restore: Option<String>,
     /// The answer as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -135,6 +135,7 @@ fn print_run(out: &mut dyn Write, view: &RunView, now: u64) -> io::Result<()> {
         ("status", view.status.name().to_owned()),
         ("driver", driver),
         ("worktrees in", view.worktree_root.clone()),
+        ("artifacts in", view.artifacts.clone()),
         (
             "created",
             format!("{} ago", age(now.saturating_sub(view.created_at_ms))),
@@ -192,6 +193,9 @@ fn print_run(out: &mut dyn Write, view: &RunView, now: u64) -> io::Result<()> {
                 .tip
                 .as_deref()
                 .map(|tip| format!("tip {}", short(tip))),
+            event.repo.as_ref().map(|repo| format!("repo {repo}")),
+            (!event.regenerable.is_empty())
+                .then(|| format!("regenerable {}", event.regenerable.join(" "))),
             event.note.clone(),
         ];
         for word in said.into_iter().flatten() {

@@ -199,6 +199,7 @@ fn runs_show_prints_a_run_or_its_json() {
         "  status       failed\n",
         "  driver       live\n",
         &format!("  worktrees in {}\n", scene.base.join("runs/r1").display()),
+        &format!("  artifacts in {}\n", registry.artifacts("r1").display()),
         &format!("candidates\n  A  t1/A  {}\n", scene.worktree.display()),
         "seats\n  review 1  ",
         "history\n",
@@ -341,7 +342,18 @@ fn a_dry_run_changes_nothing_and_exits_as_the_release_would() {
 #[test]
 fn a_handover_by_hand_or_with_bad_input() {
     let scene = Scene::new();
-    // No task: a review started by hand takes over only as from a run natives recorded.
+    // No task: a review started by hand takes over only as from a run
+    // natives recorded. Its own run is recorded (under a task of its own).
+    let registry = scene.registry();
+    let cancel = CancelToken::new();
+    registry.create_task("reviews", &cancel).unwrap();
+    let review = NewRun {
+        id: "review-9".into(),
+        task: "reviews".into(),
+        worktree_root: scene.base.join("runs/review-9"),
+        status: Status::Running,
+    };
+    registry.create_run(&review, &cancel).unwrap();
     let (code, out, _) = scene.natives(&[
         "handover",
         BRANCH,
@@ -380,6 +392,23 @@ fn a_handover_by_hand_or_with_bad_input() {
             "/no/such/repo",
         ),
         (&["handover", BRANCH, "--repo", repo], "missing --to RUN"),
+        (
+            &["handover", BRANCH, "--to", "r-typo", "--task", "t1"],
+            "natives: ENOENT: no run \"r-typo\" is recorded",
+        ),
+        (
+            &["handover", BRANCH, "--to", "review-9", "--task", "t1"],
+            "natives: EINVAL: run review-9 is a run of task reviews, not of task t1",
+        ),
+        (
+            &["handover", BRANCH, "--to", "r2", "--regenerable", "#x"],
+            "natives: EINVAL: regenerable: \"#x\" is not a gitignore pattern",
+        ),
+        (&["handover", "--restore", "h1", "--to", "r2"], "--to"),
+        (
+            &["handover", "--restore", "no-such-handover"],
+            "natives: ENOENT: no run records a handover \"no-such-handover\"",
+        ),
     ];
     for &(args, expected) in table {
         let (code, out, err) = scene.natives(args);
@@ -387,4 +416,53 @@ fn a_handover_by_hand_or_with_bad_input() {
         assert!(err.contains(expected), "{args:?}: {err}");
     }
     assert!(scene.listed());
+}
+
+#[test]
+fn what_is_declared_regenerable_goes_and_a_handover_is_restored_by_its_id() {
+    let scene = Scene::new();
+    let modules = scene.worktree.join("node_modules/m");
+    fs::create_dir_all(&modules).unwrap();
+    fs::write(modules.join("index.js"), "module\n").unwrap();
+    let (code, out, _) = scene.handover(&["--dry-run"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("dirty: uncommitted changes: node_modules/m/index.js"),
+        "{out}"
+    );
+
+    let (code, out, err) = scene.handover(&["--regenerable", "node_modules/", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let answer = json(out.trim_end());
+    let handover = answer["released"]["handover"].as_str().unwrap().to_owned();
+    assert!(!scene.worktree.exists());
+    let (_, out, _) = scene.natives(&["runs", "show", "r1"]);
+    assert!(out.contains("regenerable node_modules/"), "{out}");
+    assert!(out.contains("let go with it: node_modules/"), "{out}");
+
+    // Whoever asked for the release is gone; its id is enough.
+    let (code, out, err) = scene.natives(&["handover", "--restore", &handover]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with(&format!(
+            "restored the worktree of run r1 at {}",
+            scene.worktree.display()
+        )),
+        "{out}"
+    );
+    assert!(scene.listed());
+    assert_eq!(
+        fs::read_to_string(scene.worktree.join("work.txt")).unwrap(),
+        "the earlier attempt\n"
+    );
+    let (code, out, _) = scene.natives(&["handover", "--restore", &handover, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(json(out.trim_end())["kind"], "restored");
+
+    // A handover released since replaces it: restoring the old one is refused.
+    let (code, ..) = scene.handover(&[]);
+    assert_eq!(code, 0);
+    let (code, out, _) = scene.natives(&["handover", "--restore", &handover]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("  not-in-force: "), "{out}");
 }

@@ -14,7 +14,9 @@
 //! A handover never rejects for a refusal: the refusal is its answer. A
 //! released worktree's `Released` stays inside the [`WorktreeHandover`]
 //! object, so a restore undoes exactly the handover that was made and
-//! nothing a caller could forge.
+//! nothing a caller could forge; after the process that asked for it is
+//! gone, the handover's id finds the same `Released` in the run's record
+//! ([`native_restore_handover`]).
 
 use std::{
     path::{Path, PathBuf},
@@ -232,7 +234,8 @@ pub struct NativeRunEvent {
     /// When, in milliseconds since the Unix epoch.
     pub at_ms: f64,
     /// What: `created`, `status`, `candidate`, `seat`, `released`,
-    /// `removing`, `undone`, `restored` (a newer natives may write others).
+    /// `removing`, `undone`, `restored`, `driven` (a newer natives may write
+    /// others).
     pub kind: String,
     /// The branch concerned.
     pub branch: Option<String>,
@@ -244,6 +247,11 @@ pub struct NativeRunEvent {
     pub path: Option<String>,
     /// The branch's commit at the time.
     pub tip: Option<String>,
+    /// The repository's main worktree (a release).
+    pub repo: Option<String>,
+    /// What went with the worktree: the patterns the new run declared
+    /// regenerable (`released`), the caches let go (`removing`).
+    pub regenerable: Option<Vec<String>>,
     /// Anything else worth reading.
     pub note: Option<String>,
 }
@@ -277,6 +285,9 @@ pub struct NativeRun {
     pub events: Vec<NativeRunEvent>,
     /// The schema version of its record.
     pub version: u32,
+    /// Where its artifacts are kept (eviction records, checkout evidence):
+    /// `<home>/worktrees/artifacts/<SHA-256 of its id>/`.
+    pub artifacts: String,
 }
 
 /// Record task `task`, or answer it if it is recorded already.
@@ -527,6 +538,9 @@ pub struct NativeHandoverRequest {
     pub task: Option<String>,
     /// The natives home (default `$NATIVES_HOME`, else `~/.natives`).
     pub home: Option<String>,
+    /// Untracked paths that may go with the worktree (gitignore patterns),
+    /// recorded in the release.
+    pub regenerable: Option<Vec<String>>,
     /// Only say what a release would do; write nothing.
     pub dry_run: Option<bool>,
 }
@@ -626,9 +640,12 @@ pub struct NativeContent {
     pub inspectable: bool,
     /// Inspectable, and nothing in it that `HEAD` does not hold.
     pub clean: bool,
-    /// Files differing from `HEAD`, and untracked files no `.gitignore`
-    /// ignores.
+    /// Files differing from `HEAD`, and every entry `HEAD` does not hold
+    /// (ignored or not; a directory's name ends in `/`) but what may go.
     pub dirty: NativePaths,
+    /// Untracked entries that may go with the worktree: caches
+    /// (`CACHEDIR.TAG`) and what the new run declared regenerable.
+    pub let_go: NativePaths,
     /// Paths staged in the real index only.
     pub staged: NativePaths,
     /// Operations stopped half way (`rebase-merge`, `MERGE_HEAD`, ...).
@@ -660,6 +677,9 @@ pub struct NativeHolder {
     pub locked: Option<String>,
     /// Its content.
     pub content: NativeContent,
+    /// What its git administration alone remembers and would lose with it:
+    /// refs of its own, commits nothing that stays names.
+    pub only_here: NativePaths,
 }
 
 /// A released worktree.
@@ -798,6 +818,7 @@ pub fn native_release_worktree<'env>(
             branch: request.branch,
             to_run: request.to_run,
             task: request.task,
+            regenerable: request.regenerable.unwrap_or_default(),
             dry_run: request.dry_run.unwrap_or_default(),
         };
         let answer = asked.run(&registry, &Git::new()?, &cancel)?;
@@ -811,6 +832,29 @@ pub fn native_release_worktree<'env>(
             released,
             registry,
         })
+    })
+}
+
+/// Put back the worktree handover `handover` released, found by its id
+/// alone (the process that asked for the release may be gone): as a
+/// released handover's `restore()`. `ENOENT` when no run records it.
+#[napi(
+    js_name = "nativeRestoreHandover",
+    ts_return_type = "Promise<NativeRestore>"
+)]
+pub fn native_restore_handover<'env>(
+    env: &'env Env,
+    handover: String,
+    home: Option<String>,
+    token: Option<&CancelToken>,
+) -> napi::Result<PromiseRaw<'env, NativeRestore>> {
+    let cancel = guarded(|| CancelToken::for_call(token, None));
+    on_own_thread(env, move || {
+        let cancel = cancel?;
+        let registry = open(home.as_deref())?;
+        let released = Released::find(&registry, &handover)?;
+        let restore = released.restore(&registry, &Git::new()?, &cancel)?;
+        Ok(to_js_restore(RestoreView::of(&released, &restore)))
     })
 }
 
@@ -877,10 +921,13 @@ fn to_js_run(view: RunView) -> NativeRun {
                 handover: e.handover,
                 path: e.path,
                 tip: e.tip,
+                repo: e.repo,
+                regenerable: (!e.regenerable.is_empty()).then_some(e.regenerable),
                 note: e.note,
             })
             .collect(),
         version: view.version,
+        artifacts: view.artifacts,
     }
 }
 
@@ -926,10 +973,12 @@ fn to_js_holder(holder: view::HolderView) -> NativeHolder {
             inspectable: holder.content.inspectable,
             clean: holder.content.clean,
             dirty: to_js_paths(holder.content.dirty),
+            let_go: to_js_paths(holder.content.let_go),
             staged: to_js_paths(holder.content.staged),
             operations: holder.content.operations,
             unsupported: holder.content.unsupported,
         },
+        only_here: to_js_paths(holder.only_here),
     }
 }
 

@@ -7,6 +7,18 @@
 //! other way before the child was reaped (a panic unwinding through it):
 //! a child is never left running behind a call that returned.
 //!
+//! Nor behind a caller that died: on Linux the child is SIGKILLed when the
+//! thread that started it ends, however it ends (`PR_SET_PDEATHSIG`, set
+//! between fork and exec; a parent already gone by then fails the spawn).
+//! That thread is the one that waits for the child, so the signal fires
+//! exactly when natives can no longer stop the child itself: a `git
+//! worktree remove` whose caller was killed stops deleting rather than
+//! racing the call that comes to finish it. A caller that must also be
+//! able to tell when such a child has really gone hands it a lock to hold
+//! ([`run_holding`]): an open file description lock stays held until every
+//! process sharing it has exited, so whoever takes the lock next knows the
+//! child is gone.
+//!
 //! Exit is waited for with `waitid(WNOWAIT)` on a thread of its own, which
 //! sees the exit without reaping it: the child's pid cannot be reused while
 //! the group might still be signalled, and the caller hears of the exit at
@@ -16,7 +28,10 @@
 
 use std::{
     io::{self, Read, Write},
-    os::unix::process::CommandExt,
+    os::{
+        fd::{AsRawFd, BorrowedFd, RawFd},
+        unix::process::CommandExt,
+    },
     process::{Child, Command, Output, Stdio},
     sync::mpsc::{self, RecvTimeoutError},
     thread,
@@ -25,11 +40,12 @@ use std::{
 
 use natives_core::{CancelToken, Error};
 use nix::{
+    fcntl::{FcntlArg, FdFlag, fcntl},
     sys::{
         signal::{Signal, killpg},
         wait::{Id, WaitPidFlag, waitid},
     },
-    unistd::Pid,
+    unistd::{Pid, getpid},
 };
 
 /// How a child ended.
@@ -50,6 +66,19 @@ const CANCEL_POLL: Duration = Duration::from_millis(10);
 /// both output streams captured. A token that has already stopped spawns
 /// nothing. Errors are the spawn's or the wait's.
 pub fn run(command: &mut Command, input: &[u8], cancel: &CancelToken) -> io::Result<Ended> {
+    run_holding(command, input, &[], cancel)
+}
+
+/// [`run`], the child also holding `held` (open descriptors of the
+/// caller's, typically a held lock's file): they stay open in the child
+/// (and whatever it starts) across `exec`, so a lock on them is not free
+/// again until the child has exited too, even when the caller dies first.
+pub fn run_holding(
+    command: &mut Command,
+    input: &[u8],
+    held: &[BorrowedFd<'_>],
+    cancel: &CancelToken,
+) -> io::Result<Ended> {
     if let Err(stopped) = cancel.check() {
         return Ok(Ended::Stopped(stopped));
     }
@@ -58,6 +87,13 @@ pub fn run(command: &mut Command, input: &[u8], cancel: &CancelToken) -> io::Res
     } else {
         Stdio::piped()
     };
+    let held: Vec<RawFd> = held.iter().map(AsRawFd::as_raw_fd).collect();
+    let parent = getpid();
+    // SAFETY: the closure runs between fork and exec and only makes system
+    // calls (prctl, getppid, fcntl), which are async-signal-safe.
+    unsafe {
+        command.pre_exec(move || in_child(parent, &held));
+    }
     let child = command
         .stdin(stdin)
         .stdout(Stdio::piped())
@@ -91,6 +127,38 @@ pub fn run(command: &mut Command, input: &[u8], cancel: &CancelToken) -> io::Res
             Waited::Killed(stopped) => Ended::Stopped(stopped),
         })
     })
+}
+
+/// In the child, before `exec`: die with the thread that started it, and
+/// keep `held` open across `exec`.
+fn in_child(parent: Pid, held: &[RawFd]) -> io::Result<()> {
+    die_with_parent(parent)?;
+    for &fd in held {
+        // SAFETY: `fd` was open in the parent when it forked, so it is
+        // open here; only this process's flag on it changes.
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty()))?;
+    }
+    Ok(())
+}
+
+/// Ask the kernel to SIGKILL this (child) process when the thread that
+/// forked it ends; a parent gone before the request was made fails the
+/// spawn instead (the child was re-parented, and no signal would come).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn die_with_parent(parent: Pid) -> io::Result<()> {
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+    if nix::unistd::getppid() != parent {
+        return Err(io::Error::other("the parent died before the child started"));
+    }
+    Ok(())
+}
+
+/// Elsewhere no such request exists: a child outlives a caller killed
+/// with SIGKILL.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn die_with_parent(_parent: Pid) -> io::Result<()> {
+    Ok(())
 }
 
 /// A running child and its process group, killed when dropped unless the
@@ -168,6 +236,7 @@ fn read_all(pipe: Option<impl Read>) -> Vec<u8> {
 mod tests {
     use std::{
         fs,
+        os::fd::AsFd,
         path::Path,
         time::{Duration, Instant},
     };
@@ -308,6 +377,114 @@ mod tests {
             gone(wait_for_pid(&pid_file)),
             "the group outlived the panic"
         );
+    }
+
+    /// Where the dying-caller child writes its child's pid.
+    const CALLER_DIR: &str = "NATIVES_TEST_COMMAND_CALLER_DIR";
+
+    /// A caller killed (SIGKILL) while its child runs takes the child with
+    /// it: nothing is left running that nobody can stop.
+    #[test]
+    fn a_child_dies_with_its_caller() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut caller = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "command::tests::dying_caller",
+                "--nocapture",
+            ])
+            .env(CALLER_DIR, dir.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let child = wait_for_pid(&dir.path().join("pid"));
+        caller.kill().unwrap();
+        caller.wait().unwrap();
+        assert!(gone(child), "the child outlived its caller");
+    }
+
+    /// The caller of [`a_child_dies_with_its_caller`]: runs a child that
+    /// records its pid and sleeps, and is killed meanwhile.
+    #[test]
+    #[ignore = "run by a_child_dies_with_its_caller in a child process"]
+    fn dying_caller() {
+        let Ok(dir) = std::env::var(CALLER_DIR) else {
+            return;
+        };
+        let script = format!(
+            "echo $$ > '{dir}/pid.tmp' && mv '{dir}/pid.tmp' '{dir}/pid' && exec sleep 600"
+        );
+        let ended = run(&mut sh(&script), b"", &CancelToken::new());
+        panic!("not killed: {ended:?}");
+    }
+
+    /// Where the lock-holding caller keeps its lock and its grandchild's pid.
+    const HOLDING_DIR: &str = "NATIVES_TEST_COMMAND_HOLDING_DIR";
+
+    /// A caller killed while what it started still runs: the lock it handed
+    /// down stays held until the last process holding it is gone, so the
+    /// next taker of the lock cannot race it.
+    #[test]
+    fn a_lock_handed_down_is_held_until_the_last_holder_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut caller = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "command::tests::holding_caller",
+                "--nocapture",
+            ])
+            .env(HOLDING_DIR, dir.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let grandchild = wait_for_pid(&dir.path().join("pid"));
+        caller.kill().unwrap();
+        caller.wait().unwrap();
+        let lock = dir.path().join("lock");
+        let held_meanwhile = crate::lock::is_held(&lock).unwrap();
+        nix::sys::signal::kill(Pid::from_raw(grandchild), Signal::SIGKILL).unwrap();
+        assert!(
+            held_meanwhile,
+            "the lock was free while a process holding it still ran"
+        );
+        assert!(gone(grandchild));
+        let limit = Duration::from_secs(20);
+        crate::lock::wait_exclusive(&lock, &CancelToken::new(), limit).unwrap();
+    }
+
+    /// The caller of [`a_lock_handed_down_is_held_until_the_last_holder_exits`]:
+    /// holds a lock, hands it to a child that starts a long grandchild, and
+    /// is killed meanwhile.
+    #[test]
+    #[ignore = "run by a_lock_handed_down_is_held_until_the_last_holder_exits in a child process"]
+    fn holding_caller() {
+        let Ok(dir) = std::env::var(HOLDING_DIR) else {
+            return;
+        };
+        let held = crate::lock::try_exclusive(&Path::new(&dir).join("lock"))
+            .unwrap()
+            .unwrap();
+        let script = format!(
+            "sleep 600 & echo $! > '{dir}/pid.tmp' && mv '{dir}/pid.tmp' '{dir}/pid'; wait"
+        );
+        let ended = run_holding(&mut sh(&script), b"", &[held.as_fd()], &CancelToken::new());
+        panic!("not killed: {ended:?}");
+    }
+
+    /// A descriptor handed to the child stays open in it across `exec`;
+    /// any other is closed there, as every descriptor natives opens is.
+    #[test]
+    fn held_descriptors_stay_open_in_the_child() {
+        let file = tempfile::tempfile().unwrap();
+        let fd = file.as_raw_fd();
+        let script = format!("[ -e /proc/$$/fd/{fd} ]");
+        let cancel = CancelToken::new();
+        let held = finished(run_holding(&mut sh(&script), b"", &[file.as_fd()], &cancel).unwrap());
+        assert!(held.status.success(), "{held:?}");
+        let not_held = finished(run(&mut sh(&script), b"", &cancel).unwrap());
+        assert_eq!(not_held.status.code(), Some(1), "{not_held:?}");
     }
 
     /// The exit is heard when it happens, not at the next look at the

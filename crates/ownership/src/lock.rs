@@ -52,6 +52,14 @@ impl HeldLock {
     }
 }
 
+/// The locked file: handed to a child ([`crate::command::run_holding`]),
+/// the lock stays held until the child has exited too.
+impl std::os::fd::AsFd for HeldLock {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 impl Drop for HeldLock {
     /// Unlock before closing: a child spawned meanwhile shares the open
     /// file until it execs, and closing only this descriptor would leave the

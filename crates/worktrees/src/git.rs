@@ -25,13 +25,18 @@
 //! Every call runs through [`natives_ownership::command`]: in a process
 //! group of its own, under the caller's [`CancelToken`] and the driver's
 //! timeout (whichever stops first), killed with its group when either
-//! stops or the call is left early. The git version is checked once per
-//! program per process: older than [`MIN_VERSION`] is refused.
+//! stops or the call is left early, and killed when the thread that started
+//! it dies (so a git never goes on changing a worktree for a caller that is
+//! gone). A command that changes a worktree can hold the caller's lock
+//! ([`Call::holding`]): whoever takes the lock next knows that git has
+//! exited. The git version is checked once per program per process: older
+//! than [`MIN_VERSION`] is refused.
 
 use std::{
+    collections::HashSet,
     ffi::{OsStr, OsString},
     fs, io,
-    os::unix::ffi::OsStrExt,
+    os::{fd::BorrowedFd, unix::ffi::OsStrExt},
     path::{Path, PathBuf},
     process::{Command, Output},
     sync::Mutex,
@@ -194,7 +199,7 @@ impl Git {
     pub(crate) fn output(&self, call: &Call<'_>, cancel: &CancelToken) -> Result<Output> {
         let mut command = self.command(call);
         let token = self.deadline(cancel);
-        match command::run(&mut command, &call.input, &token) {
+        match command::run_holding(&mut command, &call.input, &call.held, &token) {
             Ok(Ended::Finished(out)) => Ok(out),
             Ok(Ended::Stopped(why)) => Err(Error::new(
                 why.kind(),
@@ -395,19 +400,48 @@ impl Git {
         parse_raw(&self.ok_call(&in_worktree(dirs, &args), cancel)?)
     }
 
-    /// Untracked files not ignored by a `.gitignore` of the worktree. Rules
-    /// of `info/exclude` and `core.excludesFile` are deliberately left out:
-    /// they are one user's local wishes, not the project's word that a file
-    /// is build output, so a file only they hide is still someone's work.
-    pub(crate) fn untracked(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<Vec<String>> {
+    /// Which of `commits` nothing that outlives one linked worktree names,
+    /// asked in the repository's main worktree `main`: no ref of the
+    /// repository, no reflog entry of one, not the main worktree's `HEAD`
+    /// or its reflog, not one of `other_heads` (the other worktrees'
+    /// `HEAD`s) reaches them (`rev-list --single-worktree ... --not --all
+    /// --reflog`). A commit no longer in the repository is not listed.
+    pub(crate) fn named_by_nothing_else(
+        &self,
+        main: &Path,
+        commits: &[&str],
+        other_heads: &[String],
+        cancel: &CancelToken,
+    ) -> Result<HashSet<String>> {
+        if commits.is_empty() {
+            return Ok(HashSet::new());
+        }
+        // `--stdin` before `--not`: what it reads stays positive.
         let args = [
-            "ls-files",
-            "-z",
-            "--others",
-            "--exclude-per-directory=.gitignore",
+            "rev-list",
+            "--single-worktree",
+            "--ignore-missing",
+            "--stdin",
+            "--not",
+            "--all",
+            "--reflog",
         ];
-        let out = self.ok_call(&in_worktree(dirs, &args), cancel)?;
-        Ok(nul_fields(&out))
+        let mut call = Call::new(main, &args);
+        for head in other_heads {
+            call = call.arg(head);
+        }
+        let input = commits
+            .iter()
+            .flat_map(|id| [id.as_bytes(), b"\n"].concat())
+            .collect();
+        let out = self.ok_call(&call.input(input), cancel)?;
+        let out = String::from_utf8_lossy(&out);
+        let unreached: HashSet<&str> = out.lines().collect();
+        Ok(commits
+            .iter()
+            .filter(|id| unreached.contains(*id))
+            .map(|id| id.to_string())
+            .collect())
     }
 
     /// Which of `paths` (untracked, relative to the top) the worktree's
@@ -505,8 +539,14 @@ impl Git {
     }
 
     /// Write back every file of `HEAD` that is missing on disk (a removal
-    /// cut short deleted it); existing files are never touched.
-    pub(crate) fn restore_missing(&self, dirs: &Dirs, cancel: &CancelToken) -> Result<()> {
+    /// cut short deleted it); existing files are never touched. Git holds
+    /// `lock` while it writes.
+    pub(crate) fn restore_missing(
+        &self,
+        dirs: &Dirs,
+        lock: BorrowedFd<'_>,
+        cancel: &CancelToken,
+    ) -> Result<()> {
         let missing = self.missing_from_head(dirs, cancel)?;
         if missing.is_empty() {
             return Ok(());
@@ -519,24 +559,24 @@ impl Git {
             .into_iter()
             .flat_map(|path| path.into_iter().chain([0]))
             .collect();
-        self.ok_call(
-            &private(&["checkout-index", "-z", "--stdin"]).input(input),
-            cancel,
-        )?;
+        let checkout = private(&["checkout-index", "-z", "--stdin"]);
+        self.ok_call(&checkout.input(input).holding(lock), cancel)?;
         Ok(())
     }
 
-    /// Rewrite a worktree's missing `.git` file (`worktree repair`). Its
-    /// exit status is not trusted (git 2.47 reports the broken file it just
-    /// repaired as an error): callers check [`Git::dirs`] afterwards.
+    /// Rewrite a worktree's missing `.git` file (`worktree repair`), git
+    /// holding `lock` while it writes. Its exit status is not trusted (git
+    /// 2.47 reports the broken file it just repaired as an error): callers
+    /// check [`Git::dirs`] afterwards.
     pub(crate) fn repair_worktree(
         &self,
         repo: &Path,
         path: &Path,
+        lock: BorrowedFd<'_>,
         cancel: &CancelToken,
     ) -> Result<()> {
-        self.output(&Call::new(repo, &["worktree", "repair"]).arg(path), cancel)
-            .map(drop)
+        let call = Call::new(repo, &["worktree", "repair"]).arg(path);
+        self.output(&call.holding(lock), cancel).map(drop)
     }
 
     /// `git worktree remove` without `--force`: git's own checks stand on
@@ -549,6 +589,31 @@ impl Git {
     ) -> Result<()> {
         let call = Call::new(repo, &["worktree", "remove", "--end-of-options"]).arg(path);
         self.ok_call(&call, cancel).map(drop)
+    }
+
+    /// [`Git::remove_worktree`], git holding `lock` until it exits (so the
+    /// next taker of the lock never races a removal still deleting), and
+    /// its check that nothing untracked would be lost told that what the
+    /// gitignore patterns `let_go` match may go.
+    pub(crate) fn remove_worktree_holding(
+        &self,
+        repo: &Path,
+        path: &Path,
+        lock: BorrowedFd<'_>,
+        let_go: &[String],
+        cancel: &CancelToken,
+    ) -> Result<()> {
+        let scratch = scratch_dir()?;
+        let excludes = scratch.path().join("let-go");
+        let mut lines = let_go.join("\n");
+        lines.push('\n');
+        fs::write(&excludes, lines).map_err(|err| Error::io(&excludes, err))?;
+        let mut setting = OsString::from("core.excludesFile=");
+        setting.push(&excludes);
+        let call = Call::new(repo, &["-c"]).arg(setting);
+        let call = call.arg("worktree").arg("remove").arg("--end-of-options");
+        self.ok_call(&call.arg(path).holding(lock), cancel)
+            .map(drop)
     }
 
     /// `git worktree add PATH BRANCH`: the branch checked out at `path`.
@@ -645,6 +710,7 @@ pub(crate) struct Call<'a> {
     proof: bool,
     home: Option<&'a Path>,
     env: Vec<(&'static str, String)>,
+    held: Vec<BorrowedFd<'a>>,
 }
 
 impl<'a> Call<'a> {
@@ -657,6 +723,7 @@ impl<'a> Call<'a> {
             proof: false,
             home: None,
             env: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -685,6 +752,14 @@ impl<'a> Call<'a> {
     /// with `home` (an empty directory) as the user's home.
     pub(crate) fn isolated(mut self, home: &'a Path) -> Call<'a> {
         self.home = Some(home);
+        self
+    }
+
+    /// Git holds `lock` (a held lock's file) until it exits: a process
+    /// that takes the lock next knows this git is gone, even when the
+    /// caller died first and git was still being killed.
+    pub(crate) fn holding(mut self, lock: BorrowedFd<'a>) -> Call<'a> {
+        self.held.push(lock);
         self
     }
 

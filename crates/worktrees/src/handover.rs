@@ -11,12 +11,25 @@
 //!   canonically). That run is an earlier attempt at the new run's task, or
 //!   at least a run natives recorded; anything else is foreign;
 //! - **that nothing would be lost** ([`decide`]): nobody drives the run (and
-//!   that can be told), it is not landing, the worktree holds no byte
-//!   `HEAD` does not (see [`Content`]), stages nothing, is in the middle of
-//!   no operation, is not locked, and its `HEAD` is the branch tip.
+//!   that can be told: see below), it is not landing, the worktree holds no
+//!   byte `HEAD` does not (see [`Content`]; only caches and what the caller
+//!   declared [`Regenerable`] may go with it), stages nothing, is in the
+//!   middle of no operation, is not locked, its `HEAD` is the branch tip,
+//!   and its administration remembers no ref of its own and no commit that
+//!   nothing else names (the rule the eviction pass shares: see
+//!   `own_history.rs`).
 //!
 //! The branch, every commit and any pull request stay exactly where they
 //! were: only the worktree goes, through a non-forced `git worktree remove`.
+//!
+//! **When nobody drives a run.** A driver holds the run's driver lock, and
+//! taking it records a `driven` event. A run recorded as `running` is being
+//! started: the orchestrator recorded it and its driver is on the way. So
+//! "nobody drives it" is said of a `running` run only when its driver lock
+//! is free *and* a driver took the run since it was last set running (its
+//! driver started, then stopped or died); until then it is refused as
+//! [`Reason::DriverNotStarted`]. A run in any other status is not driven
+//! when its driver lock is free.
 //!
 //! [`decide`] is pure: it judges a [`Holder`], what was found about the
 //! worktree, and collects every reason to refuse at once. [`release`] is
@@ -40,6 +53,7 @@ pub(crate) mod inspect;
 mod plan;
 mod release;
 mod restore;
+mod untracked;
 
 use std::{fmt, path::PathBuf};
 
@@ -51,15 +65,18 @@ use crate::registry::{Liveness, Registry, Status};
 pub use plan::{Answer, Plan, Request, plan};
 pub use release::release;
 pub use restore::{Restore, RestoreRefusal};
+pub use untracked::{CACHEDIR_SIGNATURE, CACHEDIR_TAG, Regenerable};
 
 /// How many paths a refusal names; the rest are counted.
 pub const PATHS_NAMED: usize = 5;
 
-/// The earlier attempts at a task a new run may take a branch over from.
+/// The terms a new run takes a branch over on: the earlier attempts at its
+/// task it may take it from, and what it declares regenerable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Takeover {
     new_run: String,
     earlier_attempts: Vec<String>,
+    regenerable: Regenerable,
 }
 
 impl Takeover {
@@ -72,7 +89,20 @@ impl Takeover {
         Takeover {
             new_run: new_run.to_owned(),
             earlier_attempts,
+            regenerable: Regenerable::default(),
         }
+    }
+
+    /// The same takeover, letting untracked paths `regenerable` matches go
+    /// with the worktree (recorded in the release). Default: none.
+    pub fn with_regenerable(mut self, regenerable: Regenerable) -> Takeover {
+        self.regenerable = regenerable;
+        self
+    }
+
+    /// What the new run declares regenerable.
+    pub fn regenerable(&self) -> &Regenerable {
+        &self.regenerable
     }
 
     /// `new_run` of `task` may take over from every other run recorded for
@@ -212,9 +242,17 @@ pub struct Content {
     /// its `.git` file intact).
     pub inspectable: bool,
     /// Files whose bytes or mode differ from `HEAD` (hidden bits such as
-    /// `assume-unchanged` and `skip-worktree` ignored), and untracked files
-    /// no `.gitignore` of the worktree ignores.
+    /// `assume-unchanged` and `skip-worktree` ignored), and every entry
+    /// `HEAD` does not hold, ignored or not (empty directories and symlinks
+    /// too; a directory's name ends in `/`), except what may go.
     pub dirty: Paths,
+    /// Untracked entries that may go with the worktree: inside a directory
+    /// that declares itself a cache (`CACHEDIR.TAG`), or declared
+    /// [`Regenerable`] by the caller.
+    pub let_go: Paths,
+    /// Of those, every one let go as a cache, as an anchored gitignore
+    /// pattern (`/target/`): what a removal cut short goes on letting go.
+    pub caches: Vec<String>,
     /// Paths the real index holds differently from `HEAD` (staged only,
     /// unmerged).
     pub staged: Paths,
@@ -241,6 +279,9 @@ pub struct RunSummary {
     pub task: String,
     /// Its status.
     pub status: Status,
+    /// Recorded as running, and no driver took it since
+    /// ([`crate::registry::RunRecord::awaiting_driver`]).
+    pub awaiting_driver: bool,
 }
 
 /// What is known about the run and worktree holding the branch.
@@ -264,6 +305,11 @@ pub struct Holder {
     pub locked: Option<String>,
     /// Its content.
     pub content: Content,
+    /// What its administration alone remembers, and would lose with it:
+    /// refs of its own (`refs/worktree/keep`), and commits its `HEAD`
+    /// reflog or `ORIG_HEAD` name that no ref (or reflog entry of one)
+    /// that stays names (`1f3a9c02d4e7 (HEAD@{1})`).
+    pub only_here: Paths,
 }
 
 /// One reason not to release a worktree.
@@ -273,6 +319,9 @@ pub enum Reason {
     DriverLive,
     /// Whether someone drives the run cannot be told (why).
     LivenessUnknown(String),
+    /// The run is recorded as running and no driver took it since: its
+    /// driver may be starting.
+    DriverNotStarted,
     /// The run is landing.
     Landing,
     /// Uncommitted work on disk.
@@ -283,6 +332,8 @@ pub enum Reason {
     NotMadeByUs(Foreign),
     /// Changes staged in the real index only.
     StagedOnly(Paths),
+    /// History the worktree's administration alone remembers.
+    OnlyHere(Paths),
     /// An operation stopped half way.
     OperationInProgress(Vec<String>),
     /// The worktree is locked (the reason given).
@@ -304,7 +355,14 @@ impl fmt::Display for Reason {
             Reason::Dirty(paths) => write!(f, "uncommitted changes: {paths}"),
             Reason::HeadNotAtTip => f.write_str("HEAD is not at the branch tip"),
             Reason::NotMadeByUs(why) => write!(f, "natives did not make this worktree: {why}"),
+            Reason::DriverNotStarted => f.write_str(
+                "the run is recorded as running and no driver has taken it since: its driver may be starting",
+            ),
             Reason::StagedOnly(paths) => write!(f, "changes staged, not committed: {paths}"),
+            Reason::OnlyHere(what) => write!(
+                f,
+                "history only this worktree's administration keeps (it would be lost): {what}"
+            ),
             Reason::OperationInProgress(markers) => {
                 write!(f, "an operation is in progress ({})", markers.join(", "))
             }
@@ -332,12 +390,7 @@ pub enum Decision {
 /// Whether `holder`'s worktree may be released to a new run: every reason
 /// not to, at once, or none. Pure.
 pub fn decide(holder: &Holder) -> Decision {
-    let mut reasons = Vec::new();
-    match &holder.driver {
-        Some(Liveness::Live) => reasons.push(Reason::DriverLive),
-        Some(Liveness::Unknown(why)) => reasons.push(Reason::LivenessUnknown(why.clone())),
-        Some(Liveness::Dead) | None => {}
-    }
+    let mut reasons = driver_reasons(holder);
     if holder
         .run
         .as_ref()
@@ -358,6 +411,9 @@ pub fn decide(holder: &Holder) -> Decision {
     if !content.staged.is_empty() {
         reasons.push(Reason::StagedOnly(content.staged.clone()));
     }
+    if !holder.only_here.is_empty() {
+        reasons.push(Reason::OnlyHere(holder.only_here.clone()));
+    }
     if !content.operations.is_empty() {
         reasons.push(Reason::OperationInProgress(content.operations.clone()));
     }
@@ -374,6 +430,18 @@ pub fn decide(holder: &Holder) -> Decision {
         Decision::Release
     } else {
         Decision::Refuse(reasons)
+    }
+}
+
+/// Whether someone drives the run, or may be about to (see the module
+/// docs): a live or unknown driver, or a `running` run no driver took yet.
+fn driver_reasons(holder: &Holder) -> Vec<Reason> {
+    let awaiting = holder.run.as_ref().is_some_and(|run| run.awaiting_driver);
+    match &holder.driver {
+        Some(Liveness::Live) => vec![Reason::DriverLive],
+        Some(Liveness::Unknown(why)) => vec![Reason::LivenessUnknown(why.clone())],
+        Some(Liveness::Dead) if awaiting => vec![Reason::DriverNotStarted],
+        Some(Liveness::Dead) | None => Vec::new(),
     }
 }
 
@@ -540,6 +608,8 @@ pub struct Released {
 #[cfg(test)]
 mod crash_tests;
 #[cfg(test)]
+mod lossless_tests;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]
@@ -557,6 +627,7 @@ mod decide_tests {
                 id: "r1".into(),
                 task: "t1".into(),
                 status: Status::Parked,
+                awaiting_driver: false,
             }),
             driver: Some(Liveness::Dead),
             head: Some("0123456789abcdef".into()),
@@ -566,6 +637,7 @@ mod decide_tests {
                 inspectable: true,
                 ..Content::default()
             },
+            only_here: Paths::default(),
         }
     }
 
@@ -577,16 +649,17 @@ mod decide_tests {
     type Case = (&'static str, fn(&mut Holder), Reason);
 
     /// Cases that change the same fact, so they cannot hold together: the
-    /// driver is live or unknown, `HEAD` differs from the tip or is none.
-    const EXCLUSIVE: [[&str; 2]; 2] = [
-        ["driver live", "liveness unknown"],
-        ["HEAD not at the tip", "no HEAD"],
+    /// driver is live, unknown or not started yet, `HEAD` differs from the
+    /// tip or is none.
+    const EXCLUSIVE: [&[&str]; 2] = [
+        &["driver live", "liveness unknown", "driver not started"],
+        &["HEAD not at the tip", "no HEAD"],
     ];
 
     fn exclusive(a: &str, b: &str) -> bool {
         EXCLUSIVE
             .iter()
-            .any(|pair| pair.contains(&a) && pair.contains(&b))
+            .any(|group| group.contains(&a) && group.contains(&b))
     }
 
     fn cases() -> Vec<Case> {
@@ -600,6 +673,14 @@ mod decide_tests {
                 "liveness unknown",
                 |h| h.driver = Some(Liveness::Unknown("nfs".into())),
                 Reason::LivenessUnknown("nfs".into()),
+            ),
+            (
+                "driver not started",
+                |h| {
+                    let run = h.run.as_mut().unwrap();
+                    (run.status, run.awaiting_driver) = (Status::Running, true);
+                },
+                Reason::DriverNotStarted,
             ),
             (
                 "landing",
@@ -630,6 +711,11 @@ mod decide_tests {
                 "staged only",
                 |h| h.content.staged = paths(&["s"]),
                 Reason::StagedOnly(paths(&["s"])),
+            ),
+            (
+                "only here",
+                |h| h.only_here = paths(&["refs/worktree/keep"]),
+                Reason::OnlyHere(paths(&["refs/worktree/keep"])),
             ),
             (
                 "operation in progress",
@@ -681,7 +767,7 @@ mod decide_tests {
         let mut holder = releasable();
         let mut expected = Vec::new();
         for (case, change, reason) in cases() {
-            if ["driver live", "no HEAD"].contains(&case) {
+            if ["driver live", "driver not started", "no HEAD"].contains(&case) {
                 continue;
             }
             change(&mut holder);

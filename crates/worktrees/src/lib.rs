@@ -97,6 +97,7 @@ pub mod eviction;
 pub mod evidence;
 pub mod git;
 pub mod handover;
+mod own_history;
 pub mod registry;
 #[cfg(test)]
 mod testing;

@@ -8,6 +8,7 @@
 //!   tasks/<task slug>/runs/<run slug>.json    each run recorded for it (its history)
 //!   locks/<run slug>.owner.lock               held for every read-modify-write of the run
 //!   locks/<run slug>.driver.lock              held by whoever drives the run
+//!   artifacts/<run slug>/                     the run's eviction records and checkout evidence
 //! ```
 //!
 //! Slugs are SHA-256 of the id ([`natives_ownership::paths::slug`]): any id
@@ -331,13 +332,17 @@ impl Registry {
         })
     }
 
-    /// Set `run`'s status.
+    /// Set `run`'s status. Set to `running` while a driver holds the run,
+    /// a `driven` event follows: the run is not waiting for a driver.
     pub fn set_status(&self, run: &str, status: Status, cancel: &CancelToken) -> Result<RunRecord> {
         self.update(run, cancel, |record| {
             record.status = status;
             record
                 .events
                 .push(Event::now(EventKind::Status).noting(status.name()));
+            if status == Status::Running && self.driver_liveness(run) == Liveness::Live {
+                record.events.push(Event::now(EventKind::Driven));
+            }
             Ok(record.clone())
         })
     }
@@ -361,7 +366,9 @@ impl Registry {
     /// Take `run` to drive it: `EBUSY` if another holds it. Dropping the
     /// guard (or dying, however) lets it go. Waits for a handover of the
     /// run's worktree in progress to finish first, so the record read after
-    /// this returns says what became of it.
+    /// this returns says what became of it, and records a `driven` event
+    /// (a `running` run is no longer waiting for its driver; a record a
+    /// newer natives wrote is left as it is, and keeps waiting).
     pub fn drive_run(&self, run: &str, cancel: &CancelToken) -> Result<Driver> {
         self.show(run)?;
         let path = self.lock_path(run, "driver");
@@ -372,7 +379,13 @@ impl Registry {
                 format!("run {run} is being driven by another process"),
             )
         })?;
-        drop(self.lock_run(run, cancel)?);
+        let held = self.lock_run(run, cancel)?;
+        let mut record = held.load()?;
+        if record.version <= SCHEMA_VERSION {
+            record.events.push(Event::now(EventKind::Driven));
+            held.save(&record)?;
+        }
+        drop(held);
         Ok(Driver {
             run: run.to_owned(),
             _lock: lock,
@@ -416,7 +429,7 @@ impl Registry {
         Ok(RunLock {
             run: run.to_owned(),
             record,
-            _held: held,
+            held,
         })
     }
 
@@ -428,7 +441,7 @@ impl Registry {
         Ok(lock::try_exclusive(&path)?.map(|held| RunLock {
             run: run.to_owned(),
             record,
-            _held: held,
+            held,
         }))
     }
 
@@ -483,10 +496,17 @@ impl Registry {
 pub(crate) struct RunLock {
     run: String,
     record: PathBuf,
-    _held: HeldLock,
+    held: HeldLock,
 }
 
 impl RunLock {
+    /// The lock's file: a git command that changes the run's worktree holds
+    /// it too ([`crate::git::Call::holding`]), so the lock is not free
+    /// again until that git has exited, even if this process dies first.
+    pub(crate) fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        std::os::fd::AsFd::as_fd(&self.held)
+    }
+
     /// The record as it is on disk now.
     pub(crate) fn load(&self) -> Result<RunRecord> {
         read_run(&self.record)?.ok_or_else(|| no_such("run", &self.run))

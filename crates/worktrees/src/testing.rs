@@ -4,6 +4,7 @@
 
 use std::{
     fs,
+    os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
     process::Command,
 };
@@ -195,40 +196,103 @@ pub(crate) fn stop_operation(repo: &Repo, wt: &Path, marker: &str) {
     );
 }
 
-/// Every file under `dir` (not inside `.git`) with its bytes (a symlink's
-/// target, a marker for anything else that is not a regular file), sorted: what
-/// a test compares before and after to prove nothing was lost.
+/// Every file under `dir` (the top's `.git` left out) with its bytes (a
+/// symlink's target, a marker for anything else that is not a regular
+/// file), sorted: what a test compares before and after to prove nothing
+/// was lost. [`tree_state`] has the modes and the directories too.
 pub(crate) fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_owned()];
-    while let Some(current) = pending.pop() {
-        for entry in fs::read_dir(&current).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let kind = entry.file_type().unwrap();
-            if entry.file_name() == ".git" {
+    tree_state(dir, &[".git"])
+        .into_iter()
+        .filter(|(_, mode, _)| mode & libc::S_IFMT != libc::S_IFDIR)
+        .map(|(path, mode, bytes)| match mode & libc::S_IFMT {
+            libc::S_IFREG | libc::S_IFLNK => (path, bytes),
+            // A FIFO, socket or device: never read (it could block).
+            _ => (path, b"(not a regular file)".to_vec()),
+        })
+        .collect()
+}
+
+/// One entry of a tree on disk: its path, its mode (file type bits
+/// included), and its bytes (a file's content, a symlink's target, none
+/// for a directory).
+pub(crate) type Entry = (PathBuf, u32, Vec<u8>);
+
+/// Every entry under `dir`, directories (empty ones too) and `.git` files
+/// included, but none whose path relative to `dir` is in `skip`, sorted.
+/// A missing `dir` has none.
+pub(crate) fn tree_state(dir: &Path, skip: &[&str]) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(rel) = pending.pop() {
+        let Ok(listing) = fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        for entry in listing {
+            let name = rel.join(entry.unwrap().file_name());
+            if skip.contains(&name.to_string_lossy().as_ref()) {
                 continue;
             }
-            if kind.is_dir() {
-                pending.push(path);
+            let path = dir.join(&name);
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let bytes = if meta.is_symlink() {
+                fs::read_link(&path)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_file() {
+                fs::read(&path).unwrap()
             } else {
-                let bytes = if kind.is_symlink() {
-                    fs::read_link(&path)
-                        .unwrap()
-                        .into_os_string()
-                        .into_encoded_bytes()
-                } else if kind.is_file() {
-                    fs::read(&path).unwrap()
-                } else {
-                    // A FIFO, socket or device: reading one could block.
-                    b"(not a regular file)".to_vec()
-                };
-                files.push((path.strip_prefix(dir).unwrap().to_owned(), bytes));
+                Vec::new()
+            };
+            if meta.is_dir() {
+                pending.push(name.clone());
             }
+            entries.push((name, meta.mode(), bytes));
         }
     }
-    files.sort();
-    files
+    entries.sort();
+    entries
+}
+
+/// What a handover must leave as it found unless it releases: every entry
+/// of the worktree, and every file of the repository's git directory but
+/// its objects (each ref, each reflog entry, the worktree's
+/// administration, the configuration, the indexes), each with its mode and
+/// bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct State {
+    pub worktree: Vec<Entry>,
+    pub git: Vec<Entry>,
+}
+
+impl State {
+    /// The repository's git directory without the administration of the
+    /// worktree named `name` (what stays after it is removed).
+    pub(crate) fn git_without(&self, name: &str) -> Vec<Entry> {
+        let admin = Path::new("worktrees").join(name);
+        self.git
+            .iter()
+            .filter(|(path, ..)| {
+                !path.starts_with(&admin) && path.as_path() != Path::new("worktrees")
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+impl Repo {
+    /// The [`State`] of the worktree `wt` of this repository.
+    pub(crate) fn state(&self, wt: &Path) -> State {
+        State {
+            worktree: tree_state(wt, &[]),
+            git: tree_state(&self.main.join(".git"), &["objects"]),
+        }
+    }
+
+    /// Whether the repository still holds commit `id`.
+    pub(crate) fn has_commit(&self, id: &str) -> bool {
+        self.git_succeeds(&self.main, &["cat-file", "-e", &format!("{id}^{{commit}}")])
+    }
 }
 
 /// Die at once, as a crash would (SIGKILL).

@@ -107,11 +107,15 @@ pub struct RunView {
     pub events: Vec<EventView>,
     /// The schema version of its record.
     pub version: u32,
+    /// Where its artifacts are kept (its eviction records, its checkout
+    /// evidence): `<home>/worktrees/artifacts/<run slug>/`, the slug the
+    /// SHA-256 of its id.
+    pub artifacts: String,
 }
 
 impl RunView {
-    /// `record`, its driver `liveness`.
-    pub fn of(record: &RunRecord, liveness: &Liveness) -> RunView {
+    /// `record`, its driver `liveness`, its artifacts kept in `artifacts`.
+    pub fn of(record: &RunRecord, liveness: &Liveness, artifacts: &std::path::Path) -> RunView {
         let (driver, driver_reason) = DriverState::of(liveness);
         RunView {
             id: record.id.clone(),
@@ -127,12 +131,14 @@ impl RunView {
             released_branches: record.released_branches.clone(),
             events: record.events.iter().map(EventView::from).collect(),
             version: record.version,
+            artifacts: lossy(artifacts),
         }
     }
 
     /// `record`, its driver asked about now.
     pub fn probed(registry: &Registry, record: &RunRecord) -> RunView {
-        RunView::of(record, &registry.driver_liveness(&record.id))
+        let artifacts = registry.artifacts(&record.id);
+        RunView::of(record, &registry.driver_liveness(&record.id), &artifacts)
     }
 }
 
@@ -223,6 +229,13 @@ pub struct EventView {
     /// The branch's commit at the time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tip: Option<String>,
+    /// The repository's main worktree (a release).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// What went with the worktree: the patterns the new run declared
+    /// regenerable (`released`), the caches let go (`removing`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regenerable: Vec<String>,
     /// Anything else worth reading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -238,6 +251,8 @@ impl From<&Event> for EventView {
             handover: event.handover.clone(),
             path: event.path.as_deref().map(lossy),
             tip: event.tip.clone(),
+            repo: event.repo.as_deref().map(lossy),
+            regenerable: event.regenerable.clone(),
             note: event.note.clone(),
         }
     }
@@ -253,6 +268,7 @@ fn event_kind(kind: &EventKind) -> String {
         EventKind::Removing => "removing",
         EventKind::Undone => "undone",
         EventKind::Restored => "restored",
+        EventKind::Driven => "driven",
         EventKind::Other(other) => other,
     };
     name.to_owned()
@@ -450,11 +466,13 @@ impl Reason {
         match self {
             Reason::DriverLive => "driver-live",
             Reason::LivenessUnknown(_) => "liveness-unknown",
+            Reason::DriverNotStarted => "driver-not-started",
             Reason::Landing => "landing",
             Reason::Dirty(_) => "dirty",
             Reason::HeadNotAtTip => "head-not-at-tip",
             Reason::NotMadeByUs(_) => "not-made-by-us",
             Reason::StagedOnly(_) => "staged-only",
+            Reason::OnlyHere(_) => "only-here",
             Reason::OperationInProgress(_) => "operation-in-progress",
             Reason::Locked(_) => "locked",
             Reason::Unsupported(_) => "unsupported",
@@ -553,9 +571,12 @@ pub struct ContentView {
     pub inspectable: bool,
     /// Inspectable, and nothing in it that `HEAD` does not hold.
     pub clean: bool,
-    /// Files differing from `HEAD`, and untracked files no `.gitignore`
-    /// ignores.
+    /// Files differing from `HEAD`, and every entry `HEAD` does not hold
+    /// (ignored or not; a directory's name ends in `/`) but what may go.
     pub dirty: PathsView,
+    /// Untracked entries that may go with the worktree: caches
+    /// (`CACHEDIR.TAG`) and what the new run declared regenerable.
+    pub let_go: PathsView,
     /// Paths staged in the real index only.
     pub staged: PathsView,
     /// Operations stopped half way (`rebase-merge`, `MERGE_HEAD`, ...).
@@ -570,6 +591,7 @@ impl From<&Content> for ContentView {
             inspectable: content.inspectable,
             clean: content.is_clean(),
             dirty: PathsView::from(&content.dirty),
+            let_go: PathsView::from(&content.let_go),
             staged: PathsView::from(&content.staged),
             operations: content.operations.clone(),
             unsupported: content.unsupported.clone(),
@@ -607,6 +629,9 @@ pub struct HolderView {
     pub locked: Option<String>,
     /// Its content.
     pub content: ContentView,
+    /// What its git administration alone remembers and would lose with it:
+    /// refs of its own, commits nothing that stays names.
+    pub only_here: PathsView,
 }
 
 impl From<&Holder> for HolderView {
@@ -630,6 +655,7 @@ impl From<&Holder> for HolderView {
             tip: holder.tip.clone(),
             locked: holder.locked.clone(),
             content: ContentView::from(&holder.content),
+            only_here: PathsView::from(&holder.only_here),
         }
     }
 }

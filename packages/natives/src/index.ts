@@ -86,6 +86,7 @@ export {
   earlierAttempts,
   listRuns,
   releaseWorktree,
+  restoreHandover,
   setRunStatus,
   showRun,
 } from './worktrees.ts';

@@ -12,7 +12,8 @@
  * natives recorded), nobody drives that run and nothing in it would be lost; the branch, its commits
  * and any pull request stay where they are. A refusal is an answer (`kind: 'refused'` with every
  * reason), never a rejection; `dryRun` says what a release would do and writes nothing; a released
- * worktree can be put back with `restore()` if the run that took the branch over never starts.
+ * worktree can be put back with `restore()` if the run that took the branch over never starts, or
+ * by its handover id with {@link restoreHandover} once the process that asked for it is gone.
  *
  * Everything is kept under the natives home (`NATIVES_HOME`, default `~/.natives`; every call also
  * takes `home`). The objects are the ones `natives runs show --json` and `natives handover --json`
@@ -45,6 +46,7 @@ const {
   nativeEarlierAttempts,
   nativeListRuns,
   nativeReleaseWorktree,
+  nativeRestoreHandover,
   nativeSetRunStatus,
   nativeShowRun,
 } = native;
@@ -123,7 +125,7 @@ export interface RunSeat {
   reviewHead?: string;
 }
 
-/** One entry of a run's history (`created`, `status`, `candidate`, `seat`, `released`, `removing`, `undone`, `restored`). */
+/** One entry of a run's history (`created`, `status`, `candidate`, `seat`, `released`, `removing`, `undone`, `restored`, `driven`). */
 export type RunEvent = NativeRunEvent;
 
 /** A run, with whether it is driven now. */
@@ -147,6 +149,8 @@ export interface RunRecord {
   events: RunEvent[];
   /** The schema version of its record. */
   version: number;
+  /** Where its artifacts are kept (eviction records, checkout evidence): `<home>/worktrees/artifacts/<SHA-256 of its id>/`. */
+  artifacts: string;
 }
 
 /** Record `task`, or answer it if it is recorded already. */
@@ -209,7 +213,9 @@ export interface RunDriver extends Disposable {
 /**
  * Take `run` to drive it: `EBUSY` if another process (or another driver here) holds it, `ENOENT` if
  * it was never recorded. Waits for a handover of the run's worktree in progress to finish first, so
- * the record read afterwards says what became of it. The OS lets the run go if this process dies.
+ * the record read afterwards says what became of it, and records a `driven` event: a run recorded
+ * as `running` counts as being started (its worktree is not released) until a driver has taken it.
+ * The OS lets the run go if this process dies.
  */
 export async function driveRun(run: string, options: RegistryOptions = {}): Promise<RunDriver> {
   const native = await registryCall('driveRun', options, (home, token) => nativeDriveRun(run, home, token));
@@ -231,6 +237,13 @@ export interface ReleaseWorktreeOptions {
   toRun: string;
   /** Its task: its other runs are its earlier attempts. Leave out for a review started by hand, which can only take a branch from a run natives recorded. */
   task?: string;
+  /**
+   * Untracked paths that may go with the worktree, as gitignore patterns (`['node_modules/', 'dist/']`),
+   * recorded in the release. Default: none. Caches (a directory with a `CACHEDIR.TAG`, as cargo's
+   * `target/`) may go without it; every other file or directory the branch's `HEAD` does not hold,
+   * ignored or not, keeps the worktree.
+   */
+  regenerable?: string[];
   /** Only say what a release would do (`would-release` or `refused`); write nothing. */
   dryRun?: boolean;
   /** The natives home. Default: `$NATIVES_HOME`, else `~/.natives`. */
@@ -302,11 +315,13 @@ export type RestoreResult = { kind: 'restored'; message: string } | { kind: 'ref
 /**
  * Release the worktree holding `branch` to `toRun`, when an earlier attempt at `task` (or, without a
  * task, a run natives recorded) holds it, nobody drives that run, and nothing in it would be lost.
- * Resolves with the answer whatever it is; rejects only on errors: bad input (`EINVAL` naming it),
- * a task never recorded (`ENOENT`), git missing, too old (`ENOTSUP`) or failing, `ABORT_ERR`.
+ * Resolves with the answer whatever it is; rejects only on errors: bad input (`EINVAL` naming it, a
+ * `toRun` of another task, a `regenerable` pattern that is not one), a task or `toRun` never
+ * recorded (`ENOENT`), git missing, too old (`ENOTSUP`) or failing, `ABORT_ERR`.
  */
 export async function releaseWorktree(options: ReleaseWorktreeOptions): Promise<Handover> {
   objectOf('releaseWorktree', 'options', options);
+  const regenerable = patternsOf(options.regenerable);
   throwIfAborted(options.signal, 'releaseWorktree');
   using link = linkSignal(options.signal, false);
   const native = await callNative(
@@ -319,6 +334,7 @@ export async function releaseWorktree(options: ReleaseWorktreeOptions): Promise<
           toRun: options.toRun,
           task: options.task,
           home: homeOf(options),
+          regenerable,
           dryRun: options.dryRun,
         },
         link.token,
@@ -337,6 +353,26 @@ function toHandover(native: WorktreeHandover): Handover {
     return (await callNative('restore', () => native.restore(link.token), { signal: options.signal })) as RestoreResult;
   };
   return { ...(view as Omit<ReleasedHandover, 'restore'>), restore };
+}
+
+/**
+ * Put back the worktree handover `handover` (the `released.handover` of a release's answer, or a
+ * `handover` of `showRun`'s candidates and history) released, found by its id alone: for an
+ * orchestrator that died after the release. As `restore()`: refused (`kind: 'refused'`, every reason)
+ * once ownership changed; restoring twice is a no-op. `ENOENT` when no run records that handover.
+ */
+export async function restoreHandover(handover: string, options: RegistryOptions = {}): Promise<RestoreResult> {
+  if (typeof handover !== 'string') throw codedError('EINVAL', `restoreHandover: handover must be a string, got ${typeof handover}`);
+  return (await registryCall('restoreHandover', options, (home, token) => nativeRestoreHandover(handover, home, token))) as RestoreResult;
+}
+
+/** `regenerable` as the addon takes it; `EINVAL` unless it is absent or an array of strings. */
+function patternsOf(regenerable: unknown): string[] | undefined {
+  if (regenerable === undefined) return undefined;
+  if (!Array.isArray(regenerable) || regenerable.some((p) => typeof p !== 'string')) {
+    throw codedError('EINVAL', 'releaseWorktree: regenerable must be an array of gitignore patterns (strings)');
+  }
+  return regenerable;
 }
 
 /** A call that may wait on another process: pre-aborted signals reject at once, and the signal reaches the wait. */

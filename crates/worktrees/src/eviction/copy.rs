@@ -27,6 +27,7 @@ use super::{
 use crate::{
     evidence::OBJECTS,
     git::{self, Dirs, Git},
+    own_history,
     registry::{RunRecord, Status},
 };
 
@@ -231,7 +232,7 @@ fn admin_kind(name: &str, meta: &fs::Metadata) -> Option<(BlockerKind, &'static 
     if name == "locked" {
         return Some((BlockerKind::Locked, "the registration is locked"));
     }
-    if name.starts_with("refs/") {
+    if own_history::is_own_ref(name) {
         return Some((BlockerKind::LocalRefs, "a ref of the worktree's own"));
     }
     let known = match meta.file_type() {

@@ -4,12 +4,10 @@
 
 use std::{
     collections::{BTreeMap, HashSet},
-    fs,
     path::Path,
 };
 
 use natives_core::{CancelToken, ErrorKind, Result};
-use natives_ownership::durable;
 
 use super::{
     Bound, Bounds, REFLOG_BYTES, Refusal, disk,
@@ -18,7 +16,8 @@ use super::{
 };
 use crate::{
     git::{Dirs, Git, Store},
-    handover::{Paths, inspect},
+    handover::{Paths, Regenerable, inspect},
+    own_history::{self, Unreadable},
 };
 
 /// An archive's contents, every file by its relative name, and the private
@@ -113,9 +112,10 @@ pub(super) fn collect(
 }
 
 /// The content proof of the handover: nothing on disk or in the index that
-/// `HEAD` lacks, no operation half way, nothing git would transform.
+/// `HEAD` lacks (caches aside: they are not archived), no operation half
+/// way, nothing git would transform.
 fn prove_clean(git: &Git, worktree: &Path, cancel: &CancelToken) -> Result<Collected<()>> {
-    let content = inspect::content(git, worktree, cancel)?;
+    let content = inspect::content(git, worktree, &Regenerable::default(), cancel)?;
     let mut why = Vec::new();
     if !content.dirty.is_empty() {
         why.push(format!("changed or untracked: {}", content.dirty));
@@ -194,38 +194,13 @@ fn tips(
             format!("object format {object_format:?} is not known"),
         )
     })?;
-    if dirs.common_dir.join("reftable").exists() {
-        let why = "the repository keeps its reflogs in a reftable, which natives cannot read entry by entry";
-        return Ok(Err(Refusal::Unsupported(why.to_owned())));
-    }
     let mut seen: Vec<(String, String)> = vec![
         (head.to_owned(), "HEAD".to_owned()),
         (base.to_owned(), "base".to_owned()),
     ];
-    let log_path = dirs.git_dir.join("logs/HEAD");
-    let log = match durable::read_bounded(&log_path, REFLOG_BYTES) {
-        Ok(log) => log.unwrap_or_default(),
-        Err(err) if err.kind() == ErrorKind::TooLarge => {
-            let size = fs::metadata(&log_path).map_or(0, |meta| meta.len());
-            return Ok(Err(over(Bound::ReflogBytes, REFLOG_BYTES, size)));
-        }
-        Err(err) => return Err(err),
-    };
-    let reflog = match format::reflog_tips(&log, id_len) {
-        Ok(reflog) => reflog,
-        Err(err) => {
-            let seen_as = "HEAD's reflog".to_owned();
-            let why = err.message().to_owned();
-            return Ok(Err(Refusal::Unarchivable { seen_as, why }));
-        }
-    };
-    for (n, id) in reflog.into_iter().enumerate() {
-        seen.push((id, format!("HEAD@{{{n}}}")));
-    }
-    match orig_head(dirs, id_len)? {
-        Ok(Some(id)) => seen.push((id, "ORIG_HEAD".to_owned())),
-        Ok(None) => {}
-        Err(refusal) => return Ok(Err(refusal)),
+    match own_history::remembered(dirs, id_len)? {
+        Ok(remembered) => seen.extend(remembered.into_iter().map(|r| (r.id, r.seen_as))),
+        Err(unreadable) => return Ok(Err(refusal_of(unreadable))),
     }
     let mut tips: Vec<Checkpoint> = Vec::new();
     for (commit, label) in seen {
@@ -268,27 +243,14 @@ fn tips(
     Ok(Ok(tips))
 }
 
-/// The commit `ORIG_HEAD` of the checkout names, if it has one. Git
-/// writes it as a bare object id; anything else cannot be archived.
-fn orig_head(dirs: &Dirs, id_len: usize) -> Result<Collected<Option<String>>> {
-    let path = dirs.git_dir.join("ORIG_HEAD");
-    let Some(bytes) = durable::read_bounded(&path, ORIG_HEAD_BYTES)? else {
-        return Ok(Ok(None));
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let id = text.trim_end_matches('\n');
-    if !format::is_id(id, id_len) {
-        return Ok(Err(Refusal::Unarchivable {
-            seen_as: "ORIG_HEAD".to_owned(),
-            why: format!("{id:?} is not an object id"),
-        }));
+/// Why what the checkout's administration remembers cannot be archived.
+fn refusal_of(unreadable: Unreadable) -> Refusal {
+    match unreadable {
+        Unreadable::Reftable => Refusal::Unsupported(unreadable.to_string()),
+        Unreadable::TooLarge(size) => over(Bound::ReflogBytes, REFLOG_BYTES, size),
+        Unreadable::Malformed { seen_as, why } => Refusal::Unarchivable { seen_as, why },
     }
-    Ok(Ok(Some(id.to_owned())))
 }
-
-/// More than an object id and a newline: not what git writes in
-/// `ORIG_HEAD`.
-const ORIG_HEAD_BYTES: u64 = 128;
 
 /// The objects to pack: every tree and blob of every tip's tree, each once,
 /// in the order first met (id, path hint), and their expanded size.

@@ -10,7 +10,7 @@ use std::{
     path::{Path, PathBuf},
     process::Command,
     thread,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use natives_core::CancelToken;
@@ -40,8 +40,9 @@ const CHILD_MODE: &str = "NATIVES_TEST_CRASH_MODE";
 enum Death {
     /// SIGKILL at this point.
     At(&'static str),
-    /// SIGKILL once `git worktree remove` runs; git itself lives on.
-    WhileGitRemoves,
+    /// SIGKILL itself this long after `git worktree remove` began deleting
+    /// (the first file it unlinks is gone); git is not touched.
+    InsideGitRemoval(Duration),
     /// SIGKILL git's process group this long after it started removing,
     /// then itself: the removal is cut short half way.
     WithGitAfter(Duration),
@@ -59,7 +60,7 @@ impl Death {
     fn encode(self) -> String {
         match self {
             Death::At(point) => format!("at:{point}"),
-            Death::WhileGitRemoves => "while-git-removes".into(),
+            Death::InsideGitRemoval(delay) => format!("inside-removal:{}", delay.as_micros()),
             Death::WithGitAfter(delay) => format!("with-git:{}", delay.as_millis()),
             Death::AfterPartRemoved => "part-removed".into(),
             Death::AfterAllRemoved => "all-removed".into(),
@@ -74,8 +75,10 @@ impl Death {
             Some(("with-git", ms)) => {
                 Death::WithGitAfter(Duration::from_millis(ms.parse().unwrap()))
             }
+            Some(("inside-removal", us)) => {
+                Death::InsideGitRemoval(Duration::from_micros(us.parse().unwrap()))
+            }
             _ => match text {
-                "while-git-removes" => Death::WhileGitRemoves,
                 "part-removed" => Death::AfterPartRemoved,
                 "all-removed" => Death::AfterAllRemoved,
                 "after-undo" => Death::AfterUndo,
@@ -86,23 +89,49 @@ impl Death {
 }
 
 /// On a thread: wait for the git this process starts, then kill as told.
-fn kill_once_git_runs(kill_git_after: Option<Duration>) {
+fn kill_once_git_runs(kill_git_after: Duration) {
     thread::spawn(move || {
-        let git = loop {
-            if let Some(&pid) = children_of(std::process::id()).first() {
-                break pid;
-            }
-            thread::yield_now();
-        };
-        if let Some(delay) = kill_git_after {
-            thread::sleep(delay);
-            // The process itself too: caught between fork and exec it may
-            // not lead its group yet.
-            let _ = kill(Pid::from_raw(git), Signal::SIGKILL);
-            let _ = killpg(Pid::from_raw(git), Signal::SIGKILL);
-        }
+        let git = first_child();
+        thread::sleep(kill_git_after);
+        // The process itself too: caught between fork and exec it may not
+        // lead its group yet.
+        let _ = kill(Pid::from_raw(git), Signal::SIGKILL);
+        let _ = killpg(Pid::from_raw(git), Signal::SIGKILL);
         die();
     });
+}
+
+/// The first child this process starts, once it is there.
+fn first_child() -> i32 {
+    loop {
+        if let Some(&pid) = children_of(std::process::id()).first() {
+            return pid;
+        }
+        thread::yield_now();
+    }
+}
+
+/// On a thread: once the file a removal of `wt` unlinks first is gone,
+/// wait `delay` and die, leaving git to the kernel.
+fn die_inside_the_removal(wt: &Path, delay: Duration) {
+    let first = first_unlinked(wt);
+    thread::spawn(move || {
+        while fs::symlink_metadata(&first).is_ok() {
+            thread::yield_now();
+        }
+        thread::sleep(delay);
+        die();
+    });
+}
+
+/// The file a recursive removal of `dir` unlinks first: depth first, in
+/// directory order, as git's removal walks.
+fn first_unlinked(dir: &Path) -> PathBuf {
+    let first = fs::read_dir(dir).unwrap().next().unwrap().unwrap();
+    match first.file_type().unwrap().is_dir() {
+        true => first_unlinked(&first.path()),
+        false => first.path(),
+    }
 }
 
 /// Take away every file of `HEAD` but one, and the `.git` file.
@@ -133,15 +162,19 @@ fn releasing_child() {
                 die();
             }
         }),
-        Death::WhileGitRemoves | Death::WithGitAfter(_) => Box::new(move |reached| {
+        Death::WithGitAfter(delay) => Box::new(move |reached| {
             if reached == "removing" {
-                let delay = match death {
-                    Death::WithGitAfter(delay) => Some(delay),
-                    _ => None,
-                };
                 kill_once_git_runs(delay);
             }
         }),
+        Death::InsideGitRemoval(delay) => {
+            let wt = wt.clone();
+            Box::new(move |reached| {
+                if reached == "removing" {
+                    die_inside_the_removal(&wt, delay);
+                }
+            })
+        }
         Death::AfterPartRemoved | Death::AfterAllRemoved => Box::new(move |reached| {
             if reached == "removing" {
                 match death {
@@ -163,7 +196,10 @@ fn releasing_child() {
         }
     };
     crash::install(Some(hook));
-    let takeover = Takeover::for_task(&registry, "t1", "r2").unwrap();
+    let regenerable = Regenerable::new(vec![REGENERABLE.to_owned()]).unwrap();
+    let takeover = Takeover::for_task(&registry, "t1", "r2")
+        .unwrap()
+        .with_regenerable(regenerable);
     let git = Git::new().unwrap();
     let outcome = release(
         &registry,
@@ -181,10 +217,15 @@ fn releasing_child() {
     );
 }
 
-/// A scene whose candidate holds many files, so a removal takes a while.
-fn big_scene() -> Scene {
+/// What the releasing child declares regenerable.
+const REGENERABLE: &str = "node_modules/";
+
+/// A scene whose candidate holds `files` more files, so a removal takes a
+/// while, and, untracked, a cache (`target/`, tagged) and what the child
+/// declares regenerable (`node_modules/`), which go with it.
+fn big_scene(files: usize) -> Scene {
     let scene = Scene::new();
-    for n in 0..3000 {
+    for n in 0..files {
         scene.repo.write(
             &scene.wt,
             &format!("many/{:02}/{n}.txt", n % 30),
@@ -192,6 +233,16 @@ fn big_scene() -> Scene {
         );
     }
     scene.repo.commit(&scene.wt, "many files");
+    let tag = "Signature: 8a477f597d28d172789f06886806bc55\n";
+    scene.repo.write(&scene.wt, "target/CACHEDIR.TAG", tag);
+    for n in 0..50 {
+        let (object, module) = (
+            format!("target/debug/{n}.o"),
+            format!("node_modules/m/{n}.js"),
+        );
+        scene.repo.write(&scene.wt, &object, "object\n");
+        scene.repo.write(&scene.wt, &module, "module\n");
+    }
     scene
 }
 
@@ -290,12 +341,23 @@ fn converges(scene: &Scene, tip: &str, death: Death) {
     assert!(matches!(scene.release(), Outcome::NotHeld), "{death:?}");
 }
 
+/// Kill a releasing child as told, check the state it left, and that the
+/// next call converges leaving every ref and reflog entry of the
+/// repository (all of its git directory but the worktree's administration
+/// and the objects) as it was.
 fn killed_then_converges(scene: &Scene, death: Death) -> State {
     let before = snapshot(&scene.wt);
+    let repository = scene.repo.state(&scene.wt);
     let tip = scene.repo.tip(BRANCH);
     kill_child(scene, death);
     let state = state(scene, &before, death);
     converges(scene, &tip, death);
+    let after = scene.repo.state(&scene.wt);
+    assert_eq!(
+        after.git_without("A"),
+        repository.git_without("A"),
+        "{death:?}"
+    );
     state
 }
 
@@ -328,21 +390,22 @@ fn a_kill_after_a_rollback_was_written_leaves_the_worktree_unreleased() {
     assert_eq!(kinds[undone - 1], EventKind::Released);
 }
 
-/// Killed while git removes the worktree: git, in a process group of its
-/// own, finishes the removal.
+/// The releasing process killed at many moments inside git's removal,
+/// and the next call made at once: git dies with the process (it does not
+/// go on deleting behind the next call's back), the next call waits until
+/// it is gone, and converges, every time.
 #[test]
-fn a_kill_inside_the_removal_lets_git_finish() {
-    let scene = big_scene();
-    let before = snapshot(&scene.wt);
-    let tip = scene.repo.tip(BRANCH);
-    kill_child(&scene, Death::WhileGitRemoves);
-    let started = Instant::now();
-    while scene.listed() && started.elapsed() < Duration::from_secs(60) {
-        thread::sleep(Duration::from_millis(20));
+fn a_kill_inside_the_removal_is_finished_by_the_very_next_call() {
+    let mut states = Vec::new();
+    for trial in 0..32 {
+        let scene = big_scene(1000);
+        let death = Death::InsideGitRemoval(Duration::from_millis(trial));
+        states.push(killed_then_converges(&scene, death));
     }
-    let death = Death::WhileGitRemoves;
-    assert_eq!(state(&scene, &before, death), State::ReleasedRemoved);
-    converges(&scene, &tip, death);
+    assert!(
+        !states.contains(&State::Unreleased),
+        "a kill inside the removal left the record unreleased: {states:?}"
+    );
 }
 
 /// Git killed with the releasing process at several moments of its
@@ -351,7 +414,7 @@ fn a_kill_inside_the_removal_lets_git_finish() {
 #[test]
 fn a_removal_cut_short_at_any_moment_is_finished_by_the_next_call() {
     for delay in [0, 2, 5, 10, 20, 40] {
-        let scene = big_scene();
+        let scene = big_scene(3000);
         let death = Death::WithGitAfter(Duration::from_millis(delay));
         let state = killed_then_converges(&scene, death);
         assert_ne!(state, State::Unreleased, "{death:?}");
@@ -360,7 +423,7 @@ fn a_removal_cut_short_at_any_moment_is_finished_by_the_next_call() {
 
 #[test]
 fn a_removal_cut_short_after_the_git_file_went_is_finished_by_the_next_call() {
-    let scene = big_scene();
+    let scene = big_scene(3000);
     let state = killed_then_converges(&scene, Death::AfterPartRemoved);
     assert_eq!(state, State::ReleasedPartlyRemoved);
 }

@@ -6,9 +6,14 @@ use std::path::{Path, PathBuf};
 use natives_core::{CancelToken, Result};
 use natives_ownership::paths::dir_id;
 
-use super::{Content, Foreign, Holder, Owner, Paths, RunSummary, Takeover, release::check_branch};
+use super::{
+    Content, Foreign, Holder, Owner, Paths, Regenerable, RunSummary, Takeover,
+    release::check_branch, untracked::untracked,
+};
 use crate::{
-    git::{self, Git, Worktree},
+    evidence::format,
+    git::{self, Dirs, Git, Worktree},
+    own_history,
     registry::{Registry, RunRecord},
 };
 
@@ -101,7 +106,9 @@ pub(crate) enum Located {
 }
 
 /// The first step of a release and of its dry run alike: check the branch
-/// name, find the worktree holding it and prove whose it is.
+/// name and that the new run is recorded (`ENOENT`: a worktree is never
+/// handed to a run nobody recorded, a typo), find the worktree holding the
+/// branch and prove whose it is.
 pub(crate) fn locate(
     registry: &Registry,
     git: &Git,
@@ -111,6 +118,7 @@ pub(crate) fn locate(
     cancel: &CancelToken,
 ) -> Result<Located> {
     check_branch(branch)?;
+    registry.show(takeover.new_run())?;
     let Some(found) = find_holder(git, repo, branch, cancel)? else {
         return Ok(Located::NotHeld);
     };
@@ -202,13 +210,15 @@ fn pending_handover(record: &RunRecord, name: &str, takeover: &Takeover) -> Opti
     (record.released_to.as_deref() == Some(takeover.new_run())).then(|| handover.clone())
 }
 
-/// Everything known about the worktree `found` and the run `proof` names.
+/// Everything known about the worktree `found` and the run `proof` names,
+/// `regenerable` letting untracked paths go.
 pub(crate) fn inspect(
     git: &Git,
     registry: &Registry,
     found: &Found,
     branch: &str,
     proof: &Proof,
+    regenerable: &Regenerable,
     cancel: &CancelToken,
 ) -> Result<Holder> {
     let tip = git.resolve(
@@ -216,12 +226,17 @@ pub(crate) fn inspect(
         &format!("refs/heads/{branch}^{{commit}}"),
         cancel,
     )?;
-    let run = proof.record.as_ref().map(|record| RunSummary {
-        id: record.id.clone(),
-        task: record.task.clone(),
-        status: record.status,
-    });
+    let run = proof.record.as_ref().map(RunSummary::of);
     let driver = run.as_ref().map(|run| registry.driver_liveness(&run.id));
+    let mut content = content(git, &found.path, regenerable, cancel)?;
+    // The main worktree has no administration of its own (git never
+    // removes it anyway).
+    let only_here = match git.dirs(&found.path, cancel)? {
+        Some(dirs) if dirs.git_dir != dirs.common_dir => {
+            history(git, found, &dirs, &mut content, cancel)?
+        }
+        _ => Paths::default(),
+    };
     Ok(Holder {
         branch: branch.to_owned(),
         path: found.path.clone(),
@@ -231,16 +246,79 @@ pub(crate) fn inspect(
         head: found.worktree.head.clone(),
         tip,
         locked: found.worktree.locked.clone(),
-        content: content(git, &found.path, cancel)?,
+        content,
+        only_here,
     })
+}
+
+impl RunSummary {
+    /// What a holder says of the run `record` describes.
+    pub(crate) fn of(record: &RunRecord) -> RunSummary {
+        RunSummary {
+            id: record.id.clone(),
+            task: record.task.clone(),
+            status: record.status,
+            awaiting_driver: record.awaiting_driver(),
+        }
+    }
+}
+
+/// What the linked worktree `dirs` alone remembers (see [`own_history`]):
+/// its own refs, and each commit its `HEAD` reflog or `ORIG_HEAD` names
+/// that nothing staying names (the repository's refs and their reflogs,
+/// the main worktree's `HEAD` and reflog, the other worktrees' `HEAD`s).
+/// History that cannot be read is noted in `content` as unsupported.
+fn history(
+    git: &Git,
+    found: &Found,
+    dirs: &Dirs,
+    content: &mut Content,
+    cancel: &CancelToken,
+) -> Result<Paths> {
+    let mut only_here = own_history::own_refs(&dirs.git_dir)?;
+    let object_format = git.object_format(dirs, cancel)?;
+    let Some(id_len) = format::id_len(&object_format) else {
+        let why = format!("object format {object_format:?}, which natives cannot read");
+        content.unsupported.push(why);
+        return Ok(Paths::of(only_here));
+    };
+    let remembered = match own_history::remembered(dirs, id_len)? {
+        Ok(remembered) => remembered,
+        Err(unreadable) => {
+            content.unsupported.push(unreadable.to_string());
+            return Ok(Paths::of(only_here));
+        }
+    };
+    let others: Vec<String> = git
+        .worktrees(&found.main, cancel)?
+        .into_iter()
+        .filter(|w| dir_id(&w.path).ok().as_deref() != Some(found.path.as_path()))
+        .filter_map(|w| w.head)
+        .collect();
+    let ids: Vec<&str> = remembered.iter().map(|r| r.id.as_str()).collect();
+    let lost = git.named_by_nothing_else(&found.main, &ids, &others, cancel)?;
+    let mut seen = Vec::new();
+    for r in remembered.iter().filter(|r| lost.contains(&r.id)) {
+        if !seen.contains(&r.id) {
+            seen.push(r.id.clone());
+            only_here.push(format!("{} ({})", &r.id[..r.id.len().min(12)], r.seen_as));
+        }
+    }
+    Ok(Paths::of(only_here))
 }
 
 /// What the worktree at `path` holds beyond `HEAD`. The content proof: a
 /// fresh private index's tree equals `HEAD^{tree}` (every tracked file's
-/// bytes and mode on disk are `HEAD`'s), no untracked file outside what a
-/// `.gitignore` ignores, the real index equals `HEAD` (nothing staged
+/// bytes and mode on disk are `HEAD`'s), no entry `HEAD` does not hold but
+/// caches and what `regenerable` matches (ignore rules count for nothing:
+/// see [`super::untracked`]), the real index equals `HEAD` (nothing staged
 /// only), no operation stopped half way, nothing git would transform.
-pub(crate) fn content(git: &Git, path: &Path, cancel: &CancelToken) -> Result<Content> {
+pub(crate) fn content(
+    git: &Git,
+    path: &Path,
+    regenerable: &Regenerable,
+    cancel: &CancelToken,
+) -> Result<Content> {
     let Some(dirs) = git.dirs(path, cancel)? else {
         return Ok(Content::default());
     };
@@ -253,11 +331,14 @@ pub(crate) fn content(git: &Git, path: &Path, cancel: &CancelToken) -> Result<Co
         let changes = git.diff_trees(&dirs, &head_tree, &fresh_tree, cancel)?;
         dirty.extend(changes.into_iter().map(|change| change.path));
     }
-    dirty.extend(git.untracked(&dirs, cancel)?);
+    let untracked = untracked(git, &dirs, regenerable, cancel)?;
+    dirty.extend(untracked.kept);
     let staged = git.staged(&dirs, cancel)?;
     Ok(Content {
         inspectable: true,
         dirty: Paths::of(dirty),
+        let_go: Paths::of(untracked.let_go),
+        caches: untracked.caches,
         staged: Paths::of(staged.into_iter().map(|change| change.path)),
         operations: git::operations_in_progress(&dirs.git_dir)?
             .into_iter()

@@ -10,10 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use natives_core::{CancelToken, Result};
+use natives_core::{CancelToken, Error, Result};
 
 use super::{
-    Decision, Holder, Outcome, Refused, Takeover, decide,
+    Decision, Holder, Outcome, Refused, Regenerable, Takeover, decide,
     inspect::{Located, inspect, locate},
     release,
 };
@@ -60,7 +60,15 @@ pub fn plan(
         Located::HeldByNewRun => return Ok(Plan::HeldByNewRun),
         Located::Held(held) => *held,
     };
-    let holder = inspect(git, registry, &found, branch, &proof, cancel)?;
+    let holder = inspect(
+        git,
+        registry,
+        &found,
+        branch,
+        &proof,
+        takeover.regenerable(),
+        cancel,
+    )?;
     if let Some(handover) = proof.pending {
         return Ok(Plan::Finish {
             holder: Box::new(holder),
@@ -86,6 +94,10 @@ pub struct Request {
     /// review started by hand, which can only take a branch from a run
     /// natives recorded.
     pub task: Option<String>,
+    /// Untracked paths that may go with the worktree, as gitignore
+    /// patterns (`node_modules/`, `dist/`): see [`super::Regenerable`].
+    /// Recorded in the release.
+    pub regenerable: Vec<String>,
     /// Only say what a release would do ([`plan`]).
     pub dry_run: bool,
 }
@@ -101,17 +113,28 @@ pub enum Answer {
 
 impl Request {
     /// The takeover the request stands for: the task's earlier attempts, or
-    /// a hand-run review's (`EINVAL` for a malformed run or task id,
-    /// `ENOENT` for a task never recorded).
+    /// a hand-run review's, with what it declares regenerable (`EINVAL` for
+    /// a malformed run or task id, a run of another task, or a pattern that
+    /// is not one; `ENOENT` for a task or run never recorded).
     pub fn takeover(&self, registry: &Registry) -> Result<Takeover> {
         registry::check_id("run", &self.to_run)?;
-        match &self.task {
+        let regenerable = Regenerable::new(self.regenerable.clone())?;
+        let takeover = match &self.task {
             Some(task) => {
                 registry::check_id("task", task)?;
-                Takeover::for_task(registry, task, &self.to_run)
+                let takeover = Takeover::for_task(registry, task, &self.to_run)?;
+                let run = registry.show(&self.to_run)?;
+                if run.task != *task {
+                    return Err(Error::invalid(format!(
+                        "run {} is a run of task {}, not of task {task}",
+                        self.to_run, run.task
+                    )));
+                }
+                takeover
             }
-            None => Ok(Takeover::hand_run(&self.to_run)),
-        }
+            None => Takeover::hand_run(&self.to_run),
+        };
+        Ok(takeover.with_regenerable(regenerable))
     }
 
     /// Release (or, for a dry run, plan) as asked.
@@ -146,6 +169,7 @@ mod tests {
             branch: BRANCH.into(),
             to_run: "r2".into(),
             task: task.map(Into::into),
+            regenerable: Vec::new(),
             dry_run,
         }
     }
@@ -242,22 +266,35 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_run_or_task_is_refused_before_git_runs() {
+    fn a_bad_run_task_or_pattern_is_refused_before_git_runs() {
         let scene = Scene::new();
-        let cases: [(Option<&str>, &str, &str); 4] = [
-            (Some("t1"), "", "EINVAL"),
-            (None, "a\0b", "EINVAL"),
-            (Some(" "), "r2", "EINVAL"),
-            (Some("no-such-task"), "r2", "ENOENT"),
+        scene.record_run("t9", "r9", Status::Parked);
+        let cases: [(Option<&str>, &str, &str, &str); 8] = [
+            (Some("t1"), "", "", "EINVAL"),
+            (None, "a\0b", "", "EINVAL"),
+            (Some(" "), "r2", "", "EINVAL"),
+            (Some("no-such-task"), "r2", "", "ENOENT"),
+            (Some("t1"), "r-typo", "", "ENOENT"),
+            (None, "r-typo", "", "ENOENT"),
+            (Some("t1"), "r9", "", "EINVAL"),
+            (Some("t1"), "r2", "#not a pattern", "EINVAL"),
         ];
-        for (task, to_run, code) in cases {
-            let mut asked = request(&scene, task, true);
-            asked.to_run = to_run.into();
-            let err = asked
-                .run(&scene.registry, &scene.git, &CancelToken::new())
-                .unwrap_err();
-            assert_eq!(err.code(), code, "{task:?} {to_run:?}: {err}");
+        for dry_run in [true, false] {
+            for (task, to_run, pattern, code) in cases {
+                let mut asked = request(&scene, task, dry_run);
+                asked.to_run = to_run.into();
+                asked.regenerable = [pattern]
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .map(Into::into)
+                    .collect();
+                let err = asked
+                    .run(&scene.registry, &scene.git, &CancelToken::new())
+                    .unwrap_err();
+                assert_eq!(err.code(), code, "{task:?} {to_run:?} {pattern:?}: {err}");
+            }
         }
+        assert!(scene.listed() && !scene.r1().candidate("A").unwrap().folded);
     }
 
     #[test]

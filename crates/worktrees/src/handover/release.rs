@@ -19,7 +19,8 @@ use natives_core::{CancelToken, Error, ErrorKind, Result};
 use natives_ownership::process;
 
 use super::{
-    Content, Decision, Holder, Outcome, Owner, Reason, Refused, Released, Takeover, decide,
+    Content, Decision, Holder, Outcome, Owner, Paths, Reason, Refused, Regenerable, Released,
+    RunSummary, Takeover, decide,
     inspect::{Found, Located, Proof, inspect, locate, prove_owner},
 };
 use crate::{
@@ -55,7 +56,9 @@ pub fn release(
     // An unfinished handover of our own is judged again under the lock:
     // its worktree may be half removed, which only the lock may repair.
     let resumed = proof.pending.is_some();
-    if !resumed && let Some(refused) = first_look(git, registry, &found, branch, &proof, cancel)? {
+    if !resumed
+        && let Some(refused) = first_look(git, registry, &found, branch, &proof, takeover, cancel)?
+    {
         return Ok(Outcome::Refused(refused));
     }
     let Some((record, candidate)) = proof.owned() else {
@@ -85,9 +88,18 @@ fn first_look(
     found: &Found,
     branch: &str,
     proof: &Proof,
+    takeover: &Takeover,
     cancel: &CancelToken,
 ) -> Result<Option<Refused>> {
-    let holder = inspect(git, registry, found, branch, proof, cancel)?;
+    let holder = inspect(
+        git,
+        registry,
+        found,
+        branch,
+        proof,
+        takeover.regenerable(),
+        cancel,
+    )?;
     Ok(match decide(&holder) {
         Decision::Refuse(reasons) => Some(Refused::from_decision(holder, reasons)),
         Decision::Release => None,
@@ -158,23 +170,32 @@ impl Handover<'_> {
         let mut event = self.event(EventKind::Released, &handover);
         event.to = Some(self.takeover.new_run().to_owned());
         event.tip = tip;
+        event.repo = Some(self.found.main.clone());
+        event.regenerable = self.takeover.regenerable().patterns().to_vec();
         record.events.push(event);
         self.held.save(&record)?;
         Ok(handover)
     }
 
     /// Inspect and decide again from the record on disk (the content proof
-    /// included), mark the removal, remove. A removal marked already was
-    /// cut short: what it took is put back first, and when it took the whole
-    /// directory there is nothing left to prove and git only has to forget
-    /// the worktree.
+    /// included, on the terms the record gives: see [`recorded_let_go`]),
+    /// mark the removal, remove. A removal marked already was cut short:
+    /// what it took is put back first (and the directories it emptied may
+    /// go), and when it took the whole directory there is nothing left to
+    /// prove and git only has to forget the worktree.
     fn prove_and_remove(&self, handover: &str) -> Result<Outcome> {
-        let marked = removal_marked(&self.held.load()?, handover);
+        let record = self.held.load()?;
+        let marked = removal_marked(&record, handover);
         if marked {
             self.put_back_what_a_cut_short_removal_took()?;
         }
+        let mut let_go = recorded_let_go(&record, handover);
         let directory_gone = marked && !self.found.path.exists();
         if !directory_gone {
+            let mut regenerable = Regenerable::new(let_go.clone())?;
+            if marked {
+                regenerable = regenerable.finishing();
+            }
             let proof = self.reprove()?;
             let holder = inspect(
                 self.git,
@@ -182,20 +203,33 @@ impl Handover<'_> {
                 self.found,
                 self.branch,
                 &proof,
+                &regenerable,
                 self.cancel,
             )?;
             if let Decision::Refuse(reasons) = decide(&holder) {
                 return self.refuse(handover, holder, reasons);
             }
             if !marked {
-                self.mark_removal(handover)?;
+                self.mark_removal(handover, &holder.content)?;
                 crash::point("removal marked");
             }
+            let_go.extend(holder.content.caches);
         }
+        self.remove(handover, &let_go)
+    }
+
+    /// `git worktree remove`, git's own check told that what `let_go`
+    /// matches may go (it refuses untracked files otherwise), and holding
+    /// the run's lock until it exits.
+    fn remove(&self, handover: &str, let_go: &[String]) -> Result<Outcome> {
         crash::point("removing");
-        let removed = self
-            .git
-            .remove_worktree(&self.found.main, &self.found.path, self.cancel);
+        let removed = self.git.remove_worktree_holding(
+            &self.found.main,
+            &self.found.path,
+            self.held.as_fd(),
+            let_go,
+            self.cancel,
+        );
         crash::point("removed");
         if self.still_listed()? {
             return Err(removed.err().unwrap_or_else(|| {
@@ -219,11 +253,14 @@ impl Handover<'_> {
             return Ok(());
         }
         if self.git.dirs(path, self.cancel)?.is_none() {
+            let lock = self.held.as_fd();
             self.git
-                .repair_worktree(&self.found.main, path, self.cancel)?;
+                .repair_worktree(&self.found.main, path, lock, self.cancel)?;
         }
         match self.git.dirs(path, self.cancel)? {
-            Some(dirs) => self.git.restore_missing(&dirs, self.cancel),
+            Some(dirs) => self
+                .git
+                .restore_missing(&dirs, self.held.as_fd(), self.cancel),
             None => Err(Error::new(
                 ErrorKind::Io,
                 format!(
@@ -234,11 +271,17 @@ impl Handover<'_> {
         }
     }
 
-    fn mark_removal(&self, handover: &str) -> Result<()> {
+    /// Record that the content proof passed and the removal starts, with
+    /// what goes along with the worktree (its note names it; the caches are
+    /// kept as patterns, for a removal cut short to finish on these terms).
+    fn mark_removal(&self, handover: &str, content: &Content) -> Result<()> {
         let mut record = self.held.load()?;
-        record
-            .events
-            .push(self.event(EventKind::Removing, handover));
+        let mut event = self.event(EventKind::Removing, handover);
+        if !content.let_go.is_empty() {
+            event.note = Some(format!("let go with it: {}", content.let_go));
+        }
+        event.regenerable = content.caches.clone();
+        record.events.push(event);
         self.held.save(&record)
     }
 
@@ -286,7 +329,7 @@ impl Handover<'_> {
     /// A failure after the record was written: rolled back when allowed
     /// (see [`Handover::may_undo`]), answered as a failed release.
     fn fail(&self, handover: &str, error: Error) -> Result<Outcome> {
-        let holder = self.holder_for_failure();
+        let holder = self.holder_for_failure(handover);
         let undone = self.may_undo(handover)?;
         if undone {
             self.undo(handover, &format!("failed: {error}"))?;
@@ -310,9 +353,10 @@ impl Handover<'_> {
     }
 
     /// What is known now, for a failure's text (a fresh token: the caller's
-    /// may have stopped). When git cannot even say that much, what the
-    /// first look knew, the content unknown.
-    fn holder_for_failure(&self) -> Holder {
+    /// may have stopped). When git cannot even say that much (a removal
+    /// cut short leaves little to inspect), what the record says: the run,
+    /// and the tip recorded at release; the content unknown.
+    fn holder_for_failure(&self, handover: &str) -> Holder {
         let fresh = CancelToken::new();
         let inspected = self.reprove().and_then(|proof| {
             inspect(
@@ -321,19 +365,27 @@ impl Handover<'_> {
                 self.found,
                 self.branch,
                 &proof,
+                self.takeover.regenerable(),
                 &fresh,
             )
         });
-        inspected.unwrap_or_else(|_| Holder {
-            branch: self.branch.to_owned(),
-            path: self.found.path.clone(),
-            owner: self.owner(),
-            run: None,
-            driver: None,
-            head: self.found.worktree.head.clone(),
-            tip: None,
-            locked: self.found.worktree.locked.clone(),
-            content: Content::default(),
+        inspected.unwrap_or_else(|_| {
+            let record = self.held.load().ok();
+            let tip = record
+                .as_ref()
+                .and_then(|record| record.release_event(handover)?.tip.clone());
+            Holder {
+                branch: self.branch.to_owned(),
+                path: self.found.path.clone(),
+                owner: self.owner(),
+                run: record.as_ref().map(RunSummary::of),
+                driver: Some(self.registry.driver_liveness(&self.run)),
+                head: self.found.worktree.head.clone(),
+                tip,
+                locked: self.found.worktree.locked.clone(),
+                content: Content::default(),
+                only_here: Paths::default(),
+            }
         })
     }
 
@@ -382,6 +434,19 @@ impl Handover<'_> {
         let tip = format!("refs/heads/{}^{{commit}}", self.branch);
         self.git.resolve(&self.found.main, &tip, self.cancel)
     }
+}
+
+/// What handover `handover` lets go with the worktree, as the record says:
+/// the patterns its release declared regenerable, and the caches its
+/// content proof let go when it marked the removal.
+fn recorded_let_go(record: &RunRecord, handover: &str) -> Vec<String> {
+    record
+        .events
+        .iter()
+        .filter(|e| e.handover.as_deref() == Some(handover))
+        .filter(|e| matches!(e.kind, EventKind::Released | EventKind::Removing))
+        .flat_map(|e| e.regenerable.iter().cloned())
+        .collect()
 }
 
 /// The record says handover `handover` proved the content and started

@@ -11,10 +11,15 @@
 //! candidate. The worktree is added before the record is written: a kill in
 //! between leaves the worktree back and the record still released, which
 //! a second call recognises and finishes.
+//!
+//! A handover is restored from the [`Released`] its release answered, or,
+//! when the process that asked for it is gone, from its id alone
+//! ([`Released::find`]): the release event keeps everything a restore
+//! needs (the branch, the path, the tip, the repository, the new run).
 
 use std::{fmt, fs, io, path::PathBuf};
 
-use natives_core::{CancelToken, Error, Result};
+use natives_core::{CancelToken, Error, ErrorKind, Result};
 
 use super::{Released, inspect::find_holder};
 use crate::{
@@ -75,6 +80,64 @@ impl fmt::Display for RestoreRefusal {
 }
 
 impl Released {
+    /// Handover `handover` as its run's record keeps it, found by its id
+    /// alone: what an orchestrator that died since the release needs to
+    /// put the worktree back. `EINVAL` for an empty id, or a release
+    /// recorded without its repository (by an older natives); `ENOENT` when
+    /// no run records a handover of that id.
+    pub fn find(registry: &Registry, handover: &str) -> Result<Released> {
+        if handover.trim().is_empty() {
+            return Err(Error::invalid("a handover id must not be blank"));
+        }
+        for record in registry.list(None)? {
+            if let Some(event) = record.release_event(handover) {
+                return Released::recorded(&record, event, handover);
+            }
+        }
+        Err(Error::new(
+            ErrorKind::NotFound,
+            format!("no run records a handover {handover:?}"),
+        ))
+    }
+
+    /// The release `event` of `record` describes.
+    fn recorded(record: &RunRecord, event: &Event, handover: &str) -> Result<Released> {
+        let incomplete = |what: &str| {
+            Error::invalid(format!(
+                "handover {handover} of run {} was recorded without {what} (by an older natives); \
+                 restore it from the answer its release gave",
+                record.id
+            ))
+        };
+        let path = event
+            .path
+            .clone()
+            .ok_or_else(|| incomplete("its worktree"))?;
+        let candidate = record
+            .candidates
+            .iter()
+            .find(|c| c.handover.as_deref() == Some(handover))
+            .or_else(|| record.candidates.iter().find(|c| c.path == path))
+            .ok_or_else(|| incomplete("its candidate"))?;
+        Ok(Released {
+            run: record.id.clone(),
+            task: record.task.clone(),
+            candidate: candidate.name.clone(),
+            branch: event
+                .branch
+                .clone()
+                .ok_or_else(|| incomplete("its branch"))?,
+            path,
+            tip: event.tip.clone().ok_or_else(|| incomplete("its tip"))?,
+            repo: event
+                .repo
+                .clone()
+                .ok_or_else(|| incomplete("its repository"))?,
+            released_to: event.to.clone().ok_or_else(|| incomplete("its new run"))?,
+            handover: handover.to_owned(),
+        })
+    }
+
     /// Put the worktree back at the tip recorded when it was released,
     /// unless ownership changed since (see the module docs). Safe to call
     /// again after a kill: a restore already done answers

@@ -141,6 +141,8 @@ fn dirty(paths: &[&str]) -> Reason {
 #[test]
 fn an_earlier_attempts_clean_worktree_is_released_and_the_branch_kept() {
     let scene = Scene::new();
+    let tag = "Signature: 8a477f597d28d172789f06886806bc55\n";
+    scene.repo.write(&scene.wt, "target/CACHEDIR.TAG", tag);
     scene
         .repo
         .write(&scene.wt, "target/debug/app", "build output");
@@ -161,7 +163,7 @@ fn an_earlier_attempts_clean_worktree_is_released_and_the_branch_kept() {
     assert_eq!(released.released_to, "r2");
     assert!(
         !scene.listed() && !scene.wt.exists(),
-        "ignored build output went with it"
+        "a cache (target/, tagged as cargo tags it) went with it"
     );
     assert_eq!(scene.repo.tip(BRANCH), tip, "the branch stays where it was");
 
@@ -494,6 +496,8 @@ fn a_hand_run_takes_over_only_from_a_run_natives_recorded() {
     let stray = scene
         .repo
         .worktree(&scene.repo.runs.join("r1/stray"), "stray");
+    // The hand-run review records its own run (of a task of its own).
+    scene.record_run("reviews", "review-by-hand", Status::Running);
     let hand = Takeover::hand_run("review-by-hand");
     let outcome = release(
         &scene.registry,
@@ -883,4 +887,181 @@ fn hostile_environment_child() {
     );
     assert!(scene.listed());
     println!("hostile environment: right answers");
+}
+
+/// The window between an orchestrator recording a run as running and its
+/// driver taking it: nobody can say yet that nobody drives it. Refused
+/// until a driver has taken it since it was set running and let it go
+/// (however it went), or its status says it is not running.
+#[test]
+fn a_run_set_running_is_refused_until_its_driver_has_taken_it() {
+    let scene = Scene::new();
+    let cancel = CancelToken::new();
+    scene
+        .registry
+        .set_status("r1", Status::Running, &cancel)
+        .unwrap();
+    scene.refused_for(&[Reason::DriverNotStarted]);
+    let driver = scene.registry.drive_run("r1", &cancel).unwrap();
+    scene.refused_for(&[Reason::DriverLive]);
+    // The driver marks the run running again while it drives, then dies.
+    scene
+        .registry
+        .set_status("r1", Status::Running, &cancel)
+        .unwrap();
+    drop(driver);
+    let kinds = kinds(&scene.r1());
+    assert_eq!(
+        kinds[kinds.len() - 3..],
+        [EventKind::Driven, EventKind::Status, EventKind::Driven]
+    );
+    released(scene.release());
+}
+
+#[test]
+fn a_run_recorded_running_from_the_start_waits_for_its_driver() {
+    let scene = Scene::new();
+    scene.record_run("t1", "r3", Status::Running);
+    let wt = scene
+        .repo
+        .worktree(&scene.repo.runs.join("r3/B"), "run/t1/B");
+    let candidate = Candidate::new("B", "run/t1/B", &wt);
+    let cancel = CancelToken::new();
+    scene
+        .registry
+        .add_candidate("r3", &candidate, &cancel)
+        .unwrap();
+    let release_b = || {
+        release(
+            &scene.registry,
+            &scene.git,
+            &scene.repo.main,
+            "run/t1/B",
+            &scene.takeover(),
+            &cancel,
+        )
+        .unwrap()
+    };
+    let before = scene.repo.state(&wt);
+    let Outcome::Refused(refused) = release_b() else {
+        panic!("released a run whose driver had not started");
+    };
+    assert_eq!(refused.reasons(), [Reason::DriverNotStarted]);
+    assert!(refused.to_string().contains("its driver may be starting"));
+    assert_eq!(scene.repo.state(&wt), before);
+    scene
+        .registry
+        .set_status("r3", Status::Failed, &cancel)
+        .unwrap();
+    assert!(matches!(release_b(), Outcome::Released(_)));
+}
+
+/// The new run must be one natives recorded: a typo is refused before
+/// anything is looked at or written.
+#[test]
+fn a_worktree_is_never_handed_to_a_run_nobody_recorded() {
+    let scene = Scene::new();
+    let before = scene.repo.state(&scene.wt);
+    let record = scene.r1();
+    for takeover in [
+        Takeover::new("r-typo", vec!["r1".into()]),
+        Takeover::hand_run("r-typo"),
+    ] {
+        let err = release(
+            &scene.registry,
+            &scene.git,
+            &scene.repo.main,
+            BRANCH,
+            &takeover,
+            &CancelToken::new(),
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), "ENOENT", "{err}");
+        assert!(err.to_string().contains("r-typo"), "{err}");
+    }
+    assert_eq!(scene.repo.state(&scene.wt), before);
+    assert_eq!(scene.r1(), record);
+}
+
+/// An orchestrator that died after a release can still undo it: by the
+/// handover's id alone.
+#[test]
+fn a_handover_is_restored_by_its_id_after_the_answer_is_gone() {
+    let scene = Scene::new();
+    let before = scene.repo.state(&scene.wt);
+    let answered = released(scene.release());
+    let found = Released::find(&scene.registry, &answered.handover).unwrap();
+    assert_eq!(found, answered);
+    let cancel = CancelToken::new();
+    assert_eq!(
+        found.restore(&scene.registry, &scene.git, &cancel).unwrap(),
+        Restore::Restored
+    );
+    let after = scene.repo.state(&scene.wt);
+    assert_eq!(
+        after.worktree, before.worktree,
+        "every byte and mode is back"
+    );
+    assert_eq!(scene.repo.head(&scene.wt), answered.tip);
+    assert!(!scene.r1().candidate("A").unwrap().folded);
+    let again = Released::find(&scene.registry, &answered.handover).unwrap();
+    assert_eq!(
+        again.restore(&scene.registry, &scene.git, &cancel).unwrap(),
+        Restore::Restored,
+        "restoring twice is a no-op"
+    );
+    let later = released(scene.release());
+    let stale = Released::find(&scene.registry, &answered.handover).unwrap();
+    assert_eq!(
+        stale.restore(&scene.registry, &scene.git, &cancel).unwrap(),
+        Restore::Refused(vec![RestoreRefusal::NotInForce])
+    );
+    assert_ne!(later.handover, answered.handover);
+    for (id, code) in [("no-such-handover", "ENOENT"), (" ", "EINVAL")] {
+        let err = Released::find(&scene.registry, id).unwrap_err();
+        assert_eq!(err.code(), code, "{id:?}: {err}");
+    }
+}
+
+/// A release that fails where not even the registry can be listed again
+/// still names the run, its status and the tip, from the run's own record.
+#[test]
+fn a_failed_release_names_the_real_run_and_tip() {
+    let scene = Scene::new();
+    scene.record_run("t9", "r9", Status::Failed);
+    let r9 = scene
+        .registry
+        .root()
+        .join("tasks")
+        .join(slug(Path::new("t9")))
+        .join("runs")
+        .join(format!("{}.json", slug(Path::new("r9"))));
+    let tip = scene.repo.tip(BRANCH);
+    let cancel = CancelToken::new();
+    let stop = cancel.clone();
+    crash::install(Some(Box::new(move |point| {
+        if point == "removing" {
+            fs::write(&r9, "not a record").unwrap();
+            stop.cancel();
+        }
+    })));
+    let outcome = release(
+        &scene.registry,
+        &scene.git,
+        &scene.repo.main,
+        BRANCH,
+        &scene.takeover(),
+        &cancel,
+    );
+    crash::install(None);
+    let Outcome::Refused(refused @ Refused::ReleaseFailed { .. }) = outcome.unwrap() else {
+        panic!("not a failed release");
+    };
+    let text = refused.to_string();
+    let named = format!(
+        "by run r1 (parked, an earlier attempt at this task), not inspectable, HEAD {0} and branch tip {0}",
+        &tip[..12]
+    );
+    assert!(text.contains(&named), "{text}");
+    assert!(scene.listed());
 }

@@ -264,6 +264,8 @@ pub enum EventKind {
     Undone,
     /// A released worktree was put back.
     Restored,
+    /// A driver took the run (or held it while it was set running).
+    Driven,
     /// A kind written by another version, kept as it is.
     #[serde(untagged)]
     Other(String),
@@ -292,6 +294,14 @@ pub struct Event {
     /// The branch's commit at the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tip: Option<String>,
+    /// The repository's main worktree, where a released worktree is put
+    /// back from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<PathBuf>,
+    /// What the run taking a worktree over declared regenerable (gitignore
+    /// patterns): untracked paths they match went with the worktree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regenerable: Vec<String>,
     /// Anything else worth reading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -311,6 +321,8 @@ impl Event {
             handover: None,
             path: None,
             tip: None,
+            repo: None,
+            regenerable: Vec::new(),
             note: None,
             extra: Map::new(),
         }
@@ -391,6 +403,23 @@ impl RunRecord {
             .iter_mut()
             .find(|c| c.source_name() == source)
             .map(|c| &mut c.authority)
+    }
+
+    /// Recorded as `running`, and no driver took the run since it was last
+    /// set running (its `driven` events all come before): its driver may be
+    /// on its way, so nobody can say yet that nobody drives it.
+    pub fn awaiting_driver(&self) -> bool {
+        if self.status != Status::Running {
+            return false;
+        }
+        let last = |kind: fn(&EventKind) -> bool| self.events.iter().rposition(|e| kind(&e.kind));
+        let set_running = last(|kind| matches!(kind, EventKind::Created | EventKind::Status));
+        let driven = last(|kind| *kind == EventKind::Driven);
+        match (set_running, driven) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(set), Some(driven)) => driven < set,
+        }
     }
 
     /// The `released` event of handover `handover`.

@@ -21,6 +21,7 @@ fn holder() -> Holder {
             id: "r1".into(),
             task: "t1".into(),
             status: Status::Failed,
+            awaiting_driver: false,
         }),
         driver: Some(Liveness::Dead),
         head: Some("0123456789abcdef".into()),
@@ -30,6 +31,7 @@ fn holder() -> Holder {
             inspectable: true,
             ..Content::default()
         },
+        only_here: Paths::default(),
     }
 }
 
@@ -53,6 +55,7 @@ fn request(dry_run: bool) -> Request {
         branch: "t1/A".into(),
         to_run: "r2".into(),
         task: Some("t1".into()),
+        regenerable: Vec::new(),
         dry_run,
     }
 }
@@ -98,7 +101,8 @@ fn a_run_is_camel_case_with_optional_fields_left_out() {
         source_paths: Vec::new(),
         extra: Map::from_iter([("unknown".to_owned(), json!(1))]),
     };
-    let view = serde_json::to_value(RunView::of(&record, &Liveness::Dead)).unwrap();
+    let artifacts = PathBuf::from("/home/worktrees/artifacts/0a1b");
+    let view = serde_json::to_value(RunView::of(&record, &Liveness::Dead, &artifacts)).unwrap();
     assert_eq!(
         keys(&view),
         set(&[
@@ -113,9 +117,11 @@ fn a_run_is_camel_case_with_optional_fields_left_out() {
             "releasedBranches",
             "events",
             "version",
+            "artifacts",
         ]),
         "no releasedTo, no driverReason, none of the record's unknown fields"
     );
+    assert_eq!(view["artifacts"], "/home/worktrees/artifacts/0a1b");
     assert_eq!(view["status"], "failed");
     assert_eq!(view["driver"], "dead");
     assert_eq!(
@@ -131,13 +137,13 @@ fn a_run_is_camel_case_with_optional_fields_left_out() {
     assert_eq!(view["events"][1]["kind"], "later");
     assert_eq!(keys(&view["events"][1]), set(&["atMs", "kind"]));
 
-    let unknown = RunView::of(&record, &Liveness::Unknown("nfs".into()));
+    let unknown = RunView::of(&record, &Liveness::Unknown("nfs".into()), &artifacts);
     let unknown = serde_json::to_value(unknown).unwrap();
     assert_eq!(
         (&unknown["driver"], &unknown["driverReason"]),
         (&json!("unknown"), &json!("nfs"))
     );
-    let driven = RunView::of(&record, &Liveness::Live);
+    let driven = RunView::of(&record, &Liveness::Live, &artifacts);
     assert_eq!(driven.driver.name(), "live");
 }
 
@@ -146,11 +152,13 @@ fn every_reason_has_its_own_stable_code() {
     let reasons = [
         Reason::DriverLive,
         Reason::LivenessUnknown("nfs".into()),
+        Reason::DriverNotStarted,
         Reason::Landing,
         Reason::Dirty(Paths::of(["a".to_owned()])),
         Reason::HeadNotAtTip,
         Reason::NotMadeByUs(Foreign::NoRecord),
         Reason::StagedOnly(Paths::of(["s".to_owned()])),
+        Reason::OnlyHere(Paths::of(["refs/worktree/keep".to_owned()])),
         Reason::OperationInProgress(vec!["rebase-merge".into()]),
         Reason::Locked(String::new()),
         Reason::Unsupported(vec!["a.bin: filter=lfs".into()]),
@@ -178,7 +186,7 @@ fn every_reason_has_its_own_stable_code() {
             "{code}"
         );
     }
-    let view = ReasonView::from(&reasons[3]);
+    let view = ReasonView::from(&reasons[4]);
     assert_eq!(
         serde_json::to_value(view).unwrap(),
         json!({"code": "dirty", "message": "uncommitted changes: a"})
@@ -270,10 +278,11 @@ fn a_refusal_carries_the_holder_and_every_reason() {
         holder["content"],
         json!({
             "inspectable": true, "clean": false,
-            "dirty": {"named": ["notes.txt"], "total": 1}, "staged": {"named": [], "total": 0},
-            "operations": [], "unsupported": [],
+            "dirty": {"named": ["notes.txt"], "total": 1}, "letGo": {"named": [], "total": 0},
+            "staged": {"named": [], "total": 0}, "operations": [], "unsupported": [],
         })
     );
+    assert_eq!(holder["onlyHere"], json!({"named": [], "total": 0}));
     assert!(holder.get("locked").is_none());
 
     let mut stranger = holder_of_no_run();
