@@ -44,7 +44,10 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::command::{self, Ended};
+use natives_ownership::{
+    command::{self, Ended},
+    durable,
+};
 
 /// The oldest git this driver accepts: `check-attr --source` (2.40) is the
 /// newest feature it uses.
@@ -929,12 +932,14 @@ pub fn branch_in_operation(git_dir: &Path) -> Result<Option<String>> {
         .map(|name| format!("refs/heads/{name}")))
 }
 
+/// The most a marker naming a branch may hold: a ref name, far below.
+const MARKER_BYTES: u64 = 64 << 10;
+
+/// A marker file's text, trimmed, through the one bounded reader: a FIFO or
+/// device in its place is `EFTYPE` at once, never a read that blocks.
 fn read_marker(path: &Path) -> Result<Option<String>> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text.trim().to_owned())),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(Error::io(path, err)),
-    }
+    let bytes = durable::read_bounded(path, MARKER_BYTES)?;
+    Ok(bytes.map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned()))
 }
 
 /// Attributes that make git transform a file between the disk and the

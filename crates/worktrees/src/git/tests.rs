@@ -191,6 +191,30 @@ fn a_stopped_rebase_or_a_bisect_names_the_branch_it_holds() {
     );
 }
 
+/// A FIFO where git keeps the branch a bisect or a rebase will return to
+/// is refused at once (`EFTYPE`), never opened: opening it for reading
+/// would wait for a writer forever.
+#[test]
+fn a_fifo_in_place_of_an_operation_marker_is_refused_at_once() {
+    let repo = Repo::new();
+    let wt = repo.worktree(&repo.runs.join("r1/A"), "feat");
+    let git = Git::new().unwrap();
+    let dirs = git.dirs(&wt, &CancelToken::new()).unwrap().unwrap();
+    for marker in ["BISECT_START", "rebase-merge/head-name"] {
+        let path = dirs.git_dir.join(marker);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let git_dir = dirs.git_dir.clone();
+        let answer = natives_testkit::within(marker, Duration::from_secs(20), move || {
+            branch_in_operation(&git_dir)
+        });
+        let err = answer.unwrap_err();
+        assert_eq!(err.code(), "EFTYPE", "{marker}: {err}");
+        assert!(err.to_string().contains(marker), "{marker}: {err}");
+        fs::remove_file(&path).unwrap();
+    }
+}
+
 #[test]
 fn a_directory_that_is_not_a_worktree_top_has_no_dirs() {
     let repo = Repo::new();

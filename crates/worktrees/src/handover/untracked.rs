@@ -29,14 +29,14 @@
 
 use std::{
     collections::HashSet,
-    fs::{self, File},
-    io::Read,
+    fs,
     os::unix::ffi::OsStrExt,
     path::{Path, PathBuf},
 };
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use natives_core::{CancelToken, Error, Result};
+use natives_ownership::durable;
 
 use crate::git::{Dirs, Git};
 
@@ -46,6 +46,10 @@ pub const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806b
 
 /// The file that declares its directory a cache.
 pub const CACHEDIR_TAG: &str = "CACHEDIR.TAG";
+
+/// The most of a `CACHEDIR.TAG` read: the signature and a comment (cargo's
+/// tag is 150 bytes); a larger one declares nothing.
+const CACHEDIR_TAG_BYTES: u64 = 64 << 10;
 
 /// Paths a caller declares regenerable for one handover: untracked entries
 /// they match (as a `.gitignore` in the worktree's top would) may go with
@@ -220,9 +224,10 @@ fn declares_cache(dir: &Path) -> Result<bool> {
         Ok(meta) if meta.is_file() => {}
         _ => return Ok(false),
     }
-    let mut start = [0u8; CACHEDIR_SIGNATURE.len()];
-    let read = File::open(&tag).and_then(|mut file| file.read_exact(&mut start));
-    Ok(read.is_ok() && start == CACHEDIR_SIGNATURE)
+    // Through the one bounded reader: a tag swapped for a FIFO since the
+    // look above is refused at once, and so declares nothing.
+    let read = durable::read_bounded(&tag, CACHEDIR_TAG_BYTES);
+    Ok(matches!(read, Ok(Some(bytes)) if bytes.starts_with(CACHEDIR_SIGNATURE)))
 }
 
 fn sorted_names(dir: &Path) -> Result<Vec<std::ffi::OsString>> {
@@ -314,6 +319,41 @@ mod tests {
             let err = Regenerable::new(vec!["ok/".into(), bad.into()]).unwrap_err();
             assert_eq!(err.code(), "EINVAL", "{bad:?}");
             assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn only_a_regular_tag_with_the_signature_declares_a_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let tag = dir.path().join(CACHEDIR_TAG);
+        let signed = [CACHEDIR_SIGNATURE, b"\n# made by a build tool\n"].concat();
+        let cases: [(&str, &dyn Fn(), bool); 5] = [
+            ("none", &|| {}, false),
+            ("signed", &|| fs::write(&tag, &signed).unwrap(), true),
+            (
+                "unsigned",
+                &|| fs::write(&tag, b"Signature: wrong").unwrap(),
+                false,
+            ),
+            (
+                "a FIFO",
+                &|| nix::unistd::mkfifo(&tag, nix::sys::stat::Mode::S_IRWXU).unwrap(),
+                false,
+            ),
+            (
+                "too large",
+                &|| {
+                    let big =
+                        [signed.as_slice(), &vec![b'#'; CACHEDIR_TAG_BYTES as usize]].concat();
+                    fs::write(&tag, big).unwrap()
+                },
+                false,
+            ),
+        ];
+        for (what, make, expected) in cases {
+            let _ = fs::remove_file(&tag);
+            make();
+            assert_eq!(declares_cache(dir.path()).unwrap(), expected, "{what}");
         }
     }
 }
