@@ -47,7 +47,10 @@ impl Scene {
             true => {
                 let stage = tempfile::tempdir().unwrap();
                 let copy = stage.path().join("natives");
-                fs::copy(env!("CARGO_BIN_EXE_natives"), &copy).unwrap();
+                natives_testkit::install_executable(
+                    Path::new(env!("CARGO_BIN_EXE_natives")),
+                    &copy,
+                );
                 open_to_all(stage.path());
                 (copy, Some(stage))
             }

@@ -170,23 +170,8 @@ fn counting_cargo(dir: &Path) -> (Cargo, PathBuf) {
         log.display(),
         real.display()
     );
-    install_executable(&program, &script);
+    natives_testkit::install_script(&program, &script);
     (Cargo { program }, log)
-}
-
-/// Write an executable script without ever holding a writable descriptor to
-/// it in this process: one inherited by a sibling test's child between its
-/// fork and exec would make running the script fail with "text file busy".
-fn install_executable(path: &Path, script: &str) {
-    let source = path.with_extension("txt");
-    fs::write(&source, script).unwrap();
-    let status = Command::new("install")
-        .args(["-m", "0755"])
-        .arg(&source)
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 fn calls(log: &Path) -> usize {
@@ -476,7 +461,7 @@ exit $status
         pause = PAUSE_ENV,
         paused = paused.display(),
     );
-    install_executable(&program, &script);
+    natives_testkit::install_script(&program, &script);
     program
 }
 

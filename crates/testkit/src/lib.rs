@@ -12,6 +12,7 @@
 use std::{
     fs,
     path::{Path, PathBuf},
+    process::Command,
     sync::mpsc::{self, RecvTimeoutError},
     thread,
     time::Duration,
@@ -96,4 +97,33 @@ pub fn beyond_path_max(root: &Path, file: &str, contents: impl AsRef<[u8]>) -> P
         chain = Path::new(&name(level)).join(chain);
     }
     chain.join(file)
+}
+
+/// Put a copy of the file `from` at `to` with mode 0755, without ever
+/// holding a writable descriptor to `to` in this process: tests run on
+/// threads of one process, and a descriptor inherited by a sibling test's
+/// child between its fork and exec makes running `to` fail with "text file
+/// busy" (`ETXTBSY`). `install`, a process of its own, writes it instead.
+pub fn install_executable(from: &Path, to: &Path) {
+    let status = Command::new("install")
+        .args(["-m", "0755"])
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("install runs");
+    assert!(
+        status.success(),
+        "install {} {}",
+        from.display(),
+        to.display()
+    );
+}
+
+/// A script with `text` at `path`, executable, written as
+/// [`install_executable`] writes (its text first goes to `path` with the
+/// extension `txt`).
+pub fn install_script(path: &Path, text: &str) {
+    let source = path.with_extension("txt");
+    fs::write(&source, text).expect("a script's text");
+    install_executable(&source, path);
 }

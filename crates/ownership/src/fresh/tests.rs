@@ -1,4 +1,4 @@
-use std::{fs, os::unix::fs::symlink, process::Command};
+use std::{fs, os::unix::fs::symlink};
 
 use tempfile::TempDir;
 
@@ -90,7 +90,7 @@ fi
             cache = cache.display(),
         );
         let program = dir.path().join("cargo");
-        install_executable(&program, &script);
+        natives_testkit::install_script(&program, &script);
         FakeCargo {
             cargo: Cargo { program },
             dir,
@@ -105,22 +105,6 @@ fi
             .map(str::to_owned)
             .collect()
     }
-}
-
-/// Write an executable script without ever holding a writable descriptor to
-/// it in this process: a descriptor inherited by a sibling test's child
-/// between its fork and exec would make running the script fail with
-/// "text file busy".
-fn install_executable(path: &Path, script: &str) {
-    let source = path.with_extension("txt");
-    fs::write(&source, script).unwrap();
-    let status = Command::new("install")
-        .args(["-m", "0755"])
-        .arg(&source)
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 /// `cargo metadata` JSON for a workspace at `root` defining `names`.

@@ -1,4 +1,4 @@
-use std::{os::unix::fs::PermissionsExt, time::Instant};
+use std::time::Instant;
 
 use super::*;
 use crate::{
@@ -93,15 +93,13 @@ fn transforming_attributes_table() {
 /// argument: pinned configuration comes first), sleeping otherwise.
 fn fake_git(dir: &Path, version: &str) -> PathBuf {
     let path = dir.join("git");
-    fs::write(
+    natives_testkit::install_script(
         &path,
-        format!(
+        &format!(
             "#!/bin/sh\nfor last; do :; done\n\
              if [ \"$last\" = version ]; then echo 'git version {version}'; else exec sleep 600; fi\n"
         ),
-    )
-    .unwrap();
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    );
     path
 }
 
