@@ -513,6 +513,29 @@ fn a_seed_killed_at_any_step_leaves_a_whole_member_or_none() {
     }
 }
 
+/// A half-seeded member that may not be removed (it holds a repository)
+/// is neither removed nor ever leased.
+#[test]
+fn a_half_seeded_member_that_cannot_be_removed_is_never_leased() {
+    let fx = fixture();
+    let warm = fx.acquire("warm", &sized(3)).unwrap();
+    lay_out_build(warm.dir(), 1000);
+    run_child(&fx, "pool::tests::seed_child", "Sampled");
+    natives_testkit::write(&fx.pool, "member-1/.git/HEAD", "ref: refs/heads/main\n");
+    for seat in ["b", "c"] {
+        let lease = fx.acquire(seat, &sized(3)).unwrap();
+        assert_eq!(lease.member(), "member-2", "{seat}");
+        drop(lease);
+    }
+    assert_eq!(fx.state("member-1"), Some(MemberState::Seeding));
+    assert!(fx.pool.join("member-1/.git/HEAD").exists());
+    let report = fx
+        .leases
+        .prune_pool(&fx.pool, 0, &owner("janitor"))
+        .unwrap();
+    assert!(fx.pool.join("member-1/.git/HEAD").exists(), "{report:?}");
+}
+
 /// A prune killed at each step of removing a member: the member is never
 /// leased again, and the next prune finishes its removal.
 #[test]
