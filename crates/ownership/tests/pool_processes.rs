@@ -395,7 +395,7 @@ impl Agent {
 fn agent_child() {
     let Ok(values) = CHILD_ENV
         .iter()
-        .map(|name| env::var(name))
+        .map(env::var)
         .collect::<Result<Vec<_>, _>>()
     else {
         return;
