@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use crate::{
     Outcome,
     args::CacheCommand,
-    common::{Output, age, ask},
+    common::{Output, age, ask, human_size},
     progress::Progress,
 };
 
@@ -282,21 +282,6 @@ fn print_report(dir: &Path, report: &PruneReport) {
     );
 }
 
-/// Bytes in the largest 1024-based unit that keeps the number at least 1.
-fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let (mut size, mut unit) = (bytes as f64, 0);
-    while size >= 1024.0 && unit + 1 < UNITS.len() {
-        size /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{size:.1} {}", UNITS[unit])
-    }
-}
-
 fn release(dir: &Path, home: Option<PathBuf>) -> Result<Outcome, String> {
     let leases = open(home)?;
     let shown = dir.display();
@@ -320,24 +305,4 @@ fn release(dir: &Path, home: Option<PathBuf>) -> Result<Outcome, String> {
 fn open(home: Option<PathBuf>) -> Result<Leases, String> {
     let home = paths::home(home.as_deref()).map_err(|err| err.to_string())?;
     Leases::open(&home).map_err(|err| err.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_sizes_table() {
-        let table = [
-            (0, "0 B"),
-            (1023, "1023 B"),
-            (1024, "1.0 KiB"),
-            (1536, "1.5 KiB"),
-            (5 << 30, "5.0 GiB"),
-            (u64::MAX, "16777216.0 TiB"),
-        ];
-        for (bytes, expected) in table {
-            assert_eq!(human_size(bytes), expected, "{bytes}");
-        }
-    }
 }

@@ -3,7 +3,8 @@
 //! A thin layer: clap parses (see `args`), the library decides, this crate
 //! prints. Exit codes follow ripgrep: 0 when something matched, 1 when
 //! nothing did, 2 on error (parse errors included, printed as every other
-//! error is, see `errors`); a handover the library refused exits 3.
+//! error is, see `errors`); a handover the library refused exits 3; `pool
+//! run` exits with its command's status.
 
 pub mod args;
 mod cache_cmd;
@@ -17,6 +18,7 @@ mod glob_cmd;
 mod grep_cmd;
 mod grep_print;
 mod handover_cmd;
+mod pool_cmd;
 mod progress;
 mod runs_cmd;
 
@@ -34,6 +36,8 @@ pub enum Outcome {
     NoMatch,
     /// What was asked was refused, and the output says why (exit 3).
     Refused,
+    /// A command run on the user's behalf ended with this status.
+    Exited(u8),
 }
 
 impl Outcome {
@@ -57,6 +61,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(Outcome::Matched) => ExitCode::SUCCESS,
         Ok(Outcome::NoMatch) => ExitCode::from(1),
         Ok(Outcome::Refused) => ExitCode::from(3),
+        Ok(Outcome::Exited(code)) => ExitCode::from(code),
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "natives: {message}");
             ExitCode::from(2)
@@ -71,6 +76,7 @@ fn run(command: Command) -> Result<Outcome, String> {
         Command::Find(args) => find_cmd::run(args),
         Command::Claims(command) => claims_cmd::run(command),
         Command::Cache(command) => cache_cmd::run(command),
+        Command::Pool(command) => pool_cmd::run(command),
         Command::Runs(command) => runs_cmd::run(command),
         Command::Handover(args) => handover_cmd::run(args),
         Command::SourceEvidence(args) => evidence_cmd::run(args),

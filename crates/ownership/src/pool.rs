@@ -399,6 +399,35 @@ impl Leases {
         self.prune_within(&pool, budget, owner, &mut |_| {})
     }
 
+    /// What [`Leases::prune_pool`] would remove now: idle ready members
+    /// (nobody holds their lease), least recently used first, until the
+    /// rest fits `budget`. Holds and removes nothing (a dry run).
+    pub fn plan_pool_prune(&self, pool: &Path, budget: u64) -> Result<Vec<PrunedMember>> {
+        let inventory = self.pool_inventory(pool)?;
+        let mut ready: Vec<&PoolMember> = inventory
+            .members
+            .iter()
+            .filter(|m| m.status == MemberStatus::State(MemberState::Ready))
+            .collect();
+        let mut total = ready.iter().map(|m| m.usage.allocated).sum::<u64>();
+        ready.sort_by_key(|m| m.last_used_ms);
+        let mut doomed = Vec::new();
+        for member in ready
+            .into_iter()
+            .filter(|m| !matches!(m.lease, "active" | "unknown"))
+        {
+            if total <= budget {
+                break;
+            }
+            total = total.saturating_sub(member.usage.allocated);
+            doomed.push(PrunedMember {
+                name: member.name.clone(),
+                usage: member.usage,
+            });
+        }
+        Ok(doomed)
+    }
+
     /// A free member leased, or a new one created and filled; waiting
     /// while the pool is full and busy.
     fn take_member(

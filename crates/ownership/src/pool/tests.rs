@@ -344,6 +344,10 @@ fn a_budget_prunes_idle_members_least_recently_used_first() {
     thread::sleep(Duration::from_millis(5));
     zero.release().unwrap();
     let member_size = usage(two.dir()).unwrap().allocated;
+    let planned = fx.leases.plan_pool_prune(&fx.pool, member_size).unwrap();
+    let planned: Vec<&str> = planned.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(planned, ["member-1", "member-0"]);
+    assert!(fx.pool.join("member-1").exists(), "a plan removes nothing");
     let report = fx
         .leases
         .prune_pool(&fx.pool, member_size, &owner("janitor"))
