@@ -29,7 +29,6 @@ use natives_ownership::{
     process::now_ms,
 };
 use natives_worktrees::git::Git;
-use serde_json::{Value, json};
 
 use crate::{
     Outcome,
@@ -93,7 +92,9 @@ fn status(pool: &Path, json: bool, home: Option<PathBuf>) -> Result<Outcome, Str
         .map_err(|err| err.to_string())?;
     let mut out = Output::stdout();
     if json {
-        out.write(|w| writeln!(w, "{}", inventory_json(&inventory)));
+        // The library's view, so the addon and this front name every field alike.
+        let shown = serde_json::to_string(&inventory).map_err(|err| err.to_string())?;
+        out.write(|w| writeln!(w, "{shown}"));
     } else if inventory.members.is_empty() {
         let dir = inventory.dir.display();
         out.write(|w| writeln!(w, "no members in the pool {dir}"));
@@ -102,53 +103,6 @@ fn status(pool: &Path, json: bool, home: Option<PathBuf>) -> Result<Outcome, Str
     }
     out.finish()?;
     Ok(Outcome::from_count(inventory.members.len() as u64))
-}
-
-/// The pool as one JSON object; fields spelled here, so the records on disk
-/// can change without changing what scripts read.
-fn inventory_json(inventory: &PoolInventory) -> Value {
-    let usage = inventory.usage();
-    json!({
-        "dir": inventory.dir.to_string_lossy(),
-        "size": inventory.size,
-        "budgetBytes": inventory.budget_bytes,
-        "coldFillMs": inventory.cold_fill_ms,
-        "logicalBytes": usage.logical,
-        "allocatedBytes": usage.allocated,
-        "members": inventory.members.iter().map(member_json).collect::<Vec<_>>(),
-    })
-}
-
-fn member_json(member: &PoolMember) -> Value {
-    let holder = member.holder.as_ref().map(
-        |o| json!({"run": o.run, "node": o.node, "seat": o.seat, "pid": o.pid, "host": o.host}),
-    );
-    let seed = member.seed.as_ref().map(|s| {
-        json!({
-            "strategy": s.strategy.name(), "from": s.from, "reason": s.reason, "files": s.files,
-            "bytes": s.bytes, "waitedMs": s.waited_ms, "tookMs": s.took_ms,
-        })
-    });
-    let mut line = json!({
-        "name": member.name,
-        "dir": member.dir.to_string_lossy(),
-        "state": member.status.name(),
-        "lease": member.lease,
-        "holder": holder,
-        "identity": member.identity.as_ref().map(|i| json!({
-            "worktree": i.worktree.to_string_lossy(), "head": i.head,
-        })),
-        "logicalBytes": member.usage.logical,
-        "allocatedBytes": member.usage.allocated,
-        "files": member.usage.files,
-        "lastUsedMs": member.last_used_ms,
-        "createdAtMs": member.created_at_ms,
-        "seed": seed,
-    });
-    if let natives_ownership::pool::MemberStatus::Unknown(why) = &member.status {
-        line["reason"] = why.as_str().into();
-    }
-    line
 }
 
 fn print_table(out: &mut dyn Write, inventory: &PoolInventory) -> io::Result<()> {
@@ -252,8 +206,8 @@ fn print_prune(pool: &Path, report: &PoolPruneReport) {
             human_size(member.usage.allocated)
         );
     }
-    for (name, why) in &report.kept {
-        println!("kept {name}: {why}");
+    for kept in &report.kept {
+        println!("kept {}: {}", kept.name, kept.why);
     }
     println!(
         "pruned {}: {} -> {} allocated",

@@ -221,7 +221,7 @@ pub fn pool_env(dir: &Path) -> Vec<(String, PathBuf)> {
 }
 
 /// One member removed by a prune.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct PrunedMember {
     /// Its name.
     pub name: String,
@@ -230,7 +230,8 @@ pub struct PrunedMember {
 }
 
 /// What a prune of a pool did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PoolPruneReport {
     /// The members' disk use before.
     pub before: Usage,
@@ -242,7 +243,16 @@ pub struct PoolPruneReport {
     /// removed whole.
     pub discarded: Vec<String>,
     /// Members beyond the budget that were kept, with why.
-    pub kept: Vec<(String, String)>,
+    pub kept: Vec<KeptMember>,
+}
+
+/// A member beyond the budget that a prune kept.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct KeptMember {
+    /// Its name.
+    pub name: String,
+    /// Why it was kept (busy: who holds it; refused: which rule).
+    pub why: String,
 }
 
 /// The points of an acquisition from a pool, so tests can kill it at each.
@@ -658,7 +668,10 @@ impl Leases {
                         usage: used,
                     });
                 }
-                Err(why) => report.kept.push((view.name.clone(), why)),
+                Err(why) => report.kept.push(KeptMember {
+                    name: view.name.clone(),
+                    why,
+                }),
             }
         }
         Ok(report)

@@ -16,6 +16,7 @@ use std::{
 };
 
 use natives_core::{Error, Result};
+use serde::{Serialize, Serializer, ser::SerializeMap};
 
 use super::{
     PoolDir,
@@ -28,7 +29,7 @@ use crate::{
 };
 
 /// Disk use of one tree.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
     /// Bytes its files hold.
     pub logical: u64,
@@ -50,6 +51,18 @@ pub enum MemberStatus {
     Unknown(String),
 }
 
+/// Shown as `state` (its name) and, for an unreadable record, `reason`.
+impl Serialize for MemberStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("state", self.name())?;
+        if let MemberStatus::Unknown(why) = self {
+            map.serialize_entry("reason", why)?;
+        }
+        map.end()
+    }
+}
+
 impl MemberStatus {
     /// The status as every front shows it.
     pub fn name(&self) -> &'static str {
@@ -61,14 +74,16 @@ impl MemberStatus {
     }
 }
 
-/// One member of a pool, as found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One member of a pool, as found (the shape every front shows).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PoolMember {
     /// Its name (`member-<n>`).
     pub name: String,
     /// Its directory.
     pub dir: PathBuf,
     /// Where it stands.
+    #[serde(flatten)]
     pub status: MemberStatus,
     /// Its lease: `free`, `active`, `stale` or `unknown`.
     pub lease: &'static str,
@@ -86,8 +101,9 @@ pub struct PoolMember {
     pub seed: Option<SeedReport>,
 }
 
-/// A pool, as found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A pool, as found (the shape every front shows).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PoolInventory {
     /// The pool directory, canonical.
     pub dir: PathBuf,

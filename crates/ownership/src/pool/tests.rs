@@ -356,7 +356,7 @@ fn a_budget_prunes_idle_members_least_recently_used_first() {
     assert_eq!(pruned, ["member-1", "member-0"], "{report:?}");
     assert!(report.after.allocated <= member_size, "{report:?}");
     assert_eq!(report.kept.len(), 1, "{report:?}");
-    assert!(report.kept[0].1.contains("run/node/c"), "{report:?}");
+    assert!(report.kept[0].why.contains("run/node/c"), "{report:?}");
     assert!(two.dir().join("debug/deps/libx-1.rlib").exists());
     assert!(!fx.pool.join("member-0").exists() && !fx.pool.join("member-1").exists());
     let names: Vec<String> = fx.inventory().members.into_iter().map(|m| m.name).collect();
@@ -383,7 +383,7 @@ fn prune_never_removes_what_is_not_the_pools() {
         .prune_pool(&fx.pool, 0, &owner("janitor"))
         .unwrap();
     assert!(report.pruned.is_empty(), "{report:?}");
-    assert!(report.kept[0].1.contains(".git"), "{report:?}");
+    assert!(report.kept[0].why.contains(".git"), "{report:?}");
     assert_eq!(
         fs::read_to_string(fx.pool.join("member-7/notes.txt")).unwrap(),
         "mine"
