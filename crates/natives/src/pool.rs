@@ -241,7 +241,7 @@ fn to_options(options: &NativePoolOptions) -> Result<PoolOptions, natives_core::
     let manifests = options.manifest_paths.clone().unwrap_or_default();
     let defaults = PoolOptions::default();
     Ok(PoolOptions {
-        size: size.map_or(defaults.size, |size| size as usize),
+        size: size.unwrap_or(defaults.size),
         budget_bytes: budget.map(|bytes| bytes as u64),
         seed: seed.unwrap_or(defaults.seed),
         workspaces: Target::of_manifests(manifests.into_iter().map(Into::into).collect()),
