@@ -121,11 +121,11 @@ fn print_table(out: &mut dyn Write, inventory: &PoolInventory) -> io::Result<()>
     let usage = inventory.usage();
     writeln!(
         out,
-        "{} members of at most {}: {} logical, {} allocated (shared blocks counted per member)",
+        "{} members of at most {}: {} logical, {} on disk (blocks members share counted once)",
         inventory.members.len(),
         inventory.size.map_or("?".to_owned(), |k| k.to_string()),
         human_size(usage.logical),
-        human_size(usage.allocated),
+        human_size(inventory.physical),
     )
 }
 
@@ -188,7 +188,7 @@ fn prune(
         .prune_pool(pool, budget, &owner)
         .map_err(|err| err.to_string())?;
     print_prune(pool, &report);
-    Ok(if report.after.allocated <= budget {
+    Ok(if report.bytes_after <= budget {
         Outcome::Matched
     } else {
         Outcome::NoMatch
@@ -210,10 +210,10 @@ fn print_prune(pool: &Path, report: &PoolPruneReport) {
         println!("kept {}: {}", kept.name, kept.why);
     }
     println!(
-        "pruned {}: {} -> {} allocated",
+        "pruned {}: {} -> {} on disk",
         pool.display(),
-        human_size(report.before.allocated),
-        human_size(report.after.allocated)
+        human_size(report.bytes_before),
+        human_size(report.bytes_after)
     );
 }
 

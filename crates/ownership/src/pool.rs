@@ -32,8 +32,9 @@
 //!
 //! # Disk
 //!
-//! With a budget, idle ready members beyond it are removed least recently
-//! used first, under their maintenance lease and the prune guard, never
+//! With a budget (judged by what the members take on disk together, blocks
+//! they share counted once), idle ready members beyond it are removed least
+//! recently used first, under their maintenance lease and the prune guard, never
 //! one that is leased or that a cargo or a seed is reading; an acquisition
 //! prunes after it has its member, and [`Leases::prune_pool`] prunes on
 //! demand. [`Leases::pool_inventory`] shows members, holders, identities,
@@ -45,6 +46,7 @@
 
 mod clone;
 mod discard;
+mod extents;
 mod inventory;
 mod member;
 mod seed;
@@ -65,6 +67,7 @@ pub use seed::{SeedReport, SeedStrategy};
 
 use self::{
     discard::DiscardStep,
+    extents::Footprint,
     member::{MemberRecord, MemberView, PoolRecord, Recorded},
     seed::{SeedStep, Seeding},
 };
@@ -233,10 +236,10 @@ pub struct PrunedMember {
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PoolPruneReport {
-    /// The members' disk use before.
-    pub before: Usage,
-    /// The members' disk use after.
-    pub after: Usage,
+    /// What the ready members took on disk before (shared blocks once).
+    pub bytes_before: u64,
+    /// What the ready members take on disk after (shared blocks once).
+    pub bytes_after: u64,
     /// Idle members removed to fit the budget, least recently used first.
     pub pruned: Vec<PrunedMember>,
     /// Members left half-seeded or half-removed by a process that died,
@@ -413,26 +416,22 @@ impl Leases {
     /// (nobody holds their lease), least recently used first, until the
     /// rest fits `budget`. Holds and removes nothing (a dry run).
     pub fn plan_pool_prune(&self, pool: &Path, budget: u64) -> Result<Vec<PrunedMember>> {
-        let inventory = self.pool_inventory(pool)?;
-        let mut ready: Vec<&PoolMember> = inventory
-            .members
-            .iter()
-            .filter(|m| m.status == MemberStatus::State(MemberState::Ready))
-            .collect();
-        let mut total = ready.iter().map(|m| m.usage.allocated).sum::<u64>();
-        ready.sort_by_key(|m| m.last_used_ms);
+        let pool = PoolDir::new(self.home(), pool)?;
+        let members = pool.members()?;
+        let measured = measure_ready(&members)?;
+        let mut left: Vec<bool> = vec![true; measured.len()];
         let mut doomed = Vec::new();
-        for member in ready
-            .into_iter()
-            .filter(|m| !matches!(m.lease, "active" | "unknown"))
-        {
-            if total <= budget {
+        for (i, (view, used, _)) in measured.iter().enumerate() {
+            if remaining(&measured, &left) <= budget {
                 break;
             }
-            total = total.saturating_sub(member.usage.allocated);
+            if self.classify(&view.dir)?.in_use() || self.outputs_in_use(&view.dir)? {
+                continue;
+            }
+            left[i] = false;
             doomed.push(PrunedMember {
-                name: member.name.clone(),
-                usage: member.usage,
+                name: view.name.clone(),
+                usage: *used,
             });
         }
         Ok(doomed)
@@ -643,29 +642,19 @@ impl Leases {
             report.discarded.push(record.name.clone());
             discard::discard(&pool.home, &pool.files, &record, doomed, observe)?;
         }
-        let mut sized = Vec::new();
-        for view in members
-            .iter()
-            .filter(|m| m.in_state(MemberState::Ready).is_some())
-        {
-            sized.push((view, usage(&view.dir)?));
-        }
-        let total = sized
-            .iter()
-            .fold(Usage::default(), |sum, (_, u)| add(sum, *u));
-        report.before = total;
-        report.after = total;
-        sized.sort_by_key(|(view, _)| view.last_used_ms());
-        for (view, used) in sized {
-            if report.after.allocated <= budget {
+        let measured = measure_ready(&members)?;
+        let mut left: Vec<bool> = vec![true; measured.len()];
+        report.bytes_before = remaining(&measured, &left);
+        for (i, (view, used, _)) in measured.iter().enumerate() {
+            if remaining(&measured, &left) <= budget {
                 break;
             }
             match self.prune_member(pool, view, owner, observe)? {
                 Ok(()) => {
-                    report.after = sub(report.after, used);
+                    left[i] = false;
                     report.pruned.push(PrunedMember {
                         name: view.name.clone(),
-                        usage: used,
+                        usage: *used,
                     });
                 }
                 Err(why) => report.kept.push(KeptMember {
@@ -674,6 +663,7 @@ impl Leases {
                 }),
             }
         }
+        report.bytes_after = remaining(&measured, &left);
         Ok(report)
     }
 
@@ -805,20 +795,28 @@ fn is_leftover(view: &MemberView) -> bool {
     matches!(&view.record, Recorded::Member(r) if r.state != MemberState::Ready)
 }
 
-fn add(a: Usage, b: Usage) -> Usage {
-    Usage {
-        logical: a.logical + b.logical,
-        allocated: a.allocated + b.allocated,
-        files: a.files + b.files,
+/// The ready members with their disk use, least recently used first.
+fn measure_ready(members: &[MemberView]) -> Result<Vec<(&MemberView, Usage, Footprint)>> {
+    let mut measured = Vec::new();
+    for view in members
+        .iter()
+        .filter(|m| m.in_state(MemberState::Ready).is_some())
+    {
+        let (usage, footprint) = inventory::measure(&view.dir)?;
+        measured.push((view, usage, footprint));
     }
+    measured.sort_by_key(|(view, _, _)| view.last_used_ms());
+    Ok(measured)
 }
 
-fn sub(a: Usage, b: Usage) -> Usage {
-    Usage {
-        logical: a.logical.saturating_sub(b.logical),
-        allocated: a.allocated.saturating_sub(b.allocated),
-        files: a.files.saturating_sub(b.files),
-    }
+/// What the members `left` marks take on disk together, shared blocks once.
+fn remaining(measured: &[(&MemberView, Usage, Footprint)], left: &[bool]) -> u64 {
+    let kept = measured
+        .iter()
+        .zip(left)
+        .filter(|(_, kept)| **kept)
+        .map(|((_, _, footprint), _)| footprint);
+    Footprint::combined(kept)
 }
 
 #[cfg(test)]

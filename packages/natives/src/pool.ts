@@ -39,10 +39,11 @@ export interface SeedReport {
   tookMs: number;
 }
 
-/** Disk use: bytes held, bytes allocated (shared reflinked blocks counted per member), files. */
+/** Disk use: bytes held, bytes allocated (blocks shared with other members counted here too), bytes in shared extents, files. */
 export interface DiskUsage {
   logical: number;
   allocated: number;
+  shared: number;
   files: number;
 }
 
@@ -70,13 +71,16 @@ export interface PoolInventory {
   budgetBytes: number | null;
   /** How long a member created cold was first held: a build from nothing, the bar a copy must beat. */
   coldFillMs: number | null;
+  /** What every member takes on disk together, blocks they share (a reflink seed's) counted once. */
+  physical: number;
   members: PoolMember[];
 }
 
 /** What a prune of a pool did. */
 export interface PoolPruneReport {
-  before: DiskUsage;
-  after: DiskUsage;
+  /** What the ready members took on disk before, shared blocks counted once: what the budget is judged by. */
+  bytesBefore: number;
+  bytesAfter: number;
   /** Idle members removed, least recently used first. */
   pruned: { name: string; usage: DiskUsage }[];
   /** Members left half-done by a process that died, removed whole. */

@@ -10,8 +10,9 @@
 
 use std::{
     collections::HashSet,
-    fs, io,
-    os::unix::fs::MetadataExt,
+    fs::{self, OpenOptions},
+    io,
+    os::unix::fs::{MetadataExt, OpenOptionsExt},
     path::{Path, PathBuf},
 };
 
@@ -20,6 +21,7 @@ use serde::{Serialize, Serializer, ser::SerializeMap};
 
 use super::{
     PoolDir,
+    extents::Footprint,
     member::{self, MemberState, MemberView, Recorded},
     seed::SeedReport,
 };
@@ -35,6 +37,8 @@ pub struct Usage {
     pub logical: u64,
     /// Bytes the filesystem allocated for them.
     pub allocated: u64,
+    /// Bytes of its files in extents shared with other files.
+    pub shared: u64,
     /// Files (each counted once, whatever its names).
     pub files: u64,
 }
@@ -114,18 +118,32 @@ pub struct PoolInventory {
     /// How long a member created cold was first held (a build from
     /// nothing), when measured.
     pub cold_fill_ms: Option<u64>,
+    /// What every member takes on disk together, shared blocks counted
+    /// once.
+    pub physical: u64,
     /// Its members, by name.
     pub members: Vec<PoolMember>,
 }
 
 impl PoolInventory {
-    /// Disk use of every member together (see the module docs).
+    /// Every member's disk use added up (shared blocks counted per member;
+    /// see [`PoolInventory::physical`] for them counted once).
     pub fn usage(&self) -> Usage {
-        self.members.iter().fold(Usage::default(), |sum, m| Usage {
-            logical: sum.logical + m.usage.logical,
-            allocated: sum.allocated + m.usage.allocated,
-            files: sum.files + m.usage.files,
-        })
+        self.members
+            .iter()
+            .fold(Usage::default(), |sum, m| sum.plus(m.usage))
+    }
+}
+
+impl Usage {
+    /// Both uses added up.
+    pub fn plus(self, other: Usage) -> Usage {
+        Usage {
+            logical: self.logical + other.logical,
+            allocated: self.allocated + other.allocated,
+            shared: self.shared + other.shared,
+            files: self.files + other.files,
+        }
     }
 }
 
@@ -135,20 +153,24 @@ impl Leases {
     pub fn pool_inventory(&self, pool: &Path) -> Result<PoolInventory> {
         let pool = PoolDir::new(self.home(), pool)?;
         let record = member::read_pool(&pool.files.record);
-        let members = member::list(self.home(), &pool.id, &pool.files)?
-            .into_iter()
-            .map(|view| self.describe(view))
-            .collect::<Result<Vec<_>>>()?;
+        let mut members = Vec::new();
+        let mut footprints = Vec::new();
+        for view in member::list(self.home(), &pool.id, &pool.files)? {
+            let (usage, footprint) = measure(&view.dir)?;
+            members.push(self.describe(view, usage)?);
+            footprints.push(footprint);
+        }
         Ok(PoolInventory {
             dir: pool.id,
             size: record.as_ref().map(|r| r.size),
             budget_bytes: record.as_ref().and_then(|r| r.budget_bytes),
             cold_fill_ms: record.and_then(|r| r.cold_fill_ms),
+            physical: Footprint::combined(&footprints),
             members,
         })
     }
 
-    fn describe(&self, view: MemberView) -> Result<PoolMember> {
+    fn describe(&self, view: MemberView, usage: Usage) -> Result<PoolMember> {
         let lease = self.classify(&view.dir)?;
         let holder = match &lease {
             Status::Active(Some(record)) | Status::Stale(record) => Some(record.owner.clone()),
@@ -160,7 +182,7 @@ impl Leases {
             Recorded::Member(record) => (MemberStatus::State(record.state), Some(record)),
         };
         Ok(PoolMember {
-            usage: usage(&view.dir)?,
+            usage,
             name: view.name,
             dir: view.dir,
             status,
@@ -176,38 +198,68 @@ impl Leases {
 
 /// Disk use of the tree at `dir`, links not followed; zero when missing.
 pub fn usage(dir: &Path) -> Result<Usage> {
-    let mut total = Usage::default();
-    let mut seen = HashSet::new();
-    walk(dir, &mut total, &mut seen)?;
-    Ok(total)
+    measure(dir).map(|(usage, _)| usage)
 }
 
-fn walk(path: &Path, total: &mut Usage, seen: &mut HashSet<(u64, u64)>) -> Result<()> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(Error::io(path, err)),
-    };
-    if meta.is_dir() {
-        total.allocated += meta.blocks() * 512;
-        let listing = match fs::read_dir(path) {
-            Ok(listing) => listing,
+/// Disk use of the tree at `dir`, and its blocks for counting shared ones
+/// once.
+pub(super) fn measure(dir: &Path) -> Result<(Usage, Footprint)> {
+    let mut tally = Tally::default();
+    tally.walk(dir)?;
+    Ok((tally.usage, tally.footprint))
+}
+
+#[derive(Default)]
+struct Tally {
+    usage: Usage,
+    footprint: Footprint,
+    seen: HashSet<(u64, u64)>,
+}
+
+impl Tally {
+    fn walk(&mut self, path: &Path) -> Result<()> {
+        let meta = match fs::symlink_metadata(path) {
+            Ok(meta) => meta,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(err) => return Err(Error::io(path, err)),
         };
-        for item in listing {
-            walk(
-                &item.map_err(|err| Error::io(path, err))?.path(),
-                total,
-                seen,
-            )?;
+        let blocks = meta.blocks() * 512;
+        if meta.is_dir() {
+            self.usage.allocated += blocks;
+            self.footprint.add_unique(blocks);
+            let listing = match fs::read_dir(path) {
+                Ok(listing) => listing,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(err) => return Err(Error::io(path, err)),
+            };
+            for item in listing {
+                self.walk(&item.map_err(|err| Error::io(path, err))?.path())?;
+            }
+        } else if self.seen.insert((meta.dev(), meta.ino())) {
+            self.usage.allocated += blocks;
+            let shared = meta.is_file().then(|| self.map_file(path, meta.dev()));
+            match shared.flatten() {
+                Some(shared) => self.usage.shared += shared,
+                None => self.footprint.add_unique(blocks),
+            }
+            if meta.is_file() {
+                self.usage.logical += meta.len();
+                self.usage.files += 1;
+            }
         }
-    } else if seen.insert((meta.dev(), meta.ino())) {
-        total.allocated += meta.blocks() * 512;
-        if meta.is_file() {
-            total.logical += meta.len();
-            total.files += 1;
-        }
+        Ok(())
     }
-    Ok(())
+
+    /// The file's shared bytes from its extent map, or `None` when it has
+    /// none to read. Opened without blocking and without following a link,
+    /// in case it was replaced by one (or by a FIFO) since it was listed.
+    fn map_file(&mut self, path: &Path, dev: u64) -> Option<u64> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(path)
+            .ok()?;
+        file.metadata().ok()?.is_file().then_some(())?;
+        self.footprint.add_file(&file, dev)
+    }
 }

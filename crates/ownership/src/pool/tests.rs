@@ -343,7 +343,7 @@ fn a_budget_prunes_idle_members_least_recently_used_first() {
     one.release().unwrap();
     thread::sleep(Duration::from_millis(5));
     zero.release().unwrap();
-    let member_size = usage(two.dir()).unwrap().allocated;
+    let member_size = fx.inventory().members[2].usage.allocated;
     let planned = fx.leases.plan_pool_prune(&fx.pool, member_size).unwrap();
     let planned: Vec<&str> = planned.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(planned, ["member-1", "member-0"]);
@@ -354,7 +354,7 @@ fn a_budget_prunes_idle_members_least_recently_used_first() {
         .unwrap();
     let pruned: Vec<&str> = report.pruned.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(pruned, ["member-1", "member-0"], "{report:?}");
-    assert!(report.after.allocated <= member_size, "{report:?}");
+    assert!(report.bytes_after <= member_size, "{report:?}");
     assert_eq!(report.kept.len(), 1, "{report:?}");
     assert!(report.kept[0].why.contains("run/node/c"), "{report:?}");
     assert!(two.dir().join("debug/deps/libx-1.rlib").exists());
