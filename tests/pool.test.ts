@@ -95,6 +95,8 @@ describe('poolInventory and prunePool', () => {
     expect(zero?.usage.logical).toBeGreaterThan(0);
     expect(zero?.usage.allocated).toBeGreaterThan(0);
     expect(zero?.lastUsedMs).toBeGreaterThan(0);
+    expect(inventory.physical).toBeGreaterThan(0);
+    expect(typeof zero?.usage.shared).toBe('number');
     expect([one?.name, one?.lease, one?.holder?.seat]).toEqual([held.member, 'active', 'holder']);
     const report = await prunePool(pool, 0, { ...OWNER, seat: 'janitor' }, { home });
     expect(report.pruned.map((m) => m.name)).toEqual(['member-0']);
