@@ -161,8 +161,7 @@ impl Place {
             .map(|id| Agent::spawn(id, rounds, self, &events))
             .collect();
         let started = Instant::now();
-        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-        let (mut killed, mut next_strike) = (0, Instant::now() + Duration::from_secs(1));
+        let mut strikes = Strikes::new(kills);
         let mut compiled_dep_in_seeded = 0;
         while agents.iter().any(|a| a.done < rounds) {
             assert!(
@@ -179,39 +178,15 @@ impl Place {
                     Event::Violation(text) => panic!("agent {id}: {text}"),
                 }
             }
-            for agent in &mut agents {
-                if let Some(status) = agent.child.try_wait().unwrap() {
-                    assert!(
-                        status.success() || agent.done >= rounds,
-                        "agent {} ended {status} after {} rounds",
-                        agent.id,
-                        agent.done
-                    );
-                }
-            }
-            if killed < kills && Instant::now() >= next_strike {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                let victim = rng as usize % agents.len();
-                if agents[victim].done < rounds
-                    && agents[victim].child.try_wait().unwrap().is_none()
-                {
-                    agents[victim].kill();
-                    killed += 1;
-                    let done = agents[victim].done;
-                    agents[victim] = Agent::spawn(victim, rounds - done, self, &events);
-                    agents[victim].done = done;
-                }
-                next_strike = Instant::now() + Duration::from_millis(700 + (rng >> 40) % 1500);
-            }
+            check_alive(&mut agents, rounds);
+            strikes.strike(&mut agents, rounds, self, &events);
             thread::sleep(Duration::from_millis(20));
         }
         for agent in &mut agents {
             let status = agent.child.wait().unwrap();
             assert!(status.success(), "agent {} ended {status}", agent.id);
         }
-        self.check_after(started, killed, compiled_dep_in_seeded)
+        self.check_after(started, strikes.killed, compiled_dep_in_seeded)
     }
 
     /// Every member ready or discarding, at most K of them; the strategies.
@@ -324,17 +299,22 @@ impl Place {
             "grew {grew} for {one_member:?}"
         );
         drop((first, second));
-        // The pool's own accounting counts the shared blocks once, so a
-        // budget of 1.3 members keeps both.
+        self.shared_blocks_count_once(&leases, mount, one_member.allocated);
+    }
+
+    /// The pool's own accounting counts the blocks its members share once,
+    /// so a budget of 1.3 members keeps a member and its reflink; a budget
+    /// of nothing removes both.
+    fn shared_blocks_count_once(&self, leases: &Leases, mount: &LoopMount, one_member: u64) {
         let inventory = leases.pool_inventory(&self.pool).unwrap();
-        let budget = one_member.allocated * 13 / 10;
+        let budget = one_member * 13 / 10;
         println!(
             "{}: two members, one a reflink of the other: {} bytes on disk by their extent maps \
              ({} allocated added up), one member {} allocated",
             mount.kind,
             inventory.physical,
             inventory.usage().allocated,
-            one_member.allocated
+            one_member
         );
         assert!(inventory.physical <= budget, "{inventory:?}");
         assert!(
@@ -368,6 +348,66 @@ impl Place {
             .stdout(Stdio::piped())
             .process_group(0);
         command.spawn().unwrap()
+    }
+}
+
+/// An agent that ended before its rounds were done, other than by a kill,
+/// ends the storm.
+fn check_alive(agents: &mut [Agent], rounds: u64) {
+    for agent in agents {
+        if let Some(status) = agent.child.try_wait().unwrap() {
+            assert!(
+                status.success() || agent.done >= rounds,
+                "agent {} ended {status} after {} rounds",
+                agent.id,
+                agent.done
+            );
+        }
+    }
+}
+
+/// SIGKILLs an agent (with its tools) every 0.7 to 2.2 s, up to a count,
+/// and starts another in its place for the rounds it had left.
+struct Strikes {
+    rng: u64,
+    left: u64,
+    killed: u64,
+    next: Instant,
+}
+
+impl Strikes {
+    fn new(kills: u64) -> Strikes {
+        Strikes {
+            rng: 0x9e37_79b9_7f4a_7c15,
+            left: kills,
+            killed: 0,
+            next: Instant::now() + Duration::from_secs(1),
+        }
+    }
+
+    fn strike(
+        &mut self,
+        agents: &mut [Agent],
+        rounds: u64,
+        place: &Place,
+        events: &mpsc::Sender<(usize, Event)>,
+    ) {
+        if self.killed >= self.left || Instant::now() < self.next {
+            return;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let victim = self.rng as usize % agents.len();
+        let agent = &mut agents[victim];
+        if agent.done < rounds && agent.child.try_wait().unwrap().is_none() {
+            agent.kill();
+            self.killed += 1;
+            let done = agent.done;
+            *agent = Agent::spawn(victim, rounds - done, place, events);
+            agent.done = done;
+        }
+        self.next = Instant::now() + Duration::from_millis(700 + (self.rng >> 40) % 1500);
     }
 }
 
@@ -433,9 +473,7 @@ fn agent_child() {
     let (root, pool) = (PathBuf::from(root), PathBuf::from(pool));
     let worktree = root.join(format!("wt-{agent}"));
     let leases = Leases::open(Path::new(&home)).unwrap();
-    // A predecessor killed mid-commit leaves git's lock behind.
-    let git_dir = PathBuf::from(git(&worktree, &["rev-parse", "--absolute-git-dir"]));
-    let _ = fs::remove_file(git_dir.join("index.lock"));
+    remove_git_locks(&worktree, &agent);
     say("");
     for round in 0..rounds.parse::<u64>().unwrap() {
         let stamp = format!("agent-{agent}-pid-{}-round-{round}", std::process::id());
@@ -444,6 +482,30 @@ fn agent_child() {
             .building(worktree.clone(), head);
         let rebuilt = one_round(&leases, &pool, &root, &owner, &stamp);
         say(&format!("round {rebuilt}"));
+    }
+}
+
+/// Remove the locks a predecessor killed mid-commit (with its git: its
+/// whole process group) left in this agent's worktree and on its branch.
+fn remove_git_locks(worktree: &Path, agent: &str) {
+    let dirs = git(
+        worktree,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-dir",
+            "--git-common-dir",
+        ],
+    );
+    let mut dirs = dirs.lines().map(PathBuf::from);
+    let (own, common) = (dirs.next().unwrap(), dirs.next().unwrap());
+    for lock in [
+        own.join("index.lock"),
+        own.join("HEAD.lock"),
+        common.join(format!("refs/heads/agent-{agent}.lock")),
+        common.join(format!("logs/refs/heads/agent-{agent}.lock")),
+    ] {
+        let _ = fs::remove_file(lock);
     }
 }
 

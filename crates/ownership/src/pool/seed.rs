@@ -150,12 +150,7 @@ pub(super) fn seed(seeding: &Seeding<'_>, observe: &mut dyn FnMut(SeedStep)) -> 
         return Ok(cold("cold asked for", 0, started));
     }
     let Some((source, waited)) = pick_source(seeding)? else {
-        let why = if seeding.sources.is_empty() {
-            "no ready member to copy"
-        } else {
-            "every ready member was compiling or empty"
-        };
-        return Ok(cold(why, elapsed_ms(started), started));
+        return Ok(cold(no_source(seeding), elapsed_ms(started), started));
     };
     let identity =
         fresh::read_identity(&LeaseFiles::new(seeding.home, &source.member.dir).identity);
@@ -344,6 +339,15 @@ fn empty(dir: &Path) -> Result<()> {
         removed.map_err(|err| Error::io(&path, err))?;
     }
     Ok(())
+}
+
+/// Why no member could be copied.
+fn no_source(seeding: &Seeding<'_>) -> &'static str {
+    if seeding.sources.is_empty() {
+        "no ready member to copy"
+    } else {
+        "every ready member was compiling or empty"
+    }
 }
 
 fn cold(why: &str, waited_ms: u64, started: Instant) -> SeedReport {
