@@ -8,11 +8,14 @@
 //! permission bits and its modification time, because cargo decides what is
 //! fresh by comparing modification times.
 //!
-//! Never hard links: cargo rewrites files of a target directory in place
-//! (a build script's `output`, fingerprints, dep-info: the same inode,
-//! truncated and rewritten, as `tests/pool_hard_links.rs` shows), so two
-//! members sharing an inode would share those rewrites and one of them
-//! would believe another's build was its own.
+//! Never hard links between members: cargo rewrites files of a target
+//! directory in place (a build script's `output`, fingerprints, dep-info:
+//! the same inode, truncated and rewritten, as `tests/pool_hard_links.rs`
+//! shows), so two members sharing an inode would share those rewrites and
+//! one of them would believe another's build was its own. A file cargo gave
+//! two names within the source (an uplifted binary and its `deps/`
+//! original) is copied once and given both names in the new member, as
+//! cargo left it.
 //!
 //! A plain copy can be slower than building from nothing. It is measured as
 //! it goes: once a sample (an eighth of the bytes, at least one file) is
@@ -21,6 +24,7 @@
 //! caller builds cold instead.
 
 use std::{
+    collections::{HashMap, hash_map::Entry},
     fs::{self, File, FileTimes, OpenOptions},
     io,
     os::{
@@ -45,6 +49,10 @@ pub(super) struct Plan {
     files: Vec<(PathBuf, u64)>,
     /// Symbolic links (relative) and what they point to.
     links: Vec<(PathBuf, PathBuf)>,
+    /// Further names (relative) of files listed under another name.
+    names: Vec<(PathBuf, PathBuf)>,
+    /// The first name of each file with several, by device and inode.
+    named: HashMap<(u64, u64), PathBuf>,
     /// Entries that are neither (FIFOs, sockets, devices): not copied.
     pub skipped: u64,
 }
@@ -95,6 +103,14 @@ fn add(root: &Path, rel: &Path, plan: &mut Plan) -> Result<()> {
             add(root, &rel.join(name), plan)?;
         }
     } else if meta.is_file() {
+        if meta.nlink() > 1 {
+            let first = plan.named.entry((meta.dev(), meta.ino()));
+            if let Entry::Occupied(first) = first {
+                plan.names.push((rel.to_owned(), first.get().clone()));
+                return Ok(());
+            }
+            first.or_insert_with(|| rel.to_owned());
+        }
         plan.files.push((rel.to_owned(), meta.len()));
     } else if meta.is_symlink() {
         let target = fs::read_link(&path).map_err(|err| Error::io(&path, err))?;
@@ -172,6 +188,10 @@ pub(super) fn copy(
         }
     }
     copy_files(source, dest, rest, method, cancel)?;
+    for (name, first) in &plan.names {
+        let path = dest.join(name);
+        fs::hard_link(dest.join(first), &path).map_err(|err| Error::io(&path, err))?;
+    }
     Ok(Copied::Whole)
 }
 
@@ -322,6 +342,7 @@ mod tests {
             .unwrap();
         fs::set_permissions(&rlib, fs::Permissions::from_mode(0o751)).unwrap();
         symlink("deps/libx.rlib", src.join("debug/libx.rlib")).unwrap();
+        fs::hard_link(&rlib, src.join("debug/x-uplifted")).unwrap();
         let dest = tempfile::tempdir().unwrap();
         let parts = [
             PathBuf::from("debug"),
