@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use crate::{
     Outcome,
     args::CacheCommand,
-    common::{Output, age, ask, human_size},
+    common::{Output, age, ask, human_size, write_table},
     progress::Progress,
 };
 
@@ -120,35 +120,14 @@ fn entry_json(entry: &Entry) -> Value {
 fn print_table(out: &mut dyn Write, entries: &[Entry]) -> io::Result<()> {
     let now = now_ms();
     let rows: Vec<[String; 6]> = entries.iter().map(|e| row(e, now)).collect();
-    let mut widths = HEADINGS.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    write_row(out, &HEADINGS.map(str::to_owned), &widths)?;
-    for (entry, row) in entries.iter().zip(&rows) {
-        write_row(out, row, &widths)?;
-        if let EntryStatus::Unknown(why) = &entry.status {
-            writeln!(out, "  why: {why}")?;
-        }
-    }
+    write_table(out, HEADINGS, &rows, &|i, out| match &entries[i].status {
+        EntryStatus::Unknown(why) => writeln!(out, "  why: {why}"),
+        _ => Ok(()),
+    })?;
     if entries.iter().any(|e| e.outputs_held) {
         writeln!(out, "* process cleanup holds the output lease")?;
     }
     Ok(())
-}
-
-fn write_row(out: &mut dyn Write, cells: &[String; 6], widths: &[usize; 6]) -> io::Result<()> {
-    let mut line = String::new();
-    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
-        if i + 1 == cells.len() {
-            line.push_str(cell);
-        } else {
-            line.push_str(&format!("{cell:<width$}  "));
-        }
-    }
-    writeln!(out, "{}", line.trim_end())
 }
 
 /// A free cache shows its last owner, and SINCE is when that owner released

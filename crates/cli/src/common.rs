@@ -142,6 +142,45 @@ pub fn human_size(bytes: u64) -> String {
     }
 }
 
+/// Aligned columns: `headings`, then `rows`, each row followed by whatever
+/// `after` writes for it (a note under it, say); the last column is never
+/// padded.
+pub fn write_table<const N: usize>(
+    out: &mut dyn Write,
+    headings: [&str; N],
+    rows: &[[String; N]],
+    after: &dyn Fn(usize, &mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut widths = headings.map(str::len);
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    write_row(out, &headings.map(str::to_owned), &widths)?;
+    for (i, row) in rows.iter().enumerate() {
+        write_row(out, row, &widths)?;
+        after(i, out)?;
+    }
+    Ok(())
+}
+
+fn write_row<const N: usize>(
+    out: &mut dyn Write,
+    cells: &[String; N],
+    widths: &[usize; N],
+) -> io::Result<()> {
+    let mut line = String::new();
+    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        if i + 1 == cells.len() {
+            line.push_str(cell);
+        } else {
+            line.push_str(&format!("{cell:<width$}  "));
+        }
+    }
+    writeln!(out, "{}", line.trim_end())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ use natives_worktrees::git::Git;
 use crate::{
     Outcome,
     args::PoolCommand,
-    common::{Output, age, human_size},
+    common::{Output, age, human_size, write_table},
 };
 
 /// Table headings, in column order.
@@ -108,16 +108,7 @@ fn status(pool: &Path, json: bool, home: Option<PathBuf>) -> Result<Outcome, Str
 fn print_table(out: &mut dyn Write, inventory: &PoolInventory) -> io::Result<()> {
     let now = now_ms();
     let rows: Vec<[String; 8]> = inventory.members.iter().map(|m| row(m, now)).collect();
-    let mut widths = HEADINGS.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    write_row(out, &HEADINGS.map(str::to_owned), &widths)?;
-    for row in &rows {
-        write_row(out, row, &widths)?;
-    }
+    write_table(out, HEADINGS, &rows, &|_, _| Ok(()))?;
     let usage = inventory.usage();
     writeln!(
         out,
@@ -127,18 +118,6 @@ fn print_table(out: &mut dyn Write, inventory: &PoolInventory) -> io::Result<()>
         human_size(usage.logical),
         human_size(inventory.physical),
     )
-}
-
-fn write_row(out: &mut dyn Write, cells: &[String; 8], widths: &[usize; 8]) -> io::Result<()> {
-    let mut line = String::new();
-    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
-        if i + 1 == cells.len() {
-            line.push_str(cell);
-        } else {
-            line.push_str(&format!("{cell:<width$}  "));
-        }
-    }
-    writeln!(out, "{}", line.trim_end())
 }
 
 fn row(member: &PoolMember, now: u64) -> [String; 8] {
