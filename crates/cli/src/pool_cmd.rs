@@ -112,7 +112,7 @@ fn print_table(out: &mut dyn Write, inventory: &PoolInventory) -> io::Result<()>
     let usage = inventory.usage();
     writeln!(
         out,
-        "{} members of at most {}: {} logical, {} on disk (blocks members share counted once)",
+        "members: {} of at most {}; {} logical, {} on disk (blocks members share counted once)",
         inventory.members.len(),
         inventory.size.map_or("?".to_owned(), |k| k.to_string()),
         human_size(usage.logical),
