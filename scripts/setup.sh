@@ -27,6 +27,18 @@ if [ "$(bun --version 2>/dev/null || true)" != "$BUN_VERSION" ]; then
   fi
 fi
 
+# A filesystem that clones files, for the build-cache pool's reflink test (it mounts an image of one
+# when run as root, and says why it skipped otherwise): btrfs-progs, when root and apt-get are here.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+  && ! command -v mkfs.btrfs >/dev/null && ! command -v mkfs.xfs >/dev/null; then
+  echo "setup: installing btrfs-progs (the pool's reflink test)"
+  if ! apt-get install -y -qq btrfs-progs >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    apt-get install -y -qq btrfs-progs >/dev/null 2>&1 \
+      || echo "setup: btrfs-progs not installed; the pool's reflink test will say it skipped" >&2
+  fi
+fi
+
 bun install --frozen-lockfile
 # The addon is built for the host triple; the CLI uses the same --target so both share one build of the crates.
 bun run --cwd packages/natives build

@@ -22,6 +22,7 @@ node --import tsx tests/node/smoke.ts
 node --import tsx tests/node/agent-smoke.ts
 node --import tsx tests/node/claims-smoke.ts
 node --import tsx tests/node/lease-smoke.ts
+node --import tsx tests/node/pool-smoke.ts
 node --import tsx tests/node/worktrees-smoke.ts
 
 echo "== the packages as published: packed, installed with npm into an empty project, used from node and bun"

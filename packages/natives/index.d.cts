@@ -26,6 +26,33 @@ export declare class BuildCacheLease {
   release(): boolean
 }
 
+/** A member held from a pool. `release()` lets it go; it is idempotent. */
+export declare class BuildCachePoolLease {
+  /** The member's name (`member-<n>`). */
+  get member(): string
+  /** The member's directory, canonical. */
+  get dir(): string
+  /** The environment to build with (`CARGO_TARGET_DIR`, `CARGO_BUILD_BUILD_DIR`). */
+  get env(): Record<string, string>
+  /** The member's lease record. */
+  get record(): NativeLeaseRecord | null
+  /** The dead owner's record this acquisition replaced, if any. */
+  get reclaimed(): NativeLeaseRecord | null
+  /** What the refresh did, when one was asked for. */
+  get freshness(): NativeFreshness | null
+  /** How the member was filled, when this acquisition created it. */
+  get seed(): unknown
+  /** What the prune to the disk budget did, when one was given. */
+  get pruned(): unknown
+  /** Whether it is still held by this object. */
+  get held(): boolean
+  /**
+   * Release the member, recording its last use. `false` if it was
+   * already released.
+   */
+  release(): boolean
+}
+
 /**
  * A cancellation flag shared with native work. Call `cancel()` to stop the
  * work that holds it; the promise then rejects with code `ABORT_ERR`.
@@ -298,6 +325,16 @@ export declare function nativeAcquireBuildCache(dir: string, owner: NativeLeaseO
  * `EBUSY` naming the holder when someone else cleans up.
  */
 export declare function nativeAcquireCleanupLease(dir: string, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<BuildCacheLease>
+
+/**
+ * Lease a member of the pool at `pool` for `owner`: a free one at once,
+ * else a new one (while fewer than `size`) seeded from the warmest member,
+ * else wait up to `budgetMs`; then refresh it for the owner's source.
+ * Rejects with `EBUSY` (one attempt, full) or `ETIMEDOUT` naming the
+ * holders, `ABORT_ERR`, `EINVAL` for bad options, `ENOTSUP` for a reflink
+ * asked for where the filesystem cannot clone.
+ */
+export declare function nativeAcquireFromPool(pool: string, owner: NativeLeaseOwner, options: NativePoolOptions, token?: CancelToken | undefined | null): Promise<BuildCachePoolLease>
 
 /** Options of the native acquisition. */
 export interface NativeAcquireOptions {
@@ -1212,6 +1249,40 @@ export interface NativePaths {
   /** How many there are. */
   total: number
 }
+
+/**
+ * Every member of the pool at `pool`: state, lease, holder, identity,
+ * sizes, last use, seed.
+ */
+export declare function nativePoolInventory(pool: string, home?: string | undefined | null): Promise<unknown>
+
+/** Options of the native acquisition from a pool. */
+export interface NativePoolOptions {
+  /** The natives home (default `$NATIVES_HOME`, else `~/.natives`). */
+  home?: string
+  /** How long to wait while every member is busy; absent or 0: one attempt. */
+  budgetMs?: number
+  /** At most this many members (default 4). */
+  size?: number
+  /** Prune idle members beyond this many bytes once a member is held. */
+  budgetBytes?: number
+  /** How a new member is filled: `auto` (default), `reflink`, `copy`, `cold`. */
+  seed?: string
+  /**
+   * Refresh the member for this source; `null`: no refresh; absent: the
+   * owner's worktree at its head, when the owner names both.
+   */
+  identity?: NativeIdentity | null
+  /** Where cargo finds the workspace (default: the identity's worktree). */
+  manifestPaths?: Array<string>
+}
+
+/**
+ * Prune the pool at `pool` to `budgetBytes`: leftovers of dead processes
+ * removed whole, then idle members least recently used first; never a
+ * leased one.
+ */
+export declare function nativePrunePool(pool: string, budgetBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<unknown>
 
 /** What a prune did. */
 export interface NativePruneReport {

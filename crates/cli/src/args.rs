@@ -45,6 +45,9 @@ pub enum Command {
     /// Build-cache leases in the natives home.
     #[command(subcommand, disable_help_subcommand = true)]
     Cache(CacheCommand),
+    /// Build-cache pools: K cache directories for one workspace.
+    #[command(subcommand, disable_help_subcommand = true)]
+    Pool(PoolCommand),
     /// Runs an orchestrator recorded in the natives home, with their
     /// worktrees.
     #[command(subcommand, disable_help_subcommand = true)]
@@ -321,6 +324,78 @@ pub enum CacheCommand {
         /// The natives home to read.
         #[command(flatten)]
         home: HomeArg,
+    },
+}
+
+/// `natives pool ...`.
+#[derive(Debug, Subcommand)]
+pub enum PoolCommand {
+    /// Show POOL's members: state, lease, holder, identity, sizes, last
+    /// use, how each was seeded (exit 1 when it has none).
+    Status {
+        /// The pool directory.
+        pool: PathBuf,
+        /// The pool as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Remove idle members, least recently used first, until POOL's
+    /// members take at most SIZE bytes; never a leased one (exit 1 when
+    /// some stay over it).
+    Prune {
+        /// The pool directory.
+        pool: PathBuf,
+        /// Bytes, or a whole number with K, M, G or T (1024-based; KiB,
+        /// MiB, GiB, TiB too).
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        budget: u64,
+        /// List the members that would go; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+    },
+    /// Lease a member of POOL, refresh it for this worktree's HEAD, run
+    /// COMMAND with CARGO_TARGET_DIR (and cargo's build directory) set to
+    /// it, and release it. Exit status: COMMAND's; 2 when no member could
+    /// be had.
+    Run {
+        /// The pool directory.
+        pool: PathBuf,
+        /// At most K members.
+        #[arg(long, value_name = "K", default_value_t = 4, value_parser = count)]
+        size: usize,
+        /// Prune idle members beyond SIZE bytes once a member is held.
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        budget: Option<u64>,
+        /// How a new member is filled: auto, reflink, copy or cold.
+        #[arg(long, value_name = "HOW", default_value = "auto")]
+        seed: String,
+        /// Seconds to wait while every member is busy (0: fail at once).
+        #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+        wait: u64,
+        /// The worktree the build comes from (default: the one the current
+        /// directory is in).
+        #[arg(long, value_name = "DIR")]
+        worktree: Option<PathBuf>,
+        /// Where cargo finds the workspace, when not at the worktree's top
+        /// (repeatable).
+        #[arg(long, value_name = "PATH")]
+        manifest_path: Vec<PathBuf>,
+        /// Build in the member as it is, without refreshing it for this
+        /// source (outside a git worktree, say).
+        #[arg(long)]
+        no_refresh: bool,
+        /// The natives home to read.
+        #[command(flatten)]
+        home: HomeArg,
+        /// The command and its arguments.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
     },
 }
 

@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use crate::{
     Outcome,
     args::CacheCommand,
-    common::{Output, age, ask},
+    common::{Output, age, ask, human_size, write_table},
     progress::Progress,
 };
 
@@ -120,35 +120,14 @@ fn entry_json(entry: &Entry) -> Value {
 fn print_table(out: &mut dyn Write, entries: &[Entry]) -> io::Result<()> {
     let now = now_ms();
     let rows: Vec<[String; 6]> = entries.iter().map(|e| row(e, now)).collect();
-    let mut widths = HEADINGS.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    write_row(out, &HEADINGS.map(str::to_owned), &widths)?;
-    for (entry, row) in entries.iter().zip(&rows) {
-        write_row(out, row, &widths)?;
-        if let EntryStatus::Unknown(why) = &entry.status {
-            writeln!(out, "  why: {why}")?;
-        }
-    }
+    write_table(out, HEADINGS, &rows, &|i, out| match &entries[i].status {
+        EntryStatus::Unknown(why) => writeln!(out, "  why: {why}"),
+        _ => Ok(()),
+    })?;
     if entries.iter().any(|e| e.outputs_held) {
         writeln!(out, "* process cleanup holds the output lease")?;
     }
     Ok(())
-}
-
-fn write_row(out: &mut dyn Write, cells: &[String; 6], widths: &[usize; 6]) -> io::Result<()> {
-    let mut line = String::new();
-    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
-        if i + 1 == cells.len() {
-            line.push_str(cell);
-        } else {
-            line.push_str(&format!("{cell:<width$}  "));
-        }
-    }
-    writeln!(out, "{}", line.trim_end())
 }
 
 /// A free cache shows its last owner, and SINCE is when that owner released
@@ -308,21 +287,6 @@ fn print_kept(out: &mut dyn Write, verb: &str, kept: &[Kept]) -> io::Result<()> 
     Ok(())
 }
 
-/// Bytes in the largest 1024-based unit that keeps the number at least 1.
-fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let (mut size, mut unit) = (bytes as f64, 0);
-    while size >= 1024.0 && unit + 1 < UNITS.len() {
-        size /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{size:.1} {}", UNITS[unit])
-    }
-}
-
 fn release(dir: &Path, home: Option<PathBuf>) -> Result<Outcome, String> {
     let leases = open(home)?;
     let shown = dir.display();
@@ -346,24 +310,4 @@ fn release(dir: &Path, home: Option<PathBuf>) -> Result<Outcome, String> {
 fn open(home: Option<PathBuf>) -> Result<Leases, String> {
     let home = paths::home(home.as_deref()).map_err(|err| err.to_string())?;
     Leases::open(&home).map_err(|err| err.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_sizes_table() {
-        let table = [
-            (0, "0 B"),
-            (1023, "1023 B"),
-            (1024, "1.0 KiB"),
-            (1536, "1.5 KiB"),
-            (5 << 30, "5.0 GiB"),
-            (u64::MAX, "16777216.0 TiB"),
-        ];
-        for (bytes, expected) in table {
-            assert_eq!(human_size(bytes), expected, "{bytes}");
-        }
-    }
 }

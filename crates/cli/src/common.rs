@@ -1,5 +1,5 @@
 //! What every command shares: positional PATTERN [PATH], the printed path,
-//! `--json` lines, short ages, and an output that ends quietly on a closed
+//! `--json` lines, short ages and sizes, and an output that ends quietly on a closed
 //! pipe.
 
 use std::{
@@ -145,6 +145,60 @@ pub fn age(ms: u64) -> String {
     }
 }
 
+/// Bytes in the largest 1024-based unit that keeps the number at least 1.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut size, mut unit) = (bytes as f64, 0);
+    while size >= 1024.0 && unit + 1 < UNITS.len() {
+        size /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{size:.1} {}", UNITS[unit])
+    }
+}
+
+/// Aligned columns: `headings`, then `rows`, each row followed by whatever
+/// `after` writes for it (a note under it, say); the last column is never
+/// padded.
+pub fn write_table<const N: usize>(
+    out: &mut dyn Write,
+    headings: [&str; N],
+    rows: &[[String; N]],
+    after: &dyn Fn(usize, &mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut widths = headings.map(str::len);
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    write_row(out, &headings.map(str::to_owned), &widths)?;
+    for (i, row) in rows.iter().enumerate() {
+        write_row(out, row, &widths)?;
+        after(i, out)?;
+    }
+    Ok(())
+}
+
+fn write_row<const N: usize>(
+    out: &mut dyn Write,
+    cells: &[String; N],
+    widths: &[usize; N],
+) -> io::Result<()> {
+    let mut line = String::new();
+    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        if i + 1 == cells.len() {
+            line.push_str(cell);
+        } else {
+            line.push_str(&format!("{cell:<width$}  "));
+        }
+    }
+    writeln!(out, "{}", line.trim_end())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +220,21 @@ mod tests {
                 positionals.display(relative.as_bytes()),
                 expected.as_bytes()
             );
+        }
+    }
+
+    #[test]
+    fn human_sizes_table() {
+        let table = [
+            (0, "0 B"),
+            (1023, "1023 B"),
+            (1024, "1.0 KiB"),
+            (1536, "1.5 KiB"),
+            (5 << 30, "5.0 GiB"),
+            (u64::MAX, "16777216.0 TiB"),
+        ];
+        for (bytes, expected) in table {
+            assert_eq!(human_size(bytes), expected, "{bytes}");
         }
     }
 

@@ -5,7 +5,8 @@
 //! nothing did, 2 on error (parse errors included, printed as every other
 //! error is, see `errors`) and when a search could not enter or read part
 //! of the tree (each such path named on stderr, the results printed still);
-//! a handover the library refused exits 3.
+//! a handover the library refused exits 3; `pool run` exits with its
+//! command's status.
 
 pub mod args;
 mod cache_cmd;
@@ -19,6 +20,7 @@ mod glob_cmd;
 mod grep_cmd;
 mod grep_print;
 mod handover_cmd;
+mod pool_cmd;
 mod progress;
 mod runs_cmd;
 
@@ -39,6 +41,8 @@ pub enum Outcome {
     /// A search answered, but part of the tree could not be entered or
     /// read; stderr names each such path (exit 2, as `rg`).
     Incomplete,
+    /// A command run on the user's behalf ended with this status.
+    Exited(u8),
 }
 
 impl Outcome {
@@ -73,6 +77,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(Outcome::NoMatch) => ExitCode::from(1),
         Ok(Outcome::Refused) => ExitCode::from(3),
         Ok(Outcome::Incomplete) => ExitCode::from(2),
+        Ok(Outcome::Exited(code)) => ExitCode::from(code),
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "natives: {message}");
             ExitCode::from(2)
@@ -87,6 +92,7 @@ fn run(command: Command) -> Result<Outcome, String> {
         Command::Find(args) => find_cmd::run(args),
         Command::Claims(command) => claims_cmd::run(command),
         Command::Cache(command) => cache_cmd::run(command),
+        Command::Pool(command) => pool_cmd::run(command),
         Command::Runs(command) => runs_cmd::run(command),
         Command::Handover(args) => handover_cmd::run(args),
         Command::SourceEvidence(args) => evidence_cmd::run(args),

@@ -540,18 +540,18 @@ pub fn native_hold_releasable(env: Env, hold: String, home: Option<String>) -> n
     on_js_thread(&env, || open(home.as_deref())?.hold_releasable(&hold))
 }
 
-fn open(home: Option<&str>) -> Result<Leases, Error> {
+pub(crate) fn open(home: Option<&str>) -> Result<Leases, Error> {
     Leases::open(&paths::home(home.map(Path::new))?)
 }
 
-fn to_owner(owner: NativeLeaseOwner) -> Owner {
+pub(crate) fn to_owner(owner: NativeLeaseOwner) -> Owner {
     let mut converted = Owner::current(&owner.run, &owner.node, &owner.seat);
     converted.worktree = owner.worktree.map(PathBuf::from);
     converted.head = owner.head;
     converted
 }
 
-fn to_refresh(identity: Option<Either<NativeIdentity, Null>>) -> Refresh {
+pub(crate) fn to_refresh(identity: Option<Either<NativeIdentity, Null>>) -> Refresh {
     match identity {
         None => Refresh::OwnersSource,
         Some(Either::B(Null)) => Refresh::Skip,
@@ -574,7 +574,7 @@ fn to_build(manifest_paths: Option<Vec<String>>, build_dir: Option<String>) -> B
     }
 }
 
-fn display(path: PathBuf) -> String {
+pub(crate) fn display(path: PathBuf) -> String {
     path.to_string_lossy().into_owned()
 }
 
@@ -593,7 +593,7 @@ fn to_js_owner(owner: &Owner) -> NativeOwnerRecord {
     }
 }
 
-fn to_js_record(record: &LeaseRecord) -> NativeLeaseRecord {
+pub(crate) fn to_js_record(record: &LeaseRecord) -> NativeLeaseRecord {
     NativeLeaseRecord {
         dir: display(record.dir.clone()),
         owner: to_js_owner(&record.owner),
@@ -601,7 +601,7 @@ fn to_js_record(record: &LeaseRecord) -> NativeLeaseRecord {
     }
 }
 
-fn to_js_freshness(freshness: &Freshness) -> NativeFreshness {
+pub(crate) fn to_js_freshness(freshness: &Freshness) -> NativeFreshness {
     match freshness {
         Freshness::Unchanged => NativeFreshness {
             refreshed: false,

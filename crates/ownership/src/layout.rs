@@ -14,7 +14,15 @@
 //!   cache-leases/catalog/<slug>.json   every cache ever leased, last owner
 //!   claims/<zone slug>.json       one claims record per zone
 //!   claims/<zone slug>.lock       serialises writers of that record
+//!   cache-pools/<pool slug>.lock  serialises a pool's short decisions
+//!                                 (which member to lease, to create)
+//!   cache-pools/<pool slug>.json  the pool's settings and measurements
+//!   cache-pools/<pool slug>/<member>.json  one member's state (seeding,
+//!                                 ready, discarding) and last use
 //! ```
+//!
+//! A pool member is a cache directory like any other: its lease, identity
+//! and catalog files are the ones above, named by its own slug.
 //!
 //! Lease files live under the home, never inside the cache directory, so
 //! pruning a cache can never delete who holds it.
@@ -38,6 +46,45 @@ pub fn catalog_dir(home: &Path) -> PathBuf {
 /// The directory of claim records under `home`.
 pub fn claims_dir(home: &Path) -> PathBuf {
     home.join("claims")
+}
+
+/// The directory of build-cache pool records under `home`.
+pub fn pools_dir(home: &Path) -> PathBuf {
+    home.join("cache-pools")
+}
+
+/// Every file that describes one build-cache pool.
+#[derive(Clone, Debug)]
+pub struct PoolFiles {
+    /// Serialises the pool's short decisions.
+    pub lock: PathBuf,
+    /// The pool's settings and measurements.
+    pub record: PathBuf,
+    /// Where its members' records are.
+    pub members: PathBuf,
+}
+
+impl PoolFiles {
+    /// The files of the pool whose canonical id is `pool_id`.
+    pub fn new(home: &Path, pool_id: &Path) -> PoolFiles {
+        let dir = pools_dir(home);
+        let slug = slug(pool_id);
+        PoolFiles {
+            lock: dir.join(format!("{slug}.lock")),
+            record: dir.join(format!("{slug}.json")),
+            members: dir.join(slug),
+        }
+    }
+
+    /// The record of the member named `name`.
+    pub fn member(&self, name: &str) -> PathBuf {
+        self.members.join(format!("{name}.json"))
+    }
+
+    /// Create the directories these files live in (user-only).
+    pub fn create_dirs(&self) -> Result<()> {
+        durable::create_private_dir(&self.members)
+    }
 }
 
 /// Every file that describes one cache directory's lease.

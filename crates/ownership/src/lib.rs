@@ -14,6 +14,8 @@
 //!   ownership of a shared `CARGO_TARGET_DIR`.
 //! - [`fresh`]: which source a shared build cache was built from, and the
 //!   selective `cargo clean` when that changes.
+//! - [`pool`]: a pool of K build caches for one workspace, so N agents
+//!   build at once without waiting, building cold or running stale output.
 //! - [`claims`]: whether a memory directory is one agent's alone (seed 004),
 //!   from explicit inputs and machine-wide claims.
 pub mod claims;
@@ -24,6 +26,7 @@ pub mod layout;
 pub mod lease;
 pub mod lock;
 pub mod paths;
+pub mod pool;
 pub mod process;
 
 pub use lease::{AcquireOutcome, Busy, Entry, EntryStatus, Guard, Leases, Owner, Status};

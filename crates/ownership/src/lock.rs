@@ -18,6 +18,12 @@
 //!
 //! On network filesystems locks may be emulated per client or hang, so
 //! [`trust`] tells callers when to fall back to record identity instead.
+//!
+//! One lock here is not ours: cargo's own lock on a profile directory
+//! (`<profile>/.cargo-lock`, taken with `flock(2)` by every cargo command
+//! that writes there, which waits with "Blocking waiting for file lock").
+//! [`try_cargo_lock`] takes it the same way, so a reader can copy a build
+//! directory no cargo is writing, and keep one from starting meanwhile.
 
 use std::{
     fs::{self, File, OpenOptions},
@@ -32,7 +38,7 @@ use std::{
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use nix::{
     errno::Errno,
-    fcntl::{FcntlArg, fcntl},
+    fcntl::{FcntlArg, Flock, FlockArg, fcntl},
     sys::statfs::{self, FsType},
 };
 
@@ -198,6 +204,43 @@ fn whole_file(kind: libc::c_int) -> libc::flock {
         l_len: 0,
         // Open file description locks require 0 here.
         l_pid: 0,
+    }
+}
+
+/// Cargo's lock on one of its profile directories, held by this process.
+/// Dropping it unlocks.
+#[derive(Debug)]
+pub struct CargoLock {
+    _lock: Flock<File>,
+    path: PathBuf,
+}
+
+impl CargoLock {
+    /// The lock file (`<profile>/.cargo-lock`).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Take cargo's lock file `path` (`<profile>/.cargo-lock`) as cargo takes
+/// it, with `flock(2)`: `exclusive` to change the directory (no cargo, no
+/// reader meanwhile), shared to read it (no cargo meanwhile). `None` while
+/// a cargo (or an exclusive holder) has it. Never waits and never creates
+/// the file: a missing one is `ENOENT`.
+pub fn try_cargo_lock(path: &Path, exclusive: bool) -> Result<Option<CargoLock>> {
+    let file = File::open(path).map_err(|err| Error::io(path, err))?;
+    let how = if exclusive {
+        FlockArg::LockExclusiveNonblock
+    } else {
+        FlockArg::LockSharedNonblock
+    };
+    match Flock::lock(file, how) {
+        Ok(lock) => Ok(Some(CargoLock {
+            _lock: lock,
+            path: path.to_owned(),
+        })),
+        Err((_, Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, errno)) => Err(Error::io(path, errno.into())),
     }
 }
 
@@ -407,6 +450,24 @@ mod tests {
         let taken = wait_exclusive(&path, &CancelToken::new(), Duration::from_secs(60)).unwrap();
         letting_go.join().unwrap();
         assert!(is_held(taken.path()).unwrap());
+    }
+
+    /// Cargo's lock: readers share it and a writer excludes them (that a
+    /// real cargo waits for a reader is tested with cargo, in the pool's
+    /// tests).
+    #[test]
+    fn cargo_locks_share_readers_and_exclude_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".cargo-lock");
+        assert_eq!(try_cargo_lock(&path, false).unwrap_err().code(), "ENOENT");
+        fs::write(&path, "").unwrap();
+        let reader = try_cargo_lock(&path, false).unwrap().expect("free");
+        let second = try_cargo_lock(&path, false).unwrap().expect("shared");
+        assert!(try_cargo_lock(&path, true).unwrap().is_none());
+        drop((reader, second));
+        let writer = try_cargo_lock(&path, true).unwrap().expect("free again");
+        assert_eq!(writer.path(), path);
+        assert!(try_cargo_lock(&path, false).unwrap().is_none());
     }
 
     #[test]

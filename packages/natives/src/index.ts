@@ -5,7 +5,8 @@
  * `invalidateFsScanCache` so no search answers from before a change; `readFile` and `applyFileChanges` give
  * them regular-file reads and confined, all-or-nothing changes that invalidate by themselves. Memory-directory claims
  * tell an orchestrator whether a Claude memory folder is one agent's alone; build-cache leases
- * say who is using a shared `CARGO_TARGET_DIR` and keep it fresh for the source being built. The run registry
+ * say who is using a shared `CARGO_TARGET_DIR` and keep it fresh for the source being built, and
+ * build-cache pools give N agents K such directories so none waits or builds cold. The run registry
  * records an orchestrator's tasks, runs and worktrees, and hands a branch an earlier attempt still
  * has checked out over to its retry without losing a byte.
  */
@@ -76,6 +77,8 @@ export type {
   ReleasedBuildCache,
   SourceIdentity,
 } from './lease.ts';
+export { acquireFromPool, poolInventory, prunePool } from './pool.ts';
+export type { AcquireFromPoolOptions, DiskUsage, PoolInventory, PoolLease, PoolMember, PoolPruneReport, SeedReport, SeedStrategy } from './pool.ts';
 export {
   addCandidate,
   addSeat,

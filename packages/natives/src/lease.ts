@@ -308,7 +308,7 @@ export function holdReleasable(hold: string, options: { home?: string } = {}): b
  * The owner as the native side takes it, its worktree anchored like every path. It must be an object
  * to be read here; what it must say (a run, node and seat) the library checks.
  */
-function nativeOwner(owner: LeaseOwner, operation: string): LeaseOwner {
+export function nativeOwner(owner: LeaseOwner, operation: string): LeaseOwner {
   if (typeof owner !== 'object' || owner === null) throw codedError('EINVAL', `${operation}: owner must be an object`);
   return owner.worktree === undefined ? owner : { ...owner, worktree: anchored(owner.worktree) };
 }

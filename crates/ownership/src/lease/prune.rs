@@ -116,6 +116,12 @@ impl Leases {
         self.holding_maintenance(&dir, owner, || delete(plan))
     }
 
+    /// The canonical path of `dir` if the prune guard lets anything delete
+    /// from it (see the module docs), or why not.
+    pub(crate) fn prunable(&self, dir: &Path) -> Result<PathBuf> {
+        guard::prunable(dir, &self.home)
+    }
+
     fn holding_maintenance(
         &self,
         dir: &Path,

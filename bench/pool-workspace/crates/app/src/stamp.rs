@@ -1,0 +1,1 @@
+pub const STAMP: &str = "initial";

@@ -1,0 +1,4 @@
+#[test]
+fn prints_its_stamp() {
+    println!("stamp={}", pool_bench_app::stamp());
+}

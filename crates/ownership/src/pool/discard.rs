@@ -1,0 +1,238 @@
+//! Removing a member whole: a half-seeded one whose filler died, or an idle
+//! one beyond the pool's disk budget.
+//!
+//! A member is removed only while its maintenance lease is held (its cache
+//! lease and its output lease: nobody builds in it, nobody cleans up after
+//! a build in it) and cargo's lock on each of its profile directories is
+//! held exclusively (no cargo left running in it, no seed copying from it).
+//! A member with cargo output must pass the build-cache prune guard
+//! ([`crate::Leases::maintenance_prune`]'s); every member must be the
+//! pool's own: a directory `member-<n>` right in the pool, not a link, with
+//! a record saying so, holding no `.git`.
+//!
+//! The removal is ordered so that a kill at any step leaves a member that
+//! is never leased and is finished by the next pass: the record is replaced
+//! by `discarding` (naming where the directory goes), the directory is
+//! renamed there in one step, removed, its identity forgotten, and the
+//! record removed last.
+
+use std::{
+    fs, io,
+    path::{Path, PathBuf},
+};
+
+use natives_core::{Error, ErrorKind, Result};
+
+use super::member::{MemberRecord, MemberState, MemberView, Recorded, is_member_name};
+use crate::{
+    durable,
+    fresh::{self, output_layouts},
+    layout::PoolFiles,
+    lease::{AcquireOutcome, Guard, Leases, Owner},
+    lock::{self, CargoLock},
+    process,
+};
+
+/// The points of discarding a member, in order, so tests can kill it at
+/// each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DiscardStep {
+    /// Its record says `discarding`.
+    Marked,
+    /// Its directory is renamed aside.
+    MovedAside,
+    /// The directory aside is removed.
+    Removed,
+    /// Its record is removed: it is gone.
+    Forgotten,
+}
+
+/// Why a member was not discarded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Kept {
+    /// In use: leased, cleaned up after, or a cargo runs in it.
+    Busy(String),
+    /// Refused by a guard (why).
+    Refused(String),
+}
+
+impl Kept {
+    pub fn describe(&self) -> String {
+        match self {
+            Kept::Busy(why) => format!("busy: {why}"),
+            Kept::Refused(why) => format!("refused: {why}"),
+        }
+    }
+}
+
+/// A member held for removal: its maintenance lease, and cargo's locks.
+pub(super) struct Doomed {
+    guard: Guard,
+    _cargo: Vec<CargoLock>,
+}
+
+/// Hold `member` for removal as `owner`, if nobody uses it and the guards
+/// let it go.
+pub(super) fn hold(
+    leases: &Leases,
+    pool: &Path,
+    member: &MemberView,
+    owner: &Owner,
+) -> Result<std::result::Result<Doomed, Kept>> {
+    if let Err(why) = owned_by_pool(pool, member) {
+        return Ok(Err(Kept::Refused(why)));
+    }
+    let guard = match leases.try_acquire_maintenance(&member.dir, owner)? {
+        AcquireOutcome::Acquired(guard) => guard,
+        AcquireOutcome::Busy(busy) => return Ok(Err(Kept::Busy(busy.describe()))),
+    };
+    let Some(cargo) = cargo_locks(&member.dir)? else {
+        return Ok(Err(Kept::Busy("a cargo runs in it".to_owned())));
+    };
+    if member.in_state(MemberState::Ready).is_some()
+        && has_output(&member.dir)
+        && let Err(err) = leases.prunable(&member.dir)
+    {
+        return Ok(Err(Kept::Refused(err.message().to_owned())));
+    }
+    Ok(Ok(Doomed {
+        guard,
+        _cargo: cargo,
+    }))
+}
+
+/// Remove the member `held`, whose record (re-read under the hold) is
+/// `record`.
+pub(super) fn discard(
+    home: &Path,
+    files: &PoolFiles,
+    record: &MemberRecord,
+    held: Doomed,
+    observe: &mut dyn FnMut(DiscardStep),
+) -> Result<()> {
+    let path = files.member(&record.name);
+    let aside = match (&record.state, &record.aside) {
+        (MemberState::Discarding, Some(aside)) => aside.clone(),
+        _ => {
+            let aside = aside_path(&record.dir, &record.name);
+            let marked = MemberRecord {
+                state: MemberState::Discarding,
+                aside: Some(aside.clone()),
+                ..record.clone()
+            };
+            durable::replace(&path, &marked.to_bytes())?;
+            aside
+        }
+    };
+    observe(DiscardStep::Marked);
+    match fs::rename(&record.dir, &aside) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(Error::io(&record.dir, err)),
+    }
+    observe(DiscardStep::MovedAside);
+    remove_tree(&aside)?;
+    observe(DiscardStep::Removed);
+    fresh::invalidate_identity(home, &record.dir)?;
+    durable::remove(&path)?;
+    observe(DiscardStep::Forgotten);
+    held.guard.release()
+}
+
+/// Where `dir` goes while it is removed: beside it, under a name no member
+/// has.
+fn aside_path(dir: &Path, name: &str) -> PathBuf {
+    dir.with_file_name(format!(".{name}.discard-{}", process::nonce()))
+}
+
+fn remove_tree(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(Error::io(dir, err)),
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(dir).map_err(|err| Error::io(dir, err)),
+        Ok(_) => fs::remove_file(dir).map_err(|err| Error::io(dir, err)),
+    }
+}
+
+/// Why `member` is not the pool's own to remove, if it is not.
+fn owned_by_pool(pool: &Path, member: &MemberView) -> std::result::Result<(), String> {
+    let Recorded::Member(record) = &member.record else {
+        return Err("no readable member record names it".to_owned());
+    };
+    let named = member.dir.parent() == Some(pool)
+        && is_member_name(&member.name)
+        && record.dir == member.dir
+        && record.name == member.name;
+    if !named {
+        return Err(format!(
+            "{}: not a member directory of {}",
+            member.dir.display(),
+            pool.display()
+        ));
+    }
+    match fs::symlink_metadata(&member.dir) {
+        Ok(meta) if !meta.is_dir() => Err(format!("{}: not a directory", member.dir.display())),
+        Ok(_) if fs::symlink_metadata(member.dir.join(".git")).is_ok() => Err(format!(
+            "{}: holds a .git (a repository or worktree)",
+            member.dir.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Cargo's lock on every profile directory of `dir`, held exclusively;
+/// `None` when a cargo (or a seed copying it) holds any.
+fn cargo_locks(dir: &Path) -> Result<Option<Vec<CargoLock>>> {
+    let mut locks = Vec::new();
+    for path in lock_files(dir)? {
+        match lock::try_cargo_lock(&path, true) {
+            Ok(Some(lock)) => locks.push(lock),
+            Ok(None) => return Ok(None),
+            Err(err) if err.kind() == ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(Some(locks))
+}
+
+/// Every `.cargo-lock` one or two directories down in `dir` (where cargo
+/// puts one per profile, for the host and per target), whatever their
+/// names: a half-seeded member need not be a layout cargo would make.
+fn lock_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for child in subdirectories(dir)? {
+        found.push(child.join(".cargo-lock"));
+        for grandchild in subdirectories(&child)? {
+            found.push(grandchild.join(".cargo-lock"));
+        }
+    }
+    Ok(found
+        .into_iter()
+        .filter(|p| fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .collect())
+}
+
+fn subdirectories(dir: &Path) -> Result<Vec<PathBuf>> {
+    let listing = match fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(Error::io(dir, err)),
+    };
+    let mut dirs = Vec::new();
+    for item in listing {
+        let item = item.map_err(|err| Error::io(dir, err))?;
+        if item
+            .file_type()
+            .map_err(|err| Error::io(dir, err))?
+            .is_dir()
+        {
+            dirs.push(item.path());
+        }
+    }
+    Ok(dirs)
+}
+
+/// Whether cargo laid any output out in `dir`.
+fn has_output(dir: &Path) -> bool {
+    output_layouts(dir).map_or(true, |layouts| !layouts.is_empty())
+}
