@@ -58,6 +58,7 @@ use natives_core::{Error, ErrorKind, Result};
 pub use acquire::{AcquireOutcome, Guard};
 pub use hold::{RESOURCE_HOLD, cargo_target_env, parse_resource_hold, resource_hold};
 pub use inventory::{Entry, EntryStatus};
+pub(crate) use prune::repository_within;
 pub use prune::{Kept, KeptReason, OutputFile, PrunePlan, PruneReport};
 pub use record::{Busy, Holder, LeaseRecord, Owner, Released, Role, Status};
 

@@ -33,6 +33,7 @@ use std::{
 
 use natives_core::{Error, Result};
 
+pub(crate) use output::repository_within;
 pub use output::{Kept, KeptReason, OutputFile};
 
 use super::{

@@ -8,7 +8,7 @@
 //! A member with cargo output must pass the build-cache prune guard
 //! ([`crate::Leases::maintenance_prune`]'s); every member must be the
 //! pool's own: a directory `member-<n>` right in the pool, not a link, with
-//! a record saying so, holding no `.git`.
+//! a record saying so, holding no git repository at any depth.
 //!
 //! The removal is ordered so that a kill at any step leaves a member that
 //! is never leased and is finished by the next pass: the record is replaced
@@ -28,7 +28,7 @@ use crate::{
     durable,
     fresh::{self, output_layouts},
     layout::PoolFiles,
-    lease::{AcquireOutcome, Guard, Leases, Owner},
+    lease::{AcquireOutcome, Guard, Leases, Owner, repository_within},
     lock::{self, CargoLock},
     process,
 };
@@ -172,11 +172,23 @@ fn owned_by_pool(pool: &Path, member: &MemberView) -> std::result::Result<(), St
     }
     match fs::symlink_metadata(&member.dir) {
         Ok(meta) if !meta.is_dir() => Err(format!("{}: not a directory", member.dir.display())),
-        Ok(_) if fs::symlink_metadata(member.dir.join(".git")).is_ok() => Err(format!(
-            "{}: holds a .git (a repository or worktree)",
-            member.dir.display()
-        )),
+        Ok(_) => holds_no_repository(&member.dir),
         _ => Ok(()),
+    }
+}
+
+/// Why `dir` may not go whole: a git repository at any depth (a build
+/// script's checkout under `build/*/out` may hold commits nobody pushed),
+/// or a directory that cannot be looked through.
+fn holds_no_repository(dir: &Path) -> std::result::Result<(), String> {
+    match repository_within(dir) {
+        Ok(None) => Ok(()),
+        Ok(Some(repo)) => Err(format!(
+            "{}: holds a git repository ({}: a .git, or a bare repository's layout), which may hold commits found nowhere else",
+            dir.display(),
+            repo.display()
+        )),
+        Err(err) => Err(format!("{}: not looked through: {err}", dir.display())),
     }
 }
 

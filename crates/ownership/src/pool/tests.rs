@@ -401,6 +401,32 @@ fn prune_never_removes_what_is_not_the_pools() {
     );
 }
 
+/// A repository deep inside a member (a build script's checkout with a
+/// commit nobody pushed) keeps the whole member, named.
+#[test]
+fn prune_keeps_a_member_holding_a_repository_at_any_depth() {
+    let fx = fixture();
+    let lease = fx.acquire("a", &sized(2)).unwrap();
+    lay_out_build(lease.dir(), 100);
+    let checkout = lease.dir().join("debug/build/x-1/out/checkout");
+    natives_testkit::write(&checkout, "src.rs", "unpushed work");
+    fs::create_dir(checkout.join(".git")).unwrap();
+    lease.release().unwrap();
+    let report = fx
+        .leases
+        .prune_pool(&fx.pool, 0, &owner("janitor"))
+        .unwrap();
+    assert!(report.pruned.is_empty(), "{report:?}");
+    assert!(
+        report.kept[0].why.contains("out/checkout"),
+        "the repository is named: {report:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(checkout.join("src.rs")).unwrap(),
+        "unpushed work"
+    );
+}
+
 #[test]
 fn the_inventory_shows_holders_identities_sizes_and_last_use() {
     let fx = fixture();

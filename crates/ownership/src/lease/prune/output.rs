@@ -238,6 +238,20 @@ fn output_file(path: PathBuf, meta: &fs::Metadata) -> OutputFile {
     }
 }
 
+/// The first git repository at or below `dir` ([`is_repository`]), links
+/// not followed: what makes a whole directory not a cache's to delete.
+pub(crate) fn repository_within(dir: &Path) -> Result<Option<PathBuf>> {
+    if is_repository(dir) {
+        return Ok(Some(dir.to_owned()));
+    }
+    for below in subdirectories(dir)? {
+        if let Some(found) = repository_within(&below)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
 /// Whether `dir` is a git repository: it holds a `.git` (a directory, or a
 /// file pointing at one), or it is a git directory itself (`HEAD`,
 /// `objects` and `refs`, as a bare repository is laid out).
