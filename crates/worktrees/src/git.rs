@@ -979,7 +979,7 @@ pub fn transforming_attributes(bytes: &[u8]) -> Result<Vec<String>> {
 
 mod store;
 
-pub(crate) use store::Store;
+pub(crate) use store::{Store, Tracked};
 
 #[cfg(test)]
 mod tests;

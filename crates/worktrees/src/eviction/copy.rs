@@ -26,7 +26,7 @@ use super::{
 };
 use crate::{
     evidence::OBJECTS,
-    git::{self, Dirs, Git},
+    git::{self, Dirs, Git, Tracked},
     own_history,
     registry::{RunRecord, Status},
 };
@@ -135,7 +135,7 @@ pub(super) fn prove(
         &mut blockers,
         cancel,
     )?;
-    let tracked = tracked(git, &dirs, cancel)?;
+    let tracked = git.tracked(&dirs, "HEAD^{tree}", cancel)?;
     let inventory = walk(git, &dirs, &tracked, &mut blockers, cancel)?;
     content(git, &dirs, &mut blockers, cancel)?;
     recent(run, &inventory, &admin.1, quiet, &mut blockers);
@@ -305,26 +305,6 @@ fn heads(
             Ok(Some(base.clone()))
         }
     }
-}
-
-/// What `HEAD` tracks: its files' and its directories' paths.
-struct Tracked {
-    files: HashSet<Vec<u8>>,
-    dirs: HashSet<Vec<u8>>,
-}
-
-fn tracked(git: &Git, dirs: &Dirs, cancel: &CancelToken) -> Result<Tracked> {
-    let mut tracked = Tracked {
-        files: HashSet::new(),
-        dirs: HashSet::new(),
-    };
-    for entry in git.tree_entries(dirs, "HEAD^{tree}", cancel)? {
-        match entry.kind.as_str() {
-            "tree" => tracked.dirs.insert(entry.path),
-            _ => tracked.files.insert(entry.path),
-        };
-    }
-    Ok(tracked)
 }
 
 /// Every entry of the copy (its `.git` file left out), each reason one of

@@ -22,7 +22,7 @@ use std::{
 use natives_core::{CancelToken, Error, Result};
 
 use super::format::{self, ModeEntry};
-use crate::git::{Dirs, Git};
+use crate::git::{Dirs, Git, Tracked};
 
 /// What the walk found.
 pub(super) struct Disk {
@@ -37,7 +37,7 @@ pub(super) struct Disk {
 
 /// Walk the checkout `dirs` names, whose `HEAD` has tree `head_tree`.
 pub(super) fn look(git: &Git, dirs: &Dirs, head_tree: &str, cancel: &CancelToken) -> Result<Disk> {
-    let tracked = Tracked::of(git, dirs, head_tree, cancel)?;
+    let tracked = git.tracked(dirs, head_tree, cancel)?;
     let top = fs::symlink_metadata(&dirs.top).map_err(|err| Error::io(&dirs.top, err))?;
     let mut walk = Walk {
         modes: vec![mode_entry(format::TOP, &top)],
@@ -98,28 +98,6 @@ fn mode_entry(path: &[u8], meta: &fs::Metadata) -> ModeEntry {
         path: path.to_vec(),
         dir: meta.is_dir(),
         mode: meta.mode() & 0o7777,
-    }
-}
-
-/// What a tree tracks: its directories' and its other entries' paths.
-struct Tracked {
-    dirs: HashSet<Vec<u8>>,
-    files: HashSet<Vec<u8>>,
-}
-
-impl Tracked {
-    fn of(git: &Git, dirs: &Dirs, tree: &str, cancel: &CancelToken) -> Result<Tracked> {
-        let mut tracked = Tracked {
-            dirs: HashSet::new(),
-            files: HashSet::new(),
-        };
-        for entry in git.tree_entries(dirs, tree, cancel)? {
-            match entry.kind.as_str() {
-                "tree" => tracked.dirs.insert(entry.path),
-                _ => tracked.files.insert(entry.path),
-            };
-        }
-        Ok(tracked)
     }
 }
 

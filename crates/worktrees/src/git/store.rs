@@ -13,6 +13,7 @@
 //! answers they give are the same in any caller's environment.
 
 use std::{
+    collections::HashSet,
     ffi::OsString,
     fs,
     path::{Path, PathBuf},
@@ -74,6 +75,16 @@ pub(crate) struct TreeEntry {
     pub id: String,
     /// Its path in the tree, as git stores it.
     pub path: Vec<u8>,
+}
+
+/// What a tree tracks: its directories' paths and its other entries'
+/// (files, links, submodules), as git stores them. What a walk of a
+/// worktree judges every entry on disk by.
+pub(crate) struct Tracked {
+    /// The paths of its trees.
+    pub dirs: HashSet<Vec<u8>>,
+    /// The paths of everything else in it.
+    pub files: HashSet<Vec<u8>>,
 }
 
 impl Store {
@@ -425,6 +436,22 @@ impl Git {
             tree,
         ];
         parse_tree_listing(&self.ok_call(&in_worktree(dirs, &args), cancel)?)
+    }
+
+    /// What `tree` tracks ([`Git::tree_entries`], sorted into directories
+    /// and the rest).
+    pub(crate) fn tracked(&self, dirs: &Dirs, tree: &str, cancel: &CancelToken) -> Result<Tracked> {
+        let mut tracked = Tracked {
+            dirs: HashSet::new(),
+            files: HashSet::new(),
+        };
+        for entry in self.tree_entries(dirs, tree, cancel)? {
+            match entry.kind.as_str() {
+                "tree" => tracked.dirs.insert(entry.path),
+                _ => tracked.files.insert(entry.path),
+            };
+        }
+        Ok(tracked)
     }
 
     /// The type and expanded size of each of `ids` (`cat-file

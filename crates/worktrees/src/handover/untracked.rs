@@ -28,7 +28,6 @@
 //! tag), and the directories git had emptied when it was stopped.
 
 use std::{
-    collections::HashSet,
     fs,
     os::unix::ffi::OsStrExt,
     path::{Path, PathBuf},
@@ -137,12 +136,6 @@ pub(crate) struct Untracked {
     pub caches: Vec<String>,
 }
 
-/// What `HEAD` tracks: its files' and its directories' paths.
-struct Tracked {
-    files: HashSet<Vec<u8>>,
-    dirs: HashSet<Vec<u8>>,
-}
-
 /// Walk the worktree `dirs` against `HEAD`'s tree: every entry `HEAD`
 /// does not hold, kept or let go (see the module docs).
 pub(crate) fn untracked(
@@ -151,7 +144,7 @@ pub(crate) fn untracked(
     regenerable: &Regenerable,
     cancel: &CancelToken,
 ) -> Result<Untracked> {
-    let tracked = tracked(git, dirs, cancel)?;
+    let tracked = git.tracked(dirs, "HEAD^{tree}", cancel)?;
     let mut found = Untracked::default();
     let mut pending = vec![(PathBuf::new(), false)];
     while let Some((rel, in_cache)) = pending.pop() {
@@ -200,20 +193,6 @@ pub(crate) fn untracked(
     found.let_go.sort();
     found.caches.sort();
     Ok(found)
-}
-
-fn tracked(git: &Git, dirs: &Dirs, cancel: &CancelToken) -> Result<Tracked> {
-    let mut tracked = Tracked {
-        files: HashSet::new(),
-        dirs: HashSet::new(),
-    };
-    for entry in git.tree_entries(dirs, "HEAD^{tree}", cancel)? {
-        match entry.kind.as_str() {
-            "tree" => tracked.dirs.insert(entry.path),
-            _ => tracked.files.insert(entry.path),
-        };
-    }
-    Ok(tracked)
 }
 
 /// Whether `dir` holds a `CACHEDIR.TAG` (a regular file, not a link)
