@@ -48,6 +48,7 @@ mod pattern;
 mod prefilter;
 mod queue;
 mod read;
+mod recent;
 mod run;
 mod search;
 mod select;
@@ -55,7 +56,7 @@ mod select;
 use std::{
     borrow::Cow,
     path::PathBuf,
-    sync::{OnceLock, atomic::AtomicBool},
+    sync::{Arc, OnceLock, atomic::AtomicBool},
     thread,
 };
 
@@ -71,7 +72,7 @@ use crate::{
     cancel::CancelToken,
     error::{Error, ErrorKind, Result},
 };
-use pattern::{MatcherSpec, build_matcher};
+use pattern::{MatcherSpec, compiled_matcher};
 use run::{Backlog, Emitter};
 use search::{Shape, Stop};
 
@@ -389,7 +390,7 @@ fn grep_with_backlog(
         // Compiling a pattern with a Unicode class can take longer than a
         // limited search itself, so files are found meanwhile.
         let compiled = scope.spawn(|| {
-            let built = build_matcher(&spec);
+            let built = compiled_matcher(&spec);
             let _ = matcher.set(built.as_ref().ok().cloned());
             built.map(drop)
         });
@@ -414,7 +415,7 @@ fn grep_with_backlog(
 fn search_tree(
     options: &GrepOptions,
     cache: &ScanCache,
-    matcher: &OnceLock<Option<RegexMatcher>>,
+    matcher: &OnceLock<Option<Arc<RegexMatcher>>>,
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
     on_progress: &mut dyn FnMut(&GrepOutcome),
@@ -482,7 +483,7 @@ pub struct ListedFiles {
 /// do not apply. Result paths are empty.
 pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Result<GrepOutcome> {
     token.check()?;
-    let matcher = build_matcher(&options.matcher_spec())?;
+    let matcher = compiled_matcher(&options.matcher_spec())?;
     let shape = options.shape();
     let halt = AtomicBool::new(false);
     let stop = Stop { token, halt: &halt };

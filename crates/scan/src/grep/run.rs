@@ -21,7 +21,7 @@ use std::{
     collections::VecDeque,
     fs::File,
     sync::{
-        Condvar, Mutex, OnceLock,
+        Arc, Condvar, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicUsize, Ordering},
         mpsc,
     },
@@ -54,7 +54,7 @@ pub(super) struct Job<'a> {
     pub cache: &'a ScanCache,
     /// Set once the pattern is compiled (`None`: it failed); workers wait
     /// for it while the walk already finds files.
-    pub matcher: &'a OnceLock<Option<RegexMatcher>>,
+    pub matcher: &'a OnceLock<Option<Arc<RegexMatcher>>>,
     pub shape: &'a Shape,
     pub token: &'a CancelToken,
     pub backlog: &'a Backlog,
