@@ -44,7 +44,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod index;
 mod pattern;
+mod postings;
 mod prefilter;
 mod queue;
 mod read;
@@ -62,9 +64,9 @@ use std::{
 
 use grep_regex::RegexMatcher;
 
+pub use index::ContentStats;
+pub(crate) use index::{ContentIndex, Stamp};
 pub use pattern::{HasMatchOptions, Highlighter, has_match};
-pub(crate) use prefilter::ContentIndex;
-pub use prefilter::ContentStats;
 pub use select::path_names_a_file;
 
 use crate::{
@@ -507,3 +509,5 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod watched_tests;

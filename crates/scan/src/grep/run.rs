@@ -33,7 +33,8 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
-    prefilter::{Needs, Prefilter},
+    index::{Plan, ReadStart},
+    prefilter::{Listed, Needs, Prefilter},
     queue::Queue,
     read::{Opener, Root},
     search::{
@@ -59,7 +60,7 @@ pub(super) struct Job<'a> {
     pub token: &'a CancelToken,
     pub backlog: &'a Backlog,
     /// What the pattern needs of a file's content (see `prefilter`).
-    pub needs: Option<Needs>,
+    pub needs: Option<Arc<Needs>>,
 }
 
 /// How often a worker paused by a full [`Backlog`] re-checks cancellation.
@@ -133,12 +134,26 @@ impl Backlog {
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
     let root = job.candidates.root();
     let root = Root::open(root).map_err(|err| Error::io(root, err))?;
-    // Only a cached list is searched often enough for signatures to pay.
+    // Only a cached list is searched often enough for an index to pay.
     let prefilter = match job.candidates {
-        Candidates::Tree { .. } => Prefilter::new(job.cache.contents(), &root, job.needs.clone()),
+        Candidates::Tree {
+            entries,
+            selected,
+            stamp,
+            ..
+        } => {
+            let listed = Listed {
+                entries,
+                selected,
+                stamp: *stamp,
+            };
+            let (index, needs) = (job.cache.contents(), job.needs.as_deref());
+            Prefilter::new(index, &root, needs, listed, job.shape.max_file_size)
+        }
         _ => None,
     };
-    let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some());
+    let plan = prefilter.as_ref().map(Prefilter::plan);
+    let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some(), plan);
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);
@@ -172,7 +187,7 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
             scope.spawn(move || worker.run(Reports::new(sender, job.backlog)));
         }
         drop(sender);
-        let emitted = emit_in_order(receiver, emitter, job.backlog);
+        let emitted = emit_in_order(receiver, emitter, job.backlog, plan);
         halt.store(true, Ordering::Relaxed);
         queue.close();
         let walked = walk.map_or(Ok(()), |walk| {
@@ -201,10 +216,11 @@ struct Worker<'a> {
 const READ_AHEAD_MAX: usize = 16 << 20;
 
 /// A file read before the pattern was ready: its content, or the open file
-/// when it is too large to hold (with when it was opened, for `prefilter`).
+/// when it is too large to hold (with when its read began, for
+/// `prefilter`).
 enum Ahead {
     Content(Vec<u8>),
-    Stream(File, SystemTime),
+    Stream(File, ReadStart),
 }
 
 impl Worker<'_> {
@@ -222,11 +238,10 @@ impl Worker<'_> {
         for (index, path, file) in ahead {
             let searched = match file {
                 Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
-                Ahead::Stream(file, read_at) => match self.prefilter {
+                Ahead::Stream(file, start) => match self.prefilter {
                     Some(prefilter) => prefilter.search_large(
                         file,
-                        &path,
-                        read_at,
+                        (index, &path, start),
                         (&mut searcher, matcher, shape),
                         stop,
                     ),
@@ -244,9 +259,13 @@ impl Worker<'_> {
                 break;
             };
             let report = match self.prefilter {
-                Some(prefilter) => {
-                    prefilter.search_file(&mut searcher, &mut opener, matcher, shape, &path, stop)
-                }
+                Some(prefilter) => prefilter.search_file(
+                    (&mut searcher, matcher, shape),
+                    &mut opener,
+                    index,
+                    &path,
+                    stop,
+                ),
                 None => search_file(
                     &mut searcher,
                     &mut opener,
@@ -319,23 +338,29 @@ impl Worker<'_> {
             };
             let skipped = self
                 .prefilter
-                .and_then(|prefilter| prefilter.skip(opener, self.job.shape, &path));
+                .and_then(|prefilter| prefilter.skip(opener, index, &path));
             if let Some(report) = skipped {
                 reports.add(index, &path, Ok(report));
                 continue;
             }
-            let read_at = SystemTime::now();
+            let start = match self.prefilter {
+                Some(prefilter) => prefilter.start(),
+                None => ReadStart {
+                    seq: 0,
+                    at: SystemTime::now(),
+                },
+            };
             let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
             let file = match opened {
                 Ok(Opened::Content(content, metadata)) => {
                     if let Some(prefilter) = self.prefilter {
-                        prefilter.consider(&path, &metadata, read_at, content);
+                        prefilter.consider(index, &path, &metadata, start, content);
                     }
                     self.read_ahead_bytes
                         .fetch_add(content.len(), Ordering::Relaxed);
                     Ahead::Content(content.to_vec())
                 }
-                Ok(Opened::Stream(file)) => Ahead::Stream(file, read_at),
+                Ok(Opened::Stream(file)) => Ahead::Stream(file, start),
                 Ok(Opened::Done(report)) => {
                     reports.add(index, &path, Ok(report));
                     continue;
@@ -415,11 +440,13 @@ impl<'a> Reports<'a> {
 
 /// Receive reports in any order, emit them in candidate order; stop at the
 /// first error or once the emitter is done. Early reports wait in a window
-/// starting at the next index to emit.
+/// starting at the next index to emit. With a `plan`, the files it ruled
+/// out are counted as searched in their place in that order.
 fn emit_in_order(
     receiver: mpsc::Receiver<Vec<Report>>,
     emitter: &mut Emitter<'_>,
     backlog: &Backlog,
+    plan: Option<&Plan>,
 ) -> Result<()> {
     let mut early: VecDeque<Option<(Vec<u8>, FileReport, usize)>> = VecDeque::new();
     let mut next = 0;
@@ -434,6 +461,9 @@ fn emit_in_order(
                 break;
             };
             early.pop_front();
+            if let Some(plan) = plan {
+                emitter.ruled_out(plan.skipped_before[next]);
+            }
             next += 1;
             let more = emitter.file(&path, report);
             backlog.release(bytes);
@@ -441,6 +471,10 @@ fn emit_in_order(
                 return Ok(());
             }
         }
+    }
+    if let Some(plan) = plan {
+        emitter.ruled_out(plan.skipped_after);
+        (emitter.on_progress)(&emitter.outcome);
     }
     Ok(())
 }
@@ -486,6 +520,12 @@ impl<'a> Emitter<'a> {
             on_match,
             on_progress,
         }
+    }
+
+    /// Count `files` the index ruled out as searched without a match (they
+    /// come before the next report, or after the last).
+    fn ruled_out(&mut self, files: u32) {
+        self.outcome.files_searched += files as usize;
     }
 
     /// Take the next file's report, then tell `on_progress`; `false` once

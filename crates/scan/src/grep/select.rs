@@ -23,7 +23,7 @@ use ignore::{
     types::{Types, TypesBuilder},
 };
 
-use super::GrepOptions;
+use super::{GrepOptions, index::Stamp};
 use crate::{
     cache::{ScanCache, ScanKey},
     cancel::CancelToken,
@@ -40,11 +40,13 @@ const TYPE_SUGGESTIONS: usize = 5;
 
 /// The files to search, in path order.
 pub(super) enum Candidates {
-    /// Selected entries of a cached scan of `root`.
+    /// Selected entries of a cached scan of `root`, and the watch that
+    /// vouches for the content index's entries of its files, if any.
     Tree {
         root: PathBuf,
         entries: Arc<Entries>,
         selected: Vec<usize>,
+        stamp: Option<Stamp>,
     },
     /// The files `filter` accepts from a fresh walk of `key`, found while
     /// the search goes.
@@ -162,10 +164,12 @@ pub(super) fn candidates(
         entries = cache.force_rescan(&key, token)?.entries;
         selected = filter.select(&entries, token)?;
     }
+    let stamp = cache.vouching_watch(&key);
     Ok(Candidates::Tree {
         root: key.root,
         entries,
         selected,
+        stamp,
     })
 }
 

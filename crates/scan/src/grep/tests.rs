@@ -1141,7 +1141,7 @@ fn signatures_skip_files_without_changing_any_answer() {
     warm("value");
     // Every text file is signed, the large one too; the binary and BOM ones
     // are not.
-    let signed = cache.stats().content.signatures;
+    let signed = cache.stats().content.files;
     assert_eq!(signed, 9, "{:?}", cache.stats().content);
     type Configure = fn(&mut GrepOptions);
     let cases: &[(&str, Configure)] = &[
@@ -1208,7 +1208,7 @@ fn a_signed_file_changed_in_place_is_read_again() {
     }
     let path = dir.path().join("src/lib.rs");
     assert!(keys(&search("swapped")).is_empty());
-    let signed = cache.stats().content.signatures;
+    let signed = cache.stats().content.files;
     let old = fs::read(&path).unwrap();
     let mtime = fs::metadata(&path).unwrap().modified().unwrap();
     let new = String::from_utf8(old.clone())
@@ -1226,7 +1226,7 @@ fn a_signed_file_changed_in_place_is_read_again() {
     // Read twice right after its change: forgotten, not signed again.
     search("value");
     search("value");
-    assert_eq!(cache.stats().content.signatures, signed - 1);
+    assert_eq!(cache.stats().content.files, signed - 1);
     assert_eq!(keys(&search("swapped")), ["src/lib.rs:1"]);
     // A signed file of the cached list replaced by a link to a match is
     // neither followed nor trusted: it is counted unreadable.
