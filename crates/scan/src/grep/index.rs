@@ -89,6 +89,11 @@ struct Slot {
     /// only, never by its identity.
     racy: bool,
     live: bool,
+    /// Its search stops at a NUL byte (it counts as binary).
+    binary: bool,
+    /// Nothing of it is searched: an empty file, or a binary one whose
+    /// search stops before its first line. No pattern matches it.
+    bare: bool,
 }
 
 /// The files of an entry list by position: which id each has (or
@@ -134,7 +139,12 @@ pub(crate) struct Offer<'a> {
     pub identity: Identity,
     /// Hard links to the file, from the same `fstat`.
     pub links: u64,
+    /// What a search of the file searches: all of a text file; of a
+    /// binary one, what comes before its first NUL (nothing, when it is
+    /// searched as one block).
     pub content: &'a [u8],
+    /// The search stops at a NUL byte.
+    pub binary: bool,
     pub start: ReadStart,
     /// The watch that vouches for this search, if any.
     pub stamp: Option<Stamp>,
@@ -143,16 +153,24 @@ pub(crate) struct Offer<'a> {
 }
 
 /// A search's plan over a cached list: the candidates that must be read or
-/// checked, and how many ruled-out files lie before each, in order.
+/// checked, and the ruled-out files around them, in order.
 #[derive(Debug, Default)]
 pub(crate) struct Plan {
     pub items: Vec<Item>,
-    /// Ruled-out files (counted as searched, without a match) before each
-    /// item, and after the last.
-    pub skipped_before: Vec<u32>,
-    pub skipped_after: u32,
-    /// Ruled out and trusted: no system call at all.
+    /// The ruled-out files before each item.
+    pub gaps: Vec<Gap>,
+    /// ... and after the last.
+    pub after: Gap,
+    /// Ruled out and vouched for: no system call at all.
     pub trusted: u64,
+}
+
+/// Ruled-out files between two items: each counts as searched without a
+/// match, and the binary ones as binary, as reading them would count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Gap {
+    pub files: u32,
+    pub binary: u32,
 }
 
 /// One candidate a search must look at.
@@ -160,9 +178,25 @@ pub(crate) struct Plan {
 pub(crate) struct Item {
     /// Position in the selected candidates.
     pub candidate: u32,
-    /// Ruled out by the index, if this id still has this identity: an
-    /// `fstatat` decides.
-    pub verify: Option<(u32, Identity)>,
+    /// Ruled out by the index if still the file indexed: an `fstatat`
+    /// decides.
+    pub verify: Option<Verify>,
+}
+
+/// An indexed file a search rules out once its identity is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Verify {
+    pub id: u32,
+    pub identity: Identity,
+    pub binary: bool,
+}
+
+/// What a plan does with one candidate.
+enum Fate {
+    Read,
+    Verify(Verify),
+    /// Ruled out and vouched for (binary or not).
+    Skip(bool),
 }
 
 /// The index's counters.
@@ -391,70 +425,69 @@ impl Corpus {
     }
 
     /// Plan a search of `selected` (positions in `entries`): the
-    /// candidates `needs` rules out are skipped when `stamp` vouches for
-    /// them, checked by identity otherwise; files above `max_size` are read
-    /// (their report says so).
+    /// candidates `needs` rules out (and those with nothing searched, for
+    /// any pattern) are skipped when `stamp` vouches for them, checked by
+    /// identity otherwise; files above `max_size` are read (their report
+    /// says so), as are, in `multiline` mode, files with a NUL past their
+    /// first block (such a search reads them whole, not up to the NUL).
     pub(crate) fn plan(
         &self,
         needs: Option<&Needs>,
-        entries: &Arc<Entries>,
-        selected: &[usize],
+        (entries, selected): (&Arc<Entries>, &[usize]),
         stamp: Option<Stamp>,
-        max_size: Option<u64>,
+        (max_size, multiline): (Option<u64>, bool),
     ) -> Plan {
         let mut plan = Plan::default();
         let mut state = self.lock();
         let may_match = needs.map(|needs| state.may_match_bits(needs));
         let at = alignment_of(&mut state, entries);
         let (ids, slots) = (&state.alignments[at].ids, &state.slots);
-        let mut skipped = 0u32;
+        let judge = Judge {
+            slots,
+            may_match: may_match.as_ref(),
+            max_size,
+            multiline,
+            stamp,
+        };
+        let mut gap = Gap::default();
         for (candidate, &entry) in selected.iter().enumerate() {
-            let verify = may_match
-                .as_ref()
-                .and_then(|may| ruled_out(slots, ids[entry], may, max_size));
-            let item = match verify {
-                None => Item {
-                    candidate: candidate as u32,
-                    verify: None,
-                },
-                Some((_, slot)) if stamp.is_some_and(|s| s == slot.trust) => {
-                    skipped += 1;
+            let verify = match judge.fate(ids[entry]) {
+                Fate::Skip(binary) => {
+                    gap.files += 1;
+                    gap.binary += u32::from(binary);
                     plan.trusted += 1;
                     continue;
                 }
-                Some((_, slot)) if slot.racy => Item {
-                    candidate: candidate as u32,
-                    verify: None,
-                },
-                Some((id, slot)) => Item {
-                    candidate: candidate as u32,
-                    verify: Some((id, slot.identity)),
-                },
+                Fate::Read => None,
+                Fate::Verify(verify) => Some(verify),
             };
-            plan.items.push(item);
-            plan.skipped_before.push(std::mem::take(&mut skipped));
+            plan.items.push(Item {
+                candidate: candidate as u32,
+                verify,
+            });
+            plan.gaps.push(std::mem::take(&mut gap));
         }
-        plan.skipped_after = skipped;
+        plan.after = gap;
         plan
     }
 
-    /// Whether the file `id` still has `identity`, which an `fstatat` of
-    /// its path found (with `links` hard links) after `start`; when so and
-    /// `stamp` is given, the watch vouches for it from now on. A file found
-    /// changed is forgotten.
+    /// Whether the file `verify.id` still has its identity, as an
+    /// `fstatat` of its path found it (with `links` hard links) after
+    /// `start`; when so and `stamp` is given, the watch vouches for it from
+    /// now on. A file found changed is forgotten.
     pub(crate) fn verified(
         &self,
         relative: &[u8],
-        (id, identity): (u32, Identity),
-        found: &Identity,
-        links: u64,
+        verify: &Verify,
+        (found, links): (&Identity, u64),
         (start, stamp): (ReadStart, Option<Stamp>),
     ) -> bool {
+        let id = verify.id;
         let mut state = self.lock();
         if state.by_path.get(relative) != Some(&id) {
             return false;
         }
-        if *found != identity {
+        if *found != verify.identity {
             state.forget(relative);
             self.settle(&mut state);
             return false;
@@ -620,6 +653,8 @@ impl State {
             trust,
             racy,
             live: true,
+            binary: offer.binary,
+            bare: offer.content.is_empty(),
         });
         self.live += 1;
         if self.noted.remove(offer.relative).is_some() {
@@ -712,17 +747,41 @@ fn noted_bytes(relative: &[u8]) -> usize {
     size_of::<(Box<[u8]>, Identity)>() + 8 + relative.len()
 }
 
-/// The id of a ruled-out indexed file and its slot: `id` is live, not above
-/// `max_size` and not among `may_match` (ascending).
-fn ruled_out(
-    slots: &[Slot],
-    id: u32,
-    may_match: &MayMatch,
+/// What decides a candidate's [`Fate`] in a plan.
+struct Judge<'a> {
+    slots: &'a [Slot],
+    /// The files the pattern may match; `None` when its needs rule out
+    /// nothing.
+    may_match: Option<&'a Bits>,
     max_size: Option<u64>,
-) -> Option<(u32, Slot)> {
-    let slot = *slots.get(id as usize)?;
-    let small_enough = max_size.is_none_or(|max| slot.identity.size <= max);
-    (slot.live && small_enough && !may_match.contains(id)).then_some((id, slot))
+    multiline: bool,
+    stamp: Option<Stamp>,
+}
+
+impl Judge<'_> {
+    /// The fate of the candidate indexed as `id` ([`NONE`]: not indexed).
+    fn fate(&self, id: u32) -> Fate {
+        let Some(slot) = self.slots.get(id as usize) else {
+            return Fate::Read;
+        };
+        let small_enough = self.max_size.is_none_or(|max| slot.identity.size <= max);
+        let same_search = !(self.multiline && slot.binary && !slot.bare);
+        let unmatched = slot.bare || self.may_match.is_some_and(|may| !may.contains(id));
+        if !slot.live || !small_enough || !same_search || !unmatched {
+            return Fate::Read;
+        }
+        if self.stamp.is_some_and(|stamp| stamp == slot.trust) {
+            return Fate::Skip(slot.binary);
+        }
+        if slot.racy {
+            return Fate::Read;
+        }
+        Fate::Verify(Verify {
+            id,
+            identity: slot.identity,
+            binary: slot.binary,
+        })
+    }
 }
 
 /// The position of `entries`' alignment, built when missing.
@@ -759,9 +818,6 @@ fn align(state: &mut State, entries: &Arc<Entries>, at: usize, id: u32) {
         *slot = id;
     }
 }
-
-/// The files a query may match, as a set of ids.
-type MayMatch = Bits;
 
 /// A set of ids as bits.
 pub(crate) struct Bits(Vec<u64>);

@@ -48,7 +48,7 @@ use regex_syntax::hir::literal::{ExtractKind, Extractor, Literal};
 use super::{
     index::{ContentIndex, Corpus, Item, MAX_INDEXED, Offer, Plan, ReadStart, Stamp},
     pattern::{MatcherSpec, SpecKey, matcher_pattern},
-    read::{Opener, Root},
+    read::{Opener, Root, SLICE_MAX},
     recent::Recent,
     search::{FileReport, Opened, Shape, Stop, open_file, search_reader, search_slice, settle},
 };
@@ -249,16 +249,15 @@ impl<'a> Prefilter<'a> {
         root: &Root,
         needs: Option<&Needs>,
         listed: Listed<'a>,
-        max_size: Option<u64>,
+        shape: &Shape,
     ) -> Option<Prefilter<'a>> {
         let device = root.local_device()?;
         let corpus = index.corpus(root.path())?;
         let plan = corpus.plan(
             needs,
-            listed.entries,
-            listed.selected,
+            (listed.entries, listed.selected),
             listed.stamp,
-            max_size,
+            (shape.max_file_size, shape.multiline),
         );
         index.count_skipped(plan.trusted, 0);
         Some(Prefilter {
@@ -305,7 +304,7 @@ impl<'a> Prefilter<'a> {
         let start = self.start();
         let searched = match open_file(opener, shape, relative, false, stop)? {
             Opened::Content(content, metadata) => {
-                self.consider(index, relative, &metadata, start, content);
+                self.consider(index, relative, &metadata, start, (content, true));
                 search_slice(searcher, matcher, shape, content)
             }
             Opened::Stream(file) => {
@@ -317,9 +316,11 @@ impl<'a> Prefilter<'a> {
         settle(searched, opener, relative, false, stop)
     }
 
-    /// Search a file above the block read whole: read whole too when it may
-    /// be indexed, then searched as a slice if it is text (and offered for
-    /// indexing), else as the stream it is.
+    /// Search a file above the block read whole (or reporting size 0):
+    /// read whole too when it may be indexed, then searched as a slice if
+    /// it is text, else as the stream it is; offered for indexing either
+    /// way. Of a file too large to index only the first block is read
+    /// ahead: a NUL there says all that its search can ever find.
     pub(super) fn search_large(
         &self,
         mut file: File,
@@ -329,22 +330,26 @@ impl<'a> Prefilter<'a> {
     ) -> io::Result<FileReport> {
         let metadata = file.metadata()?;
         let size = metadata.len();
-        if size == 0 || size > MAX_INDEXED as u64 {
-            return search_reader(shape, false, matcher, file, stop);
+        let (limit, whole) = match size {
+            // Size 0 says nothing of a pseudo-file: at most a block more.
+            0 => (SLICE_MAX as u64 + 1, true),
+            size if size > MAX_INDEXED as u64 => (SLICE_MAX as u64, false),
+            size => (size, true),
+        };
+        let mut content = Vec::with_capacity(limit as usize);
+        (&mut file).take(limit).read_to_end(&mut content)?;
+        self.consider(index, relative, &metadata, start, (&content, whole));
+        let text = whole && memchr::memchr(0, &content).is_none() && !has_bom(&content);
+        if text && content.len() as u64 == size {
+            return search_slice(searcher, matcher, shape, &content);
         }
-        let mut content = Vec::with_capacity(size as usize);
-        (&mut file).take(size).read_to_end(&mut content)?;
-        if memchr::memchr(0, &content).is_some() || has_bom(&content) {
-            let stream = io::Cursor::new(content).chain(file);
-            return search_reader(shape, false, matcher, stream, stop);
-        }
-        self.consider(index, relative, &metadata, start, &content);
-        search_slice(searcher, matcher, shape, &content)
+        let stream = io::Cursor::new(content).chain(file);
+        search_reader(shape, false, matcher, stream, stop)
     }
 
     /// The report of item `index` when the index ruled it out and an
-    /// `fstatat` shows it unchanged: searched, nothing found, as reading it
-    /// would report.
+    /// `fstatat` shows it unchanged: searched, nothing found (binary when
+    /// its search stops at a NUL), as reading it would report.
     pub(super) fn skip(
         &self,
         opener: &mut Opener<'_>,
@@ -357,43 +362,50 @@ impl<'a> Prefilter<'a> {
         let trust = (start, self.stamp);
         if !self
             .corpus
-            .verified(relative, indexed, &found, links, trust)
+            .verified(relative, &indexed, (&found, links), trust)
         {
             return None;
         }
         self.index.count_skipped(0, 1);
         Some(FileReport {
             searched: true,
+            binary: indexed.binary,
             ..FileReport::default()
         })
     }
 
-    /// Offer item `index` (at `relative`), just read whole as `content`
-    /// (its `fstat` said `metadata`; the read began at `start`), for
-    /// indexing.
+    /// Offer item `index` (at `relative`) for indexing: `content` is what a
+    /// read that began at `start` found, all of it (`whole`) or its first
+    /// block; its `fstat` said `metadata`. What its search searches is
+    /// indexed: the whole of a text file; of a file with a NUL, nothing
+    /// when it is searched as one block, else what comes before the NUL
+    /// (the searcher stops there).
     pub(super) fn consider(
         &self,
         index: usize,
         relative: &[u8],
         metadata: &Metadata,
         start: ReadStart,
-        content: &[u8],
+        (content, whole): (&[u8], bool),
     ) {
         let identity = Identity::of(metadata);
-        let indexable = identity.dev == self.device
-            && identity.size == content.len() as u64
-            && content.len() <= MAX_INDEXED
-            && !has_bom(content)
-            && memchr::memchr(0, content).is_none();
-        if !indexable {
+        let complete = !whole || identity.size == content.len() as u64;
+        if identity.dev != self.device || !complete || has_bom(content) {
             return;
         }
+        let searched = match memchr::memchr(0, content) {
+            None if whole => content,
+            None => return,
+            Some(_) if identity.size <= SLICE_MAX as u64 => &[][..],
+            Some(at) => &content[..at],
+        };
         let entry = self.selected[self.item(index).candidate as usize];
         let offer = Offer {
             relative,
             identity,
             links: links_of(metadata),
-            content,
+            content: searched,
+            binary: searched.len() < content.len(),
             start,
             stamp: self.stamp,
             entry: Some((self.entries, entry)),

@@ -33,7 +33,7 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
-    index::{Plan, ReadStart},
+    index::{Gap, Plan, ReadStart},
     prefilter::{Listed, Needs, Prefilter},
     queue::Queue,
     read::{Opener, Root},
@@ -148,7 +148,7 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
                 stamp: *stamp,
             };
             let (index, needs) = (job.cache.contents(), job.needs.as_deref());
-            Prefilter::new(index, &root, needs, listed, job.shape.max_file_size)
+            Prefilter::new(index, &root, needs, listed, job.shape)
         }
         _ => None,
     };
@@ -354,7 +354,7 @@ impl Worker<'_> {
             let file = match opened {
                 Ok(Opened::Content(content, metadata)) => {
                     if let Some(prefilter) = self.prefilter {
-                        prefilter.consider(index, &path, &metadata, start, content);
+                        prefilter.consider(index, &path, &metadata, start, (content, true));
                     }
                     self.read_ahead_bytes
                         .fetch_add(content.len(), Ordering::Relaxed);
@@ -462,7 +462,7 @@ fn emit_in_order(
             };
             early.pop_front();
             if let Some(plan) = plan {
-                emitter.ruled_out(plan.skipped_before[next]);
+                emitter.ruled_out(plan.gaps[next]);
             }
             next += 1;
             let more = emitter.file(&path, report);
@@ -473,7 +473,7 @@ fn emit_in_order(
         }
     }
     if let Some(plan) = plan {
-        emitter.ruled_out(plan.skipped_after);
+        emitter.ruled_out(plan.after);
         (emitter.on_progress)(&emitter.outcome);
     }
     Ok(())
@@ -522,10 +522,12 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// Count `files` the index ruled out as searched without a match (they
-    /// come before the next report, or after the last).
-    fn ruled_out(&mut self, files: u32) {
-        self.outcome.files_searched += files as usize;
+    /// Count the files the index ruled out (they come before the next
+    /// report, or after the last) as reading them would have: searched
+    /// without a match, binary where their search stops at a NUL.
+    fn ruled_out(&mut self, gap: Gap) {
+        self.outcome.files_searched += gap.files as usize;
+        self.outcome.binary_files_skipped += gap.binary as usize;
     }
 
     /// Take the next file's report, then tell `on_progress`; `false` once

@@ -1139,10 +1139,10 @@ fn signatures_skip_files_without_changing_any_answer() {
         }
     };
     warm("value");
-    // Every text file is signed, the large one too; the binary and BOM ones
-    // are not.
+    // Every file is indexed, the large one too, and the binary ones (for
+    // what their search reads before the NUL); the BOM one is not.
     let signed = cache.stats().content.files;
-    assert_eq!(signed, 9, "{:?}", cache.stats().content);
+    assert_eq!(signed, 11, "{:?}", cache.stats().content);
     type Configure = fn(&mut GrepOptions);
     let cases: &[(&str, Configure)] = &[
         ("resolveWorkspaceRoot", |_| {}),
@@ -1165,6 +1165,11 @@ fn signatures_skip_files_without_changing_any_answer() {
         }),
         ("filler", |o| o.max_count = Some(3)),
         ("needle", |_| {}),
+        ("needle past", |_| {}),
+        ("after the NUL", |_| {}),
+        ("needle", |o| o.invert_match = true),
+        ("", |o| o.mode = GrepMode::Count),
+        ("resolveWorkspaceRoot", |o| o.max_file_size = Some(100)),
     ];
     for (pattern, configure) in cases {
         let uncached = run(dir.path(), |o| {
@@ -1184,7 +1189,10 @@ fn signatures_skip_files_without_changing_any_answer() {
             assert_eq!(skipped, signed as u64, "{pattern} skips every signed file");
         }
         if *pattern == "compute" {
-            assert_eq!(skipped, 0, "an inverted search skips nothing");
+            assert_eq!(
+                skipped, 1,
+                "an inverted search skips only the binary file it never reads a line of"
+            );
         }
     }
 }

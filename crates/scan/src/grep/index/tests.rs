@@ -83,6 +83,7 @@ fn offer(
             identity,
             links,
             content: content.as_bytes(),
+            binary: false,
             start,
             stamp,
             entry: None,
@@ -113,7 +114,12 @@ fn fates(
 ) -> Vec<&'static str> {
     let entries = listed(paths);
     let selected: Vec<usize> = (0..paths.len()).collect();
-    let plan = corpus.plan(Some(&needs(pattern)), &entries, &selected, stamp, None);
+    let plan = corpus.plan(
+        Some(&needs(pattern)),
+        (&entries, &selected),
+        stamp,
+        (None, false),
+    );
     let mut fates = vec!["skip"; paths.len()];
     for item in &plan.items {
         fates[item.candidate as usize] = if item.verify.is_some() {
@@ -122,7 +128,7 @@ fn fates(
             "read"
         };
     }
-    let counted: u32 = plan.skipped_before.iter().sum::<u32>() + plan.skipped_after;
+    let counted: u32 = plan.gaps.iter().map(|g| g.files).sum::<u32>() + plan.after.files;
     assert_eq!(
         counted as usize,
         fates.iter().filter(|f| **f == "skip").count()
@@ -324,8 +330,14 @@ fn a_verified_file_is_vouched_for_and_a_changed_one_forgotten() {
     index_twice(&index, &corpus, "a.rs", 1, "alpha");
     index_twice(&index, &corpus, "b.rs", 2, "alpha");
     let entries = listed(&["a.rs", "b.rs"]);
-    let plan = corpus.plan(Some(&needs("omega")), &entries, &[0, 1], Some(6), None);
+    let plan = corpus.plan(
+        Some(&needs("omega")),
+        (&entries, &[0, 1]),
+        Some(6),
+        (None, false),
+    );
     let [a, b] = [plan.items[0].verify.unwrap(), plan.items[1].verify.unwrap()];
+    let (a, b) = (&a, &b);
     let a_now = Identity {
         size: 5,
         ..settled(1)
@@ -334,8 +346,8 @@ fn a_verified_file_is_vouched_for_and_a_changed_one_forgotten() {
         size: 6,
         ..settled(2)
     };
-    assert!(corpus.verified(b"a.rs", a, &a_now, 1, (corpus.start(), Some(6))));
-    assert!(!corpus.verified(b"b.rs", b, &b_now, 1, (corpus.start(), Some(6))));
+    assert!(corpus.verified(b"a.rs", a, (&a_now, 1), (corpus.start(), Some(6))));
+    assert!(!corpus.verified(b"b.rs", b, (&b_now, 1), (corpus.start(), Some(6))));
     assert_eq!(
         fates(&corpus, &["a.rs", "b.rs"], "omega", Some(6)),
         ["skip", "read"]
