@@ -1266,3 +1266,23 @@ fn signatures_can_be_turned_off() {
     }
     assert_eq!(cache.stats().content, ContentStats::default());
 }
+
+/// A text file too large to index is read by every cached search, whole:
+/// what its first block holds does not stand for the rest.
+#[test]
+fn a_file_too_large_to_index_is_searched_whole_every_time() {
+    let mut big = "filler line\n".repeat(400_000).into_bytes();
+    big.extend_from_slice(b"needle at the very end\n");
+    let dir = tree(&[("big.txt", big.as_slice()), ("small.txt", b"needle\n")]);
+    std::thread::sleep(prefilter::RACY_MARGIN + Duration::from_millis(200));
+    let cache = long_lived_cache();
+    for _ in 0..3 {
+        let outcome = run_with(dir.path(), &cache, |o| {
+            o.pattern = "needle at".into();
+            o.cache = true;
+        })
+        .unwrap();
+        assert_eq!(keys(&outcome), ["big.txt:400001"]);
+    }
+    assert_eq!(cache.stats().content.files, 1, "only the small file");
+}
