@@ -142,6 +142,9 @@ pub struct GrepSummaryView {
     pub limit_reached: bool,
     /// The search path named one file rather than a directory.
     pub path_is_file: bool,
+    /// Where the file list came from: `walked`, `cached` or `watched` (see
+    /// [`ListSource`](crate::grep::ListSource)).
+    pub source: &'static str,
 }
 
 impl From<&GrepOutcome> for GrepSummaryView {
@@ -155,6 +158,7 @@ impl From<&GrepOutcome> for GrepSummaryView {
             files_unreadable: outcome.files_unreadable,
             limit_reached: outcome.limit_reached,
             path_is_file: outcome.path_is_file,
+            source: outcome.source.name(),
         }
     }
 }
@@ -251,6 +255,7 @@ mod tests {
             files_skipped_too_large: 3,
             files_unreadable: 4,
             limit_reached: true,
+            source: crate::grep::ListSource::Watched,
             ..GrepOutcome::default()
         };
         assert_eq!(
@@ -259,6 +264,7 @@ mod tests {
                 "totalMatches": 5, "filesWithMatches": 2, "filesSearched": 9,
                 "binaryFilesSkipped": 1, "filesSkippedTooLarge": 3,
                 "filesUnreadable": 4, "limitReached": true, "pathIsFile": false,
+                "source": "watched",
             })
         );
     }

@@ -22,7 +22,7 @@ use std::{
 use natives_scan::{
     CancelToken, ScanCache,
     cache::CachePolicy,
-    grep::{GrepMode, GrepOptions, GrepOutcome, grep},
+    grep::{GrepMode, GrepOptions, GrepOutcome, ListSource, grep},
 };
 use natives_testkit::rg::{self, Line};
 
@@ -237,6 +237,34 @@ fn warm(cache: &ScanCache, root: &Path) {
     }
 }
 
+/// `found` and `expected` are the same answer: counters first, then the
+/// first result that differs (a whole outcome is too long to print).
+fn assert_same(found: &GrepOutcome, expected: &GrepOutcome, label: &str) {
+    let counters = |o: &GrepOutcome| {
+        (
+            o.total_matches,
+            o.files_with_matches,
+            o.files_searched,
+            o.binary_files_skipped,
+            o.files_skipped_too_large,
+            o.files_unreadable,
+            o.limit_reached,
+            o.matches.len(),
+        )
+    };
+    assert_eq!(counters(found), counters(expected), "{label}: counters");
+    let differs = found
+        .matches
+        .iter()
+        .zip(&expected.matches)
+        .position(|(a, b)| a != b);
+    if let Some(at) = differs {
+        let (a, b) = (&found.matches[at], &expected.matches[at]);
+        panic!("{label}: result {at} differs:\n{a:?}\n{b:?}");
+    }
+    assert_eq!(found.root, expected.root, "{label}");
+}
+
 fn our_lines(outcome: &GrepOutcome) -> Vec<Line> {
     let mut lines = Vec::new();
     for m in &outcome.matches {
@@ -283,12 +311,12 @@ fn compare(rg_path: &Path, root: &Path, case: &Case, caches: &[ScanCache; 2], ma
         cache: true,
         ..request.clone()
     };
-    for (cache, how) in caches.iter().zip(["by identity", "by events"]) {
-        assert_eq!(
-            ours(&cached, cache),
-            uncached,
-            "{label}: cached, trusted {how}"
-        );
+    let sources = [ListSource::Cached, ListSource::Watched];
+    for ((cache, how), source) in caches.iter().zip(["by identity", "by events"]).zip(sources) {
+        let found = ours(&cached, cache);
+        let label = format!("{label}: cached, trusted {how}");
+        assert_same(&found, &uncached, &label);
+        assert_eq!(found.source, source, "{label}");
     }
     // A limit stops the search midway: the files ruled out before it
     // count, those after it do not.
@@ -301,10 +329,10 @@ fn compare(rg_path: &Path, root: &Path, case: &Case, caches: &[ScanCache; 2], ma
         cache: false,
         ..limited.clone()
     };
-    assert_eq!(
-        ours(&limited, &caches[1]),
-        ours(&limited_uncached, &caches[1]),
-        "{label}: limited"
+    assert_same(
+        &ours(&limited, &caches[1]),
+        &ours(&limited_uncached, &caches[1]),
+        &format!("{label}: limited"),
     );
     let mut args = vec!["--hidden", "-g", "!.git"];
     args.extend_from_slice(case.rg_args);

@@ -16,11 +16,15 @@
  *   (`hasMatch`) to see whether it is the culprit.
  *
  * Dot-files are searched and `.gitignore` is honoured (the natives
- * defaults). The scan cache is not used (`cache: false`): a
- * tool-level search always walks fresh. Reading is not confined to `cwd`.
+ * defaults). Freshness: with the scan cache watching the filesystem
+ * (`watchFsScanCache()` or `FS_SCAN_CACHE_WATCH=1`), a search uses the cached
+ * list and its content index only while natives proves them current (the
+ * scan follows events without fallback, `cache: 'watched'`), and walks fresh
+ * otherwise; without watching it always walks fresh. `details.source` says
+ * which (`watched` or `walked`). Reading is not confined to `cwd`.
  */
 import * as nodePath from 'node:path';
-import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
+import { type GrepMatch, type GrepMode, type GrepResult, fsScanCacheStats, grep, hasMatch } from '@natives/natives';
 import { missingPath } from './read.ts';
 import { type Static, Type } from '@sinclair/typebox';
 import { type ToolContext, type ToolResult, defineTool, displayPath, toolError } from './tool.ts';
@@ -99,7 +103,7 @@ function search(args: GrepArgs, abs: string, signal: AbortSignal | undefined): P
     mode,
     maxColumns: GREP_MAX_LINE_CHARS,
     maxFileSize: GREP_MAX_FILE_BYTES,
-    cache: false,
+    cache: fsScanCacheStats().watch.enabled ? 'watched' : false,
     signal,
   });
 }
@@ -172,6 +176,7 @@ function details(args: GrepArgs, abs: string, result: GrepResult): Record<string
     filesSkippedTooLarge: result.filesSkippedTooLarge,
     filesUnreadable: result.filesUnreadable,
     limitReached: result.limitReached,
+    source: result.source,
     ...(result.limitReached ? { nextOffset: (args.offset ?? 0) + n } : {}),
   };
 }

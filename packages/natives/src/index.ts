@@ -14,7 +14,7 @@ export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult } from './glo
 export { fuzzyFind } from './fuzzy.ts';
 export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch, FuzzyTier } from './fuzzy.ts';
 export { grep, hasMatch, search } from './grep.ts';
-export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, MatchOptions } from './grep.ts';
+export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, ListSource, MatchOptions } from './grep.ts';
 export { applyFileChanges, readFile } from './files.ts';
 export type { AppliedFileChanges, ApplyFileChangesOptions, FileChange, FileContents, ReadFileOptions } from './files.ts';
 export { codedError } from './errors.ts';

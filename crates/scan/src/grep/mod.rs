@@ -166,6 +166,12 @@ pub struct GrepOptions {
     /// Take the file list from the shared scan cache. Default: `false` (a
     /// private walk; the cache is neither read nor written).
     pub cache: bool,
+    /// With `cache`, use the cached list only when it follows filesystem
+    /// events without fallback (see [`crate::watch`]): then it is current
+    /// to the call and its content index is trusted by events
+    /// ([`ListSource::Watched`]). Otherwise, and when watching is off,
+    /// search while walking fresh, as without the cache. Default: `false`.
+    pub watched_only: bool,
     /// Skip files larger than this many bytes, counting them in
     /// [`GrepOutcome::files_skipped_too_large`]. Default: `None`: every file
     /// is searched whole, whatever its size.
@@ -214,6 +220,7 @@ impl GrepOptions {
             max_columns: None,
             mode: GrepMode::Content,
             cache: false,
+            watched_only: false,
             max_file_size: None,
             retain_matches: true,
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
@@ -343,6 +350,35 @@ pub struct GrepOutcome {
     pub files_unreadable: usize,
     /// `true` exactly when more results existed beyond the returned ones.
     pub limit_reached: bool,
+    /// Where the file list came from, and so what proves it current.
+    pub source: ListSource,
+}
+
+/// Where a search's file list came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ListSource {
+    /// A walk made for this search (without the cache, or with it, when it
+    /// held no list or could not vouch for the one it held).
+    #[default]
+    Walked,
+    /// A cached list younger than the TTL, not followed by events: changes
+    /// since its walk that were not invalidated are not in it.
+    Cached,
+    /// A cached list that follows filesystem events without fallback: every
+    /// change the kernel reported before the call is in it, and its content
+    /// index is trusted by events.
+    Watched,
+}
+
+impl ListSource {
+    /// `walked`, `cached` or `watched`: the name every front shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            ListSource::Walked => "walked",
+            ListSource::Cached => "cached",
+            ListSource::Watched => "watched",
+        }
+    }
 }
 
 /// Search the files under `options.path` (or that one file).
@@ -427,6 +463,7 @@ fn search_tree(
     let outcome = GrepOutcome {
         root: candidates.root().to_path_buf(),
         path_is_file: candidates.is_explicit(),
+        source: candidates.source(),
         ..GrepOutcome::default()
     };
     let mut emitter = Emitter::new(options, outcome, on_match, on_progress);

@@ -6,7 +6,7 @@ use std::{fs, path::Path, process::Command, time::Duration};
 use crate::{
     CancelToken,
     cache::{CachePolicy, ScanCache},
-    grep::{ContentStats, GrepOptions, GrepOutcome, grep},
+    grep::{ContentStats, GrepOptions, GrepOutcome, ListSource, grep},
 };
 
 fn watched_cache() -> ScanCache {
@@ -143,4 +143,40 @@ fn an_invalidated_path_of_a_watched_scan_is_reconciled_not_walked() {
     );
     assert_eq!(cache.stats().walks, walks, "reconciled, not walked again");
     assert_eq!(content(&cache).files_verified, verified);
+}
+
+/// `watched_only` uses the cache only while the scan follows events: not
+/// at all without watching, nor once the scan fell back (here, its watches
+/// would exceed the budget); each answer says where its list came from.
+#[test]
+fn a_search_for_watched_lists_only_walks_fresh_unless_the_scan_follows_events() {
+    let dir = tree();
+    let watched_only = |cache: &ScanCache| {
+        let mut options = GrepOptions::new("value_1\\b", dir.path());
+        options.cache = true;
+        options.watched_only = true;
+        let outcome = grep(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap();
+        assert_eq!(outcome.total_matches, 1);
+        outcome.source
+    };
+    let unwatched = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(600)));
+    assert_eq!(watched_only(&unwatched), ListSource::Walked);
+    assert_eq!(unwatched.stats().scans, 0, "the cache is left alone");
+    let cache = watched_cache();
+    assert_eq!(watched_only(&cache), ListSource::Watched, "walked, watched");
+    assert_eq!(watched_only(&cache), ListSource::Watched);
+    let over_budget = ScanCache::new(
+        CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .watch(true)
+            .watch_budget(1),
+    );
+    assert_eq!(watched_only(&over_budget), ListSource::Walked, "walked now");
+    let walks = over_budget.stats().walks;
+    assert_eq!(watched_only(&over_budget), ListSource::Walked);
+    assert_eq!(over_budget.stats().walks, walks + 1, "walked again, fresh");
+    let mut cached = GrepOptions::new("value_1\\b", dir.path());
+    cached.cache = true;
+    let outcome = grep(&cached, &over_budget, &CancelToken::new(), &mut |_| {}).unwrap();
+    assert_eq!(outcome.source, ListSource::Cached, "by the TTL");
 }
