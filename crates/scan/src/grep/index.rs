@@ -75,6 +75,16 @@ pub(crate) struct ReadStart {
     pub at: SystemTime,
 }
 
+impl ReadStart {
+    /// A read beginning now, outside any corpus.
+    pub(crate) fn now() -> ReadStart {
+        ReadStart {
+            seq: 0,
+            at: SystemTime::now(),
+        }
+    }
+}
+
 /// Which watch vouches for an entry: the generation of the scan route that
 /// followed every event of the root since the entry was read (0: none).
 pub(crate) type Stamp = u64;

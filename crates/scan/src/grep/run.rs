@@ -26,7 +26,7 @@ use std::{
         mpsc,
     },
     thread,
-    time::{Duration, Instant, SystemTime},
+    time::{Duration, Instant},
 };
 
 use grep_regex::RegexMatcher;
@@ -134,24 +134,7 @@ impl Backlog {
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
     let root = job.candidates.root();
     let root = Root::open(root).map_err(|err| Error::io(root, err))?;
-    // Only a cached list is searched often enough for an index to pay.
-    let prefilter = match job.candidates {
-        Candidates::Tree {
-            entries,
-            selected,
-            stamp,
-            ..
-        } => {
-            let listed = Listed {
-                entries,
-                selected,
-                stamp: *stamp,
-            };
-            let (index, needs) = (job.cache.contents(), job.needs.as_deref());
-            Prefilter::new(index, &root, needs, listed, job.shape)
-        }
-        _ => None,
-    };
+    let prefilter = prefilter_for(job, &root);
     let plan = prefilter.as_ref().map(Prefilter::plan);
     let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some(), plan);
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
@@ -196,6 +179,27 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<()> {
         });
         emitted.and(walked)
     })
+}
+
+/// The content index's part in a search: only a cached list is searched
+/// often enough for an index to pay.
+fn prefilter_for<'a>(job: &Job<'a>, root: &Root) -> Option<Prefilter<'a>> {
+    let Candidates::Tree {
+        entries,
+        selected,
+        stamp,
+        ..
+    } = job.candidates
+    else {
+        return None;
+    };
+    let listed = Listed {
+        entries,
+        selected,
+        stamp: *stamp,
+    };
+    let (index, needs) = (job.cache.contents(), job.needs.as_deref());
+    Prefilter::new(index, root, needs, listed, job.shape)
 }
 
 /// One searching thread's share of a [`Job`].
@@ -343,13 +347,7 @@ impl Worker<'_> {
                 reports.add(index, &path, Ok(report));
                 continue;
             }
-            let start = match self.prefilter {
-                Some(prefilter) => prefilter.start(),
-                None => ReadStart {
-                    seq: 0,
-                    at: SystemTime::now(),
-                },
-            };
+            let start = self.prefilter.map_or_else(ReadStart::now, Prefilter::start);
             let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
             let file = match opened {
                 Ok(Opened::Content(content, metadata)) => {
