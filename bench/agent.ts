@@ -41,7 +41,7 @@ const FIRST = 50;
 const ENV = { FS_SCAN_CACHE_TTL_MS: '7200000', FS_SCAN_CACHE_WATCH: '1' };
 
 // natives reads its policy once, from the environment it starts with.
-const role = process.argv[2] ?? 'main';
+const role = process.argv[2] === 'memory' ? 'memory' : 'main';
 if (role === 'main' && Object.entries(ENV).some(([k, v]) => process.env[k] !== v)) {
   const run = spawnSync(process.execPath, process.argv.slice(1), { stdio: 'inherit', env: { ...process.env, ...ENV } });
   process.exit(run.status ?? 1);
