@@ -39,7 +39,7 @@ interface Stats {
   walks: number;
   refused: number;
   watch: typeof UNWATCHED;
-  content: { signatures: number; bytes: number; filesSkipped: number };
+  content: { roots: number; files: number; trigrams: number; bytes: number; filesSkipped: number; filesVerified: number };
 }
 
 /** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
@@ -264,7 +264,7 @@ describe('fsScanCacheStats', () => {
       walks: 0,
       refused: 0,
       watch: UNWATCHED,
-      content: { signatures: 0, bytes: 0, filesSkipped: 0 },
+      content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
     });
     // Visible entries per partition (dirs and files, node_modules included).
     const totals = r.counts.map((c) => c.total);
@@ -297,7 +297,7 @@ describe('fsScanCacheStats', () => {
       walks: r.filled.walks,
       refused: 0,
       watch: UNWATCHED,
-      content: { signatures: 0, bytes: 0, filesSkipped: 0 },
+      content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
     });
   }, CHILD_TIMEOUT_MS);
 

@@ -18,6 +18,7 @@ import {
   type ToolContext,
 } from '../packages/coding-agent/src/index.ts';
 import { expectError, expectOk } from './support/agent.ts';
+import { runJson } from './support/child.ts';
 import { gitInit, removeDir, setMtime, tempDir, writeTree } from './support/fs.ts';
 
 let dir = '';
@@ -269,5 +270,32 @@ describe('file mentions: resolution', () => {
       { mention: 'report.txt', resolved: null, how: 'none', kind: null },
       { mention: 'out/report.txt', resolved: 'out/report.txt', how: 'exact', kind: 'file' },
     ]);
+  });
+});
+
+describe('grep and the watched scan cache', () => {
+  const run = (env: Record<string, string>) => {
+    writeTree(dir, { 'src/a.ts': 'const needle = 1;\n', 'src/b.ts': 'export const before = 2;\n', 'docs/c.md': 'no match here\n' });
+    return runJson<{ steps: Record<string, { text: string; source: string }>; verified: number; skipped: number }>('agent-grep-watched.ts', [dir], {
+      env: { FS_SCAN_CACHE_TTL_MS: '600000', ...env },
+    });
+  };
+
+  test('with watching on, answers come from the watched list and index, and every edit by another process is in the next one', async () => {
+    const { steps, verified, skipped } = await run({ FS_SCAN_CACHE_WATCH: '1' });
+    for (const step of Object.values(steps)) expect(step.source).toBe('watched');
+    expect(steps.appended!.text).toBe('src/a.ts:2:needle appended');
+    expect(steps.rewritten!.text).toBe('src/b.ts:1:swappedconst before = 2;');
+    expect(steps.created!.text).toBe('src/new.ts:1:needle new');
+    expect(steps.moved!.text).toBe('src/moved.ts:1:swappedconst before = 2;');
+    expect(skipped).toBeGreaterThan(0);
+    expect(verified).toBe(0);
+  });
+
+  test('without watching it walks fresh every time', async () => {
+    const { steps } = await run({});
+    for (const step of Object.values(steps)) expect(step.source).toBe('walked');
+    expect(steps.rewritten!.text).toBe('src/b.ts:1:swappedconst before = 2;');
+    expect(steps.moved!.text).toBe('src/moved.ts:1:swappedconst before = 2;');
   });
 });

@@ -569,7 +569,7 @@ describe('cache use (in a child process with a 10-minute TTL)', () => {
     expect(out.scans).toBe(1);
   });
 
-  test('content signatures skip files that cannot match, never one that changed', async () => {
+  test('the content index skips files that cannot match, never one that changed', async () => {
     const root = fixture('grep-signatures', {
       'a.txt': 'needle a\n',
       'sub/s.txt': 'needle s\n',
@@ -580,18 +580,18 @@ describe('cache use (in a child process with a 10-minute TTL)', () => {
     const out = await runJson<{
       first: Read;
       second: Read;
-      signed: number;
+      indexed: number;
       ruledOut: Read;
       edited: Read;
       afterInvalidate: number;
-    }>('grep-cache-scenario.ts', ['signatures', root], { env: LONG_TTL });
+    }>('grep-cache-scenario.ts', ['index', root], { env: LONG_TTL });
     const needles = { paths: ['a.txt', 'sub/s.txt'], searched: 4, skipped: 0 };
     expect(out.first).toEqual(needles);
     expect(out.second).toEqual(needles);
-    // The three text files; never the binary one, which is always read.
-    expect(out.signed).toBe(3);
-    expect(out.ruledOut).toEqual({ paths: [], searched: 4, skipped: 3 });
-    expect(out.edited).toEqual({ paths: ['a.txt'], searched: 4, skipped: 2 });
+    // The three text files, and the binary one (its search stops at once, whatever the pattern).
+    expect(out.indexed).toBe(4);
+    expect(out.ruledOut).toEqual({ paths: [], searched: 4, skipped: 4 });
+    expect(out.edited).toEqual({ paths: ['a.txt'], searched: 4, skipped: 3 });
     expect(out.afterInvalidate).toBe(0);
   });
 

@@ -145,20 +145,29 @@ export interface FsScanCacheStats {
   /** Filesystem watching (all zero while it is off). */
   watch: FsScanWatchStats
   /**
-   * Content signatures: cached greps skip, unread, the files they rule
+   * The content index: cached greps skip, unread, the files it rules
    * out (`FS_SCAN_CACHE_CONTENT_BYTES`).
    */
   content: FsScanContentStats
 }
 
-/** What content signatures hold and have saved. */
+/** What the content index holds and has saved. */
 export interface FsScanContentStats {
-  /** Files with a signature. */
-  signatures: number
-  /** Bytes held by signatures and noted file identities. */
+  /** Roots with an index. */
+  roots: number
+  /** Files indexed. */
+  files: number
+  /** Distinct trigrams with a posting list. */
+  trigrams: number
+  /** Bytes held by posting lists, indexed files and identities noted once. */
   bytes: number
-  /** Files cached greps skipped unread since the process started. */
+  /** Files cached greps ruled out unread since the process started. */
   filesSkipped: number
+  /**
+   * ... of which an `fstatat` proved unchanged (the others were vouched
+   * for by filesystem events, with no system call).
+   */
+  filesVerified: number
 }
 
 /** Scans that fell back to the TTL, by reason. */
@@ -956,6 +965,11 @@ export interface NativeGrepOptions {
   mode?: GrepMode
   /** Use the shared scan cache (default false). */
   cache?: boolean
+  /**
+   * With `cache`, use it only while it follows filesystem events without
+   * fallback, else walk fresh (default false).
+   */
+  watchedOnly?: boolean
   /** Skip (and count) files larger than this many bytes (default: none). */
   maxFileSize?: number
   /**
@@ -995,6 +1009,8 @@ export interface NativeGrepResult {
   limitReached: boolean
   /** `path` named one file (results carry its name) rather than a directory. */
   pathIsFile: boolean
+  /** Where the file list came from: `walked`, `cached` or `watched`. */
+  source: string
   /** How many batches were streamed through `onBatch`. */
   batches: number
 }

@@ -84,6 +84,9 @@ pub struct NativeGrepOptions {
     pub mode: Option<GrepMode>,
     /// Use the shared scan cache (default false).
     pub cache: Option<bool>,
+    /// With `cache`, use it only while it follows filesystem events without
+    /// fallback, else walk fresh (default false).
+    pub watched_only: Option<bool>,
     /// Skip (and count) files larger than this many bytes (default: none).
     pub max_file_size: Option<f64>,
     /// Keep the results in the answer as well as streaming them (default
@@ -285,6 +288,8 @@ pub struct NativeGrepResult {
     pub limit_reached: bool,
     /// `path` named one file (results carry its name) rather than a directory.
     pub path_is_file: bool,
+    /// Where the file list came from: `walked`, `cached` or `watched`.
+    pub source: String,
     /// How many batches were streamed through `onBatch`.
     pub batches: u32,
 }
@@ -301,6 +306,7 @@ fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> Na
         unreadable: unreadable_paths(&outcome.unreadable),
         limit_reached: outcome.limit_reached,
         path_is_file: outcome.path_is_file,
+        source: outcome.source.name().to_string(),
         batches,
     }
 }
@@ -447,6 +453,7 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     given(&mut converted.invert_match, options.invert_match);
     given(&mut converted.only_matching, options.only_matching);
     given(&mut converted.cache, options.cache);
+    given(&mut converted.watched_only, options.watched_only);
     given(&mut converted.retain_matches, options.retain_matches);
     Ok(converted)
 }

@@ -300,20 +300,27 @@ pub struct FsScanCacheStats {
     pub refused: u32,
     /// Filesystem watching (all zero while it is off).
     pub watch: FsScanWatchStats,
-    /// Content signatures: cached greps skip, unread, the files they rule
+    /// The content index: cached greps skip, unread, the files it rules
     /// out (`FS_SCAN_CACHE_CONTENT_BYTES`).
     pub content: FsScanContentStats,
 }
 
-/// What content signatures hold and have saved.
+/// What the content index holds and has saved.
 #[napi(object)]
 pub struct FsScanContentStats {
-    /// Files with a signature.
-    pub signatures: f64,
-    /// Bytes held by signatures and noted file identities.
+    /// Roots with an index.
+    pub roots: u32,
+    /// Files indexed.
+    pub files: f64,
+    /// Distinct trigrams with a posting list.
+    pub trigrams: f64,
+    /// Bytes held by posting lists, indexed files and identities noted once.
     pub bytes: f64,
-    /// Files cached greps skipped unread since the process started.
+    /// Files cached greps ruled out unread since the process started.
     pub files_skipped: f64,
+    /// ... of which an `fstatat` proved unchanged (the others were vouched
+    /// for by filesystem events, with no system call).
+    pub files_verified: f64,
 }
 
 /// What watching does: scans following events, watches, events applied,
@@ -377,9 +384,12 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
         refused: u32::try_from(stats.refused).unwrap_or(u32::MAX),
         watch: to_js_watch_stats(stats.watch),
         content: FsScanContentStats {
-            signatures: stats.content.signatures as f64,
+            roots: stats.content.roots as u32,
+            files: stats.content.files as f64,
+            trigrams: stats.content.trigrams as f64,
             bytes: stats.content.bytes as f64,
             files_skipped: stats.content.files_skipped as f64,
+            files_verified: stats.content.files_verified as f64,
         },
     }
 }

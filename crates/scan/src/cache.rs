@@ -278,8 +278,9 @@ pub struct ScanCache {
     /// Held while a scan is patched, so two callers never patch one scan
     /// from the same state and lose each other's events.
     refreshing: Mutex<()>,
-    /// Content signatures of the files cached greps read.
-    contents: ContentIndex,
+    /// The content index of the files cached greps read (shared with the
+    /// watcher, whose events keep it exact).
+    contents: Arc<ContentIndex>,
     /// Test hook: when set, a walk waits for a message before it lands.
     #[cfg(test)]
     pub(crate) landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
@@ -315,7 +316,7 @@ impl ScanCache {
             walks: AtomicU64::new(0),
             watching: OnceLock::new(),
             refreshing: Mutex::new(()),
-            contents: ContentIndex::new(policy.content_bytes),
+            contents: Arc::new(ContentIndex::new(policy.content_bytes)),
             #[cfg(test)]
             landing_gate: Mutex::new(None),
         };
@@ -333,7 +334,7 @@ impl ScanCache {
     /// cache then keeps to its TTL.
     pub fn watch(&self) -> Result<()> {
         let started = self.watching.get_or_init(|| {
-            Watching::start(self.policy.watch_policy)
+            Watching::start(self.policy.watch_policy, Arc::clone(&self.contents))
                 .map(Arc::new)
                 .map_err(|err| err.to_string())
         });
@@ -540,17 +541,26 @@ impl ScanCache {
     /// Drop every cached list whose root contains `target` (a resolved,
     /// canonical path) or lies inside it (a renamed or deleted directory), and
     /// fence the matching walks in flight. A remembered refusal of such a
-    /// root is forgotten too: the tree may have shrunk.
+    /// root is forgotten too: the tree may have shrunk. A list that follows
+    /// events and whose root holds `target` below it is kept instead, and
+    /// reconciles `target` at its next answer as it would an event naming
+    /// it (the content index keeps what it knows of the rest of the tree).
     pub fn invalidate(&self, target: &Path) {
+        self.contents.changed_at(target);
         let affected = |root: &Path| target.starts_with(root) || root.starts_with(target);
+        let reconciles = |key: &ScanKey| {
+            target != key.root
+                && target.starts_with(&key.root)
+                && self.watching().is_some_and(|w| w.reconcile(key, target))
+        };
         let mut state = self.lock();
         let dropped: Vec<ScanKey> = state
             .cached
             .keys()
-            .filter(|key| affected(&key.root))
+            .filter(|key| affected(&key.root) && !reconciles(key))
             .cloned()
             .collect();
-        state.cached.retain(|key, _| !affected(&key.root));
+        state.cached.retain(|key, _| !dropped.contains(key));
         state.refused.retain(|key, _| !affected(&key.root));
         for (key, flight) in &state.flights {
             if affected(&key.root) {
@@ -596,6 +606,14 @@ impl ScanCache {
     /// The content signatures cached greps use.
     pub(crate) fn contents(&self) -> &ContentIndex {
         &self.contents
+    }
+
+    /// The watch that vouches for the content index's entries under `key`
+    /// (see `grep::index`): the scan follows every event on its root, and
+    /// the events queued before this call were taken in when it was looked
+    /// up.
+    pub(crate) fn vouching_watch(&self, key: &ScanKey) -> Option<crate::grep::Stamp> {
+        self.watching()?.vouches(key)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -177,6 +177,9 @@ pub struct GrepSummaryView {
     pub limit_reached: bool,
     /// The search path named one file rather than a directory.
     pub path_is_file: bool,
+    /// Where the file list came from: `walked`, `cached` or `watched` (see
+    /// [`ListSource`](crate::grep::ListSource)).
+    pub source: &'static str,
 }
 
 impl From<&GrepOutcome> for GrepSummaryView {
@@ -191,6 +194,7 @@ impl From<&GrepOutcome> for GrepSummaryView {
             unreadable: unreadable_views(&outcome.unreadable),
             limit_reached: outcome.limit_reached,
             path_is_file: outcome.path_is_file,
+            source: outcome.source.name(),
         }
     }
 }
@@ -294,6 +298,7 @@ mod tests {
                 &std::io::Error::from_raw_os_error(13),
             )],
             limit_reached: true,
+            source: crate::grep::ListSource::Watched,
             ..GrepOutcome::default()
         };
         assert_eq!(
@@ -303,6 +308,7 @@ mod tests {
                 "binaryFilesSkipped": 1, "filesSkippedTooLarge": 3,
                 "filesUnreadable": 4, "limitReached": true, "pathIsFile": false,
                 "unreadable": [{"path": "locked", "code": "EACCES", "message": "Permission denied (os error 13)"}],
+                "source": "watched",
             })
         );
     }

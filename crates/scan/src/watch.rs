@@ -60,6 +60,7 @@ use crate::{
         Added, Entries, FileType, Patch, bytes_to_path, compare_paths, is_within, path_to_bytes,
     },
     error::Result,
+    grep::ContentIndex,
     walk,
 };
 
@@ -185,6 +186,9 @@ pub(crate) type Generation = u64;
 struct Shared {
     routes: Mutex<Routes>,
     cookie_arrived: Condvar,
+    /// The content index: every event drops the entries of the path it
+    /// names before any later cookie is seen (see `grep::index`).
+    contents: Arc<ContentIndex>,
     /// Test hook: held by a test to stall the watcher's thread (so the
     /// kernel's queue overflows).
     #[cfg(test)]
@@ -222,14 +226,19 @@ struct Route {
 }
 
 impl Watching {
-    /// A watcher with its cookie directory, or the error that prevents one.
-    pub(crate) fn start(policy: WatchPolicy) -> std::io::Result<Watching> {
+    /// A watcher with its cookie directory, or the error that prevents one;
+    /// events also reach `contents`.
+    pub(crate) fn start(
+        policy: WatchPolicy,
+        contents: Arc<ContentIndex>,
+    ) -> std::io::Result<Watching> {
         let cookies = tempfile::Builder::new()
             .prefix("natives-watch-")
             .tempdir()?;
         let shared = Arc::new(Shared {
             routes: Mutex::new(Routes::default()),
             cookie_arrived: Condvar::new(),
+            contents,
             #[cfg(test)]
             stall: Mutex::new(()),
         });
@@ -347,6 +356,32 @@ impl Watching {
             return Refresh::Unwatched;
         }
         refresh
+    }
+
+    /// The generation of `key`'s route when it follows every event on its
+    /// root (not fallen, no rewalk due): the watch that vouches for the
+    /// content index's entries made under it (see `grep::index`).
+    pub(crate) fn vouches(&self, key: &ScanKey) -> Option<Generation> {
+        if !self.follows(key) {
+            return None;
+        }
+        let routes = self.shared.lock();
+        let route = routes.keys.get(key)?;
+        (route.fallen.is_none() && !route.rewalk).then_some(route.generation)
+    }
+
+    /// Have `key`'s scan reconcile `path` (inside its root) at its next
+    /// answer, as if an event had named it; `false` when the scan does not
+    /// follow events (the caller drops it instead).
+    pub(crate) fn reconcile(&self, key: &ScanKey, path: &Path) -> bool {
+        let mut routes = self.shared.lock();
+        match routes.keys.get_mut(key) {
+            Some(route) if route.fallen.is_none() && !route.rewalk => {
+                route.pending.insert(path.to_path_buf(), true);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Whether `key`'s scan follows events (one that fell gives its
@@ -569,6 +604,12 @@ impl Shared {
     fn route(&self, cookies: &Path, event: notify::Result<Event>) {
         #[cfg(test)]
         drop(self.stall.lock());
+        if let Ok(event) = &event {
+            event
+                .paths
+                .iter()
+                .for_each(|path| self.contents.changed_at(path));
+        }
         let mut routes = self.lock();
         let event = match event {
             Ok(event) if event.need_rescan() => return routes.fall_all(Fallback::Overflow),
@@ -783,6 +824,8 @@ impl Patcher<'_> {
             _ => {
                 if listed == Some(FileType::Dir) {
                     self.let_go_within(&absolute);
+                    let contents = &self.watching.shared.contents;
+                    contents.forget_within(&self.key.root, relative);
                 }
                 self.replace(relative, &absolute, now)
             }

@@ -5,21 +5,14 @@
 //! Without `rg` (looked up on `PATH`, then in `~/.cargo/bin`) every test
 //! here prints a notice and passes without comparing anything.
 
-use std::{
-    fs,
-    io::Write,
-    path::{Path, PathBuf},
-    process::Command,
-    time::Instant,
-};
+use std::{fs, io::Write, process::Command, time::Instant};
 
-use base64::Engine;
 use natives_scan::{
     CancelToken, ScanCache,
     cache::CachePolicy,
     grep::{GrepMode, GrepOptions, GrepOutcome, grep, list_files},
 };
-use serde_json::Value;
+use natives_testkit::rg::{Line, find as find_rg, json as rg_json, run as rg};
 
 /// The fixture tree: every kind of content the comparison must cover.
 fn fixture() -> tempfile::TempDir {
@@ -88,101 +81,6 @@ fn fixture() -> tempfile::TempDir {
         fs::write(path, bytes).unwrap();
     }
     dir
-}
-
-fn find_rg() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>());
-    let in_cargo = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
-    let found = on_path
-        .chain(in_cargo)
-        .map(|dir| dir.join("rg"))
-        .find(|rg| rg.is_file());
-    if found.is_none() {
-        // CI sets this: there, a missing rg is a failure, not a skip.
-        assert!(
-            std::env::var_os("NATIVES_REQUIRE_RG").is_none(),
-            "NATIVES_REQUIRE_RG is set but rg is not on PATH or in ~/.cargo/bin"
-        );
-        eprintln!(
-            "\n!!!!!!!! rg not found on PATH or in ~/.cargo/bin: rg parity NOT CHECKED !!!!!!!!\n"
-        );
-    }
-    found
-}
-
-/// One reported line: (path, line number, text without its final `\n`,
-/// `true` for a match, `false` for context).
-type Line = (String, u64, String, bool);
-
-/// What `rg --json` reported.
-#[derive(Debug, Default)]
-struct RgReport {
-    lines: Vec<Line>,
-    match_records: u64,
-    searches: u64,
-    searches_with_match: u64,
-}
-
-fn text_of(value: &Value) -> String {
-    if let Some(text) = value.get("text").and_then(Value::as_str) {
-        return text.to_string();
-    }
-    let encoded = value["bytes"].as_str().expect("text or bytes");
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .unwrap();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-fn rg(rg: &Path, dir: &Path, args: &[&str], pattern: &str, target: &str) -> std::process::Output {
-    let output = Command::new(rg)
-        .current_dir(dir)
-        .args(["--sort", "path"])
-        .args(args)
-        .args(["-e", pattern, "--", target])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.code().is_some_and(|c| c <= 1),
-        "rg failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-fn rg_json(rg_path: &Path, dir: &Path, args: &[&str], pattern: &str, target: &str) -> RgReport {
-    let mut all = vec!["--json"];
-    all.extend_from_slice(args);
-    let output = rg(rg_path, dir, &all, pattern, target);
-    let mut report = RgReport::default();
-    for line in output
-        .stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-    {
-        let message: Value = serde_json::from_slice(line).unwrap();
-        let data = &message["data"];
-        match message["type"].as_str().unwrap() {
-            kind @ ("match" | "context") => {
-                let path = text_of(&data["path"]);
-                let path = path.strip_prefix("./").unwrap_or(&path).to_string();
-                let text = text_of(&data["lines"]);
-                let text = text.strip_suffix('\n').unwrap_or(&text).to_string();
-                let number = data["line_number"].as_u64().unwrap();
-                report.match_records += u64::from(kind == "match");
-                report.lines.push((path, number, text, kind == "match"));
-            }
-            "summary" => {
-                let stats = &data["stats"];
-                report.searches = stats["searches"].as_u64().unwrap();
-                report.searches_with_match = stats["searches_with_match"].as_u64().unwrap();
-            }
-            _ => {}
-        }
-    }
-    report
 }
 
 fn ours(options: &GrepOptions) -> GrepOutcome {

@@ -9,6 +9,8 @@
 //! assert_eq!(std::fs::read_to_string(named.path().join("x/y.txt")).unwrap(), "x/y.txt");
 //! ```
 
+pub mod rg;
+
 use std::{
     fs,
     path::{Path, PathBuf},

@@ -22,13 +22,18 @@
  *   (`hasMatch`) to see whether it is the culprit.
  *
  * Dot-files are searched and `.gitignore` is honoured (the natives
- * defaults). The scan cache is used only when `ctx.scanCache` asks it;
- * otherwise a tool-level search walks fresh. The search is not confined to
- * `cwd` unless `ctx.confineReads` asks it: `path` must then really lie
- * inside (files.ts, `searchPath`).
+ * defaults). Freshness: with the scan cache watching the filesystem
+ * (`watchFsScanCache()` or `FS_SCAN_CACHE_WATCH=1`), a search uses the cached
+ * list and its content index only while natives proves them current (the
+ * scan follows events without fallback, `cache: 'watched'`), and walks fresh
+ * otherwise. Without watching it walks fresh unless `ctx.scanCache` asks
+ * for the cache (its TTL then bounds what a change by another process may
+ * miss). `details.source` says which (`watched`, `cached` or `walked`). The
+ * search is not confined to `cwd` unless `ctx.confineReads` asks it: `path`
+ * must then really lie inside (files.ts, `searchPath`).
  */
 import * as nodePath from 'node:path';
-import { type GrepMatch, type GrepMode, type GrepResult, grep, hasMatch } from '@natives/natives';
+import { type GrepMatch, type GrepMode, type GrepResult, fsScanCacheStats, grep, hasMatch } from '@natives/natives';
 import { searchPath } from './files.ts';
 import { missingPath } from './read.ts';
 import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
@@ -89,6 +94,9 @@ const GrepDetails = Type.Object({
   limitReached: Type.Boolean({ description: 'More results exist past the ones shown.' }),
   nextOffset: Type.Optional(Type.Integer({ description: 'The offset that continues a cut answer.' })),
   outputCut: Type.Optional(Type.Boolean({ description: 'The text was cut at its byte bound before the results ran out.' })),
+  source: Type.Union([Type.Literal('walked'), Type.Literal('cached'), Type.Literal('watched')], {
+    description: 'Where the list of files came from: a fresh walk, the cache within its TTL, or the cache kept current by file events.',
+  }),
   ...UnreadableDetailsSchema,
 });
 
@@ -145,7 +153,7 @@ function search(args: GrepArgs, abs: string, ctx: ToolContext): Promise<GrepResu
     mode,
     maxColumns: GREP_MAX_LINE_CHARS,
     maxFileSize: GREP_MAX_FILE_BYTES,
-    cache: ctx.scanCache ?? false,
+    cache: fsScanCacheStats().watch.enabled ? 'watched' : (ctx.scanCache ?? false),
     signal: ctx.signal,
   });
 }
@@ -217,6 +225,7 @@ function details(args: GrepArgs, abs: string, result: GrepResult): Record<string
     filesSkippedTooLarge: result.filesSkippedTooLarge,
     filesUnreadable: result.filesUnreadable,
     limitReached: result.limitReached,
+    source: result.source,
     ...(result.limitReached ? { nextOffset: (args.offset ?? 0) + n } : {}),
   };
 }

@@ -69,8 +69,12 @@ export interface GrepOptions extends MatchOptions {
   gitignore?: boolean;
   /** Search `node_modules`. Default: only when `glob` mentions `node_modules`. */
   includeNodeModules?: boolean;
-  /** Take the file list from the shared scan cache (the gitignore-honouring partition). Default: `false`. */
-  cache?: boolean;
+  /**
+   * Take the file list from the shared scan cache (the gitignore-honouring partition). `'watched'`: only while
+   * the cached list follows filesystem events without fallback (then it is current to the call and its content
+   * index is trusted by events), else search while walking fresh, as with `false`. Default: `false`.
+   */
+  cache?: boolean | 'watched';
   /** Skip (and count in `filesSkippedTooLarge`) files above this many bytes. Default: search every file whole. */
   maxFileSize?: number;
   /**
@@ -131,7 +135,15 @@ export interface GrepResult {
   limitReached: boolean;
   /** `path` named one file (result paths are its name) rather than a directory; `false` for {@link search}. */
   pathIsFile: boolean;
+  /**
+   * Where the file list came from: `walked` (a walk made for this search), `cached` (a cached list younger than
+   * the TTL) or `watched` (a cached list that follows filesystem events, its content index trusted by events).
+   */
+  source: ListSource;
 }
+
+/** See {@link GrepResult.source}. */
+export type ListSource = 'walked' | 'cached' | 'watched';
 
 /**
  * Search file contents with ripgrep's rules. `onMatch` is called once per
@@ -144,12 +156,12 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
   checkShape(options, 'grep');
   throwIfAborted(options.signal, 'grep');
   handOverScanCachePolicy();
-  const { signal, path, ...rest } = options;
+  const { signal, path, cache, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel(), options.retainMatches ?? true) : undefined;
   const run = async (): Promise<GrepResult> => {
     const raw = await nativeGrep(
-      { ...rest, path: anchored(path ?? process.cwd()) },
+      { ...rest, cache: cache !== undefined && cache !== false, watchedOnly: cache === 'watched', path: anchored(path ?? process.cwd()) },
       link.token,
       stream ? (batch: GrepColumns) => stream.receive(batch) : undefined,
     );
@@ -237,6 +249,6 @@ function textPieces(columns: GrepColumns): { next(): string } {
 }
 
 function toResult(raw: NativeGrepResult, matches: GrepMatch[]): GrepResult {
-  const { batches: _batches, matches: _raw, ...counts } = raw;
-  return { ...counts, matches };
+  const { batches: _batches, matches: _raw, source, ...counts } = raw;
+  return { ...counts, source: source as ListSource, matches };
 }

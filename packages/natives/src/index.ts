@@ -15,7 +15,7 @@ export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult, UnreadablePa
 export { fuzzyFind } from './fuzzy.ts';
 export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch, FuzzyTier } from './fuzzy.ts';
 export { grep, hasMatch, search } from './grep.ts';
-export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, MatchOptions } from './grep.ts';
+export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, ListSource, MatchOptions } from './grep.ts';
 export { applyFileChanges, readFile, realPath } from './files.ts';
 export type { AppliedFileChanges, ApplyFileChangesOptions, FileChange, FileContents, ReadFileOptions, RealPathOptions } from './files.ts';
 export { codedError } from './errors.ts';

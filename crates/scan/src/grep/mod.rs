@@ -44,10 +44,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod index;
 mod pattern;
+mod postings;
 mod prefilter;
 mod queue;
 mod read;
+mod recent;
 mod run;
 mod search;
 mod select;
@@ -55,15 +58,15 @@ mod select;
 use std::{
     borrow::Cow,
     path::PathBuf,
-    sync::{OnceLock, atomic::AtomicBool},
+    sync::{Arc, OnceLock, atomic::AtomicBool},
     thread,
 };
 
 use grep_regex::RegexMatcher;
 
+pub use index::ContentStats;
+pub(crate) use index::{ContentIndex, Stamp};
 pub use pattern::{HasMatchOptions, Highlighter, has_match};
-pub(crate) use prefilter::ContentIndex;
-pub use prefilter::ContentStats;
 pub use select::path_names_a_file;
 
 use crate::{
@@ -72,7 +75,7 @@ use crate::{
     error::{Error, ErrorKind, Result},
     unreadable::{self, Unreadable},
 };
-use pattern::{MatcherSpec, build_matcher};
+use pattern::{MatcherSpec, compiled_matcher};
 use run::{Backlog, Emitter};
 use search::{Shape, Stop};
 
@@ -168,6 +171,12 @@ pub struct GrepOptions {
     /// Take the file list from the shared scan cache. Default: `false` (a
     /// private walk; the cache is neither read nor written).
     pub cache: bool,
+    /// With `cache`, use the cached list only when it follows filesystem
+    /// events without fallback (see [`crate::watch`]): then it is current
+    /// to the call and its content index is trusted by events
+    /// ([`ListSource::Watched`]). Otherwise, and when watching is off,
+    /// search while walking fresh, as without the cache. Default: `false`.
+    pub watched_only: bool,
     /// Skip files larger than this many bytes, counting them in
     /// [`GrepOutcome::files_skipped_too_large`]. Default: `None`: every file
     /// is searched whole, whatever its size.
@@ -216,6 +225,7 @@ impl GrepOptions {
             max_columns: None,
             mode: GrepMode::Content,
             cache: false,
+            watched_only: false,
             max_file_size: None,
             retain_matches: true,
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
@@ -351,6 +361,35 @@ pub struct GrepOutcome {
     pub unreadable: Vec<Unreadable>,
     /// `true` exactly when more results existed beyond the returned ones.
     pub limit_reached: bool,
+    /// Where the file list came from, and so what proves it current.
+    pub source: ListSource,
+}
+
+/// Where a search's file list came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ListSource {
+    /// A walk made for this search (without the cache, or with it, when it
+    /// held no list or could not vouch for the one it held).
+    #[default]
+    Walked,
+    /// A cached list younger than the TTL, not followed by events: changes
+    /// since its walk that were not invalidated are not in it.
+    Cached,
+    /// A cached list that follows filesystem events without fallback: every
+    /// change the kernel reported before the call is in it, and its content
+    /// index is trusted by events.
+    Watched,
+}
+
+impl ListSource {
+    /// `walked`, `cached` or `watched`: the name every front shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            ListSource::Walked => "walked",
+            ListSource::Cached => "cached",
+            ListSource::Watched => "watched",
+        }
+    }
 }
 
 /// Search the files under `options.path` (or that one file).
@@ -400,7 +439,7 @@ fn grep_with_backlog(
         // Compiling a pattern with a Unicode class can take longer than a
         // limited search itself, so files are found meanwhile.
         let compiled = scope.spawn(|| {
-            let built = build_matcher(&spec);
+            let built = compiled_matcher(&spec);
             let _ = matcher.set(built.as_ref().ok().cloned());
             built.map(drop)
         });
@@ -425,7 +464,7 @@ fn grep_with_backlog(
 fn search_tree(
     options: &GrepOptions,
     cache: &ScanCache,
-    matcher: &OnceLock<Option<RegexMatcher>>,
+    matcher: &OnceLock<Option<Arc<RegexMatcher>>>,
     token: &CancelToken,
     on_match: &mut dyn FnMut(&GrepMatch),
     on_progress: &mut dyn FnMut(&GrepOutcome),
@@ -435,6 +474,7 @@ fn search_tree(
     let outcome = GrepOutcome {
         root: candidates.root().to_path_buf(),
         path_is_file: candidates.is_explicit(),
+        source: candidates.source(),
         ..GrepOutcome::default()
     };
     let mut emitter = Emitter::new(options, outcome, on_match, on_progress);
@@ -499,7 +539,7 @@ pub struct ListedFiles {
 /// do not apply. Result paths are empty.
 pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Result<GrepOutcome> {
     token.check()?;
-    let matcher = build_matcher(&options.matcher_spec())?;
+    let matcher = compiled_matcher(&options.matcher_spec())?;
     let shape = options.shape();
     let halt = AtomicBool::new(false);
     let stop = Stop { token, halt: &halt };
@@ -523,3 +563,5 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod watched_tests;

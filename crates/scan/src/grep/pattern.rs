@@ -8,13 +8,23 @@
 //! rejected; with it, the pattern may span lines but `.` still stops at `\n`
 //! unless the pattern says `(?s)`, exactly like `rg -U`.
 
-use std::{borrow::Cow, ops::Range};
+use std::{borrow::Cow, ops::Range, sync::Arc};
 
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 
-use super::GrepOptions;
+use super::{GrepOptions, recent::Recent};
 use crate::error::{Error, Result};
+
+/// Compiled patterns kept, the least recently used leaving first: an
+/// agent's searches repeat, and a pattern with a Unicode class (`\w`)
+/// takes tens of milliseconds to compile.
+pub(crate) const COMPILED_KEPT: usize = 32;
+
+/// The compiled patterns of recent searches, by pattern and options. A
+/// matcher is shared, not copied, so the lazy DFA states it built in one
+/// search serve the next.
+static COMPILED: Recent<SpecKey, Arc<RegexMatcher>> = Recent::new(COMPILED_KEPT);
 
 /// Everything that decides what a pattern matches.
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +36,37 @@ pub(crate) struct MatcherSpec<'a> {
     pub multiline: bool,
     /// Matches only between word boundaries (`rg -w`).
     pub word: bool,
+}
+
+/// Everything in a [`MatcherSpec`], owned: what a compiled pattern is kept
+/// by.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SpecKey {
+    pattern: String,
+    /// ignore_case, smart_case, literal, multiline, word.
+    switches: [bool; 5],
+}
+
+impl MatcherSpec<'_> {
+    pub(crate) fn key(&self) -> SpecKey {
+        SpecKey {
+            pattern: self.pattern.to_string(),
+            switches: [
+                self.ignore_case,
+                self.smart_case,
+                self.literal,
+                self.multiline,
+                self.word,
+            ],
+        }
+    }
+}
+
+/// The matcher for `spec`, compiled once and kept for later searches with
+/// the same pattern and options (see [`COMPILED_KEPT`]); a bad pattern is
+/// the error of [`build_matcher`], never kept.
+pub(crate) fn compiled_matcher(spec: &MatcherSpec<'_>) -> Result<Arc<RegexMatcher>> {
+    COMPILED.get_or_try(spec.key(), || build_matcher(spec).map(Arc::new))
 }
 
 /// Build the matcher for `spec`. A bad pattern is `EINVAL` naming it and
@@ -69,14 +110,14 @@ pub(crate) fn matcher_pattern<'a>(spec: &MatcherSpec<'a>) -> Cow<'a, str> {
 /// finds what the search found.
 #[derive(Clone, Debug)]
 pub struct Highlighter {
-    matcher: RegexMatcher,
+    matcher: Arc<RegexMatcher>,
 }
 
 impl Highlighter {
     /// The highlighter for a search with `options`; a bad pattern is the
     /// search's `EINVAL`.
     pub fn new(options: &GrepOptions) -> Result<Highlighter> {
-        let matcher = build_matcher(&options.matcher_spec())?;
+        let matcher = compiled_matcher(&options.matcher_spec())?;
         Ok(Highlighter { matcher })
     }
 
@@ -109,7 +150,7 @@ pub struct HasMatchOptions {
 /// literally where they cannot be a repetition). Without `multiline` no
 /// match spans a line break.
 pub fn has_match(content: &[u8], pattern: &str, options: HasMatchOptions) -> Result<bool> {
-    let matcher = build_matcher(&MatcherSpec {
+    let matcher = compiled_matcher(&MatcherSpec {
         pattern,
         ignore_case: options.ignore_case,
         smart_case: false,
@@ -370,6 +411,38 @@ mod tests {
         assert!(empty_only.ranges("abc").is_empty());
         options.pattern = "(".into();
         assert_eq!(Highlighter::new(&options).unwrap_err().code(), "EINVAL");
+    }
+
+    /// A pattern compiled once is kept for the next search with the same
+    /// options, shared rather than rebuilt; another option is another
+    /// matcher, and a bad pattern is refused every time.
+    #[test]
+    fn compiled_patterns_are_kept_by_pattern_and_options() {
+        let spec = MatcherSpec {
+            pattern: "kept_by_pattern_and_options\\w+",
+            ignore_case: false,
+            smart_case: false,
+            literal: false,
+            multiline: false,
+            word: false,
+        };
+        let first = compiled_matcher(&spec).unwrap();
+        assert!(Arc::ptr_eq(&first, &compiled_matcher(&spec).unwrap()));
+        let folded = MatcherSpec {
+            ignore_case: true,
+            ..spec
+        };
+        let other = compiled_matcher(&folded).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert!(other.is_match(b"KEPT_BY_PATTERN_AND_OPTIONSx").unwrap());
+        assert!(!first.is_match(b"KEPT_BY_PATTERN_AND_OPTIONSx").unwrap());
+        let bad = MatcherSpec {
+            pattern: "kept(",
+            ..spec
+        };
+        for _ in 0..2 {
+            assert_eq!(compiled_matcher(&bad).unwrap_err().code(), "EINVAL");
+        }
     }
 
     #[test]

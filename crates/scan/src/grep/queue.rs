@@ -16,7 +16,10 @@ use std::sync::{
     atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 
-use super::select::{Candidates, FileFilter};
+use super::{
+    index::Plan,
+    select::{Candidates, FileFilter},
+};
 use crate::{
     cache::{ScanCache, ScanKey},
     cancel::CancelToken,
@@ -36,9 +39,11 @@ const AHEAD_MAX: usize = 4096;
 
 /// Where workers get the next candidate.
 pub(super) enum Queue<'a> {
-    /// Candidates known up front (the cache's list, or one named file).
+    /// Candidates known up front (the cache's list, or one named file),
+    /// all of them or the items of an index's plan.
     Known {
         candidates: &'a Candidates,
+        plan: Option<&'a Plan>,
         next: AtomicUsize,
     },
     /// Files of a walk still going.
@@ -79,8 +84,13 @@ impl Found {
 }
 
 impl<'a> Queue<'a> {
-    /// The queue for `candidates`; a `limited` search may not need them all.
-    pub(super) fn new(candidates: &'a Candidates, limited: bool) -> Queue<'a> {
+    /// The queue for `candidates` (only the items of `plan`, when the index
+    /// planned the search); a `limited` search may not need them all.
+    pub(super) fn new(
+        candidates: &'a Candidates,
+        limited: bool,
+        plan: Option<&'a Plan>,
+    ) -> Queue<'a> {
         match candidates {
             Candidates::Walk { .. } => Queue::Walked(Feed {
                 pauses: limited,
@@ -88,6 +98,7 @@ impl<'a> Queue<'a> {
             }),
             _ => Queue::Known {
                 candidates,
+                plan,
                 next: AtomicUsize::new(0),
             },
         }
@@ -96,6 +107,9 @@ impl<'a> Queue<'a> {
     /// Most candidates there may be (workers beyond it would idle).
     pub(super) fn capacity(&self) -> usize {
         match self {
+            Queue::Known {
+                plan: Some(plan), ..
+            } => plan.items.len(),
             Queue::Known { candidates, .. } => candidates.len(),
             Queue::Walked(_) => usize::MAX,
         }
@@ -107,9 +121,17 @@ impl<'a> Queue<'a> {
     pub(super) fn take(&self, path: &mut Vec<u8>, before_wait: &mut dyn FnMut()) -> Option<usize> {
         path.clear();
         match self {
-            Queue::Known { candidates, next } => {
+            Queue::Known {
+                candidates,
+                plan,
+                next,
+            } => {
                 let index = next.fetch_add(1, Ordering::Relaxed);
-                let found = candidates.path(index)?;
+                let candidate = match plan {
+                    Some(plan) => plan.items.get(index)?.candidate as usize,
+                    None => index,
+                };
+                let found = candidates.path(candidate)?;
                 path.extend_from_slice(found);
                 Some(index)
             }

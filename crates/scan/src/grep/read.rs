@@ -138,27 +138,32 @@ impl<'a> Opener<'a> {
         Ok((file, metadata))
     }
 
-    /// The identity of `relative` if it is (still) a regular file, from one
-    /// `fstatat` that follows no link (see `prefilter`).
+    /// The identity of `relative` if it is (still) a regular file, and its
+    /// number of hard links, from one `fstatat` that follows no link (see
+    /// `index`).
     #[cfg(unix)]
-    pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<Identity> {
+    pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<(Identity, u64)> {
         use nix::{fcntl::AtFlags, sys::stat::SFlag};
         let (dir, name) = self.dir_and_name(relative)?;
         let stat = nix::sys::stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
         if SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
             return Err(not_a_file());
         }
-        Ok(Identity {
+        let identity = Identity {
             dev: stat.st_dev,
             ino: stat.st_ino,
             size: stat.st_size as u64,
             mtime: nanos(stat.st_mtime, stat.st_mtime_nsec),
             ctime: nanos(stat.st_ctime, stat.st_ctime_nsec),
-        })
+        };
+        // `nlink_t` is 32 bits on some targets.
+        #[allow(clippy::useless_conversion)]
+        let links = u64::from(stat.st_nlink);
+        Ok((identity, links))
     }
 
     #[cfg(not(unix))]
-    pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<Identity> {
+    pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<(Identity, u64)> {
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "no file identities",

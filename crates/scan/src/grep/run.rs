@@ -21,19 +21,20 @@ use std::{
     collections::VecDeque,
     fs::File,
     sync::{
-        Condvar, Mutex, OnceLock,
+        Arc, Condvar, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicUsize, Ordering},
         mpsc,
     },
     thread,
-    time::{Duration, Instant, SystemTime},
+    time::{Duration, Instant},
 };
 
 use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
-    prefilter::{Needs, Prefilter},
+    index::{Gap, Plan, ReadStart},
+    prefilter::{Listed, Needs, Prefilter},
     queue::Queue,
     read::{Opener, Root},
     search::{
@@ -55,12 +56,12 @@ pub(super) struct Job<'a> {
     pub cache: &'a ScanCache,
     /// Set once the pattern is compiled (`None`: it failed); workers wait
     /// for it while the walk already finds files.
-    pub matcher: &'a OnceLock<Option<RegexMatcher>>,
+    pub matcher: &'a OnceLock<Option<Arc<RegexMatcher>>>,
     pub shape: &'a Shape,
     pub token: &'a CancelToken,
     pub backlog: &'a Backlog,
     /// What the pattern needs of a file's content (see `prefilter`).
-    pub needs: Option<Needs>,
+    pub needs: Option<Arc<Needs>>,
 }
 
 /// How often a worker paused by a full [`Backlog`] re-checks cancellation.
@@ -135,12 +136,9 @@ impl Backlog {
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unreadable>> {
     let root = job.candidates.root();
     let root = Root::open(root).map_err(|err| Error::io(root, err))?;
-    // Only a cached list is searched often enough for signatures to pay.
-    let prefilter = match job.candidates {
-        Candidates::Tree { .. } => Prefilter::new(job.cache.contents(), &root, job.needs.clone()),
-        _ => None,
-    };
-    let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some());
+    let prefilter = prefilter_for(job, &root);
+    let plan = prefilter.as_ref().map(Prefilter::plan);
+    let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some(), plan);
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);
@@ -174,7 +172,7 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unread
             scope.spawn(move || worker.run(Reports::new(sender, job.backlog)));
         }
         drop(sender);
-        let emitted = emit_in_order(receiver, emitter, job.backlog);
+        let emitted = emit_in_order(receiver, emitter, job.backlog, plan);
         halt.store(true, Ordering::Relaxed);
         queue.close();
         let walked = walk.map_or(Ok(Vec::new()), |walk| {
@@ -183,6 +181,27 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unread
         });
         emitted.and(walked)
     })
+}
+
+/// The content index's part in a search: only a cached list is searched
+/// often enough for an index to pay.
+fn prefilter_for<'a>(job: &Job<'a>, root: &Root) -> Option<Prefilter<'a>> {
+    let Candidates::Tree {
+        entries,
+        selected,
+        stamp,
+        ..
+    } = job.candidates
+    else {
+        return None;
+    };
+    let listed = Listed {
+        entries,
+        selected,
+        stamp: *stamp,
+    };
+    let (index, needs) = (job.cache.contents(), job.needs.as_deref());
+    Prefilter::new(index, root, needs, listed, job.shape)
 }
 
 /// One searching thread's share of a [`Job`].
@@ -203,10 +222,11 @@ struct Worker<'a> {
 const READ_AHEAD_MAX: usize = 16 << 20;
 
 /// A file read before the pattern was ready: its content, or the open file
-/// when it is too large to hold (with when it was opened, for `prefilter`).
+/// when it is too large to hold (with when its read began, for
+/// `prefilter`).
 enum Ahead {
     Content(Vec<u8>),
-    Stream(File, SystemTime),
+    Stream(File, ReadStart),
 }
 
 impl Worker<'_> {
@@ -229,11 +249,10 @@ impl Worker<'_> {
             }
             let searched = match file {
                 Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
-                Ahead::Stream(file, read_at) => match self.prefilter {
+                Ahead::Stream(file, start) => match self.prefilter {
                     Some(prefilter) => prefilter.search_large(
                         file,
-                        &path,
-                        read_at,
+                        (index, &path, start),
                         (&mut searcher, matcher, shape),
                         stop,
                     ),
@@ -251,9 +270,13 @@ impl Worker<'_> {
                 break;
             };
             let report = match self.prefilter {
-                Some(prefilter) => {
-                    prefilter.search_file(&mut searcher, &mut opener, matcher, shape, &path, stop)
-                }
+                Some(prefilter) => prefilter.search_file(
+                    (&mut searcher, matcher, shape),
+                    &mut opener,
+                    index,
+                    &path,
+                    stop,
+                ),
                 None => search_file(
                     &mut searcher,
                     &mut opener,
@@ -326,23 +349,23 @@ impl Worker<'_> {
             };
             let skipped = self
                 .prefilter
-                .and_then(|prefilter| prefilter.skip(opener, self.job.shape, &path));
+                .and_then(|prefilter| prefilter.skip(opener, index, &path));
             if let Some(report) = skipped {
                 reports.add(index, &path, Ok(report));
                 continue;
             }
-            let read_at = SystemTime::now();
+            let start = self.prefilter.map_or_else(ReadStart::now, Prefilter::start);
             let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
             let file = match opened {
                 Ok(Opened::Content(content, metadata)) => {
                     if let Some(prefilter) = self.prefilter {
-                        prefilter.consider(&path, &metadata, read_at, content);
+                        prefilter.consider(index, &path, &metadata, start, (content, true));
                     }
                     self.read_ahead_bytes
                         .fetch_add(content.len(), Ordering::Relaxed);
                     Ahead::Content(content.to_vec())
                 }
-                Ok(Opened::Stream(file)) => Ahead::Stream(file, read_at),
+                Ok(Opened::Stream(file)) => Ahead::Stream(file, start),
                 Ok(Opened::Done(report)) => {
                     reports.add(index, &path, Ok(report));
                     continue;
@@ -422,11 +445,13 @@ impl<'a> Reports<'a> {
 
 /// Receive reports in any order, emit them in candidate order; stop at the
 /// first error or once the emitter is done. Early reports wait in a window
-/// starting at the next index to emit.
+/// starting at the next index to emit. With a `plan`, the files it ruled
+/// out are counted as searched in their place in that order.
 fn emit_in_order(
     receiver: mpsc::Receiver<Vec<Report>>,
     emitter: &mut Emitter<'_>,
     backlog: &Backlog,
+    plan: Option<&Plan>,
 ) -> Result<()> {
     let mut early: VecDeque<Option<(Vec<u8>, FileReport, usize)>> = VecDeque::new();
     let mut next = 0;
@@ -441,6 +466,9 @@ fn emit_in_order(
                 break;
             };
             early.pop_front();
+            if let Some(plan) = plan {
+                emitter.ruled_out(plan.gaps[next]);
+            }
             next += 1;
             let more = emitter.file(&path, report);
             backlog.release(bytes);
@@ -448,6 +476,10 @@ fn emit_in_order(
                 return Ok(());
             }
         }
+    }
+    if let Some(plan) = plan {
+        emitter.ruled_out(plan.after);
+        (emitter.on_progress)(&emitter.outcome);
     }
     Ok(())
 }
@@ -493,6 +525,14 @@ impl<'a> Emitter<'a> {
             on_match,
             on_progress,
         }
+    }
+
+    /// Count the files the index ruled out (they come before the next
+    /// report, or after the last) as reading them would have: searched
+    /// without a match, binary where their search stops at a NUL.
+    fn ruled_out(&mut self, gap: Gap) {
+        self.outcome.files_searched += gap.files as usize;
+        self.outcome.binary_files_skipped += gap.binary as usize;
     }
 
     /// Take the next file's report, then tell `on_progress`; `false` once

@@ -23,7 +23,7 @@ use ignore::{
     types::{Types, TypesBuilder},
 };
 
-use super::GrepOptions;
+use super::{GrepOptions, ListSource, index::Stamp};
 use crate::{
     cache::{ScanCache, ScanKey},
     cancel::CancelToken,
@@ -41,13 +41,17 @@ const TYPE_SUGGESTIONS: usize = 5;
 
 /// The files to search, in path order.
 pub(super) enum Candidates {
-    /// Selected entries of a cached scan of `root`, and what of the scan's
-    /// unreadable paths the search reports.
+    /// Selected entries of a cached scan of `root`, what of the scan's
+    /// unreadable paths the search reports, the watch that vouches for the
+    /// content index's entries of its files, if any, and whether the scan
+    /// was walked for this search.
     Tree {
         root: PathBuf,
         entries: Arc<Entries>,
         selected: Vec<usize>,
         unreadable: Vec<Unreadable>,
+        stamp: Option<Stamp>,
+        walked: bool,
     },
     /// The files `filter` accepts from a fresh walk of `key`, found while
     /// the search goes.
@@ -85,6 +89,15 @@ impl Candidates {
             } => selected.get(index).map(|&at| entries.get(at).path),
             Candidates::Walk { .. } => None,
             Candidates::File { name, .. } => (index == 0).then_some(name.as_slice()),
+        }
+    }
+
+    /// Where the list came from (see [`ListSource`]).
+    pub(super) fn source(&self) -> ListSource {
+        match self {
+            Candidates::Tree { stamp: Some(_), .. } => ListSource::Watched,
+            Candidates::Tree { walked: false, .. } => ListSource::Cached,
+            _ => ListSource::Walked,
         }
     }
 
@@ -168,8 +181,10 @@ pub(super) fn candidates(
     // selects is searched even where an ignore file or the hidden rule
     // leaves it out, and the cache holds no such file. A scan the cache
     // refused as too large is walked and searched as it goes rather than
-    // listed whole.
-    let private = !(options.cache && options.use_gitignore) || filter.selects();
+    // listed whole; one that may only be used when watched, too, when
+    // watching is off.
+    let unwatched = options.watched_only && cache.watching().is_none();
+    let private = !(options.cache && options.use_gitignore) || filter.selects() || unwatched;
     if private || cache.refuses(&key) {
         let mut filter = Box::new(filter);
         filter.walk_glob = options
@@ -180,17 +195,26 @@ pub(super) fn candidates(
         return Ok(Candidates::Walk { key, filter });
     }
     let scan = cache.get_or_scan(&key, filter.needs(), token)?;
+    let mut walked = scan.cache_age_ms == 0;
     let mut selected = filter.select(&scan.entries, token)?;
     let mut entries = scan.entries;
     if selected.is_empty() && scan.cache_age_ms >= cache.policy().empty_recheck_ms() {
         entries = cache.force_rescan(&key, token)?.entries;
         selected = filter.select(&entries, token)?;
+        walked = true;
+    }
+    let stamp = cache.vouching_watch(&key);
+    if options.watched_only && stamp.is_none() && !walked {
+        let filter = Box::new(filter);
+        return Ok(Candidates::Walk { key, filter });
     }
     Ok(Candidates::Tree {
         root: key.root,
         unreadable: filter.reports(entries.unreadable().to_vec()),
         entries,
         selected,
+        stamp,
+        walked,
     })
 }
 

@@ -1179,10 +1179,10 @@ fn signatures_skip_files_without_changing_any_answer() {
         }
     };
     warm("value");
-    // Every text file is signed, the large one too; the binary and BOM ones
-    // are not.
-    let signed = cache.stats().content.signatures;
-    assert_eq!(signed, 9, "{:?}", cache.stats().content);
+    // Every file is indexed, the large one too, and the binary ones (for
+    // what their search reads before the NUL); the BOM one is not.
+    let signed = cache.stats().content.files;
+    assert_eq!(signed, 11, "{:?}", cache.stats().content);
     type Configure = fn(&mut GrepOptions);
     let cases: &[(&str, Configure)] = &[
         ("resolveWorkspaceRoot", |_| {}),
@@ -1205,6 +1205,11 @@ fn signatures_skip_files_without_changing_any_answer() {
         }),
         ("filler", |o| o.max_count = Some(3)),
         ("needle", |_| {}),
+        ("needle past", |_| {}),
+        ("after the NUL", |_| {}),
+        ("needle", |o| o.invert_match = true),
+        ("", |o| o.mode = GrepMode::Count),
+        ("resolveWorkspaceRoot", |o| o.max_file_size = Some(100)),
     ];
     for (pattern, configure) in cases {
         let uncached = run(dir.path(), |o| {
@@ -1218,13 +1223,21 @@ fn signatures_skip_files_without_changing_any_answer() {
             configure(o);
         })
         .unwrap();
-        assert_eq!(cached, uncached, "{pattern}");
+        assert_eq!(cached.source, ListSource::Cached, "{pattern}");
+        let walked = GrepOutcome {
+            source: ListSource::Walked,
+            ..cached
+        };
+        assert_eq!(walked, uncached, "{pattern}");
         let skipped = cache.stats().content.files_skipped - before;
         if *pattern == "zqxjkvbw_never" {
             assert_eq!(skipped, signed as u64, "{pattern} skips every signed file");
         }
         if *pattern == "compute" {
-            assert_eq!(skipped, 0, "an inverted search skips nothing");
+            assert_eq!(
+                skipped, 1,
+                "an inverted search skips only the binary file it never reads a line of"
+            );
         }
     }
 }
@@ -1248,7 +1261,7 @@ fn a_signed_file_changed_in_place_is_read_again() {
     }
     let path = dir.path().join("src/lib.rs");
     assert!(keys(&search("swapped")).is_empty());
-    let signed = cache.stats().content.signatures;
+    let signed = cache.stats().content.files;
     let old = fs::read(&path).unwrap();
     let mtime = fs::metadata(&path).unwrap().modified().unwrap();
     let new = String::from_utf8(old.clone())
@@ -1266,7 +1279,7 @@ fn a_signed_file_changed_in_place_is_read_again() {
     // Read twice right after its change: forgotten, not signed again.
     search("value");
     search("value");
-    assert_eq!(cache.stats().content.signatures, signed - 1);
+    assert_eq!(cache.stats().content.files, signed - 1);
     assert_eq!(keys(&search("swapped")), ["src/lib.rs:1"]);
     // A signed file of the cached list replaced by a link to a match is
     // neither followed nor trusted: it is counted unreadable.
@@ -1297,4 +1310,24 @@ fn signatures_can_be_turned_off() {
         .unwrap();
     }
     assert_eq!(cache.stats().content, ContentStats::default());
+}
+
+/// A text file too large to index is read by every cached search, whole:
+/// what its first block holds does not stand for the rest.
+#[test]
+fn a_file_too_large_to_index_is_searched_whole_every_time() {
+    let mut big = "filler line\n".repeat(400_000).into_bytes();
+    big.extend_from_slice(b"needle at the very end\n");
+    let dir = tree(&[("big.txt", big.as_slice()), ("small.txt", b"needle\n")]);
+    std::thread::sleep(prefilter::RACY_MARGIN + Duration::from_millis(200));
+    let cache = long_lived_cache();
+    for _ in 0..3 {
+        let outcome = run_with(dir.path(), &cache, |o| {
+            o.pattern = "needle at".into();
+            o.cache = true;
+        })
+        .unwrap();
+        assert_eq!(keys(&outcome), ["big.txt:400001"]);
+    }
+    assert_eq!(cache.stats().content.files, 1, "only the small file");
 }

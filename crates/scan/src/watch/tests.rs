@@ -635,3 +635,51 @@ fn mounts_made_after_the_walk_fall_back_to_the_ttl_and_say_why() {
     cached(&cache, &key);
     assert_eq!(cache.stats().watch.watched_roots, 1);
 }
+
+/// A scan that fell back (its event queue overflowed, so events were lost)
+/// no longer vouches for the content index: a cached grep sees an edit
+/// whose event was lost.
+#[test]
+fn a_scan_that_fell_back_stops_vouching_for_the_content_index() {
+    use crate::grep::{GrepOptions, grep};
+    let dir = tree();
+    fs::write(dir.path().join("src/kept.ts"), "export const before = 1;\n").unwrap();
+    fs::write(dir.path().join("src/other.ts"), "export const other = 1;\n").unwrap();
+    let cache = watched_cache(1_000);
+    let search = |pattern: &str| {
+        let mut options = GrepOptions::new(pattern, dir.path());
+        options.cache = true;
+        grep(&options, &cache, &CancelToken::new(), &mut |_| {}).unwrap()
+    };
+    for _ in 0..2 {
+        search("before");
+    }
+    assert!(cache.stats().content.files >= 2);
+    let queue: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .map_or(16_384, |text| text.trim().parse().unwrap());
+    let watching = cache.watching().unwrap();
+    let stalled = watching.shared.stall.lock().unwrap();
+    fs::write(dir.path().join("src/first"), "").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    for n in 0..queue + 100 {
+        fs::write(dir.path().join(format!("src/flood{n}")), "").unwrap();
+    }
+    // Same size, mtime put back: only ctime tells, and its event is lost.
+    let kept = dir.path().join("src/kept.ts");
+    let mtime = fs::metadata(&kept).unwrap().modified().unwrap();
+    fs::write(&kept, "export const zqxjkv = 1;\n").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&kept)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    drop(stalled);
+    let skipped = cache.stats().content.files_skipped;
+    let outcome = search("zqxjkv");
+    assert_eq!(outcome.total_matches, 1, "{outcome:?}");
+    assert_eq!(cache.stats().watch.overflow, 1);
+    // Written just now, the files were indexed on the watch's word alone:
+    // without it they are read, not checked by their timestamps.
+    assert_eq!(cache.stats().content.files_skipped, skipped);
+}

@@ -1,0 +1,891 @@
+//! The content index: for each searched root, which files hold which
+//! trigrams, so a cached grep reads only the files that may match.
+//!
+//! - **Postings.** A file read whole as text (at most [`MAX_INDEXED`]
+//!   bytes, no NUL, no byte-order mark, on the root's own local device) is
+//!   indexed the second time a cached grep reads it unchanged (the first
+//!   read only notes its identity, so a file read once never pays for it):
+//!   each of its distinct trigrams, ASCII case folded, gets its id appended
+//!   to that trigram's [`Postings`]. A query's trigram requirements (see
+//!   `prefilter::Needs`) select the files that may match from the lists
+//!   alone; every other indexed file is ruled out without being opened.
+//! - **Trust.** A ruled-out file counts as searched only while its content
+//!   is provably the one indexed. While the scan follows filesystem events
+//!   (watching on, no fallback) an event is the proof that a file changed:
+//!   every event drops the index entry of the path it names at once (on
+//!   the watcher's thread, before the answer that drains it), a directory
+//!   renamed or removed drops everything below it (when the scan is
+//!   patched), and a file indexed under the current watch is trusted with
+//!   no system call. A read that began before an event on its path (or a
+//!   directory above it) was routed is never trusted: every corpus keeps
+//!   the paths of its last [`RECENT_EVENTS`] events, numbered, and a read
+//!   notes the number it began at. Without watching, or for an entry made
+//!   under an earlier watch, one `fstatat` must show the device, inode,
+//!   size, mtime and ctime it was read with (every write moves ctime, which
+//!   no program can set back); a file changed less than `RACY_MARGIN`
+//!   before its read is indexed only when trusted by events, and forgotten
+//!   rather than checked once that trust is gone. A file with several hard
+//!   links is never trusted by events: a write through a name outside the
+//!   watched tree raises no event on it.
+//! - **Memory.** All corpora together hold at most the cache policy's
+//!   `content_bytes`. Past it, whole corpora leave, least recently searched
+//!   first; a corpus that alone fills the budget indexes no further file
+//!   (those are read by every search, as without an index) until dropped
+//!   entries free room. Dropped entries leave dead ids in the lists, which
+//!   are rewritten once the dead outnumber the living.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex, MutexGuard, Weak,
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+    },
+    time::SystemTime,
+};
+
+use super::{
+    postings::{Postings, QuickHash, intersect, keep_common, unite},
+    prefilter::{Identity, Needs},
+};
+use crate::entries::{Entries, FileType, is_within, path_to_bytes};
+
+/// The largest file indexed. Few source files are larger, and a larger
+/// one costs little to read compared with its share of the index.
+pub(crate) const MAX_INDEXED: usize = 4 << 20;
+
+/// Events a corpus remembers for the reads that were under way when they
+/// came: a read that began before the oldest of them is not trusted.
+pub(crate) const RECENT_EVENTS: usize = 4096;
+
+/// Dead ids tolerated before the lists are rewritten, at least.
+const DEAD_BEFORE_COMPACTING: usize = 4096;
+
+/// Entry lists an alignment is kept for at once (the partitions of one
+/// root, and the list before a patch while a search still holds it).
+const ALIGNMENTS_KEPT: usize = 4;
+
+/// No file (an alignment's entry that is not indexed).
+const NONE: u32 = u32::MAX;
+
+/// Where a read began: the corpus's event count and the clock.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReadStart {
+    pub seq: u64,
+    pub at: SystemTime,
+}
+
+impl ReadStart {
+    /// A read beginning now, outside any corpus.
+    pub(crate) fn now() -> ReadStart {
+        ReadStart {
+            seq: 0,
+            at: SystemTime::now(),
+        }
+    }
+}
+
+/// Which watch vouches for an entry: the generation of the scan route that
+/// followed every event of the root since the entry was read (0: none).
+pub(crate) type Stamp = u64;
+
+/// One indexed file.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    identity: Identity,
+    /// The watch that vouches for it, 0 for none.
+    trust: Stamp,
+    /// Read within `RACY_MARGIN` of its last change: trusted by events
+    /// only, never by its identity.
+    racy: bool,
+    live: bool,
+    /// Its search stops at a NUL byte (it counts as binary).
+    binary: bool,
+    /// Nothing of it is searched: an empty file, or a binary one whose
+    /// search stops before its first line. No pattern matches it.
+    bare: bool,
+}
+
+/// The files of an entry list by position: which id each has (or
+/// [`NONE`]), so a query finds a candidate's entry without hashing its
+/// path.
+struct Alignment {
+    entries: Weak<Entries>,
+    ids: Vec<u32>,
+}
+
+/// One root's index.
+pub(crate) struct Corpus {
+    state: Mutex<State>,
+    /// Bytes held, mirrored for the budget's checks.
+    bytes: AtomicUsize,
+    /// When a search last used it (the index's clock).
+    used: AtomicU64,
+    /// Left the index (the budget): nothing more is added.
+    evicted: AtomicBool,
+}
+
+#[derive(Default)]
+struct State {
+    slots: Vec<Slot>,
+    by_path: HashMap<Box<[u8]>, u32, QuickHash>,
+    /// Files read once, with the identity they were read with.
+    noted: HashMap<Box<[u8]>, Identity, QuickHash>,
+    postings: HashMap<u32, Postings, QuickHash>,
+    live: usize,
+    dead: usize,
+    /// Events seen so far, and the paths of the most recent.
+    seq: u64,
+    recent: VecDeque<(u64, Box<[u8]>)>,
+    alignments: Vec<Alignment>,
+    /// Admission stopped: the corpus alone fills the budget.
+    full: bool,
+    bytes: usize,
+}
+
+/// What an indexed read proves, for [`Corpus::offer`].
+pub(crate) struct Offer<'a> {
+    pub relative: &'a [u8],
+    pub identity: Identity,
+    /// Hard links to the file, from the same `fstat`.
+    pub links: u64,
+    /// What a search of the file searches: all of a text file; of a
+    /// binary one, what comes before its first NUL (nothing, when it is
+    /// searched as one block).
+    pub content: &'a [u8],
+    /// The search stops at a NUL byte.
+    pub binary: bool,
+    pub start: ReadStart,
+    /// The watch that vouches for this search, if any.
+    pub stamp: Option<Stamp>,
+    /// The entry list and position of the file, to keep its alignment.
+    pub entry: Option<(&'a Arc<Entries>, usize)>,
+}
+
+/// A search's plan over a cached list: the candidates that must be read or
+/// checked, and the ruled-out files around them, in order.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    pub items: Vec<Item>,
+    /// The ruled-out files before each item.
+    pub gaps: Vec<Gap>,
+    /// ... and after the last.
+    pub after: Gap,
+    /// Ruled out and vouched for: no system call at all.
+    pub trusted: u64,
+}
+
+/// Ruled-out files between two items: each counts as searched without a
+/// match, and the binary ones as binary, as reading them would count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Gap {
+    pub files: u32,
+    pub binary: u32,
+}
+
+/// One candidate a search must look at.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Item {
+    /// Position in the selected candidates.
+    pub candidate: u32,
+    /// Ruled out by the index if still the file indexed: an `fstatat`
+    /// decides.
+    pub verify: Option<Verify>,
+}
+
+/// An indexed file a search rules out once its identity is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Verify {
+    pub id: u32,
+    pub identity: Identity,
+    pub binary: bool,
+}
+
+/// What a plan does with one candidate.
+enum Fate {
+    Read,
+    Verify(Verify),
+    /// Ruled out and vouched for (binary or not).
+    Skip(bool),
+}
+
+/// The index's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContentStats {
+    /// Roots with an index.
+    pub roots: usize,
+    /// Files indexed.
+    pub files: usize,
+    /// Distinct trigrams with a posting list.
+    pub trigrams: usize,
+    /// Bytes the index holds (posting lists, files, paths, identities
+    /// noted once).
+    pub bytes: usize,
+    /// Files cached greps ruled out without reading them, since the cache
+    /// was created.
+    pub files_skipped: u64,
+    /// ... of which an `fstatat` proved unchanged (the others were
+    /// vouched for by events).
+    pub files_verified: u64,
+}
+
+/// Every root's index (part of the scan cache).
+pub(crate) struct ContentIndex {
+    max_bytes: usize,
+    corpora: Mutex<HashMap<PathBuf, Arc<Corpus>>>,
+    clock: AtomicU64,
+    skipped: AtomicU64,
+    verified: AtomicU64,
+}
+
+impl ContentIndex {
+    /// An index holding at most about `max_bytes` (0: none, indexing off).
+    pub(crate) fn new(max_bytes: usize) -> ContentIndex {
+        ContentIndex {
+            max_bytes,
+            corpora: Mutex::default(),
+            clock: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
+            verified: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        self.max_bytes > 0
+    }
+
+    /// The index of `root` (made on first use), marked as used now.
+    pub(crate) fn corpus(&self, root: &Path) -> Option<Arc<Corpus>> {
+        if !self.enabled() {
+            return None;
+        }
+        let tick = self.clock.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut corpora = lock(&self.corpora);
+        let corpus = corpora.entry(root.to_path_buf()).or_insert_with(|| {
+            Arc::new(Corpus {
+                state: Mutex::default(),
+                bytes: AtomicUsize::new(0),
+                used: AtomicU64::new(tick),
+                evicted: AtomicBool::new(false),
+            })
+        });
+        corpus.used.store(tick, Ordering::Relaxed);
+        Some(Arc::clone(corpus))
+    }
+
+    /// The file (or directory) at `path` changed: an event or an
+    /// invalidation named it. Every root above it forgets it (see
+    /// [`Corpus::changed`]).
+    pub(crate) fn changed_at(&self, path: &Path) {
+        for (root, corpus) in lock(&self.corpora).iter() {
+            if let Ok(relative) = path.strip_prefix(root)
+                && !relative.as_os_str().is_empty()
+            {
+                corpus.changed(&path_to_bytes(relative));
+            }
+        }
+    }
+
+    /// The directory `relative` under `root` was removed or replaced:
+    /// every entry below it goes.
+    pub(crate) fn forget_within(&self, root: &Path, relative: &[u8]) {
+        if let Some(corpus) = lock(&self.corpora).get(root) {
+            corpus.forget_within(relative);
+        }
+    }
+
+    /// Forget everything.
+    pub(crate) fn clear(&self) {
+        for (_, corpus) in lock(&self.corpora).drain() {
+            corpus.evict();
+        }
+    }
+
+    pub(crate) fn stats(&self) -> ContentStats {
+        let corpora = lock(&self.corpora);
+        let mut stats = ContentStats {
+            roots: corpora.len(),
+            files_skipped: self.skipped.load(Ordering::Relaxed),
+            files_verified: self.verified.load(Ordering::Relaxed),
+            ..ContentStats::default()
+        };
+        for corpus in corpora.values() {
+            let state = corpus.lock();
+            stats.files += state.live;
+            stats.trigrams += state.postings.len();
+            stats.bytes += state.bytes;
+        }
+        stats
+    }
+
+    /// Count files ruled out: `trusted` without a system call, `verified`
+    /// after one.
+    pub(crate) fn count_skipped(&self, trusted: u64, verified: u64) {
+        self.skipped
+            .fetch_add(trusted + verified, Ordering::Relaxed);
+        self.verified.fetch_add(verified, Ordering::Relaxed);
+    }
+
+    /// Offer a file just read whole to `corpus` (see [`Corpus::offer`]),
+    /// making room for it when the budget is reached.
+    pub(crate) fn offer(&self, corpus: &Corpus, offer: &Offer<'_>) {
+        let mut room = self.room_for(corpus);
+        while let Offered::NeedsRoom(bytes) = corpus.offer(offer, room) {
+            if !self.make_room(corpus, bytes) {
+                return;
+            }
+            room = self.room_for(corpus);
+        }
+    }
+
+    /// The bytes `corpus` may hold: the budget less what the others hold.
+    fn room_for(&self, corpus: &Corpus) -> usize {
+        let others: usize = lock(&self.corpora)
+            .values()
+            .filter(|c| !std::ptr::eq(c.as_ref(), corpus))
+            .map(|c| c.bytes.load(Ordering::Relaxed))
+            .sum();
+        self.max_bytes.saturating_sub(others)
+    }
+
+    /// Make room for `needed` more bytes in `corpus`: the least recently
+    /// searched other corpora leave first; when none is left to leave,
+    /// `corpus` stops admitting files and `false` is returned.
+    fn make_room(&self, corpus: &Corpus, needed: usize) -> bool {
+        let mut corpora = lock(&self.corpora);
+        loop {
+            let total: usize = corpora
+                .values()
+                .map(|c| c.bytes.load(Ordering::Relaxed))
+                .sum();
+            if total + needed <= self.max_bytes {
+                return true;
+            }
+            let oldest = corpora
+                .iter()
+                .filter(|(_, c)| !std::ptr::eq(c.as_ref(), corpus))
+                .min_by_key(|(_, c)| c.used.load(Ordering::Relaxed))
+                .map(|(root, _)| root.clone());
+            match oldest.and_then(|root| corpora.remove(&root)) {
+                Some(evicted) => evicted.evict(),
+                None => {
+                    corpus.lock().full = true;
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+/// What became of an offer.
+enum Offered {
+    /// Indexed, noted, or left out.
+    Done,
+    /// Indexing or noting it takes this many bytes more than the room.
+    NeedsRoom(usize),
+}
+
+impl Corpus {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// The number a read beginning now starts at.
+    pub(crate) fn start(&self) -> ReadStart {
+        ReadStart {
+            seq: self.lock().seq,
+            at: SystemTime::now(),
+        }
+    }
+
+    fn evict(&self) {
+        self.evicted.store(true, Ordering::Relaxed);
+        let mut state = self.lock();
+        *state = State::default();
+        self.bytes.store(0, Ordering::Relaxed);
+    }
+
+    /// `relative` changed: its entry goes now, and reads under way that
+    /// began before this are not trusted (see [`State::events_since`]).
+    fn changed(&self, relative: &[u8]) {
+        let mut state = self.lock();
+        state.seq += 1;
+        let seq = state.seq;
+        state.recent.push_back((seq, relative.into()));
+        if state.recent.len() > RECENT_EVENTS {
+            state.recent.pop_front();
+        }
+        state.forget(relative);
+        self.settle(&mut state);
+    }
+
+    fn forget_within(&self, dir: &[u8]) {
+        let mut state = self.lock();
+        let below: Vec<Box<[u8]>> = state
+            .by_path
+            .keys()
+            .chain(state.noted.keys())
+            .filter(|path| is_within(path, dir))
+            .cloned()
+            .collect();
+        for path in below {
+            state.forget(&path);
+        }
+        self.settle(&mut state);
+    }
+
+    /// Plan a search of `selected` (positions in `entries`): the
+    /// candidates `needs` rules out (and those with nothing searched, for
+    /// any pattern) are skipped when `stamp` vouches for them, checked by
+    /// identity otherwise; files above `max_size` are read (their report
+    /// says so), as are, in `multiline` mode, files with a NUL past their
+    /// first block (such a search reads them whole, not up to the NUL).
+    pub(crate) fn plan(
+        &self,
+        needs: Option<&Needs>,
+        (entries, selected): (&Arc<Entries>, &[usize]),
+        stamp: Option<Stamp>,
+        (max_size, multiline): (Option<u64>, bool),
+    ) -> Plan {
+        let mut plan = Plan::default();
+        let mut state = self.lock();
+        let may_match = needs.map(|needs| state.may_match_bits(needs));
+        let at = alignment_of(&mut state, entries);
+        let (ids, slots) = (&state.alignments[at].ids, &state.slots);
+        let judge = Judge {
+            slots,
+            may_match: may_match.as_ref(),
+            max_size,
+            multiline,
+            stamp,
+        };
+        let mut gap = Gap::default();
+        for (candidate, &entry) in selected.iter().enumerate() {
+            let verify = match judge.fate(ids[entry]) {
+                Fate::Skip(binary) => {
+                    gap.files += 1;
+                    gap.binary += u32::from(binary);
+                    plan.trusted += 1;
+                    continue;
+                }
+                Fate::Read => None,
+                Fate::Verify(verify) => Some(verify),
+            };
+            plan.items.push(Item {
+                candidate: candidate as u32,
+                verify,
+            });
+            plan.gaps.push(std::mem::take(&mut gap));
+        }
+        plan.after = gap;
+        plan
+    }
+
+    /// Whether the file `verify.id` still has its identity, as an
+    /// `fstatat` of its path found it (with `links` hard links) after
+    /// `start`; when so and `stamp` is given, the watch vouches for it from
+    /// now on. A file found changed is forgotten.
+    pub(crate) fn verified(
+        &self,
+        relative: &[u8],
+        verify: &Verify,
+        (found, links): (&Identity, u64),
+        (start, stamp): (ReadStart, Option<Stamp>),
+    ) -> bool {
+        let id = verify.id;
+        let mut state = self.lock();
+        if state.by_path.get(relative) != Some(&id) {
+            return false;
+        }
+        if *found != verify.identity {
+            state.forget(relative);
+            self.settle(&mut state);
+            return false;
+        }
+        if let Some(stamp) = stamp
+            && links == 1
+            && !state.events_since(start.seq, relative)
+        {
+            state.slots[id as usize].trust = stamp;
+        }
+        true
+    }
+
+    /// Consider indexing a file just read whole, within `room` bytes for
+    /// the whole corpus.
+    fn offer(&self, offer: &Offer<'_>, room: usize) -> Offered {
+        let trust = match self.admit(offer, room) {
+            Admitted::Index(trust) => trust,
+            Admitted::No => return Offered::Done,
+            Admitted::NeedsRoom(bytes) => return Offered::NeedsRoom(bytes),
+        };
+        let trigrams = distinct_trigrams(offer.content);
+        let mut state = self.lock();
+        // Re-checked under the lock: an event, or another worker's read of
+        // the same path, may have come meanwhile.
+        let noted = state.noted.get(offer.relative) == Some(&offer.identity);
+        let still_trusted = trust == 0 || !state.events_since(offer.start.seq, offer.relative);
+        let settled = offer.identity.settled_before(offer.start.at);
+        if !noted || !(still_trusted || settled) || self.evicted.load(Ordering::Relaxed) {
+            return Offered::Done;
+        }
+        let growth = state.growth(offer.relative, &trigrams);
+        if state.bytes + growth > room {
+            return Offered::NeedsRoom(growth);
+        }
+        let trust = if still_trusted { trust } else { 0 };
+        let id = state.insert(offer, &trigrams, trust, !settled);
+        if let Some((entries, at)) = offer.entry {
+            align(&mut state, entries, at, id);
+        }
+        self.settle(&mut state);
+        Offered::Done
+    }
+
+    /// What to do with a read, under the lock: index it (with the stamp it
+    /// will carry), or not now (read for the first time, so only noted;
+    /// already indexed; not provably settled; no admission), or first make
+    /// room for its note.
+    fn admit(&self, offer: &Offer<'_>, room: usize) -> Admitted {
+        let mut state = self.lock();
+        let trust = match offer.stamp {
+            Some(stamp)
+                if offer.links == 1 && !state.events_since(offer.start.seq, offer.relative) =>
+            {
+                stamp
+            }
+            _ => 0,
+        };
+        let settled = offer.identity.settled_before(offer.start.at);
+        if let Some(&id) = state.by_path.get(offer.relative) {
+            let slot = state.slots[id as usize];
+            if slot.identity == offer.identity && !slot.racy && (settled || trust != 0) {
+                if trust != 0 {
+                    state.slots[id as usize].trust = trust;
+                }
+                if let Some((entries, at)) = offer.entry {
+                    align(&mut state, entries, at, id);
+                }
+                return Admitted::No;
+            }
+            state.forget(offer.relative);
+        }
+        if trust == 0 && !settled || state.full || self.evicted.load(Ordering::Relaxed) {
+            return Admitted::No;
+        }
+        if state.noted.get(offer.relative) == Some(&offer.identity) {
+            return Admitted::Index(trust);
+        }
+        let bytes = noted_bytes(offer.relative);
+        state.forget(offer.relative);
+        if state.bytes + bytes > room {
+            return Admitted::NeedsRoom(bytes);
+        }
+        state.noted.insert(offer.relative.into(), offer.identity);
+        state.bytes += bytes;
+        self.bytes.store(state.bytes, Ordering::Relaxed);
+        Admitted::No
+    }
+
+    /// After a change to `state`: rewrite the lists when the dead
+    /// outnumber the living, and publish the size.
+    fn settle(&self, state: &mut State) {
+        if state.dead >= DEAD_BEFORE_COMPACTING && state.dead > state.live {
+            state.compact();
+        }
+        self.bytes.store(state.bytes, Ordering::Relaxed);
+    }
+}
+
+/// What [`Corpus::admit`] decided.
+enum Admitted {
+    Index(Stamp),
+    No,
+    NeedsRoom(usize),
+}
+
+impl State {
+    /// Drop the entry (and note) of `relative`.
+    fn forget(&mut self, relative: &[u8]) {
+        if self.noted.remove(relative).is_some() {
+            self.bytes = self.bytes.saturating_sub(noted_bytes(relative));
+        }
+        if let Some(id) = self.by_path.remove(relative) {
+            let slot = &mut self.slots[id as usize];
+            if slot.live {
+                slot.live = false;
+                self.live -= 1;
+                self.dead += 1;
+            }
+            self.bytes = self.bytes.saturating_sub(path_bytes(relative));
+        }
+    }
+
+    /// Whether an event on `relative`, or on a directory above it, came
+    /// after `seq`, or may have (it is older than the events kept).
+    fn events_since(&self, seq: u64, relative: &[u8]) -> bool {
+        if self.seq == seq {
+            return false;
+        }
+        if self
+            .recent
+            .front()
+            .is_none_or(|(first, _)| *first > seq + 1)
+        {
+            return true;
+        }
+        self.recent
+            .iter()
+            .rev()
+            .take_while(|(at, _)| *at > seq)
+            .any(|(_, path)| is_within(relative, path))
+    }
+
+    /// The bytes [`State::insert`] would add for a file at `relative` with
+    /// `trigrams` (its note's are not taken off: an upper bound).
+    fn growth(&self, relative: &[u8], trigrams: &[u32]) -> usize {
+        let id = self.slots.len() as u32;
+        let lists: usize = trigrams
+            .iter()
+            .map(|t| match self.postings.get(t) {
+                Some(postings) => postings.growth(id),
+                None => LIST_BYTES + Postings::default().growth(id),
+            })
+            .sum();
+        lists + size_of::<Slot>() + path_bytes(relative)
+    }
+
+    /// Index `offer` as a new file with these trigrams; returns its id.
+    fn insert(&mut self, offer: &Offer<'_>, trigrams: &[u32], trust: Stamp, racy: bool) -> u32 {
+        let id = self.slots.len() as u32;
+        self.slots.push(Slot {
+            identity: offer.identity,
+            trust,
+            racy,
+            live: true,
+            binary: offer.binary,
+            bare: offer.content.is_empty(),
+        });
+        self.live += 1;
+        if self.noted.remove(offer.relative).is_some() {
+            self.bytes = self.bytes.saturating_sub(noted_bytes(offer.relative));
+        }
+        self.by_path.insert(offer.relative.into(), id);
+        let mut grown = size_of::<Slot>() + path_bytes(offer.relative);
+        for &trigram in trigrams {
+            let postings = self.postings.entry(trigram).or_insert_with(|| {
+                grown += LIST_BYTES;
+                Postings::default()
+            });
+            let before = postings.heap_bytes();
+            postings.push(id);
+            grown += postings.heap_bytes() - before;
+        }
+        self.bytes += grown;
+        id
+    }
+
+    /// The live files that may hold a match of `needs` (ascending ids).
+    fn may_match(&self, needs: &Needs) -> Vec<u32> {
+        let mut result: Option<Vec<u32>> = None;
+        for alternatives in needs.requirements() {
+            let mut any: Vec<u32> = Vec::new();
+            for trigrams in alternatives {
+                let lists: Option<Vec<&Postings>> =
+                    trigrams.iter().map(|t| self.postings.get(t)).collect();
+                if let Some(lists) = lists {
+                    any = unite(&any, &intersect(lists));
+                }
+            }
+            result = Some(match result {
+                None => any,
+                Some(so_far) => keep_common(&so_far, any.into_iter()),
+            });
+        }
+        result.unwrap_or_default()
+    }
+
+    /// Rewrite every list without the dead ids, numbering the living anew
+    /// (in the same order, so the lists stay ascending).
+    fn compact(&mut self) {
+        let mut renumbered = vec![NONE; self.slots.len()];
+        let mut slots = Vec::with_capacity(self.live);
+        for (old, slot) in self.slots.iter().enumerate() {
+            if slot.live {
+                renumbered[old] = slots.len() as u32;
+                slots.push(*slot);
+            }
+        }
+        let mut bytes = 0;
+        for postings in self.postings.values_mut() {
+            let mut fresh = Postings::default();
+            for id in postings.ids() {
+                let new = renumbered[id as usize];
+                if new != NONE {
+                    fresh.push(new);
+                }
+            }
+            fresh.shrink();
+            bytes += fresh.heap_bytes() + LIST_BYTES;
+            *postings = fresh;
+        }
+        self.postings.retain(|_, postings| postings.len() > 0);
+        for id in self.by_path.values_mut() {
+            *id = renumbered[*id as usize];
+        }
+        bytes += slots.len() * size_of::<Slot>();
+        bytes += self.by_path.keys().map(|p| path_bytes(p)).sum::<usize>();
+        bytes += self.noted.keys().map(|p| noted_bytes(p)).sum::<usize>();
+        self.slots = slots;
+        self.dead = 0;
+        self.alignments.clear();
+        self.bytes = bytes;
+        self.full = false;
+    }
+}
+
+/// Bytes a posting list costs besides its gaps (its map entry).
+const LIST_BYTES: usize = size_of::<(u32, Postings)>() + 8;
+
+/// Bytes an indexed path costs (its map entry and text).
+fn path_bytes(relative: &[u8]) -> usize {
+    size_of::<(Box<[u8]>, u32)>() + 8 + relative.len()
+}
+
+/// Bytes a file read once costs (its map entry and text).
+fn noted_bytes(relative: &[u8]) -> usize {
+    size_of::<(Box<[u8]>, Identity)>() + 8 + relative.len()
+}
+
+/// What decides a candidate's [`Fate`] in a plan.
+struct Judge<'a> {
+    slots: &'a [Slot],
+    /// The files the pattern may match; `None` when its needs rule out
+    /// nothing.
+    may_match: Option<&'a Bits>,
+    max_size: Option<u64>,
+    multiline: bool,
+    stamp: Option<Stamp>,
+}
+
+impl Judge<'_> {
+    /// The fate of the candidate indexed as `id` ([`NONE`]: not indexed).
+    fn fate(&self, id: u32) -> Fate {
+        let Some(slot) = self.slots.get(id as usize) else {
+            return Fate::Read;
+        };
+        let small_enough = self.max_size.is_none_or(|max| slot.identity.size <= max);
+        let same_search = !(self.multiline && slot.binary && !slot.bare);
+        let unmatched = slot.bare || self.may_match.is_some_and(|may| !may.contains(id));
+        if !slot.live || !small_enough || !same_search || !unmatched {
+            return Fate::Read;
+        }
+        if self.stamp.is_some_and(|stamp| stamp == slot.trust) {
+            return Fate::Skip(slot.binary);
+        }
+        if slot.racy {
+            return Fate::Read;
+        }
+        Fate::Verify(Verify {
+            id,
+            identity: slot.identity,
+            binary: slot.binary,
+        })
+    }
+}
+
+/// The position of `entries`' alignment, built when missing.
+fn alignment_of(state: &mut State, entries: &Arc<Entries>) -> usize {
+    state.alignments.retain(|a| a.entries.strong_count() > 0);
+    if let Some(at) = state
+        .alignments
+        .iter()
+        .position(|a| std::ptr::eq(a.entries.as_ptr(), Arc::as_ptr(entries)))
+    {
+        return at;
+    }
+    let ids = entries
+        .iter()
+        .map(|entry| match entry.file_type {
+            FileType::File => state.by_path.get(entry.path).copied().unwrap_or(NONE),
+            _ => NONE,
+        })
+        .collect();
+    if state.alignments.len() >= ALIGNMENTS_KEPT {
+        state.alignments.remove(0);
+    }
+    state.alignments.push(Alignment {
+        entries: Arc::downgrade(entries),
+        ids,
+    });
+    state.alignments.len() - 1
+}
+
+/// Record that entry `at` of `entries` is file `id`.
+fn align(state: &mut State, entries: &Arc<Entries>, at: usize, id: u32) {
+    let found = alignment_of(state, entries);
+    if let Some(slot) = state.alignments[found].ids.get_mut(at) {
+        *slot = id;
+    }
+}
+
+/// A set of ids as bits.
+pub(crate) struct Bits(Vec<u64>);
+
+impl Bits {
+    fn contains(&self, id: u32) -> bool {
+        self.0
+            .get(id as usize / 64)
+            .is_some_and(|word| word & (1 << (id % 64)) != 0)
+    }
+}
+
+impl State {
+    fn may_match_bits(&self, needs: &Needs) -> Bits {
+        let mut bits = vec![0u64; self.slots.len().div_ceil(64)];
+        for id in self.may_match(needs) {
+            bits[id as usize / 64] |= 1 << (id % 64);
+        }
+        Bits(bits)
+    }
+}
+
+std::thread_local! {
+    /// One bit per possible trigram, for deduplicating a file's trigrams
+    /// in one pass (2 MiB per searching thread, cleared after each file).
+    static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The distinct trigrams of `content`, ASCII case folded (see
+/// `prefilter::trigram`), in the order they first occur.
+pub(crate) fn distinct_trigrams(content: &[u8]) -> Vec<u32> {
+    SEEN.with_borrow_mut(|seen| {
+        if seen.is_empty() {
+            seen.resize((1 << 24) / 64, 0);
+        }
+        let mut found = Vec::new();
+        let mut window = 0u32;
+        for (at, &byte) in content.iter().enumerate() {
+            window = (window << 8 | u32::from(byte.to_ascii_lowercase())) & 0xFF_FFFF;
+            if at < 2 {
+                continue;
+            }
+            let (word, bit) = (window as usize / 64, 1u64 << (window % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                found.push(window);
+            }
+        }
+        for &trigram in &found {
+            seen[trigram as usize / 64] = 0;
+        }
+        found
+    })
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests;

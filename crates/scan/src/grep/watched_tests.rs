@@ -1,0 +1,182 @@
+//! Cached greps of watched scans: the content index vouched for by events,
+//! against what another process does to the tree meanwhile.
+
+use std::{fs, path::Path, process::Command, time::Duration};
+
+use crate::{
+    CancelToken,
+    cache::{CachePolicy, ScanCache},
+    grep::{ContentStats, GrepOptions, GrepOutcome, ListSource, grep},
+};
+
+fn watched_cache() -> ScanCache {
+    ScanCache::new(
+        CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .watch(true),
+    )
+}
+
+/// Run `script` in `root` with `sh`: another process changes the tree.
+fn sh(root: &Path, script: &str) {
+    let status = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+}
+
+fn search(cache: &ScanCache, root: &Path, pattern: &str) -> GrepOutcome {
+    let mut options = GrepOptions::new(pattern, root);
+    options.cache = true;
+    grep(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap()
+}
+
+/// `path:line` of each result.
+fn found(outcome: &GrepOutcome) -> Vec<String> {
+    outcome
+        .matches
+        .iter()
+        .map(|m| format!("{}:{}", m.path_lossy(), m.line_number))
+        .collect()
+}
+
+/// Thirty small Rust files and a `lib.rs`, just written.
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+    for n in 0..30 {
+        let text = format!("fn item_{n}() {{\n    let value_{n} = {n};\n}}\n");
+        fs::write(dir.path().join(format!("src/deep/m{n:02}.rs")), text).unwrap();
+    }
+    fs::write(
+        dir.path().join("src/lib.rs"),
+        "pub fn resolveWorkspaceRoot() {}\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn content(cache: &ScanCache) -> ContentStats {
+    cache.stats().content
+}
+
+/// Files just written are indexed at once under a watch (no waiting for
+/// their timestamps to settle), then ruled out with no system call; an
+/// edit by another process that keeps the size and puts the mtime back is
+/// seen at the next search all the same.
+#[test]
+fn a_watched_index_rules_files_out_with_no_system_call_and_sees_every_edit() {
+    let dir = tree();
+    let cache = watched_cache();
+    for _ in 0..2 {
+        assert_eq!(search(&cache, dir.path(), "value_1\\b").total_matches, 1);
+    }
+    assert_eq!(content(&cache).files, 31);
+    let before = content(&cache);
+    let outcome = search(&cache, dir.path(), "zqxjkvbw_never");
+    assert_eq!((outcome.total_matches, outcome.files_searched), (0, 31));
+    let after = content(&cache);
+    assert_eq!(after.files_skipped - before.files_skipped, 31);
+    assert_eq!(after.files_verified, before.files_verified, "no fstatat");
+    sh(
+        dir.path(),
+        "m=$(stat -c %Y src/lib.rs) \
+         && printf swapped | dd of=src/lib.rs bs=1 seek=7 conv=notrunc 2>/dev/null \
+         && touch -d @$m src/lib.rs",
+    );
+    assert_eq!(
+        found(&search(&cache, dir.path(), "swappedWorkspaceRoot")),
+        ["src/lib.rs:1"]
+    );
+    sh(
+        dir.path(),
+        "echo 'let zqxjkvbw_never = 1;' >> src/deep/m07.rs",
+    );
+    assert_eq!(
+        found(&search(&cache, dir.path(), "zqxjkvbw_never")),
+        ["src/deep/m07.rs:4"]
+    );
+    assert_eq!(content(&cache).files_verified, before.files_verified);
+    assert_eq!(cache.stats().watch.rewalks, 0);
+}
+
+/// A directory renamed away and another renamed into its place: what was
+/// indexed below the old one is not taken for what lies there now.
+#[test]
+fn a_directory_renamed_into_another_ones_place_takes_its_entries_along() {
+    let dir = tempfile::tempdir().unwrap();
+    sh(
+        dir.path(),
+        "mkdir a b && echo alpha_x > a/x.rs && echo omega_x > b/x.rs \
+         && touch -d @1000000000 a/x.rs b/x.rs",
+    );
+    let cache = watched_cache();
+    for _ in 0..2 {
+        search(&cache, dir.path(), "x_x");
+    }
+    assert_eq!(content(&cache).files, 2);
+    sh(dir.path(), "mv b c && mv a b");
+    assert_eq!(found(&search(&cache, dir.path(), "alpha_x")), ["b/x.rs:1"]);
+    assert_eq!(found(&search(&cache, dir.path(), "omega_x")), ["c/x.rs:1"]);
+}
+
+/// An invalidation inside a watched scan's root is reconciled like an
+/// event: the scan is not walked again, and the index keeps vouching for
+/// the files it did not name.
+#[test]
+fn an_invalidated_path_of_a_watched_scan_is_reconciled_not_walked() {
+    let dir = tree();
+    let cache = watched_cache();
+    for _ in 0..2 {
+        search(&cache, dir.path(), "value_1\\b");
+    }
+    let (walks, verified) = (cache.stats().walks, content(&cache).files_verified);
+    let added = dir.path().join("src/deep/added.rs");
+    fs::write(&added, "let fresh_token = 1;\n").unwrap();
+    cache.invalidate(&fs::canonicalize(&added).unwrap());
+    assert_eq!(
+        found(&search(&cache, dir.path(), "fresh_token")),
+        ["src/deep/added.rs:1"]
+    );
+    assert_eq!(cache.stats().walks, walks, "reconciled, not walked again");
+    assert_eq!(content(&cache).files_verified, verified);
+}
+
+/// `watched_only` uses the cache only while the scan follows events: not
+/// at all without watching, nor once the scan fell back (here, its watches
+/// would exceed the budget); each answer says where its list came from.
+#[test]
+fn a_search_for_watched_lists_only_walks_fresh_unless_the_scan_follows_events() {
+    let dir = tree();
+    let watched_only = |cache: &ScanCache| {
+        let mut options = GrepOptions::new("value_1\\b", dir.path());
+        options.cache = true;
+        options.watched_only = true;
+        let outcome = grep(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap();
+        assert_eq!(outcome.total_matches, 1);
+        outcome.source
+    };
+    let unwatched = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(600)));
+    assert_eq!(watched_only(&unwatched), ListSource::Walked);
+    assert_eq!(unwatched.stats().scans, 0, "the cache is left alone");
+    let cache = watched_cache();
+    assert_eq!(watched_only(&cache), ListSource::Watched, "walked, watched");
+    assert_eq!(watched_only(&cache), ListSource::Watched);
+    let over_budget = ScanCache::new(
+        CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .watch(true)
+            .watch_budget(1),
+    );
+    assert_eq!(watched_only(&over_budget), ListSource::Walked, "walked now");
+    let walks = over_budget.stats().walks;
+    assert_eq!(watched_only(&over_budget), ListSource::Walked);
+    assert_eq!(over_budget.stats().walks, walks + 1, "walked again, fresh");
+    let mut cached = GrepOptions::new("value_1\\b", dir.path());
+    cached.cache = true;
+    let outcome = grep(&cached, &over_budget, &CancelToken::new(), &mut |_| {}).unwrap();
+    assert_eq!(outcome.source, ListSource::Cached, "by the TTL");
+}
