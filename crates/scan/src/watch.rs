@@ -24,8 +24,11 @@
 //!   the kernel reports a child's change to the parent's watch only.
 //! - **What it cannot prove, it drops.** A change to an ignore file, to `.git`,
 //!   to a repository's `.git/info/exclude`, or to the root or one of its
-//!   ancestors drops the scan (the next call walks again). Git's global
-//!   excludes file is not watched: the TTL covers it. A lost event queue, a watch that cannot be added (the budget or
+//!   ancestors drops the scan (the next call walks again). So does a change
+//!   to git's global rules: its global and system configuration files
+//!   (they name `core.excludesFile`) and the excludes file they name, whose
+//!   directories (or nearest existing ancestors) are watched for every scan
+//!   that honours gitignore (see `global_rule_files`). A lost event queue, a watch that cannot be added (the budget or
 //!   the kernel's limit), a watcher error or a cookie that never arrives makes
 //!   the scan fall back to the TTL, with the reason in [`WatchStats`].
 //! - **Mounts.** A filesystem mounted below the root when the scan is walked
@@ -223,6 +226,9 @@ struct Route {
     /// The mount points deciding what the root holds when it was walked,
     /// and the mount table's generation they were last checked against.
     mounts: (Vec<PathBuf>, u64),
+    /// The files git's global ignore rules come from, when the scan honours
+    /// gitignore ([`global_rule_files`]).
+    global_rules: Vec<PathBuf>,
 }
 
 impl Watching {
@@ -276,14 +282,28 @@ impl Watching {
     ) -> Result<(Entries, Generation)> {
         self.release(key);
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let global_rules = match key.policy.use_gitignore {
+            true => {
+                let mut files = global_rule_files(&|name| std::env::var_os(name));
+                files.extend(ignore::gitignore::gitconfig_excludes_path());
+                files
+            }
+            false => Vec::new(),
+        };
         let route = Route {
             generation,
             mounts: self.mounts_at_or_below(&key.root),
+            global_rules: global_rules.clone(),
             ..Route::default()
         };
         self.shared.lock().keys.insert(key.clone(), route);
         for ancestor in key.root.ancestors().skip(1) {
             self.hold(key, ancestor);
+        }
+        for rule in &global_rules {
+            if let Some(dir) = rule.ancestors().skip(1).find(|dir| dir.is_dir()) {
+                self.hold(key, dir);
+            }
         }
         let watching = Arc::clone(self);
         let owner = key.clone();
@@ -659,6 +679,9 @@ impl Routes {
             if key.policy.use_gitignore && is_exclude_rule_of(path, &key.root) {
                 route.rewalk = true;
             }
+            if is_global_rule(path, structural, &route.global_rules) {
+                route.rewalk = true;
+            }
         }
     }
 
@@ -714,6 +737,45 @@ fn is_rule_of(path: &Path, root: &Path) -> bool {
         return false;
     };
     root.starts_with(parent) && RULE_NAMES.contains(&path_to_bytes(Path::new(name)).as_ref())
+}
+
+/// The files git's global ignore rules come from, as the walk reads them
+/// (`ignore`'s `gitconfig_excludes_path`): the global configuration
+/// (`$GIT_CONFIG_GLOBAL`, else `~/.gitconfig` and
+/// `$XDG_CONFIG_HOME/git/config`), the system one (`$GIT_CONFIG_SYSTEM`,
+/// else `/etc/gitconfig`) and the excludes file's default
+/// (`$XDG_CONFIG_HOME/git/ignore`); the file they name is added by the
+/// caller. `var` reads the environment.
+fn global_rule_files(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let set = |name: &str| {
+        var(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = set("HOME");
+    let config = set("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|home| home.join(".config")));
+    let mut files: Vec<PathBuf> = match set("GIT_CONFIG_GLOBAL") {
+        Some(global) => vec![global],
+        None => [
+            home.map(|home| home.join(".gitconfig")),
+            config.as_ref().map(|c| c.join("git/config")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    };
+    files.push(set("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+    files.extend(config.map(|config| config.join("git/ignore")));
+    files
+}
+
+/// Whether an event on `path` may change the global rules read from
+/// `rules`: any event on one of them, or a structural one on a directory
+/// above one (made, removed or renamed, it brings or takes the file).
+fn is_global_rule(path: &Path, structural: bool, rules: &[PathBuf]) -> bool {
+    rules
+        .iter()
+        .any(|rule| rule == path || (structural && rule.starts_with(path)))
 }
 
 /// Whether `path` is a repository's `.git/info` or `.git/info/exclude`

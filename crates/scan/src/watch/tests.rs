@@ -683,3 +683,140 @@ fn a_scan_that_fell_back_stops_vouching_for_the_content_index() {
     // without it they are read, not checked by their timestamps.
     assert_eq!(cache.stats().content.files_skipped, skipped);
 }
+
+#[test]
+fn global_rules_come_from_the_files_git_reads() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| std::ffi::OsString::from(value))
+        }
+    };
+    type Vars = &'static [(&'static str, &'static str)];
+    let cases: [(Vars, &[&str]); 4] = [
+        (
+            &[("HOME", "/h")],
+            &[
+                "/h/.gitconfig",
+                "/h/.config/git/config",
+                "/etc/gitconfig",
+                "/h/.config/git/ignore",
+            ],
+        ),
+        (
+            &[
+                ("HOME", "/h"),
+                ("XDG_CONFIG_HOME", "/x"),
+                ("GIT_CONFIG_SYSTEM", "/s"),
+            ],
+            &["/h/.gitconfig", "/x/git/config", "/s", "/x/git/ignore"],
+        ),
+        (
+            &[
+                ("HOME", "/h"),
+                ("GIT_CONFIG_GLOBAL", "/g"),
+                ("XDG_CONFIG_HOME", ""),
+            ],
+            &["/g", "/etc/gitconfig", "/h/.config/git/ignore"],
+        ),
+        (&[], &["/etc/gitconfig"]),
+    ];
+    for (vars, expected) in cases {
+        let files = global_rule_files(&env(vars));
+        let expected: Vec<PathBuf> = expected.iter().map(PathBuf::from).collect();
+        assert_eq!(files, expected, "{vars:?}");
+    }
+}
+
+#[test]
+fn an_event_on_a_global_rule_or_a_directory_above_it_walks_again() {
+    let rules = [PathBuf::from("/h/.config/git/ignore")];
+    let table = [
+        ("/h/.config/git/ignore", false, true),
+        ("/h/.config/git/ignore", true, true),
+        ("/h/.config", true, true),
+        ("/h/.config", false, false),
+        ("/h/.config/git/other", true, false),
+        ("/h/.bashrc", true, false),
+    ];
+    for (path, structural, expected) in table {
+        assert_eq!(
+            is_global_rule(Path::new(path), structural, &rules),
+            expected,
+            "{path} {structural}"
+        );
+    }
+}
+
+/// Set in the child of the test below: the tree it scans and the home
+/// whose git configuration it edits.
+const GLOBAL_RULES_CHILD: &str = "NATIVES_WATCH_GLOBAL_RULES_TREE";
+
+/// An edit to git's global excludes file, or to the configuration naming
+/// it, reaches a watched scan at once (watched scans do not expire).
+#[test]
+fn a_global_excludes_edit_reaches_a_watched_scan() {
+    let dir = tree();
+    let home = tempfile::tempdir().unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "watch::tests::global_rules_child",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("HOME", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .env("GIT_CONFIG_SYSTEM", home.path().join("no-system-config"))
+        .env(GLOBAL_RULES_CHILD, dir.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && out.contains("1 passed"),
+        "{out}\n{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+}
+
+/// Run by the test above in a child with a home of its own.
+#[test]
+#[ignore = "run by a_global_excludes_edit_reaches_a_watched_scan in a child process"]
+fn global_rules_child() {
+    let root = PathBuf::from(std::env::var_os(GLOBAL_RULES_CHILD).unwrap());
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap());
+    let cache = watched_cache(1_000);
+    let key = key(&root, PARTITIONS[0]);
+    sh(&root, "touch src/debug.log");
+    let has = |listing: &Listing, path: &str| listing.iter().any(|(p, ..)| p == path);
+    assert!(has(&cached(&cache, &key), "src/debug.log"));
+    let steps = [
+        (
+            "mkdir -p .config/git && echo '*.log' > .config/git/ignore",
+            "src/debug.log",
+            false,
+        ),
+        (
+            "printf '[core]\\n\\texcludesFile = %s/extra\\n' \"$HOME\" > .gitconfig",
+            "src/debug.log",
+            true,
+        ),
+        ("echo '*.ts' > extra", "src/a.ts", false),
+    ];
+    for (script, path, present) in steps {
+        sh(&home, script);
+        let seen = cached(&cache, &key);
+        assert_eq!(seen, fresh(&key), "after {script}");
+        assert_eq!(has(&seen, path), present, "{path} after {script}");
+    }
+    assert!(
+        cache.stats().watch.rewalks >= 3,
+        "{:?}",
+        cache.stats().watch
+    );
+}
