@@ -168,6 +168,14 @@ pub struct GrepOptions {
     /// Take the file list from the shared scan cache. Default: `false` (a
     /// private walk; the cache is neither read nor written).
     pub cache: bool,
+    /// Stay beneath `path`, which is taken as a real path (no symlink on
+    /// the way; `OutsideRoot` otherwise): every file searched, every path
+    /// named, is reached from a handle on it without following a link at
+    /// the moment it is opened or checked, so a directory inside swapped
+    /// for a link to outside while the search runs leads nowhere; the link
+    /// is named as unreadable (`ELOOP`) instead. A named file is opened
+    /// without links too. See `beneath` for how. Default: `false`.
+    pub confine: bool,
     /// Skip files larger than this many bytes, counting them in
     /// [`GrepOutcome::files_skipped_too_large`]. Default: `None`: every file
     /// is searched whole, whatever its size.
@@ -216,6 +224,7 @@ impl GrepOptions {
             max_columns: None,
             mode: GrepMode::Content,
             cache: false,
+            confine: false,
             max_file_size: None,
             retain_matches: true,
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
@@ -441,6 +450,7 @@ fn search_tree(
     let job = run::Job {
         candidates: &candidates,
         cache,
+        confine: options.confine,
         matcher,
         shape: &options.shape(),
         token,

@@ -53,6 +53,8 @@ use crate::{
 pub(super) struct Job<'a> {
     pub candidates: &'a Candidates,
     pub cache: &'a ScanCache,
+    /// Open every file beneath the root without links (see `read`).
+    pub confine: bool,
     /// Set once the pattern is compiled (`None`: it failed); workers wait
     /// for it while the walk already finds files.
     pub matcher: &'a OnceLock<Option<RegexMatcher>>,
@@ -134,7 +136,7 @@ impl Backlog {
 /// walk finding them (if any) could not enter or read.
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unreadable>> {
     let root = job.candidates.root();
-    let root = Root::open(root).map_err(|err| Error::io(root, err))?;
+    let root = Root::open(root, job.confine).map_err(|err| Error::io(root, err))?;
     // Only a cached list is searched often enough for signatures to pay.
     let prefilter = match job.candidates {
         Candidates::Tree { .. } => Prefilter::new(job.cache.contents(), &root, job.needs.clone()),
