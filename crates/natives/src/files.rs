@@ -101,8 +101,8 @@ fn to_js_contents(contents: Contents) -> NativeFileContents {
 
 /// The real location of `path` (see the TypeScript `realPath`): resolved
 /// as `readFile` resolves it, links followed, and refused (`EXDEV`) when
-/// `confine` and it leaves `cwd`. A missing tail is kept as named; every
-/// byte of a name is kept (see [`crate::names`]).
+/// `confine` and it leaves `cwd`. A missing tail is kept as named; a byte
+/// of a name that is not UTF-8 crosses as the lone surrogate U+DC00 + byte.
 #[napi(js_name = "nativeRealPath", ts_return_type = "Promise<string>")]
 pub fn native_real_path(
     path: Utf16String,

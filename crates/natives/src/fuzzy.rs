@@ -21,8 +21,8 @@ use crate::{
 pub struct NativeFuzzyOptions {
     /// What to look for (`@` mention syntax allowed; words separated by spaces).
     pub query: String,
-    /// Directory to search, absolute or relative to the cwd (every byte of
-    /// a name kept, see [`crate::names`]).
+    /// Directory to search, absolute or relative to the cwd (a byte of a
+    /// name that is not UTF-8 as the lone surrogate U+DC00 + byte).
     pub path: Utf16String,
     /// Include dot-files (default false).
     pub hidden: Option<bool>,
@@ -44,8 +44,8 @@ pub struct NativeFuzzyOptions {
 /// One match.
 #[napi(object)]
 pub struct NativeFuzzyMatch {
-    /// Relative, `/`-separated; directories end with `/` (every byte of a
-    /// name kept, see [`crate::names`]).
+    /// Relative, `/`-separated; directories end with `/` (a byte of a name
+    /// that is not UTF-8 as the lone surrogate U+DC00 + byte).
     pub path: Utf16String,
     /// What the entry is.
     pub file_type: FileType,

@@ -44,7 +44,8 @@ pub struct NativeGrepOptions {
     /// Regular expression (or literal text with `literal`).
     pub pattern: String,
     /// File or directory to search (grep only), absolute or relative to the
-    /// cwd (every byte of a name kept, see [`crate::names`]).
+    /// cwd (a byte of a name that is not UTF-8 as the lone surrogate
+    /// U+DC00 + byte).
     pub path: Option<Utf16String>,
     /// Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`.
     pub glob: Option<String>,
@@ -127,8 +128,9 @@ impl From<GrepMode> for LibraryMode {
 #[napi(object)]
 pub struct GrepColumns {
     /// The paths results are in, in order, each once per run of results
-    /// in it, joined by `\0` within each chunk (every byte of a name kept,
-    /// see [`crate::names`]); relative to the search root, `/`-separated.
+    /// in it, joined by `\0` within each chunk (a byte of a name that is not
+    /// UTF-8 as the lone surrogate U+DC00 + byte); relative to the search
+    /// root, `/`-separated.
     #[napi(ts_type = "string[]")]
     pub paths: Vec<JsChunk>,
     /// Per result: the index of its path in `paths` (across chunks).

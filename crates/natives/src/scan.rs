@@ -58,8 +58,8 @@ impl From<natives_scan::FileType> for FileType {
 pub struct NativeGlobOptions {
     /// Glob pattern (`*.ts`, `src/**/*.{ts,tsx}`).
     pub pattern: String,
-    /// Directory to search, absolute or relative to the process cwd (every
-    /// byte of a name kept, see [`crate::names`]).
+    /// Directory to search, absolute or relative to the process cwd (a byte
+    /// of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
     pub path: Utf16String,
     /// Only this type: 1 file, 2 directory, 3 symlink, 4 other (FIFO, socket, device).
     pub file_type: Option<u32>,
@@ -91,7 +91,8 @@ pub struct NativeGlobOptions {
 #[napi(object)]
 pub struct GlobColumns {
     /// Relative `/`-separated paths, joined by `\0` within each chunk, in
-    /// order across chunks (every byte of a name kept, see [`crate::names`]).
+    /// order across chunks (a byte of a name that is not UTF-8 as the lone
+    /// surrogate U+DC00 + byte).
     #[napi(ts_type = "string[]")]
     pub paths: Vec<JsChunk>,
     /// `FileType` per match.
@@ -104,7 +105,8 @@ pub struct GlobColumns {
 #[napi(object)]
 pub struct UnreadablePath {
     /// Relative to the search root, `/`-separated (empty: the root itself;
-    /// every byte of a name kept, see [`crate::names`]).
+    /// a byte of a name that is not UTF-8 as the lone surrogate U+DC00 +
+    /// byte).
     pub path: Utf16String,
     /// The errno-style code: `EACCES`, `ENAMETOOLONG`, ...
     pub code: String,
