@@ -19,7 +19,10 @@
 //!   directory, that directory opened from the root handle with
 //!   `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` ([`open_dir_without_links`]).
 //! - A file grep reads is opened with one `openat2` from the root handle,
-//!   with those flags and `O_NOFOLLOW` ([`open_file_without_links`]).
+//!   with those flags and `O_NOFOLLOW` ([`open_file_without_links`]): that
+//!   open is its check, so grep's candidates are not looked at first, and
+//!   only one that fails to open is reached step by step ([`trace`]) to
+//!   tell what to name.
 //! - Where the kernel has no `openat2` (before 5.6, or a sandbox that filters
 //!   it), each component is opened with `O_NOFOLLOW` relative to the one
 //!   before: the same refusals, one system call per component.
@@ -44,7 +47,7 @@ use crate::{
 };
 
 #[cfg(unix)]
-pub(crate) use unix::{Beneath, open_dir_without_links, open_file_without_links, open_root};
+pub(crate) use unix::{Beneath, open_dir_without_links, open_file_without_links, open_root, trace};
 
 /// A search root, held beneath when confined.
 pub(crate) fn search_root(path: &Path, confine: bool) -> Result<(PathBuf, Option<Beneath>)> {
@@ -175,7 +178,7 @@ mod unix {
                 None => (&b""[..], relative),
             };
             if name.is_empty() {
-                return self.trace(relative);
+                return trace(&self.root, relative);
             }
             let mut last = lock(&self.last);
             let dir = match (&*last, parent.is_empty()) {
@@ -188,43 +191,8 @@ mod unix {
             drop(last);
             match found {
                 Ok(_) => Reach::Here,
-                Err(_) => self.trace(relative),
+                Err(_) => trace(&self.root, relative),
             }
-        }
-
-        /// [`Beneath::reach`] one component at a time, naming what stands
-        /// in the way: the slow path, taken only for an entry the fast one
-        /// did not reach.
-        fn trace(&self, relative: &[u8]) -> Reach {
-            let names: Vec<&[u8]> = relative
-                .split(|&b| b == b'/')
-                .filter(|n| !n.is_empty())
-                .collect();
-            let mut dir: Option<OwnedFd> = None;
-            for (depth, name) in names.iter().enumerate() {
-                let at = dir.as_ref().unwrap_or(&self.root).as_fd();
-                let so_far = names[..=depth].join(&b'/');
-                let stat = match fstatat(at, *name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-                    Ok(stat) => stat,
-                    Err(Errno::ENOENT) => return Reach::Gone,
-                    // The directory holding it cannot be searched: that one is named.
-                    Err(errno) => {
-                        return Reach::Blocked(record(&names[..depth].join(&b'/'), errno));
-                    }
-                };
-                if depth + 1 == names.len() {
-                    break;
-                }
-                if let Some(blocked) = not_a_directory(&so_far, &stat) {
-                    return Reach::Blocked(blocked);
-                }
-                match open_dir(at, name) {
-                    Ok(opened) => dir = Some(opened),
-                    Err(Errno::ENOENT) => return Reach::Gone,
-                    Err(errno) => return Reach::Blocked(record(&so_far, errno)),
-                }
-            }
-            Reach::Here
         }
 
         pub(super) fn note(&self, record: Unreadable) {
@@ -234,6 +202,39 @@ mod unix {
         pub(super) fn blocked(&self) -> Vec<Unreadable> {
             lock(&self.blocked).clone()
         }
+    }
+
+    /// What reaching `relative` from `root` finds, one component at a time
+    /// without following a link, naming what stands in the way: the slow
+    /// path, for an entry a quicker look (or an open) did not reach.
+    pub(crate) fn trace(root: &OwnedFd, relative: &[u8]) -> Reach {
+        let names: Vec<&[u8]> = relative
+            .split(|&b| b == b'/')
+            .filter(|n| !n.is_empty())
+            .collect();
+        let mut dir: Option<OwnedFd> = None;
+        for (depth, name) in names.iter().enumerate() {
+            let at = dir.as_ref().unwrap_or(root).as_fd();
+            let so_far = names[..=depth].join(&b'/');
+            let stat = match fstatat(at, *name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+                Ok(stat) => stat,
+                Err(Errno::ENOENT) => return Reach::Gone,
+                // The directory holding it cannot be searched: that one is named.
+                Err(errno) => return Reach::Blocked(record(&names[..depth].join(&b'/'), errno)),
+            };
+            if depth + 1 == names.len() {
+                break;
+            }
+            if let Some(blocked) = not_a_directory(&so_far, &stat) {
+                return Reach::Blocked(blocked);
+            }
+            match open_dir(at, name) {
+                Ok(opened) => dir = Some(opened),
+                Err(Errno::ENOENT) => return Reach::Gone,
+                Err(errno) => return Reach::Blocked(record(&so_far, errno)),
+            }
+        }
+        Reach::Here
     }
 
     fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -391,7 +392,7 @@ mod tests {
         cache::{CachePolicy, ScanCache},
         fuzzy::{FuzzyOptions, fuzzy_find},
         glob::{GlobOptions, glob},
-        grep::{GrepOptions, grep},
+        grep::{GrepOptions, grep, list_files},
     };
 
     /// `root/in/` and `root/in/deep/` hold files, `outside/` a marker;
@@ -549,6 +550,13 @@ mod tests {
         // `file`, beside the link, is the one file searched.
         assert_eq!((grepped.files_searched, grepped.total_matches), (1, 0));
         assert_eq!(links(&grepped.unreadable), [("in".to_string(), "ELOOP")]);
+        let mut listed = Vec::new();
+        let files = list_files(&grepping, &cache, &token, &mut |path| {
+            listed.push(path.to_vec())
+        })
+        .unwrap();
+        assert_eq!(listed, [b"file".to_vec()]);
+        assert_eq!(links(&files.unreadable), [("in".to_string(), "ELOOP")]);
     }
 
     /// Another thread swaps a directory inside the root with a link to

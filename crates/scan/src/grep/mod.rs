@@ -478,7 +478,7 @@ pub fn list_files(
     token: &CancelToken,
     on_file: &mut dyn FnMut(&[u8]),
 ) -> Result<ListedFiles> {
-    let candidates = select::candidates(options, cache, token)?;
+    let candidates = select::listed(options, cache, token)?;
     let mut files = 0;
     let unreadable = candidates.each(cache, token, &mut |path| {
         files += 1;

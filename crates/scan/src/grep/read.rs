@@ -147,6 +147,22 @@ impl<'a> Opener<'a> {
         self.root.path.join(crate::entries::bytes_to_path(relative))
     }
 
+    /// For a confined root, what reaching `relative` beneath it finds now,
+    /// after it failed to open: whether it is there to be named, gone (a
+    /// listing led out may have named it), or blocked by what to name
+    /// instead; `None` for a root that is not confined.
+    #[cfg(unix)]
+    pub(super) fn reach(&self, relative: &[u8]) -> Option<crate::beneath::Reach> {
+        self.root
+            .confined
+            .then(|| crate::beneath::trace(&self.root.fd, relative))
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn reach(&self, _: &[u8]) -> Option<crate::beneath::Reach> {
+        None
+    }
+
     /// Open `relative` for reading if it is (still) a regular file; returns
     /// the file and what `fstat` said of it.
     pub(super) fn open(&mut self, relative: &[u8]) -> io::Result<(File, Metadata)> {

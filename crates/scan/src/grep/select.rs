@@ -150,8 +150,28 @@ pub(super) fn candidates(
     cache: &ScanCache,
     token: &CancelToken,
 ) -> Result<Candidates> {
+    candidates_for(options, cache, token, false)
+}
+
+/// [`candidates`] to be listed, not opened: a confined listing checks each
+/// beneath the root (see [`FileFilter`]).
+pub(super) fn listed(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+) -> Result<Candidates> {
+    candidates_for(options, cache, token, true)
+}
+
+fn candidates_for(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    lists: bool,
+) -> Result<Candidates> {
     token.check()?;
     let mut filter = FileFilter::new(options)?;
+    filter.lists = lists;
     if let Some(file) = single_file(&options.path, options.confine)? {
         return Ok(file);
     }
@@ -257,9 +277,13 @@ pub(super) struct FileFilter {
     /// The same, anchored at the root a walk names paths from.
     walk_glob: Option<Override>,
     types: Option<Types>,
-    /// A confined search's root: only files reached beneath it are
-    /// candidates (see `crate::beneath`).
+    /// A confined search's root: what its walk could not read is vouched
+    /// for beneath it, and (in a listing) each candidate too (see
+    /// `crate::beneath`).
     beneath: Option<Beneath>,
+    /// The candidates are listed, not opened: a confined listing checks
+    /// each beneath the root, where a search's open is the check.
+    lists: bool,
 }
 
 impl FileFilter {
@@ -278,6 +302,7 @@ impl FileFilter {
             walk_glob: None,
             types: options.file_type.as_deref().map(build_types).transpose()?,
             beneath: None,
+            lists: false,
         })
     }
 
@@ -343,7 +368,7 @@ impl FileFilter {
                 .types
                 .as_ref()
                 .is_none_or(|t| t.matched(&path, false).is_whitelist())
-            && self.beneath.as_ref().is_none_or(|b| b.keeps(entry.path))
+            && (!self.lists || self.beneath.as_ref().is_none_or(|b| b.keeps(entry.path)))
     }
 }
 
