@@ -182,7 +182,8 @@ export type FuzzyTier = 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubs
 export interface GlobColumns {
   /**
    * Relative `/`-separated paths, joined by `\0` within each chunk, in
-   * order across chunks (every byte of a name kept, see [`crate::names`]).
+   * order across chunks (a byte of a name that is not UTF-8 as the lone
+   * surrogate U+DC00 + byte).
    */
   paths: string[]
   /** `FileType` per match. */
@@ -200,8 +201,9 @@ export interface GlobColumns {
 export interface GrepColumns {
   /**
    * The paths results are in, in order, each once per run of results
-   * in it, joined by `\0` within each chunk (every byte of a name kept,
-   * see [`crate::names`]); relative to the search root, `/`-separated.
+   * in it, joined by `\0` within each chunk (a byte of a name that is not
+   * UTF-8 as the lone surrogate U+DC00 + byte); relative to the search
+   * root, `/`-separated.
    */
   paths: string[]
   /** Per result: the index of its path in `paths` (across chunks). */
@@ -748,8 +750,8 @@ export declare function nativeFuzzyFind(options: NativeFuzzyOptions, token?: Can
 /** One match. */
 export interface NativeFuzzyMatch {
   /**
-   * Relative, `/`-separated; directories end with `/` (every byte of a
-   * name kept, see [`crate::names`]).
+   * Relative, `/`-separated; directories end with `/` (a byte of a name
+   * that is not UTF-8 as the lone surrogate U+DC00 + byte).
    */
   path: string
   /** What the entry is. */
@@ -773,8 +775,8 @@ export interface NativeFuzzyOptions {
   /** What to look for (`@` mention syntax allowed; words separated by spaces). */
   query: string
   /**
-   * Directory to search, absolute or relative to the cwd (every byte of
-   * a name kept, see [`crate::names`]).
+   * Directory to search, absolute or relative to the cwd (a byte of a
+   * name that is not UTF-8 as the lone surrogate U+DC00 + byte).
    */
   path: string
   /** Include dot-files (default false). */
@@ -822,8 +824,8 @@ export interface NativeGlobOptions {
   /** Glob pattern (`*.ts`, `src/**\/*.{ts,tsx}`). */
   pattern: string
   /**
-   * Directory to search, absolute or relative to the process cwd (every
-   * byte of a name kept, see [`crate::names`]).
+   * Directory to search, absolute or relative to the process cwd (a byte
+   * of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
    */
   path: string
   /** Only this type: 1 file, 2 directory, 3 symlink, 4 other (FIFO, socket, device). */
@@ -896,7 +898,8 @@ export interface NativeGrepOptions {
   pattern: string
   /**
    * File or directory to search (grep only), absolute or relative to the
-   * cwd (every byte of a name kept, see [`crate::names`]).
+   * cwd (a byte of a name that is not UTF-8 as the lone surrogate
+   * U+DC00 + byte).
    */
   path?: string
   /** Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`. */
@@ -1268,8 +1271,8 @@ export declare function nativeReadSourceEvidence(dir: string, withPatch: boolean
 /**
  * The real location of `path` (see the TypeScript `realPath`): resolved
  * as `readFile` resolves it, links followed, and refused (`EXDEV`) when
- * `confine` and it leaves `cwd`. A missing tail is kept as named; every
- * byte of a name is kept (see [`crate::names`]).
+ * `confine` and it leaves `cwd`. A missing tail is kept as named; a byte
+ * of a name that is not UTF-8 crosses as the lone surrogate U+DC00 + byte.
  */
 export declare function nativeRealPath(path: string, cwd: string, confine: boolean): Promise<string>
 
@@ -1494,7 +1497,8 @@ export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'clai
 export interface UnreadablePath {
   /**
    * Relative to the search root, `/`-separated (empty: the root itself;
-   * every byte of a name kept, see [`crate::names`]).
+   * a byte of a name that is not UTF-8 as the lone surrogate U+DC00 +
+   * byte).
    */
   path: string
   /** The errno-style code: `EACCES`, `ENAMETOOLONG`, ... */

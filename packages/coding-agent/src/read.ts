@@ -20,9 +20,10 @@
  * that form back.
  *
  * A missing path suggests up to 5 existing files: a cached glob over `cwd`
- * (hidden files included, .gitignore honoured) for names containing the
- * missing name's stem case-insensitively, ranked by edit distance between
- * the requested relative path and each candidate.
+ * (hidden files included, .gitignore honoured; kept beneath `cwd` while it
+ * runs when reads are confined) for names containing the missing name's
+ * stem case-insensitively, ranked by edit distance between the requested
+ * relative path and each candidate, shown as the tools show names.
  */
 import * as fs from 'node:fs/promises';
 import { type FileContents, FileType, glob, readFile } from '@natives/natives';
@@ -174,7 +175,8 @@ export async function suggestPaths(ctx: ToolContext, abs: string): Promise<strin
   const pattern = '*' + [...stem].map(caseless).join('') + '*';
   let candidates: string[];
   try {
-    const found = await glob({ pattern, path: ctx.cwd, cache: true, hidden: true, fileType: FileType.File, maxResults: 500, signal: ctx.signal });
+    const confine = readConfined(ctx);
+    const found = await glob({ pattern, path: ctx.cwd, cache: true, hidden: true, fileType: FileType.File, maxResults: 500, confine, signal: ctx.signal });
     candidates = found.matches.map((m) => m.path);
   } catch {
     return [];
