@@ -14,10 +14,12 @@
 //!   gave (a real path, as the check produced it): a path through a link is
 //!   refused (`OutsideRoot`), and so is one swapped between the opening and
 //!   the naming of the root.
-//! - A listed entry (a glob or fuzzy-find match, a file grep is to search)
-//!   is kept only when `fstatat` without following finds it in its
-//!   directory, that directory opened from the root handle with
-//!   `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` ([`open_dir_without_links`]).
+//! - A listed entry (a glob or fuzzy-find match, a file `list_files`
+//!   lists) is kept only when its directory, opened from the root handle
+//!   with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`
+//!   ([`open_dir_without_links`]), lists it: one listing per directory,
+//!   read once for all its entries (a `fstatat` each cost a system call per
+//!   match), and an entry it does not list is looked at step by step.
 //! - A file grep reads is opened with one `openat2` from the root handle,
 //!   with those flags and `O_NOFOLLOW` ([`open_file_without_links`]): that
 //!   open is its check, so grep's candidates are not looked at first, and
@@ -115,6 +117,7 @@ fn refused_root(path: &Path, why: &str) -> Error {
 #[cfg(unix)]
 mod unix {
     use std::{
+        collections::{HashMap, HashSet},
         fs::File,
         os::fd::{AsFd, BorrowedFd, OwnedFd},
         path::{Path, PathBuf},
@@ -122,6 +125,7 @@ mod unix {
     };
 
     use nix::{
+        dir::Dir,
         errno::Errno,
         fcntl::{AtFlags, OFlag, OpenHow, ResolveFlag, openat, openat2},
         sys::stat::{FileStat, Mode, SFlag, fstat, fstatat},
@@ -136,12 +140,18 @@ mod unix {
     /// A confined search's root, held open, and what keeps it beneath.
     pub(crate) struct Beneath {
         root: OwnedFd,
-        /// The directory reached last, by its path below the root: listed
-        /// entries come in path order, so siblings follow one another.
-        last: Mutex<Option<(Vec<u8>, OwnedFd)>>,
+        /// The names of the directories read lately, by path below the
+        /// root: one listing answers for all the entries of a directory,
+        /// where a `fstatat` each cost a system call per match.
+        listings: Mutex<HashMap<Vec<u8>, HashSet<Vec<u8>>>>,
         /// What blocked the entries refused so far.
         blocked: Mutex<Vec<Unreadable>>,
     }
+
+    /// Directory listings a [`Beneath`] keeps: entries come in path order,
+    /// so a directory's entries are interleaved only with those of the
+    /// directories below it.
+    const LISTINGS_MAX: usize = 64;
 
     impl Beneath {
         /// Open `path` (absolute, or relative to the current directory)
@@ -164,34 +174,36 @@ mod unix {
             }
             let beneath = Beneath {
                 root,
-                last: Mutex::new(None),
+                listings: Mutex::new(HashMap::new()),
                 blocked: Mutex::new(Vec::new()),
             };
             Ok((canonical, beneath))
         }
 
         /// Whether `relative` (below the root, `/`-separated) is there,
-        /// reached without a link.
+        /// reached without a link: its directory, opened beneath the root
+        /// without links, lists it.
         pub(crate) fn reach(&self, relative: &[u8]) -> Reach {
             let (parent, name) = match memchr::memrchr(b'/', relative) {
                 Some(slash) => (&relative[..slash], &relative[slash + 1..]),
                 None => (&b""[..], relative),
             };
-            if name.is_empty() {
-                return trace(&self.root, relative);
+            let mut listings = lock(&self.listings);
+            if !listings.contains_key(parent) {
+                if listings.len() >= LISTINGS_MAX {
+                    listings.clear();
+                }
+                if let Ok(names) = list_without_links(&self.root, parent) {
+                    listings.insert(parent.to_vec(), names);
+                }
             }
-            let mut last = lock(&self.last);
-            let dir = match (&*last, parent.is_empty()) {
-                (_, true) => Ok(self.root.as_fd()),
-                (Some((path, fd)), false) if path == parent => Ok(fd.as_fd()),
-                (_, false) => open_dir_without_links(&self.root, parent)
-                    .map(|fd| last.insert((parent.to_vec(), fd)).1.as_fd()),
-            };
-            let found = dir.and_then(|dir| Ok(fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)?));
-            drop(last);
-            match found {
-                Ok(_) => Reach::Here,
-                Err(_) => trace(&self.root, relative),
+            let listed = listings
+                .get(parent)
+                .is_some_and(|names| names.contains(name));
+            drop(listings);
+            match listed {
+                true => Reach::Here,
+                false => trace(&self.root, relative),
             }
         }
 
@@ -235,6 +247,24 @@ mod unix {
             }
         }
         Reach::Here
+    }
+
+    /// The names in the directory `path` below `root`, opened without
+    /// following a link at any component.
+    fn list_without_links(root: &OwnedFd, path: &[u8]) -> std::io::Result<HashSet<Vec<u8>>> {
+        let opened = match path.is_empty() {
+            true => None,
+            false => Some(open_dir_without_links(root, path)?),
+        };
+        let dir = opened.as_ref().unwrap_or(root);
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let mut listing = Dir::openat(dir, ".", flags, Mode::empty())?;
+        let names = listing.iter().filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name().to_bytes();
+            (name != b"." && name != b"..").then(|| name.to_vec())
+        });
+        Ok(names.collect())
     }
 
     fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
