@@ -103,6 +103,21 @@ impl Beneath {
     }
 }
 
+/// The error of opening a confined root at `path` without links: a link
+/// on the way is `OutsideRoot`.
+pub(crate) fn root_error(path: &Path, err: std::io::Error) -> Error {
+    match err.raw_os_error() {
+        Some(ELOOP) => refused_root(path, "a symbolic link is on the way"),
+        _ => Error::io(path, err),
+    }
+}
+
+/// `ELOOP`, what opening through a link without following it answers.
+#[cfg(unix)]
+const ELOOP: i32 = nix::libc::ELOOP;
+#[cfg(not(unix))]
+const ELOOP: i32 = 40;
+
 /// The refusal of a root that cannot be held beneath.
 fn refused_root(path: &Path, why: &str) -> Error {
     Error::new(
@@ -131,13 +146,14 @@ mod unix {
         sys::stat::{FileStat, Mode, SFlag, fstat, fstatat},
     };
 
-    use super::{Reach, refused_root};
+    use super::{Reach, refused_root, root_error};
     use crate::{
         error::{Error, Result},
         unreadable::Unreadable,
     };
 
     /// A confined search's root, held open, and what keeps it beneath.
+    #[derive(Debug)]
     pub(crate) struct Beneath {
         root: OwnedFd,
         /// The names of the directories read lately, by path below the
@@ -162,10 +178,7 @@ mod unix {
                 return Err(Error::invalid("search path is empty"));
             }
             let absolute = std::path::absolute(path).map_err(|err| Error::io(path, err))?;
-            let root = open_root(&absolute).map_err(|err| match err.raw_os_error() {
-                Some(nix::libc::ELOOP) => refused_root(path, "a symbolic link is on the way"),
-                _ => Error::io(path, err),
-            })?;
+            let root = open_root(&absolute).map_err(|err| root_error(path, err))?;
             let canonical = std::fs::canonicalize(&absolute).map_err(|err| Error::io(path, err))?;
             let named = nix::sys::stat::stat(&canonical).map_err(|e| Error::io(path, e.into()))?;
             let held = fstat(&root).map_err(|errno| Error::io(path, errno.into()))?;
@@ -368,12 +381,6 @@ mod unix {
             None => Ok(root.try_clone()?),
         }
     }
-
-    impl std::fmt::Debug for Beneath {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.debug_struct("Beneath").field("root", &self.root).finish()
-        }
-    }
 }
 
 #[cfg(not(unix))]
@@ -390,6 +397,7 @@ mod other {
     };
 
     /// Confinement needs `openat2` or `O_NOFOLLOW` opens: refused here.
+    #[derive(Debug)]
     pub(crate) struct Beneath;
 
     impl Beneath {

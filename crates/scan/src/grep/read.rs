@@ -58,12 +58,14 @@ pub(super) struct Root {
 
 impl Root {
     /// The root at `path`; a `confined` one is opened without following a
-    /// link at any component (`ELOOP` when one is on the way).
-    pub(super) fn open(path: &Path, confined: bool) -> io::Result<Root> {
+    /// link at any component (`OutsideRoot` when one is on the way).
+    pub(super) fn open(path: &Path, confined: bool) -> crate::error::Result<Root> {
         #[cfg(unix)]
         let fd = match confined {
-            true => crate::beneath::open_root(path)?,
-            false => open_dir(None, path.as_os_str())?,
+            true => crate::beneath::open_root(path)
+                .map_err(|err| crate::beneath::root_error(path, err))?,
+            false => open_dir(None, path.as_os_str())
+                .map_err(|err| crate::error::Error::io(path, err))?,
         };
         Ok(Root {
             path: path.to_path_buf(),
@@ -324,6 +326,22 @@ mod tests {
         let stat = nix::sys::stat::stat(dir.path()).unwrap();
         if let Some(device) = Root::open(dir.path(), false).unwrap().local_device() {
             assert_eq!(device, stat.st_dev);
+        }
+    }
+
+    /// A confined root is opened without following a link: one on the way
+    /// (swapped in since the search's start was checked) is `EXDEV`.
+    #[test]
+    fn a_confined_root_through_a_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("d")).unwrap();
+        std::os::unix::fs::symlink(real.join("d"), real.join("link")).unwrap();
+        assert!(Root::open(&real.join("d"), true).is_ok());
+        for through in [real.join("link"), real.join("link/.")] {
+            let err = Root::open(&through, true).err().unwrap();
+            assert_eq!(err.code(), "EXDEV", "{through:?}: {err}");
+            assert!(Root::open(&through, false).is_ok());
         }
     }
 }

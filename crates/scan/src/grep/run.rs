@@ -42,12 +42,7 @@ use super::{
     },
     select::Candidates,
 };
-use crate::{
-    cache::ScanCache,
-    cancel::CancelToken,
-    error::{Error, Result},
-    unreadable::Unreadable,
-};
+use crate::{cache::ScanCache, cancel::CancelToken, error::Result, unreadable::Unreadable};
 
 /// What one search needs, shared by every worker.
 pub(super) struct Job<'a> {
@@ -136,7 +131,7 @@ impl Backlog {
 /// walk finding them (if any) could not enter or read.
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unreadable>> {
     let root = job.candidates.root();
-    let root = Root::open(root, job.confine).map_err(|err| Error::io(root, err))?;
+    let root = Root::open(root, job.confine)?;
     // Only a cached list is searched often enough for signatures to pay.
     let prefilter = match job.candidates {
         Candidates::Tree { .. } => Prefilter::new(job.cache.contents(), &root, job.needs.clone()),
