@@ -74,6 +74,7 @@ describe('agentTools', () => {
     fs.closeSync(fs.openSync(at('huge.txt'), 'w'));
     fs.truncateSync(at('huge.txt'), 2 ** 30);
     writeTree(dir, { 'ro.txt': 'ro\n', 'linked.txt': 'linked\n' });
+    fs.writeFileSync(Buffer.from(at('caf\xe9.txt'), 'latin1'), 'latin-1 name\n');
     fs.chmodSync(at('ro.txt'), 0o444);
     fs.linkSync(at('linked.txt'), at('linked-too.txt'));
     fs.symlinkSync('loop-b', at('loop-a'));
@@ -96,6 +97,7 @@ describe('agentTools', () => {
       ['ENCODING', () => editTool.execute({ path: 'utf16.txt', oldText: 'text', newText: 'x' }, ctx)],
       ['OUTSIDE_CWD', () => writeTool.execute({ path: '../escape.txt', content: 'x' }, ctx)],
       ['NAME_TOO_LONG', () => writeTool.execute({ path: 'd/'.repeat(2_400) + 'f', content: 'x' }, ctx)],
+      ['LOSSY_NAME', () => writeTool.execute({ path: 'caf\ufffd.txt', content: 'x' }, ctx)],
       ['NO_MATCH', () => editTool.execute({ path: 'f.txt', oldText: 'nowhere', newText: 'x' }, ctx)],
       ['AMBIGUOUS', () => editTool.execute({ path: 'f.txt', oldText: 'a = 1', newText: 'x' }, ctx)],
       ['STALE', () => editTool.execute({ mode: 'hashline', path: 'f.txt', edits: [{ op: 'delete', anchor: '1:0000' }] }, ctx)],

@@ -218,7 +218,8 @@ export type FuzzyTier = 'exactName' | 'namePrefix' | 'nameSubstring' | 'pathSubs
 export interface GlobColumns {
   /**
    * Relative `/`-separated paths, joined by `\0` within each chunk, in
-   * order across chunks (invalid UTF-8 becomes U+FFFD).
+   * order across chunks (a byte of a name that is not UTF-8 as the lone
+   * surrogate U+DC00 + byte).
    */
   paths: string[]
   /** `FileType` per match. */
@@ -236,8 +237,9 @@ export interface GlobColumns {
 export interface GrepColumns {
   /**
    * The paths results are in, in order, each once per run of results
-   * in it, joined by `\0` within each chunk (invalid UTF-8 becomes
-   * U+FFFD); relative to the search root, `/`-separated.
+   * in it, joined by `\0` within each chunk (a byte of a name that is not
+   * UTF-8 as the lone surrogate U+DC00 + byte); relative to the search
+   * root, `/`-separated.
    */
   paths: string[]
   /** Per result: the index of its path in `paths` (across chunks). */
@@ -798,7 +800,10 @@ export declare function nativeFuzzyFind(options: NativeFuzzyOptions, token?: Can
 
 /** One match. */
 export interface NativeFuzzyMatch {
-  /** Relative, `/`-separated; directories end with `/`. */
+  /**
+   * Relative, `/`-separated; directories end with `/` (a byte of a name
+   * that is not UTF-8 as the lone surrogate U+DC00 + byte).
+   */
   path: string
   /** What the entry is. */
   fileType: FileType
@@ -806,7 +811,10 @@ export interface NativeFuzzyMatch {
   score: number
   /** Why it matched. */
   tier: FuzzyTier
-  /** Matched character positions in `path`, for highlighting. */
+  /**
+   * Matched character positions in `path` (a byte that is not part of
+   * UTF-8 counts as one), for highlighting.
+   */
   indices: Array<number>
 }
 
@@ -817,7 +825,10 @@ export interface NativeFuzzyMatch {
 export interface NativeFuzzyOptions {
   /** What to look for (`@` mention syntax allowed; words separated by spaces). */
   query: string
-  /** Directory to search, absolute or relative to the cwd. */
+  /**
+   * Directory to search, absolute or relative to the cwd (a byte of a
+   * name that is not UTF-8 as the lone surrogate U+DC00 + byte).
+   */
   path: string
   /** Include dot-files (default false). */
   hidden?: boolean
@@ -829,6 +840,11 @@ export interface NativeFuzzyOptions {
   maxResults?: number
   /** Use the shared scan cache (default false). */
   cache?: boolean
+  /**
+   * Stay beneath `path`, a real path: nothing is listed through a link
+   * (default false).
+   */
+  confine?: boolean
   /** Fail with `ETIMEDOUT` after this many milliseconds. */
   timeoutMs?: number
 }
@@ -858,7 +874,10 @@ export declare function nativeGlob(options: NativeGlobOptions, token?: CancelTok
 export interface NativeGlobOptions {
   /** Glob pattern (`*.ts`, `src/**\/*.{ts,tsx}`). */
   pattern: string
-  /** Directory to search, absolute or relative to the process cwd. */
+  /**
+   * Directory to search, absolute or relative to the process cwd (a byte
+   * of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
+   */
   path: string
   /** Only this type: 1 file, 2 directory, 3 symlink, 4 other (FIFO, socket, device). */
   fileType?: number
@@ -881,6 +900,11 @@ export interface NativeGlobOptions {
   mtime?: boolean
   /** Use the shared scan cache (default false). */
   cache?: boolean
+  /**
+   * Stay beneath `path`, a real path: nothing is listed through a link
+   * (default false).
+   */
+  confine?: boolean
   /** Fail with `ETIMEDOUT` after this many milliseconds. */
   timeoutMs?: number
 }
@@ -923,7 +947,11 @@ export declare function nativeGrep(options: NativeGrepOptions, token?: CancelTok
 export interface NativeGrepOptions {
   /** Regular expression (or literal text with `literal`). */
   pattern: string
-  /** File or directory to search (grep only), absolute or relative to the cwd. */
+  /**
+   * File or directory to search (grep only), absolute or relative to the
+   * cwd (a byte of a name that is not UTF-8 as the lone surrogate
+   * U+DC00 + byte).
+   */
   path?: string
   /** Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`. */
   glob?: string
@@ -970,6 +998,10 @@ export interface NativeGrepOptions {
    * fallback, else walk fresh (default false).
    */
   watchedOnly?: boolean
+   * Stay beneath `path`, a real path: nothing is read or named through
+   * a link (default false).
+   */
+  confine?: boolean
   /** Skip (and count) files larger than this many bytes (default: none). */
   maxFileSize?: number
   /**
@@ -1340,7 +1372,8 @@ export declare function nativeReadSourceEvidence(dir: string, withPatch: boolean
 /**
  * The real location of `path` (see the TypeScript `realPath`): resolved
  * as `readFile` resolves it, links followed, and refused (`EXDEV`) when
- * `confine` and it leaves `cwd`. A missing tail is kept as named.
+ * `confine` and it leaves `cwd`. A missing tail is kept as named; a byte
+ * of a name that is not UTF-8 crosses as the lone surrogate U+DC00 + byte.
  */
 export declare function nativeRealPath(path: string, cwd: string, confine: boolean): Promise<string>
 
@@ -1585,7 +1618,8 @@ export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'clai
 export interface UnreadablePath {
   /**
    * Relative to the search root, `/`-separated (empty: the root itself;
-   * invalid UTF-8 becomes U+FFFD).
+   * a byte of a name that is not UTF-8 as the lone surrogate U+DC00 +
+   * byte).
    */
   path: string
   /** The errno-style code: `EACCES`, `ENAMETOOLONG`, ... */

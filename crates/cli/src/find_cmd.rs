@@ -55,18 +55,18 @@ fn print_match(
     json: bool,
     found: &FuzzyMatch,
 ) -> std::io::Result<()> {
-    let path = positionals.display(found.path.as_bytes());
     if !json {
-        out.write_all(&path)?;
+        // The name's own bytes, as rg and fd print them.
+        out.write_all(&positionals.display(&found.path))?;
         return out.write_all(b"\n");
     }
-    let shown = String::from_utf8_lossy(&path).into_owned();
+    let prefix = String::from_utf8_lossy(&positionals.display(b"")).into_owned();
     // Indices count characters of the relative path; shift them past PATH.
-    let shift = (shown.chars().count() - found.path.chars().count()) as u32;
+    let shift = prefix.chars().count() as u32;
     let view = FuzzyMatchView::from(found);
     let view = FuzzyMatchView {
         indices: view.indices.iter().map(|i| i + shift).collect(),
-        path: shown,
+        path: prefix + &view.path,
         ..view
     };
     write_json(out, &FindLine::Match(view))

@@ -359,3 +359,29 @@ fn find_ranks_and_exits_like_the_others() {
     assert_eq!(natives(dir.path(), &["find", "zzzzqqq"]).0, 1);
     assert_eq!(natives(dir.path(), &["find", "x", "missing"]).0, 2);
 }
+
+/// A name that is not UTF-8 is printed as its own bytes by every command,
+/// as rg and fd print it, so the path can be handed to another program.
+#[cfg(unix)]
+#[test]
+fn names_that_are_not_utf8_are_printed_as_their_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    fs::write(dir.path().join(name), "needle\n").unwrap();
+    let table: &[(&[&str], &[u8])] = &[
+        (&["grep", "needle"], b"caf\xe9.txt:1:needle\n"),
+        (&["grep", "-l", "needle"], b"caf\xe9.txt\n"),
+        (&["glob", "*.txt"], b"caf\xe9.txt\n"),
+        (&["find", "caf"], b"caf\xe9.txt\n"),
+    ];
+    for (args, printed) in table {
+        let out = Command::new(env!("CARGO_BIN_EXE_natives"))
+            .args(*args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(out.stdout, *printed, "{args:?}");
+    }
+}

@@ -58,6 +58,10 @@ pub enum ErrorKind {
     /// A path is longer than the system resolves (`PATH_MAX`), or a name
     /// in it longer than a filesystem allows.
     NameTooLong,
+    /// A path names nothing, but a name in it is a lossy copy of a name on
+    /// disk that is not UTF-8 (U+FFFD where that name has other bytes): it
+    /// was copied from a listing that lost bytes.
+    LossyName,
     /// Any other I/O failure.
     Io,
 }
@@ -88,6 +92,8 @@ impl ErrorKind {
             // What the kernel answers when data fails its verification.
             ErrorKind::Corrupt => "EBADMSG",
             ErrorKind::NameTooLong => "ENAMETOOLONG",
+            // "Illegal byte sequence": the bytes of the name were lost.
+            ErrorKind::LossyName => "EILSEQ",
             ErrorKind::Io => "EIO",
         }
     }
@@ -223,6 +229,7 @@ mod tests {
             (ErrorKind::Unsupported, "ENOTSUP"),
             (ErrorKind::Corrupt, "EBADMSG"),
             (ErrorKind::NameTooLong, "ENAMETOOLONG"),
+            (ErrorKind::LossyName, "EILSEQ"),
             (ErrorKind::Io, "EIO"),
         ];
         for (kind, code) in table {

@@ -13,6 +13,12 @@
 //! [`from_utf16`] is the exact inverse of [`to_utf16`]. The coding-agent
 //! tools decode file contents with the same scheme (`text.ts`), so a name
 //! and a line of text carry a stray byte alike.
+//!
+//! A name copied from a lossy listing elsewhere (U+FFFD for the stray
+//! bytes) names no file; [`is_lossy_copy`] recognises one, so a read can say
+//! which name was meant and a write need not create a second file beside
+//! it. Such a name is shown [`quoted`] as git quotes paths, a form that can
+//! be typed back.
 
 /// First code unit of an escape: U+DC00 + byte.
 const ESCAPE_BASE: u16 = 0xdc00;
@@ -55,9 +61,105 @@ pub fn from_utf16(units: &[u16]) -> Result<Vec<u8>, usize> {
     Ok(bytes)
 }
 
+/// Whether `lossy` is what a lossy decoding makes of `name` (U+FFFD for
+/// each maximal run of bytes that is not UTF-8, as Rust's and the WHATWG
+/// decoders make it) while `name` itself is not UTF-8: `lossy` is a copy of
+/// `name` that lost bytes.
+pub fn is_lossy_copy(lossy: &[u8], name: &[u8]) -> bool {
+    std::str::from_utf8(name).is_err() && String::from_utf8_lossy(name).as_bytes() == lossy
+}
+
+/// `bytes` as the coding-agent tools show a path (`names.ts`), in git's
+/// quoting: as is when it is UTF-8 without a control character and does
+/// not start with `"`; else in double quotes with C escapes (`\t`, `\n`,
+/// `\"`, `\\`...) and three octal digits for each other control character
+/// and each byte that is not part of UTF-8 (`"caf\351.txt"`).
+pub fn quoted(bytes: &[u8]) -> String {
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && !bytes.iter().any(u8::is_ascii_control)
+        && !bytes.starts_with(b"\"")
+    {
+        return text.to_owned();
+    }
+    let mut out = String::from('"');
+    for chunk in bytes.utf8_chunks() {
+        chunk
+            .valid()
+            .chars()
+            .for_each(|ch| push_quoted(&mut out, ch));
+        for byte in chunk.invalid() {
+            out.push_str(&format!("\\{byte:03o}"));
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `ch` inside a quoted path: C's escape for it, octal for another control
+/// character, else itself.
+fn push_quoted(out: &mut String, ch: char) {
+    const LETTERS: [(char, char); 9] = [
+        ('\x07', 'a'),
+        ('\x08', 'b'),
+        ('\t', 't'),
+        ('\n', 'n'),
+        ('\x0b', 'v'),
+        ('\x0c', 'f'),
+        ('\r', 'r'),
+        ('"', '"'),
+        ('\\', '\\'),
+    ];
+    match LETTERS.iter().find(|(escaped, _)| *escaped == ch) {
+        Some((_, letter)) => {
+            out.push('\\');
+            out.push(*letter);
+        }
+        None if ch.is_ascii_control() => out.push_str(&format!("\\{:03o}", ch as u32)),
+        None => out.push(ch),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lossy_copies_are_told_from_real_names() {
+        let table: &[(&[u8], &[u8], bool)] = &[
+            ("caf\u{fffd}.txt".as_bytes(), b"caf\xe9.txt", true),
+            // One U+FFFD for a run a decoder takes as one bad sequence.
+            ("\u{fffd}x".as_bytes(), b"\xe0\xa0x", true),
+            ("\u{fffd}\u{fffd}x".as_bytes(), b"\xe0\xa0x", false),
+            // A name that is UTF-8, U+FFFD in it or not, is its own name.
+            (
+                "caf\u{fffd}.txt".as_bytes(),
+                "caf\u{fffd}.txt".as_bytes(),
+                false,
+            ),
+            (b"cafe.txt", b"cafe.txt", false),
+            ("caf\u{fffd}.txt".as_bytes(), b"caf\xe8.tx", false),
+        ];
+        for &(lossy, name, expected) in table {
+            assert_eq!(is_lossy_copy(lossy, name), expected, "{lossy:x?} {name:x?}");
+        }
+    }
+
+    #[test]
+    fn paths_are_quoted_as_the_tools_show_them() {
+        let table: &[(&[u8], &str)] = &[
+            (b"src/a.rs", "src/a.rs"),
+            ("caf\u{e9}.txt".as_bytes(), "caf\u{e9}.txt"),
+            (b"caf\xe9.txt", r#""caf\351.txt""#),
+            (b"a\tb\nc", r#""a\tb\nc""#),
+            (b"say \"hi\"", r#"say "hi""#),
+            (b"\"quoted\" \\", r#""\"quoted\" \\""#),
+            (b"bell\x07\x01\x7f", r#""bell\a\001\177""#),
+            (b"\xe0\xa0x\xff", r#""\340\240x\377""#),
+        ];
+        for &(bytes, expected) in table {
+            assert_eq!(quoted(bytes), expected, "{bytes:x?}");
+        }
+    }
 
     #[test]
     fn every_byte_string_round_trips() {

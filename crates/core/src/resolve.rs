@@ -244,6 +244,13 @@ impl Location {
         &self.name
     }
 
+    /// The first name on the way that the deepest existing directory does
+    /// not hold: the first missing directory, else the last component
+    /// (which then may or may not exist: see [`Location::stat`]).
+    pub fn first_missing(&self) -> &OsStr {
+        self.missing.first().unwrap_or(&self.name)
+    }
+
     /// The entry's status, without following a link; `None` when it (or a
     /// directory on the way to it) does not exist.
     pub fn stat(&self) -> Result<Option<FileStat>> {

@@ -112,8 +112,11 @@ pub struct Applied {
 /// Refusals (nothing changed): a path outside a confined scope
 /// (`OutsideRoot`), an expectation not met (`Changed`, `AlreadyExists`), a
 /// target that is a directory, a FIFO or device, read-only or hard-linked,
-/// a write to a path ending in `/` (`IsADirectory`), and one file named by
-/// two different paths in the batch (`InvalidInput`). If undoing a failed
+/// a write to a path ending in `/` (`IsADirectory`), one file named by two
+/// different paths in the batch (`InvalidInput`), and a path that names
+/// nothing but is a lossy copy of one that does, a name that is not UTF-8
+/// with U+FFFD for its bytes (`LossyName`: no second file is created beside
+/// the real one). If undoing a failed
 /// batch itself fails, the error says which paths could not be restored.
 /// Either way the shared scan cache is invalidated for every path the batch
 /// touched. Before it starts, the batches that died in the directories it

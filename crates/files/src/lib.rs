@@ -22,7 +22,9 @@
 //! `OutsideRoot` (`EXDEV`), `NotARegularFile` (`EFTYPE`), `IsADirectory`
 //! (`EISDIR`), `TooLarge` (`EFBIG`), `ReadOnly` (`EPERM`), `HardLinked`
 //! (`EMLINK`), `Changed` (`ESTALE`), `AlreadyExists` (`EEXIST`),
-//! `NameTooLong` (`ENAMETOOLONG`), and the usual `ENOENT`/`ENOTDIR`/`EACCES`.
+//! `NameTooLong` (`ENAMETOOLONG`), `LossyName` (`EILSEQ`: a path copied
+//! from a listing that lost the bytes of a name that is not UTF-8, see
+//! `lossy`), and the usual `ENOENT`/`ENOTDIR`/`EACCES`.
 //!
 //! # Example
 //!
@@ -43,6 +45,7 @@
 pub mod change;
 mod crash;
 pub mod journal;
+mod lossy;
 pub mod read;
 mod sys;
 pub mod write;

@@ -23,7 +23,10 @@ use nix::{
     sys::stat::{FileStat, Mode, SFlag, fstat},
 };
 
-use crate::sys::{errno_error, file_kind, kind_name};
+use crate::{
+    lossy::{Doing, refuse_lossy_copy},
+    sys::{errno_error, file_kind, kind_name},
+};
 
 #[cfg(test)]
 mod tests;
@@ -157,7 +160,8 @@ pub struct Contents {
 
 /// Read the regular file at `path` (symlinks followed), up to `limit`.
 ///
-/// Refuses, naming `path`: a missing file (`NotFound`), a directory
+/// Refuses, naming `path`: a missing file (`NotFound`; `LossyName` when
+/// the path is a lossy copy of one that exists), a directory
 /// (`IsADirectory`), a FIFO, socket or device (`NotARegularFile`), a file
 /// larger than a [`Limit::Whole`] (`TooLarge`), a path that leaves a
 /// confined scope (`OutsideRoot`).
@@ -168,7 +172,10 @@ pub fn read_file(scope: &Scope, path: &Path, limit: Limit) -> Result<Contents> {
 
 /// [`read_file`] on a resolved location; `given` names it in errors.
 pub(crate) fn read_at(location: &Location, given: &Path, limit: Limit) -> Result<Contents> {
-    let stat = location.stat()?.ok_or_else(|| not_found(given))?;
+    let Some(stat) = location.stat()? else {
+        refuse_lossy_copy(location, given, Doing::Reading)?;
+        return Err(not_found(given));
+    };
     require_regular(&stat, given)?;
     let file = open_regular(location, given, &stat)?;
     if let Limit::Whole(max) = limit

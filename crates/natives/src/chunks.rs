@@ -5,7 +5,7 @@
 //! the JS side is cheap. Chunks stay below [`CHUNK_BYTES`] so V8 keeps them
 //! out of its large-object space.
 
-use napi::bindgen_prelude::{Either, Latin1String};
+use napi::bindgen_prelude::{Either3, Latin1String, Utf16String};
 
 /// Largest chunk handed to JS as one string (unless one piece is longer).
 /// V8 puts strings above 128 KiB in its large-object space, one fresh
@@ -14,7 +14,7 @@ use napi::bindgen_prelude::{Either, Latin1String};
 const CHUNK_BYTES: usize = 64 * 1024;
 
 /// A chunk as JS receives it.
-pub type JsChunk = Either<Latin1String, String>;
+pub type JsChunk = Either3<Latin1String, String, Utf16String>;
 
 /// Pieces of bytes appended in order into chunks, each chunk holding whole
 /// pieces only.
@@ -50,15 +50,16 @@ impl Chunks {
     }
 }
 
-/// One validation per chunk; a separator is ASCII, so it is never part of
-/// a multi-byte sequence and lossy replacement never crosses pieces. ASCII
-/// (the common case) crosses as Latin-1: V8 copies it instead of running
-/// its UTF-8 decoder.
+/// One validation per chunk. ASCII (the common case) crosses as Latin-1:
+/// V8 copies it instead of running its UTF-8 decoder. A chunk that is not
+/// UTF-8 (paths with a name that is not) crosses as UTF-16 with each stray
+/// byte escaped, every byte kept ([`crate::names`]); a separator is ASCII,
+/// so it is never part of a sequence and escapes never cross pieces.
 fn to_js(chunk: Vec<u8>) -> JsChunk {
     match String::from_utf8(chunk) {
-        Ok(text) if text.is_ascii() => Either::A(Latin1String::from(text)),
-        Ok(text) => Either::B(text),
-        Err(err) => Either::B(String::from_utf8_lossy(err.as_bytes()).into_owned()),
+        Ok(text) if text.is_ascii() => Either3::A(Latin1String::from(text)),
+        Ok(text) => Either3::B(text),
+        Err(err) => Either3::C(natives_core::names::to_utf16(err.as_bytes()).into()),
     }
 }
 
@@ -73,6 +74,21 @@ mod tests {
             .map(Vec::len)
             .zip(chunks.pieces.iter().copied())
             .collect()
+    }
+
+    /// ASCII crosses as Latin-1, other UTF-8 as text, and a chunk with a
+    /// byte that is not UTF-8 as UTF-16 with that byte escaped, its
+    /// neighbours and separators intact.
+    #[test]
+    fn every_byte_of_a_chunk_crosses() {
+        assert!(matches!(to_js(b"a/b".to_vec()), Either3::A(_)));
+        assert!(
+            matches!(to_js("caf\u{e9}".as_bytes().to_vec()), Either3::B(text) if text == "caf\u{e9}")
+        );
+        let Either3::C(units) = to_js(b"caf\xe9\0\xc3\xa9".to_vec()) else {
+            panic!("a chunk that is not UTF-8 crosses as UTF-16")
+        };
+        assert_eq!(*units, [0x63, 0x61, 0x66, 0xdce9, 0, 0xe9]);
     }
 
     #[test]

@@ -101,13 +101,18 @@ fn to_js_contents(contents: Contents) -> NativeFileContents {
 
 /// The real location of `path` (see the TypeScript `realPath`): resolved
 /// as `readFile` resolves it, links followed, and refused (`EXDEV`) when
-/// `confine` and it leaves `cwd`. A missing tail is kept as named.
+/// `confine` and it leaves `cwd`. A missing tail is kept as named; a byte
+/// of a name that is not UTF-8 crosses as the lone surrogate U+DC00 + byte.
 #[napi(js_name = "nativeRealPath", ts_return_type = "Promise<string>")]
-pub fn native_real_path(path: String, cwd: String, confine: bool) -> AsyncTask<Work<String>> {
+pub fn native_real_path(
+    path: Utf16String,
+    cwd: Utf16String,
+    confine: bool,
+) -> AsyncTask<Work<Utf16String>> {
     task(move || {
-        let scope = Scope::new(Path::new(&cwd), confine)?;
-        let location = scope.locate(Path::new(&path), Last::Follow)?;
-        Ok(location.real_path().to_string_lossy().into_owned())
+        let scope = Scope::new(&path_from_js(&cwd, "cwd")?, confine)?;
+        let location = scope.locate(&path_from_js(&path, "path")?, Last::Follow)?;
+        Ok(path_to_js(&location.real_path()))
     })
 }
 

@@ -1,9 +1,8 @@
 //! Bindings for `fuzzyFind` (`natives_scan::fuzzy`).
 
-use std::path::PathBuf;
-
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::{AsyncTask, Utf16String};
 use napi_derive::napi;
+use natives_core::names;
 use natives_scan::{
     Error, cache,
     fuzzy::{FuzzyMatch, FuzzyOptions, Tier, fuzzy_find},
@@ -19,12 +18,12 @@ use crate::{
 /// Options for the native `fuzzyFind`; the TypeScript layer documents them
 /// and supplies `path`.
 #[napi(object)]
-#[cfg_attr(test, derive(Default))]
 pub struct NativeFuzzyOptions {
     /// What to look for (`@` mention syntax allowed; words separated by spaces).
     pub query: String,
-    /// Directory to search, absolute or relative to the cwd.
-    pub path: String,
+    /// Directory to search, absolute or relative to the cwd (a byte of a
+    /// name that is not UTF-8 as the lone surrogate U+DC00 + byte).
+    pub path: Utf16String,
     /// Include dot-files (default false).
     pub hidden: Option<bool>,
     /// Honour .gitignore/.ignore (default true).
@@ -35,6 +34,9 @@ pub struct NativeFuzzyOptions {
     pub max_results: Option<f64>,
     /// Use the shared scan cache (default false).
     pub cache: Option<bool>,
+    /// Stay beneath `path`, a real path: nothing is listed through a link
+    /// (default false).
+    pub confine: Option<bool>,
     /// Fail with `ETIMEDOUT` after this many milliseconds.
     pub timeout_ms: Option<f64>,
 }
@@ -42,15 +44,17 @@ pub struct NativeFuzzyOptions {
 /// One match.
 #[napi(object)]
 pub struct NativeFuzzyMatch {
-    /// Relative, `/`-separated; directories end with `/`.
-    pub path: String,
+    /// Relative, `/`-separated; directories end with `/` (a byte of a name
+    /// that is not UTF-8 as the lone surrogate U+DC00 + byte).
+    pub path: Utf16String,
     /// What the entry is.
     pub file_type: FileType,
     /// Higher ranks first.
     pub score: f64,
     /// Why it matched.
     pub tier: FuzzyTier,
-    /// Matched character positions in `path`, for highlighting.
+    /// Matched character positions in `path` (a byte that is not part of
+    /// UTF-8 counts as one), for highlighting.
     pub indices: Vec<u32>,
 }
 
@@ -97,7 +101,7 @@ pub struct NativeFuzzyResult {
 
 fn to_js_match(found: FuzzyMatch) -> NativeFuzzyMatch {
     NativeFuzzyMatch {
-        path: found.path,
+        path: names::to_utf16(&found.path).into(),
         file_type: found.file_type.into(),
         score: f64::from(found.score),
         tier: found.tier.into(),
@@ -133,7 +137,8 @@ pub fn native_fuzzy_find(
 }
 
 fn convert_options(options: NativeFuzzyOptions) -> Result<FuzzyOptions, Error> {
-    let mut converted = FuzzyOptions::new(options.query, PathBuf::from(options.path));
+    let path = crate::names::path_from_js(&options.path, "path")?;
+    let mut converted = FuzzyOptions::new(options.query, path);
     given(&mut converted.include_hidden, options.hidden);
     given(&mut converted.use_gitignore, options.gitignore);
     given(
@@ -145,6 +150,7 @@ fn convert_options(options: NativeFuzzyOptions) -> Result<FuzzyOptions, Error> {
         count("maxResults", options.max_results)?,
     );
     given(&mut converted.cache, options.cache);
+    given(&mut converted.confine, options.confine);
     Ok(converted)
 }
 
@@ -156,8 +162,14 @@ mod tests {
     fn options_left_out_keep_the_library_defaults() {
         let options = NativeFuzzyOptions {
             query: "main".into(),
-            path: "src".into(),
-            ..NativeFuzzyOptions::default()
+            path: String::from("src").into(),
+            hidden: None,
+            gitignore: None,
+            include_node_modules: None,
+            max_results: None,
+            cache: None,
+            confine: None,
+            timeout_ms: None,
         };
         assert_eq!(
             convert_options(options).unwrap(),

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 
 use napi::{
     Env, Status,
-    bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, Uint8Array, Uint32Array},
+    bindgen_prelude::{
+        AsyncTask, Buffer, Either, Float64Array, Uint8Array, Uint32Array, Utf16String,
+    },
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
@@ -41,8 +43,10 @@ use crate::{
 pub struct NativeGrepOptions {
     /// Regular expression (or literal text with `literal`).
     pub pattern: String,
-    /// File or directory to search (grep only), absolute or relative to the cwd.
-    pub path: Option<String>,
+    /// File or directory to search (grep only), absolute or relative to the
+    /// cwd (a byte of a name that is not UTF-8 as the lone surrogate
+    /// U+DC00 + byte).
+    pub path: Option<Utf16String>,
     /// Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`.
     pub glob: Option<String>,
     /// Only files of this type (`rust`, `ts`, ...), from ripgrep's type list.
@@ -87,6 +91,9 @@ pub struct NativeGrepOptions {
     /// With `cache`, use it only while it follows filesystem events without
     /// fallback, else walk fresh (default false).
     pub watched_only: Option<bool>,
+    /// Stay beneath `path`, a real path: nothing is read or named through
+    /// a link (default false).
+    pub confine: Option<bool>,
     /// Skip (and count) files larger than this many bytes (default: none).
     pub max_file_size: Option<f64>,
     /// Keep the results in the answer as well as streaming them (default
@@ -124,8 +131,9 @@ impl From<GrepMode> for LibraryMode {
 #[napi(object)]
 pub struct GrepColumns {
     /// The paths results are in, in order, each once per run of results
-    /// in it, joined by `\0` within each chunk (invalid UTF-8 becomes
-    /// U+FFFD); relative to the search root, `/`-separated.
+    /// in it, joined by `\0` within each chunk (a byte of a name that is not
+    /// UTF-8 as the lone surrogate U+DC00 + byte); relative to the search
+    /// root, `/`-separated.
     #[napi(ts_type = "string[]")]
     pub paths: Vec<JsChunk>,
     /// Per result: the index of its path in `paths` (across chunks).
@@ -416,7 +424,10 @@ pub fn native_has_match(
 }
 
 fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
-    let path = PathBuf::from(options.path.unwrap_or_default());
+    let path = match &options.path {
+        Some(path) => crate::names::path_from_js(path, "path")?,
+        None => PathBuf::new(),
+    };
     let mut converted = GrepOptions::new(options.pattern, path);
     let limits = [
         options.max_count,
@@ -454,6 +465,7 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     given(&mut converted.only_matching, options.only_matching);
     given(&mut converted.cache, options.cache);
     given(&mut converted.watched_only, options.watched_only);
+    given(&mut converted.confine, options.confine);
     given(&mut converted.retain_matches, options.retain_matches);
     Ok(converted)
 }
@@ -498,7 +510,7 @@ mod tests {
     fn options_left_out_keep_the_library_defaults() {
         let options = NativeGrepOptions {
             pattern: "needle".into(),
-            path: Some("src".into()),
+            path: Some(String::from("src").into()),
             ..NativeGrepOptions::default()
         };
         assert_eq!(

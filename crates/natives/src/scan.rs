@@ -5,7 +5,7 @@
 //! object per match costs about four times more than columns, and the
 //! TypeScript layer builds the `GlobMatch[]` the API promises.
 
-use std::{collections::HashMap, path::PathBuf};
+use std::collections::HashMap;
 
 use napi::{
     Env, Status,
@@ -13,6 +13,7 @@ use napi::{
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
+use natives_core::names;
 use natives_scan::{
     CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, Unreadable,
     WatchStats, cache, view,
@@ -54,12 +55,12 @@ impl From<natives_scan::FileType> for FileType {
 /// Options for the native `glob`; the TypeScript `glob` documents them and
 /// supplies `path`.
 #[napi(object)]
-#[cfg_attr(test, derive(Default))]
 pub struct NativeGlobOptions {
     /// Glob pattern (`*.ts`, `src/**/*.{ts,tsx}`).
     pub pattern: String,
-    /// Directory to search, absolute or relative to the process cwd.
-    pub path: String,
+    /// Directory to search, absolute or relative to the process cwd (a byte
+    /// of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
+    pub path: Utf16String,
     /// Only this type: 1 file, 2 directory, 3 symlink, 4 other (FIFO, socket, device).
     pub file_type: Option<u32>,
     /// Match a `/`-free pattern at any depth (default true).
@@ -79,6 +80,9 @@ pub struct NativeGlobOptions {
     pub mtime: Option<bool>,
     /// Use the shared scan cache (default false).
     pub cache: Option<bool>,
+    /// Stay beneath `path`, a real path: nothing is listed through a link
+    /// (default false).
+    pub confine: Option<bool>,
     /// Fail with `ETIMEDOUT` after this many milliseconds.
     pub timeout_ms: Option<f64>,
 }
@@ -87,7 +91,8 @@ pub struct NativeGlobOptions {
 #[napi(object)]
 pub struct GlobColumns {
     /// Relative `/`-separated paths, joined by `\0` within each chunk, in
-    /// order across chunks (invalid UTF-8 becomes U+FFFD).
+    /// order across chunks (a byte of a name that is not UTF-8 as the lone
+    /// surrogate U+DC00 + byte).
     #[napi(ts_type = "string[]")]
     pub paths: Vec<JsChunk>,
     /// `FileType` per match.
@@ -100,21 +105,24 @@ pub struct GlobColumns {
 #[napi(object)]
 pub struct UnreadablePath {
     /// Relative to the search root, `/`-separated (empty: the root itself;
-    /// invalid UTF-8 becomes U+FFFD).
-    pub path: String,
+    /// a byte of a name that is not UTF-8 as the lone surrogate U+DC00 +
+    /// byte).
+    pub path: Utf16String,
     /// The errno-style code: `EACCES`, `ENAMETOOLONG`, ...
     pub code: String,
     /// What the OS said: `Permission denied (os error 13)`.
     pub message: String,
 }
 
-/// The JS objects for a search's unreadable paths (the library's view of
-/// them).
+/// The JS objects for a search's unreadable paths: the library's view of
+/// them, with each path's own bytes.
 pub fn unreadable_paths(unreadable: &[Unreadable]) -> Vec<UnreadablePath> {
-    view::unreadable_views(unreadable)
-        .into_iter()
-        .map(|view| UnreadablePath {
-            path: view.path,
+    let views = view::unreadable_views(unreadable);
+    unreadable
+        .iter()
+        .zip(views)
+        .map(|(record, view)| UnreadablePath {
+            path: names::to_utf16(&record.path).into(),
             code: view.code.to_owned(),
             message: view.message,
         })
@@ -220,7 +228,8 @@ fn run_glob(
 }
 
 fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
-    let mut converted = GlobOptions::new(options.pattern, PathBuf::from(options.path));
+    let path = crate::names::path_from_js(&options.path, "path")?;
+    let mut converted = GlobOptions::new(options.pattern, path);
     let file_type = options.file_type.map(file_type).transpose()?;
     given(&mut converted.file_type, file_type.map(Some));
     given(&mut converted.recursive, options.recursive);
@@ -235,6 +244,7 @@ fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
     given(&mut converted.sort_by_mtime, options.sort_by_mtime);
     given(&mut converted.mtime, options.mtime);
     given(&mut converted.cache, options.cache);
+    given(&mut converted.confine, options.confine);
     Ok(converted)
 }
 
@@ -420,8 +430,18 @@ mod tests {
     fn options_left_out_keep_the_library_defaults() {
         let options = NativeGlobOptions {
             pattern: "*.rs".into(),
-            path: "src".into(),
-            ..NativeGlobOptions::default()
+            path: String::from("src").into(),
+            file_type: None,
+            recursive: None,
+            hidden: None,
+            gitignore: None,
+            include_node_modules: None,
+            max_results: None,
+            sort_by_mtime: None,
+            mtime: None,
+            cache: None,
+            confine: None,
+            timeout_ms: None,
         };
         assert_eq!(
             convert_options(options).unwrap(),

@@ -60,13 +60,13 @@ use nucleo_matcher::{
 };
 
 use crate::{
+    beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},
     cancel::CancelToken,
     entries::{Entries, FileType},
     error::Result,
     glob::CANCEL_POLL_INTERVAL,
     node_modules,
-    paths::resolve_search_path,
     top_n::TopN,
     unreadable::{self, Unreadable},
     walk::{Detail, Needs, ScanPolicy},
@@ -102,6 +102,10 @@ pub struct FuzzyOptions {
     pub max_results: usize,
     /// Use the shared scan cache. Default: `false` (walk fresh, touch nothing).
     pub cache: bool,
+    /// Stay beneath `path`, as [`crate::GlobOptions::confine`] does: only
+    /// entries reached from a handle on it without following a link are
+    /// ranked. Default: `false`.
+    pub confine: bool,
 }
 
 impl FuzzyOptions {
@@ -115,6 +119,7 @@ impl FuzzyOptions {
             include_node_modules: None,
             max_results: DEFAULT_MAX_RESULTS,
             cache: false,
+            confine: false,
         }
     }
 }
@@ -122,17 +127,33 @@ impl FuzzyOptions {
 /// One returned match.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FuzzyMatch {
-    /// Relative, `/`-separated; directories end with `/`. Bytes that are
-    /// not UTF-8 read as U+FFFD.
-    pub path: String,
+    /// Relative, `/`-separated, as the raw bytes of its names (see
+    /// [`FuzzyMatch::path_lossy`]); directories end with `/`.
+    pub path: Vec<u8>,
     /// The entry's type.
     pub file_type: FileType,
     /// Higher ranks first; the tier sits in the high bits (module docs).
     pub score: u32,
     /// Why it matched.
     pub tier: Tier,
-    /// Matched character positions in `path`, ascending.
+    /// Matched character positions in `path`, ascending, counting each
+    /// byte that is not part of UTF-8 as one character (as
+    /// [`FuzzyMatch::path_lossy`] and the escaped form of
+    /// [`natives_core::names`] show it).
     pub indices: Vec<u32>,
+}
+
+impl FuzzyMatch {
+    /// The path as text, each byte that is not part of UTF-8 read as one
+    /// U+FFFD, so [`FuzzyMatch::indices`] count its characters.
+    pub fn path_lossy(&self) -> String {
+        let mut text = String::with_capacity(self.path.len());
+        for chunk in self.path.utf8_chunks() {
+            text.push_str(chunk.valid());
+            text.extend(chunk.invalid().iter().map(|_| char::REPLACEMENT_CHARACTER));
+        }
+        text
+    }
 }
 
 /// The answer.
@@ -159,14 +180,16 @@ pub fn fuzzy_find(
     on_match: &mut dyn FnMut(&FuzzyMatch),
 ) -> Result<FuzzyOutcome> {
     token.check()?;
+    let (root, beneath) = search_root(&options.path, options.confine)?;
     let key = ScanKey {
-        root: resolve_search_path(&options.path)?,
+        root,
         policy: ScanPolicy {
             include_hidden: options.include_hidden,
             use_gitignore: options.use_gitignore,
         },
     };
     let mut finder = Finder::new(options);
+    finder.beneath = beneath;
     let needs = Needs {
         node_modules: finder.include_node_modules,
         detail: Detail::TypeOnly,
@@ -187,11 +210,15 @@ pub fn fuzzy_find(
     }
     let matches = finder.matches(&entries, &ranked.best);
     matches.iter().for_each(on_match);
+    let unreadable = unreadable::reported(entries.unreadable(), finder.include_node_modules);
     Ok(FuzzyOutcome {
         root: key.root,
         matches,
         total_matches: ranked.total,
-        unreadable: unreadable::reported(entries.unreadable(), finder.include_node_modules),
+        unreadable: match &finder.beneath {
+            Some(beneath) => beneath.vouch(unreadable),
+            None => unreadable,
+        },
     })
 }
 
@@ -467,7 +494,8 @@ fn normalize_query(raw: &str) -> &str {
 }
 
 /// Turns entry bytes into a nucleo haystack: ASCII in place, anything else
-/// decoded (lossily, as the returned path is) into a reused char buffer.
+/// decoded into a reused char buffer, each byte that is not part of UTF-8
+/// as one U+FFFD (as [`FuzzyMatch::path_lossy`] reads it).
 #[derive(Default)]
 struct Decoder {
     chars: Vec<char>,
@@ -481,9 +509,9 @@ impl Decoder {
         self.chars.clear();
         for chunk in path.utf8_chunks() {
             self.chars.extend(chunk.valid().chars());
-            if !chunk.invalid().is_empty() {
-                self.chars.push(char::REPLACEMENT_CHARACTER);
-            }
+            let invalid = chunk.invalid().iter();
+            self.chars
+                .extend(invalid.map(|_| char::REPLACEMENT_CHARACTER));
         }
         Utf32Str::Unicode(&self.chars)
     }
@@ -503,6 +531,8 @@ struct Finder {
     limit: usize,
     matcher: Matcher,
     decoder: Decoder,
+    /// A confined find's root: only entries reached beneath it are ranked.
+    beneath: Option<Beneath>,
 }
 
 impl Finder {
@@ -516,6 +546,7 @@ impl Finder {
             limit: options.max_results,
             matcher: Matcher::new(Config::DEFAULT.match_paths()),
             decoder: Decoder::default(),
+            beneath: None,
         }
     }
 
@@ -533,6 +564,9 @@ impl Finder {
             let Some(score) = self.query.score(path, &mut self.matcher) else {
                 continue;
             };
+            if !self.beneath.as_ref().is_none_or(|b| b.keeps(entry.path)) {
+                continue;
+            }
             total += 1;
             let depth = memchr::memchr_iter(b'/', entry.path).count();
             if top.admits(&rank(Tier::ExactName, score, depth, index)) {
@@ -551,9 +585,9 @@ impl Finder {
             let entry = entries.get(index);
             let path = self.decoder.decode(entry.path);
             let indices = self.query.indices(path, &mut self.matcher);
-            let mut path = String::from_utf8_lossy(entry.path).into_owned();
+            let mut path = entry.path.to_vec();
             if entry.file_type == FileType::Dir {
-                path.push('/');
+                path.push(b'/');
             }
             FuzzyMatch {
                 path,

@@ -21,12 +21,12 @@ use std::{
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::{
+    beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey, ScanResult},
     cancel::CancelToken,
     entries::{Entries, Entry, FileType, bytes_to_path, path_tail},
     error::{Error, Result},
     node_modules,
-    paths::resolve_search_path,
     top_n::TopN,
     unreadable::{self, Unreadable},
     walk::{self, Detail, Needs, ScanPolicy},
@@ -64,6 +64,13 @@ pub struct GlobOptions {
     pub mtime: bool,
     /// Use the shared scan cache. Default: `false` (walk fresh, touch nothing).
     pub cache: bool,
+    /// Stay beneath `path`, which is taken as a real path (no symlink on
+    /// the way; `OutsideRoot` otherwise): a match is returned only when it
+    /// is reached from a handle on it without following a link when the
+    /// glob checks it, so a directory inside swapped for a link to outside
+    /// while the walk runs lists nothing from there; the link is named as
+    /// unreadable (`ELOOP`) instead. See `beneath`. Default: `false`.
+    pub confine: bool,
 }
 
 impl GlobOptions {
@@ -81,6 +88,7 @@ impl GlobOptions {
             sort_by_mtime: false,
             mtime: true,
             cache: false,
+            confine: false,
         }
     }
 }
@@ -127,8 +135,9 @@ pub fn glob(
     on_match: &mut dyn FnMut(Entry<'_>),
 ) -> Result<GlobOutcome> {
     token.check()?;
-    let root = resolve_search_path(&options.path)?;
-    let filter = Filter::new(options)?;
+    let (root, beneath) = search_root(&options.path, options.confine)?;
+    let mut filter = Filter::new(options)?;
+    filter.beneath = beneath;
     let key = ScanKey {
         root,
         policy: ScanPolicy {
@@ -307,6 +316,8 @@ struct Filter {
     limit: usize,
     sort_by_mtime: bool,
     mtime: bool,
+    /// A confined glob's root: only matches reached beneath it are returned.
+    beneath: Option<Beneath>,
 }
 
 impl Filter {
@@ -321,6 +332,7 @@ impl Filter {
             limit: options.max_results.unwrap_or(usize::MAX),
             sort_by_mtime: options.sort_by_mtime,
             mtime: options.mtime,
+            beneath: None,
         })
     }
 
@@ -386,7 +398,7 @@ fn select(
         if index % CANCEL_POLL_INTERVAL == 0 {
             token.check()?;
         }
-        if !filter.accepts(&entry) {
+        if !filter.accepts(&entry) || !filter.beneath.as_ref().is_none_or(|b| b.keeps(entry.path)) {
             continue;
         }
         total += 1;
@@ -410,9 +422,13 @@ fn select(
     } else {
         in_order
     };
+    let unreadable = unreadable::reported(entries.unreadable(), filter.include_node_modules);
     Ok(GlobOutcome {
         root,
-        unreadable: unreadable::reported(entries.unreadable(), filter.include_node_modules),
+        unreadable: match &filter.beneath {
+            Some(beneath) => beneath.vouch(unreadable),
+            None => unreadable,
+        },
         entries,
         selected,
         mtime: filter.mtime,

@@ -14,6 +14,9 @@
 //!   substring > scattered) on nucleo's matcher, with highlight indices.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
+//! - `beneath`: what keeps a confined search (`confine` in the glob, grep
+//!   and fuzzy-find options) beneath its root when directories inside are
+//!   swapped for links while it runs.
 //! - [`text`]: what is text, by one rule for grep and for reading files.
 //! - [`unreadable`]: the paths an answer could not enter or read, named
 //!   with why, as `rg` names them.
@@ -45,6 +48,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod beneath;
 pub mod cache;
 mod entries;
 pub mod fuzzy;

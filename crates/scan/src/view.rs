@@ -203,7 +203,8 @@ impl From<&GrepOutcome> for GrepSummaryView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FuzzyMatchView {
-    /// Relative, `/`-separated; directories end with `/`.
+    /// Relative, `/`-separated; directories end with `/`; each byte that is
+    /// not part of UTF-8 reads as U+FFFD.
     pub path: String,
     /// The numeric [`FileType`](crate::FileType).
     pub file_type: u8,
@@ -218,7 +219,7 @@ pub struct FuzzyMatchView {
 impl From<&FuzzyMatch> for FuzzyMatchView {
     fn from(found: &FuzzyMatch) -> FuzzyMatchView {
         FuzzyMatchView {
-            path: found.path.clone(),
+            path: found.path_lossy(),
             file_type: found.file_type.as_u8(),
             score: found.score,
             tier: found.tier.name(),
@@ -316,7 +317,7 @@ mod tests {
     #[test]
     fn file_types_are_numbers_and_tiers_names() {
         let found = FuzzyMatch {
-            path: "src/".into(),
+            path: b"src/".to_vec(),
             file_type: FileType::Dir,
             score: 42,
             tier: crate::fuzzy::Tier::NamePrefix,

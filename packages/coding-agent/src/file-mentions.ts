@@ -37,6 +37,7 @@
 import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { FileType, type FuzzyMatch, type FuzzyTier, fuzzyFind, glob } from '@natives/natives';
+import { resolvePath } from './names.ts';
 import { displayPath } from './tool.ts';
 
 /** Candidates returned per mention when `maxCandidates` is not given. */
@@ -171,14 +172,15 @@ class Answer {
   }
 
   resolved(how: MentionResolution, rel: string, kind: 'file' | 'dir', others: string[]): FileMention {
-    const absolutePath = nodePath.resolve(this.cwd, rel);
+    // By the text (names.ts): node:path would turn the escapes of a name that is not UTF-8 into U+FFFD.
+    const absolutePath = resolvePath(this.cwd, rel);
     const shown = this.show(rel, kind);
     const candidates = [shown, ...others.filter((c) => c !== shown)].slice(0, this.maxCandidates);
     return { ...this.parsed, resolved: shown, absolutePath, kind, how, candidates };
   }
 
   show(rel: string, kind: 'file' | 'dir'): string {
-    return show(this.cwd, nodePath.resolve(this.cwd, rel), kind);
+    return show(this.cwd, resolvePath(this.cwd, rel), kind);
   }
 }
 
@@ -236,6 +238,5 @@ function depth(rel: string): number {
 
 /** `abs` relative to `cwd` when inside it, `/`-separated, directories with a trailing `/`. */
 function show(cwd: string, abs: string, kind: 'file' | 'dir'): string {
-  const base = displayPath({ cwd }, abs);
-  return kind === 'dir' && !base.endsWith('/') ? `${base}/` : base;
+  return displayPath({ cwd }, abs, kind === 'dir');
 }

@@ -14,8 +14,9 @@
  *   search answers from before it.
  *
  * Reads are confined the same way when `ctx.confineReads` asks it
- * ({@link readConfined}, {@link searchPath}). `ctx.allowOutsideCwd` lifts
- * the confinement; nothing else does.
+ * ({@link readConfined}, {@link searchPath}: a search is checked where it
+ * starts, and natives' `confine` keeps it beneath that start while it
+ * runs). `ctx.allowOutsideCwd` lifts the confinement; nothing else does.
  */
 import { resolvePath } from './names.ts';
 import { type AppliedFileChanges, type FileChange, type FileContents, applyFileChanges, readFile, realPath } from '@natives/natives';
@@ -48,7 +49,10 @@ export function readConfined(ctx: ToolContext): boolean {
  * `cwd`; empty means `cwd`). When reads are confined it is the real
  * location, resolved as the filesystem resolves it (`link/..` is the parent
  * of the link's target) and refused (`EXDEV`) outside `cwd`, so a link
- * inside `cwd` cannot send the search elsewhere.
+ * inside `cwd` cannot send the search elsewhere; the search is then run with
+ * natives' `confine` ({@link readConfined}), so neither can a directory
+ * inside swapped for a link to outside while the search runs (the check is
+ * of the start only, and the walk below it goes by path).
  */
 export async function searchPath(ctx: ToolContext, path: string | undefined): Promise<string> {
   if (!readConfined(ctx)) return resolvePath(ctx.cwd, path || '.');

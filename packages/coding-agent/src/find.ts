@@ -11,18 +11,19 @@
  * searched only when the pattern names it.
  *
  * At most `limit` files (default {@link DEFAULT_FIND_LIMIT}) are listed,
- * relative to `cwd`, after skipping `offset` of them; a last line says how
+ * relative to `cwd` (a name that is not UTF-8 C-quoted, as `read` takes
+ * it: names.ts), after skipping `offset` of them; a last line says how
  * many matched in all and which `offset` continues, and another names what
  * the walk could not enter (see unreadable.ts). The scan cache is used only
  * when `ctx.scanCache` asks it; otherwise a tool-level search walks fresh.
  * The search is not confined to `cwd` unless `ctx.confineReads` asks it
- * (files.ts, `searchPath`).
+ * (files.ts, `searchPath`; nothing is then listed through a link).
  */
-import * as nodePath from 'node:path';
 import { FileType, type GlobResult, glob } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
-import { searchPath } from './files.ts';
-import { type ToolContext, type ToolResult, displayPath, toolError, defineTool } from './tool.ts';
+import { readConfined, searchPath } from './files.ts';
+import { resolvePath } from './names.ts';
+import { type ToolContext, type ToolResult, displayPath, pathArgument, toolError, defineTool } from './tool.ts';
 import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
 
 /** Files listed when `limit` is not given. */
@@ -31,7 +32,7 @@ export const DEFAULT_FIND_LIMIT = 100;
 const FindParameters = Type.Object(
   {
     pattern: Type.String({ minLength: 1, description: 'Glob pattern, matched against paths relative to `path`.' }),
-    path: Type.Optional(Type.String({ description: 'Directory to search. Default: the working directory.' })),
+    path: Type.Optional(Type.String({ description: 'Directory to search. Default: the working directory. A name that is not UTF-8 is given C-quoted, as tools show it.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of files to list. Default ${DEFAULT_FIND_LIMIT}.` })),
     offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many files first (to continue a cut answer). Default 0.' })),
   },
@@ -64,7 +65,7 @@ export const findTool = defineTool({
 
 async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT, offset = 0 }: FindArgs, ctx: ToolContext): Promise<ToolResult> {
   // An empty path counts as none.
-  const abs = await searchPath(ctx, path);
+  const abs = await searchPath(ctx, path && pathArgument(path));
   let found: { result: GlobResult; ignoredIncluded: boolean };
   try {
     found = await findFiles(pattern, abs, offset + limit, ctx);
@@ -72,7 +73,7 @@ async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT, offset = 0 }
     return refusal(error, pattern, abs, displayPath(ctx, abs));
   }
   const { result, ignoredIncluded } = found;
-  const display = (rel: string) => displayPath(ctx, nodePath.join(abs, rel));
+  const display = (rel: string) => displayPath(ctx, resolvePath(abs, rel));
   const files = result.matches.slice(offset).map((m) => display(m.path));
   const more = result.limitReached ? { nextOffset: offset + files.length } : {};
   const note = unreadableNote(result.unreadable, display);
@@ -95,7 +96,7 @@ async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT, offset = 0 }
 async function findFiles(pattern: string, abs: string, count: number, ctx: ToolContext) {
   const cache = ctx.scanCache ?? false;
   const search = (gitignore: boolean): Promise<GlobResult> =>
-    glob({ pattern, path: abs, fileType: FileType.File, sortByMtime: true, maxResults: count, hidden: true, gitignore, cache, signal: ctx.signal });
+    glob({ pattern, path: abs, fileType: FileType.File, sortByMtime: true, maxResults: count, hidden: true, gitignore, cache, confine: readConfined(ctx), signal: ctx.signal });
   const result = await search(true);
   if (result.totalMatches > 0) return { result, ignoredIncluded: false };
   return { result: await search(false), ignoredIncluded: true };

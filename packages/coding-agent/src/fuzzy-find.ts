@@ -5,17 +5,19 @@
  *
  * Dot-files are included and `.gitignore` is honoured; `node_modules` is
  * searched only when the query names it. At most `limit` entries (default
- * {@link DEFAULT_FUZZY_LIMIT}) are listed best first, relative to `cwd`,
+ * {@link DEFAULT_FUZZY_LIMIT}) are listed best first, relative to `cwd`
+ * (a name that is not UTF-8 C-quoted, as `read` takes it: names.ts),
  * directories with a trailing `/`, after skipping `offset` of them; a last
  * line says how many matched and which `offset` continues. The scan cache
  * is used only when `ctx.scanCache` asks it; the search is confined to
- * `cwd` only when `ctx.confineReads` asks it (files.ts, `searchPath`).
+ * `cwd` only when `ctx.confineReads` asks it (files.ts, `searchPath`;
+ * nothing is then listed through a link).
  */
-import * as nodePath from 'node:path';
 import { type FuzzyFindResult, fuzzyFind } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
-import { searchPath } from './files.ts';
-import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath } from './tool.ts';
+import { readConfined, searchPath } from './files.ts';
+import { resolvePath } from './names.ts';
+import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument } from './tool.ts';
 import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
 
 /** Entries listed when `limit` is not given. */
@@ -24,7 +26,7 @@ export const DEFAULT_FUZZY_LIMIT = 50;
 const FuzzyFindParameters = Type.Object(
   {
     query: Type.String({ minLength: 1, description: 'What to look for: a name or part of a path, letters in order ("srvts" finds src/server.ts).' }),
-    path: Type.Optional(Type.String({ description: 'Directory to search. Default: the working directory.' })),
+    path: Type.Optional(Type.String({ description: 'Directory to search. Default: the working directory. A name that is not UTF-8 is given C-quoted, as tools show it.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: `Maximum number of entries to list. Default ${DEFAULT_FUZZY_LIMIT}.` })),
     offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many entries first (to continue a cut answer). Default 0.' })),
   },
@@ -56,15 +58,16 @@ export const fuzzyFindTool = defineTool({
 });
 
 async function runFuzzyFind({ query, path, limit = DEFAULT_FUZZY_LIMIT, offset = 0 }: FuzzyFindArgs, ctx: ToolContext): Promise<ToolResult> {
-  const abs = await searchPath(ctx, path);
+  const abs = await searchPath(ctx, path && pathArgument(path));
   let result: FuzzyFindResult;
   try {
-    result = await fuzzyFind({ query, path: abs, hidden: true, maxResults: offset + limit, cache: ctx.scanCache ?? false, signal: ctx.signal });
+    const cache = ctx.scanCache ?? false;
+    result = await fuzzyFind({ query, path: abs, hidden: true, maxResults: offset + limit, cache, confine: readConfined(ctx), signal: ctx.signal });
   } catch (error) {
     throw refusal(error, ctx, abs);
   }
-  const display = (rel: string) => displayPath(ctx, nodePath.join(abs, rel));
-  const entries = result.matches.slice(offset).map((m) => display(m.path) + (m.path.endsWith('/') ? '/' : ''));
+  const display = (rel: string) => displayPath(ctx, resolvePath(abs, rel));
+  const entries = result.matches.slice(offset).map((m) => displayPath(ctx, resolvePath(abs, m.path), m.path.endsWith('/')));
   const limitReached = result.totalMatches > offset + entries.length;
   const lines = entries.length > 0 ? [...entries] : [`No entries match ${JSON.stringify(query)} under ${displayPath(ctx, abs)}${offset > 0 ? ` at offset ${offset}` : ''}.`];
   if (limitReached) {

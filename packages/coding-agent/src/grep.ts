@@ -4,7 +4,8 @@
  *
  * - Results are `path:line:text` (context lines `path-line-text`, groups
  *   apart separated by `--`), one file after another in path order; paths are
- *   relative to `cwd`, so they can be passed to `read` as they are.
+ *   relative to `cwd`, so they can be passed to `read` as they are (a name
+ *   that is not UTF-8 C-quoted, as `read` shows it and takes it: names.ts).
  * - At most `maxCount` results (default {@link DEFAULT_GREP_LIMIT}) are shown;
  *   a last line says when results were cut and which `offset` continues.
  * - The answer's text is bounded whatever `context` and the lines hold: at
@@ -30,15 +31,17 @@
  * for the cache (its TTL then bounds what a change by another process may
  * miss). `details.source` says which (`watched`, `cached` or `walked`). The
  * search is not confined to `cwd` unless `ctx.confineReads` asks it: `path`
- * must then really lie inside (files.ts, `searchPath`).
+ * must then really lie inside (files.ts, `searchPath`), and nothing below it
+ * is read or named through a link (natives' `confine`), however the tree
+ * changes meanwhile.
  */
-import * as nodePath from 'node:path';
 import { type GrepMatch, type GrepMode, type GrepResult, fsScanCacheStats, grep, hasMatch } from '@natives/natives';
-import { searchPath } from './files.ts';
+import { readConfined, searchPath } from './files.ts';
+import { resolvePath } from './names.ts';
 import { missingPath } from './read.ts';
 import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
 import { type Static, Type } from '@sinclair/typebox';
-import { type ToolContext, type ToolResult, defineTool, displayPath, toolError } from './tool.ts';
+import { type ToolContext, type ToolResult, defineTool, displayPath, pathArgument, toolError } from './tool.ts';
 
 /** Results shown when `maxCount` is not given. */
 export const DEFAULT_GREP_LIMIT = 100;
@@ -54,7 +57,11 @@ export const GREP_MAX_CONTEXT = 1000;
 const GrepParameters = Type.Object(
   {
     pattern: Type.String({ minLength: 1, description: 'Regular expression (ripgrep syntax), or plain text with literal: true.' }),
-    path: Type.Optional(Type.String({ description: 'Directory (searched recursively) or file to search. Default: the working directory.' })),
+    path: Type.Optional(
+      Type.String({
+        description: 'Directory (searched recursively) or file to search. Default: the working directory. A name that is not UTF-8 is given as tools show it: C-quoted.',
+      }),
+    ),
     glob: Type.Optional(Type.String({ description: 'Only files whose path matches this glob, e.g. "*.ts", "src/**", "!*.min.js".' })),
     type: Type.Optional(Type.String({ description: 'Only files of this type, e.g. "ts", "rust", "py" (ripgrep type names).' })),
     ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive search. Default false.' })),
@@ -114,14 +121,14 @@ export const grepTool = defineTool({
 
 async function runGrep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
   // Empty strings count as not given.
-  const abs = await searchPath(ctx, args.path);
+  const abs = await searchPath(ctx, args.path && pathArgument(args.path));
   let result: GrepResult;
   try {
     result = await search(args, abs, ctx);
   } catch (error) {
     return refusal(ctx, args, abs, error);
   }
-  const display = (rel: string) => displayPath(ctx, result.pathIsFile ? abs : nodePath.join(abs, rel));
+  const display = (rel: string) => displayPath(ctx, result.pathIsFile ? abs : resolvePath(abs, rel));
   const mode = args.mode ?? 'content';
   const lines = mode === 'content' ? formatContent(result.matches, display) : formatFiles(result.matches, mode, display);
   const body = capped(lines, GREP_MAX_OUTPUT_BYTES);
@@ -154,6 +161,7 @@ function search(args: GrepArgs, abs: string, ctx: ToolContext): Promise<GrepResu
     maxColumns: GREP_MAX_LINE_CHARS,
     maxFileSize: GREP_MAX_FILE_BYTES,
     cache: fsScanCacheStats().watch.enabled ? 'watched' : (ctx.scanCache ?? false),
+    confine: readConfined(ctx),
     signal: ctx.signal,
   });
 }

@@ -20,12 +20,12 @@
  * that form back.
  *
  * A missing path suggests up to 5 existing files: a cached glob over `cwd`
- * (hidden files included, .gitignore honoured) for names containing the
- * missing name's stem case-insensitively, ranked by edit distance between
- * the requested relative path and each candidate.
+ * (hidden files included, .gitignore honoured; kept beneath `cwd` while it
+ * runs when reads are confined) for names containing the missing name's
+ * stem case-insensitively, ranked by edit distance between the requested
+ * relative path and each candidate, shown as the tools show names.
  */
 import * as fs from 'node:fs/promises';
-import * as nodePath from 'node:path';
 import { type FileContents, FileType, glob, readFile } from '@natives/natives';
 import { readConfined } from './files.ts';
 import { formatHashline, lineHashes } from './hashline.ts';
@@ -169,12 +169,14 @@ export async function missingPath(ctx: ToolContext, abs: string, fallback = ''):
 
 /** Up to 5 existing files whose names look like the missing `abs` (see the module comment). */
 export async function suggestPaths(ctx: ToolContext, abs: string): Promise<string[]> {
-  const base = nodePath.basename(abs);
-  const stem = nodePath.parse(base).name || base;
+  // By the text: node:path would turn the escapes of a name that is not UTF-8 into U+FFFD.
+  const base = abs.slice(abs.lastIndexOf('/') + 1);
+  const stem = base.lastIndexOf('.') > 0 ? base.slice(0, base.lastIndexOf('.')) : base;
   const pattern = '*' + [...stem].map(caseless).join('') + '*';
   let candidates: string[];
   try {
-    const found = await glob({ pattern, path: ctx.cwd, cache: true, hidden: true, fileType: FileType.File, maxResults: 500, signal: ctx.signal });
+    const confine = readConfined(ctx);
+    const found = await glob({ pattern, path: ctx.cwd, cache: true, hidden: true, fileType: FileType.File, maxResults: 500, confine, signal: ctx.signal });
     candidates = found.matches.map((m) => m.path);
   } catch {
     return [];
@@ -184,15 +186,15 @@ export async function suggestPaths(ctx: ToolContext, abs: string): Promise<strin
     .map((path) => ({ path, score: distance(wanted, path.toLowerCase()) }))
     .sort((a, b) => a.score - b.score || (a.path < b.path ? -1 : 1))
     .slice(0, 5)
-    .map((c) => c.path);
+    .map((c) => shownPath(c.path));
 }
 
-/** One character as a case-insensitive glob piece; glob syntax becomes `?`. */
+/** One character as a case-insensitive glob piece; glob syntax, and the escape of a byte that is not UTF-8, become `?`. */
 function caseless(ch: string): string {
   const lower = ch.toLowerCase();
   const upper = ch.toUpperCase();
   if (lower !== upper) return `[${lower}${upper}]`;
-  return /[A-Za-z0-9._\- ]/.test(ch) || ch.charCodeAt(0) > 127 ? ch : '?';
+  return /[A-Za-z0-9._\- ]/.test(ch) || (ch.charCodeAt(0) > 127 && !/[\ud800-\udfff]/.test(ch)) ? ch : '?';
 }
 
 /** Levenshtein distance. */

@@ -63,6 +63,9 @@ export const TOOL_ERROR_CODES = {
   ENCODING: 'edit: the file is UTF-16 text (its byte order mark says so); edits write UTF-8 only, so it is not changed.',
   OUTSIDE_CWD: 'The path resolves outside the working directory (through `..` or a symlink, judged on its real location).',
   NAME_TOO_LONG: 'The path (or the real location it reaches) is longer than 4096 bytes (PATH_MAX); it is not walked.',
+  LOSSY_NAME:
+    'The path names nothing, but copies with U+FFFD a name on disk that is not UTF-8 (taken from a listing that lost its bytes); ' +
+    'the message gives the path meant, C-quoted as the tools show it. write does not create a second file beside the real one.',
   NO_MATCH: 'replace: the old text does not occur in the file.',
   AMBIGUOUS: 'replace: the old text occurs more than once; the message lists the lines.',
   STALE: 'The file changed since it was read: a hashline anchor no longer matches (the message names the line), or another writer replaced the file between the edit reading and writing it.',
@@ -198,6 +201,7 @@ const TOOL_CODE_OF: Readonly<Record<string, ToolErrorCode>> = {
   EMLINK: 'HARD_LINKED',
   ESTALE: 'STALE',
   ENAMETOOLONG: 'NAME_TOO_LONG',
+  EILSEQ: 'LOSSY_NAME',
   ABORT_ERR: 'ABORTED',
   ETIMEDOUT: 'TIMEOUT',
 };
@@ -250,12 +254,14 @@ export function relativeInside(cwd: string, abs: string): string | undefined {
 
 /**
  * `abs` as the model should see it: relative to `cwd` when inside it (`.`
- * for `cwd`), else absolute; C-quoted when a name in it is not UTF-8
- * (names.ts), so the model can give it back.
+ * for `cwd`), else absolute; with a trailing `/` for a `directory`;
+ * C-quoted when a name in it is not UTF-8 (names.ts), so the model can give
+ * it back.
  */
-export function displayPath(ctx: ToolContext, abs: string): string {
+export function displayPath(ctx: ToolContext, abs: string, directory = false): string {
   const rel = relativeInside(ctx.cwd, abs);
-  return shownPath(rel === undefined ? abs : rel === '' ? '.' : rel);
+  const shown = rel === undefined ? abs : rel === '' ? '.' : rel;
+  return shownPath(directory && !shown.endsWith('/') ? `${shown}/` : shown);
 }
 
 /**

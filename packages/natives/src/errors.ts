@@ -14,7 +14,9 @@
  * what the call needs: a git too old; a record written by a newer natives, left as it is; at import,
  * no native binary that loads on the platform), `EBADMSG`
  * (stored data failing an integrity check: checkout evidence), `ENAMETOOLONG`
- * (a path, or the real location it reaches, past 4096 bytes).
+ * (a path, or the real location it reaches, past 4096 bytes), `EILSEQ` (a path
+ * that names nothing but copies, with U+FFFD, a name on disk that is not UTF-8:
+ * the message gives the path meant, C-quoted).
  */
 export type ErrorCode =
   | 'ENOENT'
@@ -35,7 +37,8 @@ export type ErrorCode =
   | 'EEXIST'
   | 'ENOTSUP'
   | 'EBADMSG'
-  | 'ENAMETOOLONG';
+  | 'ENAMETOOLONG'
+  | 'EILSEQ';
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOENT',
@@ -57,6 +60,7 @@ const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ENOTSUP',
   'EBADMSG',
   'ENAMETOOLONG',
+  'EILSEQ',
 ]);
 
 /** An `Error` carrying `code`. */

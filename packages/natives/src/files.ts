@@ -52,7 +52,9 @@ export interface FileContents {
  * Read a regular file. A FIFO, socket or device is refused (`EFTYPE`, the
  * message names its type) without being opened for a blocking read; a
  * directory is `EISDIR`, a missing file or dangling link `ENOENT`, a file
- * over `maxBytes` `EFBIG`, a path leaving a confined `cwd` `EXDEV`.
+ * over `maxBytes` `EFBIG`, a path leaving a confined `cwd` `EXDEV`, a path
+ * that copies with U+FFFD a name that is not UTF-8 `EILSEQ` (naming the
+ * path meant).
  */
 export async function readFile(path: string, options: ReadFileOptions = {}): Promise<FileContents> {
   if (typeof path !== 'string') throw codedError('EINVAL', 'readFile: path must be a string');
@@ -75,9 +77,10 @@ export interface RealPathOptions {
  * Where `path` really is: resolved on the filesystem as {@link readFile}
  * resolves it (symlinks followed, `..` applied to the directory reached), so
  * a confined caller can hand a directory to a search knowing where it lies
- * at the time of the call. A missing tail is kept as named (the path need
+ * at the time of the call (and pass it with `confine` so the search stays
+ * beneath it while it runs). A missing tail is kept as named (the path need
  * not exist); a path leaving a confined `cwd` is `EXDEV`, naming the place
- * it reaches and the directory it left.
+ * it reaches and the directory it left. Every byte of a name is kept.
  */
 export async function realPath(path: string, options: RealPathOptions = {}): Promise<string> {
   if (typeof path !== 'string') throw codedError('EINVAL', 'realPath: path must be a string');
@@ -141,7 +144,9 @@ export interface AppliedFileChanges {
  * group, mode and extended attributes. Refusals: `EXDEV` (outside `cwd`),
  * `EPERM` (a read-only file), `EMLINK` (a file with several hard links),
  * `EFTYPE` (a FIFO, socket or device), `EISDIR`, `ESTALE` (`stamp` no longer
- * matches), `EEXIST` (`create` or a rename's `to` exists), `ENOENT`.
+ * matches), `EEXIST` (`create` or a rename's `to` exists), `ENOENT`,
+ * `EILSEQ` (a path that names nothing but copies, with U+FFFD, a name that
+ * is not UTF-8: no second file is made beside the real one).
  * Cached scans that saw any touched path are invalidated.
  */
 export async function applyFileChanges(changes: readonly FileChange[], options: ApplyFileChangesOptions = {}): Promise<AppliedFileChanges> {

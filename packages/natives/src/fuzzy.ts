@@ -31,6 +31,8 @@ export interface FuzzyFindOptions {
   maxResults?: number;
   /** Serve from / fill the shared scan cache. Default: `false`. */
   cache?: boolean;
+  /** Stay beneath `path`, given as a real path, as `glob`'s `confine` does. Default: `false`. */
+  confine?: boolean;
   /** Reject with `ETIMEDOUT` after this many milliseconds. */
   timeoutMs?: number;
   /** Reject with `ABORT_ERR` when aborted. */
@@ -41,7 +43,7 @@ export type { FuzzyTier };
 
 /** One match. */
 export interface FuzzyMatch {
-  /** Relative, `/`-separated; directories end with `/`. */
+  /** Relative, `/`-separated; directories end with `/`; every byte of a name kept, as in `GlobMatch`. */
   path: string;
   fileType: FileType;
   /**
@@ -51,7 +53,7 @@ export interface FuzzyMatch {
   score: number;
   /** Why it matched: the name is the query, starts with it, contains it; the path contains it; the letters appear in order within the name, or across the path. */
   tier: FuzzyTier;
-  /** Matched character positions in `path`, ascending, for highlighting. */
+  /** Matched character positions in `path` (code points), ascending, for highlighting. */
   indices: number[];
 }
 

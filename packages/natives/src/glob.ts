@@ -60,6 +60,13 @@ export interface GlobOptions {
   mtime?: boolean;
   /** Serve from / fill the shared scan cache. Default: `false` (walk fresh, cache untouched). */
   cache?: boolean;
+  /**
+   * Stay beneath `path`, given as a real path (one with a symlink on the way is `EXDEV`): a match
+   * is listed only when it is reached from a handle on it without following a link, so a directory
+   * inside swapped for a link to outside while the walk runs lists nothing from there (the link is
+   * named in `unreadable`, `ELOOP`). Default: `false`.
+   */
+  confine?: boolean;
   /** Reject with `ETIMEDOUT` after this many milliseconds. Default: none. */
   timeoutMs?: number;
   /** Reject with `ABORT_ERR` when aborted (before or during the walk). */
@@ -68,7 +75,11 @@ export interface GlobOptions {
 
 /** One match. */
 export interface GlobMatch {
-  /** Path relative to the search root, `/`-separated. */
+  /**
+   * Path relative to the search root, `/`-separated. Every byte of a name is kept: one that is not
+   * UTF-8 holds each stray byte as the lone surrogate U+DC00 + byte, which every call taking a path
+   * takes back to the same bytes.
+   */
   path: string;
   /** What the entry is. */
   fileType: FileType;
@@ -82,7 +93,7 @@ export interface GlobMatch {
  * one and exits 2; an answer here lists them, so a partial answer never passes for a whole one.
  */
 export interface UnreadablePath {
-  /** Relative to the search root, `/`-separated (empty: the root itself). */
+  /** Relative to the search root, `/`-separated (empty: the root itself), every byte kept as in {@link GlobMatch}. */
   path: string;
   /** The errno-style code: `EACCES`, `ENAMETOOLONG`, ... */
   code: string;

@@ -75,6 +75,14 @@ export interface GrepOptions extends MatchOptions {
    * index is trusted by events), else search while walking fresh, as with `false`. Default: `false`.
    */
   cache?: boolean | 'watched';
+  /**
+   * Stay beneath `path`, given as a real path (see {@link realPath}; one with a symlink on the way
+   * is `EXDEV`): every file searched and every path named is reached from a handle on it without
+   * following a link, at the moment it is opened, so a directory inside swapped for a link to
+   * outside while the search runs leads nowhere (the link is named in `unreadable`, `ELOOP`).
+   * Default: `false`.
+   */
+  confine?: boolean;
   /** Skip (and count in `filesSkippedTooLarge`) files above this many bytes. Default: search every file whole. */
   maxFileSize?: number;
   /**
@@ -97,7 +105,7 @@ export interface ContextLine {
 
 /** One result. */
 export interface GrepMatch {
-  /** Relative to the search root, `/`-separated (for a single-file search, its name). */
+  /** Relative to the search root, `/`-separated (for a single-file search, its name); every byte of a name kept, as in `GlobMatch`. */
   path: string;
   /** 1-based line of the match; 0 in `count` and `filesWithMatches` modes. */
   lineNumber: number;

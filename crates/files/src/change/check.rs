@@ -15,15 +15,21 @@ use nix::sys::stat::fstat;
 use super::Change;
 use crate::{
     journal::{JOURNAL_DIR, Journal},
+    lossy::{Doing, refuse_lossy_copy},
     sys::errno_error,
 };
 
 impl Change {
-    fn paths(&self) -> Vec<(&Path, Last)> {
+    /// Each path the change names, how its last component resolves, and
+    /// whether an absent one would be created.
+    fn paths(&self) -> Vec<(&Path, Last, Doing)> {
         match self {
-            Change::Write { path, .. } => vec![(path, Last::Follow)],
-            Change::Delete { path, .. } => vec![(path, Last::Entry)],
-            Change::Rename { from, to, .. } => vec![(from, Last::Entry), (to, Last::Entry)],
+            Change::Write { path, .. } => vec![(path, Last::Follow, Doing::Creating)],
+            Change::Delete { path, .. } => vec![(path, Last::Entry, Doing::Reading)],
+            Change::Rename { from, to, .. } => vec![
+                (from, Last::Entry, Doing::Reading),
+                (to, Last::Entry, Doing::Creating),
+            ],
         }
     }
 }
@@ -33,7 +39,9 @@ impl Change {
 /// `dir/../a` and `sub/a`): a caller that plans a batch by its paths (a
 /// patch applies its sections one after the other) would otherwise plan
 /// two files where there is one and write one's content over the other's.
-/// One path given twice (`.` and repeated `/` aside) is one file.
+/// One path given twice (`.` and repeated `/` aside) is one file. A path
+/// that names nothing is refused when it is a lossy copy of one that does
+/// (see `lossy`).
 pub(super) fn check_batch(scope: &Scope, changes: &[Change]) -> Result<()> {
     let mut named: HashMap<(u64, u64, PathBuf), &Path> = HashMap::new();
     for change in changes {
@@ -48,8 +56,11 @@ pub(super) fn check_batch(scope: &Scope, changes: &[Change]) -> Result<()> {
                 ),
             ));
         }
-        for (path, last) in change.paths() {
+        for (path, last, doing) in change.paths() {
             let location = scope.locate(path, last)?;
+            if matches!(location.stat(), Ok(None)) {
+                refuse_lossy_copy(&location, path, doing)?;
+            }
             let first = *named.entry(identity(&location, path)?).or_insert(path);
             if !same_path(first, path) {
                 return Err(Error::new(
@@ -91,7 +102,7 @@ pub(super) fn directories(scope: &Scope, changes: &[Change]) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = changes
         .iter()
         .flat_map(Change::paths)
-        .filter_map(|(path, last)| scope.locate(path, last).ok())
+        .filter_map(|(path, last, _)| scope.locate(path, last).ok())
         .map(|location| location.existing_dir().1.to_path_buf())
         .collect();
     dirs.sort();

@@ -649,3 +649,43 @@ fn a_batch_names_each_file_by_one_path() {
     apply(&scope, &[write("./c.txt", "1"), write("c.txt", "2")]).unwrap();
     assert_eq!(fs::read(root.join("c.txt")).unwrap(), b"2");
 }
+
+/// A write, rename or delete of a lossy copy of a name that is not UTF-8
+/// (U+FFFD for its byte) is refused naming the real file, and nothing is
+/// created beside it; a name with U+FFFD that copies nothing is written.
+#[test]
+fn a_lossy_copy_of_a_name_is_refused_and_creates_no_second_file() {
+    use std::os::unix::ffi::OsStrExt;
+    let (_dir, root) = tree();
+    let latin1 = root.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"));
+    fs::write(&latin1, "x").unwrap();
+    let scope = Scope::confined(&root).unwrap();
+    let before = snapshot(&root);
+    let lossy = "caf\u{fffd}.txt";
+    let write = |path: &str, data: &str| Change::Write {
+        path: path.into(),
+        data: data.as_bytes().to_vec(),
+        expect: Expect::Any,
+        executable: None,
+    };
+    let batches = [
+        vec![write(lossy, "y")],
+        vec![Change::Delete {
+            path: lossy.into(),
+            expect: Expect::Any,
+        }],
+        vec![Change::Rename {
+            from: "c.txt".into(),
+            to: lossy.into(),
+            expect: Expect::Any,
+        }],
+    ];
+    for batch in batches {
+        let err = apply(&scope, &batch).unwrap_err();
+        assert_eq!(err.code(), "EILSEQ", "{err}");
+        assert!(err.message().contains(r#""caf\351.txt""#), "{err}");
+        assert_eq!(snapshot(&root), before);
+    }
+    apply(&scope, &[write("new\u{fffd}.txt", "z")]).unwrap();
+    assert_eq!(fs::read(root.join("new\u{fffd}.txt")).unwrap(), b"z");
+}

@@ -122,3 +122,28 @@ fn read_options_ask_for_the_whole_file_up_to_the_default_limit_unless_told() {
     assert_eq!(err.code(), "EINVAL");
     assert!(err.message().contains("head needs maxBytes"), "{err}");
 }
+
+/// A read of a lossy copy of a name that is not UTF-8 says so, naming the
+/// path to give instead; a name that really holds U+FFFD is read.
+#[test]
+fn a_lossy_copy_of_a_name_is_named_for_what_it_is() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::create_dir(root.join("sub")).unwrap();
+    fs::write(
+        root.join("sub")
+            .join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+        "latin",
+    )
+    .unwrap();
+    fs::write(root.join("sub/real\u{fffd}.txt"), "utf8").unwrap();
+    let scope = Scope::confined(&root).unwrap();
+    let err = read_file(&scope, Path::new("sub/caf\u{fffd}.txt"), Limit::default()).unwrap_err();
+    assert_eq!(err.code(), "EILSEQ");
+    assert!(err.message().contains(r#""sub/caf\351.txt""#), "{err}");
+    let read = read_file(&scope, Path::new("sub/real\u{fffd}.txt"), Limit::default()).unwrap();
+    assert_eq!(read.bytes, b"utf8");
+    let missing = read_file(&scope, Path::new("sub/other\u{fffd}.txt"), Limit::default());
+    assert_eq!(missing.unwrap_err().code(), "ENOENT");
+}

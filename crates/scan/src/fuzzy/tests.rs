@@ -19,7 +19,7 @@ fn find(dir: &Path, query: &str, configure: impl FnOnce(&mut FuzzyOptions)) -> F
 
 fn found(dir: &Path, query: &str) -> Vec<String> {
     let outcome = find(dir, query, |_| {});
-    outcome.matches.into_iter().map(|m| m.path).collect()
+    outcome.matches.iter().map(FuzzyMatch::path_lossy).collect()
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn tiers_dominate_nucleo_scores() {
         panic!("{:?}", outcome.matches)
     };
     assert_eq!(
-        (first.path.as_str(), second.path.as_str()),
+        (first.path_lossy().as_str(), second.path_lossy().as_str()),
         ("xab.rs", "a_b.rs")
     );
     let nucleo = |m: &FuzzyMatch| m.score & MAX_NUCLEO_SCORE;
@@ -223,12 +223,31 @@ fn indices_are_char_positions_in_the_returned_path() {
     for &(query, entry, path, expected) in table {
         let dir = tree(&[entry]);
         let outcome = find(dir.path(), query, |_| {});
-        let m = outcome.matches.iter().find(|m| m.path == path);
+        let m = outcome.matches.iter().find(|m| m.path_lossy() == path);
         let m = m.unwrap_or_else(|| panic!("{query:?}: {path} in {:?}", outcome.matches));
         assert_eq!(m.indices, expected, "{query:?} in {path}");
-        let chars: Vec<char> = m.path.chars().collect();
+        let chars: Vec<char> = m.path_lossy().chars().collect();
         assert!(m.indices.iter().all(|&i| (i as usize) < chars.len()));
     }
+}
+
+/// A name that is not UTF-8 comes back as its bytes, and its indices count
+/// each stray byte as one character, as the escaped form in JS does.
+#[cfg(unix)]
+#[test]
+fn names_that_are_not_utf8_come_back_as_their_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"d\xe0\xa0x"));
+    fs::create_dir(&odd).unwrap();
+    fs::write(odd.join("menu.md"), "").unwrap();
+    let outcome = find(dir.path(), "menu", |_| {});
+    let [found] = &outcome.matches[..] else {
+        panic!("{:?}", outcome.matches)
+    };
+    assert_eq!(found.path, b"d\xe0\xa0x/menu.md");
+    assert_eq!(found.path_lossy(), "d\u{fffd}\u{fffd}x/menu.md");
+    assert_eq!(found.indices, [5, 6, 7, 8]);
 }
 
 #[test]
@@ -251,7 +270,7 @@ fn hidden_and_gitignore_partitions() {
     ];
     for (name, configure, expected) in table {
         let outcome = find(dir.path(), "app.ts", configure);
-        let got: Vec<_> = outcome.matches.iter().map(|m| m.path.as_str()).collect();
+        let got: Vec<_> = outcome.matches.iter().map(FuzzyMatch::path_lossy).collect();
         assert_eq!(got, *expected, "{name}");
     }
 }
@@ -264,7 +283,7 @@ fn limit_counts_every_match_and_streams_the_returned_ones() {
     let cache = ScanCache::new(CachePolicy::default());
     let mut streamed = Vec::new();
     let outcome = fuzzy_find(&options, &cache, &CancelToken::new(), &mut |m| {
-        streamed.push(m.path.clone())
+        streamed.push(m.path_lossy())
     })
     .unwrap();
     assert_eq!(outcome.total_matches, 4);
@@ -284,7 +303,7 @@ fn empty_query_lists_shallow_first_then_path_order() {
     let dir = tree(&["b/c/d.rs", "z.rs", "b/a.rs", "a.rs", "node_modules/x.js"]);
     for query in ["", "  ", "@"] {
         let outcome = find(dir.path(), query, |o| o.max_results = 4);
-        let got: Vec<_> = outcome.matches.iter().map(|m| m.path.as_str()).collect();
+        let got: Vec<_> = outcome.matches.iter().map(FuzzyMatch::path_lossy).collect();
         assert_eq!(got, ["a.rs", "b/", "z.rs", "b/a.rs"], "{query:?}");
         assert_eq!(outcome.total_matches, 6, "{query:?}");
         assert!(

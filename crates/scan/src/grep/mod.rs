@@ -177,6 +177,14 @@ pub struct GrepOptions {
     /// ([`ListSource::Watched`]). Otherwise, and when watching is off,
     /// search while walking fresh, as without the cache. Default: `false`.
     pub watched_only: bool,
+    /// Stay beneath `path`, which is taken as a real path (no symlink on
+    /// the way; `OutsideRoot` otherwise): every file searched, every path
+    /// named, is reached from a handle on it without following a link at
+    /// the moment it is opened or checked, so a directory inside swapped
+    /// for a link to outside while the search runs leads nowhere; the link
+    /// is named as unreadable (`ELOOP`) instead. A named file is opened
+    /// without links too. See `beneath` for how. Default: `false`.
+    pub confine: bool,
     /// Skip files larger than this many bytes, counting them in
     /// [`GrepOutcome::files_skipped_too_large`]. Default: `None`: every file
     /// is searched whole, whatever its size.
@@ -226,6 +234,7 @@ impl GrepOptions {
             mode: GrepMode::Content,
             cache: false,
             watched_only: false,
+            confine: false,
             max_file_size: None,
             retain_matches: true,
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
@@ -481,6 +490,7 @@ fn search_tree(
     let job = run::Job {
         candidates: &candidates,
         cache,
+        confine: options.confine,
         matcher,
         shape: &options.shape(),
         token,
@@ -508,7 +518,7 @@ pub fn list_files(
     token: &CancelToken,
     on_file: &mut dyn FnMut(&[u8]),
 ) -> Result<ListedFiles> {
-    let candidates = select::candidates(options, cache, token)?;
+    let candidates = select::listed(options, cache, token)?;
     let mut files = 0;
     let unreadable = candidates.each(cache, token, &mut |path| {
         files += 1;

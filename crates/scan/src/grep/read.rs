@@ -17,6 +17,12 @@
 //!   cached list may be up to a TTL old, so a file or directory replaced by
 //!   a link since then must not lead the search out of the root. Only a
 //!   file the caller named is opened through links, as the caller meant.
+//! - A confined search (see `crate::beneath`) holds a root opened without
+//!   following a link, and opens each file with one `openat2` from it
+//!   (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, `O_NOFOLLOW`) rather than
+//!   from a directory handle kept since: a kept handle stays with its
+//!   directory wherever it is moved, and the root is where the caller's
+//!   check was made. A named file is then opened without links too.
 //! - A file no larger than [`SLICE_MAX`] is read whole into a buffer the
 //!   worker reuses and searched as a slice. Its size comes from that same
 //!   `fstat`, so no further `read` is spent meeting the end of the file; a
@@ -31,6 +37,8 @@ use std::{
 };
 
 use super::prefilter::{Identity, nanos};
+#[cfg(unix)]
+use crate::beneath::{open_dir_without_links, open_file_without_links};
 
 /// The largest file read whole: `grep-searcher`'s first block (64 KiB).
 /// Binary detection on a slice looks at its first block only, and a
@@ -41,16 +49,29 @@ pub(super) const SLICE_MAX: usize = 64 * 1024;
 /// The directory candidate paths are relative to, held open.
 pub(super) struct Root {
     path: PathBuf,
+    /// Whether every file is opened beneath it without links (see the
+    /// module docs).
+    confined: bool,
     #[cfg(unix)]
     fd: std::os::fd::OwnedFd,
 }
 
 impl Root {
-    pub(super) fn open(path: &Path) -> io::Result<Root> {
+    /// The root at `path`; a `confined` one is opened without following a
+    /// link at any component (`OutsideRoot` when one is on the way).
+    pub(super) fn open(path: &Path, confined: bool) -> crate::error::Result<Root> {
+        #[cfg(unix)]
+        let fd = match confined {
+            true => crate::beneath::open_root(path)
+                .map_err(|err| crate::beneath::root_error(path, err))?,
+            false => open_dir(None, path.as_os_str())
+                .map_err(|err| crate::error::Error::io(path, err))?,
+        };
         Ok(Root {
             path: path.to_path_buf(),
+            confined,
             #[cfg(unix)]
-            fd: open_dir(None, path.as_os_str())?,
+            fd,
         })
     }
 
@@ -107,12 +128,13 @@ pub(super) struct Opener<'a> {
 }
 
 impl<'a> Opener<'a> {
-    /// An opener into `root`; `follows_links` only for a file the caller
-    /// named (see the module docs).
-    pub(super) fn new(root: &'a Root, follows_links: bool) -> Opener<'a> {
+    /// An opener into `root`; `explicit` for a file the caller named, which
+    /// is opened through links unless the root is confined (see the module
+    /// docs).
+    pub(super) fn new(root: &'a Root, explicit: bool) -> Opener<'a> {
         Opener {
             root,
-            follows_links,
+            follows_links: explicit && !root.confined,
             #[cfg(unix)]
             parent_path: Vec::new(),
             #[cfg(unix)]
@@ -125,6 +147,22 @@ impl<'a> Opener<'a> {
     /// The full path of `relative`, for error messages.
     pub(super) fn path_of(&self, relative: &[u8]) -> PathBuf {
         self.root.path.join(crate::entries::bytes_to_path(relative))
+    }
+
+    /// For a confined root, what reaching `relative` beneath it finds now,
+    /// after it failed to open: whether it is there to be named, gone (a
+    /// listing led out may have named it), or blocked by what to name
+    /// instead; `None` for a root that is not confined.
+    #[cfg(unix)]
+    pub(super) fn reach(&self, relative: &[u8]) -> Option<crate::beneath::Reach> {
+        self.root
+            .confined
+            .then(|| crate::beneath::trace(&self.root.fd, relative))
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn reach(&self, _: &[u8]) -> Option<crate::beneath::Reach> {
+        None
     }
 
     /// Open `relative` for reading if it is (still) a regular file; returns
@@ -173,6 +211,9 @@ impl<'a> Opener<'a> {
     #[cfg(unix)]
     fn open_any(&mut self, relative: &[u8]) -> io::Result<File> {
         use nix::{fcntl::OFlag, sys::stat::Mode};
+        if self.root.confined {
+            return open_file_without_links(&self.root.fd, relative);
+        }
         let follows_links = self.follows_links;
         let (dir, name) = self.dir_and_name(relative)?;
         let mut flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
@@ -271,96 +312,41 @@ fn open_dir<P: nix::NixPath + ?Sized>(
     Ok(fd)
 }
 
-/// An `O_PATH` handle on the directory `path` below `root`, refusing
-/// (`ELOOP` or `ENOTDIR`) a symlink at any component: one `openat2` where the kernel has
-/// it, else one `openat` with `O_NOFOLLOW` per component.
-#[cfg(unix)]
-fn open_dir_without_links(
-    root: &std::os::fd::OwnedFd,
-    path: &[u8],
-) -> io::Result<std::os::fd::OwnedFd> {
-    use nix::{
-        errno::Errno,
-        fcntl::{OFlag, OpenHow, ResolveFlag, openat2},
-    };
-    let how = OpenHow::new()
-        .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_BENEATH);
-    match openat2(root, path, how) {
-        // No openat2 (kernel before 5.6, or a sandbox that filters it).
-        Err(Errno::ENOSYS | Errno::EPERM) => open_dir_component_wise(root, path),
-        opened => Ok(opened?),
-    }
-}
-
-/// [`open_dir_without_links`] one component at a time.
-#[cfg(unix)]
-fn open_dir_component_wise(
-    root: &std::os::fd::OwnedFd,
-    path: &[u8],
-) -> io::Result<std::os::fd::OwnedFd> {
-    use nix::{fcntl::OFlag, sys::stat::Mode};
-    use std::os::fd::AsFd;
-    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let mut dir: Option<std::os::fd::OwnedFd> = None;
-    for name in path
-        .split(|&byte| byte == b'/')
-        .filter(|name| !name.is_empty())
-    {
-        let at = dir.as_ref().unwrap_or(root).as_fd();
-        dir = Some(nix::fcntl::openat(at, name, flags, Mode::empty())?);
-    }
-    match dir {
-        Some(dir) => Ok(dir),
-        None => Ok(root.try_clone()?),
-    }
-}
-
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use std::os::fd::OwnedFd;
 
     /// Content signatures are only for filesystems on the local list: a
     /// pseudo-filesystem (as a network one) gets none.
     #[cfg(target_os = "linux")]
     #[test]
     fn only_local_filesystems_have_a_local_device() {
-        assert_eq!(Root::open(Path::new("/proc")).unwrap().local_device(), None);
+        assert_eq!(
+            Root::open(Path::new("/proc"), false)
+                .unwrap()
+                .local_device(),
+            None
+        );
         let dir = tempfile::tempdir().unwrap();
         let stat = nix::sys::stat::stat(dir.path()).unwrap();
-        if let Some(device) = Root::open(dir.path()).unwrap().local_device() {
+        if let Some(device) = Root::open(dir.path(), false).unwrap().local_device() {
             assert_eq!(device, stat.st_dev);
         }
     }
 
-    type OpenDir = fn(&OwnedFd, &[u8]) -> io::Result<OwnedFd>;
-
-    /// Both ways of opening a listed directory refuse a symlink at any
-    /// component and open a plain path (the fallback runs where the kernel
-    /// has no `openat2`).
+    /// A confined root is opened without following a link: one on the way
+    /// (swapped in since the search's start was checked) is `EXDEV`.
     #[test]
-    fn directories_open_only_without_links() {
+    fn a_confined_root_through_a_link_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
-        std::os::unix::fs::symlink("a", dir.path().join("link")).unwrap();
-        std::os::unix::fs::symlink("b", dir.path().join("a/link-b")).unwrap();
-        let root = Root::open(dir.path()).unwrap();
-        let ways: [(&str, OpenDir); 2] = [
-            ("openat2", open_dir_without_links),
-            ("component-wise", open_dir_component_wise),
-        ];
-        // ELOOP, or ENOTDIR where O_PATH opened the link itself and it is no directory.
-        let refused = [Some(nix::libc::ELOOP), Some(nix::libc::ENOTDIR)];
-        for (way, open) in ways {
-            assert!(open(&root.fd, b"a/b").is_ok(), "{way}");
-            for linked in [&b"link/b"[..], b"a/link-b", b"link"] {
-                let err = open(&root.fd, linked).unwrap_err();
-                assert!(
-                    refused.contains(&err.raw_os_error()),
-                    "{way} {linked:?}: {err}"
-                );
-            }
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("d")).unwrap();
+        std::os::unix::fs::symlink(real.join("d"), real.join("link")).unwrap();
+        assert!(Root::open(&real.join("d"), true).is_ok());
+        for through in [real.join("link"), real.join("link/.")] {
+            let err = Root::open(&through, true).err().unwrap();
+            assert_eq!(err.code(), "EXDEV", "{through:?}: {err}");
+            assert!(Root::open(&through, false).is_ok());
         }
     }
 }

@@ -43,17 +43,14 @@ use super::{
     },
     select::Candidates,
 };
-use crate::{
-    cache::ScanCache,
-    cancel::CancelToken,
-    error::{Error, Result},
-    unreadable::Unreadable,
-};
+use crate::{cache::ScanCache, cancel::CancelToken, error::Result, unreadable::Unreadable};
 
 /// What one search needs, shared by every worker.
 pub(super) struct Job<'a> {
     pub candidates: &'a Candidates,
     pub cache: &'a ScanCache,
+    /// Open every file beneath the root without links (see `read`).
+    pub confine: bool,
     /// Set once the pattern is compiled (`None`: it failed); workers wait
     /// for it while the walk already finds files.
     pub matcher: &'a OnceLock<Option<Arc<RegexMatcher>>>,
@@ -135,7 +132,7 @@ impl Backlog {
 /// walk finding them (if any) could not enter or read.
 pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unreadable>> {
     let root = job.candidates.root();
-    let root = Root::open(root).map_err(|err| Error::io(root, err))?;
+    let root = Root::open(root, job.confine)?;
     let prefilter = prefilter_for(job, &root);
     let plan = prefilter.as_ref().map(Prefilter::plan);
     let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some(), plan);

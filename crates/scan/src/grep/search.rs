@@ -34,7 +34,7 @@ use grep_searcher::{
 };
 
 use super::{GrepMatch, GrepMode, read::Opener};
-use crate::{cancel::CancelToken, error::Result, text, unreadable::Unreadable};
+use crate::{beneath::Reach, cancel::CancelToken, error::Result, text, unreadable::Unreadable};
 
 /// What a search needs besides the matcher; shared by every worker.
 #[derive(Clone, Copy, Debug)]
@@ -249,7 +249,9 @@ pub(super) fn settle(
 
 /// The report for the file at `relative` that could not be opened or
 /// read: named with why for a walked file, an error for one the caller
-/// named.
+/// named. Below a confined root, only what is there is named: a file gone
+/// is no report at all (a walk led out through a link may have listed it),
+/// and a link in the way is named in its place.
 fn unreadable(
     explicit: bool,
     opener: &Opener<'_>,
@@ -259,8 +261,13 @@ fn unreadable(
     if explicit {
         return Err(crate::error::Error::io(&opener.path_of(relative), err));
     }
+    let unreadable = match opener.reach(relative) {
+        None | Some(Reach::Here) => Unreadable::new(relative, &err),
+        Some(Reach::Gone) => return Ok(FileReport::default()),
+        Some(Reach::Blocked(blocked)) => blocked,
+    };
     Ok(FileReport {
-        unreadable: Some(Unreadable::new(relative, &err)),
+        unreadable: Some(unreadable),
         ..FileReport::default()
     })
 }

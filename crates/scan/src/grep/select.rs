@@ -25,13 +25,13 @@ use ignore::{
 
 use super::{GrepOptions, ListSource, index::Stamp};
 use crate::{
+    beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},
     cancel::CancelToken,
     entries::{Entries, Entry, FileType, bytes_to_path, path_to_bytes},
     error::{Error, ErrorKind, Result},
     glob::CANCEL_POLL_INTERVAL,
     node_modules,
-    paths::resolve_search_path,
     unreadable::{self, Unreadable},
     walk::{Detail, Needs, ScanPolicy},
 };
@@ -163,13 +163,35 @@ pub(super) fn candidates(
     cache: &ScanCache,
     token: &CancelToken,
 ) -> Result<Candidates> {
+    candidates_for(options, cache, token, false)
+}
+
+/// [`candidates`] to be listed, not opened: a confined listing checks each
+/// beneath the root (see [`FileFilter`]).
+pub(super) fn listed(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+) -> Result<Candidates> {
+    candidates_for(options, cache, token, true)
+}
+
+fn candidates_for(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    lists: bool,
+) -> Result<Candidates> {
     token.check()?;
-    let filter = FileFilter::new(options)?;
-    if let Some(file) = single_file(&options.path)? {
+    let mut filter = FileFilter::new(options)?;
+    filter.lists = lists;
+    if let Some(file) = single_file(&options.path, options.confine)? {
         return Ok(file);
     }
+    let (root, beneath) = search_root(&options.path, options.confine)?;
+    filter.beneath = beneath;
     let key = ScanKey {
-        root: resolve_search_path(&options.path)?,
+        root,
         policy: ScanPolicy {
             include_hidden: options.include_hidden,
             use_gitignore: options.use_gitignore,
@@ -243,10 +265,19 @@ pub fn path_names_a_file(path: &Path) -> Result<bool> {
 }
 
 /// `Some` when `path` names a file (see [`path_names_a_file`]): it becomes
-/// the only candidate.
-fn single_file(path: &Path) -> Result<Option<Candidates>> {
+/// the only candidate. A `confined` search takes no link to it.
+fn single_file(path: &Path, confined: bool) -> Result<Option<Candidates>> {
     if !path_names_a_file(path)? {
         return Ok(None);
+    }
+    if confined && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(Error::new(
+            ErrorKind::OutsideRoot,
+            format!(
+                "{}: a symbolic link; a confined search follows no link",
+                path.display()
+            ),
+        ));
     }
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(Error::invalid(format!("{}: no file name", path.display())));
@@ -257,7 +288,7 @@ fn single_file(path: &Path) -> Result<Option<Candidates>> {
         parent
     };
     Ok(Some(Candidates::File {
-        root: resolve_search_path(parent)?,
+        root: search_root(parent, confined)?.0,
         name: path_to_bytes(Path::new(name)).into_owned(),
     }))
 }
@@ -270,6 +301,13 @@ pub(super) struct FileFilter {
     /// The same, anchored at the root a walk names paths from.
     walk_glob: Option<Override>,
     types: Option<Types>,
+    /// A confined search's root: what its walk could not read is vouched
+    /// for beneath it, and (in a listing) each candidate too (see
+    /// `crate::beneath`).
+    beneath: Option<Beneath>,
+    /// The candidates are listed, not opened: a confined listing checks
+    /// each beneath the root, where a search's open is the check.
+    lists: bool,
 }
 
 impl FileFilter {
@@ -287,6 +325,8 @@ impl FileFilter {
                 .transpose()?,
             walk_glob: None,
             types: options.file_type.as_deref().map(build_types).transpose()?,
+            beneath: None,
+            lists: false,
         })
     }
 
@@ -330,9 +370,13 @@ impl FileFilter {
     /// What of a walk's `unreadable` records this search reports (see
     /// [`unreadable::reported`]).
     pub(super) fn reports(&self, unreadable: Vec<Unreadable>) -> Vec<Unreadable> {
-        match self.include_node_modules {
+        let reported = match self.include_node_modules {
             true => unreadable,
             false => unreadable::reported(&unreadable, false),
+        };
+        match &self.beneath {
+            Some(beneath) => beneath.vouch(reported),
+            None => reported,
         }
     }
 
@@ -348,6 +392,7 @@ impl FileFilter {
                 .types
                 .as_ref()
                 .is_none_or(|t| t.matched(&path, false).is_whitelist())
+            && (!self.lists || self.beneath.as_ref().is_none_or(|b| b.keeps(entry.path)))
     }
 }
 
