@@ -113,6 +113,13 @@ fn evicting_child() {
     let options = child_options();
     let at_point = mode.starts_with("at:");
     let outcome = pass(Path::new(&home), &git, &options, &CancelToken::new());
+    if mode.starts_with("git-after:") {
+        // git finished its removal before the killer saw it (a loaded
+        // machine): die now, a kill just after the removal, which the
+        // parent's checks hold to the same rule.
+        eprintln!("{mode}: git finished before the kill");
+        die();
+    }
     if !at_point {
         // Killed from another thread, or by the parent: wait for it.
         thread::sleep(Duration::from_secs(30));

@@ -209,6 +209,13 @@ fn releasing_child() {
         &takeover,
         &CancelToken::new(),
     );
+    if matches!(death, Death::WithGitAfter(_)) {
+        // git finished its removal before the killer saw it (a loaded
+        // machine): die now, a kill just after the removal, which the
+        // parent's checks hold to the same rule.
+        eprintln!("{mode}: git finished before the kill");
+        die();
+    }
     // Killed from another thread: wait for it.
     thread::sleep(Duration::from_secs(30));
     panic!(
