@@ -4,7 +4,8 @@
 //!
 //! Where the CLI departs from the library's defaults it follows ripgrep, so
 //! the same command line means the same thing: dot-files are skipped unless
-//! `--hidden`. `-m` limits results in all, not per file (stated in `--help`).
+//! `--hidden`. `-m` caps each file's matching lines, as ripgrep's does;
+//! `--max-results` caps the results in all.
 
 use std::{ffi::OsString, io::IsTerminal, path::Path, time::Instant};
 
@@ -80,9 +81,11 @@ fn request(args: GrepArgs) -> Result<Request, String> {
     }
     options.context_before = args.before_context.unwrap_or(options.context_before);
     options.context_after = args.after_context.unwrap_or(options.context_after);
-    options.glob = args.glob;
-    options.file_type = args.file_type;
-    options.max_count = args.max_count;
+    options.globs = args.glob;
+    options.file_types = args.file_type;
+    options.file_types_not = args.type_not;
+    options.max_count_per_file = args.max_count.map(|max| max as u64);
+    options.max_count = args.max_results;
     options.mode = match (args.count, args.files_with_matches) {
         (true, _) => GrepMode::Count,
         (_, true) => GrepMode::FilesWithMatches,
@@ -174,7 +177,8 @@ fn search(request: &Request) -> Result<Outcome, String> {
     }
     out.finish()?;
     let incomplete = report_unreadable(&request.positionals, &outcome.unreadable);
-    // What was printed decides, as with `rg -m 0`: a result cut by `-m` is not found.
+    // What was printed decides, as with `rg -m 0`: a result cut by `-m` or
+    // `--max-results` is not found.
     Ok(Outcome::from_count(printed).unless_incomplete(incomplete))
 }
 

@@ -6,7 +6,7 @@
 //! - **File selection** is a scan (seed 001: the shared cache only when the
 //!   caller asks for it; otherwise an ordered walk searched while it goes,
 //!   which a limited search stops early) filtered by the node_modules rule,
-//!   the `glob` and the file type; only regular files are opened (see
+//!   the `globs` and the file types; only regular files are opened (see
 //!   `select` and `queue`).
 //! - **Matching** is `grep-regex` configured as `rg` configures it, with
 //!   `{`/`}` taken literally where they cannot be a repetition, because
@@ -101,23 +101,29 @@ pub struct GrepOptions {
     /// pattern matches every line, as in `rg`.
     pub pattern: String,
     /// A directory to search recursively, or one file (relative to the
-    /// current directory). A named file is searched whatever `glob`,
-    /// `file_type`, `include_hidden` and `include_node_modules` say.
+    /// current directory). A named file is searched whatever `globs`,
+    /// `file_types`, `include_hidden` and `include_node_modules` say.
     pub path: PathBuf,
-    /// Only files matching this glob, with `rg -g` rules: without `/` it
-    /// matches the file name at any depth (`*.ts`), with `/` it is anchored
-    /// at `path` (`src/**/*.ts`), and `!glob` excludes (an excluded
-    /// directory excludes all below it). As with `rg -g`, a file the glob
-    /// selects is searched even when an ignore file or the hidden rule
-    /// would leave it out (`*.log` finds a gitignored `debug.log`), though
-    /// not inside a directory they leave out; so a search with such a glob
-    /// walks privately, `cache` or not. Default: every file.
-    pub glob: Option<String>,
-    /// Only files of this type, by the `ignore` crate's built-in type names
-    /// (`rust`, `ts`, `py`, ... as in `rg -t`; `all` is any typed file). An
-    /// unknown name is `EINVAL` listing the closest known names. Default:
-    /// every file.
-    pub file_type: Option<String>,
+    /// Only files these globs select, with `rg -g` rules, all of them one
+    /// set as rg builds from repeated `-g`: a file is selected when a glob
+    /// without `!` matches it (any of them; none given: every file), and
+    /// left out when a `!glob` does, the last matching glob deciding.
+    /// Without `/` a glob matches the file name at any depth (`*.ts`), with
+    /// `/` it is anchored at `path` (`src/**/*.ts`); an excluded directory
+    /// excludes all below it. As with `rg -g`, a file a glob selects is
+    /// searched even when an ignore file or the hidden rule would leave it
+    /// out (`*.log` finds a gitignored `debug.log`), though not inside a
+    /// directory they leave out; so a search with such a glob walks
+    /// privately, `cache` or not. Default: none.
+    pub globs: Vec<String>,
+    /// Only files of these types (any of them), by the `ignore` crate's
+    /// built-in type names (`rust`, `ts`, `py`, ... as in `rg -t`; `all` is
+    /// any typed file). An unknown name is `EINVAL` listing the closest
+    /// known names. Default: none (every file).
+    pub file_types: Vec<String>,
+    /// Never files of these types (`rg -T`), named as in `file_types`.
+    /// Default: none.
+    pub file_types_not: Vec<String>,
     /// Match case-insensitively; wins over `smart_case`. Default: `false`.
     pub ignore_case: bool,
     /// Case-insensitive unless the pattern has an uppercase letter (`rg -S`).
@@ -149,8 +155,8 @@ pub struct GrepOptions {
     /// Honour `.gitignore`, `.ignore` and git excludes. Default: `true`.
     pub use_gitignore: bool,
     /// Search inside `node_modules`; `None` applies
-    /// [`crate::node_modules::include_node_modules`] with the `glob` text as
-    /// the hint (no glob: the hint is empty, so `node_modules` is skipped).
+    /// [`crate::node_modules::include_node_modules`] with the `globs` as the
+    /// hint (no glob: the hint is empty, so `node_modules` is skipped).
     /// Default: `None`.
     pub include_node_modules: Option<bool>,
     /// Lines of context before each match (`rg -B`). Default: 0.
@@ -161,6 +167,10 @@ pub struct GrepOptions {
     /// content mode, files in count and files-with-matches modes; a limit on
     /// the whole result, not per file. Default: no limit.
     pub max_count: Option<usize>,
+    /// Search each file only up to this many matching lines (`rg -m`;
+    /// inverted, non-matching lines), with the after-context of the last;
+    /// in count mode each file counts at most this many. Default: no limit.
+    pub max_count_per_file: Option<u64>,
     /// Skip this many results first, in result order. Default: 0.
     pub offset: usize,
     /// Cut result and context lines longer than this many characters (on a
@@ -214,8 +224,9 @@ impl GrepOptions {
         GrepOptions {
             pattern: pattern.into(),
             path: path.into(),
-            glob: None,
-            file_type: None,
+            globs: Vec::new(),
+            file_types: Vec::new(),
+            file_types_not: Vec::new(),
             ignore_case: false,
             smart_case: false,
             literal: false,
@@ -229,6 +240,7 @@ impl GrepOptions {
             context_before: 0,
             context_after: 0,
             max_count: None,
+            max_count_per_file: None,
             offset: 0,
             max_columns: None,
             mode: GrepMode::Content,
@@ -276,6 +288,7 @@ impl GrepOptions {
             context_after: self.context_after,
             max_columns: self.max_columns,
             per_file_cap,
+            max_per_file: self.max_count_per_file,
             max_file_size: self.max_file_size,
         }
     }
@@ -509,7 +522,7 @@ fn search_tree(
 
 /// The files a search with `options` would search (`rg --files`), in path
 /// order, none of them opened: a file named as `path`, or a directory's
-/// regular files after the node_modules rule, the `glob` and the file type.
+/// regular files after the node_modules rule, the `globs` and the file types.
 /// `on_file` sees each path, relative to the returned root, as it is found;
 /// the matching options are not used.
 pub fn list_files(
@@ -543,9 +556,9 @@ pub struct ListedFiles {
 }
 
 /// Search `content` as one file the caller named (NUL bytes do not stop
-/// it). Uses the matching, mode, context, `offset`, `max_count` and
-/// `max_columns` options; the file-selection options (`path`, `glob`,
-/// `file_type`, hidden, gitignore, node_modules, `cache`, `max_file_size`)
+/// it). Uses the matching, mode, context, `offset`, both `max_count`s and
+/// `max_columns` options; the file-selection options (`path`, `globs`,
+/// `file_types`, hidden, gitignore, node_modules, `cache`, `max_file_size`)
 /// do not apply. Result paths are empty.
 pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Result<GrepOutcome> {
     token.check()?;

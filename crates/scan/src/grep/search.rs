@@ -51,6 +51,8 @@ pub(super) struct Shape {
     /// Most matches any one file can contribute to the result (see
     /// [`super::run`]); `None` searches every file to its end.
     pub per_file_cap: Option<u64>,
+    /// The caller's own cap on each file's matching lines (`rg -m`).
+    pub max_per_file: Option<u64>,
     pub max_file_size: Option<u64>,
 }
 
@@ -58,12 +60,16 @@ impl Shape {
     /// A searcher for this shape; `explicit` for a file the caller named.
     pub(super) fn searcher(&self, explicit: bool) -> Searcher {
         let content = self.mode == GrepMode::Content;
-        let cap = match self.mode {
+        let needed = match self.mode {
             GrepMode::Content => self.per_file_cap,
             // An inverted search is not cut short (see `binary_hides_file`).
             GrepMode::FilesWithMatches if self.invert => None,
             GrepMode::FilesWithMatches => Some(1),
             GrepMode::Count => None,
+        };
+        let cap = match (needed, self.max_per_file) {
+            (Some(needed), Some(max)) => Some(needed.min(max)),
+            (needed, max) => needed.or(max),
         };
         text::configure(&mut SearcherBuilder::new(), explicit)
             .line_number(true)

@@ -485,37 +485,65 @@ fn filters_glob_type_hidden_node_modules() {
         ),
         (
             "glob name",
-            |o| o.glob = Some("*.rs".into()),
+            |o| o.globs = vec!["*.rs".into()],
             &[".hidden/d.rs", "src/a.rs"],
         ),
         (
             "glob anchored",
-            |o| o.glob = Some("src/*".into()),
+            |o| o.globs = vec!["src/*".into()],
             &["src/a.rs", "src/b.ts"],
         ),
         (
             "glob negated",
-            |o| o.glob = Some("!*.rs".into()),
+            |o| o.globs = vec!["!*.rs".into()],
             &["docs/c.md", "src/b.ts"],
         ),
-        ("type", |o| o.file_type = Some("ts".into()), &["src/b.ts"]),
+        ("type", |o| o.file_types = vec!["ts".into()], &["src/b.ts"]),
+        (
+            "globs: either selects",
+            |o| o.globs = vec!["*.md".into(), "*.ts".into()],
+            &["docs/c.md", "src/b.ts"],
+        ),
+        (
+            "globs: a later exclusion wins",
+            |o| o.globs = vec!["src/**".into(), "!*.ts".into()],
+            &["src/a.rs"],
+        ),
+        (
+            "types: either selects",
+            |o| o.file_types = vec!["ts".into(), "md".into()],
+            &["docs/c.md", "src/b.ts"],
+        ),
+        (
+            "type negated",
+            |o| o.file_types_not = vec!["rust".into()],
+            &["docs/c.md", "src/b.ts"],
+        ),
+        (
+            "type selected and another negated",
+            |o| {
+                o.file_types = vec!["rust".into(), "ts".into()];
+                o.file_types_not = vec!["ts".into()];
+            },
+            &[".hidden/d.rs", "src/a.rs"],
+        ),
         (
             "glob and type",
             |o| {
-                o.glob = Some("src/**".into());
-                o.file_type = Some("rust".into());
+                o.globs = vec!["src/**".into()];
+                o.file_types = vec!["rust".into()];
             },
             &["src/a.rs"],
         ),
         (
             "glob names node_modules",
-            |o| o.glob = Some("node_modules/**".into()),
+            |o| o.globs = vec!["node_modules/**".into()],
             &["node_modules/pkg/e.ts"],
         ),
         (
             "node_modules asked for",
             |o| {
-                o.glob = Some("*.rs".into());
+                o.globs = vec!["*.rs".into()];
                 o.include_node_modules = Some(true);
             },
             &[".hidden/d.rs", "src/a.rs", "web/node_modules/f.rs"],
@@ -531,7 +559,7 @@ fn filters_glob_type_hidden_node_modules() {
     }
     let err = run_with(dir.path(), &ScanCache::new(CachePolicy::default()), |o| {
         o.pattern = "needle".into();
-        o.file_type = Some("rustlang".into());
+        o.file_types = vec!["rustlang".into()];
     })
     .unwrap_err();
     assert_eq!(err.code(), "EINVAL");
@@ -543,7 +571,7 @@ fn single_file_path_and_non_files() {
     let dir = tree(&[("a.txt", "one\ntwo\n"), ("skip.md", "two\n")]);
     let outcome = run(&dir.path().join("a.txt"), |o| {
         o.pattern = "two".into();
-        o.glob = Some("*.md".into());
+        o.globs = vec!["*.md".into()];
     });
     assert_eq!(keys(&outcome), ["a.txt:2"], "a named file ignores the glob");
     assert_eq!(outcome.root, dir.path().canonicalize().unwrap());
@@ -808,7 +836,7 @@ fn empty_candidate_list_is_rechecked_once() {
     // `GrepOptions::glob`), and this is about the cached list.
     let configure = |o: &mut GrepOptions| {
         o.pattern = "needle".into();
-        o.file_type = Some("rust".into());
+        o.file_types = vec!["rust".into()];
         o.cache = true;
     };
     assert_eq!(
@@ -922,6 +950,67 @@ fn a_limited_walk_far_ahead_of_the_search_pauses_and_resumes() {
     let first = search(3);
     assert_eq!(keys(&first), expected[..3]);
     assert!(first.limit_reached);
+}
+
+#[test]
+fn max_count_per_file_caps_each_file_as_rg_m() {
+    let dir = tree(&[
+        ("a.txt", "needle 1\nhay\nneedle 3\nneedle 4\n"),
+        ("b.txt", "needle 1\nneedle 2\n"),
+    ]);
+    // (per file, total, mode, context after, results)
+    type Row = (u64, Option<usize>, GrepMode, usize, &'static [&'static str]);
+    let table: &[Row] = &[
+        (1, None, GrepMode::Content, 0, &["a.txt:1", "b.txt:1"]),
+        (
+            2,
+            None,
+            GrepMode::Content,
+            0,
+            &["a.txt:1", "a.txt:3", "b.txt:1", "b.txt:2"],
+        ),
+        (
+            2,
+            Some(3),
+            GrepMode::Content,
+            0,
+            &["a.txt:1", "a.txt:3", "b.txt:1"],
+        ),
+        (0, None, GrepMode::Content, 0, &[]),
+        (2, None, GrepMode::Count, 0, &["a.txt:2", "b.txt:2"]),
+        (
+            1,
+            None,
+            GrepMode::FilesWithMatches,
+            0,
+            &["a.txt:0", "b.txt:0"],
+        ),
+    ];
+    for &(per_file, total, mode, after, expected) in table {
+        let outcome = run(dir.path(), |o| {
+            o.pattern = "needle".into();
+            o.max_count_per_file = Some(per_file);
+            o.max_count = total;
+            o.mode = mode;
+            o.context_after = after;
+        });
+        let got: Vec<String> = outcome
+            .matches
+            .iter()
+            .map(|m| match mode {
+                GrepMode::Content => format!("{}:{}", m.path_lossy(), m.line_number),
+                _ => format!("{}:{}", m.path_lossy(), m.match_count),
+            })
+            .collect();
+        assert_eq!(got, expected, "-m {per_file} {total:?} {mode:?}");
+    }
+    // As `rg -m 1 -A 1`: the last match's after-context is still printed.
+    let outcome = run(dir.path(), |o| {
+        o.pattern = "needle".into();
+        o.max_count_per_file = Some(1);
+        o.context_after = 1;
+    });
+    assert_eq!(outcome.matches[0].context_after, [(2, "hay".to_string())]);
 }
 
 /// A cached list is up to a TTL old: a file or a directory it lists that
