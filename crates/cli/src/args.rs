@@ -226,10 +226,10 @@ pub struct GrepArgs {
     #[arg(long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
     pub max_results: Option<usize>,
     /// Print each file with matches and its count (of matches with -o).
-    #[arg(short = 'c', long, overrides_with = "files_with_matches")]
+    #[arg(short = 'c', long, overrides_with_all = ["files_with_matches", "json"])]
     pub count: bool,
     /// Print only the paths of files with matches.
-    #[arg(short = 'l', long, overrides_with = "count")]
+    #[arg(short = 'l', long, overrides_with_all = ["count", "json"])]
     pub files_with_matches: bool,
     /// Print the files that would be searched, without searching them.
     #[arg(long)]
@@ -252,8 +252,10 @@ pub struct GrepArgs {
     /// Which files the walk sees.
     #[command(flatten)]
     pub walk: WalkArgs,
-    /// One JSON object per result, then a summary object.
-    #[arg(long)]
+    /// Print ripgrep's JSON Lines (`rg --json`): begin, match, context and
+    /// end messages per file, then a summary. The last of --json, -c and -l
+    /// wins, as in ripgrep.
+    #[arg(long, overrides_with_all = ["count", "files_with_matches"], conflicts_with = "max_results")]
     pub json: bool,
     /// Print the counters and the time taken after the results; on a
     /// terminal, show progress while searching.

@@ -19,8 +19,9 @@ use natives_scan::{
 use crate::{
     Outcome,
     args::GrepArgs,
-    common::{Output, Positionals, report_unreadable, write_json},
-    grep_print::{GrepLine, Printer},
+    common::{Output, Positionals, report_unreadable},
+    grep_json,
+    grep_print::Printer,
     progress::Progress,
 };
 
@@ -146,6 +147,13 @@ fn list(request: &Request) -> Result<Outcome, String> {
 }
 
 fn search(request: &Request) -> Result<Outcome, String> {
+    // As `rg -m 0`: nothing can match, so nothing is searched or printed.
+    if request.options.max_count_per_file == Some(0) {
+        return Ok(Outcome::from_count(0));
+    }
+    if request.json {
+        return json(request);
+    }
     let started = Instant::now();
     let progress = Progress::spinner(request.stats, "searching");
     let mut out = Output::stdout();
@@ -169,9 +177,7 @@ fn search(request: &Request) -> Result<Outcome, String> {
     progress.finish();
     let outcome = searched.map_err(|err| err.to_string())?;
     let summary = GrepSummaryView::from(&outcome);
-    if request.json {
-        out.write(|w| write_json(w, &GrepLine::Summary(summary)));
-    } else if request.stats {
+    if request.stats {
         let seconds = started.elapsed().as_secs_f64();
         out.write(|w| writeln!(w, "\n{}{seconds:.3} seconds", stats(&summary)));
     }
@@ -180,6 +186,16 @@ fn search(request: &Request) -> Result<Outcome, String> {
     // What was printed decides, as with `rg -m 0`: a result cut by `-m` or
     // `--max-results` is not found.
     Ok(Outcome::from_count(printed).unless_incomplete(incomplete))
+}
+
+/// `--json`: ripgrep's JSON Lines (see `grep_json`).
+fn json(request: &Request) -> Result<Outcome, String> {
+    let mut out = Output::stdout();
+    let searched = grep_json::search(request, &mut |bytes| out.write(|w| w.write_all(bytes)));
+    let outcome = searched.map_err(|err| err.to_string())?;
+    out.finish()?;
+    let incomplete = report_unreadable(&request.positionals, &outcome.unreadable);
+    Ok(Outcome::from_count(outcome.total_matches).unless_incomplete(incomplete))
 }
 
 /// The progress line: how far the search has got.

@@ -2,24 +2,16 @@
 //! lines, `path-line-text` for context, `--` between groups that do not
 //! touch, `path:count` and bare paths in the count and files modes, and
 //! with colour the path in magenta, line numbers in green and matches in
-//! bold red (ripgrep's default colours). `--json` prints the library's view
-//! of each result instead.
+//! bold red (ripgrep's default colours). `--json` is `grep_json`'s.
 
 use std::{io, io::Write, ops::Range};
 
 use natives_scan::{
     Error,
     grep::{GrepMatch, GrepMode, Highlighter},
-    view::{GrepMatchView, GrepSummaryView},
 };
 
-use crate::{
-    common::{JsonLine, write_json},
-    grep_cmd::Request,
-};
-
-/// One `--json` line of grep.
-pub type GrepLine = JsonLine<GrepMatchView, GrepSummaryView>;
+use crate::grep_cmd::Request;
 
 const PATH_COLOUR: &str = "\x1b[35m";
 const NUMBER_COLOUR: &str = "\x1b[32m";
@@ -66,13 +58,6 @@ impl Printer<'_> {
     /// Print one result.
     pub fn print(&mut self, out: &mut dyn Write, found: &GrepMatch) -> io::Result<()> {
         let path = self.request.shown_path(&found.path);
-        if self.request.json {
-            let view = GrepMatchView {
-                path: String::from_utf8_lossy(&path).into_owned(),
-                ..GrepMatchView::from(found)
-            };
-            return write_json(out, &GrepLine::Match(view));
-        }
         match self.request.options.mode {
             GrepMode::Content => self.content(out, &path, found),
             GrepMode::Count => {

@@ -67,6 +67,7 @@ use grep_regex::RegexMatcher;
 pub use index::ContentStats;
 pub(crate) use index::{ContentIndex, Stamp};
 pub use pattern::{HasMatchOptions, Highlighter, has_match};
+pub use search::FileObserver;
 pub use select::path_names_a_file;
 
 use crate::{
@@ -271,7 +272,7 @@ impl GrepOptions {
         }
     }
 
-    fn shape(&self) -> Shape {
+    fn shape(&self) -> Shape<'_> {
         // A file can never contribute more than `offset + max_count + 1`
         // results (the last one proves the limit), so no file is searched,
         // or held in memory, beyond that.
@@ -290,6 +291,7 @@ impl GrepOptions {
             per_file_cap,
             max_per_file: self.max_count_per_file,
             max_file_size: self.max_file_size,
+            observer: None,
         }
     }
 }
@@ -441,7 +443,46 @@ pub fn grep_with_progress(
     on_progress: &mut dyn FnMut(&GrepOutcome),
 ) -> Result<GrepOutcome> {
     let backlog = Backlog::new(options.max_buffered_bytes);
-    grep_with_backlog(options, cache, token, on_match, on_progress, &backlog)
+    let hooks = Hooks {
+        on_match,
+        on_progress,
+        observed: None,
+    };
+    grep_with_backlog(options, cache, token, hooks, &backlog)
+}
+
+/// [`grep`] with `observer` seeing every searched file's events as well
+/// (see [`FileObserver`]): what it writes for each file is handed to
+/// `on_observed`, on the calling thread, in path order, with the file's
+/// results. `offset` and `max_count` are refused (`EINVAL`): they cut
+/// results, and an observer's bytes for a file cannot be cut.
+pub fn grep_observed(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    observer: &dyn FileObserver,
+    on_observed: &mut dyn FnMut(&[u8]),
+) -> Result<GrepOutcome> {
+    if options.offset > 0 || options.max_count.is_some() {
+        return Err(Error::invalid(
+            "an observed search takes neither `offset` nor `max_count`",
+        ));
+    }
+    let backlog = Backlog::new(options.max_buffered_bytes);
+    let hooks = Hooks {
+        on_match: &mut |_| {},
+        on_progress: &mut |_| {},
+        observed: Some((observer, on_observed)),
+    };
+    grep_with_backlog(options, cache, token, hooks, &backlog)
+}
+
+/// What a search calls back: see [`grep_with_progress`] and
+/// [`grep_observed`].
+struct Hooks<'h> {
+    on_match: &'h mut dyn FnMut(&GrepMatch),
+    on_progress: &'h mut dyn FnMut(&GrepOutcome),
+    observed: Option<(&'h dyn FileObserver, &'h mut dyn FnMut(&[u8]))>,
 }
 
 /// [`grep_with_progress`], holding results that wait to be emitted in
@@ -450,8 +491,7 @@ fn grep_with_backlog(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
-    on_match: &mut dyn FnMut(&GrepMatch),
-    on_progress: &mut dyn FnMut(&GrepOutcome),
+    hooks: Hooks<'_>,
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     token.check()?;
@@ -465,15 +505,7 @@ fn grep_with_backlog(
             let _ = matcher.set(built.as_ref().ok().cloned());
             built.map(drop)
         });
-        let searched = search_tree(
-            options,
-            cache,
-            &matcher,
-            token,
-            on_match,
-            on_progress,
-            backlog,
-        );
+        let searched = search_tree(options, cache, &matcher, token, hooks, backlog);
         // A bad pattern is the error to report, whatever else failed.
         compiled
             .join()
@@ -488,8 +520,7 @@ fn search_tree(
     cache: &ScanCache,
     matcher: &OnceLock<Option<Arc<RegexMatcher>>>,
     token: &CancelToken,
-    on_match: &mut dyn FnMut(&GrepMatch),
-    on_progress: &mut dyn FnMut(&GrepOutcome),
+    hooks: Hooks<'_>,
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     let candidates = select::candidates(options, cache, token)?;
@@ -499,13 +530,19 @@ fn search_tree(
         source: candidates.source(),
         ..GrepOutcome::default()
     };
-    let mut emitter = Emitter::new(options, outcome, on_match, on_progress);
+    let (observer, on_observed) = hooks.observed.unzip();
+    let mut emitter = Emitter::new(options, outcome, hooks.on_match, hooks.on_progress);
+    emitter.on_observed = on_observed;
+    let shape = Shape {
+        observer,
+        ..options.shape()
+    };
     let job = run::Job {
         candidates: &candidates,
         cache,
         confine: options.confine,
         matcher,
-        shape: &options.shape(),
+        shape: &shape,
         token,
         backlog,
         needs: options
@@ -567,11 +604,11 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
     let halt = AtomicBool::new(false);
     let stop = Stop { token, halt: &halt };
     let report =
-        search::search_reader(&shape, true, &matcher, content, &stop).map_err(|err| match token
-            .check()
-        {
-            Err(stopped) => stopped,
-            Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
+        search::search_reader(&shape, true, &matcher, content, &stop, b"").map_err(|err| {
+            match token.check() {
+                Err(stopped) => stopped,
+                Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
+            }
         })?;
     let (mut ignore, mut quiet) = (|_: &GrepMatch| {}, |_: &GrepOutcome| {});
     // With no callback to take them, results are always kept.

@@ -1139,15 +1139,13 @@ fn results_waiting_behind_a_slow_file_stay_within_the_bound() {
         options.max_buffered_bytes = max_buffered_bytes;
         let backlog = Backlog::new(max_buffered_bytes);
         let cache = ScanCache::new(CachePolicy::default());
-        let outcome = grep_with_backlog(
-            &options,
-            &cache,
-            &CancelToken::new(),
-            &mut |_| {},
-            &mut |_| {},
-            &backlog,
-        )
-        .unwrap();
+        let hooks = Hooks {
+            on_match: &mut |_| {},
+            on_progress: &mut |_| {},
+            observed: None,
+        };
+        let outcome =
+            grep_with_backlog(&options, &cache, &CancelToken::new(), hooks, &backlog).unwrap();
         (outcome, backlog.peak())
     };
     let (bounded, bounded_peak) = search(bound);
@@ -1419,4 +1417,73 @@ fn a_file_too_large_to_index_is_searched_whole_every_time() {
         assert_eq!(keys(&outcome), ["big.txt:400001"]);
     }
     assert_eq!(cache.stats().content.files, 1, "only the small file");
+}
+
+/// Writes `path:line` for every match its sink sees.
+struct LineNumbers;
+
+impl FileObserver for LineNumbers {
+    fn observe(
+        &self,
+        path: &[u8],
+        _: &grep_regex::RegexMatcher,
+        search: &mut dyn FnMut(
+            &mut dyn grep_searcher::Sink<Error = std::io::Error>,
+        ) -> std::io::Result<()>,
+    ) -> std::io::Result<Vec<u8>> {
+        let mut written = Vec::new();
+        let mut sink = grep_searcher::sinks::UTF8(|line, _: &str| {
+            written.extend_from_slice(path);
+            written.extend_from_slice(format!(":{line}\n").as_bytes());
+            Ok(true)
+        });
+        search(&mut sink)?;
+        Ok(written)
+    }
+}
+
+#[test]
+fn an_observer_sees_every_file_s_events_handed_out_in_path_order() {
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("d{}/f{i:02}.txt", i % 3),
+                "hay\nneedle\nneedle\n".repeat(1 + i % 4),
+            )
+        })
+        .collect();
+    let spec: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = tree(&spec);
+    let mut options = GrepOptions::new("needle", dir.path());
+    options.max_count_per_file = Some(3);
+    let mut observed = Vec::new();
+    let outcome = grep_observed(
+        &options,
+        &ScanCache::new(CachePolicy::default()),
+        &CancelToken::new(),
+        &LineNumbers,
+        &mut |bytes| observed.extend_from_slice(bytes),
+    )
+    .unwrap();
+    let expected: String = outcome
+        .matches
+        .iter()
+        .map(|m| format!("{}:{}\n", m.path_lossy(), m.line_number))
+        .collect();
+    assert_eq!(String::from_utf8(observed).unwrap(), expected);
+    assert_eq!(outcome.files_with_matches, 40);
+
+    options.max_count = Some(1);
+    let err = grep_observed(
+        &options,
+        &ScanCache::new(CachePolicy::default()),
+        &CancelToken::new(),
+        &LineNumbers,
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "EINVAL");
 }
