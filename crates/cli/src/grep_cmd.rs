@@ -7,14 +7,20 @@
 //! `--hidden`. `-m` caps each file's matching lines, as ripgrep's does;
 //! `--max-results` caps the results in all.
 
-use std::{ffi::OsString, io::IsTerminal, path::Path, time::Instant};
+use std::{
+    ffi::OsString,
+    io::IsTerminal,
+    sync::atomic::{AtomicBool, Ordering},
+    time::Instant,
+};
 
 use clap::ColorChoice;
 use natives_scan::{
     CancelToken, cache,
-    grep::{GrepMode, GrepOptions, GrepOutcome, grep_with_progress, list_files, path_names_a_file},
+    grep::{GrepMode, GrepOptions, GrepOutcome, grep_with_progress, list_files},
     view::GrepSummaryView,
 };
+use termcolor::WriteColor;
 
 use crate::{
     Outcome,
@@ -29,8 +35,9 @@ use crate::{
 pub struct Request {
     pub options: GrepOptions,
     pub positionals: Positionals,
-    /// PATH names a file: print it as typed instead of joining.
-    pub single_file: bool,
+    /// PATH names a file, as the search resolved it (before any result):
+    /// print it as typed instead of joining.
+    single_file: AtomicBool,
     pub json: bool,
     pub line_numbers: bool,
     pub colour: bool,
@@ -41,10 +48,19 @@ pub struct Request {
 impl Request {
     /// The path printed for `relative`, a path under the search root.
     pub fn shown_path(&self, relative: &[u8]) -> Vec<u8> {
-        match (&self.positionals.prefix, self.single_file) {
+        match (
+            &self.positionals.prefix,
+            self.single_file.load(Ordering::Relaxed),
+        ) {
             (Some(file), true) => file.as_encoded_bytes().to_vec(),
             _ => self.positionals.display(relative),
         }
+    }
+
+    /// Take the library's answer to whether PATH names a file: the search
+    /// (or listing) tells it before its first result.
+    pub fn resolved(&self, path_is_file: bool) {
+        self.single_file.store(path_is_file, Ordering::Relaxed);
     }
 }
 
@@ -92,15 +108,10 @@ fn request(args: GrepArgs) -> Result<Request, String> {
         (_, true) => GrepMode::FilesWithMatches,
         _ => GrepMode::Content,
     };
-    // A path the search cannot read is left for the search to report.
-    let single_file = positionals
-        .prefix
-        .as_ref()
-        .is_some_and(|p| path_names_a_file(Path::new(p)).unwrap_or(false));
     Ok(Request {
         options,
         positionals,
-        single_file,
+        single_file: AtomicBool::new(false),
         json: args.json,
         line_numbers: !args.no_line_number,
         colour: colour(args.color),
@@ -110,19 +121,18 @@ fn request(args: GrepArgs) -> Result<Request, String> {
 }
 
 /// Whether to colour: always, never, or (as ripgrep decides) when standard
-/// output is a terminal that names itself in `TERM`, is not `dumb`, and
-/// `NO_COLOR` is not set.
+/// output is a terminal and `termcolor` finds colours wanted there (`TERM`
+/// names a terminal that is not `dumb`, `NO_COLOR` is not set).
 fn colour(choice: ColorChoice) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            let term = std::env::var_os("TERM");
-            std::io::stdout().is_terminal()
-                && term.is_some_and(|t| t != "dumb")
-                && std::env::var_os("NO_COLOR").is_none()
-        }
-    }
+    let choice = match choice {
+        ColorChoice::Always => termcolor::ColorChoice::Always,
+        ColorChoice::Never => termcolor::ColorChoice::Never,
+        ColorChoice::Auto if std::io::stdout().is_terminal() => termcolor::ColorChoice::Auto,
+        ColorChoice::Auto => termcolor::ColorChoice::Never,
+    };
+    termcolor::BufferWriter::stdout(choice)
+        .buffer()
+        .supports_color()
 }
 
 /// `--files`: the files the search would open, one per line.
@@ -132,7 +142,8 @@ fn list(request: &Request) -> Result<Outcome, String> {
         &request.options,
         cache::global(),
         &CancelToken::new(),
-        &mut |path| {
+        &mut |listed, path| {
+            request.resolved(listed.path_is_file);
             let shown = request.shown_path(path);
             out.write(|w| {
                 w.write_all(&shown)?;
@@ -172,7 +183,10 @@ fn search(request: &Request) -> Result<Outcome, String> {
                 }
             })
         },
-        &mut |so_far| progress.say(|| counted(so_far)),
+        &mut |so_far| {
+            request.resolved(so_far.path_is_file);
+            progress.say(|| counted(so_far))
+        },
     );
     progress.finish();
     let outcome = searched.map_err(|err| err.to_string())?;

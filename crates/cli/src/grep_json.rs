@@ -67,6 +67,7 @@ pub fn search(request: &Request, out: &mut dyn FnMut(&[u8])) -> Result<GrepOutco
         &CancelToken::new(),
         &lines,
         out,
+        &mut |so_far| request.resolved(so_far.path_is_file),
     )?;
     let stats = lines.stats.into_inner().unwrap_or_else(|p| p.into_inner());
     out(summary(&stats, started.elapsed()).as_bytes());

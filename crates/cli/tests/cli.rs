@@ -246,14 +246,15 @@ fn grep_takes_ripgreps_habits() {
             &["grep", "--color", "never", "foo", "b.rs"],
             "b.rs:1:fn foo() {}\n",
         ),
+        // The bytes `rg --color always` writes (through termcolor).
         (
             &["grep", "--color", "always", "-i", "foo", "a.txt"],
-            "\x1b[35ma.txt\x1b[0m:\x1b[32m2\x1b[0m:two \x1b[1;31mfoo\x1b[0m\n\
-             \x1b[35ma.txt\x1b[0m:\x1b[32m6\x1b[0m:six \x1b[1;31mFoo\x1b[0m\n",
+            "\x1b[0m\x1b[35ma.txt\x1b[0m:\x1b[0m\x1b[32m2\x1b[0m:two \x1b[0m\x1b[1m\x1b[31mfoo\x1b[0m\n\
+             \x1b[0m\x1b[35ma.txt\x1b[0m:\x1b[0m\x1b[32m6\x1b[0m:six \x1b[0m\x1b[1m\x1b[31mFoo\x1b[0m\n",
         ),
         (
             &["grep", "--color=always", "-o", "-N", "t.o", "a.txt"],
-            "\x1b[35ma.txt\x1b[0m:\x1b[1;31mtwo\x1b[0m\n",
+            "\x1b[0m\x1b[35ma.txt\x1b[0m:\x1b[0m\x1b[1m\x1b[31mtwo\x1b[0m\n",
         ),
         (
             &["grep", "--stats", "two"],
@@ -295,7 +296,10 @@ fn colour_and_progress_only_on_a_terminal() {
     };
     let (code, shown, _) = on_terminal(&mut grep(&["grep", "two", "a.txt"]), Stream::Stdout);
     assert_eq!(code, 0);
-    assert!(shown.contains("\x1b[1;31mtwo\x1b[0m foo"), "{shown:?}");
+    assert!(
+        shown.contains("\x1b[0m\x1b[1m\x1b[31mtwo\x1b[0m foo"),
+        "{shown:?}"
+    );
     for (name, value) in [("TERM", "dumb"), ("NO_COLOR", "1")] {
         let mut plain = grep(&["grep", "two", "a.txt"]);
         plain.env(name, value);

@@ -431,10 +431,14 @@ pub fn grep(
     grep_with_progress(options, cache, token, on_match, &mut |_| {})
 }
 
-/// [`grep`], also showing how far it has got: after each file's report is
-/// taken, in path order and on the calling thread, `on_progress` sees the
-/// counters so far (files searched, results found, ...), so a long search
-/// can report progress while it runs.
+/// [`grep`], also showing how far it has got: once the search knows what
+/// `path` is and where its file list comes from, before any file is
+/// searched, `on_progress` sees the outcome with only those set
+/// ([`GrepOutcome::root`], [`GrepOutcome::path_is_file`],
+/// [`GrepOutcome::source`]), so a front can name results as this search
+/// resolved `path`; then after each file's report is taken, in path order
+/// and on the calling thread, the counters so far (files searched, results
+/// found, ...), so a long search can report progress while it runs.
 pub fn grep_with_progress(
     options: &GrepOptions,
     cache: &ScanCache,
@@ -451,17 +455,18 @@ pub fn grep_with_progress(
     grep_with_backlog(options, cache, token, hooks, &backlog)
 }
 
-/// [`grep`] with `observer` seeing every searched file's events as well
-/// (see [`FileObserver`]): what it writes for each file is handed to
-/// `on_observed`, on the calling thread, in path order, with the file's
-/// results. `offset` and `max_count` are refused (`EINVAL`): they cut
-/// results, and an observer's bytes for a file cannot be cut.
+/// [`grep_with_progress`] with `observer` seeing every searched file's
+/// events as well (see [`FileObserver`]): what it writes for each file is
+/// handed to `on_observed`, on the calling thread, in path order, with the
+/// file's results. `offset` and `max_count` are refused (`EINVAL`): they
+/// cut results, and an observer's bytes for a file cannot be cut.
 pub fn grep_observed(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
     observer: &dyn FileObserver,
     on_observed: &mut dyn FnMut(&[u8]),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
 ) -> Result<GrepOutcome> {
     if options.offset > 0 || options.max_count.is_some() {
         return Err(Error::invalid(
@@ -471,7 +476,7 @@ pub fn grep_observed(
     let backlog = Backlog::new(options.max_buffered_bytes);
     let hooks = Hooks {
         on_match: &mut |_| {},
-        on_progress: &mut |_| {},
+        on_progress,
         observed: Some((observer, on_observed)),
     };
     grep_with_backlog(options, cache, token, hooks, &backlog)
@@ -530,6 +535,7 @@ fn search_tree(
         source: candidates.source(),
         ..GrepOutcome::default()
     };
+    (hooks.on_progress)(&outcome);
     let (observer, on_observed) = hooks.observed.unzip();
     let mut emitter = Emitter::new(options, outcome, hooks.on_match, hooks.on_progress);
     emitter.on_observed = on_observed;
@@ -559,26 +565,28 @@ fn search_tree(
 
 /// The files a search with `options` would search (`rg --files`), in path
 /// order, none of them opened: a file named as `path`, or a directory's
-/// regular files after the node_modules rule, the `globs` and the file types.
-/// `on_file` sees each path, relative to the returned root, as it is found;
-/// the matching options are not used.
+/// regular files after the node_modules rule, the `globs` and the file
+/// types. `on_file` sees each path, relative to the returned root, as it is
+/// found, with the listing so far (its root, whether `path` named a file,
+/// the files listed before this one), so a front can name it as this
+/// listing resolved `path`; the matching options are not used.
 pub fn list_files(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
-    on_file: &mut dyn FnMut(&[u8]),
+    on_file: &mut dyn FnMut(&ListedFiles, &[u8]),
 ) -> Result<ListedFiles> {
     let candidates = select::listed(options, cache, token)?;
-    let mut files = 0;
-    let unreadable = candidates.each(cache, token, &mut |path| {
-        files += 1;
-        on_file(path);
-    })?;
-    Ok(ListedFiles {
+    let mut listed = ListedFiles {
         root: candidates.root().to_path_buf(),
-        files,
-        unreadable,
-    })
+        path_is_file: candidates.is_explicit(),
+        ..ListedFiles::default()
+    };
+    listed.unreadable = candidates.each(cache, token, &mut |path| {
+        on_file(&listed, path);
+        listed.files += 1;
+    })?;
+    Ok(listed)
 }
 
 /// What [`list_files`] listed.
@@ -586,6 +594,9 @@ pub fn list_files(
 pub struct ListedFiles {
     /// The canonical directory the listed paths are relative to.
     pub root: PathBuf,
+    /// `path` named one file (listed by its name, relative to `root`, its
+    /// directory) rather than a directory to list.
+    pub path_is_file: bool,
     /// How many files were listed.
     pub files: usize,
     /// What the walk could not enter or read, in path order.

@@ -1193,11 +1193,19 @@ fn progress_follows_every_file_in_order() {
     let mut seen = Vec::new();
     let token = CancelToken::new();
     let cache = ScanCache::new(CachePolicy::default());
+    let mut first = None;
     let outcome = grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        first.get_or_insert_with(|| so_far.clone());
         seen.push((so_far.files_searched, so_far.total_matches))
     })
     .unwrap();
-    let expected: Vec<(usize, u64)> = (1..=12).map(|files| (files, 3 * files as u64)).collect();
+    // First the resolved `path`, before any file is searched.
+    let first = first.unwrap();
+    assert_eq!(
+        (first.root.clone(), first.path_is_file),
+        (outcome.root.clone(), false)
+    );
+    let expected: Vec<(usize, u64)> = (0..=12).map(|files| (files, 3 * files as u64)).collect();
     assert_eq!(seen, expected);
     assert_eq!(outcome.files_searched, 12);
     // A limited search stops at the file proving the limit, and so do the reports.
@@ -1207,7 +1215,17 @@ fn progress_follows_every_file_in_order() {
         seen.push((so_far.files_searched, so_far.total_matches))
     })
     .unwrap();
-    assert_eq!(seen, [(1, 3), (2, 6)]);
+    assert_eq!(seen, [(0, 0), (1, 3), (2, 6)]);
+    // A named file is known to be one before its results come.
+    options.path = dir
+        .path()
+        .join(keys(&outcome)[0].split(':').next().unwrap());
+    let mut named = Vec::new();
+    grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        named.push((so_far.files_searched, so_far.path_is_file))
+    })
+    .unwrap();
+    assert_eq!(named, [(0, true), (1, true)]);
 }
 
 /// Files whose last change is older than the racy margin, so cached greps
@@ -1466,6 +1484,7 @@ fn an_observer_sees_every_file_s_events_handed_out_in_path_order() {
         &CancelToken::new(),
         &LineNumbers,
         &mut |bytes| observed.extend_from_slice(bytes),
+        &mut |_| {},
     )
     .unwrap();
     let expected: String = outcome
@@ -1482,6 +1501,7 @@ fn an_observer_sees_every_file_s_events_handed_out_in_path_order() {
         &ScanCache::new(CachePolicy::default()),
         &CancelToken::new(),
         &LineNumbers,
+        &mut |_| {},
         &mut |_| {},
     )
     .unwrap_err();
