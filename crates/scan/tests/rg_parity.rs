@@ -448,7 +448,7 @@ fn listed_files_match_rg_files() {
             configure(&mut options);
             let mut listed = Vec::new();
             let scans = ScanCache::new(CachePolicy::default());
-            let outcome = list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+            let outcome = list_files(&options, &scans, &CancelToken::new(), &mut |_, path| {
                 listed.push(String::from_utf8_lossy(path).into_owned())
             })
             .unwrap();
@@ -459,7 +459,7 @@ fn listed_files_match_rg_files() {
     let options = GrepOptions::new("", dir.path().join("src/lib.rs"));
     let mut listed = Vec::new();
     let scans = ScanCache::new(CachePolicy::default());
-    list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+    list_files(&options, &scans, &CancelToken::new(), &mut |_, path| {
         listed.push(path.to_vec())
     })
     .unwrap();

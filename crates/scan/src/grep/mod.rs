@@ -482,12 +482,15 @@ pub fn grep_observed(
     grep_with_backlog(options, cache, token, hooks, &backlog)
 }
 
+/// Takes what a [`FileObserver`] wrote for each file, in path order.
+type OnObserved<'h> = &'h mut dyn FnMut(&[u8]);
+
 /// What a search calls back: see [`grep_with_progress`] and
 /// [`grep_observed`].
 struct Hooks<'h> {
     on_match: &'h mut dyn FnMut(&GrepMatch),
     on_progress: &'h mut dyn FnMut(&GrepOutcome),
-    observed: Option<(&'h dyn FileObserver, &'h mut dyn FnMut(&[u8]))>,
+    observed: Option<(&'h dyn FileObserver, OnObserved<'h>)>,
 }
 
 /// [`grep_with_progress`], holding results that wait to be emitted in

@@ -503,7 +503,7 @@ pub(super) struct Emitter<'a> {
     on_progress: &'a mut dyn FnMut(&GrepOutcome),
     /// Sees what an observer wrote for each file (see
     /// [`super::grep_observed`]).
-    pub(super) on_observed: Option<&'a mut dyn FnMut(&[u8])>,
+    pub(super) on_observed: Option<super::OnObserved<'a>>,
 }
 
 impl<'a> Emitter<'a> {
