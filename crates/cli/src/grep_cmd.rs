@@ -1,11 +1,13 @@
 //! `natives grep PATTERN [PATH]`: the library's grep with ripgrep's flag
 //! spellings and ripgrep's `path:line:text` output (`-n --no-heading -H`);
-//! `--files` lists what would be searched, as `rg --files`.
+//! `--files` lists what would be searched, as `rg --files`; `--json` prints
+//! ripgrep's JSON Lines (see `grep_json`).
 //!
 //! Where the CLI departs from the library's defaults it follows ripgrep, so
 //! the same command line means the same thing: dot-files are skipped unless
 //! `--hidden`. `-m` caps each file's matching lines, as ripgrep's does;
-//! `--max-results` caps the results in all.
+//! `--max-results` caps the results in all. Whether PATH names a file is
+//! the search's answer, which it gives before its first result.
 
 use std::{
     ffi::OsString,
