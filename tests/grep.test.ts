@@ -477,6 +477,23 @@ describe('errors', () => {
     expect(error.message).toContain('rust');
   });
 
+  test('glob, type and typeNot take lists, as rg repeats -g, -t and -T', async () => {
+    const dir = fixture('grep-lists', {
+      'src/a.rs': 'needle\n',
+      'src/b.ts': 'needle\n',
+      'docs/c.md': 'needle\n',
+    });
+    const paths = async (options: Partial<GrepOptions>) =>
+      (await grep({ pattern: 'needle', path: dir, mode: 'filesWithMatches', ...options })).matches.map((m) => m.path);
+    expect(await paths({ glob: ['*.md', '*.ts'] })).toEqual(['docs/c.md', 'src/b.ts']);
+    expect(await paths({ glob: ['src/**', '!*.ts'] })).toEqual(['src/a.rs']);
+    expect(await paths({ glob: '*.rs' })).toEqual(['src/a.rs']);
+    expect(await paths({ type: ['rust', 'md'] })).toEqual(['docs/c.md', 'src/a.rs']);
+    expect(await paths({ typeNot: 'rust' })).toEqual(['docs/c.md', 'src/b.ts']);
+    expect(await paths({ type: ['rust', 'ts'], typeNot: ['ts'] })).toEqual(['src/a.rs']);
+    expect((await rejection(grep({ pattern: 'x', path: dir, type: ['rust', 'russt'] }))).code).toBe('EINVAL');
+  });
+
   test('bad modes and option types are EINVAL', async () => {
     const bad: Array<Record<string, unknown>> = [
       { mode: 'lines' },
@@ -487,6 +504,7 @@ describe('errors', () => {
       { contextAfter: 'two' },
       { ignoreCase: 'yes' },
       { glob: 5 },
+      { glob: ['*.ts', 5] },
       { type: 7 },
       { maxFileSize: -1 },
       { maxColumns: 'wide' },

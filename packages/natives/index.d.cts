@@ -953,10 +953,18 @@ export interface NativeGrepOptions {
    * U+DC00 + byte).
    */
   path?: string
-  /** Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`. */
-  glob?: string
-  /** Only files of this type (`rust`, `ts`, ...), from ripgrep's type list. */
-  type?: string
+  /**
+   * Only files these globs select (`*.ts`; `!` excludes), as `rg -g`
+   * repeated: any glob without `!` selects, a later `!` glob excludes.
+   */
+  glob?: string | Array<string>
+  /**
+   * Only files of these types (`rust`, `ts`, ...; any of them), from
+   * ripgrep's type list, as `rg -t` repeated.
+   */
+  type?: string | Array<string>
+  /** Never files of these types, as `rg -T` repeated. */
+  typeNot?: string | Array<string>
   /** Case-insensitive (default false). */
   ignoreCase?: boolean
   /** Case-insensitive unless the pattern has an uppercase letter (default false). */

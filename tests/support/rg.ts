@@ -87,7 +87,11 @@ const stripDot = (p: string) => (p.startsWith('./') ? p.slice(2) : p);
 
 /** Run `rg --json` and collect its match and context lines and summary counts. */
 export function rgJson(rg: string, cwd: string, args: readonly string[], pattern: string, target = '.'): RgReport {
-  const stdout = runRg(rg, cwd, ['--json', ...args], pattern, target).toString('utf8');
+  return readRgJson(runRg(rg, cwd, ['--json', ...args], pattern, target).toString('utf8'));
+}
+
+/** Collect the match and context lines and summary counts of `rg --json` output (`natives grep --json` too). */
+export function readRgJson(stdout: string): RgReport {
   const report: RgReport = { lines: [], matchRecords: 0, searches: 0, searchesWithMatch: 0 };
   for (const raw of stdout.split('\n')) {
     if (raw === '') continue;

@@ -207,20 +207,29 @@ pub struct GrepArgs {
     /// Lines of context before each match (wins over -C).
     #[arg(short = 'B', long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
     pub before_context: Option<usize>,
-    /// Only files matching GLOB (`*.ts`, `src/**`; `!GLOB` excludes).
+    /// Only files matching GLOB (`*.ts`, `src/**`; `!GLOB` excludes);
+    /// repeatable: any GLOB selects, a later `!GLOB` excludes.
     #[arg(short = 'g', long, value_name = "GLOB")]
-    pub glob: Option<String>,
-    /// Only files of ripgrep's type TYPE (rust, ts, py, ...).
+    pub glob: Vec<String>,
+    /// Only files of ripgrep's type TYPE (rust, ts, py, ...); repeatable:
+    /// any of them.
     #[arg(short = 't', long = "type", value_name = "TYPE")]
-    pub file_type: Option<String>,
-    /// Print at most NUM results in all (ripgrep: per file).
+    pub file_type: Vec<String>,
+    /// Never files of ripgrep's type TYPE; repeatable.
+    #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
+    pub type_not: Vec<String>,
+    /// Stop searching each file after NUM matching lines, as ripgrep
+    /// (`-m 0` searches nothing).
     #[arg(short = 'm', long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
     pub max_count: Option<usize>,
+    /// Print at most NUM results in all, across files.
+    #[arg(long, value_name = "NUM", value_parser = count, allow_negative_numbers = true)]
+    pub max_results: Option<usize>,
     /// Print each file with matches and its count (of matches with -o).
-    #[arg(short = 'c', long, overrides_with = "files_with_matches")]
+    #[arg(short = 'c', long, overrides_with_all = ["files_with_matches", "json"])]
     pub count: bool,
     /// Print only the paths of files with matches.
-    #[arg(short = 'l', long, overrides_with = "count")]
+    #[arg(short = 'l', long, overrides_with_all = ["count", "json"])]
     pub files_with_matches: bool,
     /// Print the files that would be searched, without searching them.
     #[arg(long)]
@@ -243,8 +252,10 @@ pub struct GrepArgs {
     /// Which files the walk sees.
     #[command(flatten)]
     pub walk: WalkArgs,
-    /// One JSON object per result, then a summary object.
-    #[arg(long)]
+    /// Print ripgrep's JSON Lines (`rg --json`): begin, match, context and
+    /// end messages per file, then a summary. The last of --json, -c and -l
+    /// wins, as in ripgrep.
+    #[arg(long, overrides_with_all = ["count", "files_with_matches"], conflicts_with = "max_results")]
     pub json: bool,
     /// Print the counters and the time taken after the results; on a
     /// terminal, show progress while searching.

@@ -1,25 +1,35 @@
 //! `natives grep PATTERN [PATH]`: the library's grep with ripgrep's flag
 //! spellings and ripgrep's `path:line:text` output (`-n --no-heading -H`);
-//! `--files` lists what would be searched, as `rg --files`.
+//! `--files` lists what would be searched, as `rg --files`; `--json` prints
+//! ripgrep's JSON Lines (see `grep_json`).
 //!
 //! Where the CLI departs from the library's defaults it follows ripgrep, so
 //! the same command line means the same thing: dot-files are skipped unless
-//! `--hidden`. `-m` limits results in all, not per file (stated in `--help`).
+//! `--hidden`. `-m` caps each file's matching lines, as ripgrep's does;
+//! `--max-results` caps the results in all. Whether PATH names a file is
+//! the search's answer, which it gives before its first result.
 
-use std::{ffi::OsString, io::IsTerminal, path::Path, time::Instant};
+use std::{
+    ffi::OsString,
+    io::IsTerminal,
+    sync::atomic::{AtomicBool, Ordering},
+    time::Instant,
+};
 
 use clap::ColorChoice;
 use natives_scan::{
     CancelToken, cache,
-    grep::{GrepMode, GrepOptions, GrepOutcome, grep_with_progress, list_files, path_names_a_file},
+    grep::{GrepMode, GrepOptions, GrepOutcome, grep_with_progress, list_files},
     view::GrepSummaryView,
 };
+use termcolor::WriteColor;
 
 use crate::{
     Outcome,
     args::GrepArgs,
-    common::{Output, Positionals, report_unreadable, write_json},
-    grep_print::{GrepLine, Printer},
+    common::{Output, Positionals, report_unreadable},
+    grep_json,
+    grep_print::Printer,
     progress::Progress,
 };
 
@@ -27,8 +37,9 @@ use crate::{
 pub struct Request {
     pub options: GrepOptions,
     pub positionals: Positionals,
-    /// PATH names a file: print it as typed instead of joining.
-    pub single_file: bool,
+    /// PATH names a file, as the search resolved it (before any result):
+    /// print it as typed instead of joining.
+    single_file: AtomicBool,
     pub json: bool,
     pub line_numbers: bool,
     pub colour: bool,
@@ -39,10 +50,19 @@ pub struct Request {
 impl Request {
     /// The path printed for `relative`, a path under the search root.
     pub fn shown_path(&self, relative: &[u8]) -> Vec<u8> {
-        match (&self.positionals.prefix, self.single_file) {
+        match (
+            &self.positionals.prefix,
+            self.single_file.load(Ordering::Relaxed),
+        ) {
             (Some(file), true) => file.as_encoded_bytes().to_vec(),
             _ => self.positionals.display(relative),
         }
+    }
+
+    /// Take the library's answer to whether PATH names a file: the search
+    /// (or listing) tells it before its first result.
+    pub fn resolved(&self, path_is_file: bool) {
+        self.single_file.store(path_is_file, Ordering::Relaxed);
     }
 }
 
@@ -80,23 +100,20 @@ fn request(args: GrepArgs) -> Result<Request, String> {
     }
     options.context_before = args.before_context.unwrap_or(options.context_before);
     options.context_after = args.after_context.unwrap_or(options.context_after);
-    options.glob = args.glob;
-    options.file_type = args.file_type;
-    options.max_count = args.max_count;
+    options.globs = args.glob;
+    options.file_types = args.file_type;
+    options.file_types_not = args.type_not;
+    options.max_count_per_file = args.max_count.map(|max| max as u64);
+    options.max_count = args.max_results;
     options.mode = match (args.count, args.files_with_matches) {
         (true, _) => GrepMode::Count,
         (_, true) => GrepMode::FilesWithMatches,
         _ => GrepMode::Content,
     };
-    // A path the search cannot read is left for the search to report.
-    let single_file = positionals
-        .prefix
-        .as_ref()
-        .is_some_and(|p| path_names_a_file(Path::new(p)).unwrap_or(false));
     Ok(Request {
         options,
         positionals,
-        single_file,
+        single_file: AtomicBool::new(false),
         json: args.json,
         line_numbers: !args.no_line_number,
         colour: colour(args.color),
@@ -106,19 +123,18 @@ fn request(args: GrepArgs) -> Result<Request, String> {
 }
 
 /// Whether to colour: always, never, or (as ripgrep decides) when standard
-/// output is a terminal that names itself in `TERM`, is not `dumb`, and
-/// `NO_COLOR` is not set.
+/// output is a terminal and `termcolor` finds colours wanted there (`TERM`
+/// names a terminal that is not `dumb`, `NO_COLOR` is not set).
 fn colour(choice: ColorChoice) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            let term = std::env::var_os("TERM");
-            std::io::stdout().is_terminal()
-                && term.is_some_and(|t| t != "dumb")
-                && std::env::var_os("NO_COLOR").is_none()
-        }
-    }
+    let choice = match choice {
+        ColorChoice::Always => termcolor::ColorChoice::Always,
+        ColorChoice::Never => termcolor::ColorChoice::Never,
+        ColorChoice::Auto if std::io::stdout().is_terminal() => termcolor::ColorChoice::Auto,
+        ColorChoice::Auto => termcolor::ColorChoice::Never,
+    };
+    termcolor::BufferWriter::stdout(choice)
+        .buffer()
+        .supports_color()
 }
 
 /// `--files`: the files the search would open, one per line.
@@ -128,7 +144,8 @@ fn list(request: &Request) -> Result<Outcome, String> {
         &request.options,
         cache::global(),
         &CancelToken::new(),
-        &mut |path| {
+        &mut |listed, path| {
+            request.resolved(listed.path_is_file);
             let shown = request.shown_path(path);
             out.write(|w| {
                 w.write_all(&shown)?;
@@ -143,6 +160,13 @@ fn list(request: &Request) -> Result<Outcome, String> {
 }
 
 fn search(request: &Request) -> Result<Outcome, String> {
+    // As `rg -m 0`: nothing can match, so nothing is searched or printed.
+    if request.options.max_count_per_file == Some(0) {
+        return Ok(Outcome::from_count(0));
+    }
+    if request.json {
+        return json(request);
+    }
     let started = Instant::now();
     let progress = Progress::spinner(request.stats, "searching");
     let mut out = Output::stdout();
@@ -161,21 +185,33 @@ fn search(request: &Request) -> Result<Outcome, String> {
                 }
             })
         },
-        &mut |so_far| progress.say(|| counted(so_far)),
+        &mut |so_far| {
+            request.resolved(so_far.path_is_file);
+            progress.say(|| counted(so_far))
+        },
     );
     progress.finish();
     let outcome = searched.map_err(|err| err.to_string())?;
     let summary = GrepSummaryView::from(&outcome);
-    if request.json {
-        out.write(|w| write_json(w, &GrepLine::Summary(summary)));
-    } else if request.stats {
+    if request.stats {
         let seconds = started.elapsed().as_secs_f64();
         out.write(|w| writeln!(w, "\n{}{seconds:.3} seconds", stats(&summary)));
     }
     out.finish()?;
     let incomplete = report_unreadable(&request.positionals, &outcome.unreadable);
-    // What was printed decides, as with `rg -m 0`: a result cut by `-m` is not found.
+    // What was printed decides, as with `rg -m 0`: a result cut by `-m` or
+    // `--max-results` is not found.
     Ok(Outcome::from_count(printed).unless_incomplete(incomplete))
+}
+
+/// `--json`: ripgrep's JSON Lines (see `grep_json`).
+fn json(request: &Request) -> Result<Outcome, String> {
+    let mut out = Output::stdout();
+    let searched = grep_json::search(request, &mut |bytes| out.write(|w| w.write_all(bytes)));
+    let outcome = searched.map_err(|err| err.to_string())?;
+    out.finish()?;
+    let incomplete = report_unreadable(&request.positionals, &outcome.unreadable);
+    Ok(Outcome::from_count(outcome.total_matches).unless_incomplete(incomplete))
 }
 
 /// The progress line: how far the search has got.

@@ -2,29 +2,20 @@
 //! lines, `path-line-text` for context, `--` between groups that do not
 //! touch, `path:count` and bare paths in the count and files modes, and
 //! with colour the path in magenta, line numbers in green and matches in
-//! bold red (ripgrep's default colours). `--json` prints the library's view
-//! of each result instead.
+//! bold red: ripgrep's default colours, written through `termcolor` as
+//! ripgrep writes them, so the bytes are the same. `--json` is
+//! `grep_json`'s.
 
 use std::{io, io::Write, ops::Range};
 
 use natives_scan::{
     Error,
     grep::{GrepMatch, GrepMode, Highlighter},
-    view::{GrepMatchView, GrepSummaryView},
 };
 
-use crate::{
-    common::{JsonLine, write_json},
-    grep_cmd::Request,
-};
+use termcolor::{Ansi, Color, ColorSpec, NoColor, WriteColor};
 
-/// One `--json` line of grep.
-pub type GrepLine = JsonLine<GrepMatchView, GrepSummaryView>;
-
-const PATH_COLOUR: &str = "\x1b[35m";
-const NUMBER_COLOUR: &str = "\x1b[32m";
-const MATCH_COLOUR: &str = "\x1b[1;31m";
-const RESET: &str = "\x1b[0m";
+use crate::grep_cmd::Request;
 
 /// Prints results in order, remembering where the last group ended.
 pub struct Printer<'a> {
@@ -33,6 +24,32 @@ pub struct Printer<'a> {
     highlighter: Option<Highlighter>,
     /// The file and line last printed, to place group separators.
     last: Option<(Vec<u8>, u64)>,
+    /// ripgrep's default colours.
+    colours: Colours,
+}
+
+/// How paths, line numbers and matches are coloured.
+struct Colours {
+    path: ColorSpec,
+    number: ColorSpec,
+    matched: ColorSpec,
+}
+
+impl Colours {
+    /// ripgrep's defaults.
+    fn ripgrep() -> Colours {
+        let mut path = ColorSpec::new();
+        path.set_fg(Some(Color::Magenta));
+        let mut number = ColorSpec::new();
+        number.set_fg(Some(Color::Green));
+        let mut matched = ColorSpec::new();
+        matched.set_fg(Some(Color::Red)).set_bold(true);
+        Colours {
+            path,
+            number,
+            matched,
+        }
+    }
 }
 
 /// How one line is printed: `:` for a result, `-` for context, and the
@@ -60,19 +77,24 @@ impl Printer<'_> {
             request,
             highlighter,
             last: None,
+            colours: Colours::ripgrep(),
         })
     }
 
-    /// Print one result.
+    /// Print one result, coloured when the request says so.
     pub fn print(&mut self, out: &mut dyn Write, found: &GrepMatch) -> io::Result<()> {
+        let (mut ansi, mut plain);
+        let out: &mut dyn WriteColor = match self.request.colour {
+            true => {
+                ansi = Ansi::new(out);
+                &mut ansi
+            }
+            false => {
+                plain = NoColor::new(out);
+                &mut plain
+            }
+        };
         let path = self.request.shown_path(&found.path);
-        if self.request.json {
-            let view = GrepMatchView {
-                path: String::from_utf8_lossy(&path).into_owned(),
-                ..GrepMatchView::from(found)
-            };
-            return write_json(out, &GrepLine::Match(view));
-        }
         match self.request.options.mode {
             GrepMode::Content => self.content(out, &path, found),
             GrepMode::Count => {
@@ -86,7 +108,12 @@ impl Printer<'_> {
         }
     }
 
-    fn content(&mut self, out: &mut dyn Write, path: &[u8], found: &GrepMatch) -> io::Result<()> {
+    fn content(
+        &mut self,
+        out: &mut dyn WriteColor,
+        path: &[u8],
+        found: &GrepMatch,
+    ) -> io::Result<()> {
         let options = &self.request.options;
         let first = found
             .context_before
@@ -114,7 +141,12 @@ impl Printer<'_> {
 
     /// The result's own lines (several for a multi-line match); the number
     /// of the last one.
-    fn result_lines(&self, out: &mut dyn Write, path: &[u8], found: &GrepMatch) -> io::Result<u64> {
+    fn result_lines(
+        &self,
+        out: &mut dyn WriteColor,
+        path: &[u8],
+        found: &GrepMatch,
+    ) -> io::Result<u64> {
         let matches = self.matches(&found.line);
         let mut offset = 0;
         let mut number = found.line_number;
@@ -149,38 +181,41 @@ impl Printer<'_> {
         }
     }
 
-    fn line(&self, out: &mut dyn Write, path: &[u8], line: &Line<'_>) -> io::Result<()> {
+    fn line(&self, out: &mut dyn WriteColor, path: &[u8], line: &Line<'_>) -> io::Result<()> {
         self.path(out, path)?;
         let separator = line.separator;
         if self.request.line_numbers {
             write!(out, "{separator}")?;
-            self.coloured(out, NUMBER_COLOUR, &line.number.to_string())?;
+            coloured(
+                out,
+                &self.colours.number,
+                line.number.to_string().as_bytes(),
+            )?;
         }
         write!(out, "{separator}")?;
         let mut at = 0;
         for range in line.matches {
             out.write_all(&line.text.as_bytes()[at..range.start])?;
-            self.coloured(out, MATCH_COLOUR, &line.text[range.clone()])?;
+            coloured(
+                out,
+                &self.colours.matched,
+                line.text[range.clone()].as_bytes(),
+            )?;
             at = range.end;
         }
         writeln!(out, "{}", &line.text[at..])
     }
 
-    fn path(&self, out: &mut dyn Write, path: &[u8]) -> io::Result<()> {
-        if self.request.colour {
-            out.write_all(PATH_COLOUR.as_bytes())?;
-            out.write_all(path)?;
-            return out.write_all(RESET.as_bytes());
-        }
-        out.write_all(path)
+    fn path(&self, out: &mut dyn WriteColor, path: &[u8]) -> io::Result<()> {
+        coloured(out, &self.colours.path, path)
     }
+}
 
-    fn coloured(&self, out: &mut dyn Write, colour: &str, text: &str) -> io::Result<()> {
-        match self.request.colour {
-            true => write!(out, "{colour}{text}{RESET}"),
-            false => out.write_all(text.as_bytes()),
-        }
-    }
+/// `text` in `colour` (nothing is coloured when `out` does not colour).
+fn coloured(out: &mut dyn WriteColor, colour: &ColorSpec, text: &[u8]) -> io::Result<()> {
+    out.set_color(colour)?;
+    out.write_all(text)?;
+    out.reset()
 }
 
 /// A context line: printed with `-`, nothing coloured.

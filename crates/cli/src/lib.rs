@@ -18,6 +18,7 @@ mod evidence_cmd;
 mod find_cmd;
 mod glob_cmd;
 mod grep_cmd;
+mod grep_json;
 mod grep_print;
 mod handover_cmd;
 mod pool_cmd;

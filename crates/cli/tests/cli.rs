@@ -161,13 +161,37 @@ fn grep_prints_like_ripgrep() {
         (&["grep", "-t", "rust", "foo"], "b.rs:1:fn foo() {}\n"),
         // As `rg -g`, a glob selects a dot-file it matches.
         (
-            &["grep", "-g", "*.txt", "-m", "1", "-i", "foo"],
+            &["grep", "-g", "*.txt", "--max-results", "1", "-i", "foo"],
             ".hidden.txt:1:foo\n",
         ),
         (
             &["grep", "-g", "a.txt", "-m", "1", "-i", "foo"],
             "a.txt:2:two foo\n",
         ),
+        // As `rg -m`, per file; `--max-results` caps the whole.
+        (
+            &["grep", "-g", "*.txt", "-m", "1", "-i", "foo"],
+            ".hidden.txt:1:foo\na.txt:2:two foo\n",
+        ),
+        (&["grep", "-m", "1", "-c", "-i", "foo"], "a.txt:1\nb.rs:1\n"),
+        (
+            &["grep", "-m", "2", "--max-results", "3", "-i", "o"],
+            "a.txt:1:one\na.txt:2:two foo\nb.rs:1:fn foo() {}\n",
+        ),
+        // As `rg -g`/`-t` repeated: any of them selects, `!` excludes.
+        (
+            &["grep", "-g", "*.rs", "-g", "a.*", "-l", "foo"],
+            "a.txt\nb.rs\n",
+        ),
+        (
+            &["grep", "-g", "*", "-g", "!*.rs", "-l", "foo"],
+            ".hidden.txt\na.txt\n",
+        ),
+        (
+            &["grep", "-t", "rust", "-t", "txt", "-l", "foo"],
+            "a.txt\nb.rs\n",
+        ),
+        (&["grep", "-T", "txt", "-l", "foo"], "b.rs\n"),
         (
             &["grep", "-U", "two foo\\nthree"],
             "a.txt:2:two foo\na.txt:3:three\n",
@@ -222,14 +246,15 @@ fn grep_takes_ripgreps_habits() {
             &["grep", "--color", "never", "foo", "b.rs"],
             "b.rs:1:fn foo() {}\n",
         ),
+        // The bytes `rg --color always` writes (through termcolor).
         (
             &["grep", "--color", "always", "-i", "foo", "a.txt"],
-            "\x1b[35ma.txt\x1b[0m:\x1b[32m2\x1b[0m:two \x1b[1;31mfoo\x1b[0m\n\
-             \x1b[35ma.txt\x1b[0m:\x1b[32m6\x1b[0m:six \x1b[1;31mFoo\x1b[0m\n",
+            "\x1b[0m\x1b[35ma.txt\x1b[0m:\x1b[0m\x1b[32m2\x1b[0m:two \x1b[0m\x1b[1m\x1b[31mfoo\x1b[0m\n\
+             \x1b[0m\x1b[35ma.txt\x1b[0m:\x1b[0m\x1b[32m6\x1b[0m:six \x1b[0m\x1b[1m\x1b[31mFoo\x1b[0m\n",
         ),
         (
             &["grep", "--color=always", "-o", "-N", "t.o", "a.txt"],
-            "\x1b[35ma.txt\x1b[0m:\x1b[1;31mtwo\x1b[0m\n",
+            "\x1b[0m\x1b[35ma.txt\x1b[0m:\x1b[0m\x1b[1m\x1b[31mtwo\x1b[0m\n",
         ),
         (
             &["grep", "--stats", "two"],
@@ -271,7 +296,10 @@ fn colour_and_progress_only_on_a_terminal() {
     };
     let (code, shown, _) = on_terminal(&mut grep(&["grep", "two", "a.txt"]), Stream::Stdout);
     assert_eq!(code, 0);
-    assert!(shown.contains("\x1b[1;31mtwo\x1b[0m foo"), "{shown:?}");
+    assert!(
+        shown.contains("\x1b[0m\x1b[1m\x1b[31mtwo\x1b[0m foo"),
+        "{shown:?}"
+    );
     for (name, value) in [("TERM", "dumb"), ("NO_COLOR", "1")] {
         let mut plain = grep(&["grep", "two", "a.txt"]);
         plain.env(name, value);
@@ -302,15 +330,35 @@ fn grep_json_and_exit_codes() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["path"], "a.txt");
-    assert_eq!(lines[0]["lineNumber"], 2);
-    assert_eq!(lines[1]["type"], "summary");
-    assert_eq!(lines[1]["totalMatches"], 1);
+    // rg's JSON Lines: begin, match, end, then the summary.
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["begin", "match", "end", "summary"]);
+    assert_eq!(lines[1]["data"]["path"]["text"], "a.txt");
+    assert_eq!(lines[1]["data"]["lines"]["text"], "two foo\n");
+    assert_eq!(lines[1]["data"]["line_number"], 2);
+    assert_eq!(lines[1]["data"]["absolute_offset"], 4);
+    let submatch = &lines[1]["data"]["submatches"][0];
+    assert_eq!(
+        (
+            &submatch["match"]["text"],
+            &submatch["start"],
+            &submatch["end"]
+        ),
+        (&"two".into(), &0.into(), &3.into())
+    );
+    assert_eq!(lines[3]["data"]["stats"]["matches"], 1);
+    // The last of --json, -c and -l wins, as in rg.
+    let (_, counted, _) = natives(dir.path(), &["grep", "--json", "-c", "two"]);
+    assert_eq!(counted, "a.txt:1\n");
+    let (code, _, err) = natives(dir.path(), &["grep", "--json", "--max-results", "1", "two"]);
+    assert_eq!(code, 2, "{err}");
     let table: &[(&[&str], i32, &str)] = &[
         (&["grep", "nothing-here"], 1, ""),
         (&["grep", "-m", "0", "two"], 1, ""),
         (&["grep", "-m", "0", "-c", "two"], 1, ""),
         (&["grep", "-m", "0", "-l", "two"], 1, ""),
+        (&["grep", "-m", "0", "--json", "two"], 1, ""),
+        (&["grep", "--max-results", "0", "two"], 1, ""),
         (&["grep", "("], 2, "EINVAL: invalid regex `(`"),
         (
             &["grep", "x", "-t", "nosuchtype"],

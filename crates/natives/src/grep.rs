@@ -47,11 +47,15 @@ pub struct NativeGrepOptions {
     /// cwd (a byte of a name that is not UTF-8 as the lone surrogate
     /// U+DC00 + byte).
     pub path: Option<Utf16String>,
-    /// Only files matching this glob (`*.ts`; `!` excludes), as `rg -g`.
-    pub glob: Option<String>,
-    /// Only files of this type (`rust`, `ts`, ...), from ripgrep's type list.
+    /// Only files these globs select (`*.ts`; `!` excludes), as `rg -g`
+    /// repeated: any glob without `!` selects, a later `!` glob excludes.
+    pub glob: Option<Either<String, Vec<String>>>,
+    /// Only files of these types (`rust`, `ts`, ...; any of them), from
+    /// ripgrep's type list, as `rg -t` repeated.
     #[napi(js_name = "type")]
-    pub file_type: Option<String>,
+    pub file_type: Option<Either<String, Vec<String>>>,
+    /// Never files of these types, as `rg -T` repeated.
+    pub type_not: Option<Either<String, Vec<String>>>,
     /// Case-insensitive (default false).
     pub ignore_case: Option<bool>,
     /// Case-insensitive unless the pattern has an uppercase letter (default false).
@@ -435,8 +439,9 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
         options.max_file_size,
     ];
     limit_results(&mut converted, limits)?;
-    given(&mut converted.glob, options.glob.map(Some));
-    given(&mut converted.file_type, options.file_type.map(Some));
+    given(&mut converted.globs, options.glob.map(listed));
+    given(&mut converted.file_types, options.file_type.map(listed));
+    given(&mut converted.file_types_not, options.type_not.map(listed));
     given(&mut converted.ignore_case, options.ignore_case);
     given(&mut converted.smart_case, options.smart_case);
     given(&mut converted.literal, options.literal);
@@ -468,6 +473,14 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     given(&mut converted.confine, options.confine);
     given(&mut converted.retain_matches, options.retain_matches);
     Ok(converted)
+}
+
+/// One value or a list of them, as a list.
+fn listed(value: Either<String, Vec<String>>) -> Vec<String> {
+    match value {
+        Either::A(one) => vec![one],
+        Either::B(many) => many,
+    }
 }
 
 /// The limits on what a search returns and reads: `maxCount`, `maxColumns`

@@ -589,7 +589,7 @@ mod tests {
         assert_eq!((grepped.files_searched, grepped.total_matches), (1, 0));
         assert_eq!(links(&grepped.unreadable), [("in".to_string(), "ELOOP")]);
         let mut listed = Vec::new();
-        let files = list_files(&grepping, &cache, &token, &mut |path| {
+        let files = list_files(&grepping, &cache, &token, &mut |_, path| {
             listed.push(path.to_vec())
         })
         .unwrap();

@@ -917,7 +917,7 @@ mod tests {
             let grepped = grep(&options, &cache, &token, &mut |_| {}).unwrap();
             assert_eq!(named(&grepped.unreadable), expected, "grep, cache {cached}");
             assert_eq!(grepped.files_with_matches, 1, "grep, cache {cached}");
-            let listed = list_files(&options, &cache, &token, &mut |_| {}).unwrap();
+            let listed = list_files(&options, &cache, &token, &mut |_, _| {}).unwrap();
             assert_eq!(named(&listed.unreadable), expected, "files, cache {cached}");
         }
         let message = &scanned.unreadable().last().unwrap().message;

@@ -203,7 +203,7 @@ const MODES: &[Case] = &[
     case("unsafe impl", &["-C", "2"], |o| {
         o.context(2);
     }),
-    case("", &["-g", "*.md"], |o| o.glob = Some("*.md".into())),
+    case("", &["-g", "*.md"], |o| o.globs = vec!["*.md".into()]),
 ];
 
 /// A cache that never expires, trusting its index by identities or, with
@@ -286,13 +286,13 @@ fn counts(outcome: &GrepOutcome) -> Vec<String> {
         .collect()
 }
 
-/// Where a cached request's list comes from: the cache, unless its `glob`
-/// selects files, which (as `rg -g`) brings back files the cache's rules
+/// Where a cached request's list comes from: the cache, unless its `globs`
+/// select files, which (as `rg -g`) brings back files the cache's rules
 /// leave out, so the list is walked.
 fn expected_source(request: &GrepOptions, cached: ListSource) -> ListSource {
-    match &request.glob {
-        Some(glob) if !glob.starts_with('!') => ListSource::Walked,
-        _ => cached,
+    match request.globs.iter().any(|glob| !glob.starts_with('!')) {
+        true => ListSource::Walked,
+        false => cached,
     }
 }
 

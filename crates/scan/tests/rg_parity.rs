@@ -145,46 +145,46 @@ const CASES: &[Case] = &[
     case("needle", &["--hidden", "-A", "1"], |o| o.context_after = 1),
     case("needle", &["--hidden", "-B", "3"], |o| o.context_before = 3),
     case("needle", &["--hidden", "-g", "*.rs"], |o| {
-        o.glob = Some("*.rs".into())
+        o.globs = vec!["*.rs".into()]
     }),
     case("needle", &["--hidden", "-g", "src/**"], |o| {
-        o.glob = Some("src/**".into())
+        o.globs = vec!["src/**".into()]
     }),
     case("needle", &["--hidden", "-g", "!*.md"], |o| {
-        o.glob = Some("!*.md".into())
+        o.globs = vec!["!*.md".into()]
     }),
     case("(?i)needle", &["--hidden", "-t", "rust"], |o| {
-        o.file_type = Some("rust".into())
+        o.file_types = vec!["rust".into()]
     }),
     case("(?i)needle", &["--hidden", "-t", "ts"], |o| {
-        o.file_type = Some("ts".into())
+        o.file_types = vec!["ts".into()]
     }),
     case("(?i)needle", &["--hidden", "-t", "md"], |o| {
-        o.file_type = Some("md".into())
+        o.file_types = vec!["md".into()]
     }),
     case("needle", &[], |o| o.include_hidden = false),
     case("needle", &["--hidden", "--no-ignore"], |o| {
         o.use_gitignore = false
     }),
     case("", &["--hidden", "-g", "*.txt"], |o| {
-        o.glob = Some("*.txt".into())
+        o.globs = vec!["*.txt".into()]
     }),
     // A file a glob selects is searched even where ignore files (`*.log`,
     // `.rgignore`) or the hidden rule would leave it out, but not inside a
     // directory they leave out (`build/`).
     case("needle", &["-g", "*.log"], |o| {
         o.include_hidden = false;
-        o.glob = Some("*.log".into());
+        o.globs = vec!["*.log".into()];
     }),
     case("needle", &["--hidden", "-g", "*.{log,txt}"], |o| {
-        o.glob = Some("*.{log,txt}".into())
+        o.globs = vec!["*.{log,txt}".into()]
     }),
     case("needle", &["--hidden", "-g", "rgignored.txt"], |o| {
-        o.glob = Some("rgignored.txt".into())
+        o.globs = vec!["rgignored.txt".into()]
     }),
     case("needle", &["-g", "*.txt"], |o| {
         o.include_hidden = false;
-        o.glob = Some("*.txt".into());
+        o.globs = vec!["*.txt".into()];
     }),
     case("needle", &["--hidden", "-w"], |o| o.word_regexp = true),
     case(r"ne+dle", &["--hidden", "-w", "-i"], |o| {
@@ -198,7 +198,7 @@ const CASES: &[Case] = &[
         |o| {
             o.invert_match = true;
             o.context(1);
-            o.glob = Some("*.txt".into());
+            o.globs = vec!["*.txt".into()];
         },
     ),
     case(r"needle\s+", &["--hidden", "-v", "-U"], |o| {
@@ -338,11 +338,11 @@ fn only_matching_matches_rg_o() {
         ("needle", &["-C", "1"], |o| {
             o.context(1);
         }),
-        ("e*", &["-g", "*.txt"], |o| o.glob = Some("*.txt".into())),
+        ("e*", &["-g", "*.txt"], |o| o.globs = vec!["*.txt".into()]),
         (r"needle\s+\w+", &["-U"], |o| o.multiline = true),
         ("needle", &["-v", "-g", "*.txt"], |o| {
             o.invert_match = true;
-            o.glob = Some("*.txt".into());
+            o.globs = vec!["*.txt".into()];
         }),
     ];
     for &(pattern, args, configure) in cases {
@@ -419,13 +419,13 @@ fn listed_files_match_rg_files() {
         (&[], |o| o.include_hidden = false),
         (&["--hidden", "--no-ignore"], |o| o.use_gitignore = false),
         (&["--hidden", "-g", "*.rs"], |o| {
-            o.glob = Some("*.rs".into())
+            o.globs = vec!["*.rs".into()]
         }),
         (&["--hidden", "-g", "!bin"], |o| {
-            o.glob = Some("!bin".into())
+            o.globs = vec!["!bin".into()]
         }),
         (&["--hidden", "-t", "md"], |o| {
-            o.file_type = Some("md".into())
+            o.file_types = vec!["md".into()]
         }),
     ];
     for &(args, configure) in cases {
@@ -448,7 +448,7 @@ fn listed_files_match_rg_files() {
             configure(&mut options);
             let mut listed = Vec::new();
             let scans = ScanCache::new(CachePolicy::default());
-            let outcome = list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+            let outcome = list_files(&options, &scans, &CancelToken::new(), &mut |_, path| {
                 listed.push(String::from_utf8_lossy(path).into_owned())
             })
             .unwrap();
@@ -459,7 +459,7 @@ fn listed_files_match_rg_files() {
     let options = GrepOptions::new("", dir.path().join("src/lib.rs"));
     let mut listed = Vec::new();
     let scans = ScanCache::new(CachePolicy::default());
-    list_files(&options, &scans, &CancelToken::new(), &mut |path| {
+    list_files(&options, &scans, &CancelToken::new(), &mut |_, path| {
         listed.push(path.to_vec())
     })
     .unwrap();

@@ -59,10 +59,15 @@ export interface MatchOptions {
 export interface GrepOptions extends MatchOptions {
   /** A directory (searched recursively) or one file; relative to `process.cwd()`. Default: `process.cwd()`. */
   path?: string;
-  /** Only files matching this glob, as `rg -g` (`*.ts`, `src/**`, `!*.min.js`). */
-  glob?: string;
-  /** Only files of this type, from ripgrep's list (`rust`, `ts`, `py`, ...); unknown names are `EINVAL`. */
-  type?: string;
+  /**
+   * Only files these globs select, as `rg -g` (`*.ts`, `src/**`, `!*.min.js`); several are one set, as
+   * repeated `-g`: any glob without `!` selects, a later `!` glob excludes.
+   */
+  glob?: string | string[];
+  /** Only files of these types (any of them), from ripgrep's list (`rust`, `ts`, `py`, ...); unknown names are `EINVAL`. */
+  type?: string | string[];
+  /** Never files of these types, as `rg -T`. */
+  typeNot?: string | string[];
   /** Search dot-files and dot-directories. Default: `true`. */
   hidden?: boolean;
   /** Honour `.gitignore` (inside git repositories) and `.ignore`. Default: `true`. */

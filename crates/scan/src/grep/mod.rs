@@ -6,7 +6,7 @@
 //! - **File selection** is a scan (seed 001: the shared cache only when the
 //!   caller asks for it; otherwise an ordered walk searched while it goes,
 //!   which a limited search stops early) filtered by the node_modules rule,
-//!   the `glob` and the file type; only regular files are opened (see
+//!   the `globs` and the file types; only regular files are opened (see
 //!   `select` and `queue`).
 //! - **Matching** is `grep-regex` configured as `rg` configures it, with
 //!   `{`/`}` taken literally where they cannot be a repetition, because
@@ -67,6 +67,7 @@ use grep_regex::RegexMatcher;
 pub use index::ContentStats;
 pub(crate) use index::{ContentIndex, Stamp};
 pub use pattern::{HasMatchOptions, Highlighter, has_match};
+pub use search::FileObserver;
 pub use select::path_names_a_file;
 
 use crate::{
@@ -101,23 +102,29 @@ pub struct GrepOptions {
     /// pattern matches every line, as in `rg`.
     pub pattern: String,
     /// A directory to search recursively, or one file (relative to the
-    /// current directory). A named file is searched whatever `glob`,
-    /// `file_type`, `include_hidden` and `include_node_modules` say.
+    /// current directory). A named file is searched whatever `globs`,
+    /// `file_types`, `include_hidden` and `include_node_modules` say.
     pub path: PathBuf,
-    /// Only files matching this glob, with `rg -g` rules: without `/` it
-    /// matches the file name at any depth (`*.ts`), with `/` it is anchored
-    /// at `path` (`src/**/*.ts`), and `!glob` excludes (an excluded
-    /// directory excludes all below it). As with `rg -g`, a file the glob
-    /// selects is searched even when an ignore file or the hidden rule
-    /// would leave it out (`*.log` finds a gitignored `debug.log`), though
-    /// not inside a directory they leave out; so a search with such a glob
-    /// walks privately, `cache` or not. Default: every file.
-    pub glob: Option<String>,
-    /// Only files of this type, by the `ignore` crate's built-in type names
-    /// (`rust`, `ts`, `py`, ... as in `rg -t`; `all` is any typed file). An
-    /// unknown name is `EINVAL` listing the closest known names. Default:
-    /// every file.
-    pub file_type: Option<String>,
+    /// Only files these globs select, with `rg -g` rules, all of them one
+    /// set as rg builds from repeated `-g`: a file is selected when a glob
+    /// without `!` matches it (any of them; none given: every file), and
+    /// left out when a `!glob` does, the last matching glob deciding.
+    /// Without `/` a glob matches the file name at any depth (`*.ts`), with
+    /// `/` it is anchored at `path` (`src/**/*.ts`); an excluded directory
+    /// excludes all below it. As with `rg -g`, a file a glob selects is
+    /// searched even when an ignore file or the hidden rule would leave it
+    /// out (`*.log` finds a gitignored `debug.log`), though not inside a
+    /// directory they leave out; so a search with such a glob walks
+    /// privately, `cache` or not. Default: none.
+    pub globs: Vec<String>,
+    /// Only files of these types (any of them), by the `ignore` crate's
+    /// built-in type names (`rust`, `ts`, `py`, ... as in `rg -t`; `all` is
+    /// any typed file). An unknown name is `EINVAL` listing the closest
+    /// known names. Default: none (every file).
+    pub file_types: Vec<String>,
+    /// Never files of these types (`rg -T`), named as in `file_types`.
+    /// Default: none.
+    pub file_types_not: Vec<String>,
     /// Match case-insensitively; wins over `smart_case`. Default: `false`.
     pub ignore_case: bool,
     /// Case-insensitive unless the pattern has an uppercase letter (`rg -S`).
@@ -149,8 +156,8 @@ pub struct GrepOptions {
     /// Honour `.gitignore`, `.ignore` and git excludes. Default: `true`.
     pub use_gitignore: bool,
     /// Search inside `node_modules`; `None` applies
-    /// [`crate::node_modules::include_node_modules`] with the `glob` text as
-    /// the hint (no glob: the hint is empty, so `node_modules` is skipped).
+    /// [`crate::node_modules::include_node_modules`] with the `globs` as the
+    /// hint (no glob: the hint is empty, so `node_modules` is skipped).
     /// Default: `None`.
     pub include_node_modules: Option<bool>,
     /// Lines of context before each match (`rg -B`). Default: 0.
@@ -161,6 +168,10 @@ pub struct GrepOptions {
     /// content mode, files in count and files-with-matches modes; a limit on
     /// the whole result, not per file. Default: no limit.
     pub max_count: Option<usize>,
+    /// Search each file only up to this many matching lines (`rg -m`;
+    /// inverted, non-matching lines), with the after-context of the last;
+    /// in count mode each file counts at most this many. Default: no limit.
+    pub max_count_per_file: Option<u64>,
     /// Skip this many results first, in result order. Default: 0.
     pub offset: usize,
     /// Cut result and context lines longer than this many characters (on a
@@ -214,8 +225,9 @@ impl GrepOptions {
         GrepOptions {
             pattern: pattern.into(),
             path: path.into(),
-            glob: None,
-            file_type: None,
+            globs: Vec::new(),
+            file_types: Vec::new(),
+            file_types_not: Vec::new(),
             ignore_case: false,
             smart_case: false,
             literal: false,
@@ -229,6 +241,7 @@ impl GrepOptions {
             context_before: 0,
             context_after: 0,
             max_count: None,
+            max_count_per_file: None,
             offset: 0,
             max_columns: None,
             mode: GrepMode::Content,
@@ -259,7 +272,7 @@ impl GrepOptions {
         }
     }
 
-    fn shape(&self) -> Shape {
+    fn shape(&self) -> Shape<'_> {
         // A file can never contribute more than `offset + max_count + 1`
         // results (the last one proves the limit), so no file is searched,
         // or held in memory, beyond that.
@@ -276,7 +289,9 @@ impl GrepOptions {
             context_after: self.context_after,
             max_columns: self.max_columns,
             per_file_cap,
+            max_per_file: self.max_count_per_file,
             max_file_size: self.max_file_size,
+            observer: None,
         }
     }
 }
@@ -416,10 +431,14 @@ pub fn grep(
     grep_with_progress(options, cache, token, on_match, &mut |_| {})
 }
 
-/// [`grep`], also showing how far it has got: after each file's report is
-/// taken, in path order and on the calling thread, `on_progress` sees the
-/// counters so far (files searched, results found, ...), so a long search
-/// can report progress while it runs.
+/// [`grep`], also showing how far it has got: once the search knows what
+/// `path` is and where its file list comes from, before any file is
+/// searched, `on_progress` sees the outcome with only those set
+/// ([`GrepOutcome::root`], [`GrepOutcome::path_is_file`],
+/// [`GrepOutcome::source`]), so a front can name results as this search
+/// resolved `path`; then after each file's report is taken, in path order
+/// and on the calling thread, the counters so far (files searched, results
+/// found, ...), so a long search can report progress while it runs.
 pub fn grep_with_progress(
     options: &GrepOptions,
     cache: &ScanCache,
@@ -428,7 +447,50 @@ pub fn grep_with_progress(
     on_progress: &mut dyn FnMut(&GrepOutcome),
 ) -> Result<GrepOutcome> {
     let backlog = Backlog::new(options.max_buffered_bytes);
-    grep_with_backlog(options, cache, token, on_match, on_progress, &backlog)
+    let hooks = Hooks {
+        on_match,
+        on_progress,
+        observed: None,
+    };
+    grep_with_backlog(options, cache, token, hooks, &backlog)
+}
+
+/// [`grep_with_progress`] with `observer` seeing every searched file's
+/// events as well (see [`FileObserver`]): what it writes for each file is
+/// handed to `on_observed`, on the calling thread, in path order, with the
+/// file's results. `offset` and `max_count` are refused (`EINVAL`): they
+/// cut results, and an observer's bytes for a file cannot be cut.
+pub fn grep_observed(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+    observer: &dyn FileObserver,
+    on_observed: &mut dyn FnMut(&[u8]),
+    on_progress: &mut dyn FnMut(&GrepOutcome),
+) -> Result<GrepOutcome> {
+    if options.offset > 0 || options.max_count.is_some() {
+        return Err(Error::invalid(
+            "an observed search takes neither `offset` nor `max_count`",
+        ));
+    }
+    let backlog = Backlog::new(options.max_buffered_bytes);
+    let hooks = Hooks {
+        on_match: &mut |_| {},
+        on_progress,
+        observed: Some((observer, on_observed)),
+    };
+    grep_with_backlog(options, cache, token, hooks, &backlog)
+}
+
+/// Takes what a [`FileObserver`] wrote for each file, in path order.
+type OnObserved<'h> = &'h mut dyn FnMut(&[u8]);
+
+/// What a search calls back: see [`grep_with_progress`] and
+/// [`grep_observed`].
+struct Hooks<'h> {
+    on_match: &'h mut dyn FnMut(&GrepMatch),
+    on_progress: &'h mut dyn FnMut(&GrepOutcome),
+    observed: Option<(&'h dyn FileObserver, OnObserved<'h>)>,
 }
 
 /// [`grep_with_progress`], holding results that wait to be emitted in
@@ -437,8 +499,7 @@ fn grep_with_backlog(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
-    on_match: &mut dyn FnMut(&GrepMatch),
-    on_progress: &mut dyn FnMut(&GrepOutcome),
+    hooks: Hooks<'_>,
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     token.check()?;
@@ -452,15 +513,7 @@ fn grep_with_backlog(
             let _ = matcher.set(built.as_ref().ok().cloned());
             built.map(drop)
         });
-        let searched = search_tree(
-            options,
-            cache,
-            &matcher,
-            token,
-            on_match,
-            on_progress,
-            backlog,
-        );
+        let searched = search_tree(options, cache, &matcher, token, hooks, backlog);
         // A bad pattern is the error to report, whatever else failed.
         compiled
             .join()
@@ -475,8 +528,7 @@ fn search_tree(
     cache: &ScanCache,
     matcher: &OnceLock<Option<Arc<RegexMatcher>>>,
     token: &CancelToken,
-    on_match: &mut dyn FnMut(&GrepMatch),
-    on_progress: &mut dyn FnMut(&GrepOutcome),
+    hooks: Hooks<'_>,
     backlog: &Backlog,
 ) -> Result<GrepOutcome> {
     let candidates = select::candidates(options, cache, token)?;
@@ -486,13 +538,20 @@ fn search_tree(
         source: candidates.source(),
         ..GrepOutcome::default()
     };
-    let mut emitter = Emitter::new(options, outcome, on_match, on_progress);
+    (hooks.on_progress)(&outcome);
+    let (observer, on_observed) = hooks.observed.unzip();
+    let mut emitter = Emitter::new(options, outcome, hooks.on_match, hooks.on_progress);
+    emitter.on_observed = on_observed;
+    let shape = Shape {
+        observer,
+        ..options.shape()
+    };
     let job = run::Job {
         candidates: &candidates,
         cache,
         confine: options.confine,
         matcher,
-        shape: &options.shape(),
+        shape: &shape,
         token,
         backlog,
         needs: options
@@ -509,26 +568,28 @@ fn search_tree(
 
 /// The files a search with `options` would search (`rg --files`), in path
 /// order, none of them opened: a file named as `path`, or a directory's
-/// regular files after the node_modules rule, the `glob` and the file type.
-/// `on_file` sees each path, relative to the returned root, as it is found;
-/// the matching options are not used.
+/// regular files after the node_modules rule, the `globs` and the file
+/// types. `on_file` sees each path, relative to the returned root, as it is
+/// found, with the listing so far (its root, whether `path` named a file,
+/// the files listed before this one), so a front can name it as this
+/// listing resolved `path`; the matching options are not used.
 pub fn list_files(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
-    on_file: &mut dyn FnMut(&[u8]),
+    on_file: &mut dyn FnMut(&ListedFiles, &[u8]),
 ) -> Result<ListedFiles> {
     let candidates = select::listed(options, cache, token)?;
-    let mut files = 0;
-    let unreadable = candidates.each(cache, token, &mut |path| {
-        files += 1;
-        on_file(path);
-    })?;
-    Ok(ListedFiles {
+    let mut listed = ListedFiles {
         root: candidates.root().to_path_buf(),
-        files,
-        unreadable,
-    })
+        path_is_file: candidates.is_explicit(),
+        ..ListedFiles::default()
+    };
+    listed.unreadable = candidates.each(cache, token, &mut |path| {
+        on_file(&listed, path);
+        listed.files += 1;
+    })?;
+    Ok(listed)
 }
 
 /// What [`list_files`] listed.
@@ -536,6 +597,9 @@ pub fn list_files(
 pub struct ListedFiles {
     /// The canonical directory the listed paths are relative to.
     pub root: PathBuf,
+    /// `path` named one file (listed by its name, relative to `root`, its
+    /// directory) rather than a directory to list.
+    pub path_is_file: bool,
     /// How many files were listed.
     pub files: usize,
     /// What the walk could not enter or read, in path order.
@@ -543,9 +607,9 @@ pub struct ListedFiles {
 }
 
 /// Search `content` as one file the caller named (NUL bytes do not stop
-/// it). Uses the matching, mode, context, `offset`, `max_count` and
-/// `max_columns` options; the file-selection options (`path`, `glob`,
-/// `file_type`, hidden, gitignore, node_modules, `cache`, `max_file_size`)
+/// it). Uses the matching, mode, context, `offset`, both `max_count`s and
+/// `max_columns` options; the file-selection options (`path`, `globs`,
+/// `file_types`, hidden, gitignore, node_modules, `cache`, `max_file_size`)
 /// do not apply. Result paths are empty.
 pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Result<GrepOutcome> {
     token.check()?;
@@ -554,11 +618,11 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
     let halt = AtomicBool::new(false);
     let stop = Stop { token, halt: &halt };
     let report =
-        search::search_reader(&shape, true, &matcher, content, &stop).map_err(|err| match token
-            .check()
-        {
-            Err(stopped) => stopped,
-            Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
+        search::search_reader(&shape, true, &matcher, content, &stop, b"").map_err(|err| {
+            match token.check() {
+                Err(stopped) => stopped,
+                Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
+            }
         })?;
     let (mut ignore, mut quiet) = (|_: &GrepMatch| {}, |_: &GrepOutcome| {});
     // With no callback to take them, results are always kept.

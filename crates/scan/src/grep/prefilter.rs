@@ -291,7 +291,7 @@ impl<'a> Prefilter<'a> {
     /// the file the index ruled out; offer what is read for indexing.
     pub(super) fn search_file(
         &self,
-        (searcher, matcher, shape): (&mut Searcher, &RegexMatcher, &Shape),
+        (searcher, matcher, shape): (&mut Searcher, &RegexMatcher, &Shape<'_>),
         opener: &mut Opener<'_>,
         index: usize,
         relative: &[u8],
@@ -305,7 +305,7 @@ impl<'a> Prefilter<'a> {
         let searched = match open_file(opener, shape, relative, false, stop)? {
             Opened::Content(content, metadata) => {
                 self.consider(index, relative, &metadata, start, (content, true));
-                search_slice(searcher, matcher, shape, content)
+                search_slice(searcher, matcher, shape, content, relative)
             }
             Opened::Stream(file) => {
                 let at = (index, relative, start);
@@ -325,7 +325,7 @@ impl<'a> Prefilter<'a> {
         &self,
         mut file: File,
         (index, relative, start): (usize, &[u8], ReadStart),
-        (searcher, matcher, shape): (&mut Searcher, &RegexMatcher, &Shape),
+        (searcher, matcher, shape): (&mut Searcher, &RegexMatcher, &Shape<'_>),
         stop: &Stop<'_>,
     ) -> io::Result<FileReport> {
         let metadata = file.metadata()?;
@@ -341,10 +341,10 @@ impl<'a> Prefilter<'a> {
         self.consider(index, relative, &metadata, start, (&content, whole));
         let text = whole && memchr::memchr(0, &content).is_none() && !has_bom(&content);
         if text && content.len() as u64 == size {
-            return search_slice(searcher, matcher, shape, &content);
+            return search_slice(searcher, matcher, shape, &content, relative);
         }
         let stream = io::Cursor::new(content).chain(file);
-        search_reader(shape, false, matcher, stream, stop)
+        search_reader(shape, false, matcher, stream, stop, relative)
     }
 
     /// The report of item `index` when the index ruled it out and an

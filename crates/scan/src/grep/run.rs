@@ -54,7 +54,7 @@ pub(super) struct Job<'a> {
     /// Set once the pattern is compiled (`None`: it failed); workers wait
     /// for it while the walk already finds files.
     pub matcher: &'a OnceLock<Option<Arc<RegexMatcher>>>,
-    pub shape: &'a Shape,
+    pub shape: &'a Shape<'a>,
     pub token: &'a CancelToken,
     pub backlog: &'a Backlog,
     /// What the pattern needs of a file's content (see `prefilter`).
@@ -245,7 +245,9 @@ impl Worker<'_> {
                 return;
             }
             let searched = match file {
-                Ahead::Content(content) => search_slice(&mut searcher, matcher, shape, &content),
+                Ahead::Content(content) => {
+                    search_slice(&mut searcher, matcher, shape, &content, &path)
+                }
                 Ahead::Stream(file, start) => match self.prefilter {
                     Some(prefilter) => prefilter.search_large(
                         file,
@@ -253,7 +255,7 @@ impl Worker<'_> {
                         (&mut searcher, matcher, shape),
                         stop,
                     ),
-                    None => search_reader(shape, explicit, matcher, file, stop),
+                    None => search_reader(shape, explicit, matcher, file, stop, &path),
                 },
             };
             let report = settle(searched, &opener, &path, explicit, stop);
@@ -499,6 +501,9 @@ pub(super) struct Emitter<'a> {
     on_match: &'a mut dyn FnMut(&GrepMatch),
     /// Sees the counters after each file's report.
     on_progress: &'a mut dyn FnMut(&GrepOutcome),
+    /// Sees what an observer wrote for each file (see
+    /// [`super::grep_observed`]).
+    pub(super) on_observed: Option<super::OnObserved<'a>>,
 }
 
 impl<'a> Emitter<'a> {
@@ -521,6 +526,7 @@ impl<'a> Emitter<'a> {
             outcome,
             on_match,
             on_progress,
+            on_observed: None,
         }
     }
 
@@ -542,6 +548,11 @@ impl<'a> Emitter<'a> {
 
     /// Count the next file's report and offer its results.
     fn take(&mut self, path: &[u8], report: FileReport) -> bool {
+        if let Some(on_observed) = &mut self.on_observed
+            && !report.observed.is_empty()
+        {
+            on_observed(&report.observed);
+        }
         let outcome = &mut self.outcome;
         outcome.files_searched += usize::from(report.searched);
         outcome.binary_files_skipped += usize::from(report.binary);

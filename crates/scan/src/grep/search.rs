@@ -36,9 +36,28 @@ use grep_searcher::{
 use super::{GrepMatch, GrepMode, read::Opener};
 use crate::{beneath::Reach, cancel::CancelToken, error::Result, text, unreadable::Unreadable};
 
+/// A second reader of every file a grep searches, beside the library's own
+/// results: it sees the searcher's events for the file through a sink of
+/// its own and writes what it makes of them, which the search hands out in
+/// path order (see [`super::grep_observed`]). ripgrep's printers are sinks
+/// of this kind: its JSON Lines printer writes a file's `begin`, `match`,
+/// `context` and `end` messages from these events.
+pub trait FileObserver: Sync {
+    /// Observe the search of the file at `path` (relative to the search
+    /// root, as results name it) with `matcher`: call `search` once with
+    /// the sink that is to see the file's events, and return the bytes to
+    /// hand out for the file. Called on the searching thread.
+    fn observe(
+        &self,
+        path: &[u8],
+        matcher: &RegexMatcher,
+        search: &mut dyn FnMut(&mut dyn Sink<Error = io::Error>) -> io::Result<()>,
+    ) -> io::Result<Vec<u8>>;
+}
+
 /// What a search needs besides the matcher; shared by every worker.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Shape {
+#[derive(Clone, Copy)]
+pub(super) struct Shape<'a> {
     pub mode: GrepMode,
     pub multiline: bool,
     /// Report the lines that do not match (`rg -v`).
@@ -51,19 +70,27 @@ pub(super) struct Shape {
     /// Most matches any one file can contribute to the result (see
     /// [`super::run`]); `None` searches every file to its end.
     pub per_file_cap: Option<u64>,
+    /// The caller's own cap on each file's matching lines (`rg -m`).
+    pub max_per_file: Option<u64>,
     pub max_file_size: Option<u64>,
+    /// Sees every searched file's events too.
+    pub observer: Option<&'a dyn FileObserver>,
 }
 
-impl Shape {
+impl Shape<'_> {
     /// A searcher for this shape; `explicit` for a file the caller named.
     pub(super) fn searcher(&self, explicit: bool) -> Searcher {
         let content = self.mode == GrepMode::Content;
-        let cap = match self.mode {
+        let needed = match self.mode {
             GrepMode::Content => self.per_file_cap,
             // An inverted search is not cut short (see `binary_hides_file`).
             GrepMode::FilesWithMatches if self.invert => None,
             GrepMode::FilesWithMatches => Some(1),
             GrepMode::Count => None,
+        };
+        let cap = match (needed, self.max_per_file) {
+            (Some(needed), Some(max)) => Some(needed.min(max)),
+            (needed, max) => needed.or(max),
         };
         text::configure(&mut SearcherBuilder::new(), explicit)
             .line_number(true)
@@ -115,6 +142,8 @@ pub(super) struct FileReport {
     pub too_large: bool,
     /// The file could not be opened or read: its path and why.
     pub unreadable: Option<Unreadable>,
+    /// What the [`FileObserver`] wrote for the file.
+    pub observed: Vec<u8>,
 }
 
 impl FileReport {
@@ -127,7 +156,8 @@ impl FileReport {
                 .map(|(_, line)| line.len() + size_of::<(u64, String)>())
                 .sum()
         };
-        self.matches
+        let results: usize = self
+            .matches
             .iter()
             .map(|found| {
                 size_of::<GrepMatch>()
@@ -135,7 +165,8 @@ impl FileReport {
                     + text(&found.context_before)
                     + text(&found.context_after)
             })
-            .sum()
+            .sum();
+        results + self.observed.len()
     }
 }
 
@@ -183,8 +214,8 @@ pub(super) fn search_file(
     stop: &Stop<'_>,
 ) -> Result<FileReport> {
     let searched = match open_file(opener, shape, relative, explicit, stop)? {
-        Opened::Content(content, _) => search_slice(searcher, matcher, shape, content),
-        Opened::Stream(file) => search_reader(shape, explicit, matcher, file, stop),
+        Opened::Content(content, _) => search_slice(searcher, matcher, shape, content, relative),
+        Opened::Stream(file) => search_reader(shape, explicit, matcher, file, stop, relative),
         Opened::Done(report) => return Ok(report),
     };
     settle(searched, opener, relative, explicit, stop)
@@ -273,7 +304,8 @@ fn unreadable(
 }
 
 /// Search any reader, polling `stop` before every read; the report is
-/// marked searched. `explicit` for a file the caller named.
+/// marked searched. `explicit` for a file the caller named; `path` names
+/// it to the shape's observer.
 ///
 /// Each stream gets a searcher of its own: a searcher's buffer grows to
 /// hold the longest line it has met and keeps that size, and its first
@@ -281,33 +313,60 @@ fn unreadable(
 /// a file whose NUL lies past the first 64 KiB, or not, depending on which
 /// files the same worker searched before.
 pub(super) fn search_reader(
-    shape: &Shape,
+    shape: &Shape<'_>,
     explicit: bool,
     matcher: &RegexMatcher,
     reader: impl Read,
     stop: &Stop<'_>,
+    path: &[u8],
 ) -> io::Result<FileReport> {
-    let mut sink = Collect::new(shape, matcher);
-    let reader = Interruptible {
+    let mut reader = Some(Interruptible {
         inner: reader,
         stop,
-    };
-    shape
-        .searcher(explicit)
-        .search_reader(matcher, reader, &mut sink)?;
-    Ok(sink.report)
+    });
+    let mut searcher = shape.searcher(explicit);
+    observed(shape, matcher, path, &mut |sink| match reader.take() {
+        Some(reader) => searcher.search_reader(matcher, reader, sink),
+        None => Err(io::Error::other("a file is searched once")),
+    })
 }
 
 /// Search content already in memory; the report is marked searched.
 pub(super) fn search_slice(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    shape: &Shape,
+    shape: &Shape<'_>,
     content: &[u8],
+    path: &[u8],
 ) -> io::Result<FileReport> {
-    let mut sink = Collect::new(shape, matcher);
-    searcher.search_slice(matcher, content, &mut sink)?;
-    Ok(sink.report)
+    observed(shape, matcher, path, &mut |sink| {
+        searcher.search_slice(matcher, content, sink)
+    })
+}
+
+/// Run `search` with the sink that collects the report, the shape's
+/// observer (if any) seeing every event too.
+fn observed(
+    shape: &Shape<'_>,
+    matcher: &RegexMatcher,
+    path: &[u8],
+    search: &mut dyn FnMut(&mut Collect<'_>) -> io::Result<()>,
+) -> io::Result<FileReport> {
+    let Some(observer) = shape.observer else {
+        let mut sink = Collect::new(shape, matcher, None);
+        search(&mut sink)?;
+        return Ok(sink.report);
+    };
+    let mut report = None;
+    let observed = observer.observe(path, matcher, &mut |also| {
+        let mut sink = Collect::new(shape, matcher, Some(also));
+        search(&mut sink)?;
+        report = Some(sink.report);
+        Ok(())
+    })?;
+    let mut report = report.ok_or_else(|| io::Error::other("the observer did not search"))?;
+    report.observed = observed;
+    Ok(report)
 }
 
 /// The sink: turns searcher events into [`GrepMatch`]es.
@@ -316,15 +375,23 @@ pub(super) fn search_slice(
 /// that match, a line after one to it, and a line between two close matches
 /// goes to whichever of them the searcher reports it for (the earlier match
 /// while it is within `context_after`), exactly once, as `rg` prints it.
+///
+/// An observer's sink (`also`) sees every event first; the search goes on
+/// while both want more.
 struct Collect<'a> {
-    shape: &'a Shape,
+    shape: &'a Shape<'a>,
     matcher: &'a RegexMatcher,
     report: FileReport,
     before: Vec<(u64, Clipped)>,
+    also: Option<&'a mut dyn Sink<Error = io::Error>>,
 }
 
 impl<'a> Collect<'a> {
-    fn new(shape: &'a Shape, matcher: &'a RegexMatcher) -> Collect<'a> {
+    fn new(
+        shape: &'a Shape<'a>,
+        matcher: &'a RegexMatcher,
+        also: Option<&'a mut dyn Sink<Error = io::Error>>,
+    ) -> Collect<'a> {
         Collect {
             shape,
             matcher,
@@ -333,6 +400,7 @@ impl<'a> Collect<'a> {
                 ..FileReport::default()
             },
             before: Vec::new(),
+            also,
         }
     }
 }
@@ -340,7 +408,56 @@ impl<'a> Collect<'a> {
 impl Sink for Collect<'_> {
     type Error = io::Error;
 
-    fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> io::Result<bool> {
+    fn matched(&mut self, searcher: &Searcher, found: &SinkMatch<'_>) -> io::Result<bool> {
+        let also = match &mut self.also {
+            Some(also) => also.matched(searcher, found)?,
+            None => true,
+        };
+        Ok(self.collect_match(found)? && also)
+    }
+
+    fn context(&mut self, searcher: &Searcher, context: &SinkContext<'_>) -> io::Result<bool> {
+        let also = match &mut self.also {
+            Some(also) => also.context(searcher, context)?,
+            None => true,
+        };
+        self.collect_context(context);
+        Ok(also)
+    }
+
+    fn context_break(&mut self, searcher: &Searcher) -> io::Result<bool> {
+        match &mut self.also {
+            Some(also) => also.context_break(searcher),
+            None => Ok(true),
+        }
+    }
+
+    fn binary_data(&mut self, searcher: &Searcher, offset: u64) -> io::Result<bool> {
+        match &mut self.also {
+            Some(also) => also.binary_data(searcher, offset),
+            None => Ok(true),
+        }
+    }
+
+    fn begin(&mut self, searcher: &Searcher) -> io::Result<bool> {
+        match &mut self.also {
+            Some(also) => also.begin(searcher),
+            None => Ok(true),
+        }
+    }
+
+    fn finish(&mut self, searcher: &Searcher, finish: &SinkFinish) -> io::Result<()> {
+        self.report.binary = finish.binary_byte_offset().is_some();
+        match &mut self.also {
+            Some(also) => also.finish(searcher, finish),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Collect<'_> {
+    /// Take a reported match; `false` once the file needs no more.
+    fn collect_match(&mut self, found: &SinkMatch<'_>) -> io::Result<bool> {
         match self.shape.mode {
             GrepMode::Content if self.shape.splits_matches() => {
                 let first_line = found.line_number().unwrap_or(0);
@@ -373,7 +490,8 @@ impl Sink for Collect<'_> {
         }
     }
 
-    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> io::Result<bool> {
+    /// Take a reported context line.
+    fn collect_context(&mut self, context: &SinkContext<'_>) {
         let (text, truncated) = line_text(context.bytes(), self.shape.max_columns);
         let number = context.line_number().unwrap_or(0);
         match context.kind() {
@@ -386,16 +504,8 @@ impl Sink for Collect<'_> {
             }
             SinkContextKind::Other => {}
         }
-        Ok(true)
     }
 
-    fn finish(&mut self, _: &Searcher, finish: &SinkFinish) -> io::Result<()> {
-        self.report.binary = finish.binary_byte_offset().is_some();
-        Ok(())
-    }
-}
-
-impl Collect<'_> {
     /// Add a content result at `line_number` with `bytes` as its text, the
     /// context lines gathered before it attached.
     fn push(&mut self, line_number: u64, bytes: &[u8]) {

@@ -209,11 +209,7 @@ fn candidates_for(
     let private = !(options.cache && options.use_gitignore) || filter.selects() || unwatched;
     if private || cache.refuses(&key) {
         let mut filter = Box::new(filter);
-        filter.walk_glob = options
-            .glob
-            .as_deref()
-            .map(|glob| build_glob(glob, &key.root))
-            .transpose()?;
+        filter.walk_glob = build_globs(&options.globs, &key.root)?;
         return Ok(Candidates::Walk { key, filter });
     }
     let scan = cache.get_or_scan(&key, filter.needs(), token)?;
@@ -296,7 +292,7 @@ fn single_file(path: &Path, confined: bool) -> Result<Option<Candidates>> {
 /// The caller's per-file filters.
 pub(super) struct FileFilter {
     include_node_modules: bool,
-    /// The `glob`, matching paths relative to the search root.
+    /// The `globs`, matching paths relative to the search root.
     glob: Option<Override>,
     /// The same, anchored at the root a walk names paths from.
     walk_glob: Option<Override>,
@@ -312,19 +308,15 @@ pub(super) struct FileFilter {
 
 impl FileFilter {
     fn new(options: &GrepOptions) -> Result<FileFilter> {
-        let hint = options.glob.as_deref().unwrap_or("");
+        let hint = options.globs.join("\n");
         Ok(FileFilter {
             include_node_modules: node_modules::include_node_modules(
                 options.include_node_modules,
-                hint,
+                &hint,
             ),
-            glob: options
-                .glob
-                .as_deref()
-                .map(|glob| build_glob(glob, Path::new("")))
-                .transpose()?,
+            glob: build_globs(&options.globs, Path::new(""))?,
             walk_glob: None,
-            types: options.file_type.as_deref().map(build_types).transpose()?,
+            types: build_types(&options.file_types, &options.file_types_not)?,
             beneath: None,
             lists: false,
         })
@@ -353,7 +345,7 @@ impl FileFilter {
         Ok(selected)
     }
 
-    /// Whether the `glob` selects files (has a pattern that is not a `!`
+    /// Whether the `globs` select files (has a pattern that is not a `!`
     /// exclusion): only then can it bring back a file the walk's rules
     /// leave out.
     fn selects(&self) -> bool {
@@ -362,7 +354,7 @@ impl FileFilter {
             .is_some_and(|glob| glob.num_whitelists() > 0)
     }
 
-    /// The `glob` as a walk applies it (see [`crate::walk::ordered::Listing`]).
+    /// The `globs` as a walk applies them (see [`crate::walk::ordered::Listing`]).
     pub(super) fn overrides(&self) -> Option<&Override> {
         self.walk_glob.as_ref()
     }
@@ -388,26 +380,41 @@ impl FileFilter {
         }
         let path = bytes_to_path(entry.path);
         self.glob.as_ref().is_none_or(|g| glob_accepts(g, &path))
-            && self
-                .types
-                .as_ref()
-                .is_none_or(|t| t.matched(&path, false).is_whitelist())
+            && self.types.as_ref().is_none_or(|t| types_accept(t, &path))
             && (!self.lists || self.beneath.as_ref().is_none_or(|b| b.keeps(entry.path)))
     }
 }
 
-/// `rg -g` semantics, from the `ignore` crate's override globs: a glob
-/// without `/` matches the file name at any depth, one with `/` is anchored
-/// at the root, `!glob` excludes. An excluded directory excludes everything
+/// `rg -g` semantics, from the `ignore` crate's override globs, all of
+/// `globs` in one set as rg builds it from repeated `-g` (`None` when there
+/// are none): a glob without `/` matches the file name at any depth, one
+/// with `/` is anchored at the root, `!glob` excludes, the last glob that
+/// matches a path deciding. An excluded directory excludes everything
 /// below it, as when a walker prunes it; and a file a glob selects is
 /// searched even where an ignore file or the hidden rule would skip it (the
 /// walk applies the globs first, as `rg`'s does), though not inside a
 /// directory those rules skip.
-fn build_glob(glob: &str, root: &Path) -> Result<Override> {
-    let invalid = |err: ignore::Error| Error::invalid(format!("invalid glob `{glob}`: {err}"));
+fn build_globs(globs: &[String], root: &Path) -> Result<Option<Override>> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
     let mut builder = OverrideBuilder::new(root);
-    builder.add(glob).map_err(invalid)?;
-    builder.build().map_err(invalid)
+    for glob in globs {
+        builder
+            .add(glob)
+            .map_err(|err| Error::invalid(format!("invalid glob `{glob}`: {err}")))?;
+    }
+    let built = builder
+        .build()
+        .map_err(|err| Error::invalid(format!("invalid globs `{}`: {err}", globs.join("`, `"))))?;
+    Ok(Some(built))
+}
+
+/// Whether `types` keep the file at `path`, as rg's walk decides: a file
+/// of a negated type is left out; with selected types, so is a file of none
+/// of them (the matcher answers `Ignore` for both).
+fn types_accept(types: &Types, path: &Path) -> bool {
+    !types.matched(path, false).is_ignore()
 }
 
 fn glob_accepts(glob: &Override, path: &Path) -> bool {
@@ -422,9 +429,14 @@ fn glob_accepts(glob: &Override, path: &Path) -> bool {
             .any(|dir| glob.matched(dir, true).is_ignore())
 }
 
-/// The `ignore` crate's built-in type named `name` (`all` selects every
-/// type). An unknown name is `EINVAL` listing the closest known names.
-pub(super) fn build_types(name: &str) -> Result<Types> {
+/// The `ignore` crate's built-in types: files of any type in `selected`
+/// (`all` selects every type), none of `negated` (`rg -t`, `rg -T`);
+/// `None` when both are empty. An unknown name is `EINVAL` listing the
+/// closest known names.
+pub(super) fn build_types(selected: &[String], negated: &[String]) -> Result<Option<Types>> {
+    if selected.is_empty() && negated.is_empty() {
+        return Ok(None);
+    }
     let mut builder = TypesBuilder::new();
     builder.add_defaults();
     let known: Vec<String> = builder
@@ -432,16 +444,24 @@ pub(super) fn build_types(name: &str) -> Result<Types> {
         .into_iter()
         .map(|def| def.name().to_string())
         .collect();
-    if name != "all" && !known.iter().any(|k| k == name) {
-        return Err(Error::invalid(format!(
-            "unknown file type `{name}`; closest known types: {}",
-            closest(name, &known).join(", ")
-        )));
+    for name in selected.iter().chain(negated) {
+        if name != "all" && !known.iter().any(|k| k == name) {
+            return Err(Error::invalid(format!(
+                "unknown file type `{name}`; closest known types: {}",
+                closest(name, &known).join(", ")
+            )));
+        }
     }
-    builder.select(name);
-    builder
+    for name in selected {
+        builder.select(name);
+    }
+    for name in negated {
+        builder.negate(name);
+    }
+    let built = builder
         .build()
-        .map_err(|err| Error::invalid(format!("file type `{name}`: {err}")))
+        .map_err(|err| Error::invalid(format!("file types: {err}")))?;
+    Ok(Some(built))
 }
 
 /// The known names nearest to `name`: prefixes either way first, then by
@@ -493,7 +513,7 @@ mod tests {
             ("jss", &["js"]),
         ];
         for &(name, expected) in table {
-            let err = build_types(name).unwrap_err();
+            let err = build_types(&[name.to_string()], &[]).unwrap_err();
             assert_eq!(err.code(), "EINVAL", "{name}");
             for want in expected {
                 assert!(
@@ -505,7 +525,8 @@ mod tests {
             assert!(err.message().contains(&format!("`{name}`")));
         }
         for known in ["rust", "ts", "js", "py", "md", "all"] {
-            assert!(build_types(known).is_ok(), "{known}");
+            assert!(build_types(&[known.to_string()], &[]).is_ok(), "{known}");
+            assert!(build_types(&[], &[known.to_string()]).is_ok(), "{known}");
         }
     }
 
@@ -539,7 +560,9 @@ mod tests {
             ("*.{ts,tsx}", "web/app.tsx", true),
         ];
         for &(glob, path, expected) in table {
-            let built = build_glob(glob, Path::new("")).unwrap();
+            let built = build_globs(&[glob.to_string()], Path::new(""))
+                .unwrap()
+                .unwrap();
             assert_eq!(
                 glob_accepts(&built, Path::new(path)),
                 expected,
@@ -547,7 +570,9 @@ mod tests {
             );
         }
         assert_eq!(
-            build_glob("a[", Path::new("")).unwrap_err().code(),
+            build_globs(&["a[".into()], Path::new(""))
+                .unwrap_err()
+                .code(),
             "EINVAL"
         );
     }

@@ -485,37 +485,65 @@ fn filters_glob_type_hidden_node_modules() {
         ),
         (
             "glob name",
-            |o| o.glob = Some("*.rs".into()),
+            |o| o.globs = vec!["*.rs".into()],
             &[".hidden/d.rs", "src/a.rs"],
         ),
         (
             "glob anchored",
-            |o| o.glob = Some("src/*".into()),
+            |o| o.globs = vec!["src/*".into()],
             &["src/a.rs", "src/b.ts"],
         ),
         (
             "glob negated",
-            |o| o.glob = Some("!*.rs".into()),
+            |o| o.globs = vec!["!*.rs".into()],
             &["docs/c.md", "src/b.ts"],
         ),
-        ("type", |o| o.file_type = Some("ts".into()), &["src/b.ts"]),
+        ("type", |o| o.file_types = vec!["ts".into()], &["src/b.ts"]),
+        (
+            "globs: either selects",
+            |o| o.globs = vec!["*.md".into(), "*.ts".into()],
+            &["docs/c.md", "src/b.ts"],
+        ),
+        (
+            "globs: a later exclusion wins",
+            |o| o.globs = vec!["src/**".into(), "!*.ts".into()],
+            &["src/a.rs"],
+        ),
+        (
+            "types: either selects",
+            |o| o.file_types = vec!["ts".into(), "md".into()],
+            &["docs/c.md", "src/b.ts"],
+        ),
+        (
+            "type negated",
+            |o| o.file_types_not = vec!["rust".into()],
+            &["docs/c.md", "src/b.ts"],
+        ),
+        (
+            "type selected and another negated",
+            |o| {
+                o.file_types = vec!["rust".into(), "ts".into()];
+                o.file_types_not = vec!["ts".into()];
+            },
+            &[".hidden/d.rs", "src/a.rs"],
+        ),
         (
             "glob and type",
             |o| {
-                o.glob = Some("src/**".into());
-                o.file_type = Some("rust".into());
+                o.globs = vec!["src/**".into()];
+                o.file_types = vec!["rust".into()];
             },
             &["src/a.rs"],
         ),
         (
             "glob names node_modules",
-            |o| o.glob = Some("node_modules/**".into()),
+            |o| o.globs = vec!["node_modules/**".into()],
             &["node_modules/pkg/e.ts"],
         ),
         (
             "node_modules asked for",
             |o| {
-                o.glob = Some("*.rs".into());
+                o.globs = vec!["*.rs".into()];
                 o.include_node_modules = Some(true);
             },
             &[".hidden/d.rs", "src/a.rs", "web/node_modules/f.rs"],
@@ -531,7 +559,7 @@ fn filters_glob_type_hidden_node_modules() {
     }
     let err = run_with(dir.path(), &ScanCache::new(CachePolicy::default()), |o| {
         o.pattern = "needle".into();
-        o.file_type = Some("rustlang".into());
+        o.file_types = vec!["rustlang".into()];
     })
     .unwrap_err();
     assert_eq!(err.code(), "EINVAL");
@@ -543,7 +571,7 @@ fn single_file_path_and_non_files() {
     let dir = tree(&[("a.txt", "one\ntwo\n"), ("skip.md", "two\n")]);
     let outcome = run(&dir.path().join("a.txt"), |o| {
         o.pattern = "two".into();
-        o.glob = Some("*.md".into());
+        o.globs = vec!["*.md".into()];
     });
     assert_eq!(keys(&outcome), ["a.txt:2"], "a named file ignores the glob");
     assert_eq!(outcome.root, dir.path().canonicalize().unwrap());
@@ -808,7 +836,7 @@ fn empty_candidate_list_is_rechecked_once() {
     // `GrepOptions::glob`), and this is about the cached list.
     let configure = |o: &mut GrepOptions| {
         o.pattern = "needle".into();
-        o.file_type = Some("rust".into());
+        o.file_types = vec!["rust".into()];
         o.cache = true;
     };
     assert_eq!(
@@ -922,6 +950,67 @@ fn a_limited_walk_far_ahead_of_the_search_pauses_and_resumes() {
     let first = search(3);
     assert_eq!(keys(&first), expected[..3]);
     assert!(first.limit_reached);
+}
+
+#[test]
+fn max_count_per_file_caps_each_file_as_rg_m() {
+    let dir = tree(&[
+        ("a.txt", "needle 1\nhay\nneedle 3\nneedle 4\n"),
+        ("b.txt", "needle 1\nneedle 2\n"),
+    ]);
+    // (per file, total, mode, context after, results)
+    type Row = (u64, Option<usize>, GrepMode, usize, &'static [&'static str]);
+    let table: &[Row] = &[
+        (1, None, GrepMode::Content, 0, &["a.txt:1", "b.txt:1"]),
+        (
+            2,
+            None,
+            GrepMode::Content,
+            0,
+            &["a.txt:1", "a.txt:3", "b.txt:1", "b.txt:2"],
+        ),
+        (
+            2,
+            Some(3),
+            GrepMode::Content,
+            0,
+            &["a.txt:1", "a.txt:3", "b.txt:1"],
+        ),
+        (0, None, GrepMode::Content, 0, &[]),
+        (2, None, GrepMode::Count, 0, &["a.txt:2", "b.txt:2"]),
+        (
+            1,
+            None,
+            GrepMode::FilesWithMatches,
+            0,
+            &["a.txt:0", "b.txt:0"],
+        ),
+    ];
+    for &(per_file, total, mode, after, expected) in table {
+        let outcome = run(dir.path(), |o| {
+            o.pattern = "needle".into();
+            o.max_count_per_file = Some(per_file);
+            o.max_count = total;
+            o.mode = mode;
+            o.context_after = after;
+        });
+        let got: Vec<String> = outcome
+            .matches
+            .iter()
+            .map(|m| match mode {
+                GrepMode::Content => format!("{}:{}", m.path_lossy(), m.line_number),
+                _ => format!("{}:{}", m.path_lossy(), m.match_count),
+            })
+            .collect();
+        assert_eq!(got, expected, "-m {per_file} {total:?} {mode:?}");
+    }
+    // As `rg -m 1 -A 1`: the last match's after-context is still printed.
+    let outcome = run(dir.path(), |o| {
+        o.pattern = "needle".into();
+        o.max_count_per_file = Some(1);
+        o.context_after = 1;
+    });
+    assert_eq!(outcome.matches[0].context_after, [(2, "hay".to_string())]);
 }
 
 /// A cached list is up to a TTL old: a file or a directory it lists that
@@ -1050,15 +1139,13 @@ fn results_waiting_behind_a_slow_file_stay_within_the_bound() {
         options.max_buffered_bytes = max_buffered_bytes;
         let backlog = Backlog::new(max_buffered_bytes);
         let cache = ScanCache::new(CachePolicy::default());
-        let outcome = grep_with_backlog(
-            &options,
-            &cache,
-            &CancelToken::new(),
-            &mut |_| {},
-            &mut |_| {},
-            &backlog,
-        )
-        .unwrap();
+        let hooks = Hooks {
+            on_match: &mut |_| {},
+            on_progress: &mut |_| {},
+            observed: None,
+        };
+        let outcome =
+            grep_with_backlog(&options, &cache, &CancelToken::new(), hooks, &backlog).unwrap();
         (outcome, backlog.peak())
     };
     let (bounded, bounded_peak) = search(bound);
@@ -1106,11 +1193,19 @@ fn progress_follows_every_file_in_order() {
     let mut seen = Vec::new();
     let token = CancelToken::new();
     let cache = ScanCache::new(CachePolicy::default());
+    let mut first = None;
     let outcome = grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        first.get_or_insert_with(|| so_far.clone());
         seen.push((so_far.files_searched, so_far.total_matches))
     })
     .unwrap();
-    let expected: Vec<(usize, u64)> = (1..=12).map(|files| (files, 3 * files as u64)).collect();
+    // First the resolved `path`, before any file is searched.
+    let first = first.unwrap();
+    assert_eq!(
+        (first.root.clone(), first.path_is_file),
+        (outcome.root.clone(), false)
+    );
+    let expected: Vec<(usize, u64)> = (0..=12).map(|files| (files, 3 * files as u64)).collect();
     assert_eq!(seen, expected);
     assert_eq!(outcome.files_searched, 12);
     // A limited search stops at the file proving the limit, and so do the reports.
@@ -1120,7 +1215,17 @@ fn progress_follows_every_file_in_order() {
         seen.push((so_far.files_searched, so_far.total_matches))
     })
     .unwrap();
-    assert_eq!(seen, [(1, 3), (2, 6)]);
+    assert_eq!(seen, [(0, 0), (1, 3), (2, 6)]);
+    // A named file is known to be one before its results come.
+    options.path = dir
+        .path()
+        .join(keys(&outcome)[0].split(':').next().unwrap());
+    let mut named = Vec::new();
+    grep_with_progress(&options, &cache, &token, &mut |_| {}, &mut |so_far| {
+        named.push((so_far.files_searched, so_far.path_is_file))
+    })
+    .unwrap();
+    assert_eq!(named, [(0, true), (1, true)]);
 }
 
 /// Files whose last change is older than the racy margin, so cached greps
@@ -1330,4 +1435,75 @@ fn a_file_too_large_to_index_is_searched_whole_every_time() {
         assert_eq!(keys(&outcome), ["big.txt:400001"]);
     }
     assert_eq!(cache.stats().content.files, 1, "only the small file");
+}
+
+/// Writes `path:line` for every match its sink sees.
+struct LineNumbers;
+
+impl FileObserver for LineNumbers {
+    fn observe(
+        &self,
+        path: &[u8],
+        _: &grep_regex::RegexMatcher,
+        search: &mut dyn FnMut(
+            &mut dyn grep_searcher::Sink<Error = std::io::Error>,
+        ) -> std::io::Result<()>,
+    ) -> std::io::Result<Vec<u8>> {
+        let mut written = Vec::new();
+        let mut sink = grep_searcher::sinks::UTF8(|line, _: &str| {
+            written.extend_from_slice(path);
+            written.extend_from_slice(format!(":{line}\n").as_bytes());
+            Ok(true)
+        });
+        search(&mut sink)?;
+        Ok(written)
+    }
+}
+
+#[test]
+fn an_observer_sees_every_file_s_events_handed_out_in_path_order() {
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("d{}/f{i:02}.txt", i % 3),
+                "hay\nneedle\nneedle\n".repeat(1 + i % 4),
+            )
+        })
+        .collect();
+    let spec: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let dir = tree(&spec);
+    let mut options = GrepOptions::new("needle", dir.path());
+    options.max_count_per_file = Some(3);
+    let mut observed = Vec::new();
+    let outcome = grep_observed(
+        &options,
+        &ScanCache::new(CachePolicy::default()),
+        &CancelToken::new(),
+        &LineNumbers,
+        &mut |bytes| observed.extend_from_slice(bytes),
+        &mut |_| {},
+    )
+    .unwrap();
+    let expected: String = outcome
+        .matches
+        .iter()
+        .map(|m| format!("{}:{}\n", m.path_lossy(), m.line_number))
+        .collect();
+    assert_eq!(String::from_utf8(observed).unwrap(), expected);
+    assert_eq!(outcome.files_with_matches, 40);
+
+    options.max_count = Some(1);
+    let err = grep_observed(
+        &options,
+        &ScanCache::new(CachePolicy::default()),
+        &CancelToken::new(),
+        &LineNumbers,
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "EINVAL");
 }
