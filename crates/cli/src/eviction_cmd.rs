@@ -10,7 +10,7 @@
 
 use std::io::Write;
 
-use natives_ownership::paths;
+use natives_system::paths;
 use natives_worktrees::{
     CancelToken,
     eviction::{self, Options, Report, seats},

@@ -14,7 +14,7 @@ use std::{
     path::PathBuf,
 };
 
-use natives_ownership::{paths, process::now_ms};
+use natives_system::{paths, process::now_ms};
 use natives_worktrees::{registry::Registry, view::RunView};
 
 use crate::{

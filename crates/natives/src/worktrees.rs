@@ -29,7 +29,7 @@ use napi::{
 };
 use napi_derive::napi;
 use natives_core::Error;
-use natives_ownership::paths;
+use natives_system::paths;
 use natives_worktrees::{
     git::Git,
     handover::{Answer, Outcome, Released, Request},

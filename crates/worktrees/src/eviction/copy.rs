@@ -422,7 +422,7 @@ fn recent(
     quiet: Duration,
     blockers: &mut Vec<Blocker>,
 ) {
-    let now_ns = i128::from(natives_ownership::process::now_ms()) * 1_000_000;
+    let now_ns = i128::from(natives_system::process::now_ms()) * 1_000_000;
     let since = now_ns - quiet.as_nanos() as i128;
     let copy = inventory.iter().map(|e| e.mtime_ns.max(e.ctime_ns)).max();
     let administration = admin

@@ -42,11 +42,8 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{
-    durable,
-    lease::{AcquireOutcome, Guard, Leases, Owner},
-    process::now_ms,
-};
+use natives_ownership::lease::{AcquireOutcome, Guard, Leases, Owner};
+use natives_system::{durable, process::now_ms};
 
 use super::{
     Blocker, BlockerKind, Evicted,

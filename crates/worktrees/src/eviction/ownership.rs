@@ -14,10 +14,8 @@
 use std::path::{Path, PathBuf};
 
 use natives_core::{ErrorKind, Result};
-use natives_ownership::{
-    durable,
-    lease::{EntryStatus, Leases},
-};
+use natives_ownership::lease::{EntryStatus, Leases};
+use natives_system::durable;
 
 use super::{Blocker, BlockerKind};
 use crate::registry::{

@@ -7,7 +7,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{durable, lock, process::now_ms};
+use natives_system::{durable, lock, process::now_ms};
 use serde::{Deserialize, Serialize};
 
 use super::{

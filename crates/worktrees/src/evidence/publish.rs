@@ -21,7 +21,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{lock, process};
+use natives_system::{lock, process};
 use nix::{
     errno::Errno,
     fcntl::{RenameFlags, renameat2},

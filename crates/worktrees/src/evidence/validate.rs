@@ -13,7 +13,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::durable;
+use natives_system::durable;
 
 use super::{
     RUN_BYTES,

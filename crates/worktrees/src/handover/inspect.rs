@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use natives_core::{CancelToken, Result};
-use natives_ownership::paths::dir_id;
+use natives_system::paths::dir_id;
 
 use super::{
     Content, Foreign, Holder, Owner, Paths, Regenerable, RunSummary, Takeover,

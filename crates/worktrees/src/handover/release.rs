@@ -16,7 +16,7 @@
 use std::path::Path;
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::process;
+use natives_system::process;
 
 use super::{
     Content, Decision, Holder, Outcome, Owner, Paths, Reason, Refused, Regenerable, Released,
@@ -290,7 +290,7 @@ impl Handover<'_> {
     fn still_listed(&self) -> Result<bool> {
         let worktrees = self.git.worktrees(&self.found.main, &CancelToken::new())?;
         Ok(worktrees.iter().any(|w| {
-            natives_ownership::paths::dir_id(&w.path).ok().as_deref() == Some(&self.found.path)
+            natives_system::paths::dir_id(&w.path).ok().as_deref() == Some(&self.found.path)
         }))
     }
 

@@ -11,7 +11,7 @@ use std::{
 };
 
 use natives_core::CancelToken;
-use natives_ownership::paths::slug;
+use natives_system::paths::slug;
 
 use super::*;
 use crate::{

@@ -35,7 +35,7 @@ use std::{
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use natives_core::{CancelToken, Error, Result};
-use natives_ownership::durable;
+use natives_system::durable;
 
 use crate::git::{Dirs, Git};
 

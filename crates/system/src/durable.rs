@@ -33,12 +33,18 @@ pub(crate) const FILE_MODE: u32 = 0o600;
 
 /// The steps of writing a record, in order, so tests can crash at each one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
+    /// The temporary file exists, empty.
     TempCreated,
+    /// Half the bytes are in the temporary file.
     HalfWritten,
+    /// Every byte is in the temporary file.
     Written,
+    /// The temporary file is flushed.
     Synced,
+    /// The record has its name.
     Named,
+    /// The directory is flushed: the name survives a power cut.
     DirSynced,
 }
 
@@ -177,11 +183,7 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
 }
 
 /// [`replace`], telling `observe` about each step as it completes.
-pub(crate) fn replace_observed(
-    path: &Path,
-    bytes: &[u8],
-    observe: &mut dyn FnMut(Step),
-) -> Result<()> {
+pub fn replace_observed(path: &Path, bytes: &[u8], observe: &mut dyn FnMut(Step)) -> Result<()> {
     let temp = write_temp(path, bytes, observe)?;
     if let Err(err) = fs::rename(&temp, path) {
         let _ = fs::remove_file(&temp);
@@ -195,11 +197,7 @@ pub(crate) fn replace_observed(
 
 /// [`publish`], telling `observe` about each step as it completes
 /// ([`Step::Named`]: the record is linked under its name).
-pub(crate) fn publish_observed(
-    path: &Path,
-    bytes: &[u8],
-    observe: &mut dyn FnMut(Step),
-) -> Result<bool> {
+pub fn publish_observed(path: &Path, bytes: &[u8], observe: &mut dyn FnMut(Step)) -> Result<bool> {
     let temp = write_temp(path, bytes, observe)?;
     let linked = fs::hard_link(&temp, path);
     if linked.is_ok() {
