@@ -37,11 +37,11 @@ use nix::{
 use xattr::FileExt;
 
 use crate::{
-    crash,
     journal::{Ident, Journal, Name, Record},
     read::{Stamp, require_regular},
     sys::errno_error,
 };
+use natives_system::crash;
 
 mod place;
 #[cfg(test)]

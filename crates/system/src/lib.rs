@@ -5,6 +5,8 @@
 //!
 //! - [`command`]: running a child process (cargo, git) under a cancel token,
 //!   its whole process group killed when the token stops or the call is left.
+//! - [`crash`]: the points a destructive operation may be cut short at,
+//!   where tests kill a real process to check what a crash leaves.
 //! - [`durable`]: the one writer of records — temp file, `fsync`, `rename`,
 //!   directory `fsync` — so a record is whole or absent, never torn.
 //! - [`lock`]: kernel file locks, the authority on whether an owner is
@@ -16,6 +18,7 @@
 //!
 //! Errors are [`natives_core::Error`]s, as everywhere in natives.
 pub mod command;
+pub mod crash;
 pub mod durable;
 pub mod lock;
 pub mod paths;

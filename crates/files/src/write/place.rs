@@ -27,10 +27,10 @@ use nix::{
 
 use super::{TempFile, copy_metadata, hidden_name, rename_no_replace};
 use crate::{
-    crash,
     journal::{Backup, Ident, Journal, Record},
     sys::errno_error,
 };
+use natives_system::crash;
 
 /// The hidden names a write uses beside its target.
 pub(crate) struct Names {

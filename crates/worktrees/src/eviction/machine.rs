@@ -53,11 +53,11 @@ use super::{
     retention, run_pass,
 };
 use crate::{
-    crash,
     evidence::{self, Archive, Bounds, Captured, EVIDENCE_DIR},
     git::Git,
     registry::{Liveness, Registry, RunRecord},
 };
+use natives_system::crash;
 
 /// The node an eviction's output lease names (with its run and seat).
 const LEASE_NODE: &str = "eviction";

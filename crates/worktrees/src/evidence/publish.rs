@@ -28,7 +28,7 @@ use nix::{
 };
 
 use super::{Bound, Bounds, EVIDENCE_DIR, Refusal, format};
-use crate::crash;
+use natives_system::crash;
 
 /// The lock publishers of one run take, in its evidence directory.
 pub const LOCK_FILE: &str = ".lock";

@@ -24,10 +24,10 @@ use super::{
     inspect::{Found, Located, Proof, inspect, locate, prove_owner},
 };
 use crate::{
-    crash,
     git::Git,
     registry::{Event, EventKind, Registry, RunLock, RunRecord},
 };
+use natives_system::crash;
 
 /// Release the worktree holding `branch` in `repo`'s repository to
 /// `takeover`'s new run, when an earlier attempt at the same task, or a run
