@@ -211,25 +211,8 @@ pub(super) fn check_in(
     let at = |check: Check| move |err: Error| at(label, check, err);
     pack(git, store, &manifest, cancel).map_err(at(Check::Pack))?;
     commits(git, store, &manifest, files, cancel).map_err(at(Check::Commits))?;
-    for tree in [&manifest.base_tree, &manifest.source_tree] {
-        let written = git
-            .tree_through_index(store, tree, cancel)
-            .map_err(at(Check::Trees))?;
-        if written != *tree {
-            let detail = format!("tree {tree} materialises as {written}");
-            return Err(corrupt(label, Check::Trees, detail));
-        }
-    }
-    let applied = git
-        .apply_patch(store, &manifest.base_tree, &files[format::PATCH], cancel)
-        .map_err(at(Check::Patch))?;
-    if applied != manifest.source_tree {
-        let detail = format!(
-            "the patch applied to the base writes tree {applied}, not the source tree {}",
-            manifest.source_tree
-        );
-        return Err(corrupt(label, Check::Patch, detail));
-    }
+    trees(git, store, &manifest, cancel).map_err(at(Check::Trees))?;
+    patch(git, store, &manifest, &files[format::PATCH], cancel).map_err(at(Check::Patch))?;
     let regenerated = regenerate(
         git,
         store,
@@ -418,6 +401,35 @@ fn at(label: &Path, check: Check, err: Error) -> Error {
         ErrorKind::Io | ErrorKind::Corrupt => corrupt(label, check, err.message()),
         _ => err,
     }
+}
+
+/// Both trees materialise to their ids.
+fn trees(git: &Git, store: &Store, manifest: &Manifest, cancel: &CancelToken) -> Result<()> {
+    for tree in [&manifest.base_tree, &manifest.source_tree] {
+        let written = git.tree_through_index(store, tree, cancel)?;
+        if written != *tree {
+            return Err(malformed(format!("tree {tree} materialises as {written}")));
+        }
+    }
+    Ok(())
+}
+
+/// The patch applied to the base in a private index writes the source tree.
+fn patch(
+    git: &Git,
+    store: &Store,
+    manifest: &Manifest,
+    patch: &[u8],
+    cancel: &CancelToken,
+) -> Result<()> {
+    let applied = git.apply_patch(store, &manifest.base_tree, patch, cancel)?;
+    if applied != manifest.source_tree {
+        return Err(malformed(format!(
+            "the patch applied to the base writes tree {applied}, not the source tree {}",
+            manifest.source_tree
+        )));
+    }
+    Ok(())
 }
 
 /// The imported pack holds exactly the manifest's objects, trees and blobs.
