@@ -259,23 +259,14 @@ fn heads(
 ) -> Result<Option<String>> {
     let head_file =
         fs::read(dirs.git_dir.join("HEAD")).map_err(|err| Error::io(&dirs.git_dir, err))?;
-    let symbolic = head_file.starts_with(b"ref:");
     match &source.expect {
-        Expect::Seat { base, review } => {
-            let (Some(base), Some(review)) = (base, review) else {
-                let detail = "a seat is evicted only with its base and review heads recorded";
-                blockers.push(Blocker::new(BlockerKind::UnrecordedHeads, detail));
-                return Ok(None);
-            };
-            if symbolic || head != Some(review.as_str()) {
-                let detail = format!(
-                    "HEAD is {}, not {review} detached",
-                    String::from_utf8_lossy(&head_file).trim()
-                );
-                blockers.push(Blocker::new(BlockerKind::HeadMoved, detail));
-            }
-            Ok(Some(base.clone()))
-        }
+        Expect::Seat { base, review } => Ok(seat_base(
+            base.as_deref(),
+            review.as_deref(),
+            &head_file,
+            head,
+            blockers,
+        )),
         Expect::Candidate { branch, base } => {
             let mut changed =
                 |detail: String| blockers.push(Blocker::new(BlockerKind::ChangedCandidate, detail));
@@ -305,6 +296,31 @@ fn heads(
             Ok(Some(base.clone()))
         }
     }
+}
+
+/// A seat's base, when its heads were recorded; a blocker when they were
+/// not, or when `HEAD` (the file's bytes `head_file`, resolving to `head`)
+/// is not its review head, detached.
+fn seat_base(
+    base: Option<&str>,
+    review: Option<&str>,
+    head_file: &[u8],
+    head: Option<&str>,
+    blockers: &mut Vec<Blocker>,
+) -> Option<String> {
+    let (Some(base), Some(review)) = (base, review) else {
+        let detail = "a seat is evicted only with its base and review heads recorded";
+        blockers.push(Blocker::new(BlockerKind::UnrecordedHeads, detail));
+        return None;
+    };
+    if head_file.starts_with(b"ref:") || head != Some(review) {
+        let detail = format!(
+            "HEAD is {}, not {review} detached",
+            String::from_utf8_lossy(head_file).trim()
+        );
+        blockers.push(Blocker::new(BlockerKind::HeadMoved, detail));
+    }
+    Some(base.to_owned())
 }
 
 /// Every entry of the copy (its `.git` file left out), each reason one of
@@ -349,6 +365,19 @@ fn walk(
             }
         }
     }
+    block_untracked(git, dirs, untracked, blockers, cancel)?;
+    inventory.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(inventory)
+}
+
+/// A blocker for each `untracked` file: ignored or untracked, as git says.
+fn block_untracked(
+    git: &Git,
+    dirs: &Dirs,
+    untracked: Vec<Vec<u8>>,
+    blockers: &mut Vec<Blocker>,
+    cancel: &CancelToken,
+) -> Result<()> {
     let ignored: HashSet<Vec<u8>> = git.ignored(dirs, &untracked, cancel)?.into_iter().collect();
     for path in untracked {
         let kind = match ignored.contains(&path) {
@@ -357,8 +386,7 @@ fn walk(
         };
         blockers.push(Blocker::new(kind, shown(&path)));
     }
-    inventory.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(inventory)
+    Ok(())
 }
 
 /// The names in `dir`, sorted.
@@ -530,6 +558,54 @@ fn shown(path: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A seat is evicted from its recorded base only while HEAD is its
+    /// review head, detached.
+    #[test]
+    fn a_seat_needs_its_heads_recorded_and_head_detached_at_review() {
+        let table = [
+            (
+                None,
+                Some("r"),
+                b"r\n".as_slice(),
+                Some("r"),
+                None,
+                vec![BlockerKind::UnrecordedHeads],
+            ),
+            (
+                Some("b"),
+                None,
+                b"r\n",
+                Some("r"),
+                None,
+                vec![BlockerKind::UnrecordedHeads],
+            ),
+            (Some("b"), Some("r"), b"r\n", Some("r"), Some("b"), vec![]),
+            (
+                Some("b"),
+                Some("r"),
+                b"x\n",
+                Some("x"),
+                Some("b"),
+                vec![BlockerKind::HeadMoved],
+            ),
+            (
+                Some("b"),
+                Some("r"),
+                b"ref: refs/heads/main\n",
+                Some("r"),
+                Some("b"),
+                vec![BlockerKind::HeadMoved],
+            ),
+        ];
+        for (n, (base, review, head_file, head, expected, kinds)) in table.into_iter().enumerate() {
+            let mut blockers = Vec::new();
+            let found = seat_base(base, review, head_file, head, &mut blockers);
+            assert_eq!(found.as_deref(), expected, "row {n}");
+            let found: Vec<BlockerKind> = blockers.iter().map(|b| b.kind).collect();
+            assert_eq!(found, kinds, "row {n}");
+        }
+    }
 
     /// Every kind of entry, tracked or not, against what the walk does.
     #[test]
