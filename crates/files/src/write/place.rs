@@ -79,21 +79,8 @@ pub(crate) fn put_in_place(
         new,
         backup: Backup::Swapped,
     })?;
-    if swap_supported() {
-        match renameat2(
-            dir,
-            temp.name(),
-            dir,
-            location.name(),
-            RenameFlags::RENAME_EXCHANGE,
-        ) {
-            Ok(()) => {
-                temp.keep();
-                return Ok(());
-            }
-            Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => {}
-            Err(errno) => return Err(errno_error(given, errno)),
-        }
+    if swapped(temp, location, given)? {
+        return Ok(());
     }
     let copy = copy_old(location, old, &names.copy, given)?;
     crash::point("old file copied");
@@ -104,6 +91,32 @@ pub(crate) fn put_in_place(
     renameat(dir, temp.name(), dir, location.name()).map_err(|errno| errno_error(given, errno))?;
     temp.keep();
     Ok(())
+}
+
+/// Swap the temporary file with the old one at `location` in one step:
+/// `false` where the filesystem cannot (or a test stands for one that
+/// cannot), and nothing was done.
+fn swapped(temp: &mut NewFile<'_>, location: &Location, given: &Path) -> Result<bool> {
+    if !swap_supported() {
+        return Ok(false);
+    }
+    let dir = location
+        .dir()
+        .ok_or_else(|| crate::read::not_found(given))?;
+    match renameat2(
+        dir,
+        temp.name(),
+        dir,
+        location.name(),
+        RenameFlags::RENAME_EXCHANGE,
+    ) {
+        Ok(()) => {
+            temp.keep();
+            Ok(true)
+        }
+        Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => Ok(false),
+        Err(errno) => Err(errno_error(given, errno)),
+    }
 }
 
 /// Copy the old file at `location` (still `old`) to `name` beside it:
