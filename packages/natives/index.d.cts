@@ -998,6 +998,7 @@ export interface NativeGrepOptions {
    * fallback, else walk fresh (default false).
    */
   watchedOnly?: boolean
+  /**
    * Stay beneath `path`, a real path: nothing is read or named through
    * a link (default false).
    */
