@@ -27,9 +27,8 @@ use natives_ownership::{
     Entry, EntryStatus, Leases, Owner,
     fresh::Identity,
     lease::{Kept, PrunePlan, PruneReport, Released},
-    paths,
-    process::now_ms,
 };
+use natives_system::{paths, process::now_ms};
 use serde_json::{Value, json};
 
 use crate::{

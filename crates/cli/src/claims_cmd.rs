@@ -19,9 +19,8 @@ use std::{
 use natives_ownership::{
     CancelToken,
     claims::{self, ClaimedFolder, Releaser},
-    paths,
-    process::now_ms,
 };
+use natives_system::{paths, process::now_ms};
 use serde_json::json;
 
 use crate::{

@@ -8,9 +8,9 @@
 //! none is; `fold --restore-seat` 0 once restored; 2 on every error (an
 //! archive or record failing validation is `EBADMSG`).
 
-use std::io::Write;
+use std::{io::Write, path::Path};
 
-use natives_ownership::paths;
+use natives_system::paths;
 use natives_worktrees::{
     CancelToken,
     eviction::{self, Options, Report, seats},
@@ -60,34 +60,7 @@ fn print_report(w: &mut dyn Write, report: &Report) -> std::io::Result<()> {
     if report.disabled.is_some() {
         return Ok(());
     }
-    let would = if report.dry_run {
-        "would evict"
-    } else {
-        "evicted"
-    };
-    for evicted in &report.evicted {
-        let archive = evicted
-            .archive
-            .as_ref()
-            .map(|a| format!(", evidence {}", a.display()));
-        writeln!(
-            w,
-            "{would} {} of run {} ({}): {} bytes{}",
-            evicted.seat,
-            evicted.run,
-            evicted.path.display(),
-            evicted.logical_bytes,
-            archive.unwrap_or_default()
-        )?;
-    }
-    let removed = if report.dry_run {
-        "would remove"
-    } else {
-        "removed"
-    };
-    for root in &report.empty_roots {
-        writeln!(w, "{removed} empty root {}", root.display())?;
-    }
+    print_evicted(w, report)?;
     for retained in &report.retained {
         writeln!(
             w,
@@ -115,55 +88,97 @@ fn print_report(w: &mut dyn Write, report: &Report) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The copies evicted and the empty roots removed (or that would be, in a
+/// dry run).
+fn print_evicted(w: &mut dyn Write, report: &Report) -> std::io::Result<()> {
+    let (would, removed) = match report.dry_run {
+        true => ("would evict", "would remove"),
+        false => ("evicted", "removed"),
+    };
+    for evicted in &report.evicted {
+        let archive = evicted
+            .archive
+            .as_ref()
+            .map(|a| format!(", evidence {}", a.display()));
+        writeln!(
+            w,
+            "{would} {} of run {} ({}): {} bytes{}",
+            evicted.seat,
+            evicted.run,
+            evicted.path.display(),
+            evicted.logical_bytes,
+            archive.unwrap_or_default()
+        )?;
+    }
+    for root in &report.empty_roots {
+        writeln!(w, "{removed} empty root {}", root.display())?;
+    }
+    Ok(())
+}
+
 pub fn fold(args: FoldArgs) -> Result<Outcome, String> {
     let home = paths::home(args.home.home.as_deref()).map_err(|err| err.to_string())?;
     let registry = Registry::open(&home);
     let git = Git::new().map_err(|err| err.to_string())?;
     let cancel = CancelToken::new();
-    let mut out = Output::stdout();
     if let (Some(head), Some(dest)) = (&args.restore_seat, &args.dest) {
-        let restored = seats::restore(&registry, &git, &args.run, head, dest, &cancel)
-            .map_err(|err| err.to_string())?;
-        if args.json {
-            let line = json!({"run": args.run, "head": head, "restored": restored});
-            out.write(|w| writeln!(w, "{line}"));
-        } else {
-            out.write(|w| {
-                writeln!(
-                    w,
-                    "restored {head} of run {} into {} (tree {})",
-                    args.run,
-                    restored.dir.display(),
-                    restored.source_tree
-                )
-            });
-        }
-        out.finish()?;
-        return Ok(Outcome::Matched);
+        return restore_seat(&args, &registry, &git, head, dest, &cancel);
     }
+    let mut out = Output::stdout();
     let tips = seats::show(&registry, &git, &args.run, &cancel).map_err(|err| err.to_string())?;
     for tip in &tips {
-        if args.json {
-            let line = serde_json::to_string(tip).map_err(|err| err.to_string())?;
-            out.write(|w| writeln!(w, "{line}"));
-        } else {
-            let patch = tip
-                .patch_bytes
-                .map_or("-".to_owned(), |bytes| bytes.to_string());
-            let phase = serde_json::to_value(tip.phase).ok();
-            let phase = phase.as_ref().and_then(|p| p.as_str()).unwrap_or("?");
-            out.write(|w| {
-                writeln!(
-                    w,
-                    "{}\t{}\ttree {}\tpatch {patch}\t{phase}\t{}",
-                    tip.seat,
-                    tip.head,
-                    tip.tree,
-                    tip.seen_as.join(",")
-                )
-            });
-        }
+        let line = match args.json {
+            true => serde_json::to_string(tip).map_err(|err| err.to_string())?,
+            false => tip_line(tip),
+        };
+        out.write(|w| writeln!(w, "{line}"));
     }
     out.finish()?;
     Ok(Outcome::from_count(tips.len() as u64))
+}
+
+/// Restore the seat archived at `head` into `dest`, and say so.
+fn restore_seat(
+    args: &FoldArgs,
+    registry: &Registry,
+    git: &Git,
+    head: &str,
+    dest: &Path,
+    cancel: &CancelToken,
+) -> Result<Outcome, String> {
+    let mut out = Output::stdout();
+    let restored = seats::restore(registry, git, &args.run, head, dest, cancel)
+        .map_err(|err| err.to_string())?;
+    if args.json {
+        let line = json!({"run": args.run, "head": head, "restored": restored});
+        out.write(|w| writeln!(w, "{line}"));
+    } else {
+        out.write(|w| {
+            writeln!(
+                w,
+                "restored {head} of run {} into {} (tree {})",
+                args.run,
+                restored.dir.display(),
+                restored.source_tree
+            )
+        });
+    }
+    out.finish()?;
+    Ok(Outcome::Matched)
+}
+
+/// An archived seat's tip as a tab-separated line.
+fn tip_line(tip: &seats::SeatTip) -> String {
+    let patch = tip
+        .patch_bytes
+        .map_or("-".to_owned(), |bytes| bytes.to_string());
+    let phase = serde_json::to_value(tip.phase).ok();
+    let phase = phase.as_ref().and_then(|p| p.as_str()).unwrap_or("?");
+    format!(
+        "{}\t{}\ttree {}\tpatch {patch}\t{phase}\t{}",
+        tip.seat,
+        tip.head,
+        tip.tree,
+        tip.seen_as.join(",")
+    )
 }

@@ -15,7 +15,7 @@
 use std::{io::Write, path::PathBuf};
 
 use natives_core::CancelToken;
-use natives_ownership::paths;
+use natives_system::paths;
 use natives_worktrees::{
     git::Git,
     handover::{Released, Request},

@@ -24,10 +24,9 @@ use std::{
 use natives_ownership::{
     CancelToken, Leases, Owner,
     fresh::{Freshness, Refresh, Target},
-    paths,
     pool::{PoolInventory, PoolMember, PoolOptions, PoolPruneReport, SeedStrategy},
-    process::now_ms,
 };
+use natives_system::{paths, process::now_ms};
 use natives_worktrees::git::Git;
 
 use crate::{

@@ -14,8 +14,11 @@ use std::{
     path::PathBuf,
 };
 
-use natives_ownership::{paths, process::now_ms};
-use natives_worktrees::{registry::Registry, view::RunView};
+use natives_system::{paths, process::now_ms};
+use natives_worktrees::{
+    registry::Registry,
+    view::{CandidateView, EventView, RunView, SeatView},
+};
 
 use crate::{
     Outcome,
@@ -125,11 +128,39 @@ fn show(run: &str, json: bool, home: Option<PathBuf>) -> Result<Outcome, String>
 
 /// A run for a person: its facts, then its worktrees, then its history.
 fn print_run(out: &mut dyn Write, view: &RunView, now: u64) -> io::Result<()> {
+    writeln!(out, "run {}", view.id)?;
+    for (name, value) in facts(view, now) {
+        writeln!(out, "  {name:<13}{value}")?;
+    }
+    let candidates: Vec<String> = view.candidates.iter().map(candidate_line).collect();
+    print_section(out, "candidates", &candidates)?;
+    let seats: Vec<String> = view.seats.iter().map(seat_line).collect();
+    print_section(out, "seats", &seats)?;
+    writeln!(out, "history")?;
+    for event in &view.events {
+        writeln!(out, "{}", event_line(event, now))?;
+    }
+    Ok(())
+}
+
+/// A heading and its lines, or `-` under it when there are none.
+fn print_section(out: &mut dyn Write, heading: &str, lines: &[String]) -> io::Result<()> {
+    writeln!(out, "{heading}")?;
+    if lines.is_empty() {
+        writeln!(out, "  -")?;
+    }
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// The run's facts, named, in the order they are printed.
+fn facts(view: &RunView, now: u64) -> Vec<(&'static str, String)> {
     let driver = match &view.driver_reason {
         Some(why) => format!("{} ({why})", view.driver.name()),
         None => view.driver.name().to_owned(),
     };
-    writeln!(out, "run {}", view.id)?;
     let mut facts = vec![
         ("task", view.task.clone()),
         ("status", view.status.name().to_owned()),
@@ -144,67 +175,58 @@ fn print_run(out: &mut dyn Write, view: &RunView, now: u64) -> io::Result<()> {
     if let Some(to) = &view.released_to {
         facts.push(("released to", to.clone()));
     }
-    for (name, value) in facts {
-        writeln!(out, "  {name:<13}{value}")?;
+    facts
+}
+
+fn candidate_line(candidate: &CandidateView) -> String {
+    let mut line = format!(
+        "  {}  {}  {}",
+        candidate.name, candidate.branch, candidate.path
+    );
+    if let Some(base) = &candidate.base {
+        line.push_str(&format!("  from {}", short(base)));
     }
-    writeln!(out, "candidates")?;
-    if view.candidates.is_empty() {
-        writeln!(out, "  -")?;
+    if let Some(handover) = candidate.handover.as_ref().filter(|_| candidate.folded) {
+        line.push_str(&format!("  released (handover {handover})"));
     }
-    for candidate in &view.candidates {
-        let mut line = format!(
-            "  {}  {}  {}",
-            candidate.name, candidate.branch, candidate.path
-        );
-        if let Some(base) = &candidate.base {
-            line.push_str(&format!("  from {}", short(base)));
-        }
-        if let Some(handover) = candidate.handover.as_ref().filter(|_| candidate.folded) {
-            line.push_str(&format!("  released (handover {handover})"));
-        }
-        writeln!(out, "{line}")?;
+    line
+}
+
+fn seat_line(seat: &SeatView) -> String {
+    let mut line = format!("  {} {}  {}", seat.kind.name(), seat.number, seat.path);
+    if let Some(base) = &seat.base_head {
+        line.push_str(&format!("  base {}", short(base)));
     }
-    writeln!(out, "seats")?;
-    if view.seats.is_empty() {
-        writeln!(out, "  -")?;
+    if let Some(head) = &seat.review_head {
+        line.push_str(&format!("  reviewing {}", short(head)));
     }
-    for seat in &view.seats {
-        let mut line = format!("  {} {}  {}", seat.kind.name(), seat.number, seat.path);
-        if let Some(base) = &seat.base_head {
-            line.push_str(&format!("  base {}", short(base)));
-        }
-        if let Some(head) = &seat.review_head {
-            line.push_str(&format!("  reviewing {}", short(head)));
-        }
-        writeln!(out, "{line}")?;
+    line
+}
+
+fn event_line(event: &EventView, now: u64) -> String {
+    let mut line = format!(
+        "  {} ago  {}",
+        age(now.saturating_sub(event.at_ms)),
+        event.kind
+    );
+    let said = [
+        event.branch.as_ref().map(|b| format!("branch {b}")),
+        event.to.as_ref().map(|to| format!("to {to}")),
+        event.path.as_ref().map(|p| format!("at {p}")),
+        event
+            .tip
+            .as_deref()
+            .map(|tip| format!("tip {}", short(tip))),
+        event.repo.as_ref().map(|repo| format!("repo {repo}")),
+        (!event.regenerable.is_empty())
+            .then(|| format!("regenerable {}", event.regenerable.join(" "))),
+        event.note.clone(),
+    ];
+    for word in said.into_iter().flatten() {
+        line.push_str("  ");
+        line.push_str(&word);
     }
-    writeln!(out, "history")?;
-    for event in &view.events {
-        let mut line = format!(
-            "  {} ago  {}",
-            age(now.saturating_sub(event.at_ms)),
-            event.kind
-        );
-        let said = [
-            event.branch.as_ref().map(|b| format!("branch {b}")),
-            event.to.as_ref().map(|to| format!("to {to}")),
-            event.path.as_ref().map(|p| format!("at {p}")),
-            event
-                .tip
-                .as_deref()
-                .map(|tip| format!("tip {}", short(tip))),
-            event.repo.as_ref().map(|repo| format!("repo {repo}")),
-            (!event.regenerable.is_empty())
-                .then(|| format!("regenerable {}", event.regenerable.join(" "))),
-            event.note.clone(),
-        ];
-        for word in said.into_iter().flatten() {
-            line.push_str("  ");
-            line.push_str(&word);
-        }
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
+    line
 }
 
 fn short(commit: &str) -> &str {

@@ -14,12 +14,13 @@ mod output;
 mod terminal;
 
 use natives_ownership::{
-    AcquireOutcome, Guard, Leases, Owner, ProcessIdentity,
+    AcquireOutcome, Guard, Leases, Owner,
     fresh::{self, Identity},
     layout::LeaseFiles,
     lease::LeaseRecord,
-    paths,
 };
+use natives_system::paths;
+use natives_system::process::ProcessIdentity;
 use serde_json::Value;
 use terminal::{Stream, on_terminal};
 

@@ -10,7 +10,8 @@ use std::{
 
 mod output;
 
-use natives_ownership::{CancelToken, Leases, Owner, paths, pool::PoolOptions};
+use natives_ownership::{CancelToken, Leases, Owner, pool::PoolOptions};
+use natives_system::paths;
 use serde_json::Value;
 
 /// A git worktree, a pool directory and a natives home in one folder.

@@ -22,8 +22,8 @@ use natives_ownership::{
     AcquireOutcome, CancelToken, Leases, Owner,
     claims::{self, Agent, ClaimRequest, Zone, store::ZoneFiles},
     layout::LeaseFiles,
-    paths,
 };
+use natives_system::paths;
 
 /// Far longer than any of these commands takes when it does not hang.
 const BOUND: Duration = Duration::from_secs(20);

@@ -12,7 +12,7 @@ use std::{
 };
 
 use natives_core::CancelToken;
-use natives_ownership::paths;
+use natives_system::paths;
 use natives_worktrees::registry::{Candidate, NewRun, Registry, Seat, SeatKind, Status};
 use serde_json::Value;
 

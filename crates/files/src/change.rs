@@ -22,13 +22,13 @@ use natives_core::{
 use nix::errno::Errno;
 
 use crate::{
-    crash,
     journal::{Ident, Journal, Name, Record, Recovery, recover_near},
     sys::{errno_error, file_kind},
     write::{
         Expect, NewContents, check_expectation, hidden_name, rename_no_replace, sync_dir, write_at,
     },
 };
+use natives_system::crash;
 
 mod check;
 #[cfg(test)]

@@ -47,7 +47,8 @@ use nix::{
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{crash, sys::errno_error, write::sync_dir};
+use crate::{sys::errno_error, write::sync_dir};
+use natives_system::crash;
 
 mod recover;
 mod steps;

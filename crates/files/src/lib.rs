@@ -43,7 +43,6 @@
 //! ```
 
 pub mod change;
-mod crash;
 pub mod journal;
 mod lossy;
 pub mod read;

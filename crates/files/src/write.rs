@@ -21,7 +21,6 @@
 use std::{
     ffi::{OsStr, OsString},
     fs::File,
-    io::Write,
     os::fd::{AsFd, OwnedFd},
     path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
@@ -30,17 +29,20 @@ use std::{
 use natives_core::{Error, ErrorKind, Result, resolve::Location};
 use nix::{
     errno::Errno,
-    fcntl::{AtFlags, OFlag, RenameFlags, openat, renameat2},
+    fcntl::{AtFlags, OFlag, openat},
     sys::stat::{FileStat, Mode, fchmod, fstat},
-    unistd::{AccessFlags, Gid, Uid, UnlinkatFlags, faccessat, fchown, fsync, linkat, unlinkat},
+    unistd::{AccessFlags, Gid, Uid, UnlinkatFlags, faccessat, fchown, linkat, unlinkat},
 };
 use xattr::FileExt;
 
 use crate::{
-    crash,
     journal::{Ident, Journal, Name, Record},
     read::{Stamp, require_regular},
     sys::errno_error,
+};
+use natives_system::{
+    crash,
+    durable::{self, NewFile, Step},
 };
 
 mod place;
@@ -129,45 +131,45 @@ fn write_file(
         copy: Name(target.with_file_name(&names.copy)),
         old: old.map(Ident::of),
     })?;
-    let (temp, file) = TempFile::create(
-        dir,
+    let executable = old.is_none() && contents.executable == Some(true);
+    let mut temp = NewFile::create(
+        dir.as_fd(),
         names.temp.clone(),
-        given,
-        old.is_none() && contents.executable == Some(true),
-    )?;
-    crash::point("temporary file created");
-    fill(&file, location, given, contents, old)?;
-    crash::point("temporary file synced");
+        if executable { 0o777 } else { 0o666 },
+        &mut Step::reached,
+    )
+    .map_err(|errno| errno_error(given, errno))?;
+    fill(&temp, location, given, contents, old)?;
     check_unchanged_since(location, old, given)?;
-    place::put_in_place(journal, temp, &file, location, &names, old, given)?;
+    place::put_in_place(journal, &mut temp, location, &names, old, given)?;
     crash::point("file put in place");
     sync_dir(dir);
     crash::point("directory synced");
     // Stamped once in place: the rename itself moves the status-change time.
     Ok(Stamp::of(
-        &fstat(file.as_fd()).map_err(|errno| errno_error(given, errno))?,
+        &fstat(temp.file().as_fd()).map_err(|errno| errno_error(given, errno))?,
     ))
 }
 
-/// Write the new contents into the temporary `file`, give it the old
+/// Write the new contents into the temporary file, give it the old
 /// file's metadata (or the asked-for execute bits), and sync it.
 fn fill(
-    mut file: &File,
+    temp: &NewFile<'_>,
     location: &Location,
     given: &Path,
     contents: &NewContents<'_>,
     old: Option<&FileStat>,
 ) -> Result<()> {
-    file.write_all(contents.data)
+    temp.write(contents.data, &mut Step::reached)
         .map_err(|err| Error::io(given, err))?;
-    crash::point("temporary file written");
     if let Some(old) = old {
-        copy_metadata(location, old, file, given)?;
+        copy_metadata(location, old, temp.file(), given)?;
     }
     if let Some(executable) = contents.executable {
-        set_executable(file, executable, given)?;
+        set_executable(temp.file(), executable, given)?;
     }
-    file.sync_all().map_err(|err| Error::io(given, err))
+    temp.sync(&mut Step::reached)
+        .map_err(|err| Error::io(given, err))
 }
 
 /// Refuse when the entry is not what the caller expects.
@@ -322,53 +324,6 @@ fn copy_xattrs(old: &File, new: &File) {
     }
 }
 
-/// A temporary file's name beside the target: the file is removed when
-/// this is dropped, unless it was kept.
-pub(crate) struct TempFile<'a> {
-    dir: &'a OwnedFd,
-    pub(crate) name: OsString,
-    kept: bool,
-}
-
-impl<'a> TempFile<'a> {
-    /// Create the fresh file `name` in `dir`, with mode 0o666 (0o777 when
-    /// `executable`) less the umask.
-    fn create(
-        dir: &'a OwnedFd,
-        name: OsString,
-        given: &Path,
-        executable: bool,
-    ) -> Result<(TempFile<'a>, File)> {
-        let fd = openat(
-            dir,
-            name.as_os_str(),
-            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-            Mode::from_bits_truncate(if executable { 0o777 } else { 0o666 }),
-        )
-        .map_err(|errno| errno_error(given, errno))?;
-        let temp = TempFile {
-            dir,
-            name,
-            kept: false,
-        };
-        Ok((temp, File::from(fd)))
-    }
-
-    /// The name no longer holds only new contents (the file was moved, or
-    /// swapped for the old one): it is not removed.
-    pub(crate) fn keep(mut self) {
-        self.kept = true;
-    }
-}
-
-impl Drop for TempFile<'_> {
-    fn drop(&mut self) {
-        if !self.kept {
-            let _ = unlinkat(self.dir, self.name.as_os_str(), UnlinkatFlags::NoRemoveDir);
-        }
-    }
-}
-
 /// Rename that fails with `EEXIST` instead of replacing an existing entry.
 /// Where the filesystem lacks `RENAME_NOREPLACE`, a hard link (which never
 /// replaces either) and an unlink do the same for anything but a directory.
@@ -378,7 +333,7 @@ pub(crate) fn rename_no_replace(
     to_dir: &OwnedFd,
     to: &OsStr,
 ) -> nix::Result<()> {
-    match renameat2(from_dir, from, to_dir, to, RenameFlags::RENAME_NOREPLACE) {
+    match durable::rename_no_replace(from_dir, from, to_dir, to) {
         Err(Errno::EINVAL) => {
             linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
             unlinkat(from_dir, from, UnlinkatFlags::NoRemoveDir)
@@ -409,12 +364,5 @@ pub(crate) fn hidden_name(target: &OsStr, suffix: &str) -> OsString {
 /// fsync a directory so a rename or unlink in it survives a crash (best
 /// effort: some filesystems refuse to sync a directory).
 pub(crate) fn sync_dir(dir: &OwnedFd) {
-    if let Ok(fd) = openat(
-        dir,
-        ".",
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    ) {
-        let _ = fsync(&fd);
-    }
+    let _ = durable::sync_dir(dir);
 }

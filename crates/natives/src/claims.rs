@@ -22,8 +22,8 @@ use natives_ownership::{
         self, Agent, Claim, ClaimRequest, ClaimedFolder, Exclusivity, KnownAgent, MemoryRedirects,
         Releaser, SharedReason as LibraryReason, claude_layout, redirect,
     },
-    paths,
 };
+use natives_system::paths;
 
 use crate::{
     cancel::CancelToken,

@@ -13,7 +13,7 @@ use std::path::Path;
 use napi::{Env, bindgen_prelude::PromiseRaw};
 use napi_derive::napi;
 use natives_core::Error;
-use natives_ownership::paths;
+use natives_system::paths;
 use natives_worktrees::{
     eviction::{self, Options, seats},
     git::Git,

@@ -24,8 +24,9 @@ use natives_ownership::{
     AcquireOutcome, EntryStatus, Guard, Leases, Owner, Status,
     fresh::{self, Build, Freshness, Identity, Refresh, Target},
     lease::{self, LeaseRecord, PruneReport, Released},
-    paths, pid_alive,
 };
+use natives_system::paths;
+use natives_system::process::pid_alive;
 
 use crate::{
     cancel::CancelToken,

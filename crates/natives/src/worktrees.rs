@@ -29,12 +29,12 @@ use napi::{
 };
 use napi_derive::napi;
 use natives_core::Error;
-use natives_ownership::paths;
+use natives_system::paths;
 use natives_worktrees::{
     git::Git,
     handover::{Answer, Outcome, Released, Request},
     registry::{self, Candidate, Driver, NewRun, Registry, Seat},
-    view::{self, HandoverView, ReasonView, RestoreView, RunView},
+    view::{self, EventView, HandoverView, ReasonView, RestoreView, RunView},
 };
 
 use crate::{
@@ -910,24 +910,24 @@ fn to_js_run(view: RunView) -> NativeRun {
             .collect(),
         released_to: view.released_to,
         released_branches: view.released_branches,
-        events: view
-            .events
-            .into_iter()
-            .map(|e| NativeRunEvent {
-                at_ms: e.at_ms as f64,
-                kind: e.kind,
-                branch: e.branch,
-                to: e.to,
-                handover: e.handover,
-                path: e.path,
-                tip: e.tip,
-                repo: e.repo,
-                regenerable: (!e.regenerable.is_empty()).then_some(e.regenerable),
-                note: e.note,
-            })
-            .collect(),
+        events: view.events.into_iter().map(to_js_event).collect(),
         version: view.version,
         artifacts: view.artifacts,
+    }
+}
+
+fn to_js_event(e: EventView) -> NativeRunEvent {
+    NativeRunEvent {
+        at_ms: e.at_ms as f64,
+        kind: e.kind,
+        branch: e.branch,
+        to: e.to,
+        handover: e.handover,
+        path: e.path,
+        tip: e.tip,
+        repo: e.repo,
+        regenerable: (!e.regenerable.is_empty()).then_some(e.regenerable),
+        note: e.note,
     }
 }
 

@@ -55,10 +55,10 @@ use std::{
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::{
+use crate::layout::LeaseFiles;
+use natives_system::{
     command::{self, Ended},
     durable,
-    layout::LeaseFiles,
     paths::dir_id,
 };
 

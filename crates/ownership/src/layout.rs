@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use natives_core::Result;
 
-use crate::{durable, paths::slug};
+use natives_system::{durable, paths::slug};
 
 /// The directory of lease files under `home`.
 pub fn leases_dir(home: &Path) -> PathBuf {
@@ -114,7 +114,7 @@ impl LeaseFiles {
         LeaseFiles::for_slug(home, &slug(dir_id))
     }
 
-    /// The files named `slug` (see [`crate::paths::slug`]).
+    /// The files named `slug` (see [`natives_system::paths::slug`]).
     pub fn for_slug(home: &Path, slug: &str) -> LeaseFiles {
         let dir = leases_dir(home);
         LeaseFiles {

@@ -41,7 +41,7 @@
 //! sizes and last use.
 //!
 //! Short decisions (which member to lease or create) are made under a
-//! pool lock ([`crate::lock::wait_exclusive`]), never held across a copy,
+//! pool lock ([`natives_system::lock::wait_exclusive`]), never held across a copy,
 //! a refresh or a wait.
 
 mod clone;
@@ -72,14 +72,11 @@ use self::{
     seed::{SeedStep, Seeding},
 };
 use crate::{
-    durable,
     fresh::{Build, Freshness, Refresh, Target},
     layout::PoolFiles,
     lease::{AcquireOutcome, Guard, LeaseRecord, Leases, Owner, POLL_INTERVAL},
-    lock,
-    paths::dir_id,
-    process::now_ms,
 };
+use natives_system::{durable, lock, paths::dir_id, process::now_ms};
 
 /// How many members a pool has at most unless told otherwise.
 pub const DEFAULT_POOL_SIZE: usize = 4;

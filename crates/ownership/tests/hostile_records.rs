@@ -17,8 +17,8 @@ use natives_ownership::{
     AcquireOutcome, CancelToken, Leases, Owner,
     claims::{self, Agent, ClaimRequest, Exclusivity, Releaser, Zone, store::ZoneFiles},
     layout::LeaseFiles,
-    paths,
 };
+use natives_system::paths;
 use natives_testkit::within;
 
 /// Far longer than any of these calls takes when it does not hang.

@@ -20,9 +20,10 @@ use std::{
 use natives_ownership::{
     AcquireOutcome, Leases, Owner, Status,
     lease::{POLL_INTERVAL, resource_hold},
+};
+use natives_system::{
     lock::LockTrust,
-    pid_alive,
-    process::start_time,
+    process::{pid_alive, start_time},
 };
 
 /// Rounds each racer position completes.

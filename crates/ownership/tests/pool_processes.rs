@@ -38,10 +38,9 @@ use std::{
 use natives_ownership::{
     CancelToken, Leases, Owner,
     fresh::Cargo,
-    pid_alive,
     pool::{MemberStatus, PoolOptions, SeedStrategy, usage},
-    process::start_time,
 };
+use natives_system::process::{pid_alive, start_time};
 
 /// Members in the pool.
 const K: usize = 3;

@@ -247,18 +247,18 @@ pub fn capture(
         Ok(contents) => contents,
         Err(refusal) => return Ok(Captured::Refused(refusal)),
     };
-    crate::crash::point("collected");
+    natives_system::crash::point("collected");
     let name = contents.manifest.name();
     let store = Some(&contents.store);
     validate::check_in(git, &name, Path::new(&name), &contents.files, store, cancel)?;
-    crate::crash::point("checked");
+    natives_system::crash::point("checked");
     let placed = publish::place(artifacts, &name, &contents.files, bounds, cancel)?;
     let dir = publish::evidence_dir(artifacts).join(&name);
     match placed {
         publish::Placed::Refused(refusal) => Ok(Captured::Refused(refusal)),
         publish::Placed::Published => {
             let archive = Archive::open(git, &dir, cancel)?;
-            crate::crash::point("validated");
+            natives_system::crash::point("validated");
             Ok(Captured::Published(archive))
         }
         publish::Placed::Existing => Ok(Captured::Existing(Archive::open(git, &dir, cancel)?)),

@@ -22,7 +22,7 @@
 //!   line ([`PINNED_CONFIG`]), whatever `~/.gitconfig` or the repository say;
 //!   the content proof pins more ([`PROOF_CONFIG`]).
 //!
-//! Every call runs through [`natives_ownership::command`]: in a process
+//! Every call runs through [`natives_system::command`]: in a process
 //! group of its own, under the caller's [`CancelToken`] and the driver's
 //! timeout (whichever stops first), killed with its group when either
 //! stops or the call is left early, and killed when the thread that started
@@ -44,7 +44,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{
+use natives_system::{
     command::{self, Ended},
     durable,
 };

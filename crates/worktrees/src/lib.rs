@@ -92,7 +92,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod crash;
 pub mod eviction;
 pub mod evidence;
 pub mod git;

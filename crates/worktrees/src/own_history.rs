@@ -21,7 +21,7 @@
 use std::{fmt, fs, io, path::Path};
 
 use natives_core::{Error, ErrorKind, Result};
-use natives_ownership::durable;
+use natives_system::durable;
 
 use crate::{
     evidence::{REFLOG_BYTES, format},

@@ -11,9 +11,9 @@
 //!   artifacts/<run slug>/                     the run's eviction records and checkout evidence
 //! ```
 //!
-//! Slugs are SHA-256 of the id ([`natives_ownership::paths::slug`]): any id
+//! Slugs are SHA-256 of the id ([`natives_system::paths::slug`]): any id
 //! makes a safe, stable file name. Records are written only through
-//! [`natives_ownership::durable`], so a reader sees a whole record or none;
+//! [`natives_system::durable`], so a reader sees a whole record or none;
 //! a new record is published create-exclusive, so two creators of one id
 //! cannot both win. Reading is bounded before anything is read whole: a
 //! record over [`MAX_RECORD_BYTES`] and a listing over [`MAX_HISTORY`]
@@ -43,7 +43,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{
+use natives_system::{
     durable,
     lock::{self, HeldLock, LockTrust},
     paths::{dir_id, slug},
@@ -124,7 +124,7 @@ impl Driver {
 
 impl Registry {
     /// The registry under the natives home `home` (see
-    /// [`natives_ownership::paths::home`]).
+    /// [`natives_system::paths::home`]).
     pub fn open(home: &Path) -> Registry {
         Registry {
             root: home.join("worktrees"),

@@ -353,46 +353,16 @@ impl HandoverView {
             unfinished_handover: None,
             undone: None,
         };
-        let nothing = |view: &mut HandoverView, kind| {
-            view.kind = kind;
-            view.message = match kind {
-                HandoverKind::NotHeld => {
-                    format!("no worktree holds branch {}: nothing to do", request.branch)
-                }
-                _ => format!(
-                    "run {}'s own worktree holds branch {}: nothing to do",
-                    request.to_run, request.branch
-                ),
-            };
-        };
         match answer {
             Answer::Done(Outcome::NotHeld) | Answer::Planned(Plan::NotHeld) => {
-                nothing(&mut view, HandoverKind::NotHeld);
+                view.nothing(request, HandoverKind::NotHeld);
             }
             Answer::Done(Outcome::HeldByNewRun) | Answer::Planned(Plan::HeldByNewRun) => {
-                nothing(&mut view, HandoverKind::HeldByNewRun);
+                view.nothing(request, HandoverKind::HeldByNewRun);
             }
-            Answer::Done(Outcome::Released(released)) => {
-                view.kind = HandoverKind::Released;
-                view.message = format!(
-                    "released the worktree of run {} (candidate {}) at {}: branch {} at {} is free for run {}",
-                    released.run,
-                    released.candidate,
-                    released.path.display(),
-                    released.branch,
-                    short(&released.tip),
-                    released.released_to
-                );
-                view.released = Some(ReleasedView::from(released));
-            }
+            Answer::Done(Outcome::Released(released)) => view.released(released),
             Answer::Done(Outcome::Refused(refused)) | Answer::Planned(Plan::Refuse(refused)) => {
-                view.kind = HandoverKind::Refused;
-                view.message = refused.to_string();
-                view.holder = Some(HolderView::from(refused.holder()));
-                view.reasons = refusal_reasons(refused);
-                if let Refused::ReleaseFailed { undone, .. } = refused {
-                    view.undone = Some(*undone);
-                }
+                view.refused(refused);
             }
             Answer::Planned(Plan::Release(holder)) => {
                 view.kind = HandoverKind::WouldRelease;
@@ -407,6 +377,46 @@ impl HandoverView {
             }
         }
         view
+    }
+
+    /// Nothing to do: no worktree holds the branch, or the new run's own does.
+    fn nothing(&mut self, request: &Request, kind: HandoverKind) {
+        self.kind = kind;
+        self.message = match kind {
+            HandoverKind::NotHeld => {
+                format!("no worktree holds branch {}: nothing to do", request.branch)
+            }
+            _ => format!(
+                "run {}'s own worktree holds branch {}: nothing to do",
+                request.to_run, request.branch
+            ),
+        };
+    }
+
+    /// The worktree was released.
+    fn released(&mut self, released: &Released) {
+        self.kind = HandoverKind::Released;
+        self.message = format!(
+            "released the worktree of run {} (candidate {}) at {}: branch {} at {} is free for run {}",
+            released.run,
+            released.candidate,
+            released.path.display(),
+            released.branch,
+            short(&released.tip),
+            released.released_to
+        );
+        self.released = Some(ReleasedView::from(released));
+    }
+
+    /// The handover was refused (or would be).
+    fn refused(&mut self, refused: &Refused) {
+        self.kind = HandoverKind::Refused;
+        self.message = refused.to_string();
+        self.holder = Some(HolderView::from(refused.holder()));
+        self.reasons = refusal_reasons(refused);
+        if let Refused::ReleaseFailed { undone, .. } = refused {
+            self.undone = Some(*undone);
+        }
     }
 }
 

@@ -276,6 +276,8 @@ fn every_batch_invalidates_the_scans_that_saw_its_paths() {
     assert_eq!(names(&root), ["a.txt", "b.txt", "ro.txt", "z.txt"]);
 }
 
+/// The point (0-based) the crash test's child dies at.
+const CRASH_AT: &str = "NATIVES_FILES_CRASH_AT";
 const CRASH_ROOT: &str = "NATIVES_FILES_CRASH_ROOT";
 const CRASH_FAILING: &str = "NATIVES_FILES_CRASH_FAILING";
 const CRASH_WORK: &str = "NATIVES_FILES_CRASH_WORK";
@@ -386,7 +388,7 @@ fn a_recovery_killed_at_any_point_is_taken_up_by_the_next() {
     let recovery_points = {
         let (_dir, root) = tree();
         kill_child_at("batch", &root, before_commit, false, keeping);
-        crate::crash::count_points(|| drop(crate::recover(&root)))
+        natives_system::crash::count_points(|| drop(crate::recover(&root)))
     };
     assert!(
         recovery_points >= 5,
@@ -438,7 +440,9 @@ fn journal_says(root: &Path) -> Option<bool> {
 /// The crash points `work` passes on a fresh tree.
 fn count_points(work: impl FnOnce(&Path), keeping: Keeping) -> usize {
     let (_dir, root) = tree();
-    with_keeping(keeping, || crate::crash::count_points(|| work(&root)))
+    with_keeping(keeping, || {
+        natives_system::crash::count_points(|| work(&root))
+    })
 }
 
 /// Run `work` with the environment a child of `keeping` has.
@@ -482,7 +486,7 @@ fn kill_child_at(work: &str, root: &Path, point: usize, failing: bool, keeping: 
             "change::tests::crash_child",
             "--nocapture",
         ])
-        .env(crate::crash::CRASH_AT, point.to_string())
+        .env(CRASH_AT, point.to_string())
         .env(CRASH_ROOT, root)
         .env(CRASH_FAILING, failing.to_string())
         .env(CRASH_WORK, work);
@@ -503,6 +507,8 @@ fn kill_child_at(work: &str, root: &Path, point: usize, failing: bool, keeping: 
 fn crash_child() {
     let root = PathBuf::from(std::env::var(CRASH_ROOT).unwrap());
     let failing = std::env::var(CRASH_FAILING).unwrap() == "true";
+    let point = std::env::var(CRASH_AT).unwrap().parse().unwrap();
+    natives_system::crash::install(Some(natives_system::crash::kill_at(point)));
     match std::env::var(CRASH_WORK).unwrap().as_str() {
         "batch" => drop(apply(
             &Scope::confined(&root).unwrap(),

@@ -26,7 +26,8 @@ use nix::{
 };
 
 use super::{JOURNAL_DIR, Journal, Record, steps};
-use crate::{crash, sys::errno_error};
+use crate::sys::errno_error;
+use natives_system::crash;
 
 /// What a recovery did.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -16,10 +16,10 @@ use nix::{
 
 use super::{Backup, Ident, Step};
 use crate::{
-    crash,
     sys::errno_error,
     write::{rename_no_replace, sync_dir},
 };
+use natives_system::crash;
 
 /// Undo `steps`, newest first; what could not be undone, in words.
 pub(super) fn undo_all(steps: &[Step]) -> Vec<String> {

@@ -25,12 +25,12 @@ use nix::{
     },
 };
 
-use super::{TempFile, copy_metadata, hidden_name, rename_no_replace};
+use super::{copy_metadata, hidden_name, rename_no_replace};
 use crate::{
-    crash,
     journal::{Backup, Ident, Journal, Record},
     sys::errno_error,
 };
+use natives_system::{crash, durable::NewFile};
 
 /// The hidden names a write uses beside its target.
 pub(crate) struct Names {
@@ -53,8 +53,7 @@ impl Names {
 /// there) as the journal records.
 pub(crate) fn put_in_place(
     journal: &mut Journal,
-    temp: TempFile<'_>,
-    file: &File,
+    temp: &mut NewFile<'_>,
     location: &Location,
     names: &Names,
     old: Option<&FileStat>,
@@ -63,13 +62,13 @@ pub(crate) fn put_in_place(
     let dir = location
         .dir()
         .ok_or_else(|| crate::read::not_found(given))?;
-    let new = Ident::of(&fstat(file.as_fd()).map_err(|errno| errno_error(given, errno))?);
+    let new = Ident::of(&fstat(temp.file().as_fd()).map_err(|errno| errno_error(given, errno))?);
     let Some(old) = old else {
         journal.note(Record::Placing {
             new,
             backup: Backup::None,
         })?;
-        rename_no_replace(dir, &temp.name, dir, location.name()).map_err(|errno| match errno {
+        rename_no_replace(dir, temp.name(), dir, location.name()).map_err(|errno| match errno {
             Errno::EEXIST => appeared(given),
             errno => errno_error(given, errno),
         })?;
@@ -80,21 +79,8 @@ pub(crate) fn put_in_place(
         new,
         backup: Backup::Swapped,
     })?;
-    if swap_supported() {
-        match renameat2(
-            dir,
-            temp.name.as_os_str(),
-            dir,
-            location.name(),
-            RenameFlags::RENAME_EXCHANGE,
-        ) {
-            Ok(()) => {
-                temp.keep();
-                return Ok(());
-            }
-            Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => {}
-            Err(errno) => return Err(errno_error(given, errno)),
-        }
+    if swapped(temp, location, given)? {
+        return Ok(());
     }
     let copy = copy_old(location, old, &names.copy, given)?;
     crash::point("old file copied");
@@ -102,10 +88,35 @@ pub(crate) fn put_in_place(
         new,
         backup: Backup::Copied { ident: copy },
     })?;
-    renameat(dir, temp.name.as_os_str(), dir, location.name())
-        .map_err(|errno| errno_error(given, errno))?;
+    renameat(dir, temp.name(), dir, location.name()).map_err(|errno| errno_error(given, errno))?;
     temp.keep();
     Ok(())
+}
+
+/// Swap the temporary file with the old one at `location` in one step:
+/// `false` where the filesystem cannot (or a test stands for one that
+/// cannot), and nothing was done.
+fn swapped(temp: &mut NewFile<'_>, location: &Location, given: &Path) -> Result<bool> {
+    if !swap_supported() {
+        return Ok(false);
+    }
+    let dir = location
+        .dir()
+        .ok_or_else(|| crate::read::not_found(given))?;
+    match renameat2(
+        dir,
+        temp.name(),
+        dir,
+        location.name(),
+        RenameFlags::RENAME_EXCHANGE,
+    ) {
+        Ok(()) => {
+            temp.keep();
+            Ok(true)
+        }
+        Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => Ok(false),
+        Err(errno) => Err(errno_error(given, errno)),
+    }
 }
 
 /// Copy the old file at `location` (still `old`) to `name` beside it:

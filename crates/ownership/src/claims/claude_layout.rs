@@ -23,7 +23,7 @@ use std::{
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 
-use crate::{durable, paths::dir_id};
+use natives_system::{durable, paths::dir_id};
 
 /// The longest folder name the CLI keeps whole; longer names are cut here
 /// and made unique again with a hash of the full path.

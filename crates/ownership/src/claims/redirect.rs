@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use serde_json::Value;
 
-use crate::durable;
+use natives_system::durable;
 
 /// The environment variable that overrides the memory path.
 pub const PATH_OVERRIDE_ENV: &str = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE";

@@ -20,7 +20,7 @@ use super::{
     redirect::find_redirect,
     verdict::SharedReason,
 };
-use crate::paths::{dir_id, user_homes};
+use natives_system::paths::{dir_id, user_homes};
 
 /// The first rule that makes `request`'s folder (canonical id `memory_dir`)
 /// shared, with what it saw; `None` when rules 1 and 2 allow exclusivity.

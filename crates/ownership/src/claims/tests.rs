@@ -12,7 +12,7 @@ use super::{
     test_fixture::repos,
     *,
 };
-use crate::lock;
+use natives_system::lock;
 
 fn agent(uid: &str, cwd: Option<&Path>) -> Agent {
     Agent {
@@ -650,7 +650,7 @@ fn store_files_are_private_to_the_user() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    let hex = &crate::paths::slug(&dir_id(&dir).unwrap())[..32];
+    let hex = &natives_system::paths::slug(&dir_id(&dir).unwrap())[..32];
     assert_eq!(name, format!("memory-dir-{hex}.json"));
     assert_eq!(
         record_json(home.path(), &dir)["zone"],
@@ -757,7 +757,7 @@ fn a_claim_is_released_by_the_folder_or_by_its_zone_name() {
 #[test]
 fn the_callers_home_is_shared_without_a_home_given() {
     let store = tempfile::tempdir().unwrap();
-    let homes = crate::paths::user_homes();
+    let homes = natives_system::paths::user_homes();
     assert!(!homes.is_empty(), "no home to test with");
     for home in homes {
         let memory = store.path().join("config/projects/home/memory");

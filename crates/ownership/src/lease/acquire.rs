@@ -17,8 +17,8 @@ use super::{
 use crate::{
     fresh::{self, Build, Freshness, Identity, Refresh},
     layout::LeaseFiles,
-    process,
 };
+use natives_system::process;
 
 /// What one acquisition attempt returned.
 #[derive(Debug)]

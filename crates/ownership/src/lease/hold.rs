@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use natives_core::Result;
 
-use crate::paths;
+use natives_system::paths;
 
 /// Prefix of the hold a task gets when its run stopped because this lease
 /// stayed busy past the task's resource-wait budget. Whatever releases held

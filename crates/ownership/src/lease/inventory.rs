@@ -18,11 +18,10 @@ use super::{
     slot::Slot,
 };
 use crate::{
-    durable,
     fresh::{self, Identity},
     layout::{self, LeaseFiles},
-    process::now_ms,
 };
+use natives_system::{durable, process::now_ms};
 
 /// One cache directory's state, as registered under the home. Every lease
 /// file is reported, including ones nobody can act on, because this answers

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use natives_core::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
 
-use crate::process::{self, ProcessIdentity, now_ms};
+use natives_system::process::{self, ProcessIdentity, now_ms};
 
 /// Who is holding, or wants, a cache directory.
 ///

@@ -10,9 +10,9 @@ use std::{
 use natives_core::{Error, Result};
 
 use super::record::{Busy, Holder, LeaseRecord, Released, Role, Status};
-use crate::{
+use crate::layout::LeaseFiles;
+use natives_system::{
     durable,
-    layout::LeaseFiles,
     lock::{self, HeldLock, LockTrust},
     process::now_ms,
 };

@@ -8,9 +8,9 @@ use std::{
 use super::*;
 
 use super::slot::{Slot, TakeStep, Taken};
-use crate::lock::LockTrust;
-use crate::{durable, process};
 use natives_core::CancelToken;
+use natives_system::lock::LockTrust;
+use natives_system::{durable, process};
 
 /// The environment the record-only acquirer children read: home and cache.
 const ACQUIRER_ENV: [&str; 2] = ["NATIVES_TEST_ACQUIRER_HOME", "NATIVES_TEST_ACQUIRER_CACHE"];
@@ -426,7 +426,7 @@ fn a_held_output_lock_beside_a_dead_owners_record_is_active() {
     let f = fixture();
     drop(acquire(&f.leases, &f.cache, "registering"));
     let files = files(&f);
-    let _held = crate::lock::try_exclusive(&files.output_lock)
+    let _held = natives_system::lock::try_exclusive(&files.output_lock)
         .unwrap()
         .expect("the output lock is free");
     let dead = dead_record(&f);

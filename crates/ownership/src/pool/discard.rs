@@ -25,10 +25,12 @@ use natives_core::{Error, ErrorKind, Result};
 
 use super::member::{MemberRecord, MemberState, MemberView, Recorded, is_member_name};
 use crate::{
-    durable,
     fresh::{self, output_layouts},
     layout::PoolFiles,
     lease::{AcquireOutcome, Guard, Leases, Owner, repository_within},
+};
+use natives_system::{
+    durable,
     lock::{self, CargoLock},
     process,
 };

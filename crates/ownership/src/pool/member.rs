@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use super::seed::SeedReport;
 use crate::{
-    durable,
     fresh::{self, Identity},
     layout::{LeaseFiles, PoolFiles},
 };
+use natives_system::durable;
 
 /// How every member's directory name starts.
 pub(crate) const MEMBER_PREFIX: &str = "member-";

@@ -3,7 +3,7 @@
 //!
 //! A new member is made only when every member is leased, so its source is
 //! normally held by someone. What makes copying it safe is cargo's own lock
-//! ([`crate::lock::try_cargo_lock`]): every cargo command that writes a
+//! ([`natives_system::lock::try_cargo_lock`]): every cargo command that writes a
 //! profile directory holds `<profile>/.cargo-lock`, so while the seed holds
 //! it (shared) no cargo writes there, and one that starts meanwhile waits
 //! for the copy. Only profile directories whose lock is held are copied
@@ -36,8 +36,8 @@ use crate::{
     fresh::{self, Identity, output_layouts},
     layout::LeaseFiles,
     lease::POLL_INTERVAL,
-    lock::{self, CargoLock},
 };
+use natives_system::lock::{self, CargoLock};
 
 /// How a new member was (or is to be) filled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,10 +1,8 @@
 use std::{fs::File, os::unix::fs::MetadataExt, process::Command, time::SystemTime};
 
 use super::*;
-use crate::{
-    fresh::{self, Identity},
-    lock::try_cargo_lock,
-};
+use crate::fresh::{self, Identity};
+use natives_system::lock::try_cargo_lock;
 
 /// One home and one pool directory in a folder the test owns.
 struct Fixture {

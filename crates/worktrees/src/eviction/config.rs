@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use natives_core::{Error, Result};
-use natives_ownership::durable;
+use natives_system::durable;
 use serde::{Deserialize, Serialize};
 
 use super::Options;

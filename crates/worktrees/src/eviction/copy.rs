@@ -11,7 +11,7 @@
 
 use std::{
     collections::HashSet,
-    ffi::OsStr,
+    ffi::{OsStr, OsString},
     fs,
     os::unix::{ffi::OsStrExt, fs::MetadataExt},
     path::{Path, PathBuf},
@@ -259,23 +259,14 @@ fn heads(
 ) -> Result<Option<String>> {
     let head_file =
         fs::read(dirs.git_dir.join("HEAD")).map_err(|err| Error::io(&dirs.git_dir, err))?;
-    let symbolic = head_file.starts_with(b"ref:");
     match &source.expect {
-        Expect::Seat { base, review } => {
-            let (Some(base), Some(review)) = (base, review) else {
-                let detail = "a seat is evicted only with its base and review heads recorded";
-                blockers.push(Blocker::new(BlockerKind::UnrecordedHeads, detail));
-                return Ok(None);
-            };
-            if symbolic || head != Some(review.as_str()) {
-                let detail = format!(
-                    "HEAD is {}, not {review} detached",
-                    String::from_utf8_lossy(&head_file).trim()
-                );
-                blockers.push(Blocker::new(BlockerKind::HeadMoved, detail));
-            }
-            Ok(Some(base.clone()))
-        }
+        Expect::Seat { base, review } => Ok(seat_base(
+            base.as_deref(),
+            review.as_deref(),
+            &head_file,
+            head,
+            blockers,
+        )),
         Expect::Candidate { branch, base } => {
             let mut changed =
                 |detail: String| blockers.push(Blocker::new(BlockerKind::ChangedCandidate, detail));
@@ -307,6 +298,31 @@ fn heads(
     }
 }
 
+/// A seat's base, when its heads were recorded; a blocker when they were
+/// not, or when `HEAD` (the file's bytes `head_file`, resolving to `head`)
+/// is not its review head, detached.
+fn seat_base(
+    base: Option<&str>,
+    review: Option<&str>,
+    head_file: &[u8],
+    head: Option<&str>,
+    blockers: &mut Vec<Blocker>,
+) -> Option<String> {
+    let (Some(base), Some(review)) = (base, review) else {
+        let detail = "a seat is evicted only with its base and review heads recorded";
+        blockers.push(Blocker::new(BlockerKind::UnrecordedHeads, detail));
+        return None;
+    };
+    if head_file.starts_with(b"ref:") || head != Some(review) {
+        let detail = format!(
+            "HEAD is {}, not {review} detached",
+            String::from_utf8_lossy(head_file).trim()
+        );
+        blockers.push(Blocker::new(BlockerKind::HeadMoved, detail));
+    }
+    Some(base.to_owned())
+}
+
 /// Every entry of the copy (its `.git` file left out), each reason one of
 /// them blocks noted.
 fn walk(
@@ -321,16 +337,7 @@ fn walk(
     let mut pending = vec![Vec::new()];
     while let Some(rel) = pending.pop() {
         cancel.check()?;
-        let dir = dirs.top.join(OsStr::from_bytes(&rel));
-        let mut names: Vec<_> = fs::read_dir(&dir)
-            .map_err(|err| Error::io(&dir, err))?
-            .map(|entry| {
-                entry
-                    .map(|e| e.file_name())
-                    .map_err(|err| Error::io(&dir, err))
-            })
-            .collect::<Result<_>>()?;
-        names.sort();
+        let names = sorted_names(&dirs.top.join(OsStr::from_bytes(&rel)))?;
         if names.is_empty() && !rel.is_empty() && !tracked.dirs.contains(&rel) {
             let detail = format!("{}: an empty directory git does not track", shown(&rel));
             blockers.push(Blocker::new(BlockerKind::UnknownDirectory, detail));
@@ -342,27 +349,14 @@ fn walk(
             let path = joined(&rel, name.as_bytes());
             let full = dirs.top.join(OsStr::from_bytes(&path));
             let meta = fs::symlink_metadata(&full).map_err(|err| Error::io(&full, err))?;
-            let kind = meta.file_type();
-            if kind.is_symlink() {
-                blockers.push(Blocker::new(BlockerKind::Symlink, shown(&path)));
-            } else if kind.is_dir() {
-                if !tracked.dirs.contains(&path)
-                    && BUILD_OUTPUTS.contains(&name.to_string_lossy().as_ref())
-                {
-                    blockers.push(Blocker::new(
-                        BlockerKind::BuildOutput,
-                        format!("{}/", shown(&path)),
-                    ));
-                    continue;
+            match judge(&path, &name, Kind::of(&meta.file_type()), tracked) {
+                Found::Blocks(kind, detail) => blockers.push(Blocker::new(kind, detail)),
+                Found::Dir => {
+                    inventory.push(entry(&path, true, &meta));
+                    pending.push(path);
                 }
-                inventory.push(entry(&path, true, &meta));
-                pending.push(path);
-            } else if !kind.is_file() {
-                blockers.push(Blocker::new(BlockerKind::SpecialFile, shown(&path)));
-            } else if tracked.files.contains(&path) {
-                inventory.push(entry(&path, false, &meta));
-            } else {
-                untracked.push(path);
+                Found::TrackedFile => inventory.push(entry(&path, false, &meta)),
+                Found::Untracked => untracked.push(path),
             }
             if inventory.len() as u64 > OBJECTS {
                 let detail = format!("more than {OBJECTS} entries");
@@ -371,6 +365,19 @@ fn walk(
             }
         }
     }
+    block_untracked(git, dirs, untracked, blockers, cancel)?;
+    inventory.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(inventory)
+}
+
+/// A blocker for each `untracked` file: ignored or untracked, as git says.
+fn block_untracked(
+    git: &Git,
+    dirs: &Dirs,
+    untracked: Vec<Vec<u8>>,
+    blockers: &mut Vec<Blocker>,
+    cancel: &CancelToken,
+) -> Result<()> {
     let ignored: HashSet<Vec<u8>> = git.ignored(dirs, &untracked, cancel)?.into_iter().collect();
     for path in untracked {
         let kind = match ignored.contains(&path) {
@@ -379,8 +386,74 @@ fn walk(
         };
         blockers.push(Blocker::new(kind, shown(&path)));
     }
-    inventory.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(inventory)
+    Ok(())
+}
+
+/// The names in `dir`, sorted.
+fn sorted_names(dir: &Path) -> Result<Vec<OsString>> {
+    let mut names: Vec<_> = fs::read_dir(dir)
+        .map_err(|err| Error::io(dir, err))?
+        .map(|entry| {
+            entry
+                .map(|e| e.file_name())
+                .map_err(|err| Error::io(dir, err))
+        })
+        .collect::<Result<_>>()?;
+    names.sort();
+    Ok(names)
+}
+
+/// What an entry is, as far as the walk cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Symlink,
+    Dir,
+    File,
+    Special,
+}
+
+impl Kind {
+    fn of(kind: &fs::FileType) -> Kind {
+        if kind.is_symlink() {
+            Kind::Symlink
+        } else if kind.is_dir() {
+            Kind::Dir
+        } else if kind.is_file() {
+            Kind::File
+        } else {
+            Kind::Special
+        }
+    }
+}
+
+/// What the walk does with an entry.
+#[derive(Debug, PartialEq, Eq)]
+enum Found {
+    /// It keeps the copy: a blocker of this kind and detail.
+    Blocks(BlockerKind, String),
+    /// A directory to inventory and walk into.
+    Dir,
+    /// A file git tracks, inventoried.
+    TrackedFile,
+    /// A file git does not track: ignored or untracked, git says which.
+    Untracked,
+}
+
+/// What the walk does with the entry at `path` (named `name`) of `kind`.
+fn judge(path: &[u8], name: &OsStr, kind: Kind, tracked: &Tracked) -> Found {
+    match kind {
+        Kind::Symlink => Found::Blocks(BlockerKind::Symlink, shown(path)),
+        Kind::Dir
+            if !tracked.dirs.contains(path)
+                && BUILD_OUTPUTS.contains(&name.to_string_lossy().as_ref()) =>
+        {
+            Found::Blocks(BlockerKind::BuildOutput, format!("{}/", shown(path)))
+        }
+        Kind::Dir => Found::Dir,
+        Kind::Special => Found::Blocks(BlockerKind::SpecialFile, shown(path)),
+        Kind::File if tracked.files.contains(path) => Found::TrackedFile,
+        Kind::File => Found::Untracked,
+    }
 }
 
 /// The content proof: tracked files' bytes and modes are `HEAD`'s, the
@@ -422,7 +495,7 @@ fn recent(
     quiet: Duration,
     blockers: &mut Vec<Blocker>,
 ) {
-    let now_ns = i128::from(natives_ownership::process::now_ms()) * 1_000_000;
+    let now_ns = i128::from(natives_system::process::now_ms()) * 1_000_000;
     let since = now_ns - quiet.as_nanos() as i128;
     let copy = inventory.iter().map(|e| e.mtime_ns.max(e.ctime_ns)).max();
     let administration = admin
@@ -480,4 +553,99 @@ fn joined(rel: &[u8], name: &[u8]) -> Vec<u8> {
 
 fn shown(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seat is evicted from its recorded base only while HEAD is its
+    /// review head, detached.
+    #[test]
+    fn a_seat_needs_its_heads_recorded_and_head_detached_at_review() {
+        let table = [
+            (
+                None,
+                Some("r"),
+                b"r\n".as_slice(),
+                Some("r"),
+                None,
+                vec![BlockerKind::UnrecordedHeads],
+            ),
+            (
+                Some("b"),
+                None,
+                b"r\n",
+                Some("r"),
+                None,
+                vec![BlockerKind::UnrecordedHeads],
+            ),
+            (Some("b"), Some("r"), b"r\n", Some("r"), Some("b"), vec![]),
+            (
+                Some("b"),
+                Some("r"),
+                b"x\n",
+                Some("x"),
+                Some("b"),
+                vec![BlockerKind::HeadMoved],
+            ),
+            (
+                Some("b"),
+                Some("r"),
+                b"ref: refs/heads/main\n",
+                Some("r"),
+                Some("b"),
+                vec![BlockerKind::HeadMoved],
+            ),
+        ];
+        for (n, (base, review, head_file, head, expected, kinds)) in table.into_iter().enumerate() {
+            let mut blockers = Vec::new();
+            let found = seat_base(base, review, head_file, head, &mut blockers);
+            assert_eq!(found.as_deref(), expected, "row {n}");
+            let found: Vec<BlockerKind> = blockers.iter().map(|b| b.kind).collect();
+            assert_eq!(found, kinds, "row {n}");
+        }
+    }
+
+    /// Every kind of entry, tracked or not, against what the walk does.
+    #[test]
+    fn entries_are_judged_by_kind_and_tracking() {
+        let tracked = Tracked {
+            dirs: [b"src".to_vec(), b"target".to_vec()].into(),
+            files: [b"src/a.rs".to_vec()].into(),
+        };
+        let table = [
+            (
+                "link",
+                Kind::Symlink,
+                Found::Blocks(BlockerKind::Symlink, "link".into()),
+            ),
+            ("src", Kind::Dir, Found::Dir),
+            ("docs", Kind::Dir, Found::Dir),
+            ("target", Kind::Dir, Found::Dir),
+            (
+                "node_modules",
+                Kind::Dir,
+                Found::Blocks(BlockerKind::BuildOutput, "node_modules/".into()),
+            ),
+            (
+                "sub/target",
+                Kind::Dir,
+                Found::Blocks(BlockerKind::BuildOutput, "sub/target/".into()),
+            ),
+            (
+                "fifo",
+                Kind::Special,
+                Found::Blocks(BlockerKind::SpecialFile, "fifo".into()),
+            ),
+            ("src/a.rs", Kind::File, Found::TrackedFile),
+            ("src/b.rs", Kind::File, Found::Untracked),
+            ("target", Kind::File, Found::Untracked),
+        ];
+        for (path, kind, expected) in table {
+            let name = path.rsplit('/').next().unwrap();
+            let found = judge(path.as_bytes(), OsStr::new(name), kind, &tracked);
+            assert_eq!(found, expected, "{path} ({kind:?})");
+        }
+    }
 }

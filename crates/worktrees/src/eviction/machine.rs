@@ -42,11 +42,8 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{
-    durable,
-    lease::{AcquireOutcome, Guard, Leases, Owner},
-    process::now_ms,
-};
+use natives_ownership::lease::{AcquireOutcome, Guard, Leases, Owner};
+use natives_system::{durable, process::now_ms};
 
 use super::{
     Blocker, BlockerKind, Evicted,
@@ -56,11 +53,11 @@ use super::{
     retention, run_pass,
 };
 use crate::{
-    crash,
     evidence::{self, Archive, Bounds, Captured, EVIDENCE_DIR},
     git::Git,
     registry::{Liveness, Registry, RunRecord},
 };
+use natives_system::crash;
 
 /// The node an eviction's output lease names (with its run and seat).
 const LEASE_NODE: &str = "eviction";
@@ -463,12 +460,7 @@ impl Step<'_> {
                 let full = root.join(OsStr::from_bytes(&path));
                 let meta = fs::symlink_metadata(&full).map_err(|err| Error::io(&full, err))?;
                 if path == b".git" {
-                    let bytes = meta
-                        .is_file()
-                        .then(|| fs::read(&full))
-                        .transpose()
-                        .map_err(|err| Error::io(&full, err))?;
-                    if bytes.as_deref() != Some(record.dot_git.0.as_slice()) {
+                    if !same_dot_git(&full, &meta, &record.dot_git.0)? {
                         return Ok(None);
                     }
                     continue;
@@ -477,15 +469,7 @@ impl Step<'_> {
                     return Ok(None);
                 };
                 let now = copy::entry(&path, meta.is_dir(), &meta);
-                let same = match was.dir {
-                    true => now.dir && now.ino == was.ino && now.mode == was.mode,
-                    false => {
-                        meta.is_file()
-                            && (now.ino, now.size, now.mode, now.mtime_ns)
-                                == (was.ino, was.size, was.mode, was.mtime_ns)
-                    }
-                };
-                if !same {
+                if !untouched(was, &now, meta.is_file()) {
                     return Ok(None);
                 }
                 count += 1;
@@ -651,5 +635,72 @@ fn remove_dir_if_there(path: &Path) -> Result<()> {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+/// Whether the `.git` file at `full` (of `meta`) still holds `recorded`.
+fn same_dot_git(full: &Path, meta: &fs::Metadata, recorded: &[u8]) -> Result<bool> {
+    let bytes = meta
+        .is_file()
+        .then(|| fs::read(full))
+        .transpose()
+        .map_err(|err| Error::io(full, err))?;
+    Ok(bytes.as_deref() == Some(recorded))
+}
+
+/// Whether an entry found `now` (a regular file when `is_file`) is the one
+/// recorded as `was`: a directory by inode and mode (its size and times
+/// move with what is in it), a file by inode, size, mode and modification
+/// time.
+fn untouched(was: &record::Entry, now: &record::Entry, is_file: bool) -> bool {
+    match was.dir {
+        true => now.dir && now.ino == was.ino && now.mode == was.mode,
+        false => {
+            is_file
+                && (now.ino, now.size, now.mode, now.mtime_ns)
+                    == (was.ino, was.size, was.mode, was.mtime_ns)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(dir: bool, ino: u64, size: u64, mode: u32, mtime_ns: i128) -> record::Entry {
+        record::Entry {
+            path: record::Name(b"a".to_vec()),
+            dir,
+            mode,
+            size,
+            blocks: 8,
+            dev: 1,
+            ino,
+            nlink: 1,
+            mtime_ns,
+            ctime_ns: 5,
+        }
+    }
+
+    /// What makes a recorded entry count as touched.
+    #[test]
+    fn an_entry_is_untouched_only_as_recorded() {
+        let dir = entry(true, 7, 4096, 0o755, 1);
+        let file = entry(false, 7, 10, 0o644, 1);
+        let table = [
+            (&dir, entry(true, 7, 8192, 0o755, 2), false, true),
+            (&dir, entry(true, 8, 4096, 0o755, 1), false, false),
+            (&dir, entry(true, 7, 4096, 0o700, 1), false, false),
+            (&dir, entry(false, 7, 4096, 0o755, 1), true, false),
+            (&file, entry(false, 7, 10, 0o644, 1), true, true),
+            (&file, entry(false, 7, 10, 0o644, 1), false, false),
+            (&file, entry(false, 8, 10, 0o644, 1), true, false),
+            (&file, entry(false, 7, 11, 0o644, 1), true, false),
+            (&file, entry(false, 7, 10, 0o600, 1), true, false),
+            (&file, entry(false, 7, 10, 0o644, 2), true, false),
+        ];
+        for (n, (was, now, is_file, expected)) in table.into_iter().enumerate() {
+            assert_eq!(untouched(was, &now, is_file), expected, "row {n}");
+        }
     }
 }

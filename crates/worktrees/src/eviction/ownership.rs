@@ -14,10 +14,8 @@
 use std::path::{Path, PathBuf};
 
 use natives_core::{ErrorKind, Result};
-use natives_ownership::{
-    durable,
-    lease::{EntryStatus, Leases},
-};
+use natives_ownership::lease::{EntryStatus, Leases};
+use natives_system::durable;
 
 use super::{Blocker, BlockerKind};
 use crate::registry::{
@@ -254,61 +252,13 @@ impl Ownership {
     }
 
     fn references(&self, run: &RunRecord, path: &Path) -> Vec<Blocker> {
-        let mut found = Vec::new();
-        let mut note = |kind, named: &Path, by: String| {
-            if overlaps(named, path) {
-                found.push(Blocker::new(
-                    kind,
-                    format!("{by} names {}", named.display()),
-                ));
-            }
-        };
-        for other in &self.runs {
-            if let Some(recovery) = &other.recovery {
-                note(
-                    BlockerKind::RecoverySelection,
-                    recovery,
-                    format!("run {}'s recovery", other.id),
-                );
-            }
-            for source in &other.source_paths {
-                note(
-                    BlockerKind::PathReference,
-                    source,
-                    format!("run {}'s sources", other.id),
-                );
-            }
-            if other.id == run.id {
-                continue;
-            }
-            for candidate in &other.candidates {
-                let by = format!("run {}'s candidate {}", other.id, candidate.name);
-                note(BlockerKind::PathReference, &candidate.path, by);
-            }
-            for seat in &other.seats {
-                let by = format!(
-                    "run {}'s seat {} {}",
-                    other.id,
-                    seat.kind.name(),
-                    seat.number
-                );
-                note(BlockerKind::PathReference, &seat.path, by);
-            }
-        }
-        for task in &self.tasks {
-            for pin in &task.pins {
-                note(
-                    BlockerKind::TaskPin,
-                    pin,
-                    format!("task {}'s pins", task.task),
-                );
-            }
-            for replacement in &task.replacements {
-                let by = format!("task {}'s replacements", task.task);
-                note(BlockerKind::TaskReplacement, replacement, by);
-            }
-        }
-        found
+        let by_runs = self.runs.iter().flat_map(|other| named_by_run(other, run));
+        let by_tasks = self.tasks.iter().flat_map(named_by_task);
+        by_runs
+            .chain(by_tasks)
+            .filter(|(_, named, _)| overlaps(named, path))
+            .map(|(kind, named, by)| Blocker::new(kind, format!("{by} names {}", named.display())))
+            .collect()
     }
 
     /// Whether a lease or another run's record names a path in or around
@@ -355,4 +305,47 @@ pub(super) fn overlaps(a: &Path, b: &Path) -> bool {
 
 fn keys(fields: &serde_json::Map<String, serde_json::Value>) -> String {
     fields.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+/// A path a record names, why it matters and who names it.
+type Named<'a> = (BlockerKind, &'a Path, String);
+
+/// The paths `other` names that keep a copy of `run`'s: its recovery
+/// selection and sources, and (for another run) its candidates and seats.
+fn named_by_run<'a>(other: &'a RunRecord, run: &RunRecord) -> Vec<Named<'a>> {
+    let mut named: Vec<Named<'a>> = Vec::new();
+    if let Some(recovery) = &other.recovery {
+        let by = format!("run {}'s recovery", other.id);
+        named.push((BlockerKind::RecoverySelection, recovery, by));
+    }
+    for source in &other.source_paths {
+        let by = format!("run {}'s sources", other.id);
+        named.push((BlockerKind::PathReference, source, by));
+    }
+    if other.id == run.id {
+        return named;
+    }
+    for candidate in &other.candidates {
+        let by = format!("run {}'s candidate {}", other.id, candidate.name);
+        named.push((BlockerKind::PathReference, &candidate.path, by));
+    }
+    for seat in &other.seats {
+        let (kind, number) = (seat.kind.name(), seat.number);
+        let by = format!("run {}'s seat {kind} {number}", other.id);
+        named.push((BlockerKind::PathReference, &seat.path, by));
+    }
+    named
+}
+
+/// The paths a task's record pins or names as replacements.
+fn named_by_task(task: &TaskRecord) -> Vec<Named<'_>> {
+    let pins = task.pins.iter().map(|pin| {
+        let by = format!("task {}'s pins", task.task);
+        (BlockerKind::TaskPin, pin.as_path(), by)
+    });
+    let replacements = task.replacements.iter().map(|replacement| {
+        let by = format!("task {}'s replacements", task.task);
+        (BlockerKind::TaskReplacement, replacement.as_path(), by)
+    });
+    pins.chain(replacements).collect()
 }

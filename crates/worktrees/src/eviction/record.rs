@@ -16,7 +16,7 @@ use std::{
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use natives_core::{Error, ErrorKind, Result};
-use natives_ownership::durable;
+use natives_system::durable;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::registry::MAX_RECORD_BYTES;

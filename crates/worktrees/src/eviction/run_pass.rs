@@ -7,7 +7,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{durable, lock, process::now_ms};
+use natives_system::{durable, lock, process::now_ms};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -40,18 +40,7 @@ const PASS_LOCK: &str = "housekeeping.lock";
 /// not an error of the pass.
 pub fn pass(home: &Path, git: &Git, options: &Options, cancel: &CancelToken) -> Result<Report> {
     let settings = settings(home, options)?;
-    let mut report = Report {
-        settings,
-        dry_run: options.dry_run,
-        disabled: settings.disabled(),
-        visited: Vec::new(),
-        continue_after: None,
-        evicted: Vec::new(),
-        retained: Vec::new(),
-        empty_roots: Vec::new(),
-        blockers: Vec::new(),
-        retention: None,
-    };
+    let mut report = empty_report(settings, options.dry_run);
     if report.disabled.is_some() {
         return Ok(report);
     }
@@ -82,19 +71,47 @@ pub fn pass(home: &Path, git: &Git, options: &Options, cancel: &CancelToken) -> 
         pass.visit(run, cancel)?;
     }
     let mut report = pass.report;
-    let mut retention = pass.retention;
     report.continue_after = report.visited.last().cloned();
     if !options.dry_run {
         write_cursor(registry.root(), report.continue_after.as_deref())?;
-        retention.at_ms = now_ms();
-        retention.runs_visited = report.visited.len() as u64;
-        retention.observed_free_bytes_before = free_before;
-        retention.observed_free_bytes_after = retention::free_bytes(home);
-        let bytes = serde_json::to_vec_pretty(&retention).expect("retention serialises");
-        durable::replace(&registry.root().join(RETENTION_FILE), &bytes)?;
+        let retention = record_retention(&registry, home, pass.retention, &report, free_before)?;
         report.retention = Some(retention);
     }
     Ok(report)
+}
+
+/// A report of nothing done yet, under `settings`.
+fn empty_report(settings: super::Settings, dry_run: bool) -> Report {
+    Report {
+        settings,
+        dry_run,
+        disabled: settings.disabled(),
+        visited: Vec::new(),
+        continue_after: None,
+        evicted: Vec::new(),
+        retained: Vec::new(),
+        empty_roots: Vec::new(),
+        blockers: Vec::new(),
+        retention: None,
+    }
+}
+
+/// Complete what the pass retained with its time, the runs visited and the
+/// free space before and after, and keep it durably beside the registry.
+fn record_retention(
+    registry: &Registry,
+    home: &Path,
+    mut retention: Retention,
+    report: &Report,
+    free_before: Option<u64>,
+) -> Result<Retention> {
+    retention.at_ms = now_ms();
+    retention.runs_visited = report.visited.len() as u64;
+    retention.observed_free_bytes_before = free_before;
+    retention.observed_free_bytes_after = retention::free_bytes(home);
+    let bytes = serde_json::to_vec_pretty(&retention).expect("retention serialises");
+    durable::replace(&registry.root().join(RETENTION_FILE), &bytes)?;
+    Ok(retention)
 }
 
 struct Pass<'a> {

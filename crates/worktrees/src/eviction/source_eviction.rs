@@ -908,7 +908,7 @@ fn a_lease_taken_while_the_pass_archives_keeps_the_copy() {
         scene.repo.runs.join("cache"),
     );
     fs::create_dir_all(&cache).unwrap();
-    crate::crash::install(Some(Box::new(move |point| {
+    natives_system::crash::install(Some(Box::new(move |point| {
         if point == "archived" && keep.borrow().is_none() {
             let owner = Owner::current("r9", "build", "seat").building(seat.clone(), "x".into());
             let leases = Leases::open(&home).unwrap();
@@ -921,7 +921,7 @@ fn a_lease_taken_while_the_pass_archives_keeps_the_copy() {
         }
     })));
     let report = scene.pass();
-    crate::crash::install(None);
+    natives_system::crash::install(None);
     assert!(taken.borrow().is_some());
     assert!(
         kinds(&report, &scene.seat).contains(&BlockerKind::OutputLease),

@@ -27,12 +27,12 @@ use super::{
     *,
 };
 use crate::{
-    crash,
     evidence::Archive,
     git::Git,
     registry::{Registry, Status},
     testing::{children_of, die, snapshot},
 };
+use natives_system::crash;
 
 /// What the child reads: the natives home, and how to die.
 const CHILD_HOME: &str = "NATIVES_TEST_EVICTION_HOME";

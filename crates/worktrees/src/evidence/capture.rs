@@ -64,14 +64,49 @@ pub(super) fn collect(
         Ok(objects) => objects,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    let listed: Vec<(&str, &[u8])> = objects
+    let parts = Parts {
+        head,
+        base,
+        object_format,
+        modes,
+        tips,
+        objects,
+    };
+    archive(git, &dirs, parts, bounds, cancel)
+}
+
+/// What an archive is made of, every proof passed.
+struct Parts {
+    head: String,
+    base: String,
+    object_format: String,
+    modes: Vec<u8>,
+    tips: Vec<Checkpoint>,
+    objects: Objects,
+}
+
+/// The archive's files from its `parts`: the pack, imported into a private
+/// store to regenerate the indexes and diffs from, the commits, the
+/// manifest and the sums; refused over the run's bound.
+fn archive(
+    git: &Git,
+    dirs: &Dirs,
+    parts: Parts,
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Collected<Contents>> {
+    let listed: Vec<(&str, &[u8])> = parts
+        .objects
         .list
         .iter()
         .map(|(id, path)| (id.as_str(), path.as_slice()))
         .collect();
-    let pack = git.pack_objects(&dirs, &listed, cancel)?;
-    let (source_tree, base_tree) = (tips[0].tree.clone(), tree_of(&tips, &base));
-    let store = git.private_store(&object_format, cancel)?;
+    let pack = git.pack_objects(dirs, &listed, cancel)?;
+    let (source_tree, base_tree) = (
+        parts.tips[0].tree.clone(),
+        tree_of(&parts.tips, &parts.base),
+    );
+    let store = git.private_store(&parts.object_format, cancel)?;
     git.import_pack(&store, &pack, cancel)?;
     let mut files: BTreeMap<String, Vec<u8>> =
         validate::regenerate(git, &store, &base_tree, &source_tree, cancel)?
@@ -79,36 +114,47 @@ pub(super) fn collect(
             .map(|(name, bytes)| (name.to_owned(), bytes))
             .collect();
     files.insert(format::PACK.to_owned(), pack);
-    files.insert(format::MODES.to_owned(), modes);
-    for tip in &tips {
+    files.insert(format::MODES.to_owned(), parts.modes);
+    for tip in &parts.tips {
         files.insert(format::commit_file(&tip.commit), tip.raw.clone());
     }
     let manifest = Manifest {
         format: format::FORMAT,
-        object_format,
-        head,
-        base,
+        object_format: parts.object_format,
+        head: parts.head,
+        base: parts.base,
         source_tree,
         base_tree,
-        tips: tips.into_iter().map(|tip| tip.tip()).collect(),
-        objects: objects.list.len() as u64,
-        object_bytes: objects.bytes,
+        tips: parts.tips.into_iter().map(|tip| tip.tip()).collect(),
+        objects: parts.objects.list.len() as u64,
+        object_bytes: parts.objects.bytes,
         files: files
             .iter()
             .map(|(name, bytes)| (name.clone(), bytes.len() as u64))
             .collect(),
     };
+    Ok(seal(files, manifest, store, bounds))
+}
+
+/// The archive: `files` with the manifest and the sums, refused over the
+/// run's bound.
+fn seal(
+    mut files: BTreeMap<String, Vec<u8>>,
+    manifest: Manifest,
+    store: Store,
+    bounds: &Bounds,
+) -> Collected<Contents> {
     files.insert(format::MANIFEST.to_owned(), manifest.to_bytes());
     files.insert(format::SUMS.to_owned(), format::sums(&files));
     let total: u64 = files.values().map(|bytes| bytes.len() as u64).sum();
     if total > bounds.run_bytes {
-        return Ok(Err(over(Bound::RunBytes, bounds.run_bytes, total)));
+        return Err(over(Bound::RunBytes, bounds.run_bytes, total));
     }
-    Ok(Ok(Contents {
+    Ok(Contents {
         manifest,
         files,
         store,
-    }))
+    })
 }
 
 /// The content proof of the handover: nothing on disk or in the index that
@@ -202,6 +248,22 @@ fn tips(
         Ok(remembered) => seen.extend(remembered.into_iter().map(|r| (r.id, r.seen_as))),
         Err(unreadable) => return Ok(Err(refusal_of(unreadable))),
     }
+    let mut tips = merge_labels(seen);
+    if tips.len() > bounds.checkpoints {
+        let (limit, actual) = (bounds.checkpoints as u64, tips.len() as u64);
+        return Ok(Err(over(Bound::Checkpoints, limit, actual)));
+    }
+    for tip in &mut tips {
+        if let Err(refusal) = read_tip(git, dirs, tip, id_len, cancel)? {
+            return Ok(Err(refusal));
+        }
+    }
+    Ok(Ok(tips))
+}
+
+/// One checkpoint per commit, in the order first seen, with every label it
+/// was seen as; raw bytes and tree are read later.
+fn merge_labels(seen: Vec<(String, String)>) -> Vec<Checkpoint> {
     let mut tips: Vec<Checkpoint> = Vec::new();
     for (commit, label) in seen {
         match tips.iter_mut().find(|tip| tip.commit == commit) {
@@ -214,33 +276,38 @@ fn tips(
             }),
         }
     }
-    if tips.len() > bounds.checkpoints {
-        let (limit, actual) = (bounds.checkpoints as u64, tips.len() as u64);
-        return Ok(Err(over(Bound::Checkpoints, limit, actual)));
-    }
-    for tip in &mut tips {
-        let seen_as = tip.seen_as.join(", ");
-        let unarchivable = |why: String| Refusal::Unarchivable {
-            seen_as: seen_as.clone(),
-            why,
-        };
-        let kind = git.object_sizes(dirs, &[&tip.commit], cancel);
-        match kind {
-            Ok(objects) if objects.first().is_some_and(|o| o.kind == "commit") => {}
-            Ok(_) => return Ok(Err(unarchivable(format!("{} is not a commit", tip.commit)))),
-            Err(err) if err.kind() == ErrorKind::NotFound => {
-                let why = format!("commit {} is no longer in the repository", tip.commit);
-                return Ok(Err(unarchivable(why)));
-            }
-            Err(err) => return Err(err),
+    tips
+}
+
+/// Fill in `tip`'s raw commit and tree, or say why it cannot be archived.
+fn read_tip(
+    git: &Git,
+    dirs: &Dirs,
+    tip: &mut Checkpoint,
+    id_len: usize,
+    cancel: &CancelToken,
+) -> Result<std::result::Result<(), Refusal>> {
+    let seen_as = tip.seen_as.join(", ");
+    let unarchivable = |why: String| Refusal::Unarchivable {
+        seen_as: seen_as.clone(),
+        why,
+    };
+    let kind = git.object_sizes(dirs, &[&tip.commit], cancel);
+    match kind {
+        Ok(objects) if objects.first().is_some_and(|o| o.kind == "commit") => {}
+        Ok(_) => return Ok(Err(unarchivable(format!("{} is not a commit", tip.commit)))),
+        Err(err) if err.kind() == ErrorKind::NotFound => {
+            let why = format!("commit {} is no longer in the repository", tip.commit);
+            return Ok(Err(unarchivable(why)));
         }
-        tip.raw = git.raw_commit(dirs, &tip.commit, cancel)?;
-        tip.tree = match format::commit_tree(&tip.raw) {
-            Some(tree) if format::is_id(&tree, id_len) => tree,
-            _ => return Ok(Err(unarchivable("its commit names no tree".to_owned()))),
-        };
+        Err(err) => return Err(err),
     }
-    Ok(Ok(tips))
+    tip.raw = git.raw_commit(dirs, &tip.commit, cancel)?;
+    tip.tree = match format::commit_tree(&tip.raw) {
+        Some(tree) if format::is_id(&tree, id_len) => tree,
+        _ => return Ok(Err(unarchivable("its commit names no tree".to_owned()))),
+    };
+    Ok(Ok(()))
 }
 
 /// Why what the checkout's administration remembers cannot be archived.
@@ -301,5 +368,60 @@ fn over(bound: Bound, limit: u64, actual: u64) -> Refusal {
         bound,
         limit,
         actual,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_labels;
+
+    /// Commits and the labels they were seen as.
+    type Seen = &'static [(&'static str, &'static str)];
+    /// Commits and every label each is a checkpoint for.
+    type Merged = &'static [(&'static str, &'static [&'static str])];
+
+    /// Commits seen under several labels become one checkpoint each, in
+    /// the order first seen, every label kept in order.
+    #[test]
+    fn labels_merge_per_commit_in_first_seen_order() {
+        let table: [(Seen, Merged); 4] = [
+            (&[], &[]),
+            (
+                &[("a", "HEAD"), ("b", "base")],
+                &[("a", &["HEAD"]), ("b", &["base"])],
+            ),
+            (&[("a", "HEAD"), ("a", "base")], &[("a", &["HEAD", "base"])]),
+            (
+                &[
+                    ("a", "HEAD"),
+                    ("b", "base"),
+                    ("a", "HEAD@{1}"),
+                    ("c", "ORIG_HEAD"),
+                ],
+                &[
+                    ("a", &["HEAD", "HEAD@{1}"]),
+                    ("b", &["base"]),
+                    ("c", &["ORIG_HEAD"]),
+                ],
+            ),
+        ];
+        for (seen, expected) in table {
+            let seen = seen
+                .iter()
+                .map(|(commit, label)| (commit.to_string(), label.to_string()))
+                .collect();
+            let merged: Vec<(String, Vec<String>)> = merge_labels(seen)
+                .into_iter()
+                .map(|tip| (tip.commit, tip.seen_as))
+                .collect();
+            let expected: Vec<(String, Vec<String>)> = expected
+                .iter()
+                .map(|(commit, labels)| {
+                    let labels = labels.iter().map(|label| label.to_string()).collect();
+                    (commit.to_string(), labels)
+                })
+                .collect();
+            assert_eq!(merged, expected);
+        }
     }
 }

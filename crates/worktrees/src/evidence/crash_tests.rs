@@ -18,7 +18,7 @@ use super::{
     tests::{Scene, evidence_entries},
     *,
 };
-use crate::crash;
+use natives_system::crash;
 
 /// What the child reads: the worktree, the base, the artifacts directory
 /// and the point to die at, one a line.

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use natives_core::Result;
+use natives_core::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -81,16 +81,21 @@ pub fn modes(entries: &[ModeEntry]) -> Vec<u8> {
 
 /// Parse [`MODES`] strictly: well-formed records with non-empty paths, no
 /// path twice, in canonical form (the bytes are rebuilt and compared).
-pub fn parse_modes(bytes: &[u8]) -> std::result::Result<Vec<ModeEntry>, String> {
+pub fn parse_modes(bytes: &[u8]) -> Result<Vec<ModeEntry>> {
     let mut entries = Vec::new();
     if bytes.is_empty() {
         return Ok(entries);
     }
     let body = bytes
         .strip_suffix(b"\0")
-        .ok_or_else(|| "the last record is not NUL-terminated".to_owned())?;
+        .ok_or_else(|| malformed("the last record is not NUL-terminated"))?;
     for (number, record) in body.split(|&b| b == 0).enumerate() {
-        let bad = || format!("record {} is not `f|d <octal mode> <path>`", number + 1);
+        let bad = || {
+            malformed(format!(
+                "record {} is not `f|d <octal mode> <path>`",
+                number + 1
+            ))
+        };
         let (head, path) = record.split_at_checked(7).ok_or_else(bad)?;
         let dir = match head {
             [b'f', b' ', .., b' '] => false,
@@ -109,7 +114,9 @@ pub fn parse_modes(bytes: &[u8]) -> std::result::Result<Vec<ModeEntry>, String> 
         });
     }
     if modes(&entries) != bytes || entries.windows(2).any(|w| w[0].path == w[1].path) {
-        return Err("not in canonical form (sorted by path, each path once)".to_owned());
+        return Err(malformed(
+            "not in canonical form (sorted by path, each path once)",
+        ));
     }
     Ok(entries)
 }
@@ -223,18 +230,21 @@ pub fn sums(files: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
 /// spaces and a name, sorted, no name twice, a final newline. Its
 /// canonical form is the only one accepted (the text is rebuilt and
 /// compared), so no byte of it goes unchecked.
-pub fn parse_sums(bytes: &[u8]) -> std::result::Result<BTreeMap<String, String>, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_owned())?;
+pub fn parse_sums(bytes: &[u8]) -> Result<BTreeMap<String, String>> {
+    let text = std::str::from_utf8(bytes).map_err(|_| malformed("not UTF-8"))?;
     let mut sums = BTreeMap::new();
     for (number, line) in text.split_terminator('\n').enumerate() {
         let (sum, name) = line
             .split_once("  ")
-            .ok_or_else(|| format!("line {} is not `<sum>  <name>`", number + 1))?;
+            .ok_or_else(|| malformed(format!("line {} is not `<sum>  <name>`", number + 1)))?;
         if !is_id(sum, 64) {
-            return Err(format!("line {}: {sum:?} is not a SHA-256", number + 1));
+            return Err(malformed(format!(
+                "line {}: {sum:?} is not a SHA-256",
+                number + 1
+            )));
         }
         if sums.insert(name.to_owned(), sum.to_owned()).is_some() {
-            return Err(format!("{name} is listed twice"));
+            return Err(malformed(format!("{name} is listed twice")));
         }
     }
     let rebuilt: String = sums
@@ -242,19 +252,28 @@ pub fn parse_sums(bytes: &[u8]) -> std::result::Result<BTreeMap<String, String>,
         .map(|(name, sum)| format!("{sum}  {name}\n"))
         .collect();
     if rebuilt != text {
-        return Err("not in canonical form (sorted lines, each ended by a newline)".to_owned());
+        return Err(malformed(
+            "not in canonical form (sorted lines, each ended by a newline)",
+        ));
     }
     Ok(sums)
 }
 
 /// Parse a manifest, refusing unknown fields and any form but the
 /// canonical one.
-pub fn parse_manifest(bytes: &[u8]) -> std::result::Result<Manifest, String> {
-    let manifest: Manifest = serde_json::from_slice(bytes).map_err(|err| err.to_string())?;
+pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest> {
+    let manifest: Manifest = serde_json::from_slice(bytes).map_err(malformed)?;
     if manifest.to_bytes() != bytes {
-        return Err("not in canonical form".to_owned());
+        return Err(malformed("not in canonical form"));
     }
     Ok(manifest)
+}
+
+/// A file of an archive that is not what its format says (`Corrupt`,
+/// `EBADMSG`), saying what is wrong; validation names the archive and the
+/// check.
+pub(crate) fn malformed(detail: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Corrupt, detail.to_string())
 }
 
 /// The tree a raw commit object names (its first header line, `tree

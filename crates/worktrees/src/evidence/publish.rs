@@ -9,26 +9,27 @@
 //! files are written in a private staging directory, each flushed, the
 //! directories flushed, and the staging directory renamed to the archive's
 //! name with `RENAME_NOREPLACE` (a plain rename would replace an empty
-//! directory of that name); the parent is flushed last.
+//! directory of that name); the parent is flushed last. The files, the
+//! flushes and the rename are the durable writer's
+//! ([`natives_system::durable`]).
 
 use std::{
     collections::BTreeMap,
-    fs::{self, File, OpenOptions},
-    io::{self, Write},
-    os::unix::fs::{DirBuilderExt, OpenOptionsExt},
+    ffi::OsString,
+    fs::{self, File},
+    io,
+    os::{fd::AsFd, unix::fs::DirBuilderExt},
     path::{Path, PathBuf},
     time::Duration,
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::{lock, process};
-use nix::{
-    errno::Errno,
-    fcntl::{RenameFlags, renameat2},
-};
+use natives_system::durable::{self, NewFile, Step};
+use natives_system::{lock, process};
+use nix::errno::Errno;
 
 use super::{Bound, Bounds, EVIDENCE_DIR, Refusal, format};
-use crate::crash;
+use natives_system::crash;
 
 /// The lock publishers of one run take, in its evidence directory.
 pub const LOCK_FILE: &str = ".lock";
@@ -218,12 +219,13 @@ fn write_staging(staging: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<()
     builder
         .create(&commits)
         .map_err(|err| Error::io(&commits, err))?;
+    let dir = File::open(staging).map_err(|err| Error::io(staging, err))?;
     let half = files.len() / 2;
     for (n, (name, bytes)) in files.iter().enumerate() {
         if n == half {
             crash::point("half written");
         }
-        write_file(&staging.join(name), bytes)?;
+        write_file(&dir, name, bytes).map_err(|err| Error::io(&staging.join(name), err))?;
     }
     crash::point("written");
     sync_dir(&commits)?;
@@ -232,16 +234,13 @@ fn write_staging(staging: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<()
     Ok(())
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(FILE_MODE)
-        .open(path)
-        .map_err(|err| Error::io(path, err))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|err| Error::io(path, err))
+/// The file `name` (relative to `dir`) written afresh and flushed.
+fn write_file(dir: &File, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let mut file = NewFile::create(dir.as_fd(), name.into(), FILE_MODE, &mut Step::reached)?;
+    file.write(bytes, &mut Step::reached)?;
+    file.sync(&mut Step::reached)?;
+    file.keep();
+    Ok(())
 }
 
 /// Rename `staging` to `target` without replacing anything, and flush
@@ -255,15 +254,8 @@ fn rename_into_place(
     files: &BTreeMap<String, Vec<u8>>,
 ) -> Result<Placed> {
     let dir = File::open(evidence).map_err(|err| Error::io(evidence, err))?;
-    let name = |path: &Path| path.file_name().map(PathBuf::from).unwrap_or_default();
-    let renamed = renameat2(
-        &dir,
-        &name(staging),
-        &dir,
-        &name(target),
-        RenameFlags::RENAME_NOREPLACE,
-    );
-    match renamed {
+    let name = |path: &Path| path.file_name().map(OsString::from).unwrap_or_default();
+    match durable::rename_no_replace(&dir, &name(staging), &dir, &name(target)) {
         Ok(()) => {}
         Err(Errno::EEXIST) => {
             remove_staging(evidence)?;
@@ -283,14 +275,14 @@ fn rename_into_place(
         }
     }
     crash::point("published");
-    dir.sync_all().map_err(|err| Error::io(evidence, err))?;
+    durable::sync_dir(&dir).map_err(|err| Error::io(evidence, err))?;
     crash::point("parent synced");
     Ok(Placed::Published)
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir)
-        .and_then(|d| d.sync_all())
+        .and_then(|d| durable::sync_dir(&d))
         .map_err(|err| Error::io(dir, err))
 }
 

@@ -16,10 +16,8 @@ use natives_core::CancelToken;
 use tempfile::TempDir;
 
 use super::{format::Manifest, *};
-use crate::{
-    crash,
-    testing::{Repo, snapshot},
-};
+use crate::testing::{Repo, snapshot};
+use natives_system::crash;
 
 /// A checkout with history worth archiving: a base on `main` holding a
 /// binary file, a script and a file to delete; a candidate worktree whose

@@ -13,11 +13,11 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::durable;
+use natives_system::durable;
 
 use super::{
     RUN_BYTES,
-    format::{self, FIXED_FILES, Manifest},
+    format::{self, FIXED_FILES, Manifest, malformed},
 };
 use crate::git::{Git, Store};
 
@@ -196,9 +196,8 @@ pub(super) fn check_in(
     imported: Option<&Store>,
     cancel: &CancelToken,
 ) -> Result<Manifest> {
-    checksums(files).map_err(|detail| corrupt(label, Check::Checksums, detail))?;
-    let manifest =
-        manifest(name, files).map_err(|detail| corrupt(label, Check::Manifest, detail))?;
+    checksums(files).map_err(|err| at(label, Check::Checksums, err))?;
+    let manifest = manifest(name, files).map_err(|err| at(label, Check::Manifest, err))?;
     let fresh;
     let store = match imported {
         Some(store) => store,
@@ -210,31 +209,10 @@ pub(super) fn check_in(
         }
     };
     let at = |check: Check| move |err: Error| at(label, check, err);
-    pack(git, store, &manifest, cancel)
-        .map_err(at(Check::Pack))?
-        .map_err(|detail| corrupt(label, Check::Pack, detail))?;
-    commits(git, store, &manifest, files, cancel)
-        .map_err(at(Check::Commits))?
-        .map_err(|detail| corrupt(label, Check::Commits, detail))?;
-    for tree in [&manifest.base_tree, &manifest.source_tree] {
-        let written = git
-            .tree_through_index(store, tree, cancel)
-            .map_err(at(Check::Trees))?;
-        if written != *tree {
-            let detail = format!("tree {tree} materialises as {written}");
-            return Err(corrupt(label, Check::Trees, detail));
-        }
-    }
-    let applied = git
-        .apply_patch(store, &manifest.base_tree, &files[format::PATCH], cancel)
-        .map_err(at(Check::Patch))?;
-    if applied != manifest.source_tree {
-        let detail = format!(
-            "the patch applied to the base writes tree {applied}, not the source tree {}",
-            manifest.source_tree
-        );
-        return Err(corrupt(label, Check::Patch, detail));
-    }
+    pack(git, store, &manifest, cancel).map_err(at(Check::Pack))?;
+    commits(git, store, &manifest, files, cancel).map_err(at(Check::Commits))?;
+    trees(git, store, &manifest, cancel).map_err(at(Check::Trees))?;
+    patch(git, store, &manifest, &files[format::PATCH], cancel).map_err(at(Check::Patch))?;
     let regenerated = regenerate(
         git,
         store,
@@ -252,8 +230,7 @@ pub(super) fn check_in(
             return Err(corrupt(label, check, detail));
         }
     }
-    modes(&files[format::MODES], &files[format::SOURCE_INDEX])
-        .map_err(|detail| corrupt(label, Check::Modes, detail))?;
+    modes(&files[format::MODES], &files[format::SOURCE_INDEX]).map_err(at(Check::Modes))?;
     Ok(manifest)
 }
 
@@ -284,36 +261,54 @@ pub(super) fn regenerate(
     ])
 }
 
-fn checksums(files: &BTreeMap<String, Vec<u8>>) -> std::result::Result<(), String> {
+fn checksums(files: &BTreeMap<String, Vec<u8>>) -> Result<()> {
     let sums = format::parse_sums(&files[format::SUMS])?;
     for name in files.keys().filter(|name| *name != format::SUMS) {
         let sum = sums
             .get(name)
-            .ok_or_else(|| format!("{name} is not listed"))?;
+            .ok_or_else(|| malformed(format!("{name} is not listed")))?;
         if *sum != format::sha256_hex(&files[name]) {
-            return Err(format!("{name} does not match its SHA-256 {sum}"));
+            return Err(malformed(format!(
+                "{name} does not match its SHA-256 {sum}"
+            )));
         }
     }
     if let Some(name) = sums.keys().find(|name| !files.contains_key(*name)) {
-        return Err(format!("{name} is listed but missing"));
+        return Err(malformed(format!("{name} is listed but missing")));
     }
     Ok(())
 }
 
-fn manifest(
-    name: &str,
-    files: &BTreeMap<String, Vec<u8>>,
-) -> std::result::Result<Manifest, String> {
+/// The manifest, parsed and checked against the archive's name and files.
+fn manifest(name: &str, files: &BTreeMap<String, Vec<u8>>) -> Result<Manifest> {
     let manifest = format::parse_manifest(&files[format::MANIFEST])?;
     if manifest.format != format::FORMAT {
-        return Err(format!(
+        return Err(malformed(format!(
             "format {} is not {}",
             manifest.format,
             format::FORMAT
-        ));
+        )));
     }
-    let len = format::id_len(&manifest.object_format)
-        .ok_or_else(|| format!("object format {:?} is not known", manifest.object_format))?;
+    manifest_ids(&manifest)?;
+    if manifest.name() != name {
+        return Err(malformed(format!(
+            "the archive is named {name:?}, not <head>-<base> ({:?})",
+            manifest.name()
+        )));
+    }
+    manifest_sizes(&manifest, files)?;
+    manifest_tips(&manifest, files)?;
+    Ok(manifest)
+}
+
+/// Every id the manifest gives is an id of its object format.
+fn manifest_ids(manifest: &Manifest) -> Result<()> {
+    let len = format::id_len(&manifest.object_format).ok_or_else(|| {
+        malformed(format!(
+            "object format {:?} is not known",
+            manifest.object_format
+        ))
+    })?;
     let ids = [
         &manifest.head,
         &manifest.base,
@@ -324,47 +319,53 @@ fn manifest(
         .tips
         .iter()
         .flat_map(|tip| [&tip.commit, &tip.tree]);
-    if let Some(bad) = ids
+    match ids
         .into_iter()
         .chain(tip_ids)
         .find(|id| !format::is_id(id, len))
     {
-        return Err(format!(
+        Some(bad) => Err(malformed(format!(
             "{bad:?} is not a {} object id",
             manifest.object_format
-        ));
+        ))),
+        None => Ok(()),
     }
-    if manifest.name() != name {
-        return Err(format!(
-            "the archive is named {name:?}, not <head>-<base> ({:?})",
-            manifest.name()
-        ));
-    }
+}
+
+/// The manifest gives every file's size (but its own and the sums'), and
+/// no other file.
+fn manifest_sizes(manifest: &Manifest, files: &BTreeMap<String, Vec<u8>>) -> Result<()> {
     let sized: BTreeMap<String, u64> = files
         .iter()
         .filter(|(file, _)| *file != format::MANIFEST && *file != format::SUMS)
         .map(|(file, bytes)| (file.clone(), bytes.len() as u64))
         .collect();
-    if sized != manifest.files {
-        let differing = sized
-            .keys()
-            .chain(manifest.files.keys())
-            .find(|file| sized.get(*file) != manifest.files.get(*file))
-            .cloned()
-            .unwrap_or_default();
-        return Err(format!(
-            "{differing}: the manifest says {:?} bytes, the archive holds {:?}",
-            manifest.files.get(&differing),
-            sized.get(&differing)
-        ));
+    if sized == manifest.files {
+        return Ok(());
     }
+    let differing = sized
+        .keys()
+        .chain(manifest.files.keys())
+        .find(|file| sized.get(*file) != manifest.files.get(*file))
+        .cloned()
+        .unwrap_or_default();
+    Err(malformed(format!(
+        "{differing}: the manifest says {:?} bytes, the archive holds {:?}",
+        manifest.files.get(&differing),
+        sized.get(&differing)
+    )))
+}
+
+/// The commits archived are the manifest's tips, each once, HEAD and the
+/// base among them as the manifest names them.
+fn manifest_tips(manifest: &Manifest, files: &BTreeMap<String, Vec<u8>>) -> Result<()> {
     let tips: BTreeSet<String> = manifest
         .tips
         .iter()
         .map(|tip| format::commit_file(&tip.commit))
         .collect();
     if tips.len() != manifest.tips.len() {
-        return Err("a commit is listed twice among the tips".to_owned());
+        return Err(malformed("a commit is listed twice among the tips"));
     }
     let commit_files: BTreeSet<String> = files
         .keys()
@@ -372,7 +373,9 @@ fn manifest(
         .cloned()
         .collect();
     if tips != commit_files {
-        return Err("the commits archived are not the manifest's tips".to_owned());
+        return Err(malformed(
+            "the commits archived are not the manifest's tips",
+        ));
     }
     for (commit, tree, label) in [
         (&manifest.head, &manifest.source_tree, "HEAD"),
@@ -380,33 +383,61 @@ fn manifest(
     ] {
         let tip = manifest
             .tip(commit)
-            .ok_or_else(|| format!("{label} {commit} is not among the tips"))?;
+            .ok_or_else(|| malformed(format!("{label} {commit} is not among the tips")))?;
         if tip.tree != *tree || !tip.seen_as.iter().any(|seen| seen == label) {
-            return Err(format!(
+            return Err(malformed(format!(
                 "the tip of {label} {commit} disagrees with the manifest"
-            ));
+            )));
         }
     }
-    Ok(manifest)
+    Ok(())
 }
 
-type Checked = std::result::Result<(), String>;
-
-/// A git failure (`EIO`, with git's message) during `check`: the archive
-/// fails it; being stopped or unable to run git is an error of its own.
+/// A git failure (`EIO`, with git's message) or a wrong byte (`Corrupt`)
+/// found during `check`: the archive fails it, named with the check; being
+/// stopped or unable to run git is an error of its own.
 fn at(label: &Path, check: Check, err: Error) -> Error {
     match err.kind() {
-        ErrorKind::Io => corrupt(label, check, err.message()),
+        ErrorKind::Io | ErrorKind::Corrupt => corrupt(label, check, err.message()),
         _ => err,
     }
 }
 
+/// Both trees materialise to their ids.
+fn trees(git: &Git, store: &Store, manifest: &Manifest, cancel: &CancelToken) -> Result<()> {
+    for tree in [&manifest.base_tree, &manifest.source_tree] {
+        let written = git.tree_through_index(store, tree, cancel)?;
+        if written != *tree {
+            return Err(malformed(format!("tree {tree} materialises as {written}")));
+        }
+    }
+    Ok(())
+}
+
+/// The patch applied to the base in a private index writes the source tree.
+fn patch(
+    git: &Git,
+    store: &Store,
+    manifest: &Manifest,
+    patch: &[u8],
+    cancel: &CancelToken,
+) -> Result<()> {
+    let applied = git.apply_patch(store, &manifest.base_tree, patch, cancel)?;
+    if applied != manifest.source_tree {
+        return Err(malformed(format!(
+            "the patch applied to the base writes tree {applied}, not the source tree {}",
+            manifest.source_tree
+        )));
+    }
+    Ok(())
+}
+
 /// The imported pack holds exactly the manifest's objects, trees and blobs.
-fn pack(git: &Git, store: &Store, manifest: &Manifest, cancel: &CancelToken) -> Result<Checked> {
+fn pack(git: &Git, store: &Store, manifest: &Manifest, cancel: &CancelToken) -> Result<()> {
     let objects = git.stored_objects(store, cancel)?;
     let bytes: u64 = objects.iter().map(|object| object.size).sum();
     if objects.len() as u64 != manifest.objects || bytes != manifest.object_bytes {
-        return Ok(Err(format!(
+        return Err(malformed(format!(
             "the pack holds {} objects of {bytes} bytes, the manifest says {} of {}",
             objects.len(),
             manifest.objects,
@@ -417,12 +448,12 @@ fn pack(git: &Git, store: &Store, manifest: &Manifest, cancel: &CancelToken) -> 
         .iter()
         .find(|o| o.kind != "tree" && o.kind != "blob")
     {
-        return Ok(Err(format!(
+        return Err(malformed(format!(
             "the pack holds a {} ({})",
             object.kind, object.id
         )));
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
 fn commits(
@@ -431,41 +462,44 @@ fn commits(
     manifest: &Manifest,
     files: &BTreeMap<String, Vec<u8>>,
     cancel: &CancelToken,
-) -> Result<Checked> {
+) -> Result<()> {
     for tip in &manifest.tips {
         let bytes = &files[&format::commit_file(&tip.commit)];
         let id = git.hash_commit(store, bytes, cancel)?;
         if id != tip.commit {
-            return Ok(Err(format!("commit {} re-hashes to {id}", tip.commit)));
+            return Err(malformed(format!(
+                "commit {} re-hashes to {id}",
+                tip.commit
+            )));
         }
         if format::commit_tree(bytes).as_deref() != Some(tip.tree.as_str()) {
-            return Ok(Err(format!(
+            return Err(malformed(format!(
                 "commit {} does not name tree {}",
                 tip.commit, tip.tree
             )));
         }
         if git.object_type(store, &tip.tree, cancel)?.as_deref() != Some("tree") {
-            return Ok(Err(format!(
+            return Err(malformed(format!(
                 "tree {} of commit {} is not in the pack",
                 tip.tree, tip.commit
             )));
         }
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
 /// The permission bits `modes` ([`format::MODES`]) against the source
 /// tree's listing `index` (`ls-tree -r -z --full-tree`, already checked):
 /// one record for the top, each directory and each regular file, and no
 /// other; a file executable for its owner exactly when the tree says so.
-fn modes(modes: &[u8], index: &[u8]) -> Checked {
+fn modes(modes: &[u8], index: &[u8]) -> Result<()> {
     let mut expected: BTreeMap<Vec<u8>, Option<bool>> = BTreeMap::new();
     expected.insert(format::TOP.to_vec(), None);
     for record in index.split(|&b| b == 0).filter(|r| !r.is_empty()) {
         let tab = record.iter().position(|&b| b == b'\t');
         let (meta, path) = tab
             .map(|tab| (&record[..tab], &record[tab + 1..]))
-            .ok_or_else(|| "the source index is malformed".to_owned())?;
+            .ok_or_else(|| malformed("the source index is malformed"))?;
         for (at, _) in path.iter().enumerate().filter(|(_, b)| **b == b'/') {
             expected.insert(path[..at].to_vec(), None);
         }
@@ -483,16 +517,24 @@ fn modes(modes: &[u8], index: &[u8]) -> Checked {
             Some(None) if entry.dir => {}
             Some(Some(exec)) if !entry.dir && exec == executable => {}
             Some(_) => {
-                return Err(format!(
+                return Err(malformed(format!(
                     "{}: not as the source tree has it",
                     shown(&entry.path)
-                ));
+                )));
             }
-            None => return Err(format!("{}: not in the source tree", shown(&entry.path))),
+            None => {
+                return Err(malformed(format!(
+                    "{}: not in the source tree",
+                    shown(&entry.path)
+                )));
+            }
         }
     }
     match expected.keys().next() {
-        Some(missing) => Err(format!("{}: no permission bits recorded", shown(missing))),
+        Some(missing) => Err(malformed(format!(
+            "{}: no permission bits recorded",
+            shown(missing)
+        ))),
         None => Ok(()),
     }
 }

@@ -24,11 +24,11 @@ use super::{
     *,
 };
 use crate::{
-    crash,
     git::Git,
     registry::{EventKind, Registry},
     testing::{children_of, die, snapshot},
 };
+use natives_system::crash;
 
 /// What the child reads: the scene, and how to die.
 const CHILD_HOME: &str = "NATIVES_TEST_CRASH_HOME";

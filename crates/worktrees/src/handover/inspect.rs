@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use natives_core::{CancelToken, Result};
-use natives_ownership::paths::dir_id;
+use natives_system::paths::dir_id;
 
 use super::{
     Content, Foreign, Holder, Owner, Paths, Regenerable, RunSummary, Takeover,
@@ -81,6 +81,16 @@ pub(crate) struct Proof {
 }
 
 impl Proof {
+    /// Not the new run's to take over, for `why`.
+    fn foreign(why: Foreign, record: Option<&RunRecord>) -> Proof {
+        Proof {
+            owner: Owner::Foreign(why),
+            record: record.cloned(),
+            candidate: None,
+            pending: None,
+        }
+    }
+
     /// The run's record and the candidate, when the worktree is proven
     /// natives' own.
     pub(crate) fn owned(&self) -> Option<(&RunRecord, &str)> {
@@ -134,6 +144,75 @@ pub(crate) fn locate(
 /// new run) that exactly one run names, directly under that run's
 /// worktree root. Paths are compared canonically.
 pub(crate) fn prove_owner(records: &[RunRecord], path: &Path, takeover: &Takeover) -> Proof {
+    let (claims, folded) = claims_on(records, path, takeover);
+    let mut runs: Vec<&str> = claims
+        .iter()
+        .map(|claim| claim.record.id.as_str())
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    match (claims.as_slice(), runs.len()) {
+        ([], _) => match folded {
+            Some(record) => Proof::foreign(
+                Foreign::Folded {
+                    run: record.id.clone(),
+                    released_to: record.released_to.clone(),
+                },
+                Some(record),
+            ),
+            None => Proof::foreign(Foreign::NoRecord, None),
+        },
+        ([claim, ..], 1) => claim.proof(path, takeover),
+        _ => Proof::foreign(
+            Foreign::SeveralRecords(runs.iter().map(|r| r.to_string()).collect()),
+            None,
+        ),
+    }
+}
+
+/// A record naming the worktree as one of its candidates, not folded (or
+/// folded by a handover to the new run that is being finished).
+struct Claim<'a> {
+    record: &'a RunRecord,
+    candidate: String,
+    pending: Option<String>,
+}
+
+impl Claim<'_> {
+    /// The owner, when this is the only run claiming the worktree at `path`:
+    /// its run, provided the worktree is directly under the run's root.
+    fn proof(&self, path: &Path, takeover: &Takeover) -> Proof {
+        let record = self.record;
+        let root = dir_id(&record.worktree_root).unwrap_or_else(|_| record.worktree_root.clone());
+        if path.parent() != Some(root.as_path()) {
+            let why = Foreign::NotUnderRoot {
+                run: record.id.clone(),
+                root,
+            };
+            return Proof::foreign(why, Some(record));
+        }
+        let run = record.id.clone();
+        let owner = if takeover.is_earlier_attempt(&run) {
+            Owner::EarlierAttempt { run }
+        } else {
+            Owner::OwnRun { run }
+        };
+        Proof {
+            owner,
+            record: Some(record.clone()),
+            candidate: Some(self.candidate.clone()),
+            pending: self.pending.clone(),
+        }
+    }
+}
+
+/// Every claim on the worktree at `path`, and the first record naming it
+/// as a folded candidate.
+fn claims_on<'a>(
+    records: &'a [RunRecord],
+    path: &Path,
+    takeover: &Takeover,
+) -> (Vec<Claim<'a>>, Option<&'a RunRecord>) {
     let mut claims = Vec::new();
     let mut folded = None;
     for record in records {
@@ -143,63 +222,18 @@ pub(crate) fn prove_owner(records: &[RunRecord], path: &Path, takeover: &Takeove
             }
             let pending = pending_handover(record, &candidate.name, takeover);
             if !candidate.folded || pending.is_some() {
-                claims.push((record, candidate.name.clone(), pending));
+                let candidate = candidate.name.clone();
+                claims.push(Claim {
+                    record,
+                    candidate,
+                    pending,
+                });
             } else {
-                folded.get_or_insert((record, candidate.name.clone()));
+                folded.get_or_insert(record);
             }
         }
     }
-    let mut runs: Vec<&str> = claims
-        .iter()
-        .map(|(record, ..)| record.id.as_str())
-        .collect();
-    runs.sort_unstable();
-    runs.dedup();
-    let foreign = |why, record: Option<&RunRecord>| Proof {
-        owner: Owner::Foreign(why),
-        record: record.cloned(),
-        candidate: None,
-        pending: None,
-    };
-    match (claims.as_slice(), runs.len()) {
-        ([], _) => match folded {
-            Some((record, _)) => foreign(
-                Foreign::Folded {
-                    run: record.id.clone(),
-                    released_to: record.released_to.clone(),
-                },
-                Some(record),
-            ),
-            None => foreign(Foreign::NoRecord, None),
-        },
-        ([(record, candidate, pending), ..], 1) => {
-            let root =
-                dir_id(&record.worktree_root).unwrap_or_else(|_| record.worktree_root.clone());
-            if path.parent() != Some(root.as_path()) {
-                let why = Foreign::NotUnderRoot {
-                    run: record.id.clone(),
-                    root,
-                };
-                return foreign(why, Some(record));
-            }
-            let run = record.id.clone();
-            let owner = if takeover.is_earlier_attempt(&run) {
-                Owner::EarlierAttempt { run }
-            } else {
-                Owner::OwnRun { run }
-            };
-            Proof {
-                owner,
-                record: Some((*record).clone()),
-                candidate: Some(candidate.clone()),
-                pending: pending.clone(),
-            }
-        }
-        _ => foreign(
-            Foreign::SeveralRecords(runs.iter().map(|r| r.to_string()).collect()),
-            None,
-        ),
-    }
+    (claims, folded)
 }
 
 /// The handover that folded `record`'s candidate `name` for `takeover`'s

@@ -301,11 +301,11 @@ mod tests {
     fn an_unfinished_handover_is_planned_as_finished() {
         let scene = Scene::new();
         // A release cut short once its record is written (as by a kill).
-        crate::crash::install(Some(Box::new(|point| {
+        natives_system::crash::install(Some(Box::new(|point| {
             assert_ne!(point, "release recorded", "cut short");
         })));
         let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scene.release()));
-        crate::crash::install(None);
+        natives_system::crash::install(None);
         assert!(cut.is_err(), "the release was not cut short");
         let Plan::Finish { handover, holder } = planned(&scene, Some("t1")) else {
             panic!("not finishing");

@@ -16,7 +16,7 @@
 use std::path::Path;
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_ownership::process;
+use natives_system::process;
 
 use super::{
     Content, Decision, Holder, Outcome, Owner, Paths, Reason, Refused, Regenerable, Released,
@@ -24,10 +24,10 @@ use super::{
     inspect::{Found, Located, Proof, inspect, locate, prove_owner},
 };
 use crate::{
-    crash,
     git::Git,
     registry::{Event, EventKind, Registry, RunLock, RunRecord},
 };
+use natives_system::crash;
 
 /// Release the worktree holding `branch` in `repo`'s repository to
 /// `takeover`'s new run, when an earlier attempt at the same task, or a run
@@ -290,7 +290,7 @@ impl Handover<'_> {
     fn still_listed(&self) -> Result<bool> {
         let worktrees = self.git.worktrees(&self.found.main, &CancelToken::new())?;
         Ok(worktrees.iter().any(|w| {
-            natives_ownership::paths::dir_id(&w.path).ok().as_deref() == Some(&self.found.path)
+            natives_system::paths::dir_id(&w.path).ok().as_deref() == Some(&self.found.path)
         }))
     }
 

@@ -23,10 +23,10 @@ use natives_core::{CancelToken, Error, ErrorKind, Result};
 
 use super::{Released, inspect::find_holder};
 use crate::{
-    crash,
     git::Git,
     registry::{Event, EventKind, Liveness, Registry, RunRecord, Status},
 };
+use natives_system::crash;
 
 /// What [`Released::restore`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -11,15 +11,15 @@ use std::{
 };
 
 use natives_core::CancelToken;
-use natives_ownership::paths::slug;
+use natives_system::paths::slug;
 
 use super::*;
 use crate::{
-    crash,
     git::Git,
     registry::{Candidate, Driver, EventKind, NewRun, Registry, RunRecord, Status},
     testing::{Repo, snapshot},
 };
+use natives_system::crash;
 
 /// The branch of the earlier attempt's candidate.
 pub(super) const BRANCH: &str = "run/t1/A";

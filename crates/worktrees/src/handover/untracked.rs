@@ -35,7 +35,7 @@ use std::{
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use natives_core::{CancelToken, Error, Result};
-use natives_ownership::durable;
+use natives_system::durable;
 
 use crate::git::{Dirs, Git};
 
@@ -167,24 +167,8 @@ pub(crate) fn untracked(
                 pending.push((path, in_cache));
                 continue;
             }
-            let shown = shown(&path, is_dir);
             let full = dirs.top.join(&path);
-            if shown.contains(['\n', '\r']) {
-                // No pattern can name it: it cannot be recorded as let go.
-                found.kept.push(shown);
-            } else if in_cache || (is_dir && declares_cache(&full)?) {
-                found.caches.push(anchored(&shown));
-                found.let_go.push(shown);
-            } else if regenerable.matches(&path, is_dir) {
-                found.let_go.push(shown);
-            } else if !is_dir {
-                found.kept.push(shown);
-            } else if sorted_names(&full)?.is_empty() {
-                match regenerable.emptied_dirs {
-                    true => found.let_go.push(shown),
-                    false => found.kept.push(shown),
-                }
-            } else {
+            if found.sort_out(&path, &full, is_dir, in_cache, regenerable)? {
                 pending.push((path, false));
             }
         }
@@ -193,6 +177,40 @@ pub(crate) fn untracked(
     found.let_go.sort();
     found.caches.sort();
     Ok(found)
+}
+
+impl Untracked {
+    /// Record the untracked entry `path` (at `full`) as kept, let go or a
+    /// cache; `true` for a directory that is none of these yet, to walk into.
+    fn sort_out(
+        &mut self,
+        path: &Path,
+        full: &Path,
+        is_dir: bool,
+        in_cache: bool,
+        regenerable: &Regenerable,
+    ) -> Result<bool> {
+        let shown = shown(path, is_dir);
+        if shown.contains(['\n', '\r']) {
+            // No pattern can name it: it cannot be recorded as let go.
+            self.kept.push(shown);
+        } else if in_cache || (is_dir && declares_cache(full)?) {
+            self.caches.push(anchored(&shown));
+            self.let_go.push(shown);
+        } else if regenerable.matches(path, is_dir) {
+            self.let_go.push(shown);
+        } else if !is_dir {
+            self.kept.push(shown);
+        } else if sorted_names(full)?.is_empty() {
+            match regenerable.emptied_dirs {
+                true => self.let_go.push(shown),
+                false => self.kept.push(shown),
+            }
+        } else {
+            return Ok(true);
+        }
+        Ok(false)
+    }
 }
 
 /// Whether `dir` holds a `CACHEDIR.TAG` (a regular file, not a link)

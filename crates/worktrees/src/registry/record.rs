@@ -127,7 +127,7 @@ impl Candidate {
             true => format!("candidate-{name}"),
             false => format!(
                 "candidate-{}",
-                &natives_ownership::paths::slug(Path::new(name))[..16]
+                &natives_system::paths::slug(Path::new(name))[..16]
             ),
         }
     }
@@ -314,7 +314,7 @@ impl Event {
     /// An event of `kind`, now, with nothing else said.
     pub fn now(kind: EventKind) -> Event {
         Event {
-            at_ms: natives_ownership::process::now_ms(),
+            at_ms: natives_system::process::now_ms(),
             kind,
             branch: None,
             to: None,

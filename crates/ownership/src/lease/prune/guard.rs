@@ -16,7 +16,8 @@ use std::{
 use natives_core::{Error, ErrorKind, Result};
 
 use super::output::profile_dirs;
-use crate::{durable, layout::LeaseFiles, paths};
+use crate::layout::LeaseFiles;
+use natives_system::{durable, paths};
 
 /// The signature line every `CACHEDIR.TAG` starts with (cargo writes one at
 /// the top of each target directory it creates).

@@ -459,7 +459,7 @@ fn a_prune_refuses_the_real_home_and_the_root() {
     let f = fixture();
     let mut table = vec![(PathBuf::from("/"), "is the root directory".to_owned())];
     table.extend(
-        crate::paths::user_homes()
+        natives_system::paths::user_homes()
             .into_iter()
             .filter(|home| home != Path::new("/"))
             .map(|home| {

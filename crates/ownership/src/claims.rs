@@ -53,8 +53,8 @@ pub use self::{
     store::{Claim, Zone},
     verdict::{Exclusivity, SharedReason},
 };
-use crate::paths::dir_id;
-use crate::process::now_ms;
+use natives_system::paths::dir_id;
+use natives_system::process::now_ms;
 
 /// The agent asking for a folder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub struct ClaimRequest {
     pub origin: String,
     /// The agent's user's home directory, a known shared location. The
     /// caller's own homes (`$HOME` and the user database's, see
-    /// [`crate::paths::user_homes`]) are shared locations whether or not
+    /// [`natives_system::paths::user_homes`]) are shared locations whether or not
     /// one is given here: there is no way to turn the rule off.
     pub user_home: Option<PathBuf>,
     /// Settings files and environment that may redirect the memory.

@@ -82,25 +82,7 @@ pub fn run_holding(
     if let Err(stopped) = cancel.check() {
         return Ok(Ended::Stopped(stopped));
     }
-    let stdin = if input.is_empty() {
-        Stdio::null()
-    } else {
-        Stdio::piped()
-    };
-    let held: Vec<RawFd> = held.iter().map(AsRawFd::as_raw_fd).collect();
-    let parent = getpid();
-    // SAFETY: the closure runs between fork and exec and only makes system
-    // calls (prctl, getppid, fcntl), which are async-signal-safe.
-    unsafe {
-        command.pre_exec(move || in_child(parent, &held));
-    }
-    let child = command
-        .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
-    let mut group = Group { child, armed: true };
+    let mut group = spawn_group(command, !input.is_empty(), held)?;
     let (stdin, stdout, stderr) = (
         group.child.stdin.take(),
         group.child.stdout.take(),
@@ -127,6 +109,34 @@ pub fn run_holding(
             Waited::Killed(stopped) => Ended::Stopped(stopped),
         })
     })
+}
+
+/// Start `command` in a process group of its own, stdout and stderr piped
+/// (stdin too when `piped_input`), handed the `held` descriptors and killed
+/// with its parent (see `in_child`).
+fn spawn_group(
+    command: &mut Command,
+    piped_input: bool,
+    held: &[BorrowedFd<'_>],
+) -> io::Result<Group> {
+    let stdin = match piped_input {
+        true => Stdio::piped(),
+        false => Stdio::null(),
+    };
+    let held: Vec<RawFd> = held.iter().map(AsRawFd::as_raw_fd).collect();
+    let parent = getpid();
+    // SAFETY: the closure runs between fork and exec and only makes system
+    // calls (prctl, getppid, fcntl), which are async-signal-safe.
+    unsafe {
+        command.pre_exec(move || in_child(parent, &held));
+    }
+    let child = command
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    Ok(Group { child, armed: true })
 }
 
 /// In the child, before `exec`: die with the thread that started it, and

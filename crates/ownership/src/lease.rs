@@ -9,7 +9,7 @@
 //! # Why this cannot hand one cache to two holders
 //!
 //! The holder keeps an exclusive kernel lock on the lease's sidecar lock file for
-//! the whole borrow ([`crate::lock`]); the kernel decides who holds it and
+//! the whole borrow ([`natives_system::lock`]); the kernel decides who holds it and
 //! frees it the instant its holder dies, however it dies. The JSON record
 //! beside it ([`LeaseRecord`]) is written only by whoever holds that lock, so
 //! reclaiming a dead owner's lease is "take the lock, overwrite the record":
@@ -21,7 +21,7 @@
 //! automatically and never rewritten, because a lease nobody can read is not
 //! evidence that the directory is free.
 //!
-//! On a filesystem whose locks cannot be trusted ([`crate::lock::trust`]),
+//! On a filesystem whose locks cannot be trusted ([`natives_system::lock::trust`]),
 //! the record is the lease: published with create-exclusive, judged alive by
 //! [`pid_alive`](crate::pid_alive), reclaimed only when its owner ran on this
 //! host and is certainly dead, under a reclaim lock beside the record that
@@ -62,8 +62,8 @@ pub(crate) use prune::repository_within;
 pub use prune::{Kept, KeptReason, OutputFile, PrunePlan, PruneReport};
 pub use record::{Busy, Holder, LeaseRecord, Owner, Released, Role, Status};
 
-use crate::{
-    layout::{self, LeaseFiles},
+use crate::layout::{self, LeaseFiles};
+use natives_system::{
     lock::{self, LockTrust},
     paths,
 };
