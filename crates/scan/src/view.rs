@@ -1,6 +1,7 @@
-//! The result shapes the fronts hand out: one serde view per glob, grep and
-//! fuzzy-find result and summary, with the field names and value types of
-//! the TypeScript API's result objects.
+//! The result shapes the fronts hand out: one serde view per glob and
+//! fuzzy-find result and summary, and grep's summary (the CLI prints
+//! grep's results as rg's JSON Lines), with the field names and value types
+//! of the TypeScript API's result objects.
 //!
 //! Why here: the CLI's `--json` and the addon's objects describe the same
 //! results, and two hand-written shapes drift apart (a summary missing a
@@ -15,7 +16,7 @@ use crate::{
     entries::Entry,
     fuzzy::{FuzzyMatch, FuzzyOutcome},
     glob::GlobOutcome,
-    grep::{GrepMatch, GrepOutcome},
+    grep::GrepOutcome,
     unreadable::Unreadable,
 };
 
@@ -91,66 +92,6 @@ impl From<&GlobOutcome> for GlobSummaryView {
             total_matches: outcome.total_matches,
             limit_reached: outcome.limit_reached(),
             unreadable: unreadable_views(&outcome.unreadable),
-        }
-    }
-}
-
-/// A line of context (`ContextLine` in TypeScript).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextLineView {
-    /// 1-based line number.
-    pub line_number: u64,
-    /// The line without its final `\n`.
-    pub line: String,
-}
-
-/// One grep result (`GrepMatch` in TypeScript).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GrepMatchView {
-    /// Relative to the search root, `/`-separated.
-    pub path: String,
-    /// 1-based line of the match; 0 in count and files-with-matches modes.
-    pub line_number: u64,
-    /// The matching line(s), or the match alone with `only_matching`.
-    pub line: String,
-    /// Lines before the match; left out when there are none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context_before: Option<Vec<ContextLineView>>,
-    /// Lines after the match; left out when there are none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context_after: Option<Vec<ContextLineView>>,
-    /// `true` when `max_columns` cut the line or its context; left out
-    /// otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncated: Option<bool>,
-    /// Count mode: the file's count; left out in the other modes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub match_count: Option<u64>,
-}
-
-impl From<&GrepMatch> for GrepMatchView {
-    fn from(found: &GrepMatch) -> GrepMatchView {
-        let context = |lines: &[(u64, String)]| {
-            (!lines.is_empty()).then(|| {
-                lines
-                    .iter()
-                    .map(|(number, line)| ContextLineView {
-                        line_number: *number,
-                        line: line.clone(),
-                    })
-                    .collect()
-            })
-        };
-        GrepMatchView {
-            path: found.path_lossy().into_owned(),
-            line_number: found.line_number,
-            line: found.line.clone(),
-            context_before: context(&found.context_before),
-            context_after: context(&found.context_after),
-            truncated: found.truncated.then_some(true),
-            match_count: (found.match_count > 0).then_some(found.match_count),
         }
     }
 }
@@ -254,36 +195,6 @@ mod tests {
 
     use super::*;
     use crate::FileType;
-
-    #[test]
-    fn grep_match_leaves_out_what_the_typescript_type_leaves_optional() {
-        let plain = GrepMatch {
-            path: b"src/a.rs".to_vec(),
-            line_number: 3,
-            line: "let x = 1;".into(),
-            ..GrepMatch::default()
-        };
-        assert_eq!(
-            serde_json::to_value(GrepMatchView::from(&plain)).unwrap(),
-            json!({"path": "src/a.rs", "lineNumber": 3, "line": "let x = 1;"})
-        );
-        let full = GrepMatch {
-            context_before: vec![(2, "before".into())],
-            context_after: vec![(4, "after".into())],
-            truncated: true,
-            match_count: 7,
-            ..plain
-        };
-        assert_eq!(
-            serde_json::to_value(GrepMatchView::from(&full)).unwrap(),
-            json!({
-                "path": "src/a.rs", "lineNumber": 3, "line": "let x = 1;",
-                "contextBefore": [{"lineNumber": 2, "line": "before"}],
-                "contextAfter": [{"lineNumber": 4, "line": "after"}],
-                "truncated": true, "matchCount": 7,
-            })
-        );
-    }
 
     #[test]
     fn summaries_name_every_counter() {
