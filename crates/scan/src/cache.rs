@@ -494,6 +494,35 @@ impl ScanCache {
         self.still_refused(&mut state, key)
     }
 
+    /// Whether this cache keeps the scans it walks (its TTL is not 0 and it
+    /// may hold a scan at all).
+    pub fn stores(&self) -> bool {
+        !self.policy.ttl.is_zero() && self.policy.max_entries > 0
+    }
+
+    /// What the rules of `key`'s scan left out of `entries` (a list this
+    /// cache gave out for `key`; see [`Entries::skipped`]), listed now when
+    /// the list holds no record yet (see [`walk::skipped`]). The record
+    /// counts against the byte budget from then on.
+    pub(crate) fn skipped<'e>(
+        &self,
+        key: &ScanKey,
+        entries: &'e Arc<Entries>,
+        token: &CancelToken,
+    ) -> Result<&'e Entries> {
+        if let Some(skipped) = entries.skipped() {
+            return Ok(skipped);
+        }
+        let recorded = entries.record_skipped(walk::skipped(&key.root, entries, token)?);
+        let mut state = self.lock();
+        if let Some(cached) = state.cached.get_mut(key)
+            && Arc::ptr_eq(&cached.entries, entries)
+        {
+            cached.bytes = entries.heap_bytes();
+        }
+        Ok(recorded)
+    }
+
     /// `hit` brought up to date with the events on its root, when it follows
     /// them; `None` when it must be walked again (it is dropped).
     fn refreshed(&self, key: &ScanKey, hit: ScanResult) -> Option<ScanResult> {

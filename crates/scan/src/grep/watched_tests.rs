@@ -180,3 +180,49 @@ fn a_search_for_watched_lists_only_walks_fresh_unless_the_scan_follows_events() 
     let outcome = grep(&cached, &over_budget, &CancelToken::new(), &mut |_| {}).unwrap();
     assert_eq!(outcome.source, ListSource::Cached, "by the TTL");
 }
+
+/// A `glob` that selects files is answered from the watched list while it
+/// selects nothing the scan's rules left out. An ignored file made after
+/// the scan is such a thing: as with `rg -g`, the glob selecting it walks
+/// and finds it, while other globs keep the list; once the file is
+/// deleted, its event takes it out of the record and the list answers
+/// again, with no walk.
+#[test]
+fn an_ignored_file_made_after_the_scan_is_found_by_a_glob_selecting_it() {
+    let dir = tree();
+    sh(
+        dir.path(),
+        "git init -q . && printf '*.log\\n!keep.log\\n' > .gitignore \
+         && echo needle_log > keep.log && echo needle_log > src/lib.rs",
+    );
+    let cache = watched_cache();
+    let globbed = |glob: &str| {
+        let mut options = GrepOptions::new("needle_log", dir.path());
+        options.cache = true;
+        options.glob = Some(glob.into());
+        let outcome = grep(&options, &cache, &CancelToken::new(), &mut |_| {}).unwrap();
+        (found(&outcome), outcome.source)
+    };
+    let watched = |paths: &[&str]| {
+        (
+            paths.iter().map(|p| format!("{p}:1")).collect(),
+            ListSource::Watched,
+        )
+    };
+    search(&cache, dir.path(), "needle_log");
+    assert_eq!(globbed("*.log"), watched(&["keep.log"]));
+    sh(dir.path(), "echo needle_log > debug.log");
+    let (paths, source) = globbed("*.log");
+    assert_eq!(paths, ["debug.log:1", "keep.log:1"]);
+    assert_eq!(
+        source,
+        ListSource::Walked,
+        "rg -g '*.log' searches debug.log"
+    );
+    assert_eq!(globbed("*.rs"), watched(&["src/lib.rs"]));
+    sh(dir.path(), "rm debug.log");
+    let walks = cache.stats().walks;
+    assert_eq!(globbed("*.log"), watched(&["keep.log"]));
+    assert_eq!(cache.stats().walks, walks, "answered from the list");
+    assert_eq!(cache.stats().watch.rewalks, 0);
+}
