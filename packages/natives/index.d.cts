@@ -142,6 +142,12 @@ export interface FsScanCacheStats {
    * the TTL: cached calls on them walk uncached meanwhile.
    */
   refused: number
+  /**
+   * Empty answers old enough for the empty-result recheck that walked no
+   * tree again because their scan followed every file event on its root
+   * (watching on, no fallback): the events prove them.
+   */
+  emptyRechecksSkipped: number
   /** Filesystem watching (all zero while it is off). */
   watch: FsScanWatchStats
   /**
@@ -998,6 +1004,7 @@ export interface NativeGrepOptions {
    * fallback, else walk fresh (default false).
    */
   watchedOnly?: boolean
+  /**
    * Stay beneath `path`, a real path: nothing is read or named through
    * a link (default false).
    */

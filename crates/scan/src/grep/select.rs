@@ -232,7 +232,7 @@ fn from_cache(
         return filter.walk(key, options.glob.as_deref());
     }
     let mut selected = filter.select(&scan.entries, token)?;
-    if selected.is_empty() && scan.cache_age_ms >= cache.policy().empty_recheck_ms() {
+    if selected.is_empty() && cache.rechecks_empty(&scan) {
         scan = cache.force_rescan(&key, token)?;
         if filter.walk_brings_back(cache, &key, &scan.entries, token)? {
             return filter.walk(key, options.glob.as_deref());

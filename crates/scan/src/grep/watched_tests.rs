@@ -226,3 +226,48 @@ fn an_ignored_file_made_after_the_scan_is_found_by_a_glob_selecting_it() {
     assert_eq!(cache.stats().walks, walks, "answered from the list");
     assert_eq!(cache.stats().watch.rewalks, 0);
 }
+
+/// An empty answer from a watched scan that follows its events walks no
+/// tree again, however old the scan: the events prove it, and the skipped
+/// recheck is counted. Without watching, seed 001's recheck walks.
+#[test]
+fn an_empty_answer_of_a_watched_scan_walks_nothing_again() {
+    use crate::{
+        fuzzy::{FuzzyOptions, fuzzy_find},
+        glob::{GlobOptions, glob},
+    };
+    let dir = tree();
+    for watch in [true, false] {
+        let policy = CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .empty_recheck(Duration::ZERO)
+            .watch(watch);
+        let cache = ScanCache::new(policy);
+        let token = CancelToken::new();
+        assert_eq!(search(&cache, dir.path(), "value_1\\b").total_matches, 1);
+        let walks = cache.stats().walks;
+        let mut options = GrepOptions::new("value", dir.path());
+        (options.cache, options.glob) = (true, Some("*.nothing".into()));
+        let grepped = grep(&options, &cache, &token, &mut |_| {}).unwrap();
+        // All three share the grep's partition (hidden files included).
+        let mut options = GlobOptions::new("**/*.nothing", dir.path());
+        (options.cache, options.include_hidden) = (true, true);
+        let globbed = glob(&options, &cache, &token, &mut |_| {}).unwrap();
+        let mut options = FuzzyOptions::new("zqxjkvbw", dir.path());
+        (options.cache, options.include_hidden) = (true, true);
+        let fuzzy = fuzzy_find(&options, &cache, &token, &mut |_| {}).unwrap();
+        let found = (
+            grepped.files_searched,
+            globbed.total_matches,
+            fuzzy.total_matches,
+        );
+        assert_eq!(found, (0, 0, 0), "watch {watch}");
+        let stats = cache.stats();
+        let expected = match watch {
+            true => (walks, 3),
+            false => (walks + 3, 0),
+        };
+        let counted = (stats.walks, stats.empty_rechecks_skipped);
+        assert_eq!(counted, expected, "watch {watch}");
+    }
+}
