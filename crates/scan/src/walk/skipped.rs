@@ -11,10 +11,11 @@
 //! is reachable only through it.
 //!
 //! The record is made the first time a search needs it rather than by every
-//! walk that fills the cache: listing every directory again costs about a
-//! third of a walk (measured on the bench's real trees), which glob and
+//! walk that fills the cache: listing every directory again costs a third
+//! to a half of a walk (measured on the bench's real trees), which glob and
 //! fuzzy searches, and greps without a selecting glob, would pay for
-//! nothing. A scan that follows filesystem events keeps its record exact
+//! nothing. It is small beside the list it belongs to (0 to 3% of its bytes
+//! on the bench's trees): an ignored directory is one entry. A scan that follows filesystem events keeps its record exact
 //! from then on as it keeps its entries (see `crate::watch`).
 //!
 //! A child that appeared since the scan's list was last brought up to date
