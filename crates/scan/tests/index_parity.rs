@@ -215,10 +215,13 @@ const MODES: &[Case] = &[
 ];
 
 /// A cache that never expires, trusting its index by identities or, with
-/// `watch`, by events.
+/// `watch`, by events. An empty list is not walked again (seed 001's
+/// recheck, which a scan that is not watched makes once it is 200 ms old):
+/// where a list comes from must not hang on how long the warm-up took.
 fn cache(watch: bool) -> ScanCache {
     let policy = CachePolicy::default()
         .ttl(Duration::from_secs(3600))
+        .empty_recheck(Duration::from_secs(3600))
         .watch(watch);
     ScanCache::new(policy)
 }
