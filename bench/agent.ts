@@ -10,7 +10,9 @@
  *
  * Rows per tree, paired in one process: the tree's literal, regex,
  * never-matching and case-insensitive patterns (lib/trees.ts), all matches
- * (fff paged to the end), then the first 50 results; a write by another
+ * (fff paged to the end), then the first 50 results; the literal and regex
+ * patterns again in the files of the tree's language (`glob: '*.rs'`
+ * against fff's `*.rs pattern` constraint); a write by another
  * process then a search (is it found at once?); and resident memory after
  * the five searches, each tool in a child process of its own. Equal work:
  * each row states both match counts and fails when they differ (fff leaves
@@ -79,18 +81,22 @@ async function openFff(dir: string): Promise<Finder> {
   return finder;
 }
 
+/** A case searched in the files a glob selects (`rg -g`; fff's `*.ext pattern` constraint). */
+type Searched = GrepCase & { glob?: string };
+
 /** natives' options for a case; `limit` cuts the results. */
-const nativesOptions = (dir: string, k: GrepCase, limit?: number) => ({
-  pattern: k.pattern, path: dir, literal: k.literal, ignoreCase: k.ignoreCase, maxCount: limit, cache: true,
+const nativesOptions = (dir: string, k: Searched, limit?: number) => ({
+  pattern: k.pattern, path: dir, literal: k.literal, ignoreCase: k.ignoreCase, maxCount: limit, cache: true, glob: k.glob,
 });
 
 /** Every fff match of a case (paged to the end), or its first `limit`. */
-function fffCount(finder: Finder, k: GrepCase, limit?: number): number {
+function fffCount(finder: Finder, k: Searched, limit?: number): number {
   const options = { mode: k.literal ? 'plain' : 'regex', smartCase: k.ignoreCase === true, maxMatchesPerFile: 1_000_000 };
+  const query = k.glob ? `${k.glob} ${k.pattern}` : k.pattern;
   let cursor: unknown = null;
   let count = 0;
   do {
-    const r = finder.grep(k.pattern, { ...options, cursor, pageSize: limit ?? 1_000_000 });
+    const r = finder.grep(query, { ...options, cursor, pageSize: limit ?? 1_000_000 });
     if (!r.ok) throw new Error(`fff: ${r.error}`);
     count += r.value.items.length;
     cursor = limit ? null : r.value.nextCursor;
@@ -120,7 +126,7 @@ function addRow(tree: TreeName, what: string, natives: number, peer: number, rat
   log(`  row ${tree} ${what}: natives ${natives.toFixed(2)} vs fff ${peer.toFixed(2)} (${ratio.toFixed(2)}x), matches ${matches.join(' / ')} ${verdict}`);
 }
 
-async function searchRows(n: Natives, finder: Finder, tree: TreeName, dir: string, cases: GrepCase[]): Promise<void> {
+async function searchRows(n: Natives, finder: Finder, tree: TreeName, dir: string, cases: Searched[]): Promise<void> {
   for (const k of cases) {
     for (const limit of [undefined, FIRST]) {
       let source = '';
@@ -134,7 +140,7 @@ async function searchRows(n: Natives, finder: Finder, tree: TreeName, dir: strin
       ];
       for (const contender of c) await contender.run();
       const r = await paired(c, ROUNDS);
-      const what = `${k.kind} /${k.pattern}/${limit ? `, first ${limit}` : ''}`;
+      const what = `${k.kind} /${k.pattern}/${k.glob ? ` -g ${k.glob}` : ''}${limit ? `, first ${limit}` : ''}`;
       log(`\n### ${what} (${tree})\n${table(r, 'fff', 'time/fff')}`);
       log(`  natives' list: ${source}; watch ${JSON.stringify(n.fsScanCacheStats().watch)}${source === 'watched' ? '' : ' (not watched: row FAILED)'}`);
       const counts: [number, number] = [r.summaries.natives!.count, r.summaries.fff!.count];
@@ -194,12 +200,15 @@ async function memoryRole(tool: string, dir: string, cases: GrepCase[]): Promise
   console.log(((process.memoryUsage().rss - before) / 2 ** 20).toFixed(1));
 }
 
-function trees(): { name: TreeName; dir: string; cases: GrepCase[] }[] {
+function trees(): { name: TreeName; dir: string; cases: GrepCase[]; globbed: Searched[] }[] {
   const real = TREES.filter((t): t is RealTree => t !== 'gen');
   const records = real.length > 0 ? ensureRealTrees(real) : [];
   return TREES.map((name) => {
     const dir = name === 'gen' ? (ensureTree(DEFAULT_TREE_DIR), DEFAULT_TREE_DIR) : records.find((r) => r.name === name)!.dir;
-    return { name, dir, cases: TREE_SPECS[name].cases };
+    const { cases, ext } = TREE_SPECS[name];
+    // The agent's usual grep: a pattern in the files of the tree's language.
+    const globbed = cases.filter((k) => k.kind === 'literal' || k.kind === 'regex').map((k) => ({ ...k, glob: `*.${ext}` }));
+    return { name, dir, cases, globbed };
   });
 }
 
@@ -210,6 +219,7 @@ async function main(): Promise<void> {
     log(`\n## tree ${t.name}: ${t.dir}`);
     const finder = await openFff(t.dir);
     await searchRows(n, finder, t.name, t.dir, t.cases);
+    await searchRows(n, finder, t.name, t.dir, t.globbed);
     await writeThenSearch(n, finder, t.name, t.dir);
     finder.destroy();
     const natives = memoryChild('natives', t.dir, t.cases);

@@ -38,6 +38,7 @@ interface Stats {
   bytesPerEntry: number;
   walks: number;
   refused: number;
+  emptyRechecksSkipped: number;
   watch: typeof UNWATCHED;
   content: { roots: number; files: number; trigrams: number; bytes: number; filesSkipped: number; filesVerified: number };
 }
@@ -233,6 +234,17 @@ describe('empty-result recheck', () => {
     // The fresh walk replaced the cached entry.
     expect(r.afterRecheck).toEqual({ paths: ['b.txt', 'keep.txt'], walks: 0 });
   }, CHILD_TIMEOUT_MS);
+
+  test('an empty answer walks nothing again while its scan follows file events, and each skipped recheck is counted', async () => {
+    type Answers = { empty: number[]; walks: number; skipped: number; written: Observed };
+    const noDelay = { ...LONG_TTL, FS_SCAN_EMPTY_RECHECK_MS: '0' };
+    const watched = await scenario<Answers>('empty-answers', fixture(['keep.txt']), { ...noDelay, FS_SCAN_CACHE_WATCH: '1' });
+    // glob, fuzzyFind, grep: nothing, no walk, three rechecks skipped; the events still show a new file.
+    expect(watched).toEqual({ empty: [0, 0, 0], walks: 0, skipped: 3, written: { paths: ['a.new'], walks: 0 } });
+    // Unwatched, seed 001's rule: each empty answer walks again (the new file waits for the next one).
+    const unwatched = await scenario<Answers>('empty-answers', fixture(['keep.txt']), noDelay);
+    expect(unwatched).toEqual({ empty: [0, 0, 0], walks: 3, skipped: 0, written: { paths: ['a.new'], walks: 1 } });
+  }, CHILD_TIMEOUT_MS);
 });
 
 describe('fsScanCacheStats', () => {
@@ -263,6 +275,7 @@ describe('fsScanCacheStats', () => {
       bytesPerEntry: 0,
       walks: 0,
       refused: 0,
+      emptyRechecksSkipped: 0,
       watch: UNWATCHED,
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
     });
@@ -296,6 +309,7 @@ describe('fsScanCacheStats', () => {
       bytesPerEntry: 0,
       walks: r.filled.walks,
       refused: 0,
+      emptyRechecksSkipped: 0,
       watch: UNWATCHED,
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
     });

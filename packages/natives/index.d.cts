@@ -142,6 +142,12 @@ export interface FsScanCacheStats {
    * the TTL: cached calls on them walk uncached meanwhile.
    */
   refused: number
+  /**
+   * Empty answers old enough for the empty-result recheck that walked no
+   * tree again because their scan followed every file event on its root
+   * (watching on, no fallback): the events prove them.
+   */
+  emptyRechecksSkipped: number
   /** Filesystem watching (all zero while it is off). */
   watch: FsScanWatchStats
   /**

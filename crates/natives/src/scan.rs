@@ -308,6 +308,10 @@ pub struct FsScanCacheStats {
     /// Roots whose scan was too large for the byte budget, remembered for
     /// the TTL: cached calls on them walk uncached meanwhile.
     pub refused: u32,
+    /// Empty answers old enough for the empty-result recheck that walked no
+    /// tree again because their scan followed every file event on its root
+    /// (watching on, no fallback): the events prove them.
+    pub empty_rechecks_skipped: f64,
     /// Filesystem watching (all zero while it is off).
     pub watch: FsScanWatchStats,
     /// The content index: cached greps skip, unread, the files it rules
@@ -392,6 +396,7 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
         bytes_per_entry: stats.bytes_per_entry(),
         walks: stats.walks as f64,
         refused: u32::try_from(stats.refused).unwrap_or(u32::MAX),
+        empty_rechecks_skipped: stats.empty_rechecks_skipped as f64,
         watch: to_js_watch_stats(stats.watch),
         content: FsScanContentStats {
             roots: stats.content.roots as u32,

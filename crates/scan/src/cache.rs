@@ -209,6 +209,10 @@ pub struct ScanResult {
     pub entries: Arc<Entries>,
     /// 0 for a fresh walk; otherwise the cached list's age, at least 1.
     pub cache_age_ms: u64,
+    /// The cached list followed every filesystem event on its root up to
+    /// this call (watching is on and the scan has not fallen back): the
+    /// events prove what it holds, and what it lacks.
+    pub watched: bool,
 }
 
 /// A snapshot of the cache's size.
@@ -227,6 +231,10 @@ pub struct CacheStats {
     /// Keys whose scan was too large for the byte budget, remembered for the
     /// TTL: calls on them walk uncached meanwhile.
     pub refused: usize,
+    /// Empty answers old enough for seed 001's recheck that walked no
+    /// tree again, because their scan followed every event on its root
+    /// (see [`ScanCache::rechecks_empty`]).
+    pub empty_rechecks_skipped: u64,
     /// Content signatures' counters.
     pub content: ContentStats,
 }
@@ -272,6 +280,7 @@ pub struct ScanCache {
     policy: CachePolicy,
     state: Mutex<State>,
     walks: AtomicU64,
+    empty_rechecks_skipped: AtomicU64,
     /// The watcher, once watching is turned on (or the reason it could not
     /// start).
     watching: OnceLock<std::result::Result<Arc<Watching>, String>>,
@@ -314,6 +323,7 @@ impl ScanCache {
             policy,
             state: Mutex::new(State::default()),
             walks: AtomicU64::new(0),
+            empty_rechecks_skipped: AtomicU64::new(0),
             watching: OnceLock::new(),
             refreshing: Mutex::new(()),
             contents: Arc::new(ContentIndex::new(policy.content_bytes)),
@@ -393,6 +403,7 @@ impl ScanCache {
                 return Ok(ScanResult {
                     entries,
                     cache_age_ms: 0,
+                    watched: false,
                 });
             }
         }
@@ -429,6 +440,7 @@ impl ScanCache {
         Ok(ScanResult {
             entries: Arc::new(walk::scan_for(&key.root, key.policy, needs, token)?),
             cache_age_ms: 0,
+            watched: false,
         })
     }
 
@@ -449,6 +461,7 @@ impl ScanCache {
         Ok(ScanResult {
             entries: Arc::new(entries),
             cache_age_ms: 0,
+            watched: false,
         })
     }
 
@@ -494,6 +507,52 @@ impl ScanCache {
         self.still_refused(&mut state, key)
     }
 
+    /// Whether this cache keeps the scans it walks (its TTL is not 0 and it
+    /// may hold a scan at all).
+    pub fn stores(&self) -> bool {
+        !self.policy.ttl.is_zero() && self.policy.max_entries > 0
+    }
+
+    /// Whether an empty answer drawn from `scan` must be checked by a new
+    /// walk (seed 001's recheck): when the list is at least
+    /// [`CachePolicy::empty_recheck`] old, unless it followed every
+    /// filesystem event on its root up to the call ([`ScanResult::watched`]):
+    /// the events prove the answer then, and the recheck skipped is counted
+    /// ([`CacheStats::empty_rechecks_skipped`]).
+    pub fn rechecks_empty(&self, scan: &ScanResult) -> bool {
+        if scan.cache_age_ms < self.policy.empty_recheck_ms() {
+            return false;
+        }
+        if scan.watched {
+            self.empty_rechecks_skipped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// What the rules of `key`'s scan left out of `entries` (a list this
+    /// cache gave out for `key`; see [`Entries::skipped`]), listed now when
+    /// the list holds no record yet (see [`walk::skipped`]). The record
+    /// counts against the byte budget from then on.
+    pub(crate) fn skipped<'e>(
+        &self,
+        key: &ScanKey,
+        entries: &'e Arc<Entries>,
+        token: &CancelToken,
+    ) -> Result<&'e Entries> {
+        if let Some(skipped) = entries.skipped() {
+            return Ok(skipped);
+        }
+        let recorded = entries.record_skipped(walk::skipped(&key.root, entries, token)?);
+        let mut state = self.lock();
+        if let Some(cached) = state.cached.get_mut(key)
+            && Arc::ptr_eq(&cached.entries, entries)
+        {
+            cached.bytes = entries.heap_bytes();
+        }
+        Ok(recorded)
+    }
+
     /// `hit` brought up to date with the events on its root, when it follows
     /// them; `None` when it must be walked again (it is dropped).
     fn refreshed(&self, key: &ScanKey, hit: ScanResult) -> Option<ScanResult> {
@@ -504,7 +563,11 @@ impl ScanCache {
         // Another caller may have patched it while this one waited.
         let hit = self.lookup(&mut self.lock(), key, true)?;
         match watching.refresh(key, &hit.entries) {
-            Refresh::Current | Refresh::Unwatched => Some(hit),
+            Refresh::Current => Some(ScanResult {
+                watched: true,
+                ..hit
+            }),
+            Refresh::Unwatched => Some(hit),
             Refresh::Patched(entries) => {
                 let mut state = self.lock();
                 if let Some(cached) = state.cached.get_mut(key)
@@ -513,7 +576,11 @@ impl ScanCache {
                     cached.bytes = entries.heap_bytes();
                     cached.entries = Arc::clone(&entries);
                 }
-                Some(ScanResult { entries, ..hit })
+                Some(ScanResult {
+                    entries,
+                    watched: true,
+                    ..hit
+                })
             }
             Refresh::Rewalk => {
                 let mut state = self.lock();
@@ -591,6 +658,7 @@ impl ScanCache {
         let empty = CacheStats {
             walks: self.walks.load(Ordering::Relaxed),
             refused: state.refused.len(),
+            empty_rechecks_skipped: self.empty_rechecks_skipped.load(Ordering::Relaxed),
             watch: self.watching().map(|w| w.stats()).unwrap_or_default(),
             content: self.contents.stats(),
             ..CacheStats::default()
@@ -630,6 +698,7 @@ impl ScanCache {
             return Some(ScanResult {
                 entries: Arc::clone(&cached.entries),
                 cache_age_ms: duration_ms(age).max(1),
+                watched: false,
             });
         }
         state.cached.remove(key);
@@ -679,6 +748,7 @@ impl ScanCache {
         Ok(ScanResult {
             entries,
             cache_age_ms: 0,
+            watched: false,
         })
     }
 

@@ -6,8 +6,17 @@
 //! columns) rather than one heap string per entry: that halves the memory of
 //! a cached scan and keeps the cache's byte budget honest, since the size of
 //! a list is simply the capacity of four vectors.
+//!
+//! Beside the entries, a cached list may record what its walk's rules left
+//! out ([`Entries::skipped`]), listed the first time a search needs it.
 
-use std::{borrow::Cow, cmp::Ordering, mem, path::Path};
+use std::{
+    borrow::Cow,
+    cmp::Ordering,
+    mem,
+    path::Path,
+    sync::{Arc, OnceLock},
+};
 
 use crate::{node_modules, unreadable::Unreadable};
 
@@ -93,6 +102,9 @@ pub struct Entries {
     tails: Vec<u64>,
     /// What the walk could not enter or read, in path order.
     unreadable: Vec<Unreadable>,
+    /// What the walk's rules left out, once recorded (see
+    /// [`Entries::skipped`]).
+    skipped: OnceLock<Arc<Entries>>,
 }
 
 /// A borrowed view of one entry.
@@ -150,6 +162,7 @@ impl Entries {
             in_node_modules: Vec::with_capacity(items.len()),
             tails: Vec::with_capacity(items.len()),
             unreadable: Vec::new(),
+            skipped: OnceLock::new(),
         };
         for item in items {
             let separators = item
@@ -173,6 +186,7 @@ impl Entries {
             in_node_modules: Vec::with_capacity(count),
             tails: Vec::with_capacity(count),
             unreadable: Vec::new(),
+            skipped: OnceLock::new(),
         }
     }
 
@@ -187,6 +201,22 @@ impl Entries {
     /// list, ignore files it could not open), in path order.
     pub fn unreadable(&self) -> &[Unreadable] {
         &self.unreadable
+    }
+
+    /// The entries the walk's rules (ignore files, the hidden rule) left out
+    /// of the directories it listed, each where it was left out: a
+    /// directory left out stands for everything below it, which no walk by
+    /// those rules lists. `.git` is never among them (no walk enters it).
+    /// Types only, in path order; `None` until recorded (see
+    /// [`crate::walk::skipped`]).
+    pub fn skipped(&self) -> Option<&Entries> {
+        self.skipped.get().map(Arc::as_ref)
+    }
+
+    /// Record `skipped` as what the walk's rules left out, unless a record
+    /// is already there; returns the record kept.
+    pub(crate) fn record_skipped(&self, skipped: Entries) -> &Entries {
+        self.skipped.get_or_init(|| Arc::new(skipped))
     }
 
     /// Append an entry after the last one (the caller keeps path order).
@@ -212,11 +242,22 @@ impl Entries {
     /// in path order (an added path that is also listed replaces it). Each
     /// change is found by binary search and the untouched runs between
     /// changes are copied column by column, so a patch costs a copy of the
-    /// list plus a search per change.
+    /// list plus a search per change. A record of what the rules left out
+    /// is patched alike, with the same removals and the patch's `skipped`.
     pub(crate) fn patched(&self, changes: &Patch) -> Entries {
-        let mut removed = changes.removed.iter().peekable();
-        let mut added = changes.added.iter().peekable();
-        let mut out = Entries::with_capacity(self.len() + changes.added.len(), self.text.len());
+        let out = self.changed(&changes.removed, &changes.added);
+        if let Some(skipped) = self.skipped() {
+            out.record_skipped(skipped.changed(&changes.removed, &changes.skipped));
+        }
+        out
+    }
+
+    /// This list without what lies at or below each of `removed`, with
+    /// `added` (see [`Entries::patched`]).
+    fn changed(&self, removed: &[Vec<u8>], added: &[Added]) -> Entries {
+        let mut removed = removed.iter().peekable();
+        let mut out = Entries::with_capacity(self.len() + added.len(), self.text.len());
+        let mut added = added.iter().peekable();
         // Old entries before `at` are copied or dropped.
         let mut at = 0;
         loop {
@@ -355,16 +396,19 @@ impl Entries {
                 .iter()
                 .map(|u| u.path.capacity() + u.message.capacity())
                 .sum::<usize>()
+            + self.skipped().map_or(0, Entries::heap_bytes)
     }
 }
 
 /// Changes to apply to a list with [`Entries::patched`]: paths whose
-/// entries (and everything below them) go, and entries to add, each in path
-/// order without repeats.
+/// entries (and everything below them) go, entries to add, and entries the
+/// rules leave out, to add to the list's record of them; each in path order
+/// without repeats.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Patch {
     pub removed: Vec<Vec<u8>>,
     pub added: Vec<Added>,
+    pub skipped: Vec<Added>,
 }
 
 /// An entry to add to a list.
@@ -570,6 +614,7 @@ mod tests {
             let patch = Patch {
                 removed: removed.iter().map(|p| p.as_bytes().to_vec()).collect(),
                 added: adds.iter().map(|p| added(p, 2)).collect(),
+                skipped: Vec::new(),
             };
             let after = listed(&before).patched(&patch);
             let paths: Vec<String> = after.iter().map(|e| e.path_lossy().into_owned()).collect();
@@ -594,6 +639,7 @@ mod tests {
         let patch = Patch {
             removed: Vec::new(),
             added: vec![added("node_modules/x/index.js", 9)],
+            skipped: Vec::new(),
         };
         let before = listed(&["node_modules", "node_modules/x", "node_modules/x/index.js"]);
         let after = before.patched(&patch);

@@ -52,7 +52,7 @@
 //! O(`max_results`) however many entries match; the [`CancelToken`] is
 //! polled every [`CANCEL_POLL_INTERVAL`] entries.
 
-use std::{cmp::Reverse, path::PathBuf};
+use std::{cmp::Reverse, path::PathBuf, sync::Arc};
 
 use nucleo_matcher::{
     Config, Matcher, Utf32Str,
@@ -199,12 +199,10 @@ pub fn fuzzy_find(
     } else {
         cache.walk_fresh(&key, needs, token)?
     };
-    let recheck = options.cache
-        && !finder.query.is_empty()
-        && scan.cache_age_ms >= cache.policy().empty_recheck_ms();
-    let mut entries = scan.entries;
+    let mut entries = Arc::clone(&scan.entries);
     let mut ranked = finder.rank(&entries, token)?;
-    if ranked.total == 0 && recheck {
+    let recheck = options.cache && !finder.query.is_empty();
+    if ranked.total == 0 && recheck && cache.rechecks_empty(&scan) {
         entries = cache.force_rescan(&key, token)?.entries;
         ranked = finder.rank(&entries, token)?;
     }

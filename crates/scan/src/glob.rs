@@ -157,9 +157,8 @@ pub fn glob(
     if let Some(entries) = Arc::get_mut(&mut scan.entries) {
         filter.stat_returned(&key.root, entries, token)?;
     }
-    let recheck = options.cache && scan.cache_age_ms >= cache.policy().empty_recheck_ms();
-    let mut outcome = select(key.root.clone(), scan, &filter, token, on_match)?;
-    if outcome.total_matches == 0 && recheck {
+    let mut outcome = select(key.root.clone(), scan.clone(), &filter, token, on_match)?;
+    if outcome.total_matches == 0 && options.cache && cache.rechecks_empty(&scan) {
         let fresh = cache.force_rescan(&key, token)?;
         outcome = select(key.root, fresh, &filter, token, on_match)?;
     }

@@ -17,9 +17,13 @@
 //!
 //! The `ordered` submodule walks by the same rules but hands entries out in path order
 //! while it goes, for a consumer that may stop after the first few (grep
-//! without the cache).
+//! without the cache); the `skipped` submodule lists what a walk's rules
+//! left out.
 
 pub(crate) mod ordered;
+mod skipped;
+
+pub(crate) use skipped::skipped;
 
 use std::{
     fs,

@@ -60,7 +60,8 @@ use crate::{
     cache::ScanKey,
     cancel::CancelToken,
     entries::{
-        Added, Entries, FileType, Patch, bytes_to_path, compare_paths, is_within, path_to_bytes,
+        Added, Entries, Entry, FileType, Patch, bytes_to_path, compare_paths, is_within,
+        path_to_bytes,
     },
     error::Result,
     grep::ContentIndex,
@@ -810,6 +811,9 @@ struct Patcher<'a> {
 struct Changes {
     removed: Vec<Vec<u8>>,
     added: HashMap<Vec<u8>, (FileType, Option<i64>)>,
+    /// What the scan's rules leave out, for its record of them (see
+    /// [`Entries::skipped`]).
+    skipped: HashMap<Vec<u8>, (FileType, Option<i64>)>,
     /// Directories walked whole in this patch: what lies below them is
     /// already current.
     walked: Vec<Vec<u8>>,
@@ -820,18 +824,26 @@ impl Changes {
         let mut removed = self.removed;
         removed.sort_by(|a, b| compare_paths(a, b));
         removed.dedup();
-        let mut added: Vec<Added> = self
-            .added
-            .into_iter()
-            .map(|(path, (file_type, mtime_ms))| Added {
-                path,
-                file_type,
-                mtime_ms,
-            })
-            .collect();
-        added.sort_by(|a, b| compare_paths(&a.path, &b.path));
-        Patch { removed, added }
+        Patch {
+            removed,
+            added: in_path_order(self.added),
+            skipped: in_path_order(self.skipped),
+        }
     }
+}
+
+/// `entries` as additions, in path order.
+fn in_path_order(entries: HashMap<Vec<u8>, (FileType, Option<i64>)>) -> Vec<Added> {
+    let mut added: Vec<Added> = entries
+        .into_iter()
+        .map(|(path, (file_type, mtime_ms))| Added {
+            path,
+            file_type,
+            mtime_ms,
+        })
+        .collect();
+    added.sort_by(|a, b| compare_paths(&a.path, &b.path));
+    added
 }
 
 impl Patcher<'_> {
@@ -895,7 +907,8 @@ impl Patcher<'_> {
     }
 
     /// Drop `relative` and its subtree, then add what is there now if the
-    /// scan's rules admit it, walking a directory.
+    /// scan's rules admit it, walking a directory; what they leave out goes
+    /// to the scan's record of it instead.
     fn replace(
         &mut self,
         relative: &[u8],
@@ -912,6 +925,9 @@ impl Patcher<'_> {
             .matched(bytes_to_path(relative), is_dir)
             .is_ignore()
         {
+            self.changes
+                .skipped
+                .insert(relative.to_vec(), (file_type, None));
             return Some(());
         }
         self.changes
@@ -943,18 +959,25 @@ impl Patcher<'_> {
         let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
         // A directory that vanished or became unreadable since the `lstat`
         // has its own event coming: an empty walk is right for now.
-        let found = walk::scan_watching(absolute, self.key.policy, on_dir, &CancelToken::new())
-            .unwrap_or_default();
+        let token = CancelToken::new();
+        let found =
+            walk::scan_watching(absolute, self.key.policy, on_dir, &token).unwrap_or_default();
         if !found.unreadable().is_empty() {
             return None;
         }
+        let below = |entry: &Entry<'_>| [relative, b"/", entry.path].concat();
         for entry in found.iter() {
-            let mut path = relative.to_vec();
-            path.push(b'/');
-            path.extend_from_slice(entry.path);
-            self.changes
-                .added
-                .insert(path, (entry.file_type, entry.mtime_ms));
+            let listed = (entry.file_type, entry.mtime_ms);
+            self.changes.added.insert(below(&entry), listed);
+        }
+        // The directory is watched: what its walk left out is kept in the
+        // record from here on by events, as its entries are.
+        if self.entries.skipped().is_some() {
+            let skipped = walk::skipped(absolute, &found, &token).unwrap_or_default();
+            for entry in skipped.iter() {
+                let left_out = (entry.file_type, None);
+                self.changes.skipped.insert(below(&entry), left_out);
+            }
         }
         self.changes.walked.push(relative.to_vec());
         Some(())

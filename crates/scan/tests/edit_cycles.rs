@@ -283,10 +283,21 @@ fn ignore_edit(rng: &mut Rng) -> String {
     )
 }
 
-fn search(cache: &ScanCache, root: &Path, pattern: &str, cached: bool) -> GrepOutcome {
+/// Globs searches are made with: none, and globs selecting files, some of
+/// which the ignore rules leave out at times (`rg -g` searches those, so
+/// a cached answer must walk then).
+const GLOBS: [Option<&str>; 5] = [None, Some("*.log"), Some("*.txt"), Some("d*"), Some("*.rs")];
+
+fn search(
+    cache: &ScanCache,
+    root: &Path,
+    (pattern, glob): (&str, Option<&str>),
+    cached: bool,
+) -> GrepOutcome {
     let mut options = GrepOptions::new(pattern, root);
     options.cache = cached;
     options.ignore_case = pattern.starts_with('W');
+    options.globs = glob.map(String::from).into_iter().collect();
     grep(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap()
 }
 
@@ -312,7 +323,8 @@ fn run_cycles(cycles: usize) {
     let watched = ScanCache::new(policy.watch(true));
     let invalidated = ScanCache::new(policy);
     let uncached = ScanCache::new(policy);
-    let mut vouched = 0;
+    // Answers from the watched list, and those with a glob from it or walked.
+    let (mut vouched, mut globbed) = (0, [0, 0]);
     for cycle in 0..cycles {
         let edit = next_edit(&mut rng, &mut model);
         editor.edit(&edit);
@@ -327,10 +339,11 @@ fn run_cycles(cycles: usize) {
             word(&mut rng).to_uppercase(),
         ];
         for pattern in &patterns {
-            let fresh = search(&uncached, &root, pattern, false);
-            let by_events = search(&watched, &root, pattern, true);
-            let by_identity = search(&invalidated, &root, pattern, true);
-            let label = format!("cycle {cycle}, after `{edit}`, /{pattern}/");
+            let request = (pattern.as_str(), GLOBS[rng.below(GLOBS.len())]);
+            let fresh = search(&uncached, &root, request, false);
+            let by_events = search(&watched, &root, request, true);
+            let by_identity = search(&invalidated, &root, request, true);
+            let label = format!("cycle {cycle}, after `{edit}`, {request:?}");
             for (found, how) in [(&by_events, "watched"), (&by_identity, "invalidated")] {
                 let same = GrepOutcome {
                     source: ListSource::Walked,
@@ -338,12 +351,17 @@ fn run_cycles(cycles: usize) {
                 };
                 assert_eq!(same, fresh, "{label}: {how}");
             }
-            vouched += u64::from(by_events.source == ListSource::Watched);
+            let from_list = by_events.source == ListSource::Watched;
+            vouched += u64::from(from_list);
+            if request.1.is_some() {
+                globbed[usize::from(from_list)] += 1;
+            }
         }
     }
     let content = watched.stats().content;
     assert!(content.files_skipped > 0, "{content:?}");
     assert!(vouched > 0, "answers came from the watched list");
+    assert!(globbed[0] > 0 && globbed[1] > 0, "globbed: {globbed:?}");
 }
 
 #[test]

@@ -198,38 +198,56 @@ fn candidates_for(
         },
     };
     // Seed 001: grep's cached scans always honour gitignore, so a call that
-    // turns gitignore off walks privately and leaves the cache alone. So
-    // does a call whose `glob` selects files: as with `rg -g`, a file it
-    // selects is searched even where an ignore file or the hidden rule
-    // leaves it out, and the cache holds no such file. A scan the cache
-    // refused as too large is walked and searched as it goes rather than
-    // listed whole; one that may only be used when watched, too, when
-    // watching is off.
+    // turns gitignore off walks privately and leaves the cache alone. A
+    // scan the cache refused as too large is walked and searched as it
+    // goes rather than listed whole; one that may only be used when
+    // watched, too, when watching is off; and with a `glob` that selects
+    // files, a cache that keeps no scan (see `from_cache` for one that does).
     let unwatched = options.watched_only && cache.watching().is_none();
-    let private = !(options.cache && options.use_gitignore) || filter.selects() || unwatched;
+    let private = !(options.cache && options.use_gitignore)
+        || unwatched
+        || (filter.selects() && !cache.stores());
     if private || cache.refuses(&key) {
-        let mut filter = Box::new(filter);
-        filter.walk_glob = build_globs(&options.globs, &key.root)?;
-        return Ok(Candidates::Walk { key, filter });
+        return filter.walk(key, &options.globs);
     }
-    let scan = cache.get_or_scan(&key, filter.needs(), token)?;
+    from_cache(options, filter, key, cache, token)
+}
+
+/// The candidates from the cached scan of `key`, rechecking an empty list
+/// as seed 001 says. As with `rg -g`, a file a selecting `glob` selects is
+/// searched even where an ignore file or the hidden rule leaves it out,
+/// and a directory it selects is entered: a scan that left such an entry
+/// out cannot answer, and the search walks instead (see
+/// [`FileFilter::walk_brings_back`]).
+fn from_cache(
+    options: &GrepOptions,
+    filter: FileFilter,
+    key: ScanKey,
+    cache: &ScanCache,
+    token: &CancelToken,
+) -> Result<Candidates> {
+    let mut scan = cache.get_or_scan(&key, filter.needs(), token)?;
     let mut walked = scan.cache_age_ms == 0;
+    if filter.walk_brings_back(cache, &key, &scan.entries, token)? {
+        return filter.walk(key, &options.globs);
+    }
     let mut selected = filter.select(&scan.entries, token)?;
-    let mut entries = scan.entries;
-    if selected.is_empty() && scan.cache_age_ms >= cache.policy().empty_recheck_ms() {
-        entries = cache.force_rescan(&key, token)?.entries;
-        selected = filter.select(&entries, token)?;
+    if selected.is_empty() && cache.rechecks_empty(&scan) {
+        scan = cache.force_rescan(&key, token)?;
+        if filter.walk_brings_back(cache, &key, &scan.entries, token)? {
+            return filter.walk(key, &options.globs);
+        }
+        selected = filter.select(&scan.entries, token)?;
         walked = true;
     }
     let stamp = cache.vouching_watch(&key);
     if options.watched_only && stamp.is_none() && !walked {
-        let filter = Box::new(filter);
-        return Ok(Candidates::Walk { key, filter });
+        return filter.walk(key, &options.globs);
     }
     Ok(Candidates::Tree {
         root: key.root,
-        unreadable: filter.reports(entries.unreadable().to_vec()),
-        entries,
+        unreadable: filter.reports(scan.entries.unreadable().to_vec()),
+        entries: scan.entries,
         selected,
         stamp,
         walked,
@@ -357,6 +375,55 @@ impl FileFilter {
     /// The `globs` as a walk applies them (see [`crate::walk::ordered::Listing`]).
     pub(super) fn overrides(&self) -> Option<&Override> {
         self.walk_glob.as_ref()
+    }
+
+    /// The files this filter accepts from a fresh walk of `key`, with the
+    /// `glob` (the filter's, as the caller wrote it) applied as the walk goes.
+    fn walk(mut self, key: ScanKey, globs: &[String]) -> Result<Candidates> {
+        self.walk_glob = build_globs(globs, &key.root)?;
+        Ok(Candidates::Walk {
+            key,
+            filter: Box::new(self),
+        })
+    }
+
+    /// Whether a walk of `key` with this filter's `glob` brings back an
+    /// entry the rules of its scan `entries` left out (see
+    /// [`Entries::skipped`]): only a `glob` that selects files does, when it
+    /// selects such an entry and the search would take it (see
+    /// [`FileFilter::takes_back`]). The record of what the rules left out is
+    /// listed the first time it is needed.
+    fn walk_brings_back(
+        &self,
+        cache: &ScanCache,
+        key: &ScanKey,
+        entries: &Arc<Entries>,
+        token: &CancelToken,
+    ) -> Result<bool> {
+        if !self.selects() {
+            return Ok(false);
+        }
+        let skipped = cache.skipped(key, entries, token)?;
+        Ok(skipped.iter().any(|entry| self.takes_back(&entry)))
+    }
+
+    /// Whether a walk with the selecting `glob` takes `entry`, which the
+    /// scan's rules left out: the `glob` selects it (a walk applies it
+    /// first, as `rg`'s does), and it is a directory the walk enters
+    /// (outside `node_modules` unless those are searched) or a file the
+    /// search takes.
+    fn takes_back(&self, entry: &Entry<'_>) -> bool {
+        let Some(glob) = &self.glob else {
+            return false;
+        };
+        let is_dir = entry.file_type == FileType::Dir;
+        let selected = glob
+            .matched(bytes_to_path(entry.path), is_dir)
+            .is_whitelist();
+        match is_dir {
+            true => selected && (self.include_node_modules || !entry.in_node_modules),
+            false => selected && self.accepts(entry),
+        }
     }
 
     /// What of a walk's `unreadable` records this search reports (see
@@ -540,6 +607,48 @@ mod tests {
         ];
         for (a, b, d) in table {
             assert_eq!(edit_distance(a, b), d, "{a} {b}");
+        }
+    }
+
+    /// What a walk with a `glob` takes back of what a scan's rules left
+    /// out: what the glob selects and the search would take.
+    #[test]
+    fn what_a_selecting_glob_takes_back_table() {
+        use FileType::{Dir, File, Symlink};
+        // (glob, file type, node_modules, left out, its type, taken back)
+        type Row<'a> = (
+            &'a str,
+            Option<&'a str>,
+            Option<bool>,
+            &'a str,
+            FileType,
+            bool,
+        );
+        let table: &[Row<'_>] = &[
+            ("*.log", None, None, "debug.log", File, true),
+            ("*.log", None, None, "logs/deep/debug.log", File, true),
+            ("*.rs", None, None, "debug.log", File, false),
+            (".env", None, None, ".env", File, true),
+            ("*.log", None, None, "build", Dir, false),
+            ("*", None, None, "build", Dir, true),
+            ("build", None, None, "build", Dir, true),
+            ("src/**", None, None, "src/.cache", Dir, true),
+            ("*", None, None, "node_modules", Dir, false),
+            ("*", None, Some(true), "node_modules", Dir, true),
+            ("*", None, None, "pkg/node_modules/m/.bin", Dir, false),
+            ("*.log", Some("rust"), None, "debug.log", File, false),
+            ("*.rs", Some("rust"), None, "gen.rs", File, true),
+            ("*.log", None, None, "link.log", Symlink, false),
+            ("!*.log", None, None, "debug.log", File, false),
+        ];
+        for &(glob, file_type, node_modules, path, kind, expected) in table {
+            let mut options = GrepOptions::new("x", ".");
+            options.globs = vec![glob.into()];
+            options.file_types = file_type.map(String::from).into_iter().collect();
+            options.include_node_modules = node_modules;
+            let filter = FileFilter::new(&options).unwrap();
+            let entry = Entry::walked(path.as_bytes(), kind);
+            assert_eq!(filter.takes_back(&entry), expected, "{glob} {path}");
         }
     }
 

@@ -180,3 +180,94 @@ fn a_search_for_watched_lists_only_walks_fresh_unless_the_scan_follows_events() 
     let outcome = grep(&cached, &over_budget, &CancelToken::new(), &mut |_| {}).unwrap();
     assert_eq!(outcome.source, ListSource::Cached, "by the TTL");
 }
+
+/// A `glob` that selects files is answered from the watched list while it
+/// selects nothing the scan's rules left out. An ignored file made after
+/// the scan is such a thing: as with `rg -g`, the glob selecting it walks
+/// and finds it, while other globs keep the list; once the file is
+/// deleted, its event takes it out of the record and the list answers
+/// again, with no walk.
+#[test]
+fn an_ignored_file_made_after_the_scan_is_found_by_a_glob_selecting_it() {
+    let dir = tree();
+    sh(
+        dir.path(),
+        "git init -q . && printf '*.log\\n!keep.log\\n' > .gitignore \
+         && echo needle_log > keep.log && echo needle_log > src/lib.rs",
+    );
+    let cache = watched_cache();
+    let globbed = |glob: &str| {
+        let mut options = GrepOptions::new("needle_log", dir.path());
+        options.cache = true;
+        options.globs = vec![glob.into()];
+        let outcome = grep(&options, &cache, &CancelToken::new(), &mut |_| {}).unwrap();
+        (found(&outcome), outcome.source)
+    };
+    let watched = |paths: &[&str]| {
+        (
+            paths.iter().map(|p| format!("{p}:1")).collect(),
+            ListSource::Watched,
+        )
+    };
+    search(&cache, dir.path(), "needle_log");
+    assert_eq!(globbed("*.log"), watched(&["keep.log"]));
+    sh(dir.path(), "echo needle_log > debug.log");
+    let (paths, source) = globbed("*.log");
+    assert_eq!(paths, ["debug.log:1", "keep.log:1"]);
+    assert_eq!(
+        source,
+        ListSource::Walked,
+        "rg -g '*.log' searches debug.log"
+    );
+    assert_eq!(globbed("*.rs"), watched(&["src/lib.rs"]));
+    sh(dir.path(), "rm debug.log");
+    let walks = cache.stats().walks;
+    assert_eq!(globbed("*.log"), watched(&["keep.log"]));
+    assert_eq!(cache.stats().walks, walks, "answered from the list");
+    assert_eq!(cache.stats().watch.rewalks, 0);
+}
+
+/// An empty answer from a watched scan that follows its events walks no
+/// tree again, however old the scan: the events prove it, and the skipped
+/// recheck is counted. Without watching, seed 001's recheck walks.
+#[test]
+fn an_empty_answer_of_a_watched_scan_walks_nothing_again() {
+    use crate::{
+        fuzzy::{FuzzyOptions, fuzzy_find},
+        glob::{GlobOptions, glob},
+    };
+    let dir = tree();
+    for watch in [true, false] {
+        let policy = CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .empty_recheck(Duration::ZERO)
+            .watch(watch);
+        let cache = ScanCache::new(policy);
+        let token = CancelToken::new();
+        assert_eq!(search(&cache, dir.path(), "value_1\\b").total_matches, 1);
+        let walks = cache.stats().walks;
+        let mut options = GrepOptions::new("value", dir.path());
+        (options.cache, options.globs) = (true, vec!["*.nothing".into()]);
+        let grepped = grep(&options, &cache, &token, &mut |_| {}).unwrap();
+        // All three share the grep's partition (hidden files included).
+        let mut options = GlobOptions::new("**/*.nothing", dir.path());
+        (options.cache, options.include_hidden) = (true, true);
+        let globbed = glob(&options, &cache, &token, &mut |_| {}).unwrap();
+        let mut options = FuzzyOptions::new("zqxjkvbw", dir.path());
+        (options.cache, options.include_hidden) = (true, true);
+        let fuzzy = fuzzy_find(&options, &cache, &token, &mut |_| {}).unwrap();
+        let found = (
+            grepped.files_searched,
+            globbed.total_matches,
+            fuzzy.total_matches,
+        );
+        assert_eq!(found, (0, 0, 0), "watch {watch}");
+        let stats = cache.stats();
+        let expected = match watch {
+            true => (walks, 3),
+            false => (walks + 3, 0),
+        };
+        let counted = (stats.walks, stats.empty_rechecks_skipped);
+        assert_eq!(counted, expected, "watch {watch}");
+    }
+}
