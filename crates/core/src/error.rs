@@ -4,8 +4,15 @@
 //! same failure, so the mapping from [`ErrorKind`] to a code lives here, once.
 //! The underlying [`io::Error`] is kept so callers can still inspect the OS
 //! error (for example to tell `ENOENT` from `EACCES`).
+//!
+//! What was wrong travels as data beside the message (the path, the option
+//! and its value), so a caller that must tell one bad argument from another
+//! reads a field instead of parsing the message or trying the input again.
 
-use std::{fmt, io, path::Path};
+use std::{
+    fmt, io,
+    path::{Path, PathBuf},
+};
 
 /// Declares [`ErrorKind`] and its code from one table, so the kinds, their
 /// codes and the documentation of each (which the TypeScript list of codes is
@@ -117,13 +124,22 @@ impl ErrorKind {
     }
 }
 
-/// An error with its kind, a message naming the offending input, and the OS
-/// error behind it when there is one.
+/// An error with its kind, a message naming the offending input, the OS
+/// error behind it when there is one, and what was wrong as data.
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
     source: Option<io::Error>,
+    path: Option<PathBuf>,
+    option: Option<BadOption>,
+}
+
+/// The caller's option at fault, by its name, and the value it was given.
+#[derive(Debug)]
+struct BadOption {
+    name: &'static str,
+    value: String,
 }
 
 impl Error {
@@ -133,16 +149,38 @@ impl Error {
             kind,
             message: message.into(),
             source: None,
+            path: None,
+            option: None,
         }
     }
 
-    /// An I/O error on `path`, classified by the OS error's kind.
+    /// An I/O error on `path`, classified by the OS error's kind; the error
+    /// names `path` ([`Error::path`]).
     pub fn io(path: &Path, err: io::Error) -> Error {
         Error {
             kind: ErrorKind::from_io(&err),
             message: format!("{}: {err}", path.display()),
             source: Some(err),
+            path: Some(path.to_path_buf()),
+            option: None,
         }
+    }
+
+    /// This error, naming `path` as the one at fault.
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Error {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// This error, naming the caller's option `name` (as the caller spells
+    /// it: `pattern`, `glob`, `type`) and the `value` it was given as the
+    /// one at fault.
+    pub fn with_option(mut self, name: &'static str, value: impl Into<String>) -> Error {
+        self.option = Some(BadOption {
+            name,
+            value: value.into(),
+        });
+        self
     }
 
     /// A bad argument (`EINVAL`).
@@ -168,6 +206,21 @@ impl Error {
     /// The OS error behind this one, if any.
     pub fn io_error(&self) -> Option<&io::Error> {
         self.source.as_ref()
+    }
+
+    /// The path at fault, when the error names one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The name of the caller's option at fault, when the error names one.
+    pub fn option(&self) -> Option<&'static str> {
+        self.option.as_ref().map(|option| option.name)
+    }
+
+    /// The value the option at fault was given, when the error names one.
+    pub fn value(&self) -> Option<&str> {
+        self.option.as_ref().map(|option| option.value.as_str())
     }
 }
 
@@ -209,6 +262,7 @@ mod tests {
             assert_eq!(err.code(), code, "{io_kind:?}");
             assert!(err.message().starts_with("/x/y: "), "{}", err.message());
             assert_eq!(err.io_error().map(io::Error::kind), Some(io_kind));
+            assert_eq!(err.path(), Some(Path::new("/x/y")));
         }
     }
 
@@ -287,6 +341,22 @@ mod tests {
             "{} differs from ErrorKind: run `NATIVES_WRITE_CODES=1 cargo test -p natives-core error`",
             path.display()
         );
+    }
+
+    #[test]
+    fn what_was_wrong_travels_as_data() {
+        let plain = Error::invalid("bad");
+        assert_eq!(
+            (plain.path(), plain.option(), plain.value()),
+            (None, None, None)
+        );
+        let err = Error::invalid("invalid regex `a(`")
+            .with_option("pattern", "a(")
+            .with_path("/x");
+        assert_eq!(err.option(), Some("pattern"));
+        assert_eq!(err.value(), Some("a("));
+        assert_eq!(err.path(), Some(Path::new("/x")));
+        assert_eq!(err.message(), "invalid regex `a(`");
     }
 
     #[test]

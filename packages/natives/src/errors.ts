@@ -19,9 +19,18 @@ export { ERROR_CODES, type ErrorCode };
 
 const LIBRARY_CODES: ReadonlySet<string> = new Set(Object.keys(ERROR_CODES));
 
-/** An `Error` carrying `code`. */
+/**
+ * An `Error` carrying `code`, and what was wrong as data where the library knows it (as Node's
+ * own errors carry `path`): read these fields rather than the message.
+ */
 export interface CodedError extends Error {
   code: ErrorCode;
+  /** The path at fault: the one a filesystem call failed on (a name that is not UTF-8 escaped as results give it). */
+  path?: string;
+  /** The option at fault, as the call spells it: `pattern`, `glob`, `type`, `typeNot`. */
+  option?: string;
+  /** The value that option was given (a list of globs joined with `` `, ` ``). */
+  value?: string;
 }
 
 /** Build a coded error. */
