@@ -9,7 +9,7 @@ import { codedRejection } from './support/errors.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 import { stageForUnprivileged } from './support/unprivileged.ts';
-import { applyFileChanges, fsScanCacheStats, glob, invalidateFsScanCache, type CodedError, type FileChange, type GlobOptions } from './support/natives.ts';
+import { applyFileChanges, fsScanCacheStats, glob, grep, invalidateFsScanCache, type CodedError, type FileChange, type GlobOptions } from './support/natives.ts';
 
 let root = '';
 beforeAll(() => {
@@ -20,7 +20,8 @@ afterAll(() => removeDir(root));
 
 describe('bad paths', () => {
   test('an empty path is EINVAL for glob and for invalidation (it is not the cwd)', async () => {
-    expect((await codedRejection(glob({ pattern: '*', path: '' }))).code).toBe('EINVAL');
+    const empty = await codedRejection(glob({ pattern: '*', path: '' }));
+    expect([empty.code, empty.option, empty.value]).toEqual(['EINVAL', 'path', '']);
     let thrown: unknown;
     try {
       invalidateFsScanCache('');
@@ -35,6 +36,8 @@ describe('bad paths', () => {
     const error = await codedRejection(glob({ pattern: '*', path: missing }));
     expect(error.code).toBe('ENOENT');
     expect(error.message).toContain(missing);
+    expect(error.path).toBe(missing);
+    expect(error.option).toBeUndefined();
   });
 
   test('a file as the search path is ENOTDIR naming it', async () => {
@@ -94,6 +97,20 @@ describe('bad patterns and options are EINVAL', () => {
       const error = await codedRejection(glob({ pattern, path: root }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain(pattern);
+      expect([error.option, error.value]).toEqual(['pattern', pattern]);
+    }
+  });
+
+  test('grep names the option at fault: the regex, a glob, a type or a negated type', async () => {
+    const table: [Partial<Parameters<typeof grep>[0]>, string, string][] = [
+      [{ pattern: 'a(' }, 'pattern', 'a('],
+      [{ pattern: 'x', glob: ['*.ts', 'a['] }, 'glob', 'a['],
+      [{ pattern: 'x', type: 'rusty' }, 'type', 'rusty'],
+      [{ pattern: 'x', typeNot: ['ts', 'pyhton'] }, 'typeNot', 'pyhton'],
+    ];
+    for (const [options, option, value] of table) {
+      const error = await codedRejection(grep({ pattern: 'x', path: root, ...options }));
+      expect([error.code, error.option, error.value]).toEqual(['EINVAL', option, value]);
     }
   });
 
@@ -110,6 +127,7 @@ describe('bad patterns and options are EINVAL', () => {
       const error = await codedRejection(glob({ pattern: '*', path: root, maxResults }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain('maxResults');
+      expect([error.option, error.value]).toEqual(['maxResults', String(maxResults)]);
     }
   });
 
@@ -126,6 +144,7 @@ describe('bad patterns and options are EINVAL', () => {
       const error = await codedRejection(glob({ pattern: '*', path: root, fileType }));
       expect(error.code).toBe('EINVAL');
       expect(error.message).toContain(`fileType ${fileType}`);
+      expect([error.option, error.value]).toEqual(['fileType', String(fileType)]);
     }
   });
 

@@ -48,7 +48,7 @@ impl CancelToken {
     /// another thread, so the deadline counts from the JS call.
     pub(crate) fn with_deadline(
         token: Option<&CancelToken>,
-        name: &str,
+        name: &'static str,
         milliseconds: Option<f64>,
     ) -> Result<natives_scan::CancelToken, natives_scan::Error> {
         let timeout = crate::options::milliseconds(name, milliseconds)?;

@@ -22,15 +22,16 @@ pub fn given<T>(field: &mut T, value: Option<T>) {
 }
 
 /// A non-negative integer option.
-pub fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, Error> {
+pub fn count(name: &'static str, value: Option<f64>) -> Result<Option<usize>, Error> {
     value
         .map(|v| {
             if v.is_finite() && v >= 0.0 && v.fract() == 0.0 {
                 Ok(v as usize)
             } else {
-                Err(Error::invalid(format!(
-                    "{name} must be a non-negative integer, got {v}"
-                )))
+                Err(
+                    Error::invalid(format!("{name} must be a non-negative integer, got {v}"))
+                        .with_option(name, js_number(v)),
+                )
             }
         })
         .transpose()
@@ -38,7 +39,7 @@ pub fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, Error> {
 
 /// A non-negative duration option in milliseconds. One too long for a
 /// `Duration` (`1e300`) is the longest there is: a deadline that never comes.
-pub fn milliseconds(name: &str, value: Option<f64>) -> Result<Option<Duration>, Error> {
+pub fn milliseconds(name: &'static str, value: Option<f64>) -> Result<Option<Duration>, Error> {
     value
         .map(|v| {
             if v.is_finite() && v >= 0.0 {
@@ -46,15 +47,38 @@ pub fn milliseconds(name: &str, value: Option<f64>) -> Result<Option<Duration>, 
             } else {
                 Err(Error::invalid(format!(
                     "{name} must be a non-negative number of milliseconds, got {v}"
-                )))
+                ))
+                .with_option(name, js_number(v)))
             }
         })
         .transpose()
 }
 
+/// `value` spelled as JS spells a number (`Infinity`, not Rust's `inf`), for
+/// an error's `value`.
+fn js_number(value: f64) -> String {
+    match value {
+        f64::INFINITY => "Infinity".to_string(),
+        f64::NEG_INFINITY => "-Infinity".to_string(),
+        _ => value.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_count_names_its_option_and_value_as_js_spells_it() {
+        for (v, shown) in [(-1.0, "-1"), (1.5, "1.5"), (f64::INFINITY, "Infinity")] {
+            let err = count("maxResults", Some(v)).unwrap_err();
+            assert_eq!(
+                (err.option(), err.value()),
+                (Some("maxResults"), Some(shown))
+            );
+        }
+        assert_eq!(count("maxResults", Some(3.0)).unwrap(), Some(3));
+    }
 
     #[test]
     fn milliseconds_too_many_for_a_duration_are_the_longest_one() {
@@ -68,10 +92,12 @@ mod tests {
             milliseconds("timeoutMs", Some(1500.0)).unwrap(),
             Some(Duration::from_millis(1500))
         );
-        for v in [-1.0, f64::NAN, f64::INFINITY] {
+        for (v, shown) in [(-1.0, "-1"), (f64::NAN, "NaN"), (f64::INFINITY, "Infinity")] {
             let err = milliseconds("timeoutMs", Some(v)).unwrap_err();
             assert_eq!(err.code(), "EINVAL");
             assert!(err.message().contains("timeoutMs"), "{err}");
+            assert_eq!(err.option(), Some("timeoutMs"));
+            assert_eq!(err.value(), Some(shown));
         }
     }
 }

@@ -256,6 +256,7 @@ fn file_type(value: u32) -> Result<natives_scan::FileType, Error> {
             Error::invalid(format!(
                 "fileType {value} is not one of 1 (File), 2 (Dir), 3 (Symlink), 4 (Other)"
             ))
+            .with_option("fileType", value.to_string())
         })
 }
 

@@ -175,7 +175,7 @@ mod unix {
         /// canonical path with the handle.
         pub(crate) fn open(path: &Path) -> Result<(PathBuf, Beneath)> {
             if path.as_os_str().is_empty() {
-                return Err(Error::invalid("search path is empty"));
+                return Err(Error::invalid("search path is empty").with_option("path", ""));
             }
             let absolute = std::path::absolute(path).map_err(|err| Error::io(path, err))?;
             let root = open_root(&absolute).map_err(|err| root_error(path, err))?;

@@ -167,8 +167,10 @@ pub fn glob(
 
 /// Compile a normalized pattern; errors name the pattern as the caller wrote it.
 fn build_globset(pattern: &str, normalized: &str) -> Result<GlobSet> {
-    let invalid =
-        |detail: String| Error::invalid(format!("invalid glob pattern `{pattern}`: {detail}"));
+    let invalid = |detail: String| {
+        Error::invalid(format!("invalid glob pattern `{pattern}`: {detail}"))
+            .with_option("pattern", pattern)
+    };
     let glob = GlobBuilder::new(normalized)
         .literal_separator(true)
         .case_insensitive(false)
@@ -277,7 +279,7 @@ fn any_depth_suffixes(normalized: &str) -> Option<Vec<Vec<u8>>> {
 
 fn normalize_pattern(pattern: &str, recursive: bool) -> Result<String> {
     if pattern.trim().is_empty() {
-        return Err(Error::invalid("glob pattern is empty"));
+        return Err(Error::invalid("glob pattern is empty").with_option("pattern", pattern));
     }
     let mut text = pattern.replace('\\', "/");
     while let Some(rest) = text.strip_prefix("./") {

@@ -19,7 +19,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// and be a directory (following links), and is returned canonicalised.
 pub fn resolve_search_path(path: &Path) -> Result<PathBuf> {
     if path.as_os_str().is_empty() {
-        return Err(Error::invalid("search path is empty"));
+        return Err(Error::invalid("search path is empty").with_option("path", ""));
     }
     let absolute = absolute(path).map_err(|err| Error::io(path, err))?;
     let metadata = fs::metadata(&absolute).map_err(|err| Error::io(path, err))?;

@@ -18,9 +18,8 @@
  *   mid-search) is named with why (see unreadable.ts).
  * - A pattern that is not a valid regular expression is `INVALID_PATTERN`,
  *   naming the pattern and suggesting `literal: true`. Which argument was
- *   at fault is decided by error codes only: natives rejects a bad regex,
- *   type or glob with `EINVAL`, and the pattern is then compiled alone
- *   (`hasMatch`) to see whether it is the culprit.
+ *   at fault natives says itself: its `EINVAL` names the option
+ *   (`error.option`: `pattern`, `glob`, `type`).
  *
  * Dot-files are searched and `.gitignore` is honoured (the natives
  * defaults). Freshness: with the scan cache watching the filesystem
@@ -35,7 +34,7 @@
  * is read or named through a link (natives' `confine`), however the tree
  * changes meanwhile.
  */
-import { type GrepMatch, type GrepMode, type GrepResult, fsScanCacheStats, grep, hasMatch } from '@natives/natives';
+import { type CodedError, type GrepMatch, type GrepMode, type GrepResult, fsScanCacheStats, grep } from '@natives/natives';
 import { readConfined, searchPath } from './files.ts';
 import { resolvePath } from './names.ts';
 import { missingPath } from './read.ts';
@@ -172,12 +171,12 @@ function search(args: GrepArgs, abs: string, ctx: ToolContext): Promise<GrepResu
  * `INVALID_ARGS`.
  */
 async function refusal(ctx: ToolContext, args: GrepArgs, abs: string, error: unknown): Promise<ToolResult> {
-  const code = (error as { code?: unknown }).code;
+  const { code, option } = error as Partial<CodedError>;
   if (code === 'ENOENT' || code === 'ENOTDIR') throw await missingPath(ctx, abs);
   if (code !== 'EINVAL') throw error;
-  const { pattern, ignoreCase = false, literal = false, multiline = false } = args;
+  const { pattern, literal = false } = args;
   const message = error instanceof Error ? error.message : String(error);
-  if (!literal && !regexCompiles(pattern, ignoreCase, multiline)) {
+  if (!literal && option === 'pattern') {
     return toolError(
       'INVALID_PATTERN',
       `The pattern ${JSON.stringify(pattern)} is not a valid regular expression (${message}). ` +
@@ -236,17 +235,6 @@ function details(args: GrepArgs, abs: string, result: GrepResult): Record<string
     source: result.source,
     ...(result.limitReached ? { nextOffset: (args.offset ?? 0) + n } : {}),
   };
-}
-
-/** Whether `pattern` compiles as a regex on its own (decided by error code). */
-function regexCompiles(pattern: string, ignoreCase: boolean, multiline: boolean): boolean {
-  try {
-    hasMatch('', pattern, { ignoreCase, multiline });
-    return true;
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'EINVAL') return false;
-    throw error;
-  }
 }
 
 /** A line of the answer; a result's (first) matching line carries the result's index. */

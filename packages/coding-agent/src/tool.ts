@@ -12,6 +12,7 @@
  * ambiguous edit, a path outside the working directory) resolve with
  * `isError: true` and a stable `details.code`. `execute` does not reject.
  */
+import type { ErrorCode } from '@natives/natives';
 import type { Static, TObject } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
 import { givenPath, pathInside, resolvePath, shownPath } from './names.ts';
@@ -188,8 +189,11 @@ export class ToolRefusal extends Error {
   }
 }
 
-/** The tool code for each error code natives (or the system) rejects with; anything else is `IO`. */
-const TOOL_CODE_OF: Readonly<Record<string, ToolErrorCode>> = {
+/**
+ * The tool code for each code natives rejects with, every one of them (the type checker refuses
+ * a code missing or unknown); a system error with another code is `IO`.
+ */
+const TOOL_CODE_OF: Readonly<Record<ErrorCode, ToolErrorCode>> = {
   ENOENT: 'ENOENT',
   EISDIR: 'EISDIR',
   ENOTDIR: 'ENOTDIR',
@@ -204,12 +208,19 @@ const TOOL_CODE_OF: Readonly<Record<string, ToolErrorCode>> = {
   EILSEQ: 'LOSSY_NAME',
   ABORT_ERR: 'ABORTED',
   ETIMEDOUT: 'TIMEOUT',
+  // The tools check their own arguments first and claim nothing: what is left is a failure.
+  EINVAL: 'IO',
+  EBUSY: 'IO',
+  EEXIST: 'IO',
+  ENOTSUP: 'IO',
+  EBADMSG: 'IO',
+  EIO: 'IO',
 };
 
 /** The tool code for an error thrown by natives or the system. */
 export function toolCodeOf(error: unknown): ToolErrorCode {
   const code = (error as { code?: unknown } | undefined)?.code;
-  return (typeof code === 'string' && TOOL_CODE_OF[code]) || 'IO';
+  return (typeof code === 'string' && Object.hasOwn(TOOL_CODE_OF, code) && TOOL_CODE_OF[code as ErrorCode]) || 'IO';
 }
 
 /** The message a model sees for a natives or system error. */

@@ -5,67 +5,32 @@
  * type) and maps napi's argument-conversion failures onto `EINVAL`.
  */
 
+import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
+
 /**
- * Codes the library rejects with. Beside the usual ones, the file calls
- * use: `EISDIR`, `EFTYPE` (a FIFO, socket or device where a regular file was
- * expected), `EXDEV` (a path leaving its confining directory), `EFBIG` (over
- * a size limit), `EPERM` (a read-only file; from `releaseClaim`, another OS user's claim), `EMLINK` (a hard-linked file),
- * `ESTALE` (changed since it was read), `EEXIST`, `ENOTSUP` (the environment lacks
- * what the call needs: a git too old; a record written by a newer natives, left as it is; at import,
- * no native binary that loads on the platform), `EBADMSG`
- * (stored data failing an integrity check: checkout evidence), `ENAMETOOLONG`
- * (a path, or the real location it reaches, past 4096 bytes), `EILSEQ` (a path
- * that names nothing but copies, with U+FFFD, a name on disk that is not UTF-8:
- * the message gives the path meant, C-quoted).
+ * The codes the library rejects with are {@link ERROR_CODES}, generated from the Rust library's
+ * one table of error kinds (a Rust test fails when the two differ). Where the TypeScript layer
+ * adds to them: `ENOTSUP` also at import, when no native binary loads on the platform (and for a
+ * record written by a newer natives, left as it is); `EPERM` from `releaseClaim` for another OS
+ * user's claim; `EBADMSG` for checkout evidence failing its check; `ENAMETOOLONG` for a path, or
+ * the real location it reaches, past 4096 bytes; `EILSEQ` gives the path meant, C-quoted.
  */
-export type ErrorCode =
-  | 'ENOENT'
-  | 'ENOTDIR'
-  | 'EACCES'
-  | 'EINVAL'
-  | 'EIO'
-  | 'EBUSY'
-  | 'ABORT_ERR'
-  | 'ETIMEDOUT'
-  | 'EISDIR'
-  | 'EFTYPE'
-  | 'EXDEV'
-  | 'EFBIG'
-  | 'EPERM'
-  | 'EMLINK'
-  | 'ESTALE'
-  | 'EEXIST'
-  | 'ENOTSUP'
-  | 'EBADMSG'
-  | 'ENAMETOOLONG'
-  | 'EILSEQ';
+export { ERROR_CODES, type ErrorCode };
 
-const LIBRARY_CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'ENOENT',
-  'ENOTDIR',
-  'EACCES',
-  'EINVAL',
-  'EIO',
-  'EBUSY',
-  'ABORT_ERR',
-  'ETIMEDOUT',
-  'EISDIR',
-  'EFTYPE',
-  'EXDEV',
-  'EFBIG',
-  'EPERM',
-  'EMLINK',
-  'ESTALE',
-  'EEXIST',
-  'ENOTSUP',
-  'EBADMSG',
-  'ENAMETOOLONG',
-  'EILSEQ',
-]);
+const LIBRARY_CODES: ReadonlySet<string> = new Set(Object.keys(ERROR_CODES));
 
-/** An `Error` carrying `code`. */
+/**
+ * An `Error` carrying `code`, and what was wrong as data where the library knows it (as Node's
+ * own errors carry `path`): read these fields rather than the message.
+ */
 export interface CodedError extends Error {
   code: ErrorCode;
+  /** The path at fault: the one a filesystem call failed on (a name that is not UTF-8 escaped as results give it). */
+  path?: string;
+  /** The option at fault, as the call spells it: `pattern`, `glob`, `type`, `typeNot`. */
+  option?: string;
+  /** The value that option was given (a list of globs joined with `` `, ` ``). */
+  value?: string;
 }
 
 /** Build a coded error. */

@@ -18,7 +18,7 @@ export { grep, hasMatch, search } from './grep.ts';
 export type { ContextLine, GrepMatch, GrepMode, GrepOptions, GrepResult, ListSource, MatchOptions } from './grep.ts';
 export { applyFileChanges, readFile, realPath } from './files.ts';
 export type { AppliedFileChanges, ApplyFileChangesOptions, FileChange, FileContents, ReadFileOptions, RealPathOptions } from './files.ts';
-export { codedError } from './errors.ts';
+export { ERROR_CODES, codedError } from './errors.ts';
 export type { CodedError, ErrorCode } from './errors.ts';
 export {
   checkAndClaim,

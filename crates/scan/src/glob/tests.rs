@@ -106,6 +106,10 @@ fn bad_patterns_are_einval_naming_the_pattern() {
             "{}",
             err.message()
         );
+        assert_eq!(
+            (err.option(), err.value()),
+            (Some("pattern"), Some(pattern))
+        );
     }
 }
 

@@ -90,9 +90,10 @@ pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {
             .line_terminator(Some(b'\n'))
             .dot_matches_new_line(false);
     }
-    builder
-        .build(&pattern)
-        .map_err(|err| Error::invalid(format!("invalid regex `{}`: {err}", spec.pattern)))
+    builder.build(&pattern).map_err(|err| {
+        Error::invalid(format!("invalid regex `{}`: {err}", spec.pattern))
+            .with_option("pattern", spec.pattern)
+    })
 }
 
 /// The pattern text the matcher is built from: the caller's, with stray
@@ -351,6 +352,7 @@ mod tests {
         let err = has_match(b"x", "a(b", HasMatchOptions::default()).unwrap_err();
         assert_eq!(err.code(), "EINVAL");
         assert!(err.message().contains("`a(b`"), "{}", err.message());
+        assert_eq!((err.option(), err.value()), (Some("pattern"), Some("a(b")));
         assert!(
             err.message().contains("unclosed group"),
             "{}",

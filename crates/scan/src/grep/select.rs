@@ -260,7 +260,7 @@ fn from_cache(
 /// device is `NotARegularFile` (`EFTYPE`); a missing path, `ENOENT`.
 pub fn path_names_a_file(path: &Path) -> Result<bool> {
     if path.as_os_str().is_empty() {
-        return Err(Error::invalid("search path is empty"));
+        return Err(Error::invalid("search path is empty").with_option("path", ""));
     }
     let metadata = fs::metadata(path).map_err(|err| Error::io(path, err))?;
     if metadata.is_dir() {
@@ -467,13 +467,14 @@ fn build_globs(globs: &[String], root: &Path) -> Result<Option<Override>> {
     }
     let mut builder = OverrideBuilder::new(root);
     for glob in globs {
-        builder
-            .add(glob)
-            .map_err(|err| Error::invalid(format!("invalid glob `{glob}`: {err}")))?;
+        builder.add(glob).map_err(|err| {
+            Error::invalid(format!("invalid glob `{glob}`: {err}")).with_option("glob", glob)
+        })?;
     }
-    let built = builder
-        .build()
-        .map_err(|err| Error::invalid(format!("invalid globs `{}`: {err}", globs.join("`, `"))))?;
+    let built = builder.build().map_err(|err| {
+        let joined = globs.join("`, `");
+        Error::invalid(format!("invalid globs `{joined}`: {err}")).with_option("glob", joined)
+    })?;
     Ok(Some(built))
 }
 
@@ -511,12 +512,14 @@ pub(super) fn build_types(selected: &[String], negated: &[String]) -> Result<Opt
         .into_iter()
         .map(|def| def.name().to_string())
         .collect();
-    for name in selected.iter().chain(negated) {
+    let named = selected.iter().map(|name| ("type", name));
+    for (option, name) in named.chain(negated.iter().map(|name| ("typeNot", name))) {
         if name != "all" && !known.iter().any(|k| k == name) {
             return Err(Error::invalid(format!(
                 "unknown file type `{name}`; closest known types: {}",
                 closest(name, &known).join(", ")
-            )));
+            ))
+            .with_option(option, name));
         }
     }
     for name in selected {
@@ -572,6 +575,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_bad_glob_names_the_glob_option() {
+        let globs = ["*.rs".to_string(), "a[".to_string()];
+        let err = build_globs(&globs, Path::new("/r")).unwrap_err();
+        assert_eq!(err.code(), "EINVAL");
+        assert_eq!((err.option(), err.value()), (Some("glob"), Some("a[")));
+    }
+
+    #[test]
     fn unknown_type_lists_close_names() {
         let table: &[(&str, &[&str])] = &[
             ("rusty", &["rust"]),
@@ -590,6 +601,9 @@ mod tests {
                 );
             }
             assert!(err.message().contains(&format!("`{name}`")));
+            assert_eq!((err.option(), err.value()), (Some("type"), Some(name)));
+            let err = build_types(&[], &[name.to_string()]).unwrap_err();
+            assert_eq!((err.option(), err.value()), (Some("typeNot"), Some(name)));
         }
         for known in ["rust", "ts", "js", "py", "md", "all"] {
             assert!(build_types(&[known.to_string()], &[]).is_ok(), "{known}");
