@@ -164,6 +164,8 @@ function slowGrepTree(files) {
   return Object.fromEntries(Array.from({ length: files }, (_, i) => [`slow/f${i}.txt`, body]));
 }
 const SLOW_PATTERN = '\\b\\p{L}{30}\\b';
+/** How soon after the client cancels a grep it must have ended (median of three). */
+const CANCEL_BUDGET_MS = 100;
 
 /**
  * A grep still running when the first progress notification comes (after 250 ms) is cancelled
@@ -187,7 +189,7 @@ async function cancelMidGrep(env) {
     }, { args: ['--log-level', 'debug'] });
     if (samples.length < 3) continue;
     const median = samples.map((sample) => sample.clientMs).sort((a, b) => a - b)[1];
-    assert.ok(median < 100, `cancelled greps ended ${JSON.stringify(samples)} ms after the cancellation was sent (median ${median.toFixed(1)} ms)`);
+    assert.ok(median < CANCEL_BUDGET_MS, `cancelled greps ended ${JSON.stringify(samples)} ms after the cancellation was sent (median ${median.toFixed(1)} ms)`);
     return;
   }
   assert.fail('every grep was over before the cancellation reached it, even over 16384 files');
@@ -209,6 +211,10 @@ async function cancelOneGrep(server) {
   const { line, at } = await server.waitForLog(/call \S+ grep: (cancelled; ended \S+ [\d.]+ ms after the cancellation|\S+ in [\d.]+ ms)/, { from });
   if (!line.includes('cancelled')) return undefined;
   const [, ended, serverMs] = line.match(/ended (\S+) ([\d.]+) ms/);
+  // Its last files already in hand when the cancellation came, a grep may end well within the
+  // budget: it was over first. One that ignored the cancellation runs on past the budget (the tree
+  // doubles until the rest of a grep outlasts it), and fails here.
+  if (ended === 'ok' && Number(serverMs) < CANCEL_BUDGET_MS) return undefined;
   assert.equal(ended, 'ABORTED', `the grep went on to its end after the cancellation: ${line}`);
   assert.ok(progress.length >= 1, 'cancelled at a progress notification');
   return { clientMs: Math.round(at - cancelledAt), serverMs: Number(serverMs) };
