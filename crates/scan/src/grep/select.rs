@@ -27,10 +27,9 @@ use super::{GrepOptions, ListSource, index::Stamp};
 use crate::{
     beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},
-    cancel::CancelToken,
+    cancel::{CANCEL_POLL_INTERVAL, CancelToken},
     entries::{Entries, Entry, FileType, bytes_to_path, path_to_bytes},
     error::{Error, ErrorKind, Result},
-    glob::CANCEL_POLL_INTERVAL,
     node_modules,
     unreadable::{self, Unreadable},
     walk::{Detail, Needs, ScanPolicy},
