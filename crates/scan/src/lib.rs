@@ -55,6 +55,7 @@ pub mod fuzzy;
 pub mod glob;
 pub mod grep;
 pub mod node_modules;
+mod path_bytes;
 pub mod paths;
 pub mod text;
 mod top_n;
