@@ -7,7 +7,7 @@
 //!   read only notes its identity, so a file read once never pays for it):
 //!   each of its distinct trigrams, ASCII case folded, gets its id appended
 //!   to that trigram's [`Postings`]. A query's trigram requirements (see
-//!   `prefilter::Needs`) select the files that may match from the lists
+//!   `needs::Needs`) select the files that may match from the lists
 //!   alone; every other indexed file is ruled out without being opened.
 //! - **Trust.** A ruled-out file counts as searched only while its content
 //!   is provably the one indexed. While the scan follows filesystem events
@@ -45,8 +45,9 @@ use std::{
 };
 
 use super::{
+    identity::Identity,
+    needs::Needs,
     postings::{Postings, QuickHash, intersect, keep_common, unite},
-    prefilter::{Identity, Needs},
 };
 use crate::entries::{Entries, FileType, is_within, path_to_bytes};
 
@@ -857,7 +858,7 @@ std::thread_local! {
 }
 
 /// The distinct trigrams of `content`, ASCII case folded (see
-/// `prefilter::trigram`), in the order they first occur.
+/// `needs::trigram`), in the order they first occur.
 pub(crate) fn distinct_trigrams(content: &[u8]) -> Vec<u32> {
     SEEN.with_borrow_mut(|seen| {
         if seen.is_empty() {

@@ -44,7 +44,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod identity;
 mod index;
+mod needs;
 mod pattern;
 mod postings;
 mod prefilter;
@@ -556,7 +558,7 @@ fn search_tree(
         backlog,
         needs: options
             .cache
-            .then(|| prefilter::Needs::of(&options.matcher_spec(), options.invert_match))
+            .then(|| needs::Needs::of(&options.matcher_spec(), options.invert_match))
             .flatten(),
     };
     let walked = run::run(&job, &mut emitter)?;

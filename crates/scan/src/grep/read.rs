@@ -36,7 +36,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use super::prefilter::{Identity, nanos};
+use super::identity::{Identity, nanos};
 #[cfg(unix)]
 use crate::beneath::{open_dir_without_links, open_file_without_links};
 

@@ -34,7 +34,8 @@ use grep_regex::RegexMatcher;
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
     index::{Gap, Plan, ReadStart},
-    prefilter::{Listed, Needs, Prefilter},
+    needs::Needs,
+    prefilter::{Listed, Prefilter},
     queue::Queue,
     read::{Opener, Root},
     search::{
