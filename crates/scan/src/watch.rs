@@ -57,7 +57,6 @@ use notify::{
 
 use self::mounts::Mounts;
 use crate::{
-    cache::ScanKey,
     cancel::CancelToken,
     entries::{
         Added, Entries, Entry, FileType, Patch, bytes_to_path, compare_paths, is_within,
@@ -65,7 +64,7 @@ use crate::{
     },
     error::Result,
     grep::ContentIndex,
-    walk,
+    walk::{self, ScanKey},
 };
 
 /// How long an answer waits for its cookie. The cookie's event follows
