@@ -54,9 +54,9 @@ pub use crate::walk::ScanKey;
 
 use crate::{
     cancel::CancelToken,
+    content_index::{ContentIndex, ContentStats, Stamp},
     entries::Entries,
     error::Result,
-    grep::{ContentIndex, ContentStats},
     paths::resolve_invalidation_targets,
     walk::{self, Needs},
     watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
@@ -670,10 +670,10 @@ impl ScanCache {
     }
 
     /// The watch that vouches for the content index's entries under `key`
-    /// (see `grep::index`): the scan follows every event on its root, and
+    /// (see `content_index`): the scan follows every event on its root, and
     /// the events queued before this call were taken in when it was looked
     /// up.
-    pub(crate) fn vouching_watch(&self, key: &ScanKey) -> Option<crate::grep::Stamp> {
+    pub(crate) fn vouching_watch(&self, key: &ScanKey) -> Option<Stamp> {
         self.watching()?.vouches(key)
     }
 

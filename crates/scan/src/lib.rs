@@ -50,6 +50,7 @@
 
 mod beneath;
 pub mod cache;
+mod content_index;
 mod entries;
 pub mod fuzzy;
 pub mod glob;

@@ -20,7 +20,6 @@ type Sources = BTreeMap<String, String>;
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 #[test]
-#[ignore = "the circles are being taken apart"]
 fn the_scan_modules_import_without_a_circle() {
     let sources = read_sources();
     let files = import_graph(&sources);

@@ -44,11 +44,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod identity;
-mod index;
-mod needs;
-mod pattern;
-mod postings;
+pub(crate) mod needs;
+pub(crate) mod pattern;
 mod prefilter;
 mod queue;
 mod read;
@@ -66,8 +63,7 @@ use std::{
 
 use grep_regex::RegexMatcher;
 
-pub use index::ContentStats;
-pub(crate) use index::{ContentIndex, Stamp};
+pub use crate::content_index::ContentStats;
 pub use pattern::{HasMatchOptions, Highlighter, has_match};
 pub use search::FileObserver;
 pub use select::path_names_a_file;

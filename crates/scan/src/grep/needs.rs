@@ -1,5 +1,5 @@
 //! The trigrams a pattern needs of a file's content, for the content
-//! index to rule files out by (see `prefilter` and `index`).
+//! index to rule files out by (see `prefilter` and `content_index`).
 //!
 //! What a pattern needs comes from `regex-syntax`'s literal
 //! extractor, run on the pattern as the matcher reads it. When it yields
@@ -143,7 +143,7 @@ mod tests {
     /// decides it from the file's trigrams.
     fn may_match(needs: &Needs, content: &str) -> bool {
         let held: std::collections::HashSet<u32> =
-            super::super::index::distinct_trigrams(content.as_bytes())
+            crate::content_index::distinct_trigrams(content.as_bytes())
                 .into_iter()
                 .collect();
         needs.requirements().iter().all(|alternatives| {

@@ -1,5 +1,5 @@
 //! Skipping the files a cached grep cannot match, without reading them:
-//! one search's use of the content index (see `index`), with what its
+//! one search's use of the content index (see `content_index`), with what its
 //! pattern needs of a file's content (see `needs`).
 //!
 //! A cached grep saves the walk only: every candidate is still opened and
@@ -8,14 +8,14 @@
 //! and a search reads only the files whose trigrams admit a match.
 //!
 //! - **Which files are indexed**: those read whole as text, at most
-//!   `index::MAX_INDEXED` bytes, no NUL, no byte-order mark (which would
+//!   `content_index::MAX_INDEXED` bytes, no NUL, no byte-order mark (which would
 //!   make the searcher transcode it), on the search root's own device when
 //!   that is a local filesystem (a network filesystem may answer `stat`
 //!   from attributes it cached seconds ago, and reports no remote change).
 //!   A file above the one block read whole anyway is read whole here too:
 //!   text searched as one slice reports what a stream would; with a NUL or
 //!   a mark it is searched as the stream it would have been.
-//! - **Trust** is the index's (see `index`): a ruled-out file is skipped
+//! - **Trust** is the index's (see `content_index`): a ruled-out file is skipped
 //!   with no system call while the scan's watch vouches for it, else after
 //!   an `fstatat` proving its identity unchanged.
 
@@ -29,13 +29,17 @@ use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
 
 use super::{
-    identity::Identity,
-    index::{ContentIndex, Corpus, Item, MAX_INDEXED, Offer, Plan, ReadStart, Stamp},
     needs::Needs,
     read::{Opener, Root, SLICE_MAX},
     search::{FileReport, Opened, Shape, Stop, open_file, search_reader, search_slice, settle},
 };
-use crate::{entries::Entries, error::Result};
+use crate::{
+    content_index::{
+        ContentIndex, Corpus, Item, MAX_INDEXED, Offer, Plan, ReadStart, Stamp, identity::Identity,
+    },
+    entries::Entries,
+    error::Result,
+};
 
 /// Whether the searcher would transcode `content` rather than search its
 /// bytes (a UTF-8 or UTF-16 byte-order mark).
@@ -80,7 +84,7 @@ impl<'a> Prefilter<'a> {
         let device = root.local_device()?;
         let corpus = index.corpus(root.path())?;
         let plan = corpus.plan(
-            needs,
+            needs.map(Needs::requirements),
             (listed.entries, listed.selected),
             listed.stamp,
             (shape.max_file_size, shape.multiline),
@@ -103,7 +107,7 @@ impl<'a> Prefilter<'a> {
         &self.plan
     }
 
-    /// Where the read of a file begins (see `index::ReadStart`).
+    /// Where the read of a file begins (see `content_index::ReadStart`).
     pub(super) fn start(&self) -> ReadStart {
         self.corpus.start()
     }

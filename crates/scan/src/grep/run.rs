@@ -33,7 +33,6 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
-    index::{Gap, Plan, ReadStart},
     needs::Needs,
     prefilter::{Listed, Prefilter},
     queue::Queue,
@@ -44,7 +43,13 @@ use super::{
     },
     select::Candidates,
 };
-use crate::{cache::ScanCache, cancel::CancelToken, error::Result, unreadable::Unreadable};
+use crate::{
+    cache::ScanCache,
+    cancel::CancelToken,
+    content_index::{Gap, Plan, ReadStart},
+    error::Result,
+    unreadable::Unreadable,
+};
 
 /// What one search needs, shared by every worker.
 pub(super) struct Job<'a> {

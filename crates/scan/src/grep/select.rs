@@ -23,11 +23,12 @@ use ignore::{
     types::{Types, TypesBuilder},
 };
 
-use super::{GrepOptions, ListSource, index::Stamp};
+use super::{GrepOptions, ListSource};
 use crate::{
     beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},
     cancel::{CANCEL_POLL_INTERVAL, CancelToken},
+    content_index::Stamp,
     entries::{Entries, Entry, FileType, bytes_to_path, path_to_bytes},
     error::{Error, ErrorKind, Result},
     node_modules,

@@ -24,7 +24,7 @@ pub(crate) struct Identity {
 
 impl Identity {
     #[cfg(unix)]
-    pub(super) fn of(metadata: &std::fs::Metadata) -> Identity {
+    pub(crate) fn of(metadata: &std::fs::Metadata) -> Identity {
         use std::os::unix::fs::MetadataExt;
         Identity {
             dev: metadata.dev(),
@@ -37,7 +37,7 @@ impl Identity {
 
     /// Off Unix there is no identity to trust: no file is ever signed.
     #[cfg(not(unix))]
-    pub(super) fn of(metadata: &std::fs::Metadata) -> Identity {
+    pub(crate) fn of(metadata: &std::fs::Metadata) -> Identity {
         Identity {
             dev: u64::MAX,
             ino: 0,
@@ -58,7 +58,7 @@ impl Identity {
 }
 
 /// A timestamp as nanoseconds since the epoch.
-pub(super) fn nanos(seconds: i64, nanoseconds: i64) -> i128 {
+pub(crate) fn nanos(seconds: i64, nanoseconds: i64) -> i128 {
     i128::from(seconds) * 1_000_000_000 + i128::from(nanoseconds)
 }
 
