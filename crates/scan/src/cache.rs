@@ -40,7 +40,7 @@
 
 use std::{
     collections::HashMap,
-    path::{Path, PathBuf},
+    path::Path,
     sync::{
         Arc, Condvar, Mutex, MutexGuard, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -50,13 +50,15 @@ use std::{
 
 use ignore::overrides::Override;
 
+pub use crate::walk::ScanKey;
+
 use crate::{
     cancel::CancelToken,
+    content_index::{ContentIndex, ContentStats, Stamp},
     entries::Entries,
     error::Result,
-    grep::{ContentIndex, ContentStats},
     paths::resolve_invalidation_targets,
-    walk::{self, Needs, ScanPolicy},
+    walk::{self, Needs},
     watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
 };
 
@@ -191,15 +193,6 @@ impl CachePolicy {
     pub fn empty_recheck_ms(&self) -> u64 {
         duration_ms(self.empty_recheck)
     }
-}
-
-/// What a cache entry is keyed by.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ScanKey {
-    /// Canonical root directory (see [`crate::resolve_search_path`]).
-    pub root: PathBuf,
-    /// Traversal switches.
-    pub policy: ScanPolicy,
 }
 
 /// A scan list and how old it is.
@@ -677,10 +670,10 @@ impl ScanCache {
     }
 
     /// The watch that vouches for the content index's entries under `key`
-    /// (see `grep::index`): the scan follows every event on its root, and
+    /// (see `content_index`): the scan follows every event on its root, and
     /// the events queued before this call were taken in when it was looked
     /// up.
-    pub(crate) fn vouching_watch(&self, key: &ScanKey) -> Option<crate::grep::Stamp> {
+    pub(crate) fn vouching_watch(&self, key: &ScanKey) -> Option<Stamp> {
         self.watching()?.vouches(key)
     }
 

@@ -12,12 +12,13 @@
 
 use std::{
     borrow::Cow,
-    cmp::Ordering,
     mem,
     path::Path,
     sync::{Arc, OnceLock},
 };
 
+pub use crate::path_bytes::compare_paths;
+pub(crate) use crate::path_bytes::{bytes_to_path, is_within, path_to_bytes};
 use crate::{node_modules, unreadable::Unreadable};
 
 /// What kind of filesystem object an entry is, from `symlink_metadata`
@@ -434,12 +435,6 @@ fn partition_point(len: usize, before: impl Fn(usize) -> bool) -> usize {
     low
 }
 
-/// Whether `path` is `dir` or lies below it.
-pub(crate) fn is_within(path: &[u8], dir: &[u8]) -> bool {
-    path.strip_prefix(dir)
-        .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
-}
-
 /// The last (up to) eight bytes of `path` as a big-endian integer, zero
 /// padded on the left. File names never contain NUL, so a suffix of at most
 /// eight bytes matches exactly when its masked bits equal the tail's.
@@ -448,53 +443,6 @@ pub(crate) fn path_tail(path: &[u8]) -> u64 {
     let mut bytes = [0u8; 8];
     bytes[8 - take..].copy_from_slice(&path[path.len() - take..]);
     u64::from_be_bytes(bytes)
-}
-
-/// Path order: component by component, byte-wise within a component.
-///
-/// This is the order of a depth-first walk that visits siblings sorted by
-/// name (`a`, `a/b`, `a.txt`), and of [`Path`]'s own `Ord`. On the joined
-/// bytes it amounts to comparing byte-wise with `/` below every other byte.
-pub fn compare_paths(a: &[u8], b: &[u8]) -> Ordering {
-    let common = a.iter().zip(b).position(|(x, y)| x != y);
-    match common {
-        Some(i) => sort_key(a[i]).cmp(&sort_key(b[i])),
-        None => a.len().cmp(&b.len()),
-    }
-}
-
-fn sort_key(byte: u8) -> u16 {
-    if byte == b'/' { 0 } else { u16::from(byte) + 1 }
-}
-
-/// Relative path bytes of `path` (exact on Unix, lossy elsewhere), with `/`
-/// as the separator.
-pub(crate) fn path_to_bytes(path: &Path) -> Cow<'_, [u8]> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        Cow::Borrowed(path.as_os_str().as_bytes())
-    }
-    #[cfg(not(unix))]
-    {
-        let text = path.to_string_lossy().replace('\\', "/");
-        Cow::Owned(text.into_bytes())
-    }
-}
-
-/// The inverse of [`path_to_bytes`].
-pub(crate) fn bytes_to_path(bytes: &[u8]) -> Cow<'_, Path> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        Cow::Borrowed(Path::new(std::ffi::OsStr::from_bytes(bytes)))
-    }
-    #[cfg(not(unix))]
-    {
-        Cow::Owned(std::path::PathBuf::from(
-            String::from_utf8_lossy(bytes).into_owned(),
-        ))
-    }
 }
 
 #[cfg(test)]
@@ -512,30 +460,6 @@ mod tests {
             key,
             file_type,
             mtime_ms,
-        }
-    }
-
-    #[test]
-    fn path_order_matches_std_path_order() {
-        let table: &[(&str, &str)] = &[
-            ("a", "a/b"),
-            ("a/b", "a.txt"),
-            ("a/z", "ab"),
-            ("a-b/c", "a.b"),
-            ("a/b/c", "a/b.c"),
-            ("", "a"),
-        ];
-        for &(lo, hi) in table {
-            assert_eq!(
-                compare_paths(lo.as_bytes(), hi.as_bytes()),
-                Ordering::Less,
-                "{lo} < {hi}"
-            );
-            assert_eq!(
-                Path::new(lo).cmp(Path::new(hi)),
-                Ordering::Less,
-                "std: {lo} < {hi}"
-            );
         }
     }
 

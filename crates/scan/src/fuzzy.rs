@@ -62,10 +62,9 @@ use nucleo_matcher::{
 use crate::{
     beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},
-    cancel::CancelToken,
+    cancel::{CANCEL_POLL_INTERVAL, CancelToken},
     entries::{Entries, FileType},
     error::Result,
-    glob::CANCEL_POLL_INTERVAL,
     node_modules,
     top_n::TopN,
     unreadable::{self, Unreadable},

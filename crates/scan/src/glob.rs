@@ -23,7 +23,7 @@ use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use crate::{
     beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey, ScanResult},
-    cancel::CancelToken,
+    cancel::{CANCEL_POLL_INTERVAL, CancelToken},
     entries::{Entries, Entry, FileType, bytes_to_path, path_tail},
     error::{Error, Result},
     node_modules,
@@ -31,10 +31,6 @@ use crate::{
     unreadable::{self, Unreadable},
     walk::{self, Detail, Needs, ScanPolicy},
 };
-
-/// Entries filtered between two cancellation checks: about 50 µs of work,
-/// so an abort lands far inside its 50 ms promise without slowing the loop.
-pub const CANCEL_POLL_INTERVAL: usize = 1024;
 
 /// What to match and how. Field docs give the defaults of [`GlobOptions::new`].
 #[derive(Clone, Debug, PartialEq, Eq)]

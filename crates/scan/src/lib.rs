@@ -50,11 +50,13 @@
 
 mod beneath;
 pub mod cache;
+mod content_index;
 mod entries;
 pub mod fuzzy;
 pub mod glob;
 pub mod grep;
 pub mod node_modules;
+mod path_bytes;
 pub mod paths;
 pub mod text;
 mod top_n;

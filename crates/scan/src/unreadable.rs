@@ -10,8 +10,8 @@
 use std::{io, path::Path};
 
 use crate::{
-    entries::{compare_paths, path_to_bytes},
     node_modules,
+    path_bytes::{compare_paths, path_to_bytes},
 };
 
 /// A path that could not be entered or read, and why.

@@ -27,7 +27,7 @@ pub(crate) use skipped::skipped;
 
 use std::{
     fs,
-    path::Path,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex},
 };
 
@@ -50,6 +50,15 @@ pub struct ScanPolicy {
     /// `.git/info/exclude`, the global git excludes, `.ignore` files and
     /// `.rgignore` files (ripgrep's own, which win over `.ignore`).
     pub use_gitignore: bool,
+}
+
+/// What a walk is of, and what a cached scan is keyed by.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ScanKey {
+    /// Canonical root directory (see [`crate::resolve_search_path`]).
+    pub root: PathBuf,
+    /// Traversal switches.
+    pub policy: ScanPolicy,
 }
 
 /// The ignore file ripgrep reads besides git's and `.ignore`, with the
@@ -514,7 +523,7 @@ impl StatAt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::{fs, path::PathBuf, process::Command};
+    use std::{fs, process::Command};
 
     fn touch(root: &Path, rel: &str) {
         let path = root.join(rel);

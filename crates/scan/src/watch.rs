@@ -57,15 +57,14 @@ use notify::{
 
 use self::mounts::Mounts;
 use crate::{
-    cache::ScanKey,
     cancel::CancelToken,
+    content_index::ContentIndex,
     entries::{
         Added, Entries, Entry, FileType, Patch, bytes_to_path, compare_paths, is_within,
         path_to_bytes,
     },
     error::Result,
-    grep::ContentIndex,
-    walk,
+    walk::{self, ScanKey},
 };
 
 /// How long an answer waits for its cookie. The cookie's event follows
@@ -191,7 +190,7 @@ struct Shared {
     routes: Mutex<Routes>,
     cookie_arrived: Condvar,
     /// The content index: every event drops the entries of the path it
-    /// names before any later cookie is seen (see `grep::index`).
+    /// names before any later cookie is seen (see `content_index`).
     contents: Arc<ContentIndex>,
     /// Test hook: held by a test to stall the watcher's thread (so the
     /// kernel's queue overflows).
@@ -381,7 +380,7 @@ impl Watching {
 
     /// The generation of `key`'s route when it follows every event on its
     /// root (not fallen, no rewalk due): the watch that vouches for the
-    /// content index's entries made under it (see `grep::index`).
+    /// content index's entries made under it (see `content_index`).
     pub(crate) fn vouches(&self, key: &ScanKey) -> Option<Generation> {
         if !self.follows(key) {
             return None;

@@ -3,6 +3,7 @@
 use std::{fs, sync::Barrier, thread};
 
 use super::*;
+use crate::walk::ScanPolicy;
 
 const LONG: Duration = Duration::from_secs(600);
 

@@ -44,9 +44,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod index;
-mod pattern;
-mod postings;
+pub(crate) mod needs;
+pub(crate) mod pattern;
 mod prefilter;
 mod queue;
 mod read;
@@ -64,8 +63,7 @@ use std::{
 
 use grep_regex::RegexMatcher;
 
-pub use index::ContentStats;
-pub(crate) use index::{ContentIndex, Stamp};
+pub use crate::content_index::ContentStats;
 pub use pattern::{HasMatchOptions, Highlighter, has_match};
 pub use search::FileObserver;
 pub use select::path_names_a_file;
@@ -556,7 +554,7 @@ fn search_tree(
         backlog,
         needs: options
             .cache
-            .then(|| prefilter::Needs::of(&options.matcher_spec(), options.invert_match))
+            .then(|| needs::Needs::of(&options.matcher_spec(), options.invert_match))
             .flatten(),
     };
     let walked = run::run(&job, &mut emitter)?;

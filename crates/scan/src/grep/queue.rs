@@ -16,13 +16,11 @@ use std::sync::{
     atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 
-use super::{
-    index::Plan,
-    select::{Candidates, FileFilter},
-};
+use super::select::{Candidates, FileFilter};
 use crate::{
     cache::{ScanCache, ScanKey},
     cancel::CancelToken,
+    content_index::Plan,
     entries::Entry,
     error::Result,
     unreadable::Unreadable,

@@ -36,9 +36,9 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use super::prefilter::{Identity, nanos};
 #[cfg(unix)]
 use crate::beneath::{open_dir_without_links, open_file_without_links};
+use crate::content_index::identity::{Identity, nanos};
 
 /// The largest file read whole: `grep-searcher`'s first block (64 KiB).
 /// Binary detection on a slice looks at its first block only, and a
@@ -178,7 +178,7 @@ impl<'a> Opener<'a> {
 
     /// The identity of `relative` if it is (still) a regular file, and its
     /// number of hard links, from one `fstatat` that follows no link (see
-    /// `index`).
+    /// `content_index`).
     #[cfg(unix)]
     pub(super) fn identity(&mut self, relative: &[u8]) -> io::Result<(Identity, u64)> {
         use nix::{fcntl::AtFlags, sys::stat::SFlag};

@@ -33,8 +33,8 @@ use grep_regex::RegexMatcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
-    index::{Gap, Plan, ReadStart},
-    prefilter::{Listed, Needs, Prefilter},
+    needs::Needs,
+    prefilter::{Listed, Prefilter},
     queue::Queue,
     read::{Opener, Root},
     search::{
@@ -43,7 +43,13 @@ use super::{
     },
     select::Candidates,
 };
-use crate::{cache::ScanCache, cancel::CancelToken, error::Result, unreadable::Unreadable};
+use crate::{
+    cache::ScanCache,
+    cancel::CancelToken,
+    content_index::{Gap, Plan, ReadStart},
+    error::Result,
+    unreadable::Unreadable,
+};
 
 /// What one search needs, shared by every worker.
 pub(super) struct Job<'a> {

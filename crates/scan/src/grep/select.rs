@@ -23,14 +23,14 @@ use ignore::{
     types::{Types, TypesBuilder},
 };
 
-use super::{GrepOptions, ListSource, index::Stamp};
+use super::{GrepOptions, ListSource};
 use crate::{
     beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},
-    cancel::CancelToken,
+    cancel::{CANCEL_POLL_INTERVAL, CancelToken},
+    content_index::Stamp,
     entries::{Entries, Entry, FileType, bytes_to_path, path_to_bytes},
     error::{Error, ErrorKind, Result},
-    glob::CANCEL_POLL_INTERVAL,
     node_modules,
     unreadable::{self, Unreadable},
     walk::{Detail, Needs, ScanPolicy},

@@ -1259,7 +1259,7 @@ fn settled_tree() -> tempfile::TempDir {
         .map(|(a, b)| (a.as_str(), b.as_slice()))
         .collect();
     let dir = tree(&borrowed);
-    std::thread::sleep(prefilter::RACY_MARGIN + Duration::from_millis(200));
+    std::thread::sleep(crate::content_index::identity::RACY_MARGIN + Duration::from_millis(200));
     dir
 }
 
@@ -1424,7 +1424,7 @@ fn a_file_too_large_to_index_is_searched_whole_every_time() {
     let mut big = "filler line\n".repeat(400_000).into_bytes();
     big.extend_from_slice(b"needle at the very end\n");
     let dir = tree(&[("big.txt", big.as_slice()), ("small.txt", b"needle\n")]);
-    std::thread::sleep(prefilter::RACY_MARGIN + Duration::from_millis(200));
+    std::thread::sleep(crate::content_index::identity::RACY_MARGIN + Duration::from_millis(200));
     let cache = long_lived_cache();
     for _ in 0..3 {
         let outcome = run_with(dir.path(), &cache, |o| {

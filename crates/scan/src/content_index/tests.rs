@@ -4,7 +4,7 @@
 use super::*;
 use crate::{
     entries::{KEY_SEPARATOR, Unsorted},
-    grep::pattern::MatcherSpec,
+    grep::{needs::Needs, pattern::MatcherSpec},
 };
 
 /// An identity whose change lies long before any read.
@@ -115,7 +115,7 @@ fn fates(
     let entries = listed(paths);
     let selected: Vec<usize> = (0..paths.len()).collect();
     let plan = corpus.plan(
-        Some(&needs(pattern)),
+        Some(needs(pattern).requirements()),
         (&entries, &selected),
         stamp,
         (None, false),
@@ -331,7 +331,7 @@ fn a_verified_file_is_vouched_for_and_a_changed_one_forgotten() {
     index_twice(&index, &corpus, "b.rs", 2, "alpha");
     let entries = listed(&["a.rs", "b.rs"]);
     let plan = corpus.plan(
-        Some(&needs("omega")),
+        Some(needs("omega").requirements()),
         (&entries, &[0, 1]),
         Some(6),
         (None, false),

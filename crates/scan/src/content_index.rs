@@ -1,13 +1,17 @@
 //! The content index: for each searched root, which files hold which
 //! trigrams, so a cached grep reads only the files that may match.
 //!
+//! It sits below the cache, the watch and grep: the cache owns it, the
+//! watch's events keep it exact, grep queries and fills it. It knows
+//! entries and file identities, nothing of the three.
+//!
 //! - **Postings.** A file read whole as text (at most [`MAX_INDEXED`]
 //!   bytes, no NUL, no byte-order mark, on the root's own local device) is
 //!   indexed the second time a cached grep reads it unchanged (the first
 //!   read only notes its identity, so a file read once never pays for it):
 //!   each of its distinct trigrams, ASCII case folded, gets its id appended
 //!   to that trigram's [`Postings`]. A query's trigram requirements (see
-//!   `prefilter::Needs`) select the files that may match from the lists
+//!   `grep::needs`) select the files that may match from the lists
 //!   alone; every other indexed file is ruled out without being opened.
 //! - **Trust.** A ruled-out file counts as searched only while its content
 //!   is provably the one indexed. While the scan follows filesystem events
@@ -44,11 +48,19 @@ use std::{
     time::SystemTime,
 };
 
-use super::{
+pub(crate) mod identity;
+mod postings;
+
+use self::{
+    identity::Identity,
     postings::{Postings, QuickHash, intersect, keep_common, unite},
-    prefilter::{Identity, Needs},
 };
 use crate::entries::{Entries, FileType, is_within, path_to_bytes};
+
+/// What a query needs of a file's content: every requirement a set of
+/// alternatives, each alternative trigrams that must all occur in the file
+/// (see `grep::needs`).
+pub(crate) type Requirements = [Vec<Vec<u32>>];
 
 /// The largest file indexed. Few source files are larger, and a larger
 /// one costs little to read compared with its share of the index.
@@ -442,7 +454,7 @@ impl Corpus {
     /// first block (such a search reads them whole, not up to the NUL).
     pub(crate) fn plan(
         &self,
-        needs: Option<&Needs>,
+        needs: Option<&Requirements>,
         (entries, selected): (&Arc<Entries>, &[usize]),
         stamp: Option<Stamp>,
         (max_size, multiline): (Option<u64>, bool),
@@ -686,9 +698,9 @@ impl State {
     }
 
     /// The live files that may hold a match of `needs` (ascending ids).
-    fn may_match(&self, needs: &Needs) -> Vec<u32> {
+    fn may_match(&self, needs: &Requirements) -> Vec<u32> {
         let mut result: Option<Vec<u32>> = None;
-        for alternatives in needs.requirements() {
+        for alternatives in needs {
             let mut any: Vec<u32> = Vec::new();
             for trigrams in alternatives {
                 let lists: Option<Vec<&Postings>> =
@@ -841,7 +853,7 @@ impl Bits {
 }
 
 impl State {
-    fn may_match_bits(&self, needs: &Needs) -> Bits {
+    fn may_match_bits(&self, needs: &Requirements) -> Bits {
         let mut bits = vec![0u64; self.slots.len().div_ceil(64)];
         for id in self.may_match(needs) {
             bits[id as usize / 64] |= 1 << (id % 64);
@@ -857,7 +869,7 @@ std::thread_local! {
 }
 
 /// The distinct trigrams of `content`, ASCII case folded (see
-/// `prefilter::trigram`), in the order they first occur.
+/// `grep::needs`), in the order they first occur.
 pub(crate) fn distinct_trigrams(content: &[u8]) -> Vec<u32> {
     SEEN.with_borrow_mut(|seen| {
         if seen.is_empty() {
