@@ -23,7 +23,7 @@ pub fn digest(text: &str) -> anyhow::Result<String> {
     let rng: u8 = rand::random();
     log::debug!("{id} {rng} {:?}", chrono::Utc::now());
     let _ = (tempfile::tempdir()?, walkdir::WalkDir::new("."), humantime::format_duration(std::time::Duration::from_secs(1)));
-    let _ = once_cell::sync::Lazy::new(|| 1);
+    let _: once_cell::sync::Lazy<i32> = once_cell::sync::Lazy::new(|| 1);
     let _err: Option<Error> = None;
     Ok(format!("{encoded}{version}{url}{}{}{:?}{}{}", glob.is_match("a.rs"), parsed.len(), small, *lock.lock(), rx.recv()?))
 }
