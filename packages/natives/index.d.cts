@@ -878,8 +878,16 @@ export declare function nativeGlob(options: NativeGlobOptions, token?: CancelTok
  * supplies `path`.
  */
 export interface NativeGlobOptions {
-  /** Glob pattern (`*.ts`, `src/**\/*.{ts,tsx}`). */
-  pattern: string
+  /**
+   * Glob pattern or patterns (`*.ts`, `src/**\/*.{ts,tsx}`); an entry
+   * matching any is returned; one starting with `!` ignores.
+   */
+  pattern: string | Array<string>
+  /**
+   * Leave out entries matching these patterns and all below a directory
+   * matching one (default none).
+   */
+  ignore?: string | Array<string>
   /**
    * Directory to search, absolute or relative to the process cwd (a byte
    * of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
@@ -985,7 +993,7 @@ export interface NativeGrepOptions {
   invertMatch?: boolean
   /** One result per match, its text alone, as `rg -o` (default false). */
   onlyMatching?: boolean
-  /** Search dot-files (default true). */
+  /** Search dot-files (default false, as every search). */
   hidden?: boolean
   /** Honour .gitignore/.ignore (default true). */
   gitignore?: boolean

@@ -30,7 +30,7 @@ use crate::{
     cancel::CancelToken,
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
-    options::{count, given},
+    options::{count, given, listed},
     scan::{UnreadablePath, unreadable_paths},
     stream::{Batch, BatchCallback, stream},
     task::{Work, cancellable_task},
@@ -70,7 +70,7 @@ pub struct NativeGrepOptions {
     pub invert_match: Option<bool>,
     /// One result per match, its text alone, as `rg -o` (default false).
     pub only_matching: Option<bool>,
-    /// Search dot-files (default true).
+    /// Search dot-files (default false, as every search).
     pub hidden: Option<bool>,
     /// Honour .gitignore/.ignore (default true).
     pub gitignore: Option<bool>,
@@ -473,14 +473,6 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     given(&mut converted.confine, options.confine);
     given(&mut converted.retain_matches, options.retain_matches);
     Ok(converted)
-}
-
-/// One value or a list of them, as a list.
-fn listed(value: Either<String, Vec<String>>) -> Vec<String> {
-    match value {
-        Either::A(one) => vec![one],
-        Either::B(many) => many,
-    }
 }
 
 /// The limits on what a search returns and reads: `maxCount`, `maxColumns`

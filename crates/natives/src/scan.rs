@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use napi::{
     Env, Status,
-    bindgen_prelude::{AsyncTask, Float64Array, Uint8Array, Utf16String},
+    bindgen_prelude::{AsyncTask, Either, Float64Array, Uint8Array, Utf16String},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
@@ -23,7 +23,7 @@ use crate::{
     cancel::CancelToken,
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
-    options::{count, given},
+    options::{count, given, listed},
     stream::{Batch, BatchCallback, stream},
     task::{Work, cancellable_task},
 };
@@ -56,8 +56,12 @@ impl From<natives_scan::FileType> for FileType {
 /// supplies `path`.
 #[napi(object)]
 pub struct NativeGlobOptions {
-    /// Glob pattern (`*.ts`, `src/**/*.{ts,tsx}`).
-    pub pattern: String,
+    /// Glob pattern or patterns (`*.ts`, `src/**/*.{ts,tsx}`); an entry
+    /// matching any is returned; one starting with `!` ignores.
+    pub pattern: Either<String, Vec<String>>,
+    /// Leave out entries matching these patterns and all below a directory
+    /// matching one (default none).
+    pub ignore: Option<Either<String, Vec<String>>>,
     /// Directory to search, absolute or relative to the process cwd (a byte
     /// of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
     pub path: Utf16String,
@@ -229,7 +233,9 @@ fn run_glob(
 
 fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
     let path = crate::names::path_from_js(&options.path, "path")?;
-    let mut converted = GlobOptions::new(options.pattern, path);
+    let mut converted = GlobOptions::new(String::new(), path);
+    converted.patterns = listed(options.pattern);
+    given(&mut converted.ignore, options.ignore.map(listed));
     let file_type = options.file_type.map(file_type).transpose()?;
     given(&mut converted.file_type, file_type.map(Some));
     given(&mut converted.recursive, options.recursive);
@@ -435,7 +441,8 @@ mod tests {
     #[test]
     fn options_left_out_keep_the_library_defaults() {
         let options = NativeGlobOptions {
-            pattern: "*.rs".into(),
+            pattern: Either::A("*.rs".into()),
+            ignore: None,
             path: String::from("src").into(),
             file_type: None,
             recursive: None,

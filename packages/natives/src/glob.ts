@@ -32,18 +32,24 @@ for (const [name, value] of Object.entries(FileType) as [string, number][]) name
 /** Options for {@link glob}. */
 export interface GlobOptions {
   /**
-   * Glob pattern, case-sensitive; `*` does not cross `/`. `\` is read as `/`,
-   * an unclosed `{` is closed, and (with `recursive`) a pattern without `/`
-   * matches at any depth: `*.ts` means `**\/*.ts`.
+   * Glob pattern, or several (an entry matching any is returned), case-sensitive; `*` does not
+   * cross `/`. `\` is read as `/`, an unclosed `{` is closed, and (with `recursive`) a pattern
+   * without `/` matches at any depth: `*.ts` means `**\/*.ts`. A pattern starting with `!` is an
+   * {@link GlobOptions.ignore} pattern, as in fast-glob and tinyglobby.
    */
-  pattern: string;
+  pattern: string | readonly string[];
+  /**
+   * Leave out entries these patterns match, and everything below a directory one matches
+   * (`dist`, `**\/*.d.ts`); the rules of `pattern`. Default: none.
+   */
+  ignore?: string | readonly string[];
   /** Directory to search; relative paths resolve against `process.cwd()`. Default: `process.cwd()`. */
   path?: string;
   /** Only entries of this type. Default: any. */
   fileType?: FileType;
   /** Match a `/`-free pattern at any depth. Default: `true`. */
   recursive?: boolean;
-  /** Include dot-files and dot-directories. Default: `false`. */
+  /** Include dot-files and dot-directories. Default: `false`, as `fd` (and `grep`, `fuzzyFind`). */
   hidden?: boolean;
   /** Honour `.gitignore` (inside git repositories), `.git/info/exclude`, global excludes and `.ignore`. Default: `true`. */
   gitignore?: boolean;
@@ -113,25 +119,34 @@ export interface GlobResult {
   unreadable: UnreadablePath[];
 }
 
+/** What {@link glob} is called back with, once per returned match. */
+export type OnGlobMatch = (match: GlobMatch) => void;
+
 /**
- * Find files and directories under `path` matching `pattern`.
+ * Find files and directories under `path` matching `pattern`: `glob({ pattern, ...options })`, or
+ * as fast-glob and tinyglobby take it, `glob(pattern, options)`.
  *
  * `onMatch` is called once per returned match, in result order, as matches
  * are decided; the promise resolves after the last call. Rejects with an
  * `Error` whose `code` is `ENOENT`/`ENOTDIR`/`EACCES` (bad `path`), `EINVAL`
- * (bad pattern or option; the message names it), `ABORT_ERR` or `ETIMEDOUT`.
+ * (bad pattern or option; `error.option` and `error.value` name it), `ABORT_ERR` or `ETIMEDOUT`.
  */
-export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) => void): Promise<GlobResult> {
-  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', 'glob: options must be an object');
-  if (typeof options.pattern !== 'string') throw codedError('EINVAL', 'glob: pattern must be a string');
+export async function glob(options: GlobOptions, onMatch?: OnGlobMatch): Promise<GlobResult>;
+export async function glob(pattern: string | readonly string[], options?: Omit<GlobOptions, 'pattern'>, onMatch?: OnGlobMatch): Promise<GlobResult>;
+export async function glob(
+  first: GlobOptions | string | readonly string[],
+  second?: Omit<GlobOptions, 'pattern'> | OnGlobMatch,
+  third?: OnGlobMatch,
+): Promise<GlobResult> {
+  const { options, onMatch } = globArguments(first, second, third);
   throwIfAborted(options.signal, 'glob');
   handOverScanCachePolicy();
-  const { signal, path, ...rest } = options;
+  const { signal, path, pattern, ignore, ...rest } = options;
   using link = linkSignal(signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
   const run = async (): Promise<GlobResult> => {
     const raw = await nativeGlob(
-      { ...rest, path: anchored(path ?? process.cwd()) },
+      { ...rest, pattern: listOf(pattern), ignore: ignore === undefined ? undefined : listOf(ignore), path: anchored(path ?? process.cwd()) },
       link.token,
       stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
     );
@@ -141,6 +156,35 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
   return await callNative('glob', run, { signal, stream });
 }
 
+/** `glob`'s two call shapes as one, checked: `EINVAL` naming the option (`options`, `pattern`, `ignore`) that is not what it must be. */
+export function globArguments(
+  first: GlobOptions | string | readonly string[],
+  second?: Omit<GlobOptions, 'pattern'> | OnGlobMatch,
+  third?: OnGlobMatch,
+): { options: GlobOptions; onMatch?: OnGlobMatch } {
+  const positional = typeof first === 'string' || Array.isArray(first);
+  const options = positional ? { ...(typeof second === 'object' ? second : {}), pattern: first as string | string[] } : (first as GlobOptions);
+  const onMatch = positional ? (typeof second === 'function' ? second : third) : (second as OnGlobMatch | undefined);
+  if (typeof options !== 'object' || options === null) {
+    throw codedError('EINVAL', 'glob: options must be an object', { option: 'options', value: options });
+  }
+  checkPatterns('pattern', options.pattern);
+  if (options.ignore !== undefined) checkPatterns('ignore', options.ignore);
+  return { options, onMatch };
+}
+
+/** `EINVAL` naming `option` unless `value` is a string or an array of strings. */
+function checkPatterns(option: 'pattern' | 'ignore', value: unknown): void {
+  if (typeof value === 'string') return;
+  if (Array.isArray(value) && value.every((p) => typeof p === 'string')) return;
+  throw codedError('EINVAL', `glob: ${option} must be a string or an array of strings`, { option, value });
+}
+
+/** One pattern or a list of them, as the list the addon takes. */
+function listOf(patterns: string | readonly string[]): string[] {
+  return typeof patterns === 'string' ? [patterns] : [...patterns];
+}
+
 /**
  * Drop cached scans after a filesystem mutation: with a path (relative to
  * `process.cwd()`; it may no longer exist), every cached scan whose root
@@ -148,7 +192,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
  */
 export function invalidateFsScanCache(path?: string): void {
   if (path !== undefined && typeof path !== 'string') {
-    throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
+    throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string', { option: 'path', value: path });
   }
   handOverScanCachePolicy();
   callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : anchored(path)));

@@ -11,7 +11,7 @@
  * has checked out over to its retry without losing a byte.
  */
 export { FileType, fsScanCacheStats, glob, invalidateFsScanCache, watchFsScanCache } from './glob.ts';
-export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult, UnreadablePath } from './glob.ts';
+export type { FsScanCacheStats, GlobMatch, GlobOptions, GlobResult, OnGlobMatch, UnreadablePath } from './glob.ts';
 export { fuzzyFind } from './fuzzy.ts';
 export type { FuzzyFindOptions, FuzzyFindResult, FuzzyMatch, FuzzyTier } from './fuzzy.ts';
 export { grep, hasMatch, search } from './grep.ts';
