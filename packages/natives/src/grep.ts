@@ -68,7 +68,7 @@ export interface GrepOptions extends MatchOptions {
   type?: string | string[];
   /** Never files of these types, as `rg -T`. */
   typeNot?: string | string[];
-  /** Search dot-files and dot-directories. Default: `true`. */
+  /** Search dot-files and dot-directories (`.git` is never entered). Default: `false`, as `rg` (and `glob`, `fuzzyFind`). */
   hidden?: boolean;
   /** Honour `.gitignore` (inside git repositories) and `.ignore`. Default: `true`. */
   gitignore?: boolean;
@@ -198,20 +198,24 @@ export function hasMatch(
   pattern: string,
   options: { ignoreCase?: boolean; multiline?: boolean } = {},
 ): boolean {
-  if (typeof pattern !== 'string') throw codedError('EINVAL', 'hasMatch: pattern must be a string');
+  if (typeof pattern !== 'string') throw codedError('EINVAL', 'hasMatch: pattern must be a string', { option: 'pattern', value: pattern });
   return callNative('hasMatch', () => nativeHasMatch(asNativeContent(content), pattern, options));
 }
 
 function checkShape(options: MatchOptions, operation: string): void {
-  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', `${operation}: options must be an object`);
-  if (typeof options.pattern !== 'string') throw codedError('EINVAL', `${operation}: pattern must be a string`);
+  if (typeof options !== 'object' || options === null) {
+    throw codedError('EINVAL', `${operation}: options must be an object`, { option: 'options', value: options });
+  }
+  if (typeof options.pattern !== 'string') {
+    throw codedError('EINVAL', `${operation}: pattern must be a string`, { option: 'pattern', value: options.pattern });
+  }
 }
 
 /** The addon takes a string or a Node `Buffer`; a plain `Uint8Array` is viewed as one, not copied. */
 function asNativeContent(content: string | Uint8Array): string | Buffer {
   if (typeof content === 'string' || Buffer.isBuffer(content)) return content;
   if (content instanceof Uint8Array) return Buffer.from(content.buffer, content.byteOffset, content.byteLength);
-  throw codedError('EINVAL', 'content must be a string or a Uint8Array');
+  throw codedError('EINVAL', 'content must be a string or a Uint8Array', { option: 'content' });
 }
 
 /** Turn native columns into result objects: each result's text pieces are its context before, its line, its context after. */
