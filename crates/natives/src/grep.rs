@@ -31,8 +31,9 @@ use crate::{
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
     options::{count, given, listed},
+    pace::{Outlet, StreamPacer},
     scan::{UnreadablePath, unreadable_paths},
-    stream::{Batch, BatchCallback, stream},
+    stream::{Batch, stream},
     task::{Work, cancellable_task},
 };
 
@@ -326,7 +327,8 @@ fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> Na
 /// Search file contents under `path` (a directory or one file) with
 /// ripgrep's rules, in path then line order. `onBatch`, when given, receives
 /// the results in batches as they are decided (and the result's `matches`
-/// is then empty). Rejects with an `Error` whose `code` is `ENOENT`,
+/// is then empty); with `pacer`, a batch waits for room in the consumer's
+/// window (see `StreamPacer`). Rejects with an `Error` whose `code` is `ENOENT`,
 /// `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
 /// or `ETIMEDOUT`.
 #[napi(js_name = "nativeGrep", ts_return_type = "Promise<NativeGrepResult>")]
@@ -334,12 +336,14 @@ pub fn native_grep(
     options: NativeGrepOptions,
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GrepColumns, (), GrepColumns, Status, false>>,
+    pacer: Option<&StreamPacer>,
 ) -> AsyncTask<Work<NativeGrepResult>> {
+    let outlet = Outlet::new(on_batch, pacer);
     cancellable_task(
         token,
         options.timeout_ms,
         || convert_options(options),
-        move |options, token| run_grep(options, &token, on_batch.as_ref()),
+        move |options, token| run_grep(options, &token, outlet.as_ref()),
     )
 }
 
@@ -351,18 +355,21 @@ pub fn native_grep(
 fn run_grep(
     mut options: GrepOptions,
     token: &LibraryToken,
-    on_batch: Option<&BatchCallback<GrepColumns>>,
+    outlet: Option<&Outlet<GrepColumns>>,
 ) -> Result<NativeGrepResult, Error> {
     let keep = std::mem::replace(&mut options.retain_matches, false);
     let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
         natives_scan::grep::grep(&options, cache::global(), token, on_match)
     };
-    Ok(match on_batch {
-        Some(callback) => {
-            let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+    Ok(match outlet {
+        Some(outlet) => {
+            let receiver = outlet.paced(token);
+            let (outcome, batches) = stream::<ColumnBuilder, _>(&receiver, |streamer| {
                 grep(&mut |found| streamer.push(found))
             });
-            to_js_result(&outcome?, ColumnBuilder::default().finish(), batches)
+            let outcome = outcome?;
+            receiver.interrupted()?;
+            to_js_result(&outcome, ColumnBuilder::default().finish(), batches)
         }
         None => {
             let mut builder = ColumnBuilder::default();

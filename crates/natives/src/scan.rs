@@ -24,7 +24,8 @@ use crate::{
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
     options::{count, given, listed},
-    stream::{Batch, BatchCallback, stream},
+    pace::{Outlet, StreamPacer},
+    stream::{Batch, stream},
     task::{Work, cancellable_task},
 };
 
@@ -183,19 +184,23 @@ impl Batch for ColumnBuilder {
 
 /// Glob over the scan cache. Resolves with columns; `onBatch`, when given,
 /// receives the matches in batches as they are decided (and the result's
-/// columns are then empty). Rejects with an `Error` whose `code` is
-/// `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
+/// columns are then empty); with `pacer`, a batch waits for room in the
+/// consumer's window (see `StreamPacer`). Rejects with an `Error` whose
+/// `code` is `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or
+/// `ETIMEDOUT`.
 #[napi(js_name = "nativeGlob", ts_return_type = "Promise<NativeGlobResult>")]
 pub fn native_glob(
     options: NativeGlobOptions,
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
+    pacer: Option<&StreamPacer>,
 ) -> AsyncTask<Work<NativeGlobResult>> {
+    let outlet = Outlet::new(on_batch, pacer);
     cancellable_task(
         token,
         options.timeout_ms,
         || convert_options(options),
-        move |options, token| run_glob(&options, &token, on_batch.as_ref()),
+        move |options, token| run_glob(&options, &token, outlet.as_ref()),
     )
 }
 
@@ -204,17 +209,20 @@ pub fn native_glob(
 fn run_glob(
     options: &GlobOptions,
     token: &LibraryToken,
-    on_batch: Option<&BatchCallback<GlobColumns>>,
+    outlet: Option<&Outlet<GlobColumns>>,
 ) -> Result<NativeGlobResult, Error> {
     let glob = |on_match: &mut dyn FnMut(Entry<'_>)| {
         natives_scan::glob(options, cache::global(), token, on_match)
     };
-    let (outcome, columns, batches) = match on_batch {
-        Some(callback) => {
-            let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+    let (outcome, columns, batches) = match outlet {
+        Some(outlet) => {
+            let receiver = outlet.paced(token);
+            let (outcome, batches) = stream::<ColumnBuilder, _>(&receiver, |streamer| {
                 glob(&mut |entry| streamer.push(&entry))
             });
-            (outcome?, ColumnBuilder::default(), batches)
+            let outcome = outcome?;
+            receiver.interrupted()?;
+            (outcome, ColumnBuilder::default(), batches)
         }
         None => {
             let mut columns = ColumnBuilder::default();

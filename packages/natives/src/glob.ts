@@ -5,12 +5,19 @@
  * objects here; `onMatch` receives them in batches streamed by the native
  * side as they are decided, and the promise settles only after the last one.
  */
-import { native, type FileType as NativeFileType, type FsScanCacheStats, type GlobColumns } from './native.ts';
+import {
+  native,
+  type FileType as NativeFileType,
+  type FsScanCacheStats,
+  type GlobColumns,
+  type NativeGlobOptions,
+  type NativeGlobResult,
+} from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
-import { BatchStream } from './stream.ts';
+import { BatchStream, PULL_WINDOW_BATCHES, PullStream } from './stream.ts';
 
 const {
   fsScanCacheStats: nativeStats,
@@ -141,19 +148,53 @@ export async function glob(
   const { options, onMatch } = globArguments(first, second, third);
   throwIfAborted(options.signal, 'glob');
   handOverScanCachePolicy();
-  const { signal, path, pattern, ignore, ...rest } = options;
-  using link = linkSignal(signal, onMatch !== undefined);
+  using link = linkSignal(options.signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
   const run = async (): Promise<GlobResult> => {
-    const raw = await nativeGlob(
-      { ...rest, pattern: listOf(pattern), ignore: ignore === undefined ? undefined : listOf(ignore), path: anchored(path ?? process.cwd()) },
-      link.token,
-      stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
-    );
+    const raw = await nativeGlob(nativeOptions(options), link.token, stream ? (batch: GlobColumns) => stream.receive(batch) : undefined);
     const matches = stream ? await stream.settle(raw.batches) : decode(raw.matches);
-    return { matches, totalMatches: raw.totalMatches, limitReached: raw.limitReached, unreadable: raw.unreadable };
+    return { matches, ...summary(raw) };
   };
-  return await callNative('glob', run, { signal, stream });
+  return await callNative('glob', run, { signal: options.signal, stream });
+}
+
+/** What a pulled glob's `result` settles with: the answer without its matches, which the loop took. */
+export type GlobSummary = Omit<GlobResult, 'matches'>;
+
+/** A glob read with `for await`; see {@link globIter}. */
+export type GlobStream = PullStream<GlobColumns, GlobMatch, GlobSummary>;
+
+/**
+ * {@link glob}'s matches as an async iterable, for `for await (const match of globIter('**\/*.ts'))`:
+ * the same options and order, with backpressure (the walk waits while
+ * {@link PULL_WINDOW_BATCHES} batches wait for the loop) and `break` cancelling the walk.
+ * `result` settles with the counts and `unreadable` once the walk has ended. A failure
+ * (`EINVAL`, `ENOENT`, `ABORT_ERR`, ...) rejects the loop's next step.
+ */
+export function globIter(options: GlobOptions): GlobStream;
+export function globIter(pattern: string | readonly string[], options?: Omit<GlobOptions, 'pattern'>): GlobStream;
+export function globIter(first: GlobOptions | string | readonly string[], second?: Omit<GlobOptions, 'pattern'>): GlobStream {
+  const token = new native.CancelToken();
+  const pacer = new native.StreamPacer(PULL_WINDOW_BATCHES);
+  return new PullStream(decode, pacer, () => token.cancel(), async (receive) => {
+    const { options } = globArguments(first, second);
+    throwIfAborted(options.signal, 'glob');
+    handOverScanCachePolicy();
+    using link = linkSignal(options.signal, true, token);
+    const run = () => nativeGlob(nativeOptions(options), link.token, receive, pacer);
+    const raw = await callNative('glob', run, { signal: options.signal });
+    return { summary: summary(raw), batches: raw.batches };
+  });
+}
+
+/** The options as the addon takes them: patterns as lists, `path` anchored. */
+function nativeOptions(options: GlobOptions): NativeGlobOptions {
+  const { signal: _signal, path, pattern, ignore, ...rest } = options;
+  return { ...rest, pattern: listOf(pattern), ignore: ignore === undefined ? undefined : listOf(ignore), path: anchored(path ?? process.cwd()) };
+}
+
+function summary(raw: NativeGlobResult): GlobSummary {
+  return { totalMatches: raw.totalMatches, limitReached: raw.limitReached, unreadable: raw.unreadable };
 }
 
 /** `glob`'s two call shapes as one, checked: `EINVAL` naming the option (`options`, `pattern`, `ignore`) that is not what it must be. */
