@@ -71,9 +71,10 @@ describe('the CLI --json has the shape of the addon results', () => {
   test('grep: rg JSON Lines holding the addon\'s lines and counts', async () => {
     const base = { pattern: 'needle', path: root } as const;
     const cases: Array<[string[], Parameters<typeof grep>[0]]> = [
-      [['--hidden', 'needle'], base],
-      [['--hidden', '-C', '1', 'needle'], { ...base, context: 1 }],
-      [['-v', 'needle', 'docs'], { ...base, path: `${root}/docs`, hidden: false, invertMatch: true }],
+      [['--hidden', 'needle'], { ...base, hidden: true }],
+      [['needle'], base],
+      [['--hidden', '-C', '1', 'needle'], { ...base, hidden: true, context: 1 }],
+      [['-v', 'needle', 'docs'], { ...base, path: `${root}/docs`, invertMatch: true }],
     ];
     for (const [args, options] of cases) {
       const { code, out, err } = natives(['grep', '--json', ...args], root);

@@ -9,7 +9,7 @@ import { codedRejection } from './support/errors.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, tempDir, writeTree } from './support/fs.ts';
 import { stageForUnprivileged } from './support/unprivileged.ts';
-import { applyFileChanges, fsScanCacheStats, glob, grep, invalidateFsScanCache, type CodedError, type FileChange, type GlobOptions } from './support/natives.ts';
+import { applyFileChanges, fsScanCacheStats, fuzzyFind, glob, grep, invalidateFsScanCache, readFile, type CodedError, type FileChange, type GlobOptions } from './support/natives.ts';
 
 let root = '';
 beforeAll(() => {
@@ -177,11 +177,27 @@ describe('bad patterns and options are EINVAL', () => {
       { pattern: 42, path: root },
       { path: root },
       null,
-      'pattern',
+      42,
     ];
     for (const options of wrong) {
       const error = await codedRejection(glob(options as GlobOptions));
       expect(error.code).toBe('EINVAL');
+    }
+  });
+
+  test('an argument the TypeScript layer refuses names itself and its value, as the library does', async () => {
+    const table: [string, () => Promise<unknown>, string, string][] = [
+      ['glob pattern', () => glob({ pattern: 42, path: root } as never), 'pattern', '42'],
+      ['glob without a pattern', () => glob({ path: root } as never), 'pattern', 'undefined'],
+      ['glob options', () => glob(null as never), 'options', 'null'],
+      ['grep pattern', () => grep({ pattern: ['a'], path: root } as never), 'pattern', '["a"]'],
+      ['fuzzyFind query', () => fuzzyFind({ query: 7 } as never), 'query', '7'],
+      ['readFile path', () => readFile(7 as never), 'path', '7'],
+      ['applyFileChanges changes', () => applyFileChanges({} as never), 'changes', '{}'],
+    ];
+    for (const [label, call, option, value] of table) {
+      const error = await codedRejection(call());
+      expect([label, error.code, error.option, error.value]).toEqual([label, 'EINVAL', option, value]);
     }
   });
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gitInit, pathsOf, removeDir, run, setMtime, tempDir, writeTree } from './support/fs.ts';
-import { FileType, glob, type GlobMatch, type GlobOptions } from './support/natives.ts';
+import { FileType, fuzzyFind, glob, grep, type GlobMatch, type GlobOptions } from './support/natives.ts';
+import { codedRejection } from './support/errors.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -70,6 +71,38 @@ describe('pattern rules', () => {
     expect(await at('./src/*.ts')).toEqual(['src/index.ts']);
   });
 
+  test('several patterns select what any of them matches, as fast-glob and tinyglobby', async () => {
+    expect(await at(['src/*.ts', 'docs/**'] as never)).toEqual(['docs/guide.md', 'src/index.ts']);
+    expect(pathsOf((await glob(['src/*.ts', '*.md'], { path: root })).matches)).toEqual(['README.md', 'docs/guide.md', 'src/index.ts']);
+    expect(pathsOf((await glob('*.md', { path: root })).matches)).toEqual(['README.md', 'docs/guide.md']);
+  });
+
+  test('ignore (and `!` patterns) leave out what they match and all below a directory they match', async () => {
+    expect(await at('**/*.ts', { ignore: ['**/deep/**'] })).toEqual(['src/a/b.ts', 'src/index.ts', 'top.ts']);
+    expect(await at('src/**', { ignore: 'a' })).toEqual(['src/app.tsx', 'src/index.ts', 'src/util.js']);
+    expect(await at(['*.ts', '!top.ts', '!src/a'] as never)).toEqual(['src/index.ts']);
+    const streamed: string[] = [];
+    const { matches } = await glob(['src/**/*.ts', 'top.ts'], { path: root, ignore: ['b.ts'] }, (m) => streamed.push(m.path));
+    expect([pathsOf(matches), streamed]).toEqual([['src/a/deep/c.ts', 'src/index.ts', 'top.ts'], ['src/a/deep/c.ts', 'src/index.ts', 'top.ts']]);
+  });
+
+  test('a bad pattern or ignore pattern is EINVAL naming the option and the pattern', async () => {
+    const table: [Partial<GlobOptions>, string, string][] = [
+      [{ pattern: ['*.ts', 'a['] }, 'pattern', 'a['],
+      [{ pattern: '*.ts', ignore: ['*.md', 'b['] }, 'ignore', 'b['],
+      [{ pattern: '*.ts', ignore: '' }, 'ignore', ''],
+      [{ pattern: ['!*.ts'] }, 'pattern', '!*.ts'],
+      [{ pattern: [] }, 'pattern', ''],
+      [{ pattern: ['*.ts', 7] as never }, 'pattern', '["*.ts",7]'],
+      [{ pattern: '*.ts', ignore: 7 as never }, 'ignore', '7'],
+    ];
+    for (const [options, option, value] of table) {
+      const error = await codedRejection(glob({ path: root, ...options } as GlobOptions));
+      expect([error.code, error.option, error.value]).toEqual(['EINVAL', option, value]);
+      expect(error.message).toContain(option);
+    }
+  });
+
   test('matching is case-sensitive', async () => {
     expect(await at('*.TS')).toEqual(['Upper.TS']);
     expect(await at('*.ts')).not.toContain('Upper.TS');
@@ -112,6 +145,19 @@ describe('pattern rules', () => {
 });
 
 describe('hidden, .git and ignore files', () => {
+  test('glob, grep and fuzzyFind leave dot-files out by default, as fd and rg; hidden: true takes them in', async () => {
+    const root = fixture('hidden-default', { '.config/needle.ts': 'needle\n', '.needle.ts': 'needle\n', 'needle.ts': 'needle\n' });
+    const found = async (hidden?: boolean) => [
+      pathsOf((await glob({ pattern: '*.ts', path: root, hidden })).matches),
+      pathsOf((await grep({ pattern: 'needle', path: root, hidden, mode: 'filesWithMatches' })).matches),
+      pathsOf((await fuzzyFind({ query: 'needle', path: root, hidden })).matches).sort(),
+    ];
+    expect(await found()).toEqual([['needle.ts'], ['needle.ts'], ['needle.ts']]);
+    const all = ['.config/needle.ts', '.needle.ts', 'needle.ts'];
+    expect(await found(true)).toEqual([all, all, all]);
+  });
+
+
   test('hidden entries only with hidden: true; .git never', async () => {
     const root = fixture('hidden', ['.config/settings.ts', '.env', 'app.ts', 'sub/.secret.ts']);
     gitInit(root);

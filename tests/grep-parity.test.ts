@@ -4,7 +4,8 @@
  * equivalent `rg` flags, and the answers compared line for line (path, line
  * number, text, match or context) together with the counters both report.
  *
- * Equivalences: grep searches hidden files by default (`rg --hidden`);
+ * Equivalences: `hidden: true` is `rg --hidden`, and the cases search hidden files with both
+ * (left out, both skip them: one case says so);
  * `gitignore: false` is `--no-ignore`; `multiline` is `-U`; `context`,
  * `contextBefore`, `contextAfter` are `-C`, `-B`, `-A`; `glob` is `-g`;
  * `type` is `-t`; `ignoreCase`, `smartCase`, `literal` are `-i`, `-S`, `-F`.
@@ -30,7 +31,7 @@ interface Case {
   rgPattern?: string;
 }
 
-/** Every case's rg run gets `--hidden` unless it says `hidden: false`, and `-g !.git` always. */
+/** Every case runs with `hidden: true` and rg's `--hidden` unless it sets `hidden` itself, and rg gets `-g !.git` always. */
 const CASES: Case[] = [
   { name: 'plain word', pattern: 'needle', rgArgs: [] },
   { name: 'regex with a repetition and a word boundary', pattern: String.raw`ne+dle\b`, rgArgs: [] },
@@ -71,6 +72,7 @@ const CASES: Case[] = [
   { name: 'type md', pattern: '(?i)needle', rgArgs: ['-t', 'md'], options: { type: 'md' } },
   { name: 'type with glob', pattern: 'needle', rgArgs: ['-t', 'ts', '-g', 'web/**'], options: { type: 'ts', glob: 'web/**' } },
   { name: 'hidden: false', pattern: 'needle', rgArgs: [], options: { hidden: false } },
+  { name: 'hidden left out: dot-files skipped, as rg does by default', pattern: 'needle', rgArgs: [], options: { hidden: undefined } },
   { name: 'gitignore: false', pattern: 'needle', rgArgs: ['--no-ignore'], options: { gitignore: false } },
   {
     name: 'node_modules skipped by default',
@@ -113,9 +115,10 @@ function writeFixture(): string {
   return dir;
 }
 
-/** The rg flags for a case: `--hidden` unless hidden is off, never `.git`. */
+/** The rg flags for a case: `--hidden` unless the case sets `hidden` other than `true`, never `.git`. */
 function rgFlags(c: Case): string[] {
-  return [...(c.options?.hidden === false ? [] : ['--hidden']), '-g', '!.git', ...c.rgArgs];
+  const hidden = c.options !== undefined && 'hidden' in c.options ? c.options.hidden === true : true;
+  return [...(hidden ? ['--hidden'] : []), '-g', '!.git', ...c.rgArgs];
 }
 
 describe.skipIf(rg === undefined)('grep matches rg', () => {
@@ -126,7 +129,7 @@ describe.skipIf(rg === undefined)('grep matches rg', () => {
 
   for (const c of CASES) {
     test(`content: ${c.name} (${JSON.stringify(c.pattern)})`, async () => {
-      const options: GrepOptions = { pattern: c.pattern, path: root, includeNodeModules: true, ...c.options };
+      const options: GrepOptions = { pattern: c.pattern, path: root, includeNodeModules: true, hidden: true, ...c.options };
       const expected = rgJson(rg!, root, rgFlags(c), c.rgPattern ?? c.pattern);
       const result = await grep(options);
       expect(reportedLines(result.matches)).toEqual(expected.lines);
@@ -192,7 +195,7 @@ describe.skipIf(rg === undefined)('grep matches rg', () => {
     const label = `${JSON.stringify(c.pattern)} ${c.rgArgs.join(' ')}`;
     test(`onlyMatching matches rg -o: ${label}`, async () => {
       const flags = ['--hidden', '-g', '!.git', '-o', ...c.rgArgs];
-      const options: GrepOptions = { pattern: c.pattern, path: root, includeNodeModules: true, onlyMatching: true, ...c.options };
+      const options: GrepOptions = { pattern: c.pattern, path: root, includeNodeModules: true, hidden: true, onlyMatching: true, ...c.options };
       const printed = rgLines(rg!, root, [...flags, '-n', '--no-heading', '-H'], c.pattern).filter((l) => !isBinaryNotice(l));
       const result = await grep(options);
       expect(printedLikeRg(result.matches, (c.options.context ?? 0) > 0)).toEqual(printed);
@@ -220,7 +223,7 @@ describe.skipIf(rg === undefined)('grep matches rg', () => {
     const label = `${JSON.stringify(c.pattern)} ${c.rgArgs.join(' ')}`;
 
     test(`count mode matches rg --count: ${label}`, async () => {
-      const result = await grep({ pattern: c.pattern, path: root, includeNodeModules: true, mode: 'count', ...c.options });
+      const result = await grep({ pattern: c.pattern, path: root, includeNodeModules: true, hidden: true, mode: 'count', ...c.options });
       const counts = result.matches.map((m) => `${m.path}:${m.matchCount}`);
       const expected = rgLines(rg!, root, [...flags, '--count'], c.pattern);
       expect(counts).toEqual(expected);
@@ -235,6 +238,7 @@ describe.skipIf(rg === undefined)('grep matches rg', () => {
         pattern: c.pattern,
         path: root,
         includeNodeModules: true,
+        hidden: true,
         mode: 'filesWithMatches',
         ...c.options,
       });

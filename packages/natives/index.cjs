@@ -839,6 +839,7 @@ module.exports.BuildCacheLease = nativeBinding.BuildCacheLease
 module.exports.BuildCachePoolLease = nativeBinding.BuildCachePoolLease
 module.exports.CancelToken = nativeBinding.CancelToken
 module.exports.RunDriver = nativeBinding.RunDriver
+module.exports.StreamPacer = nativeBinding.StreamPacer
 module.exports.WorktreeHandover = nativeBinding.WorktreeHandover
 module.exports.claudeFolderName = nativeBinding.claudeFolderName
 module.exports.claudeMemoryDir = nativeBinding.claudeMemoryDir

@@ -74,6 +74,18 @@ export declare class RunDriver {
   release(): boolean
 }
 
+/**
+ * How many batches of a pulled stream may wait in JS, untaken. Pass it to
+ * `nativeGlob`/`nativeGrep` with the batch callback, and call `taken()`
+ * each time the consumer takes a batch from its queue.
+ */
+export declare class StreamPacer {
+  /** Room for `batches` untaken batches (at least 1). */
+  constructor(batches: number)
+  /** The consumer took a batch from its queue: one more may come. */
+  taken(): void
+}
+
 /** A handover's answer, holding what restoring a released worktree needs. */
 export declare class WorktreeHandover {
   /** What the handover did. */
@@ -868,18 +880,28 @@ export interface NativeFuzzyResult {
 /**
  * Glob over the scan cache. Resolves with columns; `onBatch`, when given,
  * receives the matches in batches as they are decided (and the result's
- * columns are then empty). Rejects with an `Error` whose `code` is
- * `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
+ * columns are then empty); with `pacer`, a batch waits for room in the
+ * consumer's window (see `StreamPacer`). Rejects with an `Error` whose
+ * `code` is `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or
+ * `ETIMEDOUT`.
  */
-export declare function nativeGlob(options: NativeGlobOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GlobColumns) => void)) | undefined | null): Promise<NativeGlobResult>
+export declare function nativeGlob(options: NativeGlobOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GlobColumns) => void)) | undefined | null, pacer?: StreamPacer | undefined | null): Promise<NativeGlobResult>
 
 /**
  * Options for the native `glob`; the TypeScript `glob` documents them and
  * supplies `path`.
  */
 export interface NativeGlobOptions {
-  /** Glob pattern (`*.ts`, `src/**\/*.{ts,tsx}`). */
-  pattern: string
+  /**
+   * Glob pattern or patterns (`*.ts`, `src/**\/*.{ts,tsx}`); an entry
+   * matching any is returned; one starting with `!` ignores.
+   */
+  pattern: string | Array<string>
+  /**
+   * Leave out entries matching these patterns and all below a directory
+   * matching one (default none).
+   */
+  ignore?: string | Array<string>
   /**
    * Directory to search, absolute or relative to the process cwd (a byte
    * of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
@@ -940,11 +962,12 @@ export declare function nativeGrantAuthority(home: string | undefined | null, ru
  * Search file contents under `path` (a directory or one file) with
  * ripgrep's rules, in path then line order. `onBatch`, when given, receives
  * the results in batches as they are decided (and the result's `matches`
- * is then empty). Rejects with an `Error` whose `code` is `ENOENT`,
+ * is then empty); with `pacer`, a batch waits for room in the consumer's
+ * window (see `StreamPacer`). Rejects with an `Error` whose `code` is `ENOENT`,
  * `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
  * or `ETIMEDOUT`.
  */
-export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GrepColumns) => void)) | undefined | null): Promise<NativeGrepResult>
+export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GrepColumns) => void)) | undefined | null, pacer?: StreamPacer | undefined | null): Promise<NativeGrepResult>
 
 /**
  * Options for the native `grep` and `search`; the TypeScript layer
@@ -985,7 +1008,7 @@ export interface NativeGrepOptions {
   invertMatch?: boolean
   /** One result per match, its text alone, as `rg -o` (default false). */
   onlyMatching?: boolean
-  /** Search dot-files (default true). */
+  /** Search dot-files (default false, as every search). */
   hidden?: boolean
   /** Honour .gitignore/.ignore (default true). */
   gitignore?: boolean

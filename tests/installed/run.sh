@@ -15,7 +15,7 @@ fail() { echo "installed: $*" >&2; exit 1; }
 "$checkout/scripts/pack.sh" "$work/tarballs"
 # What ships: the license, the readme, the manifest, compiled modules with their declarations, the
 # generated loader and a binary; never a source, test, bench or source map.
-shipped='^package/(LICENSE|README\.md|package\.json|index\.cjs|index\.d\.cts|dist/[a-z-]+\.(js|d\.ts)|natives\.[a-z0-9-]+\.node)$'
+shipped='^package/(LICENSE|README\.md|package\.json|index\.cjs|index\.d\.cts|dist/[a-z-]+\.(js|d\.ts|cjs)|natives\.[a-z0-9-]+\.node)$'
 for tarball in "$work"/tarballs/*.tgz; do
   tar -tzf "$tarball" | grep -x 'package/LICENSE' >/dev/null || fail "$(basename "$tarball") has no LICENSE"
   unexpected=$(tar -tzf "$tarball" | grep -Ev "$shipped" || true)
@@ -23,7 +23,7 @@ for tarball in "$work"/tarballs/*.tgz; do
 done
 project="$work/project"
 mkdir "$project"
-cp "$here"/*.mjs "$project/"
+cp "$here"/*.mjs "$here"/*.cjs "$project/"
 echo '{"name": "natives-installed", "private": true, "type": "module"}' > "$project/package.json"
 cd "$project"
 # The MCP tests' client side (the official SDK client, ajv) comes from the registry like any user's.
@@ -40,6 +40,10 @@ platform_package=$(cd node_modules && echo @natives/natives-*)
 
 NODE_OPTIONS='' node use.mjs
 bun use.mjs
+# Subpaths load their domain alone; require() works where Node cannot require an ES module (before
+# 20.19, or with that switched off, as here).
+NODE_OPTIONS='' node subpaths.mjs
+NODE_OPTIONS='' node --no-experimental-require-module require.cjs
 # The MCP server from its bin, under Node and under Bun, every case through the SDK client; the
 # inspector is the checkout's (a dev dependency: large, and a client like any other).
 export MCP_INSPECTOR="$checkout/node_modules/.bin/mcp-inspector"

@@ -100,6 +100,19 @@ pub struct WalkArgs {
     pub no_ignore: bool,
 }
 
+impl WalkArgs {
+    /// Change the library's scan policy where a flag asks, and only there:
+    /// without flags a command walks as every search does by default.
+    pub fn override_policy(&self, include_hidden: &mut bool, use_gitignore: &mut bool) {
+        if self.hidden {
+            *include_hidden = true;
+        }
+        if self.no_ignore {
+            *use_gitignore = false;
+        }
+    }
+}
+
 /// `natives glob`.
 #[derive(Debug, Args)]
 pub struct GlobArgs {

@@ -41,8 +41,8 @@ fn options(args: FindArgs) -> (FuzzyOptions, Positionals) {
         prefix: args.path,
     };
     let mut options = FuzzyOptions::new(positionals.pattern.clone(), positionals.path());
-    options.include_hidden = args.walk.hidden;
-    options.use_gitignore = !args.walk.no_ignore;
+    args.walk
+        .override_policy(&mut options.include_hidden, &mut options.use_gitignore);
     if let Some(max) = args.max {
         options.max_results = max;
     }

@@ -49,8 +49,8 @@ fn options(args: GlobArgs) -> (GlobOptions, Positionals) {
         prefix: args.path,
     };
     let mut options = GlobOptions::new(positionals.pattern.clone(), positionals.path());
-    options.include_hidden = args.walk.hidden;
-    options.use_gitignore = !args.walk.no_ignore;
+    args.walk
+        .override_policy(&mut options.include_hidden, &mut options.use_gitignore);
     options.file_type = args.file_type.map(|t| match t {
         TypeArg::File => FileType::File,
         TypeArg::Dir => FileType::Dir,

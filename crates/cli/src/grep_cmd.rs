@@ -86,8 +86,8 @@ fn request(args: GrepArgs) -> Result<Request, String> {
     let mut options = GrepOptions::new(positionals.pattern.clone(), positionals.path());
     // Results are printed as they are decided; none need keeping.
     options.retain_matches = false;
-    options.include_hidden = args.walk.hidden;
-    options.use_gitignore = !args.walk.no_ignore;
+    args.walk
+        .override_policy(&mut options.include_hidden, &mut options.use_gitignore);
     options.ignore_case = args.ignore_case;
     options.smart_case = args.smart_case;
     options.literal = args.fixed_strings;

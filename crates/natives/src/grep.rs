@@ -30,9 +30,10 @@ use crate::{
     cancel::CancelToken,
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
-    options::{count, given},
+    options::{count, given, listed},
+    pace::{Outlet, StreamPacer},
     scan::{UnreadablePath, unreadable_paths},
-    stream::{Batch, BatchCallback, stream},
+    stream::{Batch, stream},
     task::{Work, cancellable_task},
 };
 
@@ -70,7 +71,7 @@ pub struct NativeGrepOptions {
     pub invert_match: Option<bool>,
     /// One result per match, its text alone, as `rg -o` (default false).
     pub only_matching: Option<bool>,
-    /// Search dot-files (default true).
+    /// Search dot-files (default false, as every search).
     pub hidden: Option<bool>,
     /// Honour .gitignore/.ignore (default true).
     pub gitignore: Option<bool>,
@@ -326,7 +327,8 @@ fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> Na
 /// Search file contents under `path` (a directory or one file) with
 /// ripgrep's rules, in path then line order. `onBatch`, when given, receives
 /// the results in batches as they are decided (and the result's `matches`
-/// is then empty). Rejects with an `Error` whose `code` is `ENOENT`,
+/// is then empty); with `pacer`, a batch waits for room in the consumer's
+/// window (see `StreamPacer`). Rejects with an `Error` whose `code` is `ENOENT`,
 /// `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
 /// or `ETIMEDOUT`.
 #[napi(js_name = "nativeGrep", ts_return_type = "Promise<NativeGrepResult>")]
@@ -334,12 +336,14 @@ pub fn native_grep(
     options: NativeGrepOptions,
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GrepColumns, (), GrepColumns, Status, false>>,
+    pacer: Option<&StreamPacer>,
 ) -> AsyncTask<Work<NativeGrepResult>> {
+    let outlet = Outlet::new(on_batch, pacer);
     cancellable_task(
         token,
         options.timeout_ms,
         || convert_options(options),
-        move |options, token| run_grep(options, &token, on_batch.as_ref()),
+        move |options, token| run_grep(options, &token, outlet.as_ref()),
     )
 }
 
@@ -351,18 +355,21 @@ pub fn native_grep(
 fn run_grep(
     mut options: GrepOptions,
     token: &LibraryToken,
-    on_batch: Option<&BatchCallback<GrepColumns>>,
+    outlet: Option<&Outlet<GrepColumns>>,
 ) -> Result<NativeGrepResult, Error> {
     let keep = std::mem::replace(&mut options.retain_matches, false);
     let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
         natives_scan::grep::grep(&options, cache::global(), token, on_match)
     };
-    Ok(match on_batch {
-        Some(callback) => {
-            let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+    Ok(match outlet {
+        Some(outlet) => {
+            let receiver = outlet.paced(token);
+            let (outcome, batches) = stream::<ColumnBuilder, _>(&receiver, |streamer| {
                 grep(&mut |found| streamer.push(found))
             });
-            to_js_result(&outcome?, ColumnBuilder::default().finish(), batches)
+            let outcome = outcome?;
+            receiver.interrupted()?;
+            to_js_result(&outcome, ColumnBuilder::default().finish(), batches)
         }
         None => {
             let mut builder = ColumnBuilder::default();
@@ -473,14 +480,6 @@ fn convert_options(options: NativeGrepOptions) -> Result<GrepOptions, Error> {
     given(&mut converted.confine, options.confine);
     given(&mut converted.retain_matches, options.retain_matches);
     Ok(converted)
-}
-
-/// One value or a list of them, as a list.
-fn listed(value: Either<String, Vec<String>>) -> Vec<String> {
-    match value {
-        Either::A(one) => vec![one],
-        Either::B(many) => many,
-    }
 }
 
 /// The limits on what a search returns and reads: `maxCount`, `maxColumns`

@@ -48,6 +48,7 @@ pub mod grep;
 pub mod lease;
 pub mod names;
 pub mod options;
+pub mod pace;
 pub mod pool;
 pub mod scan;
 pub mod stream;

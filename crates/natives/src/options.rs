@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use napi::bindgen_prelude::Either;
 use natives_scan::Error;
 
 /// Set `field` to the value the JS side gave, if it gave one; otherwise the
@@ -18,6 +19,14 @@ use natives_scan::Error;
 pub fn given<T>(field: &mut T, value: Option<T>) {
     if let Some(value) = value {
         *field = value;
+    }
+}
+
+/// One value or a list of them (a JS `string | string[]` option), as a list.
+pub fn listed(value: Either<String, Vec<String>>) -> Vec<String> {
+    match value {
+        Either::A(one) => vec![one],
+        Either::B(many) => many,
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use napi::{
     Env, Status,
-    bindgen_prelude::{AsyncTask, Float64Array, Uint8Array, Utf16String},
+    bindgen_prelude::{AsyncTask, Either, Float64Array, Uint8Array, Utf16String},
     threadsafe_function::ThreadsafeFunction,
 };
 use napi_derive::napi;
@@ -23,8 +23,9 @@ use crate::{
     cancel::CancelToken,
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
-    options::{count, given},
-    stream::{Batch, BatchCallback, stream},
+    options::{count, given, listed},
+    pace::{Outlet, StreamPacer},
+    stream::{Batch, stream},
     task::{Work, cancellable_task},
 };
 
@@ -56,8 +57,12 @@ impl From<natives_scan::FileType> for FileType {
 /// supplies `path`.
 #[napi(object)]
 pub struct NativeGlobOptions {
-    /// Glob pattern (`*.ts`, `src/**/*.{ts,tsx}`).
-    pub pattern: String,
+    /// Glob pattern or patterns (`*.ts`, `src/**/*.{ts,tsx}`); an entry
+    /// matching any is returned; one starting with `!` ignores.
+    pub pattern: Either<String, Vec<String>>,
+    /// Leave out entries matching these patterns and all below a directory
+    /// matching one (default none).
+    pub ignore: Option<Either<String, Vec<String>>>,
     /// Directory to search, absolute or relative to the process cwd (a byte
     /// of a name that is not UTF-8 as the lone surrogate U+DC00 + byte).
     pub path: Utf16String,
@@ -179,19 +184,23 @@ impl Batch for ColumnBuilder {
 
 /// Glob over the scan cache. Resolves with columns; `onBatch`, when given,
 /// receives the matches in batches as they are decided (and the result's
-/// columns are then empty). Rejects with an `Error` whose `code` is
-/// `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or `ETIMEDOUT`.
+/// columns are then empty); with `pacer`, a batch waits for room in the
+/// consumer's window (see `StreamPacer`). Rejects with an `Error` whose
+/// `code` is `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`, `ABORT_ERR` or
+/// `ETIMEDOUT`.
 #[napi(js_name = "nativeGlob", ts_return_type = "Promise<NativeGlobResult>")]
 pub fn native_glob(
     options: NativeGlobOptions,
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GlobColumns, (), GlobColumns, Status, false>>,
+    pacer: Option<&StreamPacer>,
 ) -> AsyncTask<Work<NativeGlobResult>> {
+    let outlet = Outlet::new(on_batch, pacer);
     cancellable_task(
         token,
         options.timeout_ms,
         || convert_options(options),
-        move |options, token| run_glob(&options, &token, on_batch.as_ref()),
+        move |options, token| run_glob(&options, &token, outlet.as_ref()),
     )
 }
 
@@ -200,17 +209,20 @@ pub fn native_glob(
 fn run_glob(
     options: &GlobOptions,
     token: &LibraryToken,
-    on_batch: Option<&BatchCallback<GlobColumns>>,
+    outlet: Option<&Outlet<GlobColumns>>,
 ) -> Result<NativeGlobResult, Error> {
     let glob = |on_match: &mut dyn FnMut(Entry<'_>)| {
         natives_scan::glob(options, cache::global(), token, on_match)
     };
-    let (outcome, columns, batches) = match on_batch {
-        Some(callback) => {
-            let (outcome, batches) = stream::<ColumnBuilder, _>(callback, |streamer| {
+    let (outcome, columns, batches) = match outlet {
+        Some(outlet) => {
+            let receiver = outlet.paced(token);
+            let (outcome, batches) = stream::<ColumnBuilder, _>(&receiver, |streamer| {
                 glob(&mut |entry| streamer.push(&entry))
             });
-            (outcome?, ColumnBuilder::default(), batches)
+            let outcome = outcome?;
+            receiver.interrupted()?;
+            (outcome, ColumnBuilder::default(), batches)
         }
         None => {
             let mut columns = ColumnBuilder::default();
@@ -229,7 +241,9 @@ fn run_glob(
 
 fn convert_options(options: NativeGlobOptions) -> Result<GlobOptions, Error> {
     let path = crate::names::path_from_js(&options.path, "path")?;
-    let mut converted = GlobOptions::new(options.pattern, path);
+    let mut converted = GlobOptions::new(String::new(), path);
+    converted.patterns = listed(options.pattern);
+    given(&mut converted.ignore, options.ignore.map(listed));
     let file_type = options.file_type.map(file_type).transpose()?;
     given(&mut converted.file_type, file_type.map(Some));
     given(&mut converted.recursive, options.recursive);
@@ -435,7 +449,8 @@ mod tests {
     #[test]
     fn options_left_out_keep_the_library_defaults() {
         let options = NativeGlobOptions {
-            pattern: "*.rs".into(),
+            pattern: Either::A("*.rs".into()),
+            ignore: None,
             path: String::from("src").into(),
             file_type: None,
             recursive: None,

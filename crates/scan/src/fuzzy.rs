@@ -90,7 +90,8 @@ pub struct FuzzyOptions {
     pub query: String,
     /// The directory to search (relative to the current directory).
     pub path: PathBuf,
-    /// Include dot-files and dot-directories. Default: `false`.
+    /// Include dot-files and dot-directories. Default: `false`
+    /// ([`ScanPolicy::DEFAULT`], the one default of every search).
     pub include_hidden: bool,
     /// Honour `.gitignore`/`.ignore` files. Default: `true`.
     pub use_gitignore: bool,
@@ -113,8 +114,8 @@ impl FuzzyOptions {
         FuzzyOptions {
             query: query.into(),
             path: path.into(),
-            include_hidden: false,
-            use_gitignore: true,
+            include_hidden: ScanPolicy::DEFAULT.include_hidden,
+            use_gitignore: ScanPolicy::DEFAULT.use_gitignore,
             include_node_modules: None,
             max_results: DEFAULT_MAX_RESULTS,
             cache: false,

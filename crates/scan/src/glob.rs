@@ -7,6 +7,11 @@
 //! at any depth (`*.ts` means `**/*.ts`); `*` never crosses `/`
 //! (`literal_separator`); matching is case-sensitive.
 //!
+//! Several patterns and an ignore list work as in fast-glob and tinyglobby,
+//! which JS users know: an entry matching any pattern is returned unless an
+//! ignore pattern (or a pattern starting with `!`) matches it or a directory
+//! above it. Ignore patterns follow the same rules as patterns.
+//!
 //! Performance contract: one pass over the (usually cached) entry list, no
 //! allocation per entry, memory O(`max_results`) for the returned set even
 //! with `sort_by_mtime`, and [`CancelToken`] polled every
@@ -14,11 +19,12 @@
 
 use std::{
     cmp::Reverse,
+    fmt,
     path::{Path, PathBuf},
     sync::Arc,
 };
 
-use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::{
     beneath::{Beneath, search_root},
@@ -35,15 +41,22 @@ use crate::{
 /// What to match and how. Field docs give the defaults of [`GlobOptions::new`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobOptions {
-    /// The glob pattern, relative to `path`.
-    pub pattern: String,
+    /// The glob patterns, relative to `path`: an entry matching any of them
+    /// is returned. One starting with `!` is an ignore pattern (as in
+    /// fast-glob); at least one must not be. Set by [`GlobOptions::new`].
+    pub patterns: Vec<String>,
+    /// Leave out entries matching any of these patterns, and every entry
+    /// below a directory matching one (`dist`, `**/*.d.ts`); same rules as
+    /// `patterns`. Default: none.
+    pub ignore: Vec<String>,
     /// The directory to search (relative to the current directory).
     pub path: PathBuf,
     /// Only entries of this type. Default: any type.
     pub file_type: Option<FileType>,
     /// Match a `/`-free pattern at any depth. Default: `true`.
     pub recursive: bool,
-    /// Include dot-files and dot-directories. Default: `false`.
+    /// Include dot-files and dot-directories. Default: `false`
+    /// ([`ScanPolicy::DEFAULT`], the one default of every search).
     pub include_hidden: bool,
     /// Honour `.gitignore`/`.ignore` files. Default: `true`.
     pub use_gitignore: bool,
@@ -73,12 +86,13 @@ impl GlobOptions {
     /// Options for `pattern` under `path`, every other field at its default.
     pub fn new(pattern: impl Into<String>, path: impl Into<PathBuf>) -> GlobOptions {
         GlobOptions {
-            pattern: pattern.into(),
+            patterns: vec![pattern.into()],
+            ignore: Vec::new(),
             path: path.into(),
             file_type: None,
             recursive: true,
-            include_hidden: false,
-            use_gitignore: true,
+            include_hidden: ScanPolicy::DEFAULT.include_hidden,
+            use_gitignore: ScanPolicy::DEFAULT.use_gitignore,
             include_node_modules: None,
             max_results: None,
             sort_by_mtime: false,
@@ -161,22 +175,41 @@ pub fn glob(
     Ok(outcome)
 }
 
-/// Compile a normalized pattern; errors name the pattern as the caller wrote it.
-fn build_globset(pattern: &str, normalized: &str) -> Result<GlobSet> {
-    let invalid = |detail: String| {
-        Error::invalid(format!("invalid glob pattern `{pattern}`: {detail}"))
-            .with_option("pattern", pattern)
-    };
-    let glob = GlobBuilder::new(normalized)
+/// One pattern as the caller wrote it, and the option it came in.
+#[derive(Clone, Copy)]
+struct Written<'a> {
+    /// `pattern` or `ignore`, as the JS API spells it.
+    option: &'static str,
+    pattern: &'a str,
+}
+
+impl Written<'_> {
+    fn invalid(&self, detail: impl fmt::Display) -> Error {
+        let Written { option, pattern } = *self;
+        Error::invalid(format!(
+            "invalid glob pattern `{pattern}` in `{option}`: {detail}"
+        ))
+        .with_option(option, pattern)
+    }
+}
+
+/// Compile a normalized pattern; errors name the pattern as the caller wrote
+/// it and the option it came in.
+fn compile(written: Written<'_>, normalized: &str) -> Result<Glob> {
+    GlobBuilder::new(normalized)
         .literal_separator(true)
         .case_insensitive(false)
         .empty_alternates(true)
         .build()
-        .map_err(|err| invalid(err.kind().to_string()))?;
-    GlobSetBuilder::new()
-        .add(glob)
-        .build()
-        .map_err(|err| invalid(err.to_string()))
+        .map_err(|err| written.invalid(err.kind()))
+}
+
+fn build_globset(written: Written<'_>, globs: Vec<Glob>) -> Result<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    globs.into_iter().for_each(|glob| {
+        builder.add(glob);
+    });
+    builder.build().map_err(|err| written.invalid(err))
 }
 
 /// A compiled pattern.
@@ -223,11 +256,11 @@ impl Suffix {
 }
 
 impl Matcher {
-    fn new(pattern: &str, recursive: bool) -> Result<Matcher> {
-        let normalized = normalize_pattern(pattern, recursive)?;
+    fn new(written: Written<'_>, recursive: bool) -> Result<Matcher> {
+        let normalized = normalize_pattern(written, recursive)?;
         // Validate with globset even when the fast path applies, so both
         // paths accept and reject exactly the same patterns.
-        let glob = build_globset(pattern, &normalized)?;
+        let glob = build_globset(written, vec![compile(written, &normalized)?])?;
         Ok(match any_depth_suffixes(&normalized) {
             Some(suffixes) => Matcher::Suffixes(suffixes.into_iter().map(Suffix::new).collect()),
             None => Matcher::Glob(glob),
@@ -273,9 +306,13 @@ fn any_depth_suffixes(normalized: &str) -> Option<Vec<Vec<u8>>> {
         .collect()
 }
 
-fn normalize_pattern(pattern: &str, recursive: bool) -> Result<String> {
+fn normalize_pattern(written: Written<'_>, recursive: bool) -> Result<String> {
+    let Written { option, pattern } = written;
     if pattern.trim().is_empty() {
-        return Err(Error::invalid("glob pattern is empty").with_option("pattern", pattern));
+        return Err(
+            Error::invalid(format!("a glob pattern in `{option}` is empty"))
+                .with_option(option, pattern),
+        );
     }
     let mut text = pattern.replace('\\', "/");
     while let Some(rest) = text.strip_prefix("./") {
@@ -305,9 +342,79 @@ fn unclosed_braces(pattern: &str) -> usize {
     depth
 }
 
+/// The compiled `patterns` and `ignore`: an entry matches when a pattern
+/// does and no ignore pattern matches it or a directory above it.
+struct Patterns {
+    include: Vec<Matcher>,
+    /// Each ignore pattern `P` as `P` and `P/**`, so one lookup also finds
+    /// a matching directory above the entry; `None` when there is none.
+    ignore: Option<GlobSet>,
+}
+
+impl Patterns {
+    fn new(options: &GlobOptions) -> Result<Patterns> {
+        let (negated, included): (Vec<&String>, Vec<&String>) =
+            options.patterns.iter().partition(|p| p.starts_with('!'));
+        if included.is_empty() {
+            let given = options.patterns.join("`, `");
+            return Err(Error::invalid(format!(
+                "glob needs a pattern that does not start with `!`, got `{given}`"
+            ))
+            .with_option("pattern", given));
+        }
+        let include = included
+            .iter()
+            .map(|pattern| Matcher::new(written("pattern", pattern), options.recursive))
+            .collect::<Result<_>>()?;
+        let negated = negated.iter().map(|p| (written("pattern", p), &p[1..]));
+        let listed = options
+            .ignore
+            .iter()
+            .map(|p| (written("ignore", p), p.as_str()));
+        let ignore = ignore_set(negated.chain(listed).collect(), options.recursive)?;
+        Ok(Patterns { include, ignore })
+    }
+
+    fn is_match(&self, entry: &Entry<'_>) -> bool {
+        self.include.iter().any(|m| m.is_match(entry))
+            && self.ignore.as_ref().is_none_or(|ignore| {
+                !ignore.is_match_candidate(&Candidate::new(&bytes_to_path(entry.path)))
+            })
+    }
+
+    /// What the `node_modules` rule reads: the patterns that select (one
+    /// naming `node_modules` means it; an ignore pattern naming it does not).
+    fn hint(options: &GlobOptions) -> String {
+        let selecting = options.patterns.iter().filter(|p| !p.starts_with('!'));
+        selecting.map(String::as_str).collect::<Vec<_>>().join("\n")
+    }
+}
+
+fn written<'a>(option: &'static str, pattern: &'a str) -> Written<'a> {
+    Written { option, pattern }
+}
+
+/// One set of every ignore pattern (as written, and without its `!`), each
+/// as `P` and `P/**`; `None` when there is none.
+fn ignore_set(ignored: Vec<(Written<'_>, &str)>, recursive: bool) -> Result<Option<GlobSet>> {
+    if ignored.is_empty() {
+        return Ok(None);
+    }
+    let mut globs = Vec::new();
+    for &(written, pattern) in &ignored {
+        let stripped = Written { pattern, ..written };
+        let normalized =
+            normalize_pattern(stripped, recursive).map_err(|_| written.invalid("it is empty"))?;
+        globs.push(compile(written, &normalized)?);
+        globs.push(compile(written, &format!("{normalized}/**"))?);
+    }
+    let every = ignored.iter().map(|(w, _)| w.pattern).collect::<Vec<_>>();
+    build_globset(written("ignore", &every.join("`, `")), globs).map(Some)
+}
+
 /// Everything that decides whether one entry matches.
 struct Filter {
-    matcher: Matcher,
+    matcher: Patterns,
     file_type: Option<FileType>,
     include_node_modules: bool,
     limit: usize,
@@ -320,11 +427,11 @@ struct Filter {
 impl Filter {
     fn new(options: &GlobOptions) -> Result<Filter> {
         Ok(Filter {
-            matcher: Matcher::new(&options.pattern, options.recursive)?,
+            matcher: Patterns::new(options)?,
             file_type: options.file_type,
             include_node_modules: node_modules::include_node_modules(
                 options.include_node_modules,
-                &options.pattern,
+                &Patterns::hint(options),
             ),
             limit: options.max_results.unwrap_or(usize::MAX),
             sort_by_mtime: options.sort_by_mtime,

@@ -52,6 +52,17 @@ pub struct ScanPolicy {
     pub use_gitignore: bool,
 }
 
+impl ScanPolicy {
+    /// The policy every search starts from: dot-files left out, ignore files
+    /// honoured, as `rg` and `fd` do. `glob`, `grep` and `fuzzy_find` take
+    /// their `include_hidden` and `use_gitignore` defaults from here, and so
+    /// every front does, so no two searches differ unless asked to.
+    pub const DEFAULT: ScanPolicy = ScanPolicy {
+        include_hidden: false,
+        use_gitignore: true,
+    };
+}
+
 /// What a walk is of, and what a cached scan is keyed by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ScanKey {

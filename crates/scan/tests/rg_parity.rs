@@ -119,8 +119,8 @@ const fn case(
     }
 }
 
-/// `--hidden` everywhere grep's own default is hidden-on; the one case that
-/// turns it off says so by leaving it out.
+/// Each side keeps its default but for what the flags ask: `--hidden` turns
+/// dot-files on for both (see [`asked_hidden`]); left out, both skip them.
 const CASES: &[Case] = &[
     case("needle", &["--hidden"], |_| {}),
     case(r"ne+dle\b", &["--hidden"], |_| {}),
@@ -162,7 +162,7 @@ const CASES: &[Case] = &[
     case("(?i)needle", &["--hidden", "-t", "md"], |o| {
         o.file_types = vec!["md".into()]
     }),
-    case("needle", &[], |o| o.include_hidden = false),
+    case("needle", &[], |_| {}),
     case("needle", &["--hidden", "--no-ignore"], |o| {
         o.use_gitignore = false
     }),
@@ -173,8 +173,7 @@ const CASES: &[Case] = &[
     // `.rgignore`) or the hidden rule would leave it out, but not inside a
     // directory they leave out (`build/`).
     case("needle", &["-g", "*.log"], |o| {
-        o.include_hidden = false;
-        o.globs = vec!["*.log".into()];
+        o.globs = vec!["*.log".into()]
     }),
     case("needle", &["--hidden", "-g", "*.{log,txt}"], |o| {
         o.globs = vec!["*.{log,txt}".into()]
@@ -183,8 +182,7 @@ const CASES: &[Case] = &[
         o.globs = vec!["rgignored.txt".into()]
     }),
     case("needle", &["-g", "*.txt"], |o| {
-        o.include_hidden = false;
-        o.globs = vec!["*.txt".into()];
+        o.globs = vec!["*.txt".into()]
     }),
     case("needle", &["--hidden", "-w"], |o| o.word_regexp = true),
     case(r"ne+dle", &["--hidden", "-w", "-i"], |o| {
@@ -211,6 +209,12 @@ const CASES: &[Case] = &[
     }),
 ];
 
+/// Whether the `rg` flags ask for dot-files; without `--hidden` both sides
+/// leave them out by default.
+fn asked_hidden(rg_args: &[&str]) -> bool {
+    rg_args.contains(&"--hidden")
+}
+
 #[test]
 fn content_matches_rg_line_for_line() {
     let Some(rg_path) = find_rg() else { return };
@@ -220,6 +224,7 @@ fn content_matches_rg_line_for_line() {
         let expected = rg_json(&rg_path, dir.path(), case.rg_args, case.pattern, ".");
         let mut options = GrepOptions::new(case.pattern, dir.path());
         options.include_node_modules = Some(true);
+        options.include_hidden = asked_hidden(case.rg_args);
         (case.configure)(&mut options);
         let outcome = ours(&options);
         assert_eq!(our_lines(&outcome), expected.lines, "{label}");
@@ -416,7 +421,7 @@ fn listed_files_match_rg_files() {
     type Configure = fn(&mut GrepOptions);
     let cases: &[(&[&str], Configure)] = &[
         (&["--hidden"], |_| {}),
-        (&[], |o| o.include_hidden = false),
+        (&[], |_| {}),
         (&["--hidden", "--no-ignore"], |o| o.use_gitignore = false),
         (&["--hidden", "-g", "*.rs"], |o| {
             o.globs = vec!["*.rs".into()]
@@ -444,6 +449,7 @@ fn listed_files_match_rg_files() {
         for cache in [false, true] {
             let mut options = GrepOptions::new("", dir.path());
             options.include_node_modules = Some(true);
+            options.include_hidden = asked_hidden(args);
             options.cache = cache;
             configure(&mut options);
             let mut listed = Vec::new();

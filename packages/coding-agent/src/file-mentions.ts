@@ -38,6 +38,7 @@ import * as fs from 'node:fs/promises';
 import * as nodePath from 'node:path';
 import { FileType, type FuzzyMatch, type FuzzyTier, fuzzyFind, glob } from '@natives/natives';
 import { resolvePath } from './names.ts';
+import { SEARCH_DOT_FILES } from './files.ts';
 import { displayPath } from './tool.ts';
 
 /** Candidates returned per mention when `maxCandidates` is not given. */
@@ -47,7 +48,7 @@ export const DEFAULT_MENTION_CANDIDATES = 5;
 const FUZZY_TIERS: readonly FuzzyTier[] = ['exactName', 'namePrefix', 'nameSubstring', 'pathSubstring', 'nameScattered', 'scattered'];
 
 /** The scan policy every discovery step of mention resolution uses. */
-export const MENTION_SCAN_PROFILE = { hidden: true, gitignore: true, includeNodeModules: true, cache: true } as const;
+export const MENTION_SCAN_PROFILE = { hidden: SEARCH_DOT_FILES, gitignore: true, includeNodeModules: true, cache: true } as const;
 
 /** A mention found in a text. */
 export interface ParsedMention {

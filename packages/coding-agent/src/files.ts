@@ -23,6 +23,14 @@ import { type AppliedFileChanges, type FileChange, type FileContents, applyFileC
 import type { ToolContext } from './tool.ts';
 
 /**
+ * Whether the tools' searches (`grep`, `find`, `fuzzy_find`, `read`'s glob, `@` mentions) see
+ * dot-files: yes, one choice for all of them, set here. natives leaves them out by default, as `rg`
+ * and `fd` do for a person at a terminal; an agent edits `.github/`, `.eslintrc.json` or `.env.example`
+ * like any other source, and `.gitignore` still applies to what it sees.
+ */
+export const SEARCH_DOT_FILES = true;
+
+/**
  * Why `file` cannot be changed as text, or `undefined` when it can: natives judged it binary (by
  * the rule grep searches by: a NUL byte in it), or UTF-16 text, which an edit would rewrite as UTF-8.
  */

@@ -21,7 +21,7 @@
  */
 import { FileType, type GlobResult, glob } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
-import { readConfined, searchPath } from './files.ts';
+import { SEARCH_DOT_FILES, readConfined, searchPath } from './files.ts';
 import { resolvePath } from './names.ts';
 import { type ToolContext, type ToolResult, displayPath, pathArgument, toolError, defineTool } from './tool.ts';
 import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
@@ -96,7 +96,7 @@ async function runFind({ pattern, path, limit = DEFAULT_FIND_LIMIT, offset = 0 }
 async function findFiles(pattern: string, abs: string, count: number, ctx: ToolContext) {
   const cache = ctx.scanCache ?? false;
   const search = (gitignore: boolean): Promise<GlobResult> =>
-    glob({ pattern, path: abs, fileType: FileType.File, sortByMtime: true, maxResults: count, hidden: true, gitignore, cache, confine: readConfined(ctx), signal: ctx.signal });
+    glob({ pattern, path: abs, fileType: FileType.File, sortByMtime: true, maxResults: count, hidden: SEARCH_DOT_FILES, gitignore, cache, confine: readConfined(ctx), signal: ctx.signal });
   const result = await search(true);
   if (result.totalMatches > 0) return { result, ignoredIncluded: false };
   return { result: await search(false), ignoredIncluded: true };

@@ -15,7 +15,7 @@
  */
 import { type FuzzyFindResult, fuzzyFind } from '@natives/natives';
 import { type Static, Type } from '@sinclair/typebox';
-import { readConfined, searchPath } from './files.ts';
+import { SEARCH_DOT_FILES, readConfined, searchPath } from './files.ts';
 import { resolvePath } from './names.ts';
 import { type ToolContext, type ToolResult, ToolRefusal, defineTool, displayPath, pathArgument } from './tool.ts';
 import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
@@ -62,7 +62,7 @@ async function runFuzzyFind({ query, path, limit = DEFAULT_FUZZY_LIMIT, offset =
   let result: FuzzyFindResult;
   try {
     const cache = ctx.scanCache ?? false;
-    result = await fuzzyFind({ query, path: abs, hidden: true, maxResults: offset + limit, cache, confine: readConfined(ctx), signal: ctx.signal });
+    result = await fuzzyFind({ query, path: abs, hidden: SEARCH_DOT_FILES, maxResults: offset + limit, cache, confine: readConfined(ctx), signal: ctx.signal });
   } catch (error) {
     throw refusal(error, ctx, abs);
   }

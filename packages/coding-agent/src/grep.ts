@@ -21,8 +21,8 @@
  *   at fault natives says itself: its `EINVAL` names the option
  *   (`error.option`: `pattern`, `glob`, `type`).
  *
- * Dot-files are searched and `.gitignore` is honoured (the natives
- * defaults). Freshness: with the scan cache watching the filesystem
+ * Dot-files are searched (`SEARCH_DOT_FILES`, the choice of every tool)
+ * and `.gitignore` is honoured. Freshness: with the scan cache watching the filesystem
  * (`watchFsScanCache()` or `FS_SCAN_CACHE_WATCH=1`), a search uses the cached
  * list and its content index only while natives proves them current (the
  * scan follows events without fallback, `cache: 'watched'`), and walks fresh
@@ -35,7 +35,7 @@
  * changes meanwhile.
  */
 import { type CodedError, type GrepMatch, type GrepMode, type GrepResult, fsScanCacheStats, grep } from '@natives/natives';
-import { readConfined, searchPath } from './files.ts';
+import { SEARCH_DOT_FILES, readConfined, searchPath } from './files.ts';
 import { resolvePath } from './names.ts';
 import { missingPath } from './read.ts';
 import { UnreadableDetailsSchema, unreadableDetails, unreadableNote } from './unreadable.ts';
@@ -159,6 +159,7 @@ function search(args: GrepArgs, abs: string, ctx: ToolContext): Promise<GrepResu
     mode,
     maxColumns: GREP_MAX_LINE_CHARS,
     maxFileSize: GREP_MAX_FILE_BYTES,
+    hidden: SEARCH_DOT_FILES,
     cache: fsScanCacheStats().watch.enabled ? 'watched' : (ctx.scanCache ?? false),
     confine: readConfined(ctx),
     signal: ctx.signal,

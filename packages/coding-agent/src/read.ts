@@ -27,7 +27,7 @@
  */
 import * as fs from 'node:fs/promises';
 import { type FileContents, FileType, glob, readFile } from '@natives/natives';
-import { readConfined } from './files.ts';
+import { SEARCH_DOT_FILES, readConfined } from './files.ts';
 import { formatHashline, lineHashes } from './hashline.ts';
 import { splitLines } from './lines.ts';
 import { resolvePath, shownPath } from './names.ts';
@@ -176,7 +176,7 @@ export async function suggestPaths(ctx: ToolContext, abs: string): Promise<strin
   let candidates: string[];
   try {
     const confine = readConfined(ctx);
-    const found = await glob({ pattern, path: ctx.cwd, cache: true, hidden: true, fileType: FileType.File, maxResults: 500, confine, signal: ctx.signal });
+    const found = await glob({ pattern, path: ctx.cwd, cache: true, hidden: SEARCH_DOT_FILES, fileType: FileType.File, maxResults: 500, confine, signal: ctx.signal });
     candidates = found.matches.map((m) => m.path);
   } catch {
     return [];

@@ -13,11 +13,12 @@ export interface CallCancellation extends Disposable {
 
 /**
  * A token cancelled when `signal` aborts, or created anyway when the caller
- * needs to stop the work itself (`needToken`). Dispose to stop listening.
+ * needs to stop the work itself (`needToken`; `token`, when the caller made
+ * it already). Dispose to stop listening.
  */
-export function linkSignal(signal: AbortSignal | undefined, needToken: boolean): CallCancellation {
+export function linkSignal(signal: AbortSignal | undefined, needToken: boolean, token?: CancelToken): CallCancellation {
   if (!signal && !needToken) return { token: undefined, [Symbol.dispose]() {} };
-  const token = new native.CancelToken();
+  token ??= new native.CancelToken();
   if (!signal) return { token, [Symbol.dispose]() {} };
   const onAbort = () => token.cancel();
   signal.addEventListener('abort', onAbort, { once: true });

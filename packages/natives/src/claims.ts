@@ -145,14 +145,14 @@ export async function checkAndClaim(request: ClaimRequest): Promise<ClaimVerdict
  * is `EINVAL` naming it (what each holds, native code checks).
  */
 function claimInputs(request: ClaimRequest): Pick<ClaimRequest, 'agent' | 'others' | 'redirects'> {
-  const invalid = (what: string, got: unknown) =>
-    codedError('EINVAL', `checkAndClaim: ${what}, got ${got === null ? 'null' : typeof got}`);
-  if (typeof request !== 'object' || request === null) throw invalid('the request must be an object', request);
+  const invalid = (option: string, what: string, got: unknown) =>
+    codedError('EINVAL', `checkAndClaim: ${what}, got ${got === null ? 'null' : typeof got}`, { option, value: got });
+  if (typeof request !== 'object' || request === null) throw invalid('request', 'the request must be an object', request);
   const { agent, others, redirects } = request;
-  if (typeof agent !== 'object' || agent === null) throw invalid('agent must be an object {uid, cwd, account}', agent);
-  if (!Array.isArray(others)) throw invalid('others must be an array of the agents the caller knows', others);
+  if (typeof agent !== 'object' || agent === null) throw invalid('agent', 'agent must be an object {uid, cwd, account}', agent);
+  if (!Array.isArray(others)) throw invalid('others', 'others must be an array of the agents the caller knows', others);
   if (typeof redirects !== 'object' || redirects === null || !Array.isArray(redirects.settingsFiles)) {
-    throw invalid('redirects must be an object {settingsFiles: string[], pathOverride} (see memoryRedirectsFor)', redirects);
+    throw invalid('redirects', 'redirects must be an object {settingsFiles: string[], pathOverride} (see memoryRedirectsFor)', redirects);
   }
   return { agent, others, redirects };
 }

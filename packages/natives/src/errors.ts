@@ -27,24 +27,50 @@ export interface CodedError extends Error {
   code: ErrorCode;
   /** The path at fault: the one a filesystem call failed on (a name that is not UTF-8 escaped as results give it). */
   path?: string;
-  /** The option at fault, as the call spells it: `pattern`, `glob`, `type`, `typeNot`. */
+  /** The option or argument at fault, as the call spells it: `pattern`, `ignore`, `glob`, `type`, `typeNot`, `path`, `options`. */
   option?: string;
   /** The value that option was given (a list of globs joined with `` `, ` ``). */
   value?: string;
 }
 
-/** Build a coded error. */
-export function codedError(code: ErrorCode, message: string, cause?: unknown): CodedError {
+/** What a {@link codedError} is about, as data: the fields of {@link CodedError} it sets, and its `cause`. */
+export interface ErrorDetails {
+  /** The path at fault. */
+  path?: string;
+  /** The option or argument at fault, as the call spells it (`pattern`, `ignore`, `path`, `options`). */
+  option?: string;
+  /** What that option was given; kept as text, as the library's errors keep it (`42`, `null`, `["a",1]`). */
+  value?: unknown;
+  /** The error behind this one. */
+  cause?: unknown;
+}
+
+/** Build a coded error; `details` become its `path`, `option`, `value` and `cause`, as on the library's errors. */
+export function codedError(code: ErrorCode, message: string, details: ErrorDetails = {}): CodedError {
+  const { cause, path, option, value } = details;
   const error = new Error(message, cause === undefined ? undefined : { cause }) as CodedError;
   error.code = code;
   if (code === 'ABORT_ERR') error.name = 'AbortError';
+  if (path !== undefined) error.path = path;
+  if (option !== undefined) error.option = option;
+  if ('value' in details) error.value = asText(value);
   return error;
+}
+
+/** A value as an error's `value` holds it: a string as it is, anything else as JSON, else as `String` gives it. */
+function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 /** Reject before any work when `signal` is already aborted. */
 export function throwIfAborted(signal: AbortSignal | undefined, operation: string): void {
   if (signal?.aborted) {
-    throw codedError('ABORT_ERR', `${operation} was aborted before it started`, signal.reason);
+    throw codedError('ABORT_ERR', `${operation} was aborted before it started`, { cause: signal.reason });
   }
 }
 
@@ -89,5 +115,5 @@ function fromNative(error: unknown, operation: string, signal?: AbortSignal): un
     }
     return error;
   }
-  return codedError('EINVAL', `${operation}: invalid arguments: ${error.message}`, error);
+  return codedError('EINVAL', `${operation}: invalid arguments: ${error.message}`, { cause: error });
 }

@@ -216,7 +216,10 @@ export interface SourceAuthority {
  */
 export async function grantAuthority(run: string, source: string, authority: SourceAuthority, options: RegistryOptions = {}): Promise<void> {
   if (typeof authority !== 'object' || authority === null) {
-    throw codedError('EINVAL', `grantAuthority: authority must be an object, got ${authority === null ? 'null' : typeof authority}`);
+    throw codedError('EINVAL', `grantAuthority: authority must be an object, got ${authority === null ? 'null' : typeof authority}`, {
+      option: 'authority',
+      value: authority,
+    });
   }
   await registryCall('grantAuthority', options, (home, token) => nativeGrantAuthority(home, run, source, authority, token));
 }

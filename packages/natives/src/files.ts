@@ -57,7 +57,7 @@ export interface FileContents {
  * path meant).
  */
 export async function readFile(path: string, options: ReadFileOptions = {}): Promise<FileContents> {
-  if (typeof path !== 'string') throw codedError('EINVAL', 'readFile: path must be a string');
+  if (typeof path !== 'string') throw codedError('EINVAL', 'readFile: path must be a string', { option: 'path', value: path });
   throwIfAborted(options.signal, 'readFile');
   const { signal, cwd, ...rest } = options;
   return await callNative(`readFile ${path}`, () => nativeReadFile(path, { ...rest, cwd: cwd ?? process.cwd() }), { signal });
@@ -83,7 +83,7 @@ export interface RealPathOptions {
  * it reaches and the directory it left. Every byte of a name is kept.
  */
 export async function realPath(path: string, options: RealPathOptions = {}): Promise<string> {
-  if (typeof path !== 'string') throw codedError('EINVAL', 'realPath: path must be a string');
+  if (typeof path !== 'string') throw codedError('EINVAL', 'realPath: path must be a string', { option: 'path', value: path });
   throwIfAborted(options.signal, 'realPath');
   const { signal, cwd = process.cwd(), confine = false } = options;
   return await callNative(`realPath ${path}`, () => nativeRealPath(path, cwd, confine), { signal });
@@ -150,7 +150,7 @@ export interface AppliedFileChanges {
  * Cached scans that saw any touched path are invalidated.
  */
 export async function applyFileChanges(changes: readonly FileChange[], options: ApplyFileChangesOptions = {}): Promise<AppliedFileChanges> {
-  if (!Array.isArray(changes)) throw codedError('EINVAL', 'applyFileChanges: changes must be an array');
+  if (!Array.isArray(changes)) throw codedError('EINVAL', 'applyFileChanges: changes must be an array', { option: 'changes', value: changes });
   throwIfAborted(options.signal, 'applyFileChanges');
   const native = changes.map(toNative);
   // The changes invalidate the scan cache, which must not start without the process's policy.
@@ -161,11 +161,16 @@ export async function applyFileChanges(changes: readonly FileChange[], options: 
 }
 
 function toNative(change: FileChange, index: number): NativeFileChange {
-  if (typeof change !== 'object' || change === null) throw codedError('EINVAL', `applyFileChanges: changes[${index}] must be an object`);
+  if (typeof change !== 'object' || change === null) {
+    throw codedError('EINVAL', `applyFileChanges: changes[${index}] must be an object`, { option: `changes[${index}]`, value: change });
+  }
   if (change.op !== 'write') return change;
   const { data } = change;
   if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
-    throw codedError('EINVAL', `applyFileChanges: changes[${index}].data must be a string or a Uint8Array`);
+    throw codedError('EINVAL', `applyFileChanges: changes[${index}].data must be a string or a Uint8Array`, {
+      option: `changes[${index}].data`,
+      value: data,
+    });
   }
   return { ...change, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength) };
 }

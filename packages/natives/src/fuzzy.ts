@@ -21,7 +21,7 @@ export interface FuzzyFindOptions {
   query: string;
   /** Directory to search; relative paths resolve against `process.cwd()`. Default: `process.cwd()`. */
   path?: string;
-  /** Include dot-files and dot-directories. Default: `false`. */
+  /** Include dot-files and dot-directories. Default: `false` (as `glob` and `grep`). */
   hidden?: boolean;
   /** Honour `.gitignore` (inside git repositories) and `.ignore`. Default: `true`. */
   gitignore?: boolean;
@@ -73,8 +73,10 @@ export interface FuzzyFindResult {
  * `EINVAL` (bad option), `ABORT_ERR` or `ETIMEDOUT`.
  */
 export async function fuzzyFind(options: FuzzyFindOptions): Promise<FuzzyFindResult> {
-  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', 'fuzzyFind: options must be an object');
-  if (typeof options.query !== 'string') throw codedError('EINVAL', 'fuzzyFind: query must be a string');
+  if (typeof options !== 'object' || options === null) {
+    throw codedError('EINVAL', 'fuzzyFind: options must be an object', { option: 'options', value: options });
+  }
+  if (typeof options.query !== 'string') throw codedError('EINVAL', 'fuzzyFind: query must be a string', { option: 'query', value: options.query });
   throwIfAborted(options.signal, 'fuzzyFind');
   handOverScanCachePolicy();
   const { signal, path, ...rest } = options;

@@ -5,12 +5,19 @@
  * objects here; `onMatch` receives them in batches streamed by the native
  * side as they are decided, and the promise settles only after the last one.
  */
-import { native, type FileType as NativeFileType, type FsScanCacheStats, type GlobColumns } from './native.ts';
+import {
+  native,
+  type FileType as NativeFileType,
+  type FsScanCacheStats,
+  type GlobColumns,
+  type NativeGlobOptions,
+  type NativeGlobResult,
+} from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
-import { BatchStream } from './stream.ts';
+import { BatchStream, PULL_WINDOW_BATCHES, PullStream } from './stream.ts';
 
 const {
   fsScanCacheStats: nativeStats,
@@ -32,18 +39,24 @@ for (const [name, value] of Object.entries(FileType) as [string, number][]) name
 /** Options for {@link glob}. */
 export interface GlobOptions {
   /**
-   * Glob pattern, case-sensitive; `*` does not cross `/`. `\` is read as `/`,
-   * an unclosed `{` is closed, and (with `recursive`) a pattern without `/`
-   * matches at any depth: `*.ts` means `**\/*.ts`.
+   * Glob pattern, or several (an entry matching any is returned), case-sensitive; `*` does not
+   * cross `/`. `\` is read as `/`, an unclosed `{` is closed, and (with `recursive`) a pattern
+   * without `/` matches at any depth: `*.ts` means `**\/*.ts`. A pattern starting with `!` is an
+   * {@link GlobOptions.ignore} pattern, as in fast-glob and tinyglobby.
    */
-  pattern: string;
+  pattern: string | readonly string[];
+  /**
+   * Leave out entries these patterns match, and everything below a directory one matches
+   * (`dist`, `**\/*.d.ts`); the rules of `pattern`. Default: none.
+   */
+  ignore?: string | readonly string[];
   /** Directory to search; relative paths resolve against `process.cwd()`. Default: `process.cwd()`. */
   path?: string;
   /** Only entries of this type. Default: any. */
   fileType?: FileType;
   /** Match a `/`-free pattern at any depth. Default: `true`. */
   recursive?: boolean;
-  /** Include dot-files and dot-directories. Default: `false`. */
+  /** Include dot-files and dot-directories. Default: `false`, as `fd` (and `grep`, `fuzzyFind`). */
   hidden?: boolean;
   /** Honour `.gitignore` (inside git repositories), `.git/info/exclude`, global excludes and `.ignore`. Default: `true`. */
   gitignore?: boolean;
@@ -113,32 +126,104 @@ export interface GlobResult {
   unreadable: UnreadablePath[];
 }
 
+/** What {@link glob} is called back with, once per returned match. */
+export type OnGlobMatch = (match: GlobMatch) => void;
+
 /**
- * Find files and directories under `path` matching `pattern`.
+ * Find files and directories under `path` matching `pattern`: `glob({ pattern, ...options })`, or
+ * as fast-glob and tinyglobby take it, `glob(pattern, options)`.
  *
  * `onMatch` is called once per returned match, in result order, as matches
  * are decided; the promise resolves after the last call. Rejects with an
  * `Error` whose `code` is `ENOENT`/`ENOTDIR`/`EACCES` (bad `path`), `EINVAL`
- * (bad pattern or option; the message names it), `ABORT_ERR` or `ETIMEDOUT`.
+ * (bad pattern or option; `error.option` and `error.value` name it), `ABORT_ERR` or `ETIMEDOUT`.
  */
-export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) => void): Promise<GlobResult> {
-  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', 'glob: options must be an object');
-  if (typeof options.pattern !== 'string') throw codedError('EINVAL', 'glob: pattern must be a string');
+export async function glob(options: GlobOptions, onMatch?: OnGlobMatch): Promise<GlobResult>;
+export async function glob(pattern: string | readonly string[], options?: Omit<GlobOptions, 'pattern'>, onMatch?: OnGlobMatch): Promise<GlobResult>;
+export async function glob(
+  first: GlobOptions | string | readonly string[],
+  second?: Omit<GlobOptions, 'pattern'> | OnGlobMatch,
+  third?: OnGlobMatch,
+): Promise<GlobResult> {
+  const { options, onMatch } = globArguments(first, second, third);
   throwIfAborted(options.signal, 'glob');
   handOverScanCachePolicy();
-  const { signal, path, ...rest } = options;
-  using link = linkSignal(signal, onMatch !== undefined);
+  using link = linkSignal(options.signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(decode, onMatch, () => link.token?.cancel()) : undefined;
   const run = async (): Promise<GlobResult> => {
-    const raw = await nativeGlob(
-      { ...rest, path: anchored(path ?? process.cwd()) },
-      link.token,
-      stream ? (batch: GlobColumns) => stream.receive(batch) : undefined,
-    );
+    const raw = await nativeGlob(nativeOptions(options), link.token, stream ? (batch: GlobColumns) => stream.receive(batch) : undefined);
     const matches = stream ? await stream.settle(raw.batches) : decode(raw.matches);
-    return { matches, totalMatches: raw.totalMatches, limitReached: raw.limitReached, unreadable: raw.unreadable };
+    return { matches, ...summary(raw) };
   };
-  return await callNative('glob', run, { signal, stream });
+  return await callNative('glob', run, { signal: options.signal, stream });
+}
+
+/** What a pulled glob's `result` settles with: the answer without its matches, which the loop took. */
+export type GlobSummary = Omit<GlobResult, 'matches'>;
+
+/** A glob read with `for await`; see {@link globIter}. */
+export type GlobStream = PullStream<GlobColumns, GlobMatch, GlobSummary>;
+
+/**
+ * {@link glob}'s matches as an async iterable, for `for await (const match of globIter('**\/*.ts'))`:
+ * the same options and order, with backpressure (the walk waits while
+ * {@link PULL_WINDOW_BATCHES} batches wait for the loop) and `break` cancelling the walk.
+ * `result` settles with the counts and `unreadable` once the walk has ended. A failure
+ * (`EINVAL`, `ENOENT`, `ABORT_ERR`, ...) rejects the loop's next step.
+ */
+export function globIter(options: GlobOptions): GlobStream;
+export function globIter(pattern: string | readonly string[], options?: Omit<GlobOptions, 'pattern'>): GlobStream;
+export function globIter(first: GlobOptions | string | readonly string[], second?: Omit<GlobOptions, 'pattern'>): GlobStream {
+  const token = new native.CancelToken();
+  const pacer = new native.StreamPacer(PULL_WINDOW_BATCHES);
+  return new PullStream(decode, pacer, () => token.cancel(), async (receive) => {
+    const { options } = globArguments(first, second);
+    throwIfAborted(options.signal, 'glob');
+    handOverScanCachePolicy();
+    using link = linkSignal(options.signal, true, token);
+    const run = () => nativeGlob(nativeOptions(options), link.token, receive, pacer);
+    const raw = await callNative('glob', run, { signal: options.signal });
+    return { summary: summary(raw), batches: raw.batches };
+  });
+}
+
+/** The options as the addon takes them: patterns as lists, `path` anchored. */
+function nativeOptions(options: GlobOptions): NativeGlobOptions {
+  const { signal: _signal, path, pattern, ignore, ...rest } = options;
+  return { ...rest, pattern: listOf(pattern), ignore: ignore === undefined ? undefined : listOf(ignore), path: anchored(path ?? process.cwd()) };
+}
+
+function summary(raw: NativeGlobResult): GlobSummary {
+  return { totalMatches: raw.totalMatches, limitReached: raw.limitReached, unreadable: raw.unreadable };
+}
+
+/** `glob`'s two call shapes as one, checked: `EINVAL` naming the option (`options`, `pattern`, `ignore`) that is not what it must be. */
+export function globArguments(
+  first: GlobOptions | string | readonly string[],
+  second?: Omit<GlobOptions, 'pattern'> | OnGlobMatch,
+  third?: OnGlobMatch,
+): { options: GlobOptions; onMatch?: OnGlobMatch } {
+  const positional = typeof first === 'string' || Array.isArray(first);
+  const options = positional ? { ...(typeof second === 'object' ? second : {}), pattern: first as string | string[] } : (first as GlobOptions);
+  const onMatch = positional ? (typeof second === 'function' ? second : third) : (second as OnGlobMatch | undefined);
+  if (typeof options !== 'object' || options === null) {
+    throw codedError('EINVAL', 'glob: options must be an object', { option: 'options', value: options });
+  }
+  checkPatterns('pattern', options.pattern);
+  if (options.ignore !== undefined) checkPatterns('ignore', options.ignore);
+  return { options, onMatch };
+}
+
+/** `EINVAL` naming `option` unless `value` is a string or an array of strings. */
+function checkPatterns(option: 'pattern' | 'ignore', value: unknown): void {
+  if (typeof value === 'string') return;
+  if (Array.isArray(value) && value.every((p) => typeof p === 'string')) return;
+  throw codedError('EINVAL', `glob: ${option} must be a string or an array of strings`, { option, value });
+}
+
+/** One pattern or a list of them, as the list the addon takes. */
+function listOf(patterns: string | readonly string[]): string[] {
+  return typeof patterns === 'string' ? [patterns] : [...patterns];
 }
 
 /**
@@ -148,7 +233,7 @@ export async function glob(options: GlobOptions, onMatch?: (match: GlobMatch) =>
  */
 export function invalidateFsScanCache(path?: string): void {
   if (path !== undefined && typeof path !== 'string') {
-    throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string');
+    throw codedError('EINVAL', 'invalidateFsScanCache: path must be a string', { option: 'path', value: path });
   }
   handOverScanCachePolicy();
   callNative('invalidateFsScanCache', () => nativeInvalidate(path === undefined ? undefined : anchored(path)));

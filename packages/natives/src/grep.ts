@@ -7,7 +7,7 @@ import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
 import { handOverScanCachePolicy } from './policy.ts';
-import { BatchStream } from './stream.ts';
+import { BatchStream, PULL_WINDOW_BATCHES, PullStream } from './stream.ts';
 import type { UnreadablePath } from './glob.ts';
 
 const { nativeGrep, nativeHasMatch, nativeSearch } = native;
@@ -68,7 +68,7 @@ export interface GrepOptions extends MatchOptions {
   type?: string | string[];
   /** Never files of these types, as `rg -T`. */
   typeNot?: string | string[];
-  /** Search dot-files and dot-directories. Default: `true`. */
+  /** Search dot-files and dot-directories (`.git` is never entered). Default: `false`, as `rg` (and `glob`, `fuzzyFind`). */
   hidden?: boolean;
   /** Honour `.gitignore` (inside git repositories) and `.ignore`. Default: `true`. */
   gitignore?: boolean;
@@ -169,18 +169,48 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
   checkShape(options, 'grep');
   throwIfAborted(options.signal, 'grep');
   handOverScanCachePolicy();
-  const { signal, path, cache, ...rest } = options;
-  using link = linkSignal(signal, onMatch !== undefined);
+  using link = linkSignal(options.signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel(), options.retainMatches ?? true) : undefined;
   const run = async (): Promise<GrepResult> => {
-    const raw = await nativeGrep(
-      { ...rest, cache: cache !== undefined && cache !== false, watchedOnly: cache === 'watched', path: anchored(path ?? process.cwd()) },
-      link.token,
-      stream ? (batch: GrepColumns) => stream.receive(batch) : undefined,
-    );
+    const raw = await nativeGrep(nativeOptions(options), link.token, stream ? (batch: GrepColumns) => stream.receive(batch) : undefined);
     return toResult(raw, stream ? await stream.settle(raw.batches) : toMatches(raw.matches));
   };
-  return await callNative('grep', run, { signal, stream });
+  return await callNative('grep', run, { signal: options.signal, stream });
+}
+
+/** What a pulled grep's `result` settles with: the answer without its matches, which the loop took. */
+export type GrepSummary = Omit<GrepResult, 'matches'>;
+
+/** A grep read with `for await`; see {@link grepIter}. */
+export type GrepStream = PullStream<GrepColumns, GrepMatch, GrepSummary>;
+
+/**
+ * {@link grep}'s results as an async iterable, for `for await (const m of grepIter({ pattern }))`:
+ * the same options and order, with backpressure (the search waits while
+ * {@link PULL_WINDOW_BATCHES} batches wait for the loop; results are never also kept, whatever
+ * `retainMatches` says) and `break` cancelling the search. `result` settles with the counts and
+ * `unreadable` once the search has ended. A failure (`EINVAL`, `ENOENT`, `ABORT_ERR`, ...) rejects
+ * the loop's next step.
+ */
+export function grepIter(options: GrepOptions): GrepStream {
+  const token = new native.CancelToken();
+  const pacer = new native.StreamPacer(PULL_WINDOW_BATCHES);
+  return new PullStream(toMatches, pacer, () => token.cancel(), async (receive) => {
+    checkShape(options, 'grep');
+    throwIfAborted(options.signal, 'grep');
+    handOverScanCachePolicy();
+    using link = linkSignal(options.signal, true, token);
+    const run = () => nativeGrep({ ...nativeOptions(options), retainMatches: false }, link.token, receive, pacer);
+    const raw = await callNative('grep', run, { signal: options.signal });
+    const { matches: _none, ...summary } = toResult(raw, []);
+    return { summary, batches: raw.batches };
+  });
+}
+
+/** The options as the addon takes them: `cache` split into its two switches, `path` anchored. */
+function nativeOptions(options: GrepOptions): NativeGrepOptions {
+  const { signal: _signal, path, cache, ...rest } = options;
+  return { ...rest, cache: cache !== undefined && cache !== false, watchedOnly: cache === 'watched', path: anchored(path ?? process.cwd()) };
 }
 
 /** Search `content` in memory as one file, synchronously. Throws `EINVAL` for a bad regex or option. */
@@ -198,20 +228,24 @@ export function hasMatch(
   pattern: string,
   options: { ignoreCase?: boolean; multiline?: boolean } = {},
 ): boolean {
-  if (typeof pattern !== 'string') throw codedError('EINVAL', 'hasMatch: pattern must be a string');
+  if (typeof pattern !== 'string') throw codedError('EINVAL', 'hasMatch: pattern must be a string', { option: 'pattern', value: pattern });
   return callNative('hasMatch', () => nativeHasMatch(asNativeContent(content), pattern, options));
 }
 
 function checkShape(options: MatchOptions, operation: string): void {
-  if (typeof options !== 'object' || options === null) throw codedError('EINVAL', `${operation}: options must be an object`);
-  if (typeof options.pattern !== 'string') throw codedError('EINVAL', `${operation}: pattern must be a string`);
+  if (typeof options !== 'object' || options === null) {
+    throw codedError('EINVAL', `${operation}: options must be an object`, { option: 'options', value: options });
+  }
+  if (typeof options.pattern !== 'string') {
+    throw codedError('EINVAL', `${operation}: pattern must be a string`, { option: 'pattern', value: options.pattern });
+  }
 }
 
 /** The addon takes a string or a Node `Buffer`; a plain `Uint8Array` is viewed as one, not copied. */
 function asNativeContent(content: string | Uint8Array): string | Buffer {
   if (typeof content === 'string' || Buffer.isBuffer(content)) return content;
   if (content instanceof Uint8Array) return Buffer.from(content.buffer, content.byteOffset, content.byteLength);
-  throw codedError('EINVAL', 'content must be a string or a Uint8Array');
+  throw codedError('EINVAL', 'content must be a string or a Uint8Array', { option: 'content' });
 }
 
 /** Turn native columns into result objects: each result's text pieces are its context before, its line, its context after. */

@@ -263,7 +263,9 @@ export function releaseBuildCache(dir: string, options: { home?: string } = {}):
 
 /** Whether a process may be alive: `false` only when its death is certain (gone, zombie, pid reused, other boot). */
 export function pidAlive(pid: number, startTime?: number, bootId?: string): boolean {
-  if (!Number.isInteger(pid) || pid < 0 || pid > 0xffff_ffff) throw codedError('EINVAL', `pidAlive: pid must be a non-negative integer, got ${pid}`);
+  if (!Number.isInteger(pid) || pid < 0 || pid > 0xffff_ffff) {
+    throw codedError('EINVAL', `pidAlive: pid must be a non-negative integer, got ${pid}`, { option: 'pid', value: pid });
+  }
   return callNative('pidAlive', () => nativePidAlive(pid, startTime, bootId));
 }
 
@@ -275,7 +277,7 @@ export function parseWorkspacePackageNames(json: string): string[] {
 /** Every `--manifest-path` the commands pass (`X`, `=X`, quoted), in order of first appearance, once each. */
 export function extractManifestPaths(commands: readonly string[]): string[] {
   if (!Array.isArray(commands) || !commands.every((command) => typeof command === 'string')) {
-    throw codedError('EINVAL', 'extractManifestPaths: commands must be an array of strings');
+    throw codedError('EINVAL', 'extractManifestPaths: commands must be an array of strings', { option: 'commands', value: commands });
   }
   return callNative('extractManifestPaths', () => nativeExtractManifestPaths([...commands]));
 }
@@ -285,7 +287,9 @@ export function extractManifestPaths(commands: readonly string[]): string[] {
  * child's sandbox may write there (`dir` lies within one of `writableRoots`), `{}` otherwise.
  */
 export function cargoTargetEnv(dir: string, writableRoots: readonly string[]): Record<string, string> {
-  if (!Array.isArray(writableRoots)) throw codedError('EINVAL', 'cargoTargetEnv: writableRoots must be an array of paths');
+  if (!Array.isArray(writableRoots)) {
+    throw codedError('EINVAL', 'cargoTargetEnv: writableRoots must be an array of paths', { option: 'writableRoots', value: writableRoots });
+  }
   return callNative('cargoTargetEnv', () => nativeCargoTargetEnv(anchored(dir), writableRoots.map(anchored)));
 }
 
@@ -309,7 +313,7 @@ export function holdReleasable(hold: string, options: { home?: string } = {}): b
  * to be read here; what it must say (a run, node and seat) the library checks.
  */
 export function nativeOwner(owner: LeaseOwner, operation: string): LeaseOwner {
-  if (typeof owner !== 'object' || owner === null) throw codedError('EINVAL', `${operation}: owner must be an object`);
+  if (typeof owner !== 'object' || owner === null) throw codedError('EINVAL', `${operation}: owner must be an object`, { option: 'owner', value: owner });
   return owner.worktree === undefined ? owner : { ...owner, worktree: anchored(owner.worktree) };
 }
 

@@ -30,7 +30,7 @@ function load(): Native {
       `@natives/natives has no native binary that loads on ${platform}: install @natives/natives-${platform} ` +
         '(npm adds it as an optional dependency where it is published) or build the addon from source ' +
         '(README: "Packages, targets and releases"); what the loader tried is in `cause`',
-      error,
+      { cause: error },
     );
   }
 }

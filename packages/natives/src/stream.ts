@@ -46,3 +46,115 @@ export class BatchStream<Batch, Item> {
     return this.items;
   }
 }
+
+/**
+ * How many batches a pulled stream lets the native side hand over before its consumer takes them:
+ * at most this many (of up to 256 results each) wait in JS memory, plus the one being taken apart.
+ */
+export const PULL_WINDOW_BATCHES = 4;
+
+/** The native window a {@link PullStream} gives back a place of for each batch it takes. */
+export interface Pacer {
+  taken(): void;
+}
+
+/**
+ * Results read with `for await`: an async iterator over the items of native batches, with
+ * backpressure. The native side waits for room in a window of {@link PULL_WINDOW_BATCHES} batches
+ * before it hands one over, and each batch taken from the queue here frees its place, so a slow
+ * consumer holds the search back instead of letting its answer pile up in memory. Leaving the loop
+ * early (`break`, `return`, a throw in its body) cancels the native work and waits for it to end.
+ * `result` settles when the native work has: with the summary once the iteration ran to its end,
+ * with the error that ended it (`ABORT_ERR` after leaving early).
+ */
+export class PullStream<Batch, Item, Summary> implements AsyncIterableIterator<Item> {
+  /** The summary of the search (counts, `unreadable`), once it has ended. */
+  readonly result: Promise<Summary>;
+  private readonly queue: Item[][] = [];
+  private current: Item[] = [];
+  private at = 0;
+  private received = 0;
+  private expected: number | undefined;
+  private failure: { error: unknown } | undefined;
+  private closed = false;
+  private wake: (() => void) | undefined;
+
+  /**
+   * `start` runs the native call with this stream's batch callback; it resolves with the summary
+   * and how many batches the native side handed over.
+   */
+  constructor(
+    private readonly decode: (batch: Batch) => Item[],
+    private readonly pacer: Pacer | undefined,
+    private readonly cancel: () => void,
+    start: (receive: (batch: Batch) => void) => Promise<{ summary: Summary; batches: number }>,
+  ) {
+    const run = (async () => start((batch) => this.receive(batch)))();
+    this.result = run.then(({ summary }) => summary);
+    // The stream reports a failure through `next()`; `result` is the caller's to await or not.
+    this.result.catch(() => {});
+    run.then(
+      ({ batches }) => this.end(batches),
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  /** Results handed over and not yet taken by the consumer. */
+  get buffered(): number {
+    return this.current.length - this.at + this.queue.reduce((sum, batch) => sum + batch.length, 0);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<Item>> {
+    for (;;) {
+      if (this.closed) return { value: undefined, done: true };
+      if (this.at < this.current.length) return { value: this.current[this.at++], done: false };
+      const batch = this.queue.shift();
+      if (batch !== undefined) {
+        [this.current, this.at] = [batch, 0];
+        this.pacer?.taken();
+        continue;
+      }
+      if (this.failure !== undefined) throw this.failure.error;
+      if (this.expected !== undefined && this.received >= this.expected) return { value: undefined, done: true };
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
+  }
+
+  /** Leave early: cancel the native work and wait until it has ended. */
+  async return(): Promise<IteratorResult<Item>> {
+    this.closed = true;
+    this.cancel();
+    await this.result.catch(() => {});
+    [this.current, this.at] = [[], 0];
+    this.queue.length = 0;
+    return { value: undefined, done: true };
+  }
+
+  private receive(batch: Batch): void {
+    this.received++;
+    this.queue.push(this.decode(batch));
+    this.poke();
+  }
+
+  private end(batches: number): void {
+    this.expected = batches;
+    this.poke();
+  }
+
+  private fail(error: unknown): void {
+    this.failure = { error };
+    this.poke();
+  }
+
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}

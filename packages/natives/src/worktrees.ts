@@ -362,7 +362,9 @@ function toHandover(native: WorktreeHandover): Handover {
  * once ownership changed; restoring twice is a no-op. `ENOENT` when no run records that handover.
  */
 export async function restoreHandover(handover: string, options: RegistryOptions = {}): Promise<RestoreResult> {
-  if (typeof handover !== 'string') throw codedError('EINVAL', `restoreHandover: handover must be a string, got ${typeof handover}`);
+  if (typeof handover !== 'string') {
+    throw codedError('EINVAL', `restoreHandover: handover must be a string, got ${typeof handover}`, { option: 'handover', value: handover });
+  }
   return (await registryCall('restoreHandover', options, (home, token) => nativeRestoreHandover(handover, home, token))) as RestoreResult;
 }
 
@@ -370,7 +372,10 @@ export async function restoreHandover(handover: string, options: RegistryOptions
 function patternsOf(regenerable: unknown): string[] | undefined {
   if (regenerable === undefined) return undefined;
   if (!Array.isArray(regenerable) || regenerable.some((p) => typeof p !== 'string')) {
-    throw codedError('EINVAL', 'releaseWorktree: regenerable must be an array of gitignore patterns (strings)');
+    throw codedError('EINVAL', 'releaseWorktree: regenerable must be an array of gitignore patterns (strings)', {
+      option: 'regenerable',
+      value: regenerable,
+    });
   }
   return regenerable;
 }
@@ -390,14 +395,16 @@ export async function registryCall<T>(
 /** `value` itself when it is an object to read fields from; `EINVAL` naming the argument otherwise. */
 function objectOf<T>(operation: string, argument: string, value: T): T {
   if (typeof value !== 'object' || value === null) {
-    throw codedError('EINVAL', `${operation}: ${argument} must be an object, got ${value === null ? 'null' : typeof value}`);
+    throw codedError('EINVAL', `${operation}: ${argument} must be an object, got ${value === null ? 'null' : typeof value}`, { option: argument, value });
   }
   return value;
 }
 
 /** `value` anchored, when it is a path at all; `EINVAL` naming the field otherwise. */
 export function pathOf(operation: string, field: string, value: unknown): string {
-  if (typeof value !== 'string') throw codedError('EINVAL', `${operation}: ${field} must be a path, got ${value === null ? 'null' : typeof value}`);
+  if (typeof value !== 'string') {
+    throw codedError('EINVAL', `${operation}: ${field} must be a path, got ${value === null ? 'null' : typeof value}`, { option: field, value });
+  }
   return anchored(value);
 }
 

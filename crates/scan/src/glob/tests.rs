@@ -37,7 +37,7 @@ fn run(dir: &Path, configure: impl FnOnce(&mut GlobOptions)) -> (Vec<String>, us
 }
 
 fn paths(dir: &Path, pattern: &str) -> Vec<String> {
-    run(dir, |o| o.pattern = pattern.into()).0
+    run(dir, |o| o.patterns = vec![pattern.into()]).0
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn pattern_table() {
 fn non_recursive_patterns_stay_at_the_top() {
     let dir = fixture();
     let (got, _) = run(dir.path(), |o| {
-        o.pattern = "*.md".into();
+        o.patterns = vec!["*.md".into()];
         o.recursive = false;
     });
     assert_eq!(got, ["README.md"]);
@@ -113,6 +113,80 @@ fn bad_patterns_are_einval_naming_the_pattern() {
     }
 }
 
+/// Several patterns and an ignore list, as fast-glob and tinyglobby take
+/// them: any pattern selects; an ignore pattern, or a `!` pattern, leaves
+/// out what it matches and all below a directory it matches.
+#[test]
+fn patterns_and_ignore_table() {
+    let dir = fixture();
+    type Lists = (&'static [&'static str], &'static [&'static str]);
+    let table: &[(Lists, &[&str])] = &[
+        (
+            (&["src/*.ts", "docs/**"], &[]),
+            &["docs/guide.md", "src/index.ts"],
+        ),
+        (
+            (&["*.ts", "*.md"], &["src/lib"]),
+            &["README.md", "docs/guide.md", "src/index.ts"],
+        ),
+        (
+            (&["src/**/*.ts"], &["**/deep/**"]),
+            &["src/index.ts", "src/lib/util.ts"],
+        ),
+        (
+            (&["src/**/*.ts", "!util.ts"], &[]),
+            &["src/index.ts", "src/lib/deep/x.ts"],
+        ),
+        (
+            (&["src/**"], &["*.ts", "deep"]),
+            &["src/app.tsx", "src/lib"],
+        ),
+        (
+            (&["node_modules/**/*.ts"], &["**/*.d.ts"]),
+            &["node_modules/pkg/index.ts"],
+        ),
+    ];
+    for &((patterns, ignore), expected) in table {
+        let (got, total) = run(dir.path(), |o| {
+            o.patterns = patterns.iter().map(|p| p.to_string()).collect();
+            o.ignore = ignore.iter().map(|p| p.to_string()).collect();
+        });
+        let label = format!("{patterns:?} ignoring {ignore:?}");
+        assert_eq!(got, expected, "{label}");
+        assert_eq!(total, expected.len(), "{label}");
+    }
+}
+
+#[test]
+fn bad_patterns_and_ignore_patterns_name_their_option_and_value() {
+    let dir = fixture();
+    type Lists = (&'static [&'static str], &'static [&'static str]);
+    let table: &[(Lists, &str, &str)] = &[
+        ((&["*.ts", "a["], &[]), "pattern", "a["),
+        ((&["*.ts"], &["b["]), "ignore", "b["),
+        ((&["*.ts"], &["c[", "*.md"]), "ignore", "c["),
+        ((&["*.ts"], &[""]), "ignore", ""),
+        ((&["*.ts", "!x["], &[]), "pattern", "!x["),
+        ((&["!*.ts"], &[]), "pattern", "!*.ts"),
+        ((&[], &[]), "pattern", ""),
+    ];
+    for &((patterns, ignore), option, value) in table {
+        let mut options = GlobOptions::new("", dir.path());
+        options.patterns = patterns.iter().map(|p| p.to_string()).collect();
+        options.ignore = ignore.iter().map(|p| p.to_string()).collect();
+        let cache = ScanCache::new(CachePolicy::default());
+        let err = glob(&options, &cache, &CancelToken::new(), &mut |_| {}).unwrap_err();
+        let label = format!("{patterns:?} ignoring {ignore:?}: {err}");
+        assert_eq!(err.code(), "EINVAL", "{label}");
+        assert_eq!(
+            (err.option(), err.value()),
+            (Some(option), Some(value)),
+            "{label}"
+        );
+        assert!(err.message().contains(&format!("`{value}`")), "{label}");
+    }
+}
+
 #[test]
 fn switches_table() {
     let dir = fixture();
@@ -120,39 +194,39 @@ fn switches_table() {
     let table: &[Case] = &[
         (
             "hidden off by default",
-            |o| o.pattern = "settings.ts".into(),
+            |o| o.patterns = vec!["settings.ts".into()],
             &[],
         ),
         (
             "hidden on",
             |o| {
-                o.pattern = "settings.ts".into();
+                o.patterns = vec!["settings.ts".into()];
                 o.include_hidden = true;
             },
             &[".config/settings.ts"],
         ),
         (
             "node_modules hidden by default",
-            |o| o.pattern = "a.ts".into(),
+            |o| o.patterns = vec!["a.ts".into()],
             &[],
         ),
         (
             "node_modules on request",
             |o| {
-                o.pattern = "a.ts".into();
+                o.patterns = vec!["a.ts".into()];
                 o.include_node_modules = Some(true);
             },
             &["web/node_modules/dep/a.ts"],
         ),
         (
             "node_modules named in the pattern",
-            |o| o.pattern = "web/node_modules/*/a.ts".into(),
+            |o| o.patterns = vec!["web/node_modules/*/a.ts".into()],
             &["web/node_modules/dep/a.ts"],
         ),
         (
             "node_modules refused even when named",
             |o| {
-                o.pattern = "node_modules/**".into();
+                o.patterns = vec!["node_modules/**".into()];
                 o.include_node_modules = Some(false);
             },
             &[],
@@ -160,7 +234,7 @@ fn switches_table() {
         (
             "directories only",
             |o| {
-                o.pattern = "*".into();
+                o.patterns = vec!["*".into()];
                 o.file_type = Some(FileType::Dir);
             },
             &["docs", "src", "src/lib", "src/lib/deep", "web"],
@@ -342,12 +416,14 @@ fn suffix_fast_path_agrees_with_globset() {
         ("*.{d.ts,component.spec.ts}", true),
     ];
     for (pattern, recursive) in patterns {
-        let fast = Matcher::new(pattern, recursive).unwrap();
+        let written = written("pattern", pattern);
+        let fast = Matcher::new(written, recursive).unwrap();
         assert!(
             matches!(fast, Matcher::Suffixes(_)),
             "{pattern} takes the fast path"
         );
-        let slow = build_globset(pattern, &normalize_pattern(pattern, recursive).unwrap()).unwrap();
+        let normalized = normalize_pattern(written, recursive).unwrap();
+        let slow = build_globset(written, vec![compile(written, &normalized).unwrap()]).unwrap();
         for path in paths {
             let expected = slow.is_match(path);
             let entry = Entry {
@@ -362,7 +438,10 @@ fn suffix_fast_path_agrees_with_globset() {
     }
     for pattern in ["src/*.ts", "*.[tj]s", "**/a*.ts", "*.{t?,js}", "**/*/x.ts"] {
         assert!(
-            matches!(Matcher::new(pattern, true).unwrap(), Matcher::Glob(_)),
+            matches!(
+                Matcher::new(written("pattern", pattern), true).unwrap(),
+                Matcher::Glob(_)
+            ),
             "{pattern}"
         );
     }

@@ -73,6 +73,7 @@ use crate::{
     cancel::CancelToken,
     error::{Error, ErrorKind, Result},
     unreadable::{self, Unreadable},
+    walk::ScanPolicy,
 };
 use pattern::{MatcherSpec, compiled_matcher};
 use run::{Backlog, Emitter};
@@ -149,7 +150,8 @@ pub struct GrepOptions {
     /// prints them. Default: `false`.
     pub only_matching: bool,
     /// Search dot-files and dot-directories (`.git` is never entered).
-    /// Default: `true` (seed 001: grep's hidden default is on).
+    /// Default: `false`, as `rg` ([`ScanPolicy::DEFAULT`], the one default
+    /// of every search).
     pub include_hidden: bool,
     /// Honour `.gitignore`, `.ignore` and git excludes. Default: `true`.
     pub use_gitignore: bool,
@@ -233,8 +235,8 @@ impl GrepOptions {
             word_regexp: false,
             invert_match: false,
             only_matching: false,
-            include_hidden: true,
-            use_gitignore: true,
+            include_hidden: ScanPolicy::DEFAULT.include_hidden,
+            use_gitignore: ScanPolicy::DEFAULT.use_gitignore,
             include_node_modules: None,
             context_before: 0,
             context_after: 0,

@@ -474,18 +474,26 @@ fn filters_glob_type_hidden_node_modules() {
     type Configure = fn(&mut GrepOptions);
     let table: &[(&str, Configure, &[&str])] = &[
         (
-            "defaults",
+            "defaults: no dot-files, as rg",
             |_| {},
-            &[".hidden/d.rs", "docs/c.md", "src/a.rs", "src/b.ts"],
+            &["docs/c.md", "src/a.rs", "src/b.ts"],
         ),
         (
-            "no hidden",
-            |o| o.include_hidden = false,
-            &["docs/c.md", "src/a.rs", "src/b.ts"],
+            "hidden",
+            |o| o.include_hidden = true,
+            &[".hidden/d.rs", "docs/c.md", "src/a.rs", "src/b.ts"],
         ),
         (
             "glob name",
             |o| o.globs = vec!["*.rs".into()],
+            &["src/a.rs"],
+        ),
+        (
+            "glob name, hidden",
+            |o| {
+                o.globs = vec!["*.rs".into()];
+                o.include_hidden = true;
+            },
             &[".hidden/d.rs", "src/a.rs"],
         ),
         (
@@ -525,7 +533,7 @@ fn filters_glob_type_hidden_node_modules() {
                 o.file_types = vec!["rust".into(), "ts".into()];
                 o.file_types_not = vec!["ts".into()];
             },
-            &[".hidden/d.rs", "src/a.rs"],
+            &["src/a.rs"],
         ),
         (
             "glob and type",
@@ -546,7 +554,7 @@ fn filters_glob_type_hidden_node_modules() {
                 o.globs = vec!["*.rs".into()];
                 o.include_node_modules = Some(true);
             },
-            &[".hidden/d.rs", "src/a.rs", "web/node_modules/f.rs"],
+            &["src/a.rs", "web/node_modules/f.rs"],
         ),
     ];
     for &(label, configure, expected) in table {
@@ -1506,4 +1514,23 @@ fn an_observer_sees_every_file_s_events_handed_out_in_path_order() {
     )
     .unwrap_err();
     assert_eq!(err.code(), "EINVAL");
+}
+
+#[test]
+fn every_search_starts_from_the_one_scan_policy_that_skips_dot_files() {
+    let policy = |include_hidden, use_gitignore| ScanPolicy {
+        include_hidden,
+        use_gitignore,
+    };
+    let glob = crate::GlobOptions::new("*", ".");
+    let fuzzy = crate::FuzzyOptions::new("", ".");
+    let grep = GrepOptions::new("", ".");
+    for (label, defaults) in [
+        ("glob", policy(glob.include_hidden, glob.use_gitignore)),
+        ("fuzzy", policy(fuzzy.include_hidden, fuzzy.use_gitignore)),
+        ("grep", policy(grep.include_hidden, grep.use_gitignore)),
+    ] {
+        assert_eq!(defaults, ScanPolicy::DEFAULT, "{label}");
+    }
+    const { assert!(!ScanPolicy::DEFAULT.include_hidden, "as rg and fd") };
 }

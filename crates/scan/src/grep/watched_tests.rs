@@ -249,12 +249,12 @@ fn an_empty_answer_of_a_watched_scan_walks_nothing_again() {
         let mut options = GrepOptions::new("value", dir.path());
         (options.cache, options.globs) = (true, vec!["*.nothing".into()]);
         let grepped = grep(&options, &cache, &token, &mut |_| {}).unwrap();
-        // All three share the grep's partition (hidden files included).
+        // All three share the grep's partition (the default scan policy).
         let mut options = GlobOptions::new("**/*.nothing", dir.path());
-        (options.cache, options.include_hidden) = (true, true);
+        options.cache = true;
         let globbed = glob(&options, &cache, &token, &mut |_| {}).unwrap();
         let mut options = FuzzyOptions::new("zqxjkvbw", dir.path());
-        (options.cache, options.include_hidden) = (true, true);
+        options.cache = true;
         let fuzzy = fuzzy_find(&options, &cache, &token, &mut |_| {}).unwrap();
         let found = (
             grepped.files_searched,
