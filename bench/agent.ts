@@ -15,9 +15,10 @@
  * against fff's `*.rs pattern` constraint); a write by another
  * process then a search (is it found at once?); and resident memory after
  * the five searches, each tool in a child process of its own. Equal work:
- * each row states both match counts and fails when they differ. fff leaves
- * dot-files and dot-directories out (`.github/`), so natives searches with
- * `hidden: false` here (its grep's default is rg's `--hidden`); fff also
+ * each row states both match counts and fails when they differ. fff
+ * searches dot-files but leaves dot-directories out (`.github/`), so natives
+ * searches with the glob `!.*` + `/` here (its grep's default is rg's
+ * `--hidden`: vendor's `-i todo` differed by five lines); fff also
  * leaves binary files out, where rg and natives search up to the first NUL,
  * so a pattern found before a NUL would show as unequal. The first 50
  * results are fff's in its own ranking and natives' in path order: the
@@ -87,10 +88,13 @@ async function openFff(dir: string): Promise<Finder> {
 /** A case searched in the files a glob selects (`rg -g`; fff's `*.ext pattern` constraint). */
 type Searched = GrepCase & { glob?: string };
 
-/** natives' options for a case; `limit` cuts the results; dot-files are left out, as fff leaves them. */
+/** fff searches dot-files but leaves dot-directories out (`.github/`): so does natives here. */
+const SKIP_DOT_DIRS = '!.*/';
+
+/** natives' options for a case; `limit` cuts the results. */
 const nativesOptions = (dir: string, k: Searched, limit?: number) => ({
-  pattern: k.pattern, path: dir, literal: k.literal, ignoreCase: k.ignoreCase, maxCount: limit, cache: true, glob: k.glob,
-  hidden: false,
+  pattern: k.pattern, path: dir, literal: k.literal, ignoreCase: k.ignoreCase, maxCount: limit, cache: true,
+  glob: [...(k.glob ? [k.glob] : []), SKIP_DOT_DIRS],
 });
 
 /** Every fff match of a case (paged to the end), or its first `limit` (a page may hold a few more). */
