@@ -36,8 +36,8 @@
  * listed (grep: natives' filesSearched and rg's own count of searches; the
  * listings `glob` and `rg --files`/`fd` give with the same options, compared
  * as sets) and, for grep, the matches; a row whose contenders differ is
- * FAILED and the process exits non-zero. Natives searches dot-files in grep
- * and never `.git`, so rg gets `--hidden -g '!.git'`; natives skips
+ * FAILED and the process exits non-zero. Natives is asked to search dot-files
+ * in grep (`hidden: true`) and never enters `.git`, so rg gets `--hidden -g '!.git'`; natives skips
  * node_modules unless asked, so rg gets `-g '!node_modules'` and fd
  * `--exclude node_modules` then. Both honour .gitignore only inside a git
  * repository, and `.ignore` everywhere.
@@ -328,7 +328,7 @@ async function grepScope(n: NativesApi, t: Tree, rg: string, nm: boolean): Promi
 
 async function grepRow(n: NativesApi, t: Tree, rg: string, scope: Scope, k: GrepCase, limit: number | undefined): Promise<void> {
   const dense = k.kind === 'dense';
-  const opts: GrepOpts = { pattern: k.pattern, literal: k.literal, ignoreCase: k.ignoreCase, path: t.dir, maxCount: limit, includeNodeModules: scope.nm };
+  const opts: GrepOpts = { pattern: k.pattern, literal: k.literal, ignoreCase: k.ignoreCase, path: t.dir, maxCount: limit, hidden: true, includeNodeModules: scope.nm };
   const rgArgs = [...rgScope(scope.nm), ...(k.literal ? ['-F'] : []), ...(k.ignoreCase ? ['-i'] : []), '-e', k.pattern, '--', '.'];
   // What the latest run of each contender did (the counts are checked stable over rounds).
   const last: Record<string, { files?: number; matches: number; results?: Located[] }> = {};
@@ -414,7 +414,7 @@ function located(matches: unknown[]): Located[] {
 }
 
 async function grepSection(n: NativesApi, t: Tree, rg: string): Promise<void> {
-  await n.grep({ pattern: 'zqxjkvbw_never_9', path: t.dir, cache: true, includeNodeModules: true }); // fills the cache
+  await n.grep({ pattern: 'zqxjkvbw_never_9', path: t.dir, cache: true, hidden: true, includeNodeModules: true }); // fills the cache
   const scopes = [await grepScope(n, t, rg, false)];
   if (t.nodeModules) scopes.push(await grepScope(n, t, rg, true));
   for (const scope of scopes) {

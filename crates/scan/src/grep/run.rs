@@ -141,7 +141,8 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unread
     let root = Root::open(root, job.confine)?;
     let prefilter = prefilter_for(job, &root);
     let plan = prefilter.as_ref().map(Prefilter::plan);
-    let queue = Queue::new(job.candidates, job.shape.per_file_cap.is_some(), plan);
+    let limited = job.shape.per_file_cap.is_some();
+    let queue = Queue::new(job.candidates, limited, plan);
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);
@@ -171,8 +172,8 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unread
                 reads_ahead: index + busy < cores,
                 read_ahead_bytes: &read_ahead_bytes,
             };
-            let sender = sender.clone();
-            scope.spawn(move || worker.run(Reports::new(sender, job.backlog)));
+            let reports = Reports::new(sender.clone(), job.backlog, limited);
+            scope.spawn(move || worker.run(reports));
         }
         drop(sender);
         let emitted = emit_in_order(receiver, emitter, job.backlog, plan);
@@ -396,6 +397,11 @@ impl Worker<'_> {
 const REPORTS_PER_MESSAGE: usize = 64;
 /// ...but never longer than this, so results still stream promptly and the
 /// in-order emitter is not kept waiting for a quiet worker's batch.
+/// A limited search holds none: the emitter can tell the limit is reached
+/// only once every file before the last result needed has reported, and
+/// while a report without a match is held, every worker reads further
+/// files the answer will not need (a limited search whose candidates are
+/// mostly the index's false ones read twice the files it needed).
 const REPORTS_MAX_DELAY: Duration = Duration::from_millis(5);
 
 /// A candidate's index, its path (only when it has results), its report
@@ -408,15 +414,19 @@ struct Reports<'a> {
     backlog: &'a Backlog,
     held: Vec<Report>,
     since: Instant,
+    /// Send each report at once (a limited search; see
+    /// [`REPORTS_MAX_DELAY`]).
+    prompt: bool,
 }
 
 impl<'a> Reports<'a> {
-    fn new(sender: mpsc::Sender<Vec<Report>>, backlog: &'a Backlog) -> Reports<'a> {
+    fn new(sender: mpsc::Sender<Vec<Report>>, backlog: &'a Backlog, prompt: bool) -> Reports<'a> {
         Reports {
             sender,
             backlog,
             held: Vec::new(),
             since: Instant::now(),
+            prompt,
         }
     }
 
@@ -437,6 +447,7 @@ impl<'a> Reports<'a> {
         self.backlog.add(bytes);
         self.held.push((index, path, report, bytes));
         let due = urgent
+            || self.prompt
             || self.held.len() >= REPORTS_PER_MESSAGE
             || self.since.elapsed() >= REPORTS_MAX_DELAY;
         (!due || self.send()) && !failed
@@ -609,5 +620,32 @@ impl<'a> Emitter<'a> {
         }
         self.seen += 1;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A limited search's worker sends a report without a match at once,
+    /// so the emitter can tell the limit is reached without waiting for a
+    /// batch; an unlimited one may hold it for the next.
+    #[test]
+    fn a_limited_search_holds_no_report() {
+        let backlog = Backlog::new(usize::MAX);
+        let (sender, receiver) = mpsc::channel();
+        let mut reports = Reports::new(sender, &backlog, true);
+        let nothing_found = || {
+            Ok(FileReport {
+                searched: true,
+                ..FileReport::default()
+            })
+        };
+        assert!(reports.add(0, b"a.rs", nothing_found()));
+        let sent = receiver.try_recv().expect("sent at once");
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].0, 0);
+        assert!(reports.add(1, b"b.rs", nothing_found()));
+        assert_eq!(receiver.try_recv().expect("sent at once")[0].0, 1);
     }
 }

@@ -14,7 +14,7 @@
 use std::{
     fs,
     path::{Path, PathBuf},
-    sync::{Arc, atomic::AtomicBool, mpsc},
+    sync::{Arc, Weak, atomic::AtomicBool, mpsc},
     thread,
 };
 
@@ -23,7 +23,7 @@ use ignore::{
     types::{Types, TypesBuilder},
 };
 
-use super::{GrepOptions, ListSource};
+use super::{GrepOptions, ListSource, recent::Recent};
 use crate::{
     beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},
@@ -48,7 +48,7 @@ pub(super) enum Candidates {
     Tree {
         root: PathBuf,
         entries: Arc<Entries>,
-        selected: Vec<usize>,
+        selected: Arc<[usize]>,
         unreadable: Vec<Unreadable>,
         stamp: Option<Stamp>,
         walked: bool,
@@ -231,13 +231,13 @@ fn from_cache(
     if filter.walk_brings_back(cache, &key, &scan.entries, token)? {
         return filter.walk(key, &options.globs);
     }
-    let mut selected = filter.select(&scan.entries, token)?;
+    let mut selected = filter.selected(options, &scan.entries, token)?;
     if selected.is_empty() && cache.rechecks_empty(&scan) {
         scan = cache.force_rescan(&key, token)?;
         if filter.walk_brings_back(cache, &key, &scan.entries, token)? {
             return filter.walk(key, &options.globs);
         }
-        selected = filter.select(&scan.entries, token)?;
+        selected = filter.selected(options, &scan.entries, token)?;
         walked = true;
     }
     let stamp = cache.vouching_watch(&key);
@@ -349,8 +349,33 @@ impl FileFilter {
         }
     }
 
+    /// Indices of the accepted entries of a cached list, in path order:
+    /// the selection kept from an earlier search of the same list with the
+    /// same filters, or made now (and kept; see [`SELECTIONS`]). A confined
+    /// listing checks its files on disk, so its selection is never kept.
+    fn selected(
+        &self,
+        options: &GrepOptions,
+        entries: &Arc<Entries>,
+        token: &CancelToken,
+    ) -> Result<Arc<[usize]>> {
+        if self.lists && self.beneath.is_some() {
+            return Ok(self.select(entries, token)?.into());
+        }
+        let key = SelectionKey {
+            entries: Arc::downgrade(entries),
+            globs: options.globs.clone(),
+            file_types: options.file_types.clone(),
+            file_types_not: options.file_types_not.clone(),
+            include_node_modules: self.include_node_modules,
+        };
+        SELECTIONS.get_or_try(key, || Ok(self.select(entries, token)?.into()))
+    }
+
     /// Indices of the accepted entries, in path order.
     fn select(&self, entries: &Entries, token: &CancelToken) -> Result<Vec<usize>> {
+        #[cfg(test)]
+        SELECTIONS_MADE.with(|made| made.set(made.get() + 1));
         let mut selected = Vec::new();
         for (index, entry) in entries.iter().enumerate() {
             if index % CANCEL_POLL_INTERVAL == 0 {
@@ -449,6 +474,42 @@ impl FileFilter {
         self.glob.as_ref().is_none_or(|g| glob_accepts(g, &path))
             && self.types.as_ref().is_none_or(|t| types_accept(t, &path))
             && (!self.lists || self.beneath.as_ref().is_none_or(|b| b.keeps(entry.path)))
+    }
+}
+
+/// Selections of cached lists kept for the next search with the same
+/// filters: an agent repeats `-g '*.rs'` over one list many times, and
+/// matching the globs against every entry of a large tree costs more than
+/// a limited search of the files it selects. A cached list never changes
+/// (a change makes a new one), so a selection is current as long as its
+/// list is the one searched. At most this many are kept, each up to 8
+/// bytes per selected file.
+static SELECTIONS: Recent<SelectionKey, Arc<[usize]>> = Recent::new(4);
+
+#[cfg(test)]
+std::thread_local! {
+    /// Selections made (not taken from [`SELECTIONS`]) on this thread.
+    pub(super) static SELECTIONS_MADE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// What a kept selection was made from: the list (held weakly, so its
+/// address cannot be reused by another list while the selection is kept)
+/// and the filters.
+struct SelectionKey {
+    entries: Weak<Entries>,
+    globs: Vec<String>,
+    file_types: Vec<String>,
+    file_types_not: Vec<String>,
+    include_node_modules: bool,
+}
+
+impl PartialEq for SelectionKey {
+    fn eq(&self, other: &SelectionKey) -> bool {
+        Weak::ptr_eq(&self.entries, &other.entries)
+            && self.globs == other.globs
+            && self.file_types == other.file_types
+            && self.file_types_not == other.file_types_not
+            && self.include_node_modules == other.include_node_modules
     }
 }
 

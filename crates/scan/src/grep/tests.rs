@@ -1534,3 +1534,47 @@ fn every_search_starts_from_the_one_scan_policy_that_skips_dot_files() {
     }
     const { assert!(!ScanPolicy::DEFAULT.include_hidden, "as rg and fd") };
 }
+
+/// A cached search with globs selects the files of a list once: the next
+/// search of the same list with the same filters takes that selection,
+/// whatever its limit, and answers as the first did; other filters, or a
+/// list changed since (a new list), select again, so a file added is found.
+#[test]
+fn a_cached_list_s_selection_is_made_once_per_filter() {
+    let dir = tree(&[
+        ("a/one.rs", "hit\n"),
+        ("b/two.txt", "hit\n"),
+        ("c/three.rs", "hit\nhit\n"),
+    ]);
+    let cache = long_lived_cache();
+    let search = |glob: &str, limit: Option<usize>| {
+        let before = select::SELECTIONS_MADE.with(|made| made.get());
+        let outcome = run_with(dir.path(), &cache, |o| {
+            o.pattern = "hit".into();
+            o.cache = true;
+            o.globs = vec![glob.into()];
+            o.max_count = limit;
+        })
+        .unwrap();
+        let made = select::SELECTIONS_MADE.with(|made| made.get()) - before;
+        (keys(&outcome), made)
+    };
+    let all: Vec<String> = ["a/one.rs:1", "c/three.rs:1", "c/three.rs:2"]
+        .map(String::from)
+        .into();
+    assert_eq!(search("*.rs", None), (all.clone(), 1));
+    assert_eq!(
+        search("*.rs", None),
+        (all.clone(), 0),
+        "taken from the first"
+    );
+    assert_eq!(search("*.rs", Some(2)), (all[..2].to_vec(), 0));
+    assert_eq!(search("*.txt", None), (vec!["b/two.txt:1".to_string()], 1));
+    fs::write(dir.path().join("a/zero.rs"), "hit\n").unwrap();
+    cache
+        .invalidate_path(&dir.path().join("a/zero.rs"))
+        .unwrap();
+    let (found, made) = search("*.rs", None);
+    assert_eq!(made, 1, "a changed list is selected again");
+    assert_eq!(found[..2], ["a/one.rs:1", "a/zero.rs:1"]);
+}
