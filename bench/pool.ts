@@ -25,13 +25,14 @@
  *   bun bench/pool.ts --smoke               a tiny offline workspace, to check the harness itself
  *
  * `--root` puts the worktrees and every target directory on DIR's filesystem (say, a btrfs mount, where
- * pool seeds are reflinks). Results: bench/.data/pool-results.{json,md}.
+ * pool seeds are reflinks). Results: bench/.data/pool-results-<filesystem>.{json,md}.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { acquireBuildCache, acquireFromPool } from '../packages/natives/src/index.ts';
+import { acquireBuildCache, acquireFromPool, type SeedReport } from '../packages/natives/src/index.ts';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const WORKSPACE = path.join(BENCH, 'pool-workspace');
@@ -149,6 +150,17 @@ interface AgentResult {
   said: string;
   member?: string;
   seed?: string;
+  /** Where the time went: the acquisition (a seed's copy and wait inside it), cargo blocked on a lock. */
+  phases: Phases;
+}
+
+/** One agent's time by phase, in ms. */
+interface Phases {
+  acquireMs: number;
+  seedWaitMs: number;
+  seedCopyMs: number;
+  blockedMs: number;
+  seedReason?: string;
 }
 
 /** Time cargo spent blocked on a lock: each "Blocking waiting" line to the line after it. */
@@ -206,19 +218,27 @@ function targets(strategy: Strategy, dir: string, agents: number) {
       if (strategy === 'lease') {
         await using lease = await acquireBuildCache(shared, owner(agent, worktree, head), wait);
         const waited = performance.now() - started;
-        return { outsideWaitMs: waited, built: await build(worktree, { CARGO_TARGET_DIR: lease.record.dir }) };
+        const built = await build(worktree, { CARGO_TARGET_DIR: lease.record.dir });
+        return { outsideWaitMs: waited, built, phases: phases(waited, null, built.waitMs) };
       }
       if (strategy === 'pool') {
         await using lease = await acquireFromPool(pool, owner(agent, worktree, head), { ...wait, size: agents });
+        const acquireMs = performance.now() - started;
         const copying = lease.seed ? lease.seed.tookMs - lease.seed.waitedMs : 0;
-        const outsideWaitMs = performance.now() - started - copying;
         const built = await build(worktree, lease.env);
-        return { outsideWaitMs, built, member: lease.member, seed: lease.seed?.strategy };
+        const seed = lease.seed?.strategy;
+        return { outsideWaitMs: acquireMs - copying, built, member: lease.member, seed, phases: phases(acquireMs, lease.seed, built.waitMs) };
       }
       const target = strategy === 'shared' ? shared : path.join(worktree, 'target');
-      return { outsideWaitMs: 0, built: await build(worktree, { CARGO_TARGET_DIR: target }) };
+      const built = await build(worktree, { CARGO_TARGET_DIR: target });
+      return { outsideWaitMs: 0, built, phases: phases(0, null, built.waitMs) };
     },
   };
+}
+
+function phases(acquireMs: number, seed: SeedReport | null, blockedMs: number): Phases {
+  const seedWaitMs = seed?.waitedMs ?? 0;
+  return { acquireMs, seedWaitMs, seedCopyMs: (seed?.tookMs ?? 0) - seedWaitMs, blockedMs, seedReason: seed?.reason };
 }
 
 /** `du` of `dirs`: bytes held and bytes allocated (shared blocks counted per file). */
@@ -250,7 +270,7 @@ async function runStrategy(strategy: Strategy, args: Args) {
     worktrees.map(async (worktree, agent) => {
       const { stamp, head } = change(worktree, agent);
       const t0 = performance.now();
-      const { outsideWaitMs, built, member, seed } = await where.agentBuild(agent, worktree, head);
+      const { outsideWaitMs, built, member, seed, phases } = await where.agentBuild(agent, worktree, head);
       return {
         agent,
         wallMs: performance.now() - t0,
@@ -260,6 +280,7 @@ async function runStrategy(strategy: Strategy, args: Args) {
         said: built.said,
         member,
         seed,
+        phases,
       };
     }),
   );
@@ -279,6 +300,12 @@ async function runStrategy(strategy: Strategy, args: Args) {
   };
 }
 
+/** The 1-minute load average while a strategy ran: lowest, mean and highest of its samples. */
+function loadRange(samples: number[]): { min: number; mean: number; max: number } {
+  const mean = samples.reduce((sum, x) => sum + x, 0) / samples.length;
+  return { min: Math.min(...samples), mean, max: Math.max(...samples) };
+}
+
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}`;
 
@@ -289,10 +316,21 @@ async function main() {
     process.exit(fetched.status ?? 1);
   }
   fs.mkdirSync(args.root, { recursive: true });
+  const fsType = spawnSync('findmnt', ['-n', '-o', 'FSTYPE', '--target', args.root], { encoding: 'utf8' }).stdout.trim() || 'unknown';
   const results = [];
   for (const strategy of args.only) {
-    const result = await runStrategy(strategy, args);
+    const samples = [os.loadavg()[0]];
+    const sampler = setInterval(() => samples.push(os.loadavg()[0]), 5000);
+    const result = { ...(await runStrategy(strategy, args).finally(() => clearInterval(sampler))), load: loadRange(samples) };
     results.push(result);
+    for (const a of result.agents) {
+      const p = a.phases;
+      console.log(
+        `  agent ${a.agent}: wall ${seconds(a.wallMs)} s, acquire ${seconds(p.acquireMs)} s (seed wait ${seconds(p.seedWaitMs)}, copy ` +
+          `${seconds(p.seedCopyMs)}), cargo blocked ${seconds(p.blockedMs)} s, ${a.compiled} compiled${a.member ? `, ${a.member}` : ''}` +
+          (p.seedReason ? ` (${a.seed}: ${p.seedReason})` : ''),
+      );
+    }
     console.log(
       `${strategy}: ${seconds(result.wallMs)} s for ${args.agents} agents (warm-up ${seconds(result.warmMs)} s), lock wait ` +
         `${seconds(result.waitMs)} s, ${result.compiled} crates compiled, ${mib(result.disk.logical)} logical / ` +
@@ -302,20 +340,20 @@ async function main() {
   }
   const rows = results.map(
     (r) =>
-      `| ${r.strategy} | ${seconds(r.wallMs)} | ${seconds(r.waitMs)} | ${r.compiled} | ${mib(r.disk.logical)} | ${mib(r.disk.allocated)} | ${mib(r.fsGrowth)} | ${r.stale} |`,
+      `| ${r.strategy} | ${seconds(r.wallMs)} | ${seconds(r.waitMs)} | ${r.compiled} | ${mib(r.disk.logical)} | ${mib(r.disk.allocated)} | ${mib(r.fsGrowth)} | ${r.stale} | ${r.load.mean.toFixed(1)} (${r.load.min.toFixed(1)}-${r.load.max.toFixed(1)}) |`,
   );
   const table = [
-    `${args.agents} agents, ${args.smoke ? 'smoke workspace' : 'bench/pool-workspace'}, root ${args.root}`,
+    `${args.agents} agents, ${args.smoke ? 'smoke workspace' : 'bench/pool-workspace'}, root ${args.root} (${fsType}), ${os.cpus().length} cpus`,
     '',
-    '| strategy | wall (s) | waiting: acquire + cargo lock (s) | crates compiled | disk logical | disk allocated | fs growth | stale binaries |',
-    '|---|---|---|---|---|---|---|---|',
+    '| strategy | wall (s) | waiting: acquire + cargo lock (s) | crates compiled | disk logical | disk allocated | fs growth | stale binaries | load average: mean (range) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
   console.log(`\n${table}`);
   const out = path.join(BENCH, '.data');
   fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(path.join(out, 'pool-results.json'), JSON.stringify(results, null, 2));
-  fs.writeFileSync(path.join(out, 'pool-results.md'), `${table}\n`);
+  fs.writeFileSync(path.join(out, `pool-results-${fsType}.json`), JSON.stringify(results, null, 2));
+  fs.writeFileSync(path.join(out, `pool-results-${fsType}.md`), `${table}\n`);
   const failed = results.filter((r) => (r.strategy === 'pool' || r.strategy === 'lease') && r.stale > 0);
   for (const r of failed) console.log(`FAILED: ${r.strategy} ran ${r.stale} stale binaries`);
   process.exit(failed.length > 0 ? 1 : 0);
