@@ -548,6 +548,32 @@ fn a_seed_killed_at_any_step_leaves_a_whole_member_or_none() {
     }
 }
 
+/// A member removed whole, by a prune or discarded half-seeded, leaves no
+/// entry in the lease inventory (`natives cache show`): nothing lists a
+/// directory that is gone.
+#[test]
+fn a_removed_member_leaves_no_entry_in_the_lease_inventory() {
+    let fx = fixture();
+    let warm = fx.acquire("warm", &sized(3)).unwrap();
+    lay_out_build(warm.dir(), 1000);
+    run_child(&fx, "pool::tests::seed_child", "Sampled");
+    let listed = || -> Vec<PathBuf> {
+        let entries = fx.leases.inventory().unwrap();
+        entries.into_iter().filter_map(|e| e.dir).collect()
+    };
+    let (half, idle) = (fx.pool.join("member-1"), fx.pool.join("member-0"));
+    assert!(listed().contains(&half));
+    warm.release().unwrap();
+    let report = fx
+        .leases
+        .prune_pool(&fx.pool, 0, &owner("janitor"))
+        .unwrap();
+    assert_eq!(report.discarded, ["member-1"], "{report:?}");
+    assert_eq!(report.pruned.len(), 1, "{report:?}");
+    assert!(!half.exists() && !idle.exists());
+    assert_eq!(listed(), Vec::<PathBuf>::new(), "{report:?}");
+}
+
 /// A half-seeded member that may not be removed (it holds a repository)
 /// is neither removed nor ever leased.
 #[test]
