@@ -160,25 +160,36 @@ interface Phases {
   seedWaitMs: number;
   seedCopyMs: number;
   blockedMs: number;
+  /** `blockedMs` by what cargo waited for. */
+  blockedOn: Record<string, number>;
   seedReason?: string;
 }
 
-/** Time cargo spent blocked on a lock: each "Blocking waiting" line to the line after it. */
-function blockedMs(ran: Ran): number {
-  let total = 0;
+/**
+ * Time cargo spent blocked on a lock, by what it waited for (`build directory`, `package cache`...):
+ * each "Blocking waiting for file lock on X" line to the line after it. The package cache lives in
+ * `CARGO_HOME`, shared with every cargo on the machine, not only the agents'.
+ */
+function blockedOn(ran: Ran, into: Record<string, number> = {}): Record<string, number> {
   ran.stderr.forEach((entry, i) => {
     const next = ran.stderr[i + 1];
-    if (entry.line.includes('Blocking waiting for file lock') && next) total += next.at - entry.at;
+    const what = /Blocking waiting for file lock on (.+)$/.exec(entry.line)?.[1]?.trim();
+    if (what && next) into[what] = (into[what] ?? 0) + next.at - entry.at;
   });
-  return total;
+  return into;
 }
+
+const sum = (times: Record<string, number>) => Object.values(times).reduce((total, ms) => total + ms, 0);
 
 function compiled(ran: Ran): number {
   return ran.stderr.filter((e) => /^\s+(Compiling|Checking) /.test(e.line)).length;
 }
 
 /** `cargo check`, `cargo test --no-run` and the test binary, in `worktree` with `env`. */
-async function build(worktree: string, env: Record<string, string>): Promise<{ waitMs: number; compiled: number; said: string }> {
+async function build(
+  worktree: string,
+  env: Record<string, string>,
+): Promise<{ waitMs: number; blocked: Record<string, number>; compiled: number; said: string }> {
   const check = await run('cargo', ['check', '--offline', '--workspace', '--all-targets'], worktree, env);
   if (check.status !== 0) throw new Error(`cargo check in ${worktree}: ${check.stderr.map((e) => e.line).join('\n')}`);
   const args = ['test', '--offline', '--workspace', '--no-run', '--message-format', 'json-render-diagnostics'];
@@ -192,7 +203,8 @@ async function build(worktree: string, env: Record<string, string>): Promise<{ w
   if (!executable) throw new Error(`no stamp test binary built in ${worktree}`);
   const ran = spawnSync(executable, ['--nocapture'], { encoding: 'utf8' });
   const said = /stamp=(\S+)/.exec(ran.stdout)?.[1] ?? `(nothing: ${ran.stderr.trim()})`;
-  return { waitMs: blockedMs(check) + blockedMs(test), compiled: compiled(check) + compiled(test), said };
+  const blocked = blockedOn(test, blockedOn(check));
+  return { waitMs: sum(blocked), blocked, compiled: compiled(check) + compiled(test), said };
 }
 
 /** A small change of the agent's own, committed: a new stamp. */
@@ -219,7 +231,7 @@ function targets(strategy: Strategy, dir: string, agents: number) {
         await using lease = await acquireBuildCache(shared, owner(agent, worktree, head), wait);
         const waited = performance.now() - started;
         const built = await build(worktree, { CARGO_TARGET_DIR: lease.record.dir });
-        return { outsideWaitMs: waited, built, phases: phases(waited, null, built.waitMs) };
+        return { outsideWaitMs: waited, built, phases: phases(waited, null, built.blocked) };
       }
       if (strategy === 'pool') {
         await using lease = await acquireFromPool(pool, owner(agent, worktree, head), { ...wait, size: agents });
@@ -227,18 +239,19 @@ function targets(strategy: Strategy, dir: string, agents: number) {
         const copying = lease.seed ? lease.seed.tookMs - lease.seed.waitedMs : 0;
         const built = await build(worktree, lease.env);
         const seed = lease.seed?.strategy;
-        return { outsideWaitMs: acquireMs - copying, built, member: lease.member, seed, phases: phases(acquireMs, lease.seed, built.waitMs) };
+        return { outsideWaitMs: acquireMs - copying, built, member: lease.member, seed, phases: phases(acquireMs, lease.seed, built.blocked) };
       }
       const target = strategy === 'shared' ? shared : path.join(worktree, 'target');
       const built = await build(worktree, { CARGO_TARGET_DIR: target });
-      return { outsideWaitMs: 0, built, phases: phases(0, null, built.waitMs) };
+      return { outsideWaitMs: 0, built, phases: phases(0, null, built.blocked) };
     },
   };
 }
 
-function phases(acquireMs: number, seed: SeedReport | null, blockedMs: number): Phases {
+function phases(acquireMs: number, seed: SeedReport | null, blockedOn: Record<string, number>): Phases {
   const seedWaitMs = seed?.waitedMs ?? 0;
-  return { acquireMs, seedWaitMs, seedCopyMs: (seed?.tookMs ?? 0) - seedWaitMs, blockedMs, seedReason: seed?.reason };
+  const seedCopyMs = (seed?.tookMs ?? 0) - seedWaitMs;
+  return { acquireMs, seedWaitMs, seedCopyMs, blockedMs: sum(blockedOn), blockedOn, seedReason: seed?.reason };
 }
 
 /** `du` of `dirs`: bytes held and bytes allocated (shared blocks counted per file). */
@@ -300,6 +313,11 @@ async function runStrategy(strategy: Strategy, args: Args) {
   };
 }
 
+function blockedText(on: Record<string, number>): string {
+  const parts = Object.entries(on).map(([what, ms]) => `${seconds(ms)} on ${what}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
 /** The 1-minute load average while a strategy ran: lowest, mean and highest of its samples. */
 function loadRange(samples: number[]): { min: number; mean: number; max: number } {
   const mean = samples.reduce((sum, x) => sum + x, 0) / samples.length;
@@ -327,7 +345,7 @@ async function main() {
       const p = a.phases;
       console.log(
         `  agent ${a.agent}: wall ${seconds(a.wallMs)} s, acquire ${seconds(p.acquireMs)} s (seed wait ${seconds(p.seedWaitMs)}, copy ` +
-          `${seconds(p.seedCopyMs)}), cargo blocked ${seconds(p.blockedMs)} s, ${a.compiled} compiled${a.member ? `, ${a.member}` : ''}` +
+          `${seconds(p.seedCopyMs)}), cargo blocked ${seconds(p.blockedMs)} s${blockedText(p.blockedOn)}, ${a.compiled} compiled${a.member ? `, ${a.member}` : ''}` +
           (p.seedReason ? ` (${a.seed}: ${p.seedReason})` : ''),
       );
     }
