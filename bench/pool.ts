@@ -25,13 +25,14 @@
  *   bun bench/pool.ts --smoke               a tiny offline workspace, to check the harness itself
  *
  * `--root` puts the worktrees and every target directory on DIR's filesystem (say, a btrfs mount, where
- * pool seeds are reflinks). Results: bench/.data/pool-results.{json,md}.
+ * pool seeds are reflinks). Results: bench/.data/pool-results-<filesystem>.{json,md}.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { acquireBuildCache, acquireFromPool } from '../packages/natives/src/index.ts';
+import { acquireBuildCache, acquireFromPool, type SeedReport } from '../packages/natives/src/index.ts';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const WORKSPACE = path.join(BENCH, 'pool-workspace');
@@ -149,24 +150,46 @@ interface AgentResult {
   said: string;
   member?: string;
   seed?: string;
+  /** Where the time went: the acquisition (a seed's copy and wait inside it), cargo blocked on a lock. */
+  phases: Phases;
 }
 
-/** Time cargo spent blocked on a lock: each "Blocking waiting" line to the line after it. */
-function blockedMs(ran: Ran): number {
-  let total = 0;
+/** One agent's time by phase, in ms. */
+interface Phases {
+  acquireMs: number;
+  seedWaitMs: number;
+  seedCopyMs: number;
+  blockedMs: number;
+  /** `blockedMs` by what cargo waited for. */
+  blockedOn: Record<string, number>;
+  seedReason?: string;
+}
+
+/**
+ * Time cargo spent blocked on a lock, by what it waited for (`build directory`, `package cache`...):
+ * each "Blocking waiting for file lock on X" line to the line after it. The package cache lives in
+ * `CARGO_HOME`, shared with every cargo on the machine, not only the agents'.
+ */
+function blockedOn(ran: Ran, into: Record<string, number> = {}): Record<string, number> {
   ran.stderr.forEach((entry, i) => {
     const next = ran.stderr[i + 1];
-    if (entry.line.includes('Blocking waiting for file lock') && next) total += next.at - entry.at;
+    const what = /Blocking waiting for file lock on (.+)$/.exec(entry.line)?.[1]?.trim();
+    if (what && next) into[what] = (into[what] ?? 0) + next.at - entry.at;
   });
-  return total;
+  return into;
 }
+
+const sum = (times: Record<string, number>) => Object.values(times).reduce((total, ms) => total + ms, 0);
 
 function compiled(ran: Ran): number {
   return ran.stderr.filter((e) => /^\s+(Compiling|Checking) /.test(e.line)).length;
 }
 
 /** `cargo check`, `cargo test --no-run` and the test binary, in `worktree` with `env`. */
-async function build(worktree: string, env: Record<string, string>): Promise<{ waitMs: number; compiled: number; said: string }> {
+async function build(
+  worktree: string,
+  env: Record<string, string>,
+): Promise<{ waitMs: number; blocked: Record<string, number>; compiled: number; said: string }> {
   const check = await run('cargo', ['check', '--offline', '--workspace', '--all-targets'], worktree, env);
   if (check.status !== 0) throw new Error(`cargo check in ${worktree}: ${check.stderr.map((e) => e.line).join('\n')}`);
   const args = ['test', '--offline', '--workspace', '--no-run', '--message-format', 'json-render-diagnostics'];
@@ -180,7 +203,8 @@ async function build(worktree: string, env: Record<string, string>): Promise<{ w
   if (!executable) throw new Error(`no stamp test binary built in ${worktree}`);
   const ran = spawnSync(executable, ['--nocapture'], { encoding: 'utf8' });
   const said = /stamp=(\S+)/.exec(ran.stdout)?.[1] ?? `(nothing: ${ran.stderr.trim()})`;
-  return { waitMs: blockedMs(check) + blockedMs(test), compiled: compiled(check) + compiled(test), said };
+  const blocked = blockedOn(test, blockedOn(check));
+  return { waitMs: sum(blocked), blocked, compiled: compiled(check) + compiled(test), said };
 }
 
 /** A small change of the agent's own, committed: a new stamp. */
@@ -206,19 +230,28 @@ function targets(strategy: Strategy, dir: string, agents: number) {
       if (strategy === 'lease') {
         await using lease = await acquireBuildCache(shared, owner(agent, worktree, head), wait);
         const waited = performance.now() - started;
-        return { outsideWaitMs: waited, built: await build(worktree, { CARGO_TARGET_DIR: lease.record.dir }) };
+        const built = await build(worktree, { CARGO_TARGET_DIR: lease.record.dir });
+        return { outsideWaitMs: waited, built, phases: phases(waited, null, built.blocked) };
       }
       if (strategy === 'pool') {
         await using lease = await acquireFromPool(pool, owner(agent, worktree, head), { ...wait, size: agents });
+        const acquireMs = performance.now() - started;
         const copying = lease.seed ? lease.seed.tookMs - lease.seed.waitedMs : 0;
-        const outsideWaitMs = performance.now() - started - copying;
         const built = await build(worktree, lease.env);
-        return { outsideWaitMs, built, member: lease.member, seed: lease.seed?.strategy };
+        const seed = lease.seed?.strategy;
+        return { outsideWaitMs: acquireMs - copying, built, member: lease.member, seed, phases: phases(acquireMs, lease.seed, built.blocked) };
       }
       const target = strategy === 'shared' ? shared : path.join(worktree, 'target');
-      return { outsideWaitMs: 0, built: await build(worktree, { CARGO_TARGET_DIR: target }) };
+      const built = await build(worktree, { CARGO_TARGET_DIR: target });
+      return { outsideWaitMs: 0, built, phases: phases(0, null, built.blocked) };
     },
   };
+}
+
+function phases(acquireMs: number, seed: SeedReport | null, blockedOn: Record<string, number>): Phases {
+  const seedWaitMs = seed?.waitedMs ?? 0;
+  const seedCopyMs = (seed?.tookMs ?? 0) - seedWaitMs;
+  return { acquireMs, seedWaitMs, seedCopyMs, blockedMs: sum(blockedOn), blockedOn, seedReason: seed?.reason };
 }
 
 /** `du` of `dirs`: bytes held and bytes allocated (shared blocks counted per file). */
@@ -250,7 +283,7 @@ async function runStrategy(strategy: Strategy, args: Args) {
     worktrees.map(async (worktree, agent) => {
       const { stamp, head } = change(worktree, agent);
       const t0 = performance.now();
-      const { outsideWaitMs, built, member, seed } = await where.agentBuild(agent, worktree, head);
+      const { outsideWaitMs, built, member, seed, phases } = await where.agentBuild(agent, worktree, head);
       return {
         agent,
         wallMs: performance.now() - t0,
@@ -260,6 +293,7 @@ async function runStrategy(strategy: Strategy, args: Args) {
         said: built.said,
         member,
         seed,
+        phases,
       };
     }),
   );
@@ -279,6 +313,17 @@ async function runStrategy(strategy: Strategy, args: Args) {
   };
 }
 
+function blockedText(on: Record<string, number>): string {
+  const parts = Object.entries(on).map(([what, ms]) => `${seconds(ms)} on ${what}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** The 1-minute load average while a strategy ran: lowest, mean and highest of its samples. */
+function loadRange(samples: number[]): { min: number; mean: number; max: number } {
+  const mean = samples.reduce((sum, x) => sum + x, 0) / samples.length;
+  return { min: Math.min(...samples), mean, max: Math.max(...samples) };
+}
+
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}`;
 
@@ -289,10 +334,21 @@ async function main() {
     process.exit(fetched.status ?? 1);
   }
   fs.mkdirSync(args.root, { recursive: true });
+  const fsType = spawnSync('findmnt', ['-n', '-o', 'FSTYPE', '--target', args.root], { encoding: 'utf8' }).stdout.trim() || 'unknown';
   const results = [];
   for (const strategy of args.only) {
-    const result = await runStrategy(strategy, args);
+    const samples = [os.loadavg()[0]];
+    const sampler = setInterval(() => samples.push(os.loadavg()[0]), 5000);
+    const result = { ...(await runStrategy(strategy, args).finally(() => clearInterval(sampler))), load: loadRange(samples) };
     results.push(result);
+    for (const a of result.agents) {
+      const p = a.phases;
+      console.log(
+        `  agent ${a.agent}: wall ${seconds(a.wallMs)} s, acquire ${seconds(p.acquireMs)} s (seed wait ${seconds(p.seedWaitMs)}, copy ` +
+          `${seconds(p.seedCopyMs)}), cargo blocked ${seconds(p.blockedMs)} s${blockedText(p.blockedOn)}, ${a.compiled} compiled${a.member ? `, ${a.member}` : ''}` +
+          (p.seedReason ? ` (${a.seed}: ${p.seedReason})` : ''),
+      );
+    }
     console.log(
       `${strategy}: ${seconds(result.wallMs)} s for ${args.agents} agents (warm-up ${seconds(result.warmMs)} s), lock wait ` +
         `${seconds(result.waitMs)} s, ${result.compiled} crates compiled, ${mib(result.disk.logical)} logical / ` +
@@ -302,20 +358,20 @@ async function main() {
   }
   const rows = results.map(
     (r) =>
-      `| ${r.strategy} | ${seconds(r.wallMs)} | ${seconds(r.waitMs)} | ${r.compiled} | ${mib(r.disk.logical)} | ${mib(r.disk.allocated)} | ${mib(r.fsGrowth)} | ${r.stale} |`,
+      `| ${r.strategy} | ${seconds(r.wallMs)} | ${seconds(r.waitMs)} | ${r.compiled} | ${mib(r.disk.logical)} | ${mib(r.disk.allocated)} | ${mib(r.fsGrowth)} | ${r.stale} | ${r.load.mean.toFixed(1)} (${r.load.min.toFixed(1)}-${r.load.max.toFixed(1)}) |`,
   );
   const table = [
-    `${args.agents} agents, ${args.smoke ? 'smoke workspace' : 'bench/pool-workspace'}, root ${args.root}`,
+    `${args.agents} agents, ${args.smoke ? 'smoke workspace' : 'bench/pool-workspace'}, root ${args.root} (${fsType}), ${os.cpus().length} cpus`,
     '',
-    '| strategy | wall (s) | waiting: acquire + cargo lock (s) | crates compiled | disk logical | disk allocated | fs growth | stale binaries |',
-    '|---|---|---|---|---|---|---|---|',
+    '| strategy | wall (s) | waiting: acquire + cargo lock (s) | crates compiled | disk logical | disk allocated | fs growth | stale binaries | load average: mean (range) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
   console.log(`\n${table}`);
   const out = path.join(BENCH, '.data');
   fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(path.join(out, 'pool-results.json'), JSON.stringify(results, null, 2));
-  fs.writeFileSync(path.join(out, 'pool-results.md'), `${table}\n`);
+  fs.writeFileSync(path.join(out, `pool-results-${fsType}.json`), JSON.stringify(results, null, 2));
+  fs.writeFileSync(path.join(out, `pool-results-${fsType}.md`), `${table}\n`);
   const failed = results.filter((r) => (r.strategy === 'pool' || r.strategy === 'lease') && r.stale > 0);
   for (const r of failed) console.log(`FAILED: ${r.strategy} ran ${r.stale} stale binaries`);
   process.exit(failed.length > 0 ? 1 : 0);

@@ -8,11 +8,13 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { acquireFromPool, poolInventory, prunePool } from '../packages/natives/src/index.ts';
+import { acquireFromPool, buildCacheInventory, poolInventory, prunePool } from '../packages/natives/src/index.ts';
 import { rejection } from './support/errors.ts';
 import { cargoTest, twoWorktrees } from './support/stale-build.ts';
 
 const OWNER = { run: 'run-1', node: 'node-a', seat: 'builder' };
+/** A guard against a hang for the tests that run cargo, never a timing check: a loaded machine builds slowly. */
+const CARGO_BUDGET_MS = 600_000;
 
 let root: string;
 let home: string;
@@ -48,7 +50,7 @@ describe('acquireFromPool', () => {
     expect(again.member).toBe('member-0');
     expect(again.seed).toBeNull();
     expect(again.freshness).toEqual({ refreshed: false, cleaned: [] });
-  });
+  }, CARGO_BUDGET_MS);
 
   test('a full pool is refused at once, or waited for within the budget, naming the holder', async () => {
     await using held = await acquireFromPool(pool, OWNER, { home, size: 1 });
@@ -81,7 +83,7 @@ describe('acquireFromPool', () => {
 });
 
 describe('poolInventory and prunePool', () => {
-  test('show holders, identities, sizes and last use, and prune only idle members', async () => {
+  test('show holders, identities, sizes and last use, and prune only idle members, which leave the lease inventory', async () => {
     const { a } = twoWorktrees(root);
     const idle = await acquireFromPool(pool, { ...OWNER, ...a }, { home, size: 2 });
     cargoTest(a.worktree, idle.dir);
@@ -104,5 +106,6 @@ describe('poolInventory and prunePool', () => {
     expect(report.kept[0]?.why).toContain('run-1/node-a/holder');
     expect(fs.existsSync(path.join(pool, 'member-0'))).toBe(false);
     expect(fs.existsSync(held.dir)).toBe(true);
-  });
+    expect(buildCacheInventory({ home }).map((entry) => entry.dir)).toEqual([held.dir]);
+  }, CARGO_BUDGET_MS);
 });

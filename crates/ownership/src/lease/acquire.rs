@@ -92,13 +92,24 @@ impl Guard {
     /// Release now, reporting any error (dropping releases too, silently).
     /// Only a record still carrying this guard's nonce is deleted.
     pub fn release(mut self) -> Result<()> {
-        self.release_held()
+        self.release_held(Remember::Release)
     }
 
-    fn release_held(&mut self) -> Result<()> {
+    /// Release the lease on a cache directory this holder removed whole:
+    /// its catalog entry is removed instead of noting the release, so the
+    /// inventory does not list a directory that is gone. The entry goes
+    /// while the lease is still held, since only a holder writes it.
+    pub fn release_removed(mut self) -> Result<()> {
+        self.release_held(Remember::Nothing)
+    }
+
+    fn release_held(&mut self, remember: Remember) -> Result<()> {
         let mut result = Ok(());
         if let Some(cache) = self.cache.take() {
-            result = inventory::note_release(&self.files, &self.record);
+            result = match remember {
+                Remember::Release => inventory::note_release(&self.files, &self.record),
+                Remember::Nothing => inventory::forget(&self.files),
+            };
             result = cache.release().map(drop).and(result);
         }
         if let Some(output) = self.output.take() {
@@ -108,9 +119,18 @@ impl Guard {
     }
 }
 
+/// What the catalog keeps of a released lease.
+#[derive(Clone, Copy)]
+enum Remember {
+    /// The owner, and when it let go.
+    Release,
+    /// Nothing: the cache directory is gone.
+    Nothing,
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
-        let _ = self.release_held();
+        let _ = self.release_held(Remember::Release);
     }
 }
 

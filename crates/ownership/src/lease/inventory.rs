@@ -160,6 +160,11 @@ pub(super) fn note_release(files: &LeaseFiles, record: &LeaseRecord) -> Result<(
     write_catalog(files, record, Some(now_ms()))
 }
 
+/// Forget the cache: it was removed whole.
+pub(super) fn forget(files: &LeaseFiles) -> Result<()> {
+    durable::remove(&files.catalog).map(drop)
+}
+
 fn write_catalog(
     files: &LeaseFiles,
     record: &LeaseRecord,

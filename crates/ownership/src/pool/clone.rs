@@ -17,6 +17,18 @@
 //! original) is copied once and given both names in the new member, as
 //! cargo left it.
 //!
+//! A copy is made in two passes so that no cargo waits for it. The first
+//! copies the source without cargo's lock, while its holder may be building
+//! in it: a file may change or vanish under it. The second, under the lock
+//! ([`update`]), walks the source again and copies anew every file that is
+//! new, changed, or was changed too recently to tell: a file is kept from
+//! the first pass only when it is the same inode with the same size, times
+//! and mode, and its inode last changed (`ctime`, which nothing can set
+//! back) well before the first pass began by the filesystem's own clock
+//! ([`fs_clock`]), so no write during the pass can hide behind an equal
+//! timestamp. What the source no longer holds is removed. The lock is held
+//! for a walk and the files that changed, not for the whole copy.
+//!
 //! A plain copy can be slower than building from nothing. It is measured as
 //! it goes: once a sample (an eighth of the bytes, at least one file) is
 //! copied, the whole copy's time is projected, and when that exceeds what a
@@ -24,7 +36,7 @@
 //! caller builds cold instead.
 
 use std::{
-    collections::{HashMap, hash_map::Entry},
+    collections::{HashMap, HashSet, hash_map::Entry},
     fs::{self, File, FileTimes, OpenOptions},
     io,
     os::{
@@ -32,7 +44,10 @@ use std::{
         unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt},
     },
     path::{Path, PathBuf},
-    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
     thread,
     time::{Duration, Instant},
 };
@@ -47,6 +62,8 @@ pub(super) struct Plan {
     dirs: Vec<PathBuf>,
     /// Regular files (relative) with their sizes.
     files: Vec<(PathBuf, u64)>,
+    /// What each regular file was when listed.
+    stamps: HashMap<PathBuf, Stamp>,
     /// Symbolic links (relative) and what they point to.
     links: Vec<(PathBuf, PathBuf)>,
     /// Further names (relative) of files listed under another name.
@@ -72,6 +89,72 @@ impl Plan {
     pub fn first_file(&self) -> Option<&Path> {
         self.files.first().map(|(rel, _)| rel.as_path())
     }
+
+    /// The directories and regular files only: what a copy without the
+    /// source's lock makes (links and further names wait for the update).
+    pub fn files_only(&self) -> Plan {
+        Plan {
+            dirs: self.dirs.clone(),
+            files: self.files.clone(),
+            ..Plan::default()
+        }
+    }
+}
+
+/// What identifies one state of a file: its inode, size, mode and times.
+/// `ctime` is set by the kernel at every change and cannot be set back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mode: meta.mode(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// Whether the inode last changed before `since` by more than any
+    /// filesystem's timestamp granularity: then no write from `since` on
+    /// could have left this stamp.
+    fn settled_before(&self, since: (i64, i64)) -> bool {
+        self.ctime < (since.0 - SETTLE_SECONDS, since.1)
+    }
+}
+
+/// How far before a copy began a file must have last changed for the copy
+/// to be trusted without reading it again: above the coarsest timestamp
+/// granularity of a filesystem cargo runs on (one second) plus a tick.
+const SETTLE_SECONDS: i64 = 2;
+
+/// The stamps of the files a copy made, by relative path.
+pub(super) type Stamps = HashMap<PathBuf, Stamp>;
+
+/// The filesystem's clock under `dir` (the `ctime` of a scratch file
+/// written there, removed after): what stamps of files on it are compared
+/// with, whatever the machine's clock says.
+pub(super) fn fs_clock(dir: &Path) -> Result<(i64, i64)> {
+    let probe = dir.join(".clock-probe");
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&probe)
+        .map_err(|err| Error::io(&probe, err))?;
+    let meta = file.metadata().map_err(|err| Error::io(&probe, err))?;
+    fs::remove_file(&probe).map_err(|err| Error::io(&probe, err))?;
+    Ok((meta.ctime(), meta.ctime_nsec()))
 }
 
 /// The entries of `parts` (relative to `root`; a missing part is left out):
@@ -93,7 +176,12 @@ fn add(root: &Path, rel: &Path, plan: &mut Plan) -> Result<()> {
     };
     if meta.is_dir() {
         plan.dirs.push(rel.to_owned());
-        let listing = fs::read_dir(&path).map_err(|err| Error::io(&path, err))?;
+        let listing = match fs::read_dir(&path) {
+            Ok(listing) => listing,
+            // Removed since it was seen: a cargo is writing the source.
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(Error::io(&path, err)),
+        };
         let mut names = Vec::new();
         for item in listing {
             names.push(item.map_err(|err| Error::io(&path, err))?.file_name());
@@ -112,6 +200,7 @@ fn add(root: &Path, rel: &Path, plan: &mut Plan) -> Result<()> {
             first.or_insert_with(|| rel.to_owned());
         }
         plan.files.push((rel.to_owned(), meta.len()));
+        plan.stamps.insert(rel.to_owned(), Stamp::of(&meta));
     } else if meta.is_symlink() {
         let target = fs::read_link(&path).map_err(|err| Error::io(&path, err))?;
         plan.links.push((rel.to_owned(), target));
@@ -131,11 +220,22 @@ pub(super) enum Method {
     Copy(Option<Duration>),
 }
 
+impl Method {
+    /// The same method, never stopped for being slow.
+    fn unbounded(self) -> Method {
+        match self {
+            Method::Copy(_) => Method::Copy(None),
+            reflink => reflink,
+        }
+    }
+}
+
 /// How a copy ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Copied {
-    /// Every file is there.
-    Whole,
+    /// Every file still in the source is there, with what each was when
+    /// it was copied.
+    Whole(Stamps),
     /// Stopped after the sample: the whole copy was projected to take
     /// this long, past the bar.
     TooSlow(Duration),
@@ -170,7 +270,12 @@ pub(super) fn copy(
 ) -> Result<Copied> {
     for dir in plan.dirs.iter().filter(|d| !d.as_os_str().is_empty()) {
         let path = dest.join(dir);
-        fs::create_dir(&path).map_err(|err| Error::io(&path, err))?;
+        match fs::create_dir(&path) {
+            Err(err) if err.kind() != io::ErrorKind::AlreadyExists => {
+                return Err(Error::io(&path, err));
+            }
+            _ => {}
+        }
     }
     for (link, target) in &plan.links {
         let path = dest.join(link);
@@ -179,7 +284,8 @@ pub(super) fn copy(
     let sample = sample_len(&plan.files);
     let started = Instant::now();
     let (first, rest) = plan.files.split_at(sample);
-    copy_files(source, dest, first, method, cancel)?;
+    let stamps = Mutex::new(Stamps::new());
+    copy_files(source, dest, first, method, cancel, &stamps)?;
     sampled();
     if let Method::Copy(Some(bar)) = method {
         let projected = project(started.elapsed(), bytes_of(first), plan.bytes());
@@ -187,12 +293,67 @@ pub(super) fn copy(
             return Ok(Copied::TooSlow(projected));
         }
     }
-    copy_files(source, dest, rest, method, cancel)?;
+    copy_files(source, dest, rest, method, cancel, &stamps)?;
     for (name, first) in &plan.names {
         let path = dest.join(name);
         fs::hard_link(dest.join(first), &path).map_err(|err| Error::io(&path, err))?;
     }
-    Ok(Copied::Whole)
+    Ok(Copied::Whole(
+        stamps
+            .into_inner()
+            .expect("a copying thread does not panic"),
+    ))
+}
+
+/// Bring `dest`, copied from `source` by a first pass that made `copied`
+/// without cargo's lock from `since` on (by [`fs_clock`]), to what `plan`
+/// (listed under the lock) says the source holds: every file not known to
+/// be unchanged since is copied anew, and what the source no longer holds
+/// is removed. `first` is what the first pass planned.
+pub(super) fn update(
+    (source, dest): (&Path, &Path),
+    (first, copied, since): (&Plan, &Stamps, (i64, i64)),
+    plan: &Plan,
+    method: Method,
+    cancel: &CancelToken,
+) -> Result<()> {
+    let kept: HashSet<&Path> = plan
+        .files
+        .iter()
+        .map(|(rel, _)| rel.as_path())
+        .filter(|rel| {
+            let now = plan.stamps.get(*rel);
+            now.is_some_and(|now| copied.get(*rel) == Some(now) && now.settled_before(since))
+        })
+        .collect();
+    for rel in copied.keys().filter(|rel| !kept.contains(rel.as_path())) {
+        remove(&dest.join(rel), |p| fs::remove_file(p))?;
+    }
+    let dirs: HashSet<&PathBuf> = plan.dirs.iter().collect();
+    for dir in first.dirs.iter().filter(|d| !dirs.contains(d)) {
+        remove(&dest.join(dir), |p| fs::remove_dir_all(p))?;
+    }
+    let rest = Plan {
+        dirs: plan.dirs.clone(),
+        files: plan
+            .files
+            .iter()
+            .filter(|(rel, _)| !kept.contains(rel.as_path()))
+            .cloned()
+            .collect(),
+        links: plan.links.clone(),
+        names: plan.names.clone(),
+        ..Plan::default()
+    };
+    copy(source, dest, &rest, method.unbounded(), cancel, &mut || {}).map(drop)
+}
+
+/// Remove `path` with `how`; one already gone is no error.
+fn remove(path: &Path, how: fn(&Path) -> io::Result<()>) -> Result<()> {
+    match how(path) {
+        Err(err) if err.kind() != io::ErrorKind::NotFound => Err(Error::io(path, err)),
+        _ => Ok(()),
+    }
 }
 
 /// How many of `files` make the sample: an eighth of the bytes, at least
@@ -229,6 +390,7 @@ fn copy_files(
     files: &[(PathBuf, u64)],
     method: Method,
     cancel: &CancelToken,
+    stamps: &Mutex<Stamps>,
 ) -> Result<()> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -244,9 +406,16 @@ fn copy_files(
                         let outcome = cancel
                             .check()
                             .and_then(|()| copy_file(&source.join(rel), &dest.join(rel), method));
-                        if let Err(err) = outcome {
-                            failed.store(true, Ordering::Relaxed);
-                            return Err(err);
+                        match outcome {
+                            Ok(Some(stamp)) => {
+                                let mut stamps = stamps.lock().expect("no copying thread panics");
+                                stamps.insert(rel.clone(), stamp);
+                            }
+                            Ok(None) => {}
+                            Err(err) => {
+                                failed.store(true, Ordering::Relaxed);
+                                return Err(err);
+                            }
                         }
                     }
                     Ok(())
@@ -262,9 +431,14 @@ fn copy_files(
 }
 
 /// Copy one file: cloned when `method` says so (else, or where a clone is
-/// refused, copied), its permission bits and times kept.
-fn copy_file(from_path: &Path, to_path: &Path, method: Method) -> Result<()> {
-    let mut from = File::open(from_path).map_err(|err| Error::io(from_path, err))?;
+/// refused, copied), its permission bits and times kept; with what the
+/// source was when opened, or `None` when it is gone (a cargo removed it).
+fn copy_file(from_path: &Path, to_path: &Path, method: Method) -> Result<Option<Stamp>> {
+    let mut from = match File::open(from_path) {
+        Ok(from) => from,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(Error::io(from_path, err)),
+    };
     let meta = from.metadata().map_err(|err| Error::io(from_path, err))?;
     let mut to = OpenOptions::new()
         .write(true)
@@ -281,7 +455,8 @@ fn copy_file(from_path: &Path, to_path: &Path, method: Method) -> Result<()> {
         .set_modified(meta.modified().map_err(|err| Error::io(from_path, err))?);
     to.set_permissions(fs::Permissions::from_mode(meta.mode() & 0o7777))
         .and_then(|()| to.set_times(times))
-        .map_err(|err| Error::io(to_path, err))
+        .map_err(|err| Error::io(to_path, err))?;
+    Ok(Some(Stamp::of(&meta)))
 }
 
 /// Make `to` share `from`'s extents (`FICLONE`).
@@ -360,7 +535,7 @@ mod tests {
             &mut || {},
         )
         .unwrap();
-        assert_eq!(copied, Copied::Whole);
+        assert!(matches!(copied, Copied::Whole(ref stamps) if stamps.len() == 3));
         let copy = dest.path().join("debug/deps/libx.rlib");
         assert_eq!(fs::read(&copy).unwrap(), b"rlib bytes");
         let meta = fs::metadata(&copy).unwrap();
@@ -374,6 +549,68 @@ mod tests {
         assert!(dest.path().join("debug/empty").is_dir());
         let link = fs::read_link(dest.path().join("debug/libx.rlib")).unwrap();
         assert_eq!(link, Path::new("deps/libx.rlib"));
+    }
+
+    /// The second pass trusts a file from the first only when its stamp is
+    /// unchanged and it changed well before the first pass: a file
+    /// rewritten in place with its size and mtime put back is copied anew,
+    /// as is one changed just before the pass; what is gone goes, what is
+    /// new comes, and a file kept is the very copy the first pass made.
+    #[test]
+    fn an_update_copies_anew_what_changed_even_behind_equal_sizes_and_times() {
+        // Whether the first pass began long after every change (only what a
+        // stamp tells apart is copied anew) or as the files were written
+        // (nothing is trusted).
+        for long_after in [true, false] {
+            let source = natives_testkit::tree(&[
+                ("debug/kept", "same"),
+                ("debug/rewritten", "old!"),
+                ("debug/gone/file", "x"),
+            ]);
+            let (src, dest) = (source.path(), tempfile::tempdir().unwrap());
+            let since = match long_after {
+                true => (i64::MAX / 2, 0),
+                false => fs_clock(dest.path()).unwrap(),
+            };
+            let first = plan(src, &[PathBuf::from("debug")]).unwrap();
+            let (cancel, method) = (CancelToken::new(), Method::Copy(None));
+            let copy = copy(
+                src,
+                dest.path(),
+                &first.files_only(),
+                method,
+                &cancel,
+                &mut || {},
+            );
+            let Ok(Copied::Whole(copied)) = copy else {
+                panic!("{copy:?}");
+            };
+            let rewritten = src.join("debug/rewritten");
+            let mtime = fs::metadata(&rewritten).unwrap().modified().unwrap();
+            fs::write(&rewritten, "new!").unwrap();
+            let file = File::options().write(true).open(&rewritten).unwrap();
+            file.set_modified(mtime).unwrap();
+            fs::remove_dir_all(src.join("debug/gone")).unwrap();
+            fs::write(src.join("debug/added"), "added").unwrap();
+            let kept_ino = fs::metadata(dest.path().join("debug/kept")).unwrap().ino();
+            let under_lock = plan(src, &[PathBuf::from("debug")]).unwrap();
+            let places = (src, dest.path());
+            update(
+                places,
+                (&first, &copied, since),
+                &under_lock,
+                method,
+                &cancel,
+            )
+            .unwrap();
+            let read = |rel: &str| fs::read_to_string(dest.path().join(rel)).unwrap();
+            assert_eq!(read("debug/rewritten"), "new!", "{long_after}");
+            assert_eq!(read("debug/added"), "added", "{long_after}");
+            assert_eq!(read("debug/kept"), "same", "{long_after}");
+            assert!(!dest.path().join("debug/gone").exists(), "{long_after}");
+            let ino = fs::metadata(dest.path().join("debug/kept")).unwrap().ino();
+            assert_eq!(ino == kept_ino, long_after, "kept from the first pass");
+        }
     }
 
     #[test]

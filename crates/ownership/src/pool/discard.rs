@@ -14,7 +14,8 @@
 //! is never leased and is finished by the next pass: the record is replaced
 //! by `discarding` (naming where the directory goes), the directory is
 //! renamed there in one step, removed, its identity forgotten, and the
-//! record removed last.
+//! record removed last. Its lease is then let go without a catalog entry,
+//! so the lease inventory does not list a directory that is gone.
 
 use std::{
     fs, io,
@@ -138,7 +139,7 @@ pub(super) fn discard(
     fresh::invalidate_identity(home, &record.dir)?;
     durable::remove(&path)?;
     observe(DiscardStep::Forgotten);
-    held.guard.release()
+    held.guard.release_removed()
 }
 
 /// Where `dir` goes while it is removed: beside it, under a name no member

@@ -2,21 +2,29 @@
 //! from nothing.
 //!
 //! A new member is made only when every member is leased, so its source is
-//! normally held by someone. What makes copying it safe is cargo's own lock
-//! ([`natives_system::lock::try_cargo_lock`]): every cargo command that writes a
-//! profile directory holds `<profile>/.cargo-lock`, so while the seed holds
-//! it (shared) no cargo writes there, and one that starts meanwhile waits
-//! for the copy. Only profile directories whose lock is held are copied
-//! (with the files at the top of the cache and of each target's directory);
-//! one laid out after they were listed is simply not copied. The source's
-//! identity is read under the locks: a refresh racing the copy only removes
-//! output, and an identity it already forgot is not carried over, so the
-//! new member's own refresh cleans every workspace package.
+//! normally held by someone building in it. What makes the copy safe is
+//! cargo's own lock ([`natives_system::lock::try_cargo_lock`]): every cargo
+//! command that writes a profile directory holds `<profile>/.cargo-lock`.
+//! Holding it (shared) for a whole copy would make the source's holder wait
+//! for every seed made from its member (seconds for a plain copy of a
+//! large target directory, once per seed), so the copy is made in two
+//! passes ([`clone::update`]): the first without the lock, while the holder
+//! builds; the second under it, copying anew only what changed or may have
+//! changed during the first, and removing what the source no longer holds.
+//! A cargo that starts meanwhile waits for that second pass only. Only
+//! profile directories whose lock is held are kept (with the files at the
+//! top of the cache and of each target's directory). The source's identity
+//! is read under the locks: a refresh racing the copy only removes output,
+//! and an identity it already forgot is not carried over, so the new
+//! member's own refresh cleans every workspace package.
 //!
-//! The seed never waits for a lease. When every warm member is compiling,
-//! it waits for the first to finish (within the caller's budget, never
+//! The seed never waits for a lease, nor for another seed. The source is
+//! the best warm member no cargo is writing when the seed starts, else the
+//! best warm member. When a cargo holds the source's lock at the second
+//! pass, the seed waits for it to finish (within the caller's budget, never
 //! longer than a build from nothing would take), because any compile in
-//! progress ends sooner than a build from nothing.
+//! progress ends sooner than a build from nothing; it looks often, so that
+//! it takes the lock between two cargo commands of the holder.
 
 use std::{
     fs,
@@ -35,7 +43,6 @@ use super::{
 use crate::{
     fresh::{self, Identity, output_layouts},
     layout::LeaseFiles,
-    lease::POLL_INTERVAL,
 };
 use natives_system::lock::{self, CargoLock};
 
@@ -109,8 +116,11 @@ pub(crate) enum SeedStep {
     Marked,
     /// Its directory exists, empty.
     Created,
-    /// The copy's sample is copied: the member is partly filled.
+    /// The copy's sample is copied (without the source's lock): the member
+    /// is partly filled.
     Sampled,
+    /// The source's lock is held for the second pass.
+    Locked,
     /// Every file is copied and its identity recorded.
     Copied,
     /// The filesystem is flushed.
@@ -119,10 +129,14 @@ pub(crate) enum SeedStep {
     Ready,
 }
 
+/// How often the second pass looks at the source's lock while a cargo
+/// holds it: often enough to take it in the gap between two cargo commands
+/// of its holder (each spends far longer than this starting up).
+const LOCK_POLL: Duration = Duration::from_millis(5);
+
 /// A source whose profile directories no cargo is writing while these
 /// locks are held.
-struct Source<'a> {
-    member: &'a MemberView,
+struct Source {
     parts: Vec<PathBuf>,
     locks: Vec<CargoLock>,
 }
@@ -149,47 +163,93 @@ pub(super) fn seed(seeding: &Seeding<'_>, observe: &mut dyn FnMut(SeedStep)) -> 
     if seeding.strategy == SeedStrategy::Cold {
         return Ok(cold("cold asked for", 0, started));
     }
-    let Some((source, waited)) = pick_source(seeding)? else {
-        return Ok(cold(no_source(seeding), elapsed_ms(started), started));
+    let Some(member) = pick_source(seeding)? else {
+        return Ok(cold(no_source(seeding), 0, started));
     };
-    let identity =
-        fresh::read_identity(&LeaseFiles::new(seeding.home, &source.member.dir).identity);
-    let plan = clone::plan(&source.member.dir, &source.parts)?;
-    let (method, reason) = choose(seeding, &source, &plan)?;
-    let Some(method) = method else {
-        return Ok(cold(&reason, waited, started));
+    let first = match first_pass(seeding, member, observe)? {
+        Ok(first) => first,
+        Err(why) => return Ok(cold(&why, 0, started)),
     };
-    let copied = clone::copy(
-        &source.member.dir,
-        seeding.dest,
-        &plan,
-        method,
-        seeding.cancel,
-        &mut || observe(SeedStep::Sampled),
-    )?;
-    drop(source.locks);
-    if let Copied::TooSlow(projected) = copied {
+    let Some((source, waited)) = lock_for_update(seeding, member)? else {
         empty(seeding.dest)?;
-        let why = format!(
-            "a copy was projected to take {} ms, longer than a build from nothing ({} ms)",
-            projected.as_millis(),
-            seeding.cold_fill.unwrap_or_default().as_millis()
-        );
-        return Ok(cold(&why, waited, started));
-    }
+        let why = format!("{} was compiling past the wait", member.name);
+        return Ok(cold(&why, elapsed_ms(started), started));
+    };
+    observe(SeedStep::Locked);
+    let identity = fresh::read_identity(&LeaseFiles::new(seeding.home, &member.dir).identity);
+    let plan = clone::plan(&member.dir, &source.parts)?;
+    let places = (member.dir.as_path(), seeding.dest);
+    let copied = (&first.plan, &first.copied, first.since);
+    clone::update(places, copied, &plan, first.method, seeding.cancel)?;
+    drop(source.locks);
     finish_copy(seeding, identity.as_ref(), observe)?;
     Ok(SeedReport {
-        strategy: match method {
+        strategy: match first.method {
             Method::Reflink => SeedStrategy::Reflink,
             Method::Copy(_) => SeedStrategy::Copy,
         },
-        from: Some(source.member.name.clone()),
-        reason,
+        from: Some(member.name.clone()),
+        reason: first.reason,
         files: plan.files(),
         bytes: plan.bytes(),
         waited_ms: waited,
         took_ms: elapsed_ms(started),
     })
+}
+
+/// What the first pass copied, without the source's lock.
+struct FirstPass {
+    /// When it began, by the filesystem's clock.
+    since: (i64, i64),
+    plan: clone::Plan,
+    copied: clone::Stamps,
+    method: Method,
+    /// Why this method.
+    reason: String,
+}
+
+/// Copy `member` into the new member without its lock; or why not (a
+/// build from nothing is faster), with the new member emptied again.
+fn first_pass(
+    seeding: &Seeding<'_>,
+    member: &MemberView,
+    observe: &mut dyn FnMut(SeedStep),
+) -> Result<std::result::Result<FirstPass, String>> {
+    let since = clone::fs_clock(seeding.dest)?;
+    let plan = clone::plan(&member.dir, &unlocked_parts(&member.dir)?)?;
+    let (method, reason) = choose(seeding, &member.dir, &plan)?;
+    let Some(method) = method else {
+        return Ok(Err(reason));
+    };
+    let copied = clone::copy(
+        &member.dir,
+        seeding.dest,
+        &plan.files_only(),
+        method,
+        seeding.cancel,
+        &mut || observe(SeedStep::Sampled),
+    )?;
+    Ok(match copied {
+        Copied::Whole(copied) => Ok(FirstPass {
+            since,
+            plan,
+            copied,
+            method,
+            reason,
+        }),
+        Copied::TooSlow(projected) => {
+            empty(seeding.dest)?;
+            Err(too_slow(seeding, projected))
+        }
+    })
+}
+
+fn too_slow(seeding: &Seeding<'_>, projected: Duration) -> String {
+    format!(
+        "a copy was projected to take {} ms, longer than a build from nothing ({} ms)",
+        projected.as_millis(),
+        seeding.cold_fill.unwrap_or_default().as_millis()
+    )
 }
 
 /// Record the identity the copy came from, then flush it all to disk.
@@ -210,10 +270,10 @@ fn finish_copy(
 /// How to copy (`None`: build cold instead), and why.
 fn choose(
     seeding: &Seeding<'_>,
-    source: &Source<'_>,
+    source: &Path,
     plan: &clone::Plan,
 ) -> Result<(Option<Method>, String)> {
-    let probe = plan.first_file().map(|rel| source.member.dir.join(rel));
+    let probe = plan.first_file().map(|rel| source.join(rel));
     let reflinks = match &probe {
         Some(file) => clone::reflink_works(file, seeding.dest)?,
         None => false,
@@ -243,24 +303,46 @@ fn choose(
     })
 }
 
-/// The best source no cargo is writing, waiting for one (bounded by the
-/// caller's wait and by a build from nothing) while every one is; with the
-/// time waited.
-fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<(Source<'a>, u64)>> {
-    let started = Instant::now();
+/// The best warm member no cargo is writing now, else the best warm
+/// member; `None` when no member is warm.
+fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<&'a MemberView>> {
     let warm: Vec<&MemberView> = seeding
         .sources
         .iter()
         .filter(|m| output_layouts(&m.dir).is_ok_and(|l| !l.is_empty()))
         .collect();
-    if warm.is_empty() {
-        return Ok(None);
+    for member in &warm {
+        if lock_source(member)?.is_some() {
+            return Ok(Some(member));
+        }
     }
+    Ok(warm.first().copied())
+}
+
+/// What a copy without the source's lock takes: the files at the top of
+/// the cache and of each target's directory, and every profile directory.
+fn unlocked_parts(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut parts = top_files(dir, Path::new(""))?;
+    for layout in output_layouts(dir)? {
+        if let Some(target) = &layout.target {
+            parts.extend(top_files(dir, Path::new(target))?);
+        }
+        parts.push(layout.dir(Path::new("")));
+    }
+    parts.sort();
+    parts.dedup();
+    Ok(parts)
+}
+
+/// `member`'s profile directories locked against cargo for the second
+/// pass, waiting while a cargo writes them (bounded by the caller's wait
+/// and by a build from nothing); with the time waited. `None` when the
+/// wait ends first.
+fn lock_for_update(seeding: &Seeding<'_>, member: &MemberView) -> Result<Option<(Source, u64)>> {
+    let started = Instant::now();
     loop {
-        for member in &warm {
-            if let Some(source) = lock_source(member)? {
-                return Ok(Some((source, elapsed_ms(started))));
-            }
+        if let Some(source) = lock_source(member)? {
+            return Ok(Some((source, elapsed_ms(started))));
         }
         seeding.cancel.check()?;
         let waited_enough = seeding
@@ -269,7 +351,7 @@ fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<(Source<'a>, u64)>
         match seeding.wait.map(CancelToken::check) {
             None | Some(Err(_)) => return Ok(None),
             Some(Ok(())) if waited_enough => return Ok(None),
-            Some(Ok(())) => thread::sleep(POLL_INTERVAL),
+            Some(Ok(())) => thread::sleep(LOCK_POLL),
         }
     }
 }
@@ -277,7 +359,7 @@ fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<(Source<'a>, u64)>
 /// `member` with cargo's lock on each of its profile directories held
 /// shared; `None` when any is held by a cargo. Profile directories without
 /// a lock file (cargo made none) are not copied.
-fn lock_source(member: &MemberView) -> Result<Option<Source<'_>>> {
+fn lock_source(member: &MemberView) -> Result<Option<Source>> {
     let layouts = match output_layouts(&member.dir) {
         Ok(layouts) => layouts,
         Err(err) if err.kind() == ErrorKind::Unsupported => return Ok(None),
@@ -303,11 +385,7 @@ fn lock_source(member: &MemberView) -> Result<Option<Source<'_>>> {
     }
     parts.sort();
     parts.dedup();
-    Ok(Some(Source {
-        member,
-        parts,
-        locks,
-    }))
+    Ok(Some(Source { parts, locks }))
 }
 
 /// The regular files directly in `root/rel` (relative to `root`).

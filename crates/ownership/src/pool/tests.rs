@@ -1,4 +1,10 @@
-use std::{fs::File, os::unix::fs::MetadataExt, process::Command, time::SystemTime};
+use std::{
+    fs::File,
+    io::Write,
+    os::unix::fs::MetadataExt,
+    process::{Child, Command},
+    time::SystemTime,
+};
 
 use super::*;
 use crate::fresh::{self, Identity};
@@ -464,11 +470,12 @@ const KILL_AT: &str = "NATIVES_TEST_POOL_KILL_AT";
 /// The child's pool directory and home.
 const CHILD_PLACE: [&str; 2] = ["NATIVES_TEST_POOL_DIR", "NATIVES_TEST_POOL_HOME"];
 
-const SEED_STEPS: [SeedStep; 7] = [
+const SEED_STEPS: [SeedStep; 8] = [
     SeedStep::Leased,
     SeedStep::Marked,
     SeedStep::Created,
     SeedStep::Sampled,
+    SeedStep::Locked,
     SeedStep::Copied,
     SeedStep::Synced,
     SeedStep::Ready,
@@ -539,6 +546,32 @@ fn a_seed_killed_at_any_step_leaves_a_whole_member_or_none() {
         names.sort();
         assert_eq!(names, ["member-0", name], "after a kill at {step:?}");
     }
+}
+
+/// A member removed whole, by a prune or discarded half-seeded, leaves no
+/// entry in the lease inventory (`natives cache show`): nothing lists a
+/// directory that is gone.
+#[test]
+fn a_removed_member_leaves_no_entry_in_the_lease_inventory() {
+    let fx = fixture();
+    let warm = fx.acquire("warm", &sized(3)).unwrap();
+    lay_out_build(warm.dir(), 1000);
+    run_child(&fx, "pool::tests::seed_child", "Sampled");
+    let listed = || -> Vec<PathBuf> {
+        let entries = fx.leases.inventory().unwrap();
+        entries.into_iter().filter_map(|e| e.dir).collect()
+    };
+    let (half, idle) = (fx.pool.join("member-1"), fx.pool.join("member-0"));
+    assert!(listed().contains(&half));
+    warm.release().unwrap();
+    let report = fx
+        .leases
+        .prune_pool(&fx.pool, 0, &owner("janitor"))
+        .unwrap();
+    assert_eq!(report.discarded, ["member-1"], "{report:?}");
+    assert_eq!(report.pruned.len(), 1, "{report:?}");
+    assert!(!half.exists() && !idle.exists());
+    assert_eq!(listed(), Vec::<PathBuf>::new(), "{report:?}");
 }
 
 /// A half-seeded member that may not be removed (it holds a repository)
@@ -637,4 +670,140 @@ fn prune_child() {
             kill_self();
         }
     });
+}
+
+/// The environment variable naming the file a pausing seed child records
+/// its steps in; it waits at `Sampled` until a file `go` beside it exists.
+const PAUSE_EVENTS: &str = "NATIVES_TEST_POOL_EVENTS";
+
+/// Nobody waits for a seed while the pool has room. With K = 4 and the
+/// warm member held, three processes each create a member from it at once.
+/// While all three are in the middle of their copies (each paused there),
+/// the holder's cargo takes its lock on the warm member without waiting,
+/// rewrites, adds and removes output, and lets go. Each seed then finishes
+/// and its member holds what the holder left, not what was copied before.
+#[test]
+fn no_holder_waits_for_a_seed_while_the_pool_has_room() {
+    let fx = fixture();
+    let warm = fx.acquire("warm", &sized(4)).unwrap();
+    lay_out_build(warm.dir(), 300_000);
+    let events = fx.pool.with_file_name("events");
+    let mut seeds = Seeds((0..3).map(|_| spawn_paused_seed(&fx, &events)).collect());
+    wait_for_events(&events, "Sampled", 3, &mut seeds.0);
+    let cargo = try_cargo_lock(&warm.dir().join("debug/.cargo-lock"), true).unwrap();
+    assert!(
+        cargo.is_some(),
+        "the holder's cargo waited for a seed: {}",
+        read(&events)
+    );
+    natives_testkit::write(warm.dir(), "debug/.fingerprint/x-1/lib-x", "rebuilt");
+    natives_testkit::write(warm.dir(), "debug/deps/liby-2.rmeta", "y");
+    fs::remove_file(warm.dir().join("debug/deps/libx-1.rlib")).unwrap();
+    note(&events, "holder wrote");
+    drop(cargo);
+    File::create(events.with_file_name("go")).unwrap();
+    while let Some(mut seed) = seeds.0.pop() {
+        assert!(seed.wait().unwrap().success(), "{}", read(&events));
+    }
+    let log = read(&events);
+    let wrote = log.find("holder wrote").unwrap();
+    assert_eq!(log[wrote..].matches("Locked").count(), 3, "{log}");
+    for name in ["member-1", "member-2", "member-3"] {
+        assert_eq!(fx.state(name), Some(MemberState::Ready), "{name}");
+        let member = fx.pool.join(name);
+        let fingerprint = fs::read(member.join("debug/.fingerprint/x-1/lib-x")).unwrap();
+        assert_eq!(fingerprint, b"rebuilt", "{name}");
+        assert!(member.join("debug/deps/liby-2.rmeta").is_file(), "{name}");
+        assert!(!member.join("debug/deps/libx-1.rlib").exists(), "{name}");
+    }
+}
+
+/// Seed children, killed if the test ends before they do.
+struct Seeds(Vec<Child>);
+
+impl Drop for Seeds {
+    fn drop(&mut self) {
+        for seed in &mut self.0 {
+            let _ = seed.kill();
+            let _ = seed.wait();
+        }
+    }
+}
+
+fn spawn_paused_seed(fx: &Fixture, events: &Path) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "pool::tests::paused_seed_child"])
+        .env(PAUSE_EVENTS, events)
+        .env(CHILD_PLACE[0], &fx.pool)
+        .env(CHILD_PLACE[1], fx.leases.home())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait until `events` holds `count` lines naming `step`; fails when a
+/// seed exits first, and (a guard against a hang, not a timing check)
+/// after two minutes.
+fn wait_for_events(events: &Path, step: &str, count: usize, seeds: &mut [Child]) {
+    let guard = Instant::now();
+    while read(events).matches(step).count() < count {
+        for seed in seeds.iter_mut() {
+            let exited = seed.try_wait().unwrap();
+            assert!(
+                exited.is_none(),
+                "a seed exited: {exited:?}: {}",
+                read(events)
+            );
+        }
+        assert!(
+            guard.elapsed() < Duration::from_secs(120),
+            "{}",
+            read(events)
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn note(events: &Path, line: &str) {
+    let mut file = File::options()
+        .create(true)
+        .append(true)
+        .open(events)
+        .unwrap();
+    file.write_all(format!("{line}\n").as_bytes()).unwrap();
+}
+
+fn read(events: &Path) -> String {
+    fs::read_to_string(events).unwrap_or_default()
+}
+
+#[test]
+#[ignore = "run by no_holder_waits_for_a_seed_while_the_pool_has_room in a child process"]
+fn paused_seed_child() {
+    let Ok(events) = std::env::var(PAUSE_EVENTS).map(PathBuf::from) else {
+        return;
+    };
+    let [pool, home] = CHILD_PLACE.map(|name| PathBuf::from(std::env::var(name).unwrap()));
+    let leases = Leases::open(&home).unwrap();
+    let wait = CancelToken::new().with_timeout(Some(Duration::from_secs(120)));
+    let go = events.with_file_name("go");
+    let guard = Instant::now();
+    let lease = leases.acquire_from_pool_observed(
+        &pool,
+        &owner(&format!("seed-{}", std::process::id())),
+        &sized(4),
+        Some(&wait),
+        &CancelToken::new(),
+        &mut |at| {
+            let PoolStep::Seed(step) = at else { return };
+            note(&events, &format!("{} {step:?}", std::process::id()));
+            while step == SeedStep::Sampled && !go.exists() {
+                assert!(
+                    guard.elapsed() < Duration::from_secs(120),
+                    "never told to go on"
+                );
+                thread::sleep(Duration::from_millis(10));
+            }
+        },
+    );
+    lease.unwrap().release().unwrap();
 }
