@@ -11,6 +11,7 @@
 //! change without changing what scripts read. A field is left out, not
 //! written as `null`, exactly where the TypeScript type marks it optional.
 
+use natives_core::view::number;
 use serde::Serialize;
 
 use crate::{
@@ -25,6 +26,10 @@ use crate::{
 };
 
 /// Whether a run's driver is alive, as a word.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(string_enum = "lowercase", js_name = "DriverState")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DriverState {
@@ -57,25 +62,33 @@ impl DriverState {
 }
 
 /// A task (`TaskRecord` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeTask")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskView {
     /// The task's id.
     pub task: String,
     /// When it was recorded, in milliseconds since the Unix epoch.
-    pub created_at_ms: u64,
+    pub created_at_ms: i64,
 }
 
 impl From<&TaskRecord> for TaskView {
     fn from(record: &TaskRecord) -> TaskView {
         TaskView {
             task: record.task.clone(),
-            created_at_ms: record.created_at_ms,
+            created_at_ms: number(record.created_at_ms),
         }
     }
 }
 
 /// A run, with whether it is driven now (`RunRecord` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeRun")
+)]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunView {
@@ -88,7 +101,7 @@ pub struct RunView {
     /// The directory its candidate worktrees are made in.
     pub worktree_root: String,
     /// When it was recorded, in milliseconds since the Unix epoch.
-    pub created_at_ms: u64,
+    pub created_at_ms: i64,
     /// Whether someone drives it right now.
     pub driver: DriverState,
     /// Why that cannot be told (`unknown` only).
@@ -122,7 +135,7 @@ impl RunView {
             task: record.task.clone(),
             status: record.status,
             worktree_root: lossy(&record.worktree_root),
-            created_at_ms: record.created_at_ms,
+            created_at_ms: number(record.created_at_ms),
             driver,
             driver_reason,
             candidates: record.candidates.iter().map(CandidateView::from).collect(),
@@ -143,6 +156,10 @@ impl RunView {
 }
 
 /// A candidate worktree (`RunCandidate` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeCandidate")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CandidateView {
@@ -176,6 +193,10 @@ impl From<&Candidate> for CandidateView {
 }
 
 /// A seat (`RunSeat` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeSeat")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SeatView {
@@ -206,11 +227,15 @@ impl From<&Seat> for SeatView {
 }
 
 /// One entry of a run's history (`RunEvent` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeRunEvent")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventView {
     /// When, in milliseconds since the Unix epoch.
-    pub at_ms: u64,
+    pub at_ms: i64,
     /// What (`created`, `status`, `released`, ...; a newer natives may
     /// write others).
     pub kind: String,
@@ -234,8 +259,8 @@ pub struct EventView {
     pub repo: Option<String>,
     /// What went with the worktree: the patterns the new run declared
     /// regenerable (`released`), the caches let go (`removing`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub regenerable: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regenerable: Option<Vec<String>>,
     /// Anything else worth reading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -244,7 +269,7 @@ pub struct EventView {
 impl From<&Event> for EventView {
     fn from(event: &Event) -> EventView {
         EventView {
-            at_ms: event.at_ms,
+            at_ms: number(event.at_ms),
             kind: event_kind(&event.kind),
             branch: event.branch.clone(),
             to: event.to.clone(),
@@ -252,7 +277,7 @@ impl From<&Event> for EventView {
             path: event.path.as_deref().map(lossy),
             tip: event.tip.clone(),
             repo: event.repo.as_deref().map(lossy),
-            regenerable: event.regenerable.clone(),
+            regenerable: (!event.regenerable.is_empty()).then(|| event.regenerable.clone()),
             note: event.note.clone(),
         }
     }
@@ -275,6 +300,10 @@ fn event_kind(kind: &EventKind) -> String {
 }
 
 /// What a handover did, or (a dry run) would do.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(string_enum = "kebab-case", js_name = "HandoverKind")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HandoverKind {
@@ -304,6 +333,10 @@ impl HandoverKind {
 }
 
 /// A handover's answer (`Handover` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeHandover")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HandoverView {
@@ -323,8 +356,8 @@ pub struct HandoverView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holder: Option<HolderView>,
     /// Every reason not to release (`refused` only; never empty there).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reasons: Vec<ReasonView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasons: Option<Vec<ReasonView>>,
     /// What was released, and what restoring it needs (`released`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub released: Option<ReleasedView>,
@@ -348,7 +381,7 @@ impl HandoverView {
             to_run: request.to_run.clone(),
             message: String::new(),
             holder: None,
-            reasons: Vec::new(),
+            reasons: None,
             released: None,
             unfinished_handover: None,
             undone: None,
@@ -413,7 +446,7 @@ impl HandoverView {
         self.kind = HandoverKind::Refused;
         self.message = refused.to_string();
         self.holder = Some(HolderView::from(refused.holder()));
-        self.reasons = refusal_reasons(refused);
+        self.reasons = Some(refusal_reasons(refused));
         if let Refused::ReleaseFailed { undone, .. } = refused {
             self.undone = Some(*undone);
         }
@@ -430,7 +463,7 @@ fn refusal_reasons(refused: &Refused) -> Vec<ReasonView> {
                 "the record stays released; run the handover again to finish"
             };
             vec![ReasonView {
-                code: "release-failed",
+                code: "release-failed".to_owned(),
                 message: format!("the release failed ({record}): {error}"),
             }]
         }
@@ -440,13 +473,17 @@ fn refusal_reasons(refused: &Refused) -> Vec<ReasonView> {
 
 /// One reason not to release, or not to restore (`HandoverReason` in
 /// TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeReason")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasonView {
     /// Stable, for programs: `dirty`, `driver-live`, ... (see
     /// [`Reason::code`] and [`RestoreRefusal::code`]; `release-failed` for
     /// a release that failed half way).
-    pub code: &'static str,
+    pub code: String,
     /// For a person: what was found (the paths, the driver, the lock's
     /// reason).
     pub message: String,
@@ -455,7 +492,7 @@ pub struct ReasonView {
 impl From<&Reason> for ReasonView {
     fn from(reason: &Reason) -> ReasonView {
         ReasonView {
-            code: reason.code(),
+            code: reason.code().to_owned(),
             message: reason.to_string(),
         }
     }
@@ -464,7 +501,7 @@ impl From<&Reason> for ReasonView {
 impl From<&RestoreRefusal> for ReasonView {
     fn from(refusal: &RestoreRefusal) -> ReasonView {
         ReasonView {
-            code: refusal.code(),
+            code: refusal.code().to_owned(),
             message: refusal.to_string(),
         }
     }
@@ -506,6 +543,10 @@ impl RestoreRefusal {
 }
 
 /// Whose worktree holds the branch.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(string_enum = "kebab-case", js_name = "HolderOwnerKind")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OwnerKind {
@@ -518,6 +559,10 @@ pub enum OwnerKind {
 }
 
 /// Whose worktree holds the branch, as far as natives can prove.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeHolderOwner")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerView {
@@ -543,6 +588,10 @@ impl From<&Owner> for OwnerView {
 }
 
 /// The run whose record names a worktree.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeRunSummary")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummaryView {
@@ -555,25 +604,33 @@ pub struct RunSummaryView {
 }
 
 /// Some paths, the first few named, all counted.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativePaths")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PathsView {
     /// The first few (up to [`crate::handover::PATHS_NAMED`]).
     pub named: Vec<String>,
     /// How many there are.
-    pub total: usize,
+    pub total: i64,
 }
 
 impl From<&Paths> for PathsView {
     fn from(paths: &Paths) -> PathsView {
         PathsView {
             named: paths.named.clone(),
-            total: paths.total,
+            total: number(paths.total as u64),
         }
     }
 }
 
 /// What git says about a worktree's content.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeContent")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContentView {
@@ -610,6 +667,10 @@ impl From<&Content> for ContentView {
 }
 
 /// The run and worktree holding a branch (`HandoverHolder` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeHolder")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HolderView {
@@ -671,6 +732,10 @@ impl From<&Holder> for HolderView {
 }
 
 /// A released worktree (`ReleasedWorktree` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeReleasedWorktree")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReleasedView {
@@ -711,6 +776,10 @@ impl From<&Released> for ReleasedView {
 }
 
 /// What a restore did.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(string_enum = "kebab-case", js_name = "RestoreKind")
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RestoreKind {
@@ -721,6 +790,10 @@ pub enum RestoreKind {
 }
 
 /// A restore's answer (`RestoreResult` in TypeScript).
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeRestore")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreView {
@@ -729,8 +802,8 @@ pub struct RestoreView {
     /// One line for a person.
     pub message: String,
     /// Every reason not to restore (`refused` only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reasons: Vec<ReasonView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasons: Option<Vec<ReasonView>>,
 }
 
 impl RestoreView {
@@ -747,7 +820,7 @@ impl RestoreView {
             Restore::Restored => RestoreView {
                 kind: RestoreKind::Restored,
                 message: format!("restored {worktree}"),
-                reasons: Vec::new(),
+                reasons: None,
             },
             Restore::Refused(refusals) => {
                 let reasons: Vec<ReasonView> = refusals.iter().map(ReasonView::from).collect();
@@ -755,7 +828,7 @@ impl RestoreView {
                 RestoreView {
                     kind: RestoreKind::Refused,
                     message: format!("{worktree} was not restored: {}", why.join("; ")),
-                    reasons,
+                    reasons: Some(reasons),
                 }
             }
         }
