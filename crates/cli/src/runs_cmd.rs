@@ -103,7 +103,10 @@ fn row(view: &RunView, now: u64) -> [String; 6] {
         view.task.clone(),
         view.status.name().to_owned(),
         view.driver.name().to_owned(),
-        format!("{} ago", age(now.saturating_sub(view.created_at_ms.unsigned_abs()))),
+        format!(
+            "{} ago",
+            age(now.saturating_sub(view.created_at_ms.unsigned_abs()))
+        ),
         if candidates.is_empty() {
             "-".to_owned()
         } else {
@@ -169,7 +172,10 @@ fn facts(view: &RunView, now: u64) -> Vec<(&'static str, String)> {
         ("artifacts in", view.artifacts.clone()),
         (
             "created",
-            format!("{} ago", age(now.saturating_sub(view.created_at_ms.unsigned_abs()))),
+            format!(
+                "{} ago",
+                age(now.saturating_sub(view.created_at_ms.unsigned_abs()))
+            ),
         ),
     ];
     if let Some(to) = &view.released_to {

@@ -31,6 +31,10 @@ pub const SOURCE_BRANCH: &str = "source";
 pub const BASE_BRANCH: &str = "base";
 
 /// A restored repository.
+#[cfg_attr(
+    feature = "napi",
+    napi_derive::napi(object, object_from_js = false, js_name = "NativeEvidenceRestored")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Restored {

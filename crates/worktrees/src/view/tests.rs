@@ -258,9 +258,17 @@ fn a_refusal_carries_the_holder_and_every_reason() {
         (view.kind, view.message.as_str()),
         (HandoverKind::Refused, text.as_str())
     );
-    let codes: Vec<&str> = view.reasons.iter().flatten().map(|r| r.code.as_str()).collect();
+    let codes: Vec<&str> = view
+        .reasons
+        .iter()
+        .flatten()
+        .map(|r| r.code.as_str())
+        .collect();
     assert_eq!(codes, ["liveness-unknown", "dirty"]);
-    assert_eq!(view.reasons.as_ref().unwrap()[1].message, "uncommitted changes: notes.txt");
+    assert_eq!(
+        view.reasons.as_ref().unwrap()[1].message,
+        "uncommitted changes: notes.txt"
+    );
     let holder = serde_json::to_value(view.holder.unwrap()).unwrap();
     assert_eq!(
         holder["owner"],
@@ -372,7 +380,12 @@ fn a_restore_says_what_came_back_or_every_reason_not() {
     ];
     let refused = RestoreView::of(&released(), &Restore::Refused(refusals));
     assert_eq!(refused.kind, RestoreKind::Refused);
-    let codes: Vec<&str> = refused.reasons.iter().flatten().map(|r| r.code.as_str()).collect();
+    let codes: Vec<&str> = refused
+        .reasons
+        .iter()
+        .flatten()
+        .map(|r| r.code.as_str())
+        .collect();
     assert_eq!(codes, ["superseded", "path-taken"]);
     assert!(
         refused
