@@ -8,12 +8,12 @@
  * field added, removed or retyped on one side only a type error here.
  */
 import type {
-  NativeHandover,
+  HandoverView,
   NativeNewCandidate,
   NativeNewRun,
   NativeNewSeat,
-  NativeRestore,
-  NativeVerdict,
+  RestoreView,
+  VerdictView,
 } from '../packages/natives/index.cjs';
 import type { ClaimVerdict, Handover, NewCandidate, NewRun, NewSeat, RestoreResult } from '../packages/natives/src/index.ts';
 
@@ -35,11 +35,11 @@ type Refines<R, V, Extra extends PropertyKey = never> = Same<Keys<R>, keyof V | 
   : false;
 
 export type Checks = [
-  Check<Refines<Handover, NativeHandover, 'restore'>>,
-  Check<Same<Handover['kind'], NativeHandover['kind']>>,
-  Check<Refines<RestoreResult, NativeRestore>>,
-  Check<Same<RestoreResult['kind'], NativeRestore['kind']>>,
-  Check<Refines<ClaimVerdict, NativeVerdict>>,
+  Check<Refines<Handover, HandoverView, 'restore'>>,
+  Check<Same<Handover['kind'], HandoverView['kind']>>,
+  Check<Refines<RestoreResult, RestoreView>>,
+  Check<Same<RestoreResult['kind'], RestoreView['kind']>>,
+  Check<Refines<ClaimVerdict, VerdictView>>,
   Check<Same<keyof NewRun, keyof NativeNewRun>>,
   Check<Same<keyof NewCandidate, keyof NativeNewCandidate>>,
   Check<Same<keyof NewSeat, keyof NativeNewSeat>>,

@@ -102,7 +102,7 @@ pub struct NativeClaimTarget {
 /// claim. Never rejects: failures answer shared, `unproven`.
 #[napi(
     js_name = "nativeCheckAndClaim",
-    ts_return_type = "Promise<NativeVerdict>"
+    ts_return_type = "Promise<VerdictView>"
 )]
 pub fn native_check_and_claim<'env>(
     env: &'env Env,
@@ -150,7 +150,7 @@ fn prepare_claim(
 /// rejects: failures answer shared, `unproven`.
 #[napi(
     js_name = "nativeHeldExclusively",
-    ts_return_type = "Promise<NativeVerdict>"
+    ts_return_type = "Promise<VerdictView>"
 )]
 pub fn native_held_exclusively<'env>(
     env: &'env Env,
@@ -252,7 +252,7 @@ pub fn native_prune_stale_claims<'env>(
 /// Every claimed folder, or those `uid` holds a claim on.
 #[napi(
     js_name = "nativeClaimsOf",
-    ts_return_type = "Promise<NativeClaimedFolder[]>"
+    ts_return_type = "Promise<ClaimedFolderView[]>"
 )]
 pub fn native_claims_of(
     uid: Option<String>,

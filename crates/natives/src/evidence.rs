@@ -34,7 +34,7 @@ pub struct NativeEvidenceRead {
 /// an archive fails validation.
 #[napi(
     js_name = "nativeCaptureSourceEvidence",
-    ts_return_type = "Promise<NativeEvidenceCapture>"
+    ts_return_type = "Promise<CaptureView>"
 )]
 pub fn native_capture_source_evidence<'env>(
     env: &'env Env,
@@ -87,7 +87,7 @@ pub fn native_read_source_evidence<'env>(
 /// not exist) as an independent repository. `EEXIST` when `dest` exists.
 #[napi(
     js_name = "nativeRestoreSourceEvidence",
-    ts_return_type = "Promise<NativeEvidenceRestored>"
+    ts_return_type = "Promise<Restored>"
 )]
 pub fn native_restore_source_evidence<'env>(
     env: &'env Env,

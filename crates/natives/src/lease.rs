@@ -26,7 +26,7 @@ use natives_ownership::{
     lease::{self, LeaseRecord},
     view::{
         CacheEntryView, CacheStatusView, FreshnessView, IdentityView, LeaseRecordView,
-        PruneReportView, ReleasedView,
+        LeaseReleaseView, PruneReportView,
     },
 };
 use natives_system::paths;
@@ -243,7 +243,7 @@ pub fn native_build_cache_inventory(
 /// group (`ABORT_ERR`).
 #[napi(
     js_name = "nativeEnsureFresh",
-    ts_return_type = "Promise<NativeFreshness>"
+    ts_return_type = "Promise<FreshnessView>"
 )]
 pub fn native_ensure_fresh<'env>(
     env: &'env Env,
@@ -270,7 +270,7 @@ pub fn native_ensure_fresh<'env>(
 /// (or is a home, the natives home or a repository).
 #[napi(
     js_name = "nativeMaintenancePrune",
-    ts_return_type = "Promise<NativePruneReport | null>"
+    ts_return_type = "Promise<PruneReportView | null>"
 )]
 pub fn native_maintenance_prune(
     dir: String,
@@ -294,10 +294,10 @@ pub fn native_release_build_cache(
     env: Env,
     dir: String,
     home: Option<String>,
-) -> napi::Result<ReleasedView> {
+) -> napi::Result<LeaseReleaseView> {
     on_js_thread(&env, || {
         let released = open(home.as_deref())?.release_unowned(Path::new(&dir))?;
-        Ok(ReleasedView::from(&released))
+        Ok(LeaseReleaseView::from(&released))
     })
 }
 

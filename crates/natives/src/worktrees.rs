@@ -1,9 +1,11 @@
 //! Bindings for the run registry and the handover of a branch from an
 //! earlier attempt (`natives_worktrees`).
 //!
-//! Every object handed out is converted from the library's views
-//! (`natives_worktrees::view`), the ones the command line's `--json`
-//! prints, so both fronts name the same fields and say the same words.
+//! Every object handed out is one of the library's views
+//! (`natives_worktrees::view`) itself, an N-API object through the library's
+//! `napi` feature: the command line's `--json` prints the same values, and
+//! the TypeScript declarations napi writes come from the views' own fields
+//! and docs, so no shape is declared twice.
 //!
 //! Changing the registry may wait for a run's owner lock (a handover holds
 //! it while it proves and removes a worktree) and a handover runs git, so
@@ -85,7 +87,7 @@ pub struct NativeNewSeat {
 }
 
 /// Record task `task`, or answer it if it is recorded already.
-#[napi(js_name = "nativeCreateTask", ts_return_type = "Promise<NativeTask>")]
+#[napi(js_name = "nativeCreateTask", ts_return_type = "Promise<TaskView>")]
 pub fn native_create_task<'env>(
     env: &'env Env,
     task: String,
@@ -101,7 +103,7 @@ pub fn native_create_task<'env>(
 
 /// Record a new run of a recorded task: `EEXIST` if its id is taken,
 /// `ENOENT` if the task was never recorded.
-#[napi(js_name = "nativeCreateRun", ts_return_type = "Promise<NativeRun>")]
+#[napi(js_name = "nativeCreateRun", ts_return_type = "Promise<RunView>")]
 pub fn native_create_run<'env>(
     env: &'env Env,
     run: NativeNewRun,
@@ -124,7 +126,7 @@ pub fn native_create_run<'env>(
 
 /// Add a candidate worktree to run `run`: `EEXIST` if the run has one of
 /// that name.
-#[napi(js_name = "nativeAddCandidate", ts_return_type = "Promise<NativeRun>")]
+#[napi(js_name = "nativeAddCandidate", ts_return_type = "Promise<RunView>")]
 pub fn native_add_candidate<'env>(
     env: &'env Env,
     run: String,
@@ -148,7 +150,7 @@ pub fn native_add_candidate<'env>(
 
 /// Add a seat to run `run`: `EEXIST` if the run has that seat, `EINVAL` for
 /// a number that is not a whole number from 0 to 2^32-1.
-#[napi(js_name = "nativeAddSeat", ts_return_type = "Promise<NativeRun>")]
+#[napi(js_name = "nativeAddSeat", ts_return_type = "Promise<RunView>")]
 pub fn native_add_seat<'env>(
     env: &'env Env,
     run: String,
@@ -179,7 +181,7 @@ pub fn native_add_seat<'env>(
 }
 
 /// Set run `run`'s status.
-#[napi(js_name = "nativeSetRunStatus", ts_return_type = "Promise<NativeRun>")]
+#[napi(js_name = "nativeSetRunStatus", ts_return_type = "Promise<RunView>")]
 pub fn native_set_run_status<'env>(
     env: &'env Env,
     run: String,
@@ -196,7 +198,7 @@ pub fn native_set_run_status<'env>(
 }
 
 /// Run `run` (`ENOENT` if it was never recorded).
-#[napi(js_name = "nativeShowRun", ts_return_type = "Promise<NativeRun>")]
+#[napi(js_name = "nativeShowRun", ts_return_type = "Promise<RunView>")]
 pub fn native_show_run(run: String, home: Option<String>) -> AsyncTask<Work<RunView>> {
     task(move || {
         let registry = open(home.as_deref())?;
@@ -207,7 +209,7 @@ pub fn native_show_run(run: String, home: Option<String>) -> AsyncTask<Work<RunV
 
 /// Every run recorded, or only `task`'s (`ENOENT` for a task never
 /// recorded), oldest first.
-#[napi(js_name = "nativeListRuns", ts_return_type = "Promise<NativeRun[]>")]
+#[napi(js_name = "nativeListRuns", ts_return_type = "Promise<RunView[]>")]
 pub fn native_list_runs(
     task_id: Option<String>,
     home: Option<String>,
@@ -223,7 +225,7 @@ pub fn native_list_runs(
 /// attempts a new run of the task may take a branch over from.
 #[napi(
     js_name = "nativeEarlierAttempts",
-    ts_return_type = "Promise<NativeRun[]>"
+    ts_return_type = "Promise<RunView[]>"
 )]
 pub fn native_earlier_attempts(
     task_id: String,
@@ -358,7 +360,7 @@ impl WorktreeHandover {
     /// Put the released worktree back at the tip recorded when it was
     /// released, unless ownership changed since (a refusal, never a
     /// rejection). `EINVAL` when nothing was released.
-    #[napi(ts_return_type = "Promise<NativeRestore>")]
+    #[napi(ts_return_type = "Promise<RestoreView>")]
     pub fn restore<'env>(
         &self,
         env: &'env Env,
@@ -428,7 +430,7 @@ pub fn native_release_worktree<'env>(
 /// released handover's `restore()`. `ENOENT` when no run records it.
 #[napi(
     js_name = "nativeRestoreHandover",
-    ts_return_type = "Promise<NativeRestore>"
+    ts_return_type = "Promise<RestoreView>"
 )]
 pub fn native_restore_handover<'env>(
     env: &'env Env,

@@ -24,13 +24,10 @@ use crate::{
 };
 
 /// Who holds (or held) a lease: the job, and the process.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeOwnerRecord")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct OwnerView {
+pub struct LeaseOwnerView {
     /// The run (a job of the orchestrator) the holder belongs to.
     pub run: String,
     /// The node (task) within the run.
@@ -61,9 +58,9 @@ pub struct OwnerView {
     pub nonce: String,
 }
 
-impl From<&Owner> for OwnerView {
-    fn from(owner: &Owner) -> OwnerView {
-        OwnerView {
+impl From<&Owner> for LeaseOwnerView {
+    fn from(owner: &Owner) -> LeaseOwnerView {
+        LeaseOwnerView {
             run: owner.run.clone(),
             node: owner.node.clone(),
             seat: owner.seat.clone(),
@@ -80,17 +77,14 @@ impl From<&Owner> for OwnerView {
 }
 
 /// A lease record.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeLeaseRecord")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaseRecordView {
     /// The cache directory's canonical path.
     pub dir: String,
     /// Who holds (or held) the lease.
-    pub owner: OwnerView,
+    pub owner: LeaseOwnerView,
     /// When it was acquired, in milliseconds since the Unix epoch.
     pub acquired_at_ms: i64,
 }
@@ -99,17 +93,14 @@ impl From<&LeaseRecord> for LeaseRecordView {
     fn from(record: &LeaseRecord) -> LeaseRecordView {
         LeaseRecordView {
             dir: lossy(&record.dir),
-            owner: OwnerView::from(&record.owner),
+            owner: LeaseOwnerView::from(&record.owner),
             acquired_at_ms: number(record.acquired_at_ms),
         }
     }
 }
 
 /// The source a build comes from (also how the addon is told one).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, js_name = "NativeIdentity")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IdentityView {
@@ -138,10 +129,7 @@ impl From<IdentityView> for Identity {
 }
 
 /// What a refresh did.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeFreshness")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FreshnessView {
@@ -167,10 +155,7 @@ impl From<&Freshness> for FreshnessView {
 }
 
 /// Where a lease stands.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "lowercase", js_name = "LeaseStatus")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LeaseStatus {
@@ -185,10 +170,7 @@ pub enum LeaseStatus {
 }
 
 /// Where a lease stands, and what its record says.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeCacheStatus")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CacheStatusView {
@@ -223,10 +205,7 @@ impl CacheStatusView {
 }
 
 /// One registered cache directory.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeCacheEntry")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CacheEntryView {
@@ -244,7 +223,7 @@ pub struct CacheEntryView {
     /// The current holder, or the last known one (process cleanup's, for a
     /// cache held only through its output lease).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub owner: Option<OwnerView>,
+    pub owner: Option<LeaseOwnerView>,
     /// When the current or last holder acquired it (ms since the epoch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since_ms: Option<i64>,
@@ -271,7 +250,7 @@ impl From<&Entry> for CacheEntryView {
             slug: entry.slug.clone(),
             status,
             reason,
-            owner: entry.owner.as_ref().map(OwnerView::from),
+            owner: entry.owner.as_ref().map(LeaseOwnerView::from),
             since_ms: entry.since_ms.map(number),
             released_at_ms: entry.released_at_ms.map(number),
             outputs_held: entry.outputs_held,
@@ -281,10 +260,7 @@ impl From<&Entry> for CacheEntryView {
 }
 
 /// What a prune did.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativePruneReport")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PruneReportView {
@@ -299,10 +275,7 @@ pub struct PruneReportView {
 }
 
 /// Something a prune kept inside a profile.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeKept")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KeptView {
@@ -331,10 +304,7 @@ impl From<&PruneReport> for PruneReportView {
 }
 
 /// What a human's release of a lease did.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "kebab-case", js_name = "LeaseReleased")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LeaseReleased {
@@ -347,13 +317,10 @@ pub enum LeaseReleased {
 }
 
 /// What a human's release did, and to which record.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeReleased")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReleasedView {
+pub struct LeaseReleaseView {
     /// What the release did.
     pub released: LeaseReleased,
     /// The dead owner's record that was removed (`dead-owner`).
@@ -367,8 +334,8 @@ pub struct ReleasedView {
     pub reason: Option<String>,
 }
 
-impl From<&Released> for ReleasedView {
-    fn from(released: &Released) -> ReleasedView {
+impl From<&Released> for LeaseReleaseView {
+    fn from(released: &Released) -> LeaseReleaseView {
         let (kind, record, moved_to, reason) = match released {
             Released::Nothing => (LeaseReleased::Nothing, None, None, None),
             Released::Dead(record) => (
@@ -384,7 +351,7 @@ impl From<&Released> for ReleasedView {
                 Some(why.clone()),
             ),
         };
-        ReleasedView {
+        LeaseReleaseView {
             released: kind,
             record,
             moved_to,
@@ -394,10 +361,7 @@ impl From<&Released> for ReleasedView {
 }
 
 /// A verdict: `reason` and `detail` are set exactly when not exclusive.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeVerdict")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VerdictView {
@@ -429,10 +393,7 @@ impl From<Exclusivity> for VerdictView {
 }
 
 /// One claim on a folder.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeClaim")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimView {
@@ -463,10 +424,7 @@ impl ClaimView {
 }
 
 /// A claimed folder and every claim on it.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeClaimedFolder")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimedFolderView {

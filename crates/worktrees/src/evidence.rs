@@ -376,10 +376,7 @@ impl Archive {
 }
 
 /// An archive as the fronts show it.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeEvidenceArchive")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArchiveView {
@@ -406,10 +403,7 @@ pub struct ArchiveView {
 }
 
 /// What a capture did.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "lowercase", js_name = "EvidenceOutcome")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CaptureOutcome {
@@ -432,10 +426,7 @@ impl std::fmt::Display for CaptureOutcome {
 }
 
 /// A capture as the fronts show it.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeEvidenceCapture")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CaptureView {

@@ -26,10 +26,7 @@ use crate::{
 };
 
 /// Whether a run's driver is alive, as a word.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "lowercase", js_name = "DriverState")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DriverState {
@@ -62,10 +59,7 @@ impl DriverState {
 }
 
 /// A task (`TaskRecord` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeTask")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskView {
@@ -85,10 +79,7 @@ impl From<&TaskRecord> for TaskView {
 }
 
 /// A run, with whether it is driven now (`RunRecord` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeRun")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunView {
@@ -156,10 +147,7 @@ impl RunView {
 }
 
 /// A candidate worktree (`RunCandidate` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeCandidate")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CandidateView {
@@ -193,10 +181,7 @@ impl From<&Candidate> for CandidateView {
 }
 
 /// A seat (`RunSeat` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeSeat")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SeatView {
@@ -227,10 +212,7 @@ impl From<&Seat> for SeatView {
 }
 
 /// One entry of a run's history (`RunEvent` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeRunEvent")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventView {
@@ -300,10 +282,7 @@ fn event_kind(kind: &EventKind) -> String {
 }
 
 /// What a handover did, or (a dry run) would do.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "kebab-case", js_name = "HandoverKind")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HandoverKind {
@@ -333,10 +312,7 @@ impl HandoverKind {
 }
 
 /// A handover's answer (`Handover` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeHandover")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HandoverView {
@@ -473,10 +449,7 @@ fn refusal_reasons(refused: &Refused) -> Vec<ReasonView> {
 
 /// One reason not to release, or not to restore (`HandoverReason` in
 /// TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeReason")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasonView {
@@ -543,10 +516,7 @@ impl RestoreRefusal {
 }
 
 /// Whose worktree holds the branch.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "kebab-case", js_name = "HolderOwnerKind")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OwnerKind {
@@ -559,10 +529,7 @@ pub enum OwnerKind {
 }
 
 /// Whose worktree holds the branch, as far as natives can prove.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeHolderOwner")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerView {
@@ -588,10 +555,7 @@ impl From<&Owner> for OwnerView {
 }
 
 /// The run whose record names a worktree.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeRunSummary")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummaryView {
@@ -604,10 +568,7 @@ pub struct RunSummaryView {
 }
 
 /// Some paths, the first few named, all counted.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativePaths")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PathsView {
@@ -627,10 +588,7 @@ impl From<&Paths> for PathsView {
 }
 
 /// What git says about a worktree's content.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeContent")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContentView {
@@ -667,10 +625,7 @@ impl From<&Content> for ContentView {
 }
 
 /// The run and worktree holding a branch (`HandoverHolder` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeHolder")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HolderView {
@@ -732,10 +687,7 @@ impl From<&Holder> for HolderView {
 }
 
 /// A released worktree (`ReleasedWorktree` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeReleasedWorktree")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReleasedView {
@@ -776,10 +728,7 @@ impl From<&Released> for ReleasedView {
 }
 
 /// What a restore did.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "kebab-case", js_name = "RestoreKind")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RestoreKind {
@@ -790,10 +739,7 @@ pub enum RestoreKind {
 }
 
 /// A restore's answer (`RestoreResult` in TypeScript).
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(object, object_from_js = false, js_name = "NativeRestore")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreView {

@@ -10,7 +10,7 @@
  * The verdict calls never throw: any failure, including bad arguments and a passed deadline, is
  * `{exclusive: false, reason: 'unproven'}`.
  */
-import { native, type NativeClaim, type NativeClaimedFolder, type NativeKnownAgent, type NativeVerdict, type SharedReason } from './native.ts';
+import { native, type ClaimView, type ClaimedFolderView, type NativeKnownAgent, type VerdictView, type SharedReason } from './native.ts';
 import { callNative, codedError, type CodedError } from './errors.ts';
 import { anchored } from './paths.ts';
 
@@ -94,10 +94,10 @@ export interface ClaimTarget {
 }
 
 /** A claim in a listing. */
-export type FolderClaim = NativeClaim;
+export type FolderClaim = ClaimView;
 
 /** A claimed folder and every claim on it. */
-export type ClaimedFolder = NativeClaimedFolder;
+export type ClaimedFolder = ClaimedFolderView;
 
 /**
  * Decide whether `memoryDir` is exclusive to `agent`, recording its claim whatever the answer.
@@ -222,7 +222,7 @@ export function memoryRedirectsFor(options: { configDir: string; projectDir: str
   };
 }
 
-function toVerdict(native: NativeVerdict): ClaimVerdict {
+function toVerdict(native: VerdictView): ClaimVerdict {
   if (native.exclusive) return { exclusive: true };
   return { exclusive: false, reason: native.reason ?? 'unproven', detail: native.detail ?? '' };
 }

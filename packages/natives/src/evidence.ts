@@ -18,11 +18,10 @@
  */
 import {
   native,
-  type EvidenceOutcome,
-  type NativeEvidenceArchive,
-  type NativeEvidenceCapture,
-  type NativeEvidenceRestored,
-  type NativeEvidenceTip,
+  type ArchiveView,
+  type CaptureView,
+  type Restored,
+  type Tip,
 } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, throwIfAborted } from './errors.ts';
@@ -31,16 +30,16 @@ import { anchored } from './paths.ts';
 const { nativeCaptureSourceEvidence, nativeReadSourceEvidence, nativeRestoreSourceEvidence } = native;
 
 /** One archived commit. */
-export type SourceEvidenceTip = NativeEvidenceTip;
+export type SourceEvidenceTip = Tip;
 
 /** A validated archive: the library's view, as the CLI's `--json` prints it. */
-export type SourceEvidenceArchive = NativeEvidenceArchive;
+export type SourceEvidenceArchive = ArchiveView;
 
 /** What a capture did: `published`, `existing` (the same bytes were there; revalidated) or `refused` (`reason` says why; nothing was written). */
-export type SourceEvidenceCapture = NativeEvidenceCapture;
+export type SourceEvidenceCapture = CaptureView;
 
 /** A restored, independent repository: branch `source` checked out over branch `base`. */
-export type RestoredSourceEvidence = NativeEvidenceRestored;
+export type RestoredSourceEvidence = Restored;
 
 /** Options every evidence call takes. */
 export interface SourceEvidenceOptions {

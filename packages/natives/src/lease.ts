@@ -19,15 +19,15 @@ import {
   type KeptReason,
   type LeaseReleased,
   type LeaseStatus,
-  type NativeCacheEntry,
-  type NativeCacheStatus,
-  type NativeFreshness,
-  type NativeIdentity,
-  type NativeKept,
-  type NativeLeaseRecord,
-  type NativeOwnerRecord,
-  type NativePruneReport,
-  type NativeReleased,
+  type CacheEntryView,
+  type CacheStatusView,
+  type FreshnessView,
+  type IdentityView,
+  type KeptView,
+  type LeaseRecordView,
+  type LeaseOwnerView,
+  type PruneReportView,
+  type LeaseReleaseView,
 } from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
@@ -60,16 +60,16 @@ export interface LeaseOwner {
 }
 
 /** An owner as recorded: the job, plus the process holding the lease. */
-export type OwnerRecord = NativeOwnerRecord;
+export type OwnerRecord = LeaseOwnerView;
 
 /** A lease record. */
-export type LeaseRecord = NativeLeaseRecord;
+export type LeaseRecord = LeaseRecordView;
 
 /** The source a build comes from. */
-export type SourceIdentity = NativeIdentity;
+export type SourceIdentity = IdentityView;
 
 /** What a refresh did: nothing (`refreshed: false`), or which packages it cleaned. */
-export type Freshness = NativeFreshness;
+export type Freshness = FreshnessView;
 
 /** Options of {@link acquireBuildCache}. */
 export interface AcquireBuildCacheOptions {
@@ -145,7 +145,7 @@ export async function acquireCleanupLease(dir: string, owner: LeaseOwner, option
 }
 
 /** Where a cache's lease stands. */
-export type BuildCacheStatus = NativeCacheStatus;
+export type BuildCacheStatus = CacheStatusView;
 
 /** Classify `dir`'s lease right now. */
 export function inspectBuildCache(dir: string, options: { home?: string } = {}): BuildCacheStatus {
@@ -153,7 +153,7 @@ export function inspectBuildCache(dir: string, options: { home?: string } = {}):
 }
 
 /** One registered cache directory. */
-export type BuildCacheEntry = NativeCacheEntry;
+export type BuildCacheEntry = CacheEntryView;
 
 /** Every cache directory ever leased or held by process cleanup under the home, with its holder or last known owner. */
 export function buildCacheInventory(options: { home?: string } = {}): BuildCacheEntry[] {
@@ -186,10 +186,10 @@ export async function ensureFresh(
 export type { KeptReason };
 
 /** Something a prune kept inside a profile directory whatever its age. */
-export type PruneKept = NativeKept;
+export type PruneKept = KeptView;
 
 /** What a prune did. */
-export type PruneReport = NativePruneReport;
+export type PruneReport = PruneReportView;
 
 /**
  * Prune `dir`'s build output (the files of its cargo profile directories) to `limitBytes`, oldest files
@@ -205,7 +205,7 @@ export async function maintenancePrune(dir: string, limitBytes: number, owner: L
 }
 
 /** What {@link releaseBuildCache} did. */
-export type ReleasedBuildCache = NativeReleased;
+export type ReleasedBuildCache = LeaseReleaseView;
 
 /** Release `dir`'s lease for an owner that is gone (an operator action); `EBUSY` naming a live holder. */
 export function releaseBuildCache(dir: string, options: { home?: string } = {}): ReleasedBuildCache {

@@ -22,17 +22,17 @@
 import {
   native,
   type DriverState,
-  type NativeHolder,
-  type NativeReason,
-  type NativeReleasedWorktree,
-  type NativeCandidate,
-  type NativeRestore,
-  type NativeRun,
-  type NativeRunEvent,
-  type NativeSeat,
-  type NativeTask,
+  type HolderView,
+  type ReasonView,
+  type ReleasedView,
+  type CandidateView,
+  type RestoreView,
+  type RunView,
+  type EventView,
+  type SeatView,
+  type TaskView,
   type RunDriver as NativeRunDriver,
-  type RunStatus,
+  type Status,
   type SeatKind,
   type WorktreeHandover,
 } from './native.ts';
@@ -55,7 +55,10 @@ const {
   nativeShowRun,
 } = native;
 
-export type { DriverState, RunStatus, SeatKind };
+export type { DriverState, SeatKind };
+
+/** Where a run stands. */
+export type RunStatus = Status;
 
 /** Where the registry is, and what may stop a call that waits (for a run's lock) or runs git. */
 export interface RegistryOptions {
@@ -66,7 +69,7 @@ export interface RegistryOptions {
 }
 
 /** A task. */
-export type TaskRecord = NativeTask;
+export type TaskRecord = TaskView;
 
 /** A run to record. */
 export interface NewRun {
@@ -103,16 +106,16 @@ export interface NewSeat {
 }
 
 /** A candidate worktree of a run. */
-export type RunCandidate = NativeCandidate;
+export type RunCandidate = CandidateView;
 
 /** A seat of a run. */
-export type RunSeat = NativeSeat;
+export type RunSeat = SeatView;
 
 /** One entry of a run's history (`created`, `status`, `candidate`, `seat`, `released`, `removing`, `undone`, `restored`, `driven`). */
-export type RunEvent = NativeRunEvent;
+export type RunEvent = EventView;
 
 /** A run, with whether it is driven now. */
-export type RunRecord = NativeRun;
+export type RunRecord = RunView;
 
 /** Record `task`, or answer it if it is recorded already. */
 export async function createTask(task: string, options: RegistryOptions = {}): Promise<TaskRecord> {
@@ -211,13 +214,13 @@ export interface ReleaseWorktreeOptions {
 }
 
 /** One reason not to release or not to restore: a stable `code` (`dirty`, `driver-live`, `not-made-by-us`, `release-failed`, `path-taken`, ...) and what was found. */
-export type HandoverReason = NativeReason;
+export type HandoverReason = ReasonView;
 
 /** The run and worktree holding a branch, as found. */
-export type HandoverHolder = NativeHolder;
+export type HandoverHolder = HolderView;
 
 /** A released worktree: whose it was, where, and the tip its branch was at. */
-export type ReleasedWorktree = NativeReleasedWorktree;
+export type ReleasedWorktree = ReleasedView;
 
 /** What every handover answer says. */
 interface HandoverAnswer {

@@ -9,10 +9,7 @@ use std::fmt;
 use natives_core::Error;
 
 /// Why a folder counts as shared.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "kebab-case", js_name = "SharedReason")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SharedReason {

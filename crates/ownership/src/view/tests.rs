@@ -53,7 +53,7 @@ fn views_leave_out_what_is_none_and_spell_fields_as_the_api() {
             json!({"exclusive": true}),
         ),
         (
-            serde_json::to_value(ReleasedView::from(&Released::Nothing)).unwrap(),
+            serde_json::to_value(LeaseReleaseView::from(&Released::Nothing)).unwrap(),
             json!({"released": "nothing"}),
         ),
     ];

@@ -68,10 +68,7 @@ pub struct Kept {
 }
 
 /// Why a prune keeps something inside a profile.
-#[cfg_attr(
-    feature = "napi",
-    napi_derive::napi(string_enum = "kebab-case", js_name = "KeptReason")
-)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeptReason {
