@@ -10,6 +10,17 @@
 //! than derived from the records, so the registry's on-disk format can
 //! change without changing what scripts read. A field is left out, not
 //! written as `null`, exactly where the TypeScript type marks it optional.
+//!
+//! One definition, three readers: serde writes the command line's `--json`;
+//! with the crate's `napi` feature each view is also an N-API object
+//! (`#[napi(object)]`), which the addon returns as it is, and napi writes
+//! its TypeScript declaration from these fields and docs. That keeps the
+//! declarations documented and the conversion a direct object build (no
+//! JSON in between); serde to JS values would need TypeScript types written
+//! or generated a second way. napi's rules shape the fields: numbers are
+//! `i64` (napi makes a `u64` a `BigInt`; see [`natives_core::view`]), an
+//! `Option` left out of an object when `None` (as serde's
+//! `skip_serializing_if`), and a list that may be absent an `Option<Vec>`.
 
 use natives_core::view::number;
 use serde::Serialize;
