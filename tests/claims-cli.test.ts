@@ -65,6 +65,9 @@ describe('natives claims', () => {
     const folder = JSON.parse(out.trim());
     expect(folder).toMatchObject({ type: 'folder', dir: memoryDir });
     expect(folder.claims.map((c: { uid: string }) => c.uid)).toEqual(['agent-1', 'agent-2']);
+    // The library's one view of a folder: the addon's object, field for field.
+    const { type: _type, ...view } = folder;
+    expect([view]).toEqual(JSON.parse(JSON.stringify(await claimsOf('agent-2', { home }))));
     expect(await natives(['claims', 'list', '--uid', 'nobody'])).toMatchObject({ code: 1, out: '' });
   });
 

@@ -22,6 +22,7 @@ import {
   releaseBuildCache,
   resourceHold,
 } from '../packages/natives/src/index.ts';
+import { natives } from './support/cli.ts';
 import { rejection } from './support/errors.ts';
 import { FIXTURES, runJson } from './support/child.ts';
 import { cargoTest, hostTriple, probeArtifacts, twoWorktrees } from './support/stale-build.ts';
@@ -201,6 +202,11 @@ describe('acquireBuildCache', () => {
     expect(second.freshness).toEqual({ refreshed: false, cleaned: [] });
     const entry = buildCacheInventory({ home }).find((e) => e.dir === cache);
     expect(entry).toMatchObject({ status: 'active', identity: { worktree, head: 'a'.repeat(40) }, outputsHeld: false });
+    // `natives cache show --json` prints the library's one view of an entry: the addon's object, field for field.
+    const shown = natives(['cache', 'show', '--json', '--home', home], root);
+    expect(shown.code).toBe(0);
+    const printed = shown.out.trimEnd().split('\n').map((line) => JSON.parse(line));
+    expect(printed).toEqual(JSON.parse(JSON.stringify(buildCacheInventory({ home }))));
   });
 
   test('identity null takes the cache as it is; a relative worktree is recorded anchored', async () => {

@@ -154,5 +154,5 @@ test('the CLI prints the same archive and patch the addon reads', async () => {
   expect(Buffer.compare(printed.stdout, await sourceEvidencePatch(archive!.dir))).toBe(0);
   const captured = natives(['source-evidence', 'capture', '--worktree', worktree, '--base', 'main', '--out', artifacts, '--json'], root);
   expect(captured.code).toBe(0);
-  expect(JSON.parse(captured.out)).toEqual({ outcome: 'existing', archive: JSON.parse(JSON.stringify(archive)), reason: null });
+  expect(JSON.parse(captured.out)).toEqual({ outcome: 'existing', archive: JSON.parse(JSON.stringify(archive)) });
 });

@@ -12,11 +12,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** A held lease. `release()` lets it go; it is idempotent. */
 export declare class BuildCacheLease {
   /** This lease's record. */
-  get record(): NativeLeaseRecord
+  get record(): LeaseRecordView
   /** The dead owner's record this acquisition replaced, if any. */
-  get reclaimed(): NativeLeaseRecord | null
+  get reclaimed(): LeaseRecordView | null
   /** What the refresh did, when acquired with an identity. */
-  get freshness(): NativeFreshness | null
+  get freshness(): FreshnessView | null
   /** Whether it is still held by this object. */
   get held(): boolean
   /**
@@ -35,11 +35,11 @@ export declare class BuildCachePoolLease {
   /** The environment to build with (`CARGO_TARGET_DIR`, `CARGO_BUILD_BUILD_DIR`). */
   get env(): Record<string, string>
   /** The member's lease record. */
-  get record(): NativeLeaseRecord | null
+  get record(): LeaseRecordView | null
   /** The dead owner's record this acquisition replaced, if any. */
-  get reclaimed(): NativeLeaseRecord | null
+  get reclaimed(): LeaseRecordView | null
   /** What the refresh did, when one was asked for. */
-  get freshness(): NativeFreshness | null
+  get freshness(): FreshnessView | null
   /** How the member was filled, when this acquisition created it. */
   get seed(): unknown
   /** What the prune to the disk budget did, when one was given. */
@@ -89,13 +89,13 @@ export declare class StreamPacer {
 /** A handover's answer, holding what restoring a released worktree needs. */
 export declare class WorktreeHandover {
   /** What the handover did. */
-  get view(): NativeHandover
+  get view(): HandoverView
   /**
    * Put the released worktree back at the tip recorded when it was
    * released, unless ownership changed since (a refusal, never a
    * rejection). `EINVAL` when nothing was released.
    */
-  restore(token?: CancelToken | undefined | null): Promise<NativeRestore>
+  restore(token?: CancelToken | undefined | null): Promise<RestoreView>
 }
 
 /** The CLI's folder name for a path. */
@@ -112,12 +112,6 @@ export declare function claudeMemoryDir(configDir: string, cwd: string, timeoutM
  * resolved, the rest kept as given.
  */
 export declare function dirId(path: string): string
-
-/** Whether a run's driver is alive. */
-export type DriverState = 'live' | 'dead' | 'unknown'
-
-/** What a capture did. */
-export type EvidenceOutcome = 'published' | 'existing' | 'refused'
 
 /** What a change does. */
 export type FileChangeOp = 'write' | 'delete' | 'rename'
@@ -291,9 +285,6 @@ export interface GrepColumns {
 /** What each grep result is. */
 export type GrepMode = 'content' | 'count' | 'filesWithMatches'
 
-/** What a handover did, or (a dry run) would do. */
-export type HandoverKind = 'released' | 'would-release' | 'refused' | 'not-held' | 'held-by-new-run'
-
 /** Whether the repository rooted at `root` has linked worktrees. */
 export declare function hasLinkedWorktrees(root: string, timeoutMs?: number | undefined | null): boolean
 
@@ -304,9 +295,6 @@ export interface HasMatchOptions {
   /** Matches may span lines (default false). */
   multiline?: boolean
 }
-
-/** Whose worktree holds the branch. */
-export type HolderOwnerKind = 'earlier-attempt' | 'own-run' | 'foreign'
 
 /**
  * Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
@@ -325,15 +313,6 @@ export declare function initFsScanCachePolicy(variables: Record<string, string>)
  * name that is not UTF-8 is taken in the escaped form paths come back in.
  */
 export declare function invalidateFsScanCache(path?: string | undefined | null): void
-
-/** Why a prune kept something inside a profile. */
-export type KeptReason = 'repository' | 'unknown-purpose'
-
-/** What a human's release of a lease did. */
-export type LeaseReleased = 'nothing' | 'dead-owner' | 'moved-aside'
-
-/** Where a lease stands. */
-export type LeaseStatus = 'free' | 'active' | 'stale' | 'unknown'
 
 /** The directory the CLI keys `cwd`'s memory by (the repository root). */
 export declare function memoryProjectRoot(cwd: string, timeoutMs?: number | undefined | null): string
@@ -375,7 +354,7 @@ export interface NativeAcquireOptions {
    * Refresh the cache for this source once held; `null`: no refresh;
    * absent: the owner's worktree at its head, when the owner names both.
    */
-  identity?: NativeIdentity | null
+  identity?: IdentityView | null
   /** Where cargo finds the workspace (default: the identity's worktree). */
   manifestPaths?: Array<string>
   /**
@@ -390,13 +369,13 @@ export interface NativeAcquireOptions {
  * Add a candidate worktree to run `run`: `EEXIST` if the run has one of
  * that name.
  */
-export declare function nativeAddCandidate(run: string, candidate: NativeNewCandidate, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+export declare function nativeAddCandidate(run: string, candidate: NativeNewCandidate, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<RunView>
 
 /**
  * Add a seat to run `run`: `EEXIST` if the run has that seat, `EINVAL` for
  * a number that is not a whole number from 0 to 2^32-1.
  */
-export declare function nativeAddSeat(run: string, seat: NativeNewSeat, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+export declare function nativeAddSeat(run: string, seat: NativeNewSeat, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<RunView>
 
 /** What the native `applyFileChanges` resolves with. */
 export interface NativeAppliedChanges {
@@ -428,63 +407,7 @@ export interface NativeAuthority {
 }
 
 /** Every cache directory registered under the home. */
-export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<NativeCacheEntry>
-
-/** One registered cache directory. */
-export interface NativeCacheEntry {
-  /**
-   * The cache directory; absent when neither its record nor the catalog
-   * names it.
-   */
-  dir?: string
-  /** The stable name of its records. */
-  slug: string
-  /** Where its lease stands. */
-  status: LeaseStatus
-  /** Why its record cannot be read (`unknown`). */
-  reason?: string
-  /**
-   * The current holder, or the last known one (process cleanup's, for a
-   * cache held only through its output lease).
-   */
-  owner?: NativeOwnerRecord
-  /** When the current or last holder acquired it (ms since the epoch). */
-  sinceMs?: number
-  /** When the last holder released it, if it was released. */
-  releasedAtMs?: number
-  /** Process cleanup (or maintenance) holds its output lease. */
-  outputsHeld: boolean
-  /** The source last built into it, if recorded. */
-  identity?: NativeIdentity
-}
-
-/** Where a lease stands, and what its record says. */
-export interface NativeCacheStatus {
-  /** Where the lease stands. */
-  status: LeaseStatus
-  /** The holder's (or dead owner's) record, when there is a readable one. */
-  record?: NativeLeaseRecord
-  /** Why the record cannot be read (`unknown`). */
-  reason?: string
-  /** Held by a live owner, unreadable, or its outputs owned by cleanup. */
-  inUse: boolean
-}
-
-/** A candidate worktree of a run. */
-export interface NativeCandidate {
-  /** Its name within the run. */
-  name: string
-  /** The branch checked out there. */
-  branch: string
-  /** The worktree (canonical). */
-  path: string
-  /** The commit it started from, if recorded. */
-  base?: string
-  /** Its worktree was released to another run. */
-  folded: boolean
-  /** The handover that released it, while released. */
-  handover?: string
-}
+export declare function nativeBuildCacheInventory(home?: string | undefined | null): Array<CacheEntryView>
 
 /**
  * Archive the checkout at `worktree` over `base` (a revision resolved in
@@ -493,7 +416,7 @@ export interface NativeCandidate {
  * when an archive of the same name holds different bytes, `EBADMSG` when
  * an archive fails validation.
  */
-export declare function nativeCaptureSourceEvidence(worktree: string, base: string, out: string, token?: CancelToken | undefined | null): Promise<NativeEvidenceCapture>
+export declare function nativeCaptureSourceEvidence(worktree: string, base: string, out: string, token?: CancelToken | undefined | null): Promise<CaptureView>
 
 /**
  * `{CARGO_TARGET_DIR}` for a child whose sandbox may write `dir` (it lies
@@ -513,21 +436,7 @@ export interface NativeChangeOutcome {
  * Decide whether the memory folder is exclusive to the agent, recording its
  * claim. Never rejects: failures answer shared, `unproven`.
  */
-export declare function nativeCheckAndClaim(request: NativeClaimRequest): Promise<NativeVerdict>
-
-/** One claim in a listing. */
-export interface NativeClaim {
-  /** The claiming agent. */
-  uid: string
-  /** When it was last made, in milliseconds since the epoch. */
-  atMs: number
-  /** The channel store that made it. */
-  origin: string
-  /** The account the agent runs under. */
-  account: string
-  /** The OS user that made it, when recorded. */
-  user?: number
-}
+export declare function nativeCheckAndClaim(request: NativeClaimRequest): Promise<VerdictView>
 
 /** The agent asking for a memory folder. */
 export interface NativeClaimAgent {
@@ -540,16 +449,6 @@ export interface NativeClaimAgent {
   cwd?: string
   /** The account it runs under (recorded with the claim). */
   account: string
-}
-
-/** A claimed folder and every claim on it. */
-export interface NativeClaimedFolder {
-  /** The folder's canonical id when first claimed. */
-  dir: string
-  /** `memory-dir:` and 32 hex digits. */
-  zone: string
-  /** Every claim on it. */
-  claims: Array<NativeClaim>
 }
 
 /** Everything `checkAndClaim` decides from; the TypeScript layer documents it. */
@@ -590,7 +489,7 @@ export interface NativeClaimRequest {
 }
 
 /** Every claimed folder, or those `uid` holds a claim on. */
-export declare function nativeClaimsOf(uid?: string | undefined | null, home?: string | undefined | null): Promise<NativeClaimedFolder[]>
+export declare function nativeClaimsOf(uid?: string | undefined | null, home?: string | undefined | null): Promise<ClaimedFolderView[]>
 
 /** One agent's claim on a folder, as the read-only calls name it. */
 export interface NativeClaimTarget {
@@ -606,38 +505,14 @@ export interface NativeClaimTarget {
   timeoutMs: number
 }
 
-/** What git says about a worktree's content. */
-export interface NativeContent {
-  /** git can inspect it (its directory and `.git` file are there). */
-  inspectable: boolean
-  /** Inspectable, and nothing in it that `HEAD` does not hold. */
-  clean: boolean
-  /**
-   * Files differing from `HEAD`, and every entry `HEAD` does not hold
-   * (ignored or not; a directory's name ends in `/`) but what may go.
-   */
-  dirty: NativePaths
-  /**
-   * Untracked entries that may go with the worktree: caches
-   * (`CACHEDIR.TAG`) and what the new run declared regenerable.
-   */
-  letGo: NativePaths
-  /** Paths staged in the real index only. */
-  staged: NativePaths
-  /** Operations stopped half way (`rebase-merge`, `MERGE_HEAD`, ...). */
-  operations: Array<string>
-  /** What the content proof cannot vouch for (submodules, filters). */
-  unsupported: Array<string>
-}
-
 /**
  * Record a new run of a recorded task: `EEXIST` if its id is taken,
  * `ENOENT` if the task was never recorded.
  */
-export declare function nativeCreateRun(run: NativeNewRun, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+export declare function nativeCreateRun(run: NativeNewRun, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<RunView>
 
 /** Record task `task`, or answer it if it is recorded already. */
-export declare function nativeCreateTask(task: string, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeTask>
+export declare function nativeCreateTask(task: string, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<TaskView>
 
 /**
  * Whether anyone drives run `run` right now (`ENOENT` if it was never
@@ -656,7 +531,7 @@ export declare function nativeDriveRun(run: string, home?: string | undefined | 
  * Every run recorded for `task`, whatever its status, oldest first: the
  * attempts a new run of the task may take a branch over from.
  */
-export declare function nativeEarlierAttempts(taskId: string, home?: string | undefined | null): Promise<NativeRun[]>
+export declare function nativeEarlierAttempts(taskId: string, home?: string | undefined | null): Promise<RunView[]>
 
 /**
  * Make `dir` fresh for a build from `identity` (call while holding its
@@ -666,7 +541,7 @@ export declare function nativeEarlierAttempts(taskId: string, home?: string | un
  * Cancelling the token kills the running cargo command and its process
  * group (`ABORT_ERR`).
  */
-export declare function nativeEnsureFresh(dir: string, identity: NativeIdentity, manifestPaths?: Array<string> | undefined | null, buildDir?: string | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeFreshness>
+export declare function nativeEnsureFresh(dir: string, identity: IdentityView, manifestPaths?: Array<string> | undefined | null, buildDir?: string | undefined | null, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<FreshnessView>
 
 /**
  * How a pass is asked for; every field left out is the library's default
@@ -692,68 +567,12 @@ export interface NativeEvictionOptions {
  */
 export declare function nativeEvictionPass(options: NativeEvictionOptions, token?: CancelToken | undefined | null): Promise<unknown>
 
-/** A validated archive. */
-export interface NativeEvidenceArchive {
-  /** Its directory. */
-  dir: string
-  /** The source commit (the checkout's `HEAD`). */
-  head: string
-  /** The base commit. */
-  base: string
-  /** The source tree. */
-  sourceTree: string
-  /** The base tree. */
-  baseTree: string
-  /** Every archived commit. */
-  tips: Array<NativeEvidenceTip>
-  /** Objects in its pack. */
-  objects: number
-  /** Their expanded size in bytes. */
-  objectBytes: number
-  /** Its size on disk in bytes. */
-  bytes: number
-  /** The binary patch's size in bytes. */
-  patchBytes: number
-}
-
-/** A capture's outcome. */
-export interface NativeEvidenceCapture {
-  /** What it did. */
-  outcome: EvidenceOutcome
-  /** The archive, unless refused. */
-  archive?: NativeEvidenceArchive
-  /** Why nothing was archived, when refused. */
-  reason?: string
-}
-
 /** A validated archive, and its patch when asked for. */
 export interface NativeEvidenceRead {
   /** The archive. */
-  archive: NativeEvidenceArchive
+  archive: ArchiveView
   /** Its binary patch from the base to the source, as validated. */
   patch?: Buffer
-}
-
-/** A restored repository. */
-export interface NativeEvidenceRestored {
-  /** Where it is. */
-  dir: string
-  /** The commit of the base tree (branch `base`). */
-  baseCommit: string
-  /** The commit of the source tree over it (branch `source`, checked out). */
-  sourceCommit: string
-  /** The source tree, as the archive records it. */
-  sourceTree: string
-}
-
-/** One archived commit. */
-export interface NativeEvidenceTip {
-  /** The commit's id. */
-  commit: string
-  /** Its tree. */
-  tree: string
-  /** Where the checkout showed it: `HEAD`, `base`, `HEAD@{n}`, `ORIG_HEAD`. */
-  seenAs: Array<string>
 }
 
 /** Every `--manifest-path` the commands pass, in order of first appearance. */
@@ -798,14 +617,6 @@ export interface NativeFileContents {
    * mark), or `binary` (a NUL byte in it).
    */
   encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'binary'
-}
-
-/** What a refresh did. */
-export interface NativeFreshness {
-  /** `false`: the recorded identity matched and nothing ran. */
-  refreshed: boolean
-  /** Workspace packages whose output was cleaned. */
-  cleaned: Array<string>
 }
 
 /**
@@ -1085,33 +896,6 @@ export interface NativeGrepResult {
   batches: number
 }
 
-/** A handover's answer. */
-export interface NativeHandover {
-  /** What it did. */
-  kind: HandoverKind
-  /** Only what a release would do was found; nothing was written. */
-  dryRun: boolean
-  /** The branch asked for. */
-  branch: string
-  /** The run taking it over. */
-  toRun: string
-  /** One line for a person: what happened, and for a refusal every reason. */
-  message: string
-  /** The run and worktree holding the branch (`would-release`, `refused`). */
-  holder?: NativeHolder
-  /** Every reason not to release (`refused`). */
-  reasons?: Array<NativeReason>
-  /** What was released (`released`). */
-  released?: NativeReleasedWorktree
-  /**
-   * A handover to this run cut short, which a release would finish
-   * (`would-release`).
-   */
-  unfinishedHandover?: string
-  /** A release that failed half way: whether its record was rolled back. */
-  undone?: boolean
-}
-
 /** What a handover is asked to do. */
 export interface NativeHandoverRequest {
   /** A worktree of the repository (the main one is found from it). */
@@ -1143,46 +927,7 @@ export declare function nativeHasMatch(content: string | Buffer, pattern: string
  * Whether `uid` still holds the only claim on the folder (read-only). Never
  * rejects: failures answer shared, `unproven`.
  */
-export declare function nativeHeldExclusively(target: NativeClaimTarget): Promise<NativeVerdict>
-
-/** The run and worktree holding a branch. */
-export interface NativeHolder {
-  /** The branch. */
-  branch: string
-  /** The worktree holding it (canonical). */
-  path: string
-  /** Whose it is. */
-  owner: NativeHolderOwner
-  /** The run whose record names the worktree, if one does. */
-  run?: NativeRunSummary
-  /** Whether that run is driven. */
-  driver?: DriverState
-  /** Why that cannot be told (`unknown` only). */
-  driverReason?: string
-  /** The commit the worktree has checked out. */
-  head?: string
-  /** The commit the branch points at. */
-  tip?: string
-  /** `git worktree lock`'s reason, when locked. */
-  locked?: string
-  /** Its content. */
-  content: NativeContent
-  /**
-   * What its git administration alone remembers and would lose with it:
-   * refs of its own, commits nothing that stays names.
-   */
-  onlyHere: NativePaths
-}
-
-/** Whose worktree holds the branch, as far as natives can prove. */
-export interface NativeHolderOwner {
-  /** Whose. */
-  kind: HolderOwnerKind
-  /** The run (`earlier-attempt`, `own-run`). */
-  run?: string
-  /** Why it is not provably natives' own (`foreign`). */
-  why?: string
-}
+export declare function nativeHeldExclusively(target: NativeClaimTarget): Promise<VerdictView>
 
 /**
  * Whether a task held by `hold` can be released now: the lease it waits on
@@ -1190,24 +935,8 @@ export interface NativeHolderOwner {
  */
 export declare function nativeHoldReleasable(hold: string, home?: string | undefined | null): boolean
 
-/** The source a build comes from. */
-export interface NativeIdentity {
-  /** The worktree the build runs in (compared by canonical path). */
-  worktree: string
-  /** The commit checked out there. */
-  head: string
-}
-
 /** Classify `dir`'s lease right now. */
-export declare function nativeInspectBuildCache(dir: string, home?: string | undefined | null): NativeCacheStatus
-
-/** Something a prune kept inside a profile. */
-export interface NativeKept {
-  /** The file or directory (a directory is kept with all it holds). */
-  path: string
-  /** Why it was kept. */
-  reason: KeptReason
-}
+export declare function nativeInspectBuildCache(dir: string, home?: string | undefined | null): CacheStatusView
 
 /** Another agent the caller's channel store knows. */
 export interface NativeKnownAgent {
@@ -1233,21 +962,11 @@ export interface NativeLeaseOwner {
   head?: string
 }
 
-/** A lease record. */
-export interface NativeLeaseRecord {
-  /** The cache directory's canonical path. */
-  dir: string
-  /** Who holds (or held) the lease. */
-  owner: NativeOwnerRecord
-  /** When it was acquired, in milliseconds since the Unix epoch. */
-  acquiredAtMs: number
-}
-
 /**
  * Every run recorded, or only `task`'s (`ENOENT` for a task never
  * recorded), oldest first.
  */
-export declare function nativeListRuns(taskId?: string | undefined | null, home?: string | undefined | null): Promise<NativeRun[]>
+export declare function nativeListRuns(taskId?: string | undefined | null, home?: string | undefined | null): Promise<RunView[]>
 
 /**
  * Prune `dir`'s build output to `limitBytes`, oldest files first, only
@@ -1255,7 +974,7 @@ export declare function nativeListRuns(taskId?: string | undefined | null, home?
  * `EINVAL` naming why when `dir` is not a registered cargo target directory
  * (or is a home, the natives home or a repository).
  */
-export declare function nativeMaintenancePrune(dir: string, limitBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<NativePruneReport | null>
+export declare function nativeMaintenancePrune(dir: string, limitBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<PruneReportView | null>
 
 /** A candidate worktree to record. */
 export interface NativeNewCandidate {
@@ -1278,7 +997,7 @@ export interface NativeNewRun {
   /** The directory its candidate worktrees will be made in, directly. */
   worktreeRoot: string
   /** Where it stands at first. */
-  status: RunStatus
+  status: Status
 }
 
 /** A seat to record. */
@@ -1295,46 +1014,11 @@ export interface NativeNewSeat {
   reviewHead?: string
 }
 
-/** An owner as recorded: the job, and the process that holds the lease. */
-export interface NativeOwnerRecord {
-  /** The run (a job of the orchestrator) the holder belongs to. */
-  run: string
-  /** The node (task) within the run. */
-  node: string
-  /** The seat (role) within the node. */
-  seat: string
-  /** The holder's process id. */
-  pid: number
-  /** The worktree the build's source comes from, if any. */
-  worktree?: string
-  /** The commit the build's source is at, if known. */
-  head?: string
-  /** The holder's host name. */
-  host: string
-  /** The boot the holder started in, when known. */
-  bootId?: string
-  /**
-   * The holder's start time in clock ticks since boot (with `pid` and
-   * `bootId`, immune to pid reuse).
-   */
-  startTime?: number
-  /** Names this acquisition; release deletes only a record carrying it. */
-  nonce: string
-}
-
 /** The cache directory a resource hold waits on; `null` for another hold. */
 export declare function nativeParseResourceHold(hold: string): string | null
 
 /** The workspace's own package names in `cargo metadata --no-deps` JSON. */
 export declare function nativeParseWorkspacePackageNames(json: string): Array<string>
-
-/** Some paths, the first few named, all counted. */
-export interface NativePaths {
-  /** The first few. */
-  named: Array<string>
-  /** How many there are. */
-  total: number
-}
 
 /**
  * Every member of the pool at `pool`: state, lease, holder, identity,
@@ -1358,7 +1042,7 @@ export interface NativePoolOptions {
    * Refresh the member for this source; `null`: no refresh; absent: the
    * owner's worktree at its head, when the owner names both.
    */
-  identity?: NativeIdentity | null
+  identity?: IdentityView | null
   /** Where cargo finds the workspace (default: the identity's worktree). */
   manifestPaths?: Array<string>
 }
@@ -1369,18 +1053,6 @@ export interface NativePoolOptions {
  * leased one.
  */
 export declare function nativePrunePool(pool: string, budgetBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<unknown>
-
-/** What a prune did. */
-export interface NativePruneReport {
-  /** Bytes of build output before. */
-  bytesBefore: number
-  /** Bytes of build output after. */
-  bytesAfter: number
-  /** Files deleted. */
-  filesRemoved: number
-  /** What was kept inside the profiles whatever its age, and why. */
-  kept: Array<NativeKept>
-}
 
 /** Remove the claims `origin` wrote for agents it no longer has. */
 export declare function nativePruneStaleClaims(origin: string, storeAgents: Array<string>, home: string | undefined | null, timeoutMs: number): Promise<number>
@@ -1415,19 +1087,11 @@ export declare function nativeReadSourceEvidence(dir: string, withPatch: boolean
  */
 export declare function nativeRealPath(path: string, cwd: string, confine: boolean): Promise<string>
 
-/** One reason not to release, or not to restore. */
-export interface NativeReason {
-  /** Stable, for programs: `dirty`, `driver-live`, `not-made-by-us`, ... */
-  code: string
-  /** For a person: what was found. */
-  message: string
-}
-
 /**
  * Release `dir`'s lease for an owner that is gone; `EBUSY` while a live
  * owner holds it. An unreadable record is renamed aside, never deleted.
  */
-export declare function nativeReleaseBuildCache(dir: string, home?: string | undefined | null): NativeReleased
+export declare function nativeReleaseBuildCache(dir: string, home?: string | undefined | null): LeaseReleaseView
 
 /**
  * Remove `uid`'s claim on the folder (named by its path, or by its zone as
@@ -1435,40 +1099,6 @@ export declare function nativeReleaseBuildCache(dir: string, home?: string | und
  * claim another OS user made is refused with `EPERM` unless `anyUser`.
  */
 export declare function nativeReleaseClaim(target: NativeClaimTarget, anyUser?: boolean | undefined | null): Promise<boolean>
-
-/** What a human's release did, and to which record. */
-export interface NativeReleased {
-  /** What the release did. */
-  released: LeaseReleased
-  /** The dead owner's record that was removed (`dead-owner`). */
-  record?: NativeLeaseRecord
-  /** Where the unreadable record was moved, kept whole (`moved-aside`). */
-  movedTo?: string
-  /** Why the record could not be read (`moved-aside`). */
-  reason?: string
-}
-
-/** A released worktree. */
-export interface NativeReleasedWorktree {
-  /** The run whose worktree it was. */
-  run: string
-  /** That run's task. */
-  task: string
-  /** Its candidate. */
-  candidate: string
-  /** The branch handed over. */
-  branch: string
-  /** Where the worktree was. */
-  path: string
-  /** The commit the branch pointed at when it was released. */
-  tip: string
-  /** The repository's main worktree. */
-  repo: string
-  /** The run it was released to. */
-  releasedTo: string
-  /** This handover's id. */
-  handover: string
-}
 
 /**
  * Release the worktree holding `branch` to `toRun` when an earlier attempt
@@ -1482,22 +1112,12 @@ export declare function nativeReleaseWorktree(request: NativeHandoverRequest, to
 /** The hold a task gets while it waits on `dir`'s lease. */
 export declare function nativeResourceHold(dir: string): string
 
-/** A restore's answer. */
-export interface NativeRestore {
-  /** What it did. */
-  kind: RestoreKind
-  /** One line for a person. */
-  message: string
-  /** Every reason not to restore (`refused`). */
-  reasons?: Array<NativeReason>
-}
-
 /**
  * Put back the worktree handover `handover` released, found by its id
  * alone (the process that asked for the release may be gone): as a
  * released handover's `restore()`. `ENOENT` when no run records it.
  */
-export declare function nativeRestoreHandover(handover: string, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRestore>
+export declare function nativeRestoreHandover(handover: string, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<RestoreView>
 
 /**
  * Rebuild the archived tip `head` (a full commit id) of one of `run`'s
@@ -1509,51 +1129,310 @@ export declare function nativeRestoreSeat(home: string | undefined | null, run: 
  * Validate the archive at `dir`, then restore it into `dest` (which must
  * not exist) as an independent repository. `EEXIST` when `dest` exists.
  */
-export declare function nativeRestoreSourceEvidence(dir: string, dest: string, token?: CancelToken | undefined | null): Promise<NativeEvidenceRestored>
+export declare function nativeRestoreSourceEvidence(dir: string, dest: string, token?: CancelToken | undefined | null): Promise<Restored>
 
-/** A run, with whether it is driven now. */
-export interface NativeRun {
-  /** The run's id. */
-  id: string
-  /** The task it attempts. */
-  task: string
-  /** Where it stands. */
-  status: RunStatus
-  /** The directory its candidate worktrees are made in (canonical). */
-  worktreeRoot: string
-  /** When it was recorded, in milliseconds since the Unix epoch. */
-  createdAtMs: number
-  /** Whether someone drives it right now. */
-  driver: DriverState
-  /** Why that cannot be told (`unknown` only). */
-  driverReason?: string
-  /** Its candidate worktrees. */
-  candidates: Array<NativeCandidate>
-  /** Its seats. */
-  seats: Array<NativeSeat>
-  /** The run its worktree was last released to, while that release holds. */
-  releasedTo?: string
-  /** The branches whose worktrees were released. */
-  releasedBranches: Array<string>
-  /** Its history, oldest first. */
-  events: Array<NativeRunEvent>
-  /** The schema version of its record. */
-  version: number
+/**
+ * Search `content` in memory, as one file (path options do not apply).
+ * Throws an `Error` with code `EINVAL` for a bad regex or option.
+ */
+export declare function nativeSearch(content: string | Buffer, options: NativeGrepOptions): NativeGrepResult
+
+/** Set run `run`'s status. */
+export declare function nativeSetRunStatus(run: string, status: Status, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<RunView>
+
+/** Run `run` (`ENOENT` if it was never recorded). */
+export declare function nativeShowRun(run: string, home?: string | undefined | null): Promise<RunView>
+
+/** Whether another agent uses the folder (read-only). Failures answer `true`. */
+export declare function nativeUsedByAnother(target: NativeClaimTarget): Promise<boolean>
+
+/**
+ * Whether process `pid` (started at `startTime` clock ticks during boot
+ * `bootId`, when known) may be alive: `false` only when its death is certain.
+ */
+export declare function pidAlive(pid: number, startTime?: number | undefined | null, bootId?: string | undefined | null): boolean
+
+/** A path a search could not enter or read, and why. */
+export interface UnreadablePath {
   /**
-   * Where its artifacts are kept (eviction records, checkout evidence):
-   * `<home>/worktrees/artifacts/<SHA-256 of its id>/`.
+   * Relative to the search root, `/`-separated (empty: the root itself;
+   * a byte of a name that is not UTF-8 as the lone surrogate U+DC00 +
+   * byte).
    */
-  artifacts: string
+  path: string
+  /** The errno-style code: `EACCES`, `ENAMETOOLONG`, ... */
+  code: string
+  /** What the OS said: `Permission denied (os error 13)`. */
+  message: string
 }
 
-/** One entry of a run's history. */
-export interface NativeRunEvent {
+/**
+ * Keep the scans the cache stores from now on exact by following
+ * filesystem events (as `FS_SCAN_CACHE_WATCH=1` does from the start).
+ * Throws an `Error` with code `EIO` when the system gives no watcher.
+ */
+export declare function watchFsScanCache(): void
+
+/** One registered cache directory. */
+export interface CacheEntryView {
+  /**
+   * The cache directory; absent when neither its record nor the catalog
+   * names it.
+   */
+  dir?: string
+  /** The stable name of its records. */
+  slug: string
+  /** Where its lease stands. */
+  status: LeaseStatus
+  /** Why its record cannot be read (`unknown`). */
+  reason?: string
+  /**
+   * The current holder, or the last known one (process cleanup's, for a
+   * cache held only through its output lease).
+   */
+  owner?: LeaseOwnerView
+  /** When the current or last holder acquired it (ms since the epoch). */
+  sinceMs?: number
+  /** When the last holder released it, if it was released. */
+  releasedAtMs?: number
+  /** Process cleanup (or maintenance) holds its output lease. */
+  outputsHeld: boolean
+  /** The source last built into it, if recorded. */
+  identity?: IdentityView
+}
+
+/** Where a lease stands, and what its record says. */
+export interface CacheStatusView {
+  /** Where the lease stands. */
+  status: LeaseStatus
+  /** The holder's (or dead owner's) record, when there is a readable one. */
+  record?: LeaseRecordView
+  /** Why the record cannot be read (`unknown`). */
+  reason?: string
+  /** Held by a live owner, unreadable, or its outputs owned by cleanup. */
+  inUse: boolean
+}
+
+/** A claimed folder and every claim on it. */
+export interface ClaimedFolderView {
+  /** The folder's canonical id when first claimed. */
+  dir: string
+  /** `memory-dir:` and 32 hex digits. */
+  zone: string
+  /** Every claim on it. */
+  claims: Array<ClaimView>
+}
+
+/** One claim on a folder. */
+export interface ClaimView {
+  /** The claiming agent. */
+  uid: string
+  /** When it was last made, in milliseconds since the epoch. */
+  atMs: number
+  /** The channel store that made it. */
+  origin: string
+  /** The account the agent runs under. */
+  account: string
+  /** The OS user that made it, when recorded. */
+  user?: number
+}
+
+/** What a refresh did. */
+export interface FreshnessView {
+  /** `false`: the recorded identity matched and nothing ran. */
+  refreshed: boolean
+  /** Workspace packages whose output was cleaned. */
+  cleaned: Array<string>
+}
+
+/** The source a build comes from (also how the addon is told one). */
+export interface IdentityView {
+  /** The worktree the build runs in (compared by canonical path). */
+  worktree: string
+  /** The commit checked out there. */
+  head: string
+}
+
+/** Why a prune keeps something inside a profile. */
+export type KeptReason = 'repository' | 'unknown-purpose'
+
+/** Something a prune kept inside a profile. */
+export interface KeptView {
+  /** The file or directory (a directory is kept with all it holds). */
+  path: string
+  /** Why it was kept. */
+  reason: KeptReason
+}
+
+/** Who holds (or held) a lease: the job, and the process. */
+export interface LeaseOwnerView {
+  /** The run (a job of the orchestrator) the holder belongs to. */
+  run: string
+  /** The node (task) within the run. */
+  node: string
+  /** The seat (role) within the node. */
+  seat: string
+  /** The holder's process id. */
+  pid: number
+  /** The worktree the build's source comes from, if any. */
+  worktree?: string
+  /** The commit the build's source is at, if known. */
+  head?: string
+  /** The holder's host name. */
+  host: string
+  /** The holder's machine id, where there is one. */
+  machineId?: string
+  /** The boot the holder started in, when known. */
+  bootId?: string
+  /**
+   * The holder's start time in clock ticks since boot (with `pid` and
+   * `bootId`, immune to pid reuse).
+   */
+  startTime?: number
+  /** Names this acquisition; release deletes only a record carrying it. */
+  nonce: string
+}
+
+/** A lease record. */
+export interface LeaseRecordView {
+  /** The cache directory's canonical path. */
+  dir: string
+  /** Who holds (or held) the lease. */
+  owner: LeaseOwnerView
+  /** When it was acquired, in milliseconds since the Unix epoch. */
+  acquiredAtMs: number
+}
+
+/** What a human's release of a lease did. */
+export type LeaseReleased = 'nothing' | 'dead-owner' | 'moved-aside'
+
+/** What a human's release did, and to which record. */
+export interface LeaseReleaseView {
+  /** What the release did. */
+  released: LeaseReleased
+  /** The dead owner's record that was removed (`dead-owner`). */
+  record?: LeaseRecordView
+  /** Where the unreadable record was moved, kept whole (`moved-aside`). */
+  movedTo?: string
+  /** Why the record could not be read (`moved-aside`). */
+  reason?: string
+}
+
+/** Where a lease stands. */
+export type LeaseStatus = 'free' | 'active' | 'stale' | 'unknown'
+
+/** What a prune did. */
+export interface PruneReportView {
+  /** Bytes of build output before. */
+  bytesBefore: number
+  /** Bytes of build output after. */
+  bytesAfter: number
+  /** Files deleted. */
+  filesRemoved: number
+  /** What was kept inside the profiles whatever its age, and why. */
+  kept: Array<KeptView>
+}
+
+/** Why a folder counts as shared. */
+export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
+
+/** A verdict: `reason` and `detail` are set exactly when not exclusive. */
+export interface VerdictView {
+  /** Proven to be the agent's alone. */
+  exclusive: boolean
+  /** Which rule found it shared. */
+  reason?: SharedReason
+  /** What that rule saw, for a human. */
+  detail?: string
+}
+
+/** An archive as the fronts show it. */
+export interface ArchiveView {
+  /** Its directory. */
+  dir: string
+  /** The source commit (the checkout's `HEAD`). */
+  head: string
+  /** The base commit. */
+  base: string
+  /** The source tree. */
+  sourceTree: string
+  /** The base tree. */
+  baseTree: string
+  /** Every archived commit. */
+  tips: Array<Tip>
+  /** Objects in its pack. */
+  objects: number
+  /** Their expanded size in bytes. */
+  objectBytes: number
+  /** Its size on disk in bytes. */
+  bytes: number
+  /** The binary patch's size in bytes. */
+  patchBytes: number
+}
+
+/** A candidate worktree (`RunCandidate` in TypeScript). */
+export interface CandidateView {
+  /** Its name within the run. */
+  name: string
+  /** The branch checked out there. */
+  branch: string
+  /** The worktree. */
+  path: string
+  /** The commit it started from, if recorded. */
+  base?: string
+  /** Its worktree was released to another run. */
+  folded: boolean
+  /** The handover that released it, while released. */
+  handover?: string
+}
+
+/** What a capture did. */
+export type CaptureOutcome = 'published' | 'existing' | 'refused'
+
+/** A capture as the fronts show it. */
+export interface CaptureView {
+  /** What it did. */
+  outcome: CaptureOutcome
+  /** The archive, unless refused. */
+  archive?: ArchiveView
+  /** Why nothing was archived, when refused. */
+  reason?: string
+}
+
+/** What git says about a worktree's content. */
+export interface ContentView {
+  /** git can inspect it (its directory and `.git` file are there). */
+  inspectable: boolean
+  /** Inspectable, and nothing in it that `HEAD` does not hold. */
+  clean: boolean
+  /**
+   * Files differing from `HEAD`, and every entry `HEAD` does not hold
+   * (ignored or not; a directory's name ends in `/`) but what may go.
+   */
+  dirty: PathsView
+  /**
+   * Untracked entries that may go with the worktree: caches
+   * (`CACHEDIR.TAG`) and what the new run declared regenerable.
+   */
+  letGo: PathsView
+  /** Paths staged in the real index only. */
+  staged: PathsView
+  /** Operations stopped half way (`rebase-merge`, `MERGE_HEAD`, ...). */
+  operations: Array<string>
+  /** What the content proof cannot vouch for (submodules, filters). */
+  unsupported: Array<string>
+}
+
+/** Whether a run's driver is alive, as a word. */
+export type DriverState = 'live' | 'dead' | 'unknown'
+
+/** One entry of a run's history (`RunEvent` in TypeScript). */
+export interface EventView {
   /** When, in milliseconds since the Unix epoch. */
   atMs: number
   /**
-   * What: `created`, `status`, `candidate`, `seat`, `released`,
-   * `removing`, `undone`, `restored`, `driven` (a newer natives may write
-   * others).
+   * What (`created`, `status`, `released`, ...; a newer natives may
+   * write others).
    */
   kind: string
   /** The branch concerned. */
@@ -1577,29 +1456,219 @@ export interface NativeRunEvent {
   note?: string
 }
 
+/** What a handover did, or (a dry run) would do. */
+export type HandoverKind = 'released' | 'would-release' | 'refused' | 'not-held' | 'held-by-new-run'
+
+/** A handover's answer (`Handover` in TypeScript). */
+export interface HandoverView {
+  /** What it did. */
+  kind: HandoverKind
+  /** Only what a release would do was found; nothing was written. */
+  dryRun: boolean
+  /** The branch asked for. */
+  branch: string
+  /** The run taking it over. */
+  toRun: string
+  /**
+   * One line for a person: what happened, to which worktree and run, and
+   * for a refusal every reason.
+   */
+  message: string
+  /**
+   * The run and worktree holding the branch, as found (`would-release`,
+   * `refused`).
+   */
+  holder?: HolderView
+  /** Every reason not to release (`refused` only; never empty there). */
+  reasons?: Array<ReasonView>
+  /** What was released, and what restoring it needs (`released`). */
+  released?: ReleasedView
+  /**
+   * A dry run found a handover to this run cut short, which a release
+   * would finish (`would-release`).
+   */
+  unfinishedHandover?: string
+  /**
+   * A release that failed half way: whether its record was rolled back
+   * (`refused` with reason `release-failed`).
+   */
+  undone?: boolean
+}
+
+/** The run and worktree holding a branch (`HandoverHolder` in TypeScript). */
+export interface HolderView {
+  /** The branch. */
+  branch: string
+  /** The worktree holding it. */
+  path: string
+  /** Whose it is. */
+  owner: OwnerView
+  /** The run whose record names the worktree, if one does. */
+  run?: RunSummaryView
+  /** Whether that run is driven. */
+  driver?: DriverState
+  /** Why that cannot be told (`unknown` only). */
+  driverReason?: string
+  /** The commit the worktree has checked out. */
+  head?: string
+  /** The commit the branch points at. */
+  tip?: string
+  /** `git worktree lock`'s reason, when locked. */
+  locked?: string
+  /** Its content. */
+  content: ContentView
+  /**
+   * What its git administration alone remembers and would lose with it:
+   * refs of its own, commits nothing that stays names.
+   */
+  onlyHere: PathsView
+}
+
+/** Whose worktree holds the branch. */
+export type OwnerKind = 'earlier-attempt' | 'own-run' | 'foreign'
+
+/** Whose worktree holds the branch, as far as natives can prove. */
+export interface OwnerView {
+  /** Whose. */
+  kind: OwnerKind
+  /** The run (`earlier-attempt`, `own-run`). */
+  run?: string
+  /** Why it is not provably natives' own (`foreign`). */
+  why?: string
+}
+
+/** Some paths, the first few named, all counted. */
+export interface PathsView {
+  /** The first few (up to [`crate::handover::PATHS_NAMED`]). */
+  named: Array<string>
+  /** How many there are. */
+  total: number
+}
+
+/**
+ * One reason not to release, or not to restore (`HandoverReason` in
+ * TypeScript).
+ */
+export interface ReasonView {
+  /**
+   * Stable, for programs: `dirty`, `driver-live`, ... (see
+   * [`Reason::code`] and [`RestoreRefusal::code`]; `release-failed` for
+   * a release that failed half way).
+   */
+  code: string
+  /**
+   * For a person: what was found (the paths, the driver, the lock's
+   * reason).
+   */
+  message: string
+}
+
+/** A released worktree (`ReleasedWorktree` in TypeScript). */
+export interface ReleasedView {
+  /** The run whose worktree it was. */
+  run: string
+  /** That run's task. */
+  task: string
+  /** Its candidate. */
+  candidate: string
+  /** The branch handed over. */
+  branch: string
+  /** Where the worktree was. */
+  path: string
+  /** The commit the branch pointed at when it was released. */
+  tip: string
+  /** The repository's main worktree. */
+  repo: string
+  /** The run it was released to. */
+  releasedTo: string
+  /** This handover's id. */
+  handover: string
+}
+
+/** A restored repository. */
+export interface Restored {
+  /** Where it is. */
+  dir: string
+  /** The commit of the base tree (branch `base`). */
+  baseCommit: string
+  /**
+   * The commit of the source tree over it (branch `source`, checked
+   * out).
+   */
+  sourceCommit: string
+  /** The source tree, as the archive records it. */
+  sourceTree: string
+}
+
+/** What a restore did. */
+export type RestoreKind = 'restored' | 'refused'
+
+/** A restore's answer (`RestoreResult` in TypeScript). */
+export interface RestoreView {
+  /** What it did. */
+  kind: RestoreKind
+  /** One line for a person. */
+  message: string
+  /** Every reason not to restore (`refused` only). */
+  reasons?: Array<ReasonView>
+}
+
 /** The run whose record names a worktree. */
-export interface NativeRunSummary {
+export interface RunSummaryView {
   /** Its id. */
   id: string
   /** Its task. */
   task: string
   /** Its status. */
-  status: RunStatus
+  status: Status
 }
 
-/**
- * Search `content` in memory, as one file (path options do not apply).
- * Throws an `Error` with code `EINVAL` for a bad regex or option.
- */
-export declare function nativeSearch(content: string | Buffer, options: NativeGrepOptions): NativeGrepResult
+/** A run, with whether it is driven now (`RunRecord` in TypeScript). */
+export interface RunView {
+  /** The run's id. */
+  id: string
+  /** The task it attempts. */
+  task: string
+  /** Where it stands. */
+  status: Status
+  /** The directory its candidate worktrees are made in. */
+  worktreeRoot: string
+  /** When it was recorded, in milliseconds since the Unix epoch. */
+  createdAtMs: number
+  /** Whether someone drives it right now. */
+  driver: DriverState
+  /** Why that cannot be told (`unknown` only). */
+  driverReason?: string
+  /** Its candidate worktrees. */
+  candidates: Array<CandidateView>
+  /** Its seats. */
+  seats: Array<SeatView>
+  /** The run its worktree was last released to, while that release holds. */
+  releasedTo?: string
+  /** The branches whose worktrees were released. */
+  releasedBranches: Array<string>
+  /** Its history, oldest first. */
+  events: Array<EventView>
+  /** The schema version of its record. */
+  version: number
+  /**
+   * Where its artifacts are kept (its eviction records, its checkout
+   * evidence): `<home>/worktrees/artifacts/<run slug>/`, the slug the
+   * SHA-256 of its id.
+   */
+  artifacts: string
+}
 
-/** A seat of a run. */
-export interface NativeSeat {
+/** What a seat does. */
+export type SeatKind = 'review' | 'judge' | 'advisor'
+
+/** A seat (`RunSeat` in TypeScript). */
+export interface SeatView {
   /** The role. */
   kind: SeatKind
   /** Which one of that role. */
   number: number
-  /** Its worktree (canonical). */
+  /** Its worktree. */
   path: string
   /** The base commit it looks from, if recorded. */
   baseHead?: string
@@ -1607,68 +1676,26 @@ export interface NativeSeat {
   reviewHead?: string
 }
 
-/** Set run `run`'s status. */
-export declare function nativeSetRunStatus(run: string, status: RunStatus, home?: string | undefined | null, token?: CancelToken | undefined | null): Promise<NativeRun>
+/** Where a run stands. */
+export type Status = 'running' | 'blocked' | 'failed' | 'stale' | 'parked' | 'superseded' | 'landing' | 'done'
 
-/** Run `run` (`ENOENT` if it was never recorded). */
-export declare function nativeShowRun(run: string, home?: string | undefined | null): Promise<NativeRun>
-
-/** A task. */
-export interface NativeTask {
+/** A task (`TaskRecord` in TypeScript). */
+export interface TaskView {
   /** The task's id. */
   task: string
   /** When it was recorded, in milliseconds since the Unix epoch. */
   createdAtMs: number
 }
 
-/** Whether another agent uses the folder (read-only). Failures answer `true`. */
-export declare function nativeUsedByAnother(target: NativeClaimTarget): Promise<boolean>
-
-/** A verdict: `reason` and `detail` are set exactly when not exclusive. */
-export interface NativeVerdict {
-  /** Proven to be the agent's alone. */
-  exclusive: boolean
-  /** Which rule found it shared. */
-  reason?: SharedReason
-  /** What that rule saw, for a human. */
-  detail?: string
-}
-
-/**
- * Whether process `pid` (started at `startTime` clock ticks during boot
- * `bootId`, when known) may be alive: `false` only when its death is certain.
- */
-export declare function pidAlive(pid: number, startTime?: number | undefined | null, bootId?: string | undefined | null): boolean
-
-/** What a restore did. */
-export type RestoreKind = 'restored' | 'refused'
-
-/** Where a run stands. */
-export type RunStatus = 'running' | 'blocked' | 'failed' | 'stale' | 'parked' | 'superseded' | 'landing' | 'done'
-
-/** What a seat does. */
-export type SeatKind = 'review' | 'judge' | 'advisor'
-
-/** Why a folder counts as shared. */
-export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
-
-/** A path a search could not enter or read, and why. */
-export interface UnreadablePath {
+/** One archived commit. */
+export interface Tip {
+  /** The commit's id. */
+  commit: string
+  /** Its tree. */
+  tree: string
   /**
-   * Relative to the search root, `/`-separated (empty: the root itself;
-   * a byte of a name that is not UTF-8 as the lone surrogate U+DC00 +
-   * byte).
+   * Where the checkout showed it: `HEAD`, `base`, `HEAD@{n}`,
+   * `ORIG_HEAD`.
    */
-  path: string
-  /** The errno-style code: `EACCES`, `ENAMETOOLONG`, ... */
-  code: string
-  /** What the OS said: `Permission denied (os error 13)`. */
-  message: string
+  seenAs: Array<string>
 }
-
-/**
- * Keep the scans the cache stores from now on exact by following
- * filesystem events (as `FS_SCAN_CACHE_WATCH=1` does from the start).
- * Throws an `Error` with code `EIO` when the system gives no watcher.
- */
-export declare function watchFsScanCache(): void

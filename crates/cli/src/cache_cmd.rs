@@ -27,14 +27,14 @@ use natives_ownership::{
     Entry, EntryStatus, Leases, Owner,
     fresh::Identity,
     lease::{Kept, PrunePlan, PruneReport, Released},
+    view::CacheEntryView,
 };
 use natives_system::{paths, process::now_ms};
-use serde_json::{Value, json};
 
 use crate::{
     Outcome,
     args::CacheCommand,
-    common::{Output, age, ask, human_size, write_table},
+    common::{Output, age, ask, human_size, write_json, write_table},
     progress::Progress,
 };
 
@@ -71,7 +71,7 @@ fn show(json: bool, home: Option<PathBuf>) -> Result<Outcome, String> {
     let mut out = Output::stdout();
     if json {
         for entry in &entries {
-            out.write(|w| writeln!(w, "{}", entry_json(entry)));
+            out.write(|w| write_json(w, &CacheEntryView::from(entry)));
         }
     } else if entries.is_empty() {
         let home = leases.home().display();
@@ -81,37 +81,6 @@ fn show(json: bool, home: Option<PathBuf>) -> Result<Outcome, String> {
     }
     out.finish()?;
     Ok(Outcome::from_count(entries.len() as u64))
-}
-
-/// One entry as a JSON object. Fields are spelled here rather than derived
-/// from the library's records, so the on-disk format can change without
-/// changing what scripts read.
-fn entry_json(entry: &Entry) -> Value {
-    let owner = entry.owner.as_ref().map(|o| {
-        json!({
-            "run": o.run, "node": o.node, "seat": o.seat, "pid": o.pid, "host": o.host,
-            "worktree": o.worktree.as_deref().map(Path::to_string_lossy), "head": o.head,
-            "machineId": o.machine_id, "bootId": o.boot_id, "startTime": o.start_time,
-        })
-    });
-    let identity = entry
-        .identity
-        .as_ref()
-        .map(|i| json!({"worktree": i.worktree.to_string_lossy(), "head": i.head}));
-    let mut line = json!({
-        "dir": entry.dir.as_deref().map(Path::to_string_lossy),
-        "slug": entry.slug,
-        "status": entry.status.name(),
-        "owner": owner,
-        "sinceMs": entry.since_ms,
-        "releasedAtMs": entry.released_at_ms,
-        "outputsHeld": entry.outputs_held,
-        "identity": identity,
-    });
-    if let EntryStatus::Unknown(why) = &entry.status {
-        line["reason"] = why.as_str().into();
-    }
-    line
 }
 
 /// Aligned columns, one row per cache; an unknown record's reason on the

@@ -12,21 +12,22 @@
 
 use std::{
     io::{self, Write},
-    path::PathBuf,
+    path::{Path, PathBuf},
     time::Duration,
 };
 
 use natives_ownership::{
     CancelToken,
     claims::{self, ClaimedFolder, Releaser},
+    view::ClaimedFolderView,
 };
 use natives_system::{paths, process::now_ms};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::{
     Outcome,
     args::ClaimsCommand,
-    common::{Output, age, ask},
+    common::{Output, age, ask, write_json},
 };
 
 /// How long a release waits for the zone lock.
@@ -66,8 +67,11 @@ fn list(uid: Option<String>, json: bool, home: Option<PathBuf>) -> Result<Outcom
     }
     for (path, err) in &listing.unreadable {
         if json {
-            let line = json!({"type": "unreadable", "path": path, "error": err.to_string()});
-            out.write(|w| writeln!(w, "{line}"));
+            let line = ClaimsLine::Unreadable {
+                path,
+                error: err.to_string(),
+            };
+            out.write(|w| write_json(w, &line));
         } else {
             eprintln!("natives: {}: {err}", path.display());
         }
@@ -81,18 +85,25 @@ fn list(uid: Option<String>, json: bool, home: Option<PathBuf>) -> Result<Outcom
     }
 }
 
+/// One line of `claims list --json`: a folder as the library's view gives it
+/// (the addon's `claimsOf` objects), or a record that could not be read.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ClaimsLine<'a> {
+    /// A claimed folder.
+    Folder(ClaimedFolderView),
+    /// A claims record that could not be read.
+    Unreadable {
+        /// The record.
+        path: &'a Path,
+        /// Why.
+        error: String,
+    },
+}
+
 fn print_folder(out: &mut dyn Write, folder: &ClaimedFolder, json: bool) -> io::Result<()> {
     if json {
-        let claims: Vec<_> = folder
-            .claims
-            .iter()
-            .map(|(uid, c)| {
-                json!({"uid": uid, "atMs": c.at_ms, "origin": c.origin, "account": c.account, "user": c.user})
-            })
-            .collect();
-        let line =
-            json!({"type": "folder", "dir": folder.dir, "zone": folder.zone, "claims": claims});
-        return writeln!(out, "{line}");
+        return write_json(out, &ClaimsLine::Folder(ClaimedFolderView::from(folder)));
     }
     writeln!(out, "{}  ({})", folder.dir, folder.zone)?;
     for (uid, claim) in &folder.claims {

@@ -81,7 +81,7 @@ fn print_capture(captured: &Captured, json: bool) -> Result<Outcome, String> {
         out.write(|w| writeln!(w, "{line}"));
     } else if let Some(archive) = &view.archive {
         out.write(|w| {
-            writeln!(w, "{} {}", view.outcome, archive.dir.display())?;
+            writeln!(w, "{} {}", view.outcome, archive.dir)?;
             writeln!(
                 w,
                 "  head {}  base {}\n  {} tips, {} objects ({} bytes expanded), {} bytes on disk, patch {} bytes",

@@ -78,7 +78,7 @@ fn restore(registry: &Registry, git: &Git, handover: &str, json: bool) -> Result
     } else {
         out.write(|w| {
             writeln!(w, "{}", view.message)?;
-            for reason in &view.reasons {
+            for reason in view.reasons.iter().flatten() {
                 writeln!(w, "  {}: {}", reason.code, reason.message)?;
             }
             Ok(())
@@ -95,7 +95,7 @@ fn restore(registry: &Registry, git: &Git, handover: &str, json: bool) -> Result
 /// the handover to restore from (a release).
 fn print(out: &mut dyn Write, view: &HandoverView) -> std::io::Result<()> {
     writeln!(out, "{}", view.message)?;
-    for reason in &view.reasons {
+    for reason in view.reasons.iter().flatten() {
         writeln!(out, "  {}: {}", reason.code, reason.message)?;
     }
     if let Some(released) = &view.released {

@@ -103,7 +103,10 @@ fn row(view: &RunView, now: u64) -> [String; 6] {
         view.task.clone(),
         view.status.name().to_owned(),
         view.driver.name().to_owned(),
-        format!("{} ago", age(now.saturating_sub(view.created_at_ms))),
+        format!(
+            "{} ago",
+            age(now.saturating_sub(view.created_at_ms.unsigned_abs()))
+        ),
         if candidates.is_empty() {
             "-".to_owned()
         } else {
@@ -169,7 +172,10 @@ fn facts(view: &RunView, now: u64) -> Vec<(&'static str, String)> {
         ("artifacts in", view.artifacts.clone()),
         (
             "created",
-            format!("{} ago", age(now.saturating_sub(view.created_at_ms))),
+            format!(
+                "{} ago",
+                age(now.saturating_sub(view.created_at_ms.unsigned_abs()))
+            ),
         ),
     ];
     if let Some(to) = &view.released_to {
@@ -206,7 +212,7 @@ fn seat_line(seat: &SeatView) -> String {
 fn event_line(event: &EventView, now: u64) -> String {
     let mut line = format!(
         "  {} ago  {}",
-        age(now.saturating_sub(event.at_ms)),
+        age(now.saturating_sub(event.at_ms.unsigned_abs())),
         event.kind
     );
     let said = [
@@ -218,8 +224,10 @@ fn event_line(event: &EventView, now: u64) -> String {
             .as_deref()
             .map(|tip| format!("tip {}", short(tip))),
         event.repo.as_ref().map(|repo| format!("repo {repo}")),
-        (!event.regenerable.is_empty())
-            .then(|| format!("regenerable {}", event.regenerable.join(" "))),
+        event
+            .regenerable
+            .as_ref()
+            .map(|patterns| format!("regenerable {}", patterns.join(" "))),
         event.note.clone(),
     ];
     for word in said.into_iter().flatten() {

@@ -10,6 +10,8 @@
 //! - [`resolve`]: where a path really lands, walked one component at a time
 //!   through held directory handles as the kernel would walk it; what a
 //!   write is confined by and what a cache invalidation names.
+//! - [`view`]: how the views the fronts hand out spell a number, so JSON, JS
+//!   objects and TypeScript types agree.
 //!
 //! # Example
 //!
@@ -26,6 +28,7 @@ pub mod cancel;
 pub mod error;
 pub mod names;
 pub mod resolve;
+pub mod view;
 
 pub use cancel::CancelToken;
 pub use error::{Error, ErrorKind, Result};

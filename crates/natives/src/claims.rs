@@ -19,9 +19,10 @@ use napi_derive::napi;
 use natives_ownership::{
     CancelToken as LibraryToken, Error,
     claims::{
-        self, Agent, Claim, ClaimRequest, ClaimedFolder, Exclusivity, KnownAgent, MemoryRedirects,
-        Releaser, SharedReason as LibraryReason, claude_layout, redirect,
+        self, Agent, ClaimRequest, Exclusivity, KnownAgent, MemoryRedirects, Releaser,
+        claude_layout, redirect,
     },
+    view::{ClaimedFolderView, VerdictView},
 };
 use natives_system::paths;
 
@@ -97,91 +98,23 @@ pub struct NativeClaimTarget {
     pub timeout_ms: f64,
 }
 
-/// Why a folder counts as shared.
-#[napi(string_enum = "kebab-case")]
-pub enum SharedReason {
-    /// A location shared by construction: a blank working directory, the
-    /// user's home, or an ancestor of another agent's working directory.
-    KnownShared,
-    /// The CLI keys this folder by a whole repository.
-    RepositoryWide,
-    /// Another agent resolves to the same canonical folder.
-    Vetoed,
-    /// Another agent (or the same agent id under another OS user) claims it.
-    Claimed,
-    /// Exclusivity could not be established.
-    Unproven,
-    /// Settings or the environment move the memory out of the folder.
-    Redirected,
-}
-
-impl From<LibraryReason> for SharedReason {
-    fn from(reason: LibraryReason) -> SharedReason {
-        match reason {
-            LibraryReason::KnownShared => SharedReason::KnownShared,
-            LibraryReason::RepositoryWide => SharedReason::RepositoryWide,
-            LibraryReason::Vetoed => SharedReason::Vetoed,
-            LibraryReason::Claimed => SharedReason::Claimed,
-            LibraryReason::Unproven => SharedReason::Unproven,
-            LibraryReason::Redirected => SharedReason::Redirected,
-        }
-    }
-}
-
-/// A verdict: `reason` and `detail` are set exactly when not exclusive.
-#[napi(object)]
-pub struct NativeVerdict {
-    /// Proven to be the agent's alone.
-    pub exclusive: bool,
-    /// Which rule found it shared.
-    pub reason: Option<SharedReason>,
-    /// What that rule saw, for a human.
-    pub detail: Option<String>,
-}
-
-/// One claim in a listing.
-#[napi(object)]
-pub struct NativeClaim {
-    /// The claiming agent.
-    pub uid: String,
-    /// When it was last made, in milliseconds since the epoch.
-    pub at_ms: f64,
-    /// The channel store that made it.
-    pub origin: String,
-    /// The account the agent runs under.
-    pub account: String,
-    /// The OS user that made it, when recorded.
-    pub user: Option<u32>,
-}
-
-/// A claimed folder and every claim on it.
-#[napi(object)]
-pub struct NativeClaimedFolder {
-    /// The folder's canonical id when first claimed.
-    pub dir: String,
-    /// `memory-dir:` and 32 hex digits.
-    pub zone: String,
-    /// Every claim on it.
-    pub claims: Vec<NativeClaim>,
-}
-
 /// Decide whether the memory folder is exclusive to the agent, recording its
 /// claim. Never rejects: failures answer shared, `unproven`.
 #[napi(
     js_name = "nativeCheckAndClaim",
-    ts_return_type = "Promise<NativeVerdict>"
+    ts_return_type = "Promise<VerdictView>"
 )]
 pub fn native_check_and_claim<'env>(
     env: &'env Env,
     request: NativeClaimRequest,
-) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
+) -> napi::Result<PromiseRaw<'env, VerdictView>> {
     let deadline = guarded(|| CancelToken::for_call(None, Some(request.timeout_ms)));
     on_own_thread(env, move || {
         let verdict = prepare_claim(request, deadline).map_or_else(
             |err| Exclusivity::unproven(&err),
             |(home, request, deadline)| claims::check_and_claim(&home, &request, &deadline),
         );
-        Ok(to_js_verdict(verdict))
+        Ok(VerdictView::from(verdict))
     })
 }
 
@@ -217,12 +150,12 @@ fn prepare_claim(
 /// rejects: failures answer shared, `unproven`.
 #[napi(
     js_name = "nativeHeldExclusively",
-    ts_return_type = "Promise<NativeVerdict>"
+    ts_return_type = "Promise<VerdictView>"
 )]
 pub fn native_held_exclusively<'env>(
     env: &'env Env,
     target: NativeClaimTarget,
-) -> napi::Result<PromiseRaw<'env, NativeVerdict>> {
+) -> napi::Result<PromiseRaw<'env, VerdictView>> {
     let deadline = guarded(|| CancelToken::for_call(None, Some(target.timeout_ms)));
     on_own_thread(env, move || {
         let verdict = prepare_target(&target, deadline).map_or_else(
@@ -236,7 +169,7 @@ pub fn native_held_exclusively<'env>(
                 )
             },
         );
-        Ok(to_js_verdict(verdict))
+        Ok(VerdictView::from(verdict))
     })
 }
 
@@ -319,19 +252,19 @@ pub fn native_prune_stale_claims<'env>(
 /// Every claimed folder, or those `uid` holds a claim on.
 #[napi(
     js_name = "nativeClaimsOf",
-    ts_return_type = "Promise<NativeClaimedFolder[]>"
+    ts_return_type = "Promise<ClaimedFolderView[]>"
 )]
 pub fn native_claims_of(
     uid: Option<String>,
     home: Option<String>,
-) -> AsyncTask<Work<Vec<NativeClaimedFolder>>> {
+) -> AsyncTask<Work<Vec<ClaimedFolderView>>> {
     task(move || {
         let home = paths::home(home.as_deref().map(Path::new))?;
         let folders = match uid {
             Some(uid) => claims::claims_of(&home, &uid)?,
             None => claims::list(&home)?.folders,
         };
-        Ok(folders.into_iter().map(to_js_folder).collect())
+        Ok(folders.iter().map(ClaimedFolderView::from).collect())
     })
 }
 
@@ -404,38 +337,5 @@ fn to_known_agent(agent: NativeKnownAgent) -> KnownAgent {
         uid: agent.uid,
         cwd: agent.cwd.map(PathBuf::from),
         memory_dir: agent.memory_dir.map(PathBuf::from),
-    }
-}
-
-fn to_js_verdict(verdict: Exclusivity) -> NativeVerdict {
-    match verdict {
-        Exclusivity::Exclusive => NativeVerdict {
-            exclusive: true,
-            reason: None,
-            detail: None,
-        },
-        Exclusivity::Shared { reason, detail } => NativeVerdict {
-            exclusive: false,
-            reason: Some(reason.into()),
-            detail: Some(detail),
-        },
-    }
-}
-
-fn to_js_folder(folder: ClaimedFolder) -> NativeClaimedFolder {
-    NativeClaimedFolder {
-        dir: folder.dir,
-        zone: folder.zone,
-        claims: folder.claims.into_iter().map(to_js_claim).collect(),
-    }
-}
-
-fn to_js_claim((uid, claim): (String, Claim)) -> NativeClaim {
-    NativeClaim {
-        uid,
-        at_ms: claim.at_ms as f64,
-        origin: claim.origin,
-        account: claim.account,
-        user: claim.user,
     }
 }

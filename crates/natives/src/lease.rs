@@ -21,9 +21,13 @@ use napi::{
 use napi_derive::napi;
 use natives_core::Error;
 use natives_ownership::{
-    AcquireOutcome, EntryStatus, Guard, Leases, Owner, Status,
-    fresh::{self, Build, Freshness, Identity, Refresh, Target},
-    lease::{self, LeaseRecord, PruneReport, Released},
+    AcquireOutcome, Guard, Leases, Owner,
+    fresh::{self, Build, Refresh, Target},
+    lease::{self, LeaseRecord},
+    view::{
+        CacheEntryView, CacheStatusView, FreshnessView, IdentityView, LeaseRecordView,
+        LeaseReleaseView, PruneReportView,
+    },
 };
 use natives_system::paths;
 use natives_system::process::pid_alive;
@@ -49,61 +53,6 @@ pub struct NativeLeaseOwner {
     pub head: Option<String>,
 }
 
-/// An owner as recorded: the job, and the process that holds the lease.
-#[napi(object)]
-pub struct NativeOwnerRecord {
-    /// The run (a job of the orchestrator) the holder belongs to.
-    pub run: String,
-    /// The node (task) within the run.
-    pub node: String,
-    /// The seat (role) within the node.
-    pub seat: String,
-    /// The holder's process id.
-    pub pid: u32,
-    /// The worktree the build's source comes from, if any.
-    pub worktree: Option<String>,
-    /// The commit the build's source is at, if known.
-    pub head: Option<String>,
-    /// The holder's host name.
-    pub host: String,
-    /// The boot the holder started in, when known.
-    pub boot_id: Option<String>,
-    /// The holder's start time in clock ticks since boot (with `pid` and
-    /// `bootId`, immune to pid reuse).
-    pub start_time: Option<f64>,
-    /// Names this acquisition; release deletes only a record carrying it.
-    pub nonce: String,
-}
-
-/// A lease record.
-#[napi(object)]
-pub struct NativeLeaseRecord {
-    /// The cache directory's canonical path.
-    pub dir: String,
-    /// Who holds (or held) the lease.
-    pub owner: NativeOwnerRecord,
-    /// When it was acquired, in milliseconds since the Unix epoch.
-    pub acquired_at_ms: f64,
-}
-
-/// The source a build comes from.
-#[napi(object)]
-pub struct NativeIdentity {
-    /// The worktree the build runs in (compared by canonical path).
-    pub worktree: String,
-    /// The commit checked out there.
-    pub head: String,
-}
-
-/// What a refresh did.
-#[napi(object)]
-pub struct NativeFreshness {
-    /// `false`: the recorded identity matched and nothing ran.
-    pub refreshed: bool,
-    /// Workspace packages whose output was cleaned.
-    pub cleaned: Vec<String>,
-}
-
 /// Options of the native acquisition.
 #[napi(object)]
 pub struct NativeAcquireOptions {
@@ -113,7 +62,7 @@ pub struct NativeAcquireOptions {
     pub budget_ms: Option<f64>,
     /// Refresh the cache for this source once held; `null`: no refresh;
     /// absent: the owner's worktree at its head, when the owner names both.
-    pub identity: Option<Either<NativeIdentity, Null>>,
+    pub identity: Option<Either<IdentityView, Null>>,
     /// Where cargo finds the workspace (default: the identity's worktree).
     pub manifest_paths: Option<Vec<String>>,
     /// Cargo's build directory (`build.build-dir`, `CARGO_BUILD_BUILD_DIR`)
@@ -128,27 +77,29 @@ pub struct BuildCacheLease {
     guard: Mutex<Option<Guard>>,
     record: LeaseRecord,
     reclaimed: Option<LeaseRecord>,
-    freshness: Option<Freshness>,
+    freshness: Option<FreshnessView>,
 }
 
 #[napi]
 impl BuildCacheLease {
     /// This lease's record.
     #[napi(getter)]
-    pub fn record(&self, env: Env) -> napi::Result<NativeLeaseRecord> {
-        on_js_thread(&env, || Ok(to_js_record(&self.record)))
+    pub fn record(&self, env: Env) -> napi::Result<LeaseRecordView> {
+        on_js_thread(&env, || Ok(LeaseRecordView::from(&self.record)))
     }
 
     /// The dead owner's record this acquisition replaced, if any.
     #[napi(getter)]
-    pub fn reclaimed(&self, env: Env) -> napi::Result<Option<NativeLeaseRecord>> {
-        on_js_thread(&env, || Ok(self.reclaimed.as_ref().map(to_js_record)))
+    pub fn reclaimed(&self, env: Env) -> napi::Result<Option<LeaseRecordView>> {
+        on_js_thread(&env, || {
+            Ok(self.reclaimed.as_ref().map(LeaseRecordView::from))
+        })
     }
 
     /// What the refresh did, when acquired with an identity.
     #[napi(getter)]
-    pub fn freshness(&self, env: Env) -> napi::Result<Option<NativeFreshness>> {
-        on_js_thread(&env, || Ok(self.freshness.as_ref().map(to_js_freshness)))
+    pub fn freshness(&self, env: Env) -> napi::Result<Option<FreshnessView>> {
+        on_js_thread(&env, || Ok(self.freshness.clone()))
     }
 
     /// Whether it is still held by this object.
@@ -223,7 +174,7 @@ pub fn native_acquire_build_cache<'env>(
         Ok(BuildCacheLease {
             record: guard.record().clone(),
             reclaimed: guard.reclaimed().cloned(),
-            freshness,
+            freshness: freshness.as_ref().map(FreshnessView::from),
             guard: Mutex::new(Some(guard)),
         })
     })
@@ -256,68 +207,17 @@ pub fn native_acquire_cleanup_lease(
     })
 }
 
-/// Where a lease stands.
-#[napi(string_enum = "lowercase")]
-pub enum LeaseStatus {
-    /// Nobody holds it.
-    Free,
-    /// A live owner holds it.
-    Active,
-    /// Its owner died without releasing it: the next acquirer reclaims it.
-    Stale,
-    /// Its record cannot be read: never reclaimed automatically.
-    Unknown,
-}
-
-/// Where a lease stands, and what its record says.
-#[napi(object)]
-pub struct NativeCacheStatus {
-    /// Where the lease stands.
-    pub status: LeaseStatus,
-    /// The holder's (or dead owner's) record, when there is a readable one.
-    pub record: Option<NativeLeaseRecord>,
-    /// Why the record cannot be read (`unknown`).
-    pub reason: Option<String>,
-    /// Held by a live owner, unreadable, or its outputs owned by cleanup.
-    pub in_use: bool,
-}
-
 /// Classify `dir`'s lease right now.
 #[napi(js_name = "nativeInspectBuildCache")]
 pub fn native_inspect_build_cache(
     env: Env,
     dir: String,
     home: Option<String>,
-) -> napi::Result<NativeCacheStatus> {
+) -> napi::Result<CacheStatusView> {
     on_js_thread(&env, || {
         let inspection = open(home.as_deref())?.inspect(Path::new(&dir))?;
-        Ok(to_js_status(inspection.status, inspection.in_use))
+        Ok(CacheStatusView::of(&inspection.status, inspection.in_use))
     })
-}
-
-/// One registered cache directory.
-#[napi(object)]
-pub struct NativeCacheEntry {
-    /// The cache directory; absent when neither its record nor the catalog
-    /// names it.
-    pub dir: Option<String>,
-    /// The stable name of its records.
-    pub slug: String,
-    /// Where its lease stands.
-    pub status: LeaseStatus,
-    /// Why its record cannot be read (`unknown`).
-    pub reason: Option<String>,
-    /// The current holder, or the last known one (process cleanup's, for a
-    /// cache held only through its output lease).
-    pub owner: Option<NativeOwnerRecord>,
-    /// When the current or last holder acquired it (ms since the epoch).
-    pub since_ms: Option<f64>,
-    /// When the last holder released it, if it was released.
-    pub released_at_ms: Option<f64>,
-    /// Process cleanup (or maintenance) holds its output lease.
-    pub outputs_held: bool,
-    /// The source last built into it, if recorded.
-    pub identity: Option<NativeIdentity>,
 }
 
 /// Every cache directory registered under the home.
@@ -325,12 +225,12 @@ pub struct NativeCacheEntry {
 pub fn native_build_cache_inventory(
     env: Env,
     home: Option<String>,
-) -> napi::Result<Vec<NativeCacheEntry>> {
+) -> napi::Result<Vec<CacheEntryView>> {
     on_js_thread(&env, || {
         Ok(open(home.as_deref())?
             .inventory()?
-            .into_iter()
-            .map(to_js_entry)
+            .iter()
+            .map(CacheEntryView::from)
             .collect())
     })
 }
@@ -343,67 +243,25 @@ pub fn native_build_cache_inventory(
 /// group (`ABORT_ERR`).
 #[napi(
     js_name = "nativeEnsureFresh",
-    ts_return_type = "Promise<NativeFreshness>"
+    ts_return_type = "Promise<FreshnessView>"
 )]
 pub fn native_ensure_fresh<'env>(
     env: &'env Env,
     dir: String,
-    identity: NativeIdentity,
+    identity: IdentityView,
     manifest_paths: Option<Vec<String>>,
     build_dir: Option<String>,
     home: Option<String>,
     token: Option<&CancelToken>,
-) -> napi::Result<PromiseRaw<'env, NativeFreshness>> {
+) -> napi::Result<PromiseRaw<'env, FreshnessView>> {
     let token = guarded(|| CancelToken::for_call(token, None));
     on_own_thread(env, move || {
         let token = token?;
         let home = paths::home(home.as_deref().map(Path::new))?;
         let build = to_build(manifest_paths, build_dir);
-        let identity = to_identity(identity);
-        fresh::ensure_fresh(&home, Path::new(&dir), &identity, &build, &token)
-            .map(|f| to_js_freshness(&f))
+        fresh::ensure_fresh(&home, Path::new(&dir), &identity.into(), &build, &token)
+            .map(|f| FreshnessView::from(&f))
     })
-}
-
-/// What a prune did.
-#[napi(object)]
-pub struct NativePruneReport {
-    /// Bytes of build output before.
-    pub bytes_before: f64,
-    /// Bytes of build output after.
-    pub bytes_after: f64,
-    /// Files deleted.
-    pub files_removed: f64,
-    /// What was kept inside the profiles whatever its age, and why.
-    pub kept: Vec<NativeKept>,
-}
-
-/// Something a prune kept inside a profile.
-#[napi(object)]
-pub struct NativeKept {
-    /// The file or directory (a directory is kept with all it holds).
-    pub path: String,
-    /// Why it was kept.
-    pub reason: KeptReason,
-}
-
-/// Why a prune kept something inside a profile.
-#[napi(string_enum = "kebab-case")]
-pub enum KeptReason {
-    /// A git repository (a directory holding a `.git`, or a git directory),
-    /// kept whole: it may hold work that exists nowhere else.
-    Repository,
-    /// Not something cargo makes there.
-    UnknownPurpose,
-}
-
-impl From<lease::KeptReason> for KeptReason {
-    fn from(reason: lease::KeptReason) -> KeptReason {
-        match reason {
-            lease::KeptReason::Repository => KeptReason::Repository,
-            lease::KeptReason::UnknownPurpose => KeptReason::UnknownPurpose,
-        }
-    }
 }
 
 /// Prune `dir`'s build output to `limitBytes`, oldest files first, only
@@ -412,45 +270,21 @@ impl From<lease::KeptReason> for KeptReason {
 /// (or is a home, the natives home or a repository).
 #[napi(
     js_name = "nativeMaintenancePrune",
-    ts_return_type = "Promise<NativePruneReport | null>"
+    ts_return_type = "Promise<PruneReportView | null>"
 )]
 pub fn native_maintenance_prune(
     dir: String,
     limit_bytes: f64,
     owner: NativeLeaseOwner,
     home: Option<String>,
-) -> AsyncTask<Work<Option<NativePruneReport>>> {
+) -> AsyncTask<Work<Option<PruneReportView>>> {
     task(move || {
         let limit =
             crate::options::count("limitBytes", Some(limit_bytes))?.unwrap_or_default() as u64;
         let leases = open(home.as_deref())?;
         let report = leases.maintenance_prune(Path::new(&dir), limit, &to_owner(owner))?;
-        Ok(report.map(to_js_prune))
+        Ok(report.as_ref().map(PruneReportView::from))
     })
-}
-
-/// What a human's release of a lease did.
-#[napi(string_enum = "kebab-case")]
-pub enum LeaseReleased {
-    /// Nobody held the lease.
-    Nothing,
-    /// A dead owner's record was removed.
-    DeadOwner,
-    /// An unreadable record was moved aside, kept whole.
-    MovedAside,
-}
-
-/// What a human's release did, and to which record.
-#[napi(object)]
-pub struct NativeReleased {
-    /// What the release did.
-    pub released: LeaseReleased,
-    /// The dead owner's record that was removed (`dead-owner`).
-    pub record: Option<NativeLeaseRecord>,
-    /// Where the unreadable record was moved, kept whole (`moved-aside`).
-    pub moved_to: Option<String>,
-    /// Why the record could not be read (`moved-aside`).
-    pub reason: Option<String>,
 }
 
 /// Release `dir`'s lease for an owner that is gone; `EBUSY` while a live
@@ -460,11 +294,10 @@ pub fn native_release_build_cache(
     env: Env,
     dir: String,
     home: Option<String>,
-) -> napi::Result<NativeReleased> {
+) -> napi::Result<LeaseReleaseView> {
     on_js_thread(&env, || {
-        Ok(to_js_released(
-            open(home.as_deref())?.release_unowned(Path::new(&dir))?,
-        ))
+        let released = open(home.as_deref())?.release_unowned(Path::new(&dir))?;
+        Ok(LeaseReleaseView::from(&released))
     })
 }
 
@@ -552,18 +385,11 @@ pub(crate) fn to_owner(owner: NativeLeaseOwner) -> Owner {
     converted
 }
 
-pub(crate) fn to_refresh(identity: Option<Either<NativeIdentity, Null>>) -> Refresh {
+pub(crate) fn to_refresh(identity: Option<Either<IdentityView, Null>>) -> Refresh {
     match identity {
         None => Refresh::OwnersSource,
         Some(Either::B(Null)) => Refresh::Skip,
-        Some(Either::A(identity)) => Refresh::For(to_identity(identity)),
-    }
-}
-
-fn to_identity(identity: NativeIdentity) -> Identity {
-    Identity {
-        worktree: PathBuf::from(identity.worktree),
-        head: identity.head,
+        Some(Either::A(identity)) => Refresh::For(identity.into()),
     }
 }
 
@@ -577,118 +403,4 @@ fn to_build(manifest_paths: Option<Vec<String>>, build_dir: Option<String>) -> B
 
 pub(crate) fn display(path: PathBuf) -> String {
     path.to_string_lossy().into_owned()
-}
-
-fn to_js_owner(owner: &Owner) -> NativeOwnerRecord {
-    NativeOwnerRecord {
-        run: owner.run.clone(),
-        node: owner.node.clone(),
-        seat: owner.seat.clone(),
-        pid: owner.pid,
-        worktree: owner.worktree.clone().map(display),
-        head: owner.head.clone(),
-        host: owner.host.clone(),
-        boot_id: owner.boot_id.clone(),
-        start_time: owner.start_time.map(|t| t as f64),
-        nonce: owner.nonce.clone(),
-    }
-}
-
-pub(crate) fn to_js_record(record: &LeaseRecord) -> NativeLeaseRecord {
-    NativeLeaseRecord {
-        dir: display(record.dir.clone()),
-        owner: to_js_owner(&record.owner),
-        acquired_at_ms: record.acquired_at_ms as f64,
-    }
-}
-
-pub(crate) fn to_js_freshness(freshness: &Freshness) -> NativeFreshness {
-    match freshness {
-        Freshness::Unchanged => NativeFreshness {
-            refreshed: false,
-            cleaned: Vec::new(),
-        },
-        Freshness::Refreshed { cleaned } => NativeFreshness {
-            refreshed: true,
-            cleaned: cleaned.clone(),
-        },
-    }
-}
-
-fn to_js_status(status: Status, in_use: bool) -> NativeCacheStatus {
-    let (status, record, reason) = match status {
-        Status::Free => (LeaseStatus::Free, None, None),
-        Status::Active(record) => (LeaseStatus::Active, record, None),
-        Status::Stale(record) => (LeaseStatus::Stale, Some(record), None),
-        Status::Unknown(why) => (LeaseStatus::Unknown, None, Some(why)),
-    };
-    NativeCacheStatus {
-        status,
-        record: record.as_ref().map(to_js_record),
-        reason,
-        in_use,
-    }
-}
-
-fn to_js_entry(entry: lease::Entry) -> NativeCacheEntry {
-    let (status, reason) = match entry.status {
-        EntryStatus::Free => (LeaseStatus::Free, None),
-        EntryStatus::Active => (LeaseStatus::Active, None),
-        EntryStatus::Stale => (LeaseStatus::Stale, None),
-        EntryStatus::Unknown(why) => (LeaseStatus::Unknown, Some(why)),
-    };
-    NativeCacheEntry {
-        dir: entry.dir.map(display),
-        slug: entry.slug,
-        status,
-        reason,
-        owner: entry.owner.as_ref().map(to_js_owner),
-        since_ms: entry.since_ms.map(|ms| ms as f64),
-        released_at_ms: entry.released_at_ms.map(|ms| ms as f64),
-        outputs_held: entry.outputs_held,
-        identity: entry.identity.map(|i| NativeIdentity {
-            worktree: display(i.worktree),
-            head: i.head,
-        }),
-    }
-}
-
-fn to_js_prune(report: PruneReport) -> NativePruneReport {
-    NativePruneReport {
-        bytes_before: report.bytes_before as f64,
-        bytes_after: report.bytes_after as f64,
-        files_removed: report.files_removed as f64,
-        kept: report
-            .kept
-            .into_iter()
-            .map(|kept| NativeKept {
-                path: display(kept.path),
-                reason: kept.why.into(),
-            })
-            .collect(),
-    }
-}
-
-fn to_js_released(released: Released) -> NativeReleased {
-    let (kind, record, moved_to, reason) = match released {
-        Released::Nothing => (LeaseReleased::Nothing, None, None, None),
-        Released::Dead(record) => (
-            LeaseReleased::DeadOwner,
-            Some(to_js_record(&record)),
-            None,
-            None,
-        ),
-        Released::MovedAside { to, why } => (
-            LeaseReleased::MovedAside,
-            None,
-            Some(display(to)),
-            Some(why),
-        ),
-    };
-    NativeReleased {
-        released: kind,
-        record,
-        moved_to,
-        reason,
-    }
 }

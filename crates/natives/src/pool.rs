@@ -22,15 +22,13 @@ use natives_ownership::{
     fresh::Target,
     lease::LeaseRecord,
     pool::{PoolLease, PoolOptions, SeedStrategy},
+    view::{FreshnessView, IdentityView, LeaseRecordView},
 };
 
 use crate::{
     cancel::CancelToken,
     errors::{guarded, on_js_thread},
-    lease::{
-        NativeFreshness, NativeIdentity, NativeLeaseOwner, NativeLeaseRecord, display, open,
-        to_js_freshness, to_js_record, to_owner, to_refresh,
-    },
+    lease::{NativeLeaseOwner, display, open, to_owner, to_refresh},
     task::on_own_thread,
 };
 
@@ -49,7 +47,7 @@ pub struct NativePoolOptions {
     pub seed: Option<String>,
     /// Refresh the member for this source; `null`: no refresh; absent: the
     /// owner's worktree at its head, when the owner names both.
-    pub identity: Option<Either<NativeIdentity, Null>>,
+    pub identity: Option<Either<IdentityView, Null>>,
     /// Where cargo finds the workspace (default: the identity's worktree).
     pub manifest_paths: Option<Vec<String>>,
 }
@@ -63,7 +61,7 @@ pub struct BuildCachePoolLease {
     env: HashMap<String, String>,
     record: Option<LeaseRecord>,
     reclaimed: Option<LeaseRecord>,
-    freshness: Option<NativeFreshness>,
+    freshness: Option<FreshnessView>,
     seed: Option<serde_json::Value>,
     pruned: Option<serde_json::Value>,
 }
@@ -90,23 +88,22 @@ impl BuildCachePoolLease {
 
     /// The member's lease record.
     #[napi(getter)]
-    pub fn record(&self, env: Env) -> napi::Result<Option<NativeLeaseRecord>> {
-        on_js_thread(&env, || Ok(self.record.as_ref().map(to_js_record)))
+    pub fn record(&self, env: Env) -> napi::Result<Option<LeaseRecordView>> {
+        on_js_thread(&env, || Ok(self.record.as_ref().map(LeaseRecordView::from)))
     }
 
     /// The dead owner's record this acquisition replaced, if any.
     #[napi(getter)]
-    pub fn reclaimed(&self, env: Env) -> napi::Result<Option<NativeLeaseRecord>> {
-        on_js_thread(&env, || Ok(self.reclaimed.as_ref().map(to_js_record)))
+    pub fn reclaimed(&self, env: Env) -> napi::Result<Option<LeaseRecordView>> {
+        on_js_thread(&env, || {
+            Ok(self.reclaimed.as_ref().map(LeaseRecordView::from))
+        })
     }
 
     /// What the refresh did, when one was asked for.
     #[napi(getter)]
-    pub fn freshness(&self) -> Option<NativeFreshness> {
-        self.freshness.as_ref().map(|f| NativeFreshness {
-            refreshed: f.refreshed,
-            cleaned: f.cleaned.clone(),
-        })
+    pub fn freshness(&self) -> Option<FreshnessView> {
+        self.freshness.clone()
     }
 
     /// How the member was filled, when this acquisition created it.
@@ -260,7 +257,7 @@ fn to_js_lease(lease: PoolLease) -> BuildCachePoolLease {
             .collect(),
         record: lease.record().cloned(),
         reclaimed: lease.reclaimed().cloned(),
-        freshness: lease.freshness().map(to_js_freshness),
+        freshness: lease.freshness().map(FreshnessView::from),
         seed: lease.seed().map(to_value),
         pruned: lease.pruned().map(to_value),
         lease: Mutex::new(Some(lease)),

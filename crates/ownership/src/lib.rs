@@ -12,11 +12,14 @@
 //!   build at once without waiting, building cold or running stale output.
 //! - [`claims`]: whether a memory directory is one agent's alone (seed 004),
 //!   from explicit inputs and machine-wide claims.
+//! - [`view`]: what the fronts hand out about leases and claims, one shape
+//!   for the command line's `--json` and the addon's objects.
 pub mod claims;
 pub mod fresh;
 pub mod layout;
 pub mod lease;
 pub mod pool;
+pub mod view;
 
 pub use lease::{AcquireOutcome, Busy, Entry, EntryStatus, Guard, Leases, Owner, Status};
 pub use natives_core::{CancelToken, Error, ErrorKind, Result};

@@ -60,7 +60,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use natives_core::{CancelToken, Result};
+use natives_core::{CancelToken, Result, view::number};
 use serde::Serialize;
 
 use crate::git::Git;
@@ -361,27 +361,28 @@ impl Archive {
     pub fn view(&self) -> ArchiveView {
         let manifest = &self.manifest;
         ArchiveView {
-            dir: self.dir.clone(),
+            dir: self.dir.to_string_lossy().into_owned(),
             head: manifest.head.clone(),
             base: manifest.base.clone(),
             source_tree: manifest.source_tree.clone(),
             base_tree: manifest.base_tree.clone(),
             tips: manifest.tips.clone(),
-            objects: manifest.objects,
-            object_bytes: manifest.object_bytes,
-            bytes: self.bytes(),
-            patch_bytes: self.patch().len() as u64,
+            objects: number(manifest.objects),
+            object_bytes: number(manifest.object_bytes),
+            bytes: number(self.bytes()),
+            patch_bytes: number(self.patch().len() as u64),
         }
     }
 }
 
 /// An archive as the fronts show it.
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArchiveView {
     /// Its directory.
-    pub dir: PathBuf,
-    /// The source commit.
+    pub dir: String,
+    /// The source commit (the checkout's `HEAD`).
     pub head: String,
     /// The base commit.
     pub base: String,
@@ -392,24 +393,50 @@ pub struct ArchiveView {
     /// Every archived commit.
     pub tips: Vec<Tip>,
     /// Objects in its pack.
-    pub objects: u64,
-    /// Their expanded size.
-    pub object_bytes: u64,
-    /// Its size on disk.
-    pub bytes: u64,
-    /// The patch's size.
-    pub patch_bytes: u64,
+    pub objects: i64,
+    /// Their expanded size in bytes.
+    pub object_bytes: i64,
+    /// Its size on disk in bytes.
+    pub bytes: i64,
+    /// The binary patch's size in bytes.
+    pub patch_bytes: i64,
+}
+
+/// What a capture did.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaptureOutcome {
+    /// A new archive was published and validated.
+    Published,
+    /// An archive of the same bytes existed; it was revalidated.
+    Existing,
+    /// Nothing was archived (`reason` says why).
+    Refused,
+}
+
+impl std::fmt::Display for CaptureOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CaptureOutcome::Published => "published",
+            CaptureOutcome::Existing => "existing",
+            CaptureOutcome::Refused => "refused",
+        })
+    }
 }
 
 /// A capture as the fronts show it.
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CaptureView {
-    /// `published`, `existing` or `refused`.
-    pub outcome: &'static str,
+    /// What it did.
+    pub outcome: CaptureOutcome,
     /// The archive, unless refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub archive: Option<ArchiveView>,
-    /// Why not archived, when refused.
+    /// Why nothing was archived, when refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
@@ -417,9 +444,11 @@ impl Captured {
     /// What the fronts show of it.
     pub fn view(&self) -> CaptureView {
         let (outcome, archive, reason) = match self {
-            Captured::Published(archive) => ("published", Some(archive.view()), None),
-            Captured::Existing(archive) => ("existing", Some(archive.view()), None),
-            Captured::Refused(refusal) => ("refused", None, Some(refusal.to_string())),
+            Captured::Published(archive) => (CaptureOutcome::Published, Some(archive.view()), None),
+            Captured::Existing(archive) => (CaptureOutcome::Existing, Some(archive.view()), None),
+            Captured::Refused(refusal) => {
+                (CaptureOutcome::Refused, None, Some(refusal.to_string()))
+            }
         };
         CaptureView {
             outcome,

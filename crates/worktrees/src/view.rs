@@ -10,7 +10,19 @@
 //! than derived from the records, so the registry's on-disk format can
 //! change without changing what scripts read. A field is left out, not
 //! written as `null`, exactly where the TypeScript type marks it optional.
+//!
+//! One definition, three readers: serde writes the command line's `--json`;
+//! with the crate's `napi` feature each view is also an N-API object
+//! (`#[napi(object)]`), which the addon returns as it is, and napi writes
+//! its TypeScript declaration from these fields and docs. That keeps the
+//! declarations documented and the conversion a direct object build (no
+//! JSON in between); serde to JS values would need TypeScript types written
+//! or generated a second way. napi's rules shape the fields: numbers are
+//! `i64` (napi makes a `u64` a `BigInt`; see [`natives_core::view`]), an
+//! `Option` left out of an object when `None` (as serde's
+//! `skip_serializing_if`), and a list that may be absent an `Option<Vec>`.
 
+use natives_core::view::number;
 use serde::Serialize;
 
 use crate::{
@@ -25,6 +37,7 @@ use crate::{
 };
 
 /// Whether a run's driver is alive, as a word.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DriverState {
@@ -57,25 +70,27 @@ impl DriverState {
 }
 
 /// A task (`TaskRecord` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskView {
     /// The task's id.
     pub task: String,
     /// When it was recorded, in milliseconds since the Unix epoch.
-    pub created_at_ms: u64,
+    pub created_at_ms: i64,
 }
 
 impl From<&TaskRecord> for TaskView {
     fn from(record: &TaskRecord) -> TaskView {
         TaskView {
             task: record.task.clone(),
-            created_at_ms: record.created_at_ms,
+            created_at_ms: number(record.created_at_ms),
         }
     }
 }
 
 /// A run, with whether it is driven now (`RunRecord` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunView {
@@ -88,7 +103,7 @@ pub struct RunView {
     /// The directory its candidate worktrees are made in.
     pub worktree_root: String,
     /// When it was recorded, in milliseconds since the Unix epoch.
-    pub created_at_ms: u64,
+    pub created_at_ms: i64,
     /// Whether someone drives it right now.
     pub driver: DriverState,
     /// Why that cannot be told (`unknown` only).
@@ -122,7 +137,7 @@ impl RunView {
             task: record.task.clone(),
             status: record.status,
             worktree_root: lossy(&record.worktree_root),
-            created_at_ms: record.created_at_ms,
+            created_at_ms: number(record.created_at_ms),
             driver,
             driver_reason,
             candidates: record.candidates.iter().map(CandidateView::from).collect(),
@@ -143,6 +158,7 @@ impl RunView {
 }
 
 /// A candidate worktree (`RunCandidate` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CandidateView {
@@ -176,6 +192,7 @@ impl From<&Candidate> for CandidateView {
 }
 
 /// A seat (`RunSeat` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SeatView {
@@ -206,11 +223,12 @@ impl From<&Seat> for SeatView {
 }
 
 /// One entry of a run's history (`RunEvent` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventView {
     /// When, in milliseconds since the Unix epoch.
-    pub at_ms: u64,
+    pub at_ms: i64,
     /// What (`created`, `status`, `released`, ...; a newer natives may
     /// write others).
     pub kind: String,
@@ -234,8 +252,8 @@ pub struct EventView {
     pub repo: Option<String>,
     /// What went with the worktree: the patterns the new run declared
     /// regenerable (`released`), the caches let go (`removing`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub regenerable: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regenerable: Option<Vec<String>>,
     /// Anything else worth reading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -244,7 +262,7 @@ pub struct EventView {
 impl From<&Event> for EventView {
     fn from(event: &Event) -> EventView {
         EventView {
-            at_ms: event.at_ms,
+            at_ms: number(event.at_ms),
             kind: event_kind(&event.kind),
             branch: event.branch.clone(),
             to: event.to.clone(),
@@ -252,7 +270,7 @@ impl From<&Event> for EventView {
             path: event.path.as_deref().map(lossy),
             tip: event.tip.clone(),
             repo: event.repo.as_deref().map(lossy),
-            regenerable: event.regenerable.clone(),
+            regenerable: (!event.regenerable.is_empty()).then(|| event.regenerable.clone()),
             note: event.note.clone(),
         }
     }
@@ -275,6 +293,7 @@ fn event_kind(kind: &EventKind) -> String {
 }
 
 /// What a handover did, or (a dry run) would do.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HandoverKind {
@@ -304,6 +323,7 @@ impl HandoverKind {
 }
 
 /// A handover's answer (`Handover` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HandoverView {
@@ -323,8 +343,8 @@ pub struct HandoverView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holder: Option<HolderView>,
     /// Every reason not to release (`refused` only; never empty there).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reasons: Vec<ReasonView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasons: Option<Vec<ReasonView>>,
     /// What was released, and what restoring it needs (`released`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub released: Option<ReleasedView>,
@@ -348,7 +368,7 @@ impl HandoverView {
             to_run: request.to_run.clone(),
             message: String::new(),
             holder: None,
-            reasons: Vec::new(),
+            reasons: None,
             released: None,
             unfinished_handover: None,
             undone: None,
@@ -413,7 +433,7 @@ impl HandoverView {
         self.kind = HandoverKind::Refused;
         self.message = refused.to_string();
         self.holder = Some(HolderView::from(refused.holder()));
-        self.reasons = refusal_reasons(refused);
+        self.reasons = Some(refusal_reasons(refused));
         if let Refused::ReleaseFailed { undone, .. } = refused {
             self.undone = Some(*undone);
         }
@@ -430,7 +450,7 @@ fn refusal_reasons(refused: &Refused) -> Vec<ReasonView> {
                 "the record stays released; run the handover again to finish"
             };
             vec![ReasonView {
-                code: "release-failed",
+                code: "release-failed".to_owned(),
                 message: format!("the release failed ({record}): {error}"),
             }]
         }
@@ -440,13 +460,14 @@ fn refusal_reasons(refused: &Refused) -> Vec<ReasonView> {
 
 /// One reason not to release, or not to restore (`HandoverReason` in
 /// TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasonView {
     /// Stable, for programs: `dirty`, `driver-live`, ... (see
     /// [`Reason::code`] and [`RestoreRefusal::code`]; `release-failed` for
     /// a release that failed half way).
-    pub code: &'static str,
+    pub code: String,
     /// For a person: what was found (the paths, the driver, the lock's
     /// reason).
     pub message: String,
@@ -455,7 +476,7 @@ pub struct ReasonView {
 impl From<&Reason> for ReasonView {
     fn from(reason: &Reason) -> ReasonView {
         ReasonView {
-            code: reason.code(),
+            code: reason.code().to_owned(),
             message: reason.to_string(),
         }
     }
@@ -464,7 +485,7 @@ impl From<&Reason> for ReasonView {
 impl From<&RestoreRefusal> for ReasonView {
     fn from(refusal: &RestoreRefusal) -> ReasonView {
         ReasonView {
-            code: refusal.code(),
+            code: refusal.code().to_owned(),
             message: refusal.to_string(),
         }
     }
@@ -506,6 +527,7 @@ impl RestoreRefusal {
 }
 
 /// Whose worktree holds the branch.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OwnerKind {
@@ -518,6 +540,7 @@ pub enum OwnerKind {
 }
 
 /// Whose worktree holds the branch, as far as natives can prove.
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerView {
@@ -543,6 +566,7 @@ impl From<&Owner> for OwnerView {
 }
 
 /// The run whose record names a worktree.
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummaryView {
@@ -555,25 +579,27 @@ pub struct RunSummaryView {
 }
 
 /// Some paths, the first few named, all counted.
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PathsView {
     /// The first few (up to [`crate::handover::PATHS_NAMED`]).
     pub named: Vec<String>,
     /// How many there are.
-    pub total: usize,
+    pub total: i64,
 }
 
 impl From<&Paths> for PathsView {
     fn from(paths: &Paths) -> PathsView {
         PathsView {
             named: paths.named.clone(),
-            total: paths.total,
+            total: number(paths.total as u64),
         }
     }
 }
 
 /// What git says about a worktree's content.
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContentView {
@@ -610,6 +636,7 @@ impl From<&Content> for ContentView {
 }
 
 /// The run and worktree holding a branch (`HandoverHolder` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HolderView {
@@ -671,6 +698,7 @@ impl From<&Holder> for HolderView {
 }
 
 /// A released worktree (`ReleasedWorktree` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReleasedView {
@@ -711,6 +739,7 @@ impl From<&Released> for ReleasedView {
 }
 
 /// What a restore did.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RestoreKind {
@@ -721,6 +750,7 @@ pub enum RestoreKind {
 }
 
 /// A restore's answer (`RestoreResult` in TypeScript).
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreView {
@@ -729,8 +759,8 @@ pub struct RestoreView {
     /// One line for a person.
     pub message: String,
     /// Every reason not to restore (`refused` only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reasons: Vec<ReasonView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasons: Option<Vec<ReasonView>>,
 }
 
 impl RestoreView {
@@ -747,7 +777,7 @@ impl RestoreView {
             Restore::Restored => RestoreView {
                 kind: RestoreKind::Restored,
                 message: format!("restored {worktree}"),
-                reasons: Vec::new(),
+                reasons: None,
             },
             Restore::Refused(refusals) => {
                 let reasons: Vec<ReasonView> = refusals.iter().map(ReasonView::from).collect();
@@ -755,7 +785,7 @@ impl RestoreView {
                 RestoreView {
                     kind: RestoreKind::Refused,
                     message: format!("{worktree} was not restored: {}", why.join("; ")),
-                    reasons,
+                    reasons: Some(reasons),
                 }
             }
         }

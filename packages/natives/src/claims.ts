@@ -10,7 +10,7 @@
  * The verdict calls never throw: any failure, including bad arguments and a passed deadline, is
  * `{exclusive: false, reason: 'unproven'}`.
  */
-import { native, type NativeKnownAgent, type NativeVerdict, type SharedReason } from './native.ts';
+import { native, type ClaimView, type ClaimedFolderView, type NativeKnownAgent, type VerdictView, type SharedReason } from './native.ts';
 import { callNative, codedError, type CodedError } from './errors.ts';
 import { anchored } from './paths.ts';
 
@@ -94,25 +94,10 @@ export interface ClaimTarget {
 }
 
 /** A claim in a listing. */
-export interface FolderClaim {
-  uid: string;
-  /** When it was last made, in milliseconds since the epoch. */
-  atMs: number;
-  /** The channel store that made it. */
-  origin: string;
-  account: string;
-  /** The OS user that made it, when recorded. */
-  user?: number;
-}
+export type FolderClaim = ClaimView;
 
 /** A claimed folder and every claim on it. */
-export interface ClaimedFolder {
-  /** The folder's canonical id when first claimed. */
-  dir: string;
-  /** `memory-dir:` and 32 hex digits. */
-  zone: string;
-  claims: FolderClaim[];
-}
+export type ClaimedFolder = ClaimedFolderView;
 
 /**
  * Decide whether `memoryDir` is exclusive to `agent`, recording its claim whatever the answer.
@@ -197,11 +182,7 @@ export async function pruneStaleClaims(options: {
 
 /** Every folder `uid` holds a claim on, with every other claim there; without `uid`, every claimed folder. */
 export async function claimsOf(uid?: string, options: { home?: string } = {}): Promise<ClaimedFolder[]> {
-  const folders = await callNative('claimsOf', () => nativeClaimsOf(uid, options.home));
-  return folders.map((folder) => ({
-    ...folder,
-    claims: folder.claims.map(({ user, ...claim }) => (user === undefined || user === null ? claim : { ...claim, user })),
-  }));
+  return await callNative('claimsOf', () => nativeClaimsOf(uid, options.home));
 }
 
 /** A directory's canonical id: the longest existing prefix with symlinks resolved, the rest as given. */
@@ -241,7 +222,7 @@ export function memoryRedirectsFor(options: { configDir: string; projectDir: str
   };
 }
 
-function toVerdict(native: NativeVerdict): ClaimVerdict {
+function toVerdict(native: VerdictView): ClaimVerdict {
   if (native.exclusive) return { exclusive: true };
   return { exclusive: false, reason: native.reason ?? 'unproven', detail: native.detail ?? '' };
 }

@@ -16,7 +16,13 @@
  * alternates, isolated from the caller's git configuration: a failed check rejects with `EBADMSG` naming it.
  * Every call drives git off the JS thread; aborting the signal kills the running git (`ABORT_ERR`).
  */
-import { native, type EvidenceOutcome } from './native.ts';
+import {
+  native,
+  type ArchiveView,
+  type CaptureView,
+  type Restored,
+  type Tip,
+} from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
@@ -24,44 +30,16 @@ import { anchored } from './paths.ts';
 const { nativeCaptureSourceEvidence, nativeReadSourceEvidence, nativeRestoreSourceEvidence } = native;
 
 /** One archived commit. */
-export interface SourceEvidenceTip {
-  commit: string;
-  tree: string;
-  /** Where the checkout showed it: `HEAD`, `base`, `HEAD@{n}`, `ORIG_HEAD`. */
-  seenAs: string[];
-}
+export type SourceEvidenceTip = Tip;
 
 /** A validated archive: the library's view, as the CLI's `--json` prints it. */
-export interface SourceEvidenceArchive {
-  dir: string;
-  /** The source commit (the checkout's `HEAD`). */
-  head: string;
-  base: string;
-  sourceTree: string;
-  baseTree: string;
-  tips: SourceEvidenceTip[];
-  /** Objects in the pack, and their expanded size in bytes. */
-  objects: number;
-  objectBytes: number;
-  /** The archive's size on disk, and its patch's, in bytes. */
-  bytes: number;
-  patchBytes: number;
-}
+export type SourceEvidenceArchive = ArchiveView;
 
 /** What a capture did: `published`, `existing` (the same bytes were there; revalidated) or `refused` (`reason` says why; nothing was written). */
-export interface SourceEvidenceCapture {
-  outcome: EvidenceOutcome;
-  archive?: SourceEvidenceArchive;
-  reason?: string;
-}
+export type SourceEvidenceCapture = CaptureView;
 
 /** A restored, independent repository: branch `source` checked out over branch `base`. */
-export interface RestoredSourceEvidence {
-  dir: string;
-  baseCommit: string;
-  sourceCommit: string;
-  sourceTree: string;
-}
+export type RestoredSourceEvidence = Restored;
 
 /** Options every evidence call takes. */
 export interface SourceEvidenceOptions {

@@ -13,7 +13,22 @@
  * fresh for that source: the workspace's own packages are cleaned when the worktree or HEAD differs
  * from the last build, and nothing runs when they match.
  */
-import { native, type BuildCacheLease as NativeLease, type KeptReason, type LeaseReleased, type LeaseStatus } from './native.ts';
+import {
+  native,
+  type BuildCacheLease as NativeLease,
+  type KeptReason,
+  type LeaseReleased,
+  type LeaseStatus,
+  type CacheEntryView,
+  type CacheStatusView,
+  type FreshnessView,
+  type IdentityView,
+  type KeptView,
+  type LeaseRecordView,
+  type LeaseOwnerView,
+  type PruneReportView,
+  type LeaseReleaseView,
+} from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, codedError, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
@@ -45,41 +60,16 @@ export interface LeaseOwner {
 }
 
 /** An owner as recorded: the job, plus the process holding the lease. */
-export interface OwnerRecord {
-  run: string;
-  node: string;
-  seat: string;
-  pid: number;
-  worktree?: string;
-  head?: string;
-  host: string;
-  bootId?: string;
-  /** Clock ticks since boot (with `pid` and `bootId`, immune to pid reuse). */
-  startTime?: number;
-  /** Names one acquisition; release deletes only a record carrying it. */
-  nonce: string;
-}
+export type OwnerRecord = LeaseOwnerView;
 
 /** A lease record. */
-export interface LeaseRecord {
-  /** The cache directory's canonical path. */
-  dir: string;
-  owner: OwnerRecord;
-  /** Milliseconds since the epoch. */
-  acquiredAtMs: number;
-}
+export type LeaseRecord = LeaseRecordView;
 
 /** The source a build comes from. */
-export interface SourceIdentity {
-  worktree: string;
-  head: string;
-}
+export type SourceIdentity = IdentityView;
 
 /** What a refresh did: nothing (`refreshed: false`), or which packages it cleaned. */
-export interface Freshness {
-  refreshed: boolean;
-  cleaned: string[];
-}
+export type Freshness = FreshnessView;
 
 /** Options of {@link acquireBuildCache}. */
 export interface AcquireBuildCacheOptions {
@@ -155,41 +145,19 @@ export async function acquireCleanupLease(dir: string, owner: LeaseOwner, option
 }
 
 /** Where a cache's lease stands. */
-export interface BuildCacheStatus {
-  status: LeaseStatus;
-  /** The holder's (or dead owner's) record, when readable. */
-  record?: LeaseRecord;
-  /** Why the record cannot be read (`unknown`: never reclaimed automatically). */
-  reason?: string;
-  /** Held by a live owner, unreadable, or its outputs still owned by process cleanup. */
-  inUse: boolean;
-}
+export type BuildCacheStatus = CacheStatusView;
 
 /** Classify `dir`'s lease right now. */
 export function inspectBuildCache(dir: string, options: { home?: string } = {}): BuildCacheStatus {
-  return callNative('inspectBuildCache', () => nativeInspectBuildCache(anchored(dir), options.home) as BuildCacheStatus);
+  return callNative('inspectBuildCache', () => nativeInspectBuildCache(anchored(dir), options.home));
 }
 
 /** One registered cache directory. */
-export interface BuildCacheEntry {
-  /** `undefined` when neither its record nor the catalog can be read. */
-  dir?: string;
-  slug: string;
-  status: LeaseStatus;
-  reason?: string;
-  /** The current holder, or the last known one (process cleanup's, for a cache held only through its output lease). */
-  owner?: OwnerRecord;
-  sinceMs?: number;
-  releasedAtMs?: number;
-  /** Process cleanup (or maintenance) holds its output lease. */
-  outputsHeld: boolean;
-  /** The source last built into it. */
-  identity?: SourceIdentity;
-}
+export type BuildCacheEntry = CacheEntryView;
 
 /** Every cache directory ever leased or held by process cleanup under the home, with its holder or last known owner. */
 export function buildCacheInventory(options: { home?: string } = {}): BuildCacheEntry[] {
-  return callNative('buildCacheInventory', () => nativeBuildCacheInventory(options.home) as BuildCacheEntry[]);
+  return callNative('buildCacheInventory', () => nativeBuildCacheInventory(options.home));
 }
 
 /**
@@ -218,21 +186,10 @@ export async function ensureFresh(
 export type { KeptReason };
 
 /** Something a prune kept inside a profile directory whatever its age. */
-export interface PruneKept {
-  /** The file or directory (a directory is kept with everything it holds). */
-  path: string;
-  /** `repository`: a git repository (a `.git` in it, or a git directory itself); `unknown-purpose`: not something cargo makes there. */
-  reason: KeptReason;
-}
+export type PruneKept = KeptView;
 
 /** What a prune did. */
-export interface PruneReport {
-  bytesBefore: number;
-  bytesAfter: number;
-  filesRemoved: number;
-  /** What was kept inside the profiles, and why. */
-  kept: PruneKept[];
-}
+export type PruneReport = PruneReportView;
 
 /**
  * Prune `dir`'s build output (the files of its cargo profile directories) to `limitBytes`, oldest files
@@ -248,17 +205,11 @@ export async function maintenancePrune(dir: string, limitBytes: number, owner: L
 }
 
 /** What {@link releaseBuildCache} did. */
-export interface ReleasedBuildCache {
-  released: LeaseReleased;
-  record?: LeaseRecord;
-  /** Where an unreadable record was moved (kept whole). */
-  movedTo?: string;
-  reason?: string;
-}
+export type ReleasedBuildCache = LeaseReleaseView;
 
 /** Release `dir`'s lease for an owner that is gone (an operator action); `EBUSY` naming a live holder. */
 export function releaseBuildCache(dir: string, options: { home?: string } = {}): ReleasedBuildCache {
-  return callNative('releaseBuildCache', () => nativeReleaseBuildCache(anchored(dir), options.home) as ReleasedBuildCache);
+  return callNative('releaseBuildCache', () => nativeReleaseBuildCache(anchored(dir), options.home));
 }
 
 /** Whether a process may be alive: `false` only when its death is certain (gone, zombie, pid reused, other boot). */
@@ -323,8 +274,8 @@ function wrap(native: NativeLease): BuildCacheLease {
     callNative('release', () => native.release());
   };
   return {
-    record: native.record as LeaseRecord,
-    reclaimed: (native.reclaimed ?? null) as LeaseRecord | null,
+    record: native.record,
+    reclaimed: native.reclaimed ?? null,
     freshness: native.freshness ?? null,
     get held() {
       return native.held;

@@ -22,13 +22,17 @@
 import {
   native,
   type DriverState,
-  type NativeHolder,
-  type NativeReason,
-  type NativeReleasedWorktree,
-  type NativeRun,
-  type NativeRunEvent,
+  type HolderView,
+  type ReasonView,
+  type ReleasedView,
+  type CandidateView,
+  type RestoreView,
+  type RunView,
+  type EventView,
+  type SeatView,
+  type TaskView,
   type RunDriver as NativeRunDriver,
-  type RunStatus,
+  type Status,
   type SeatKind,
   type WorktreeHandover,
 } from './native.ts';
@@ -51,7 +55,10 @@ const {
   nativeShowRun,
 } = native;
 
-export type { DriverState, RunStatus, SeatKind };
+export type { DriverState, SeatKind };
+
+/** Where a run stands. */
+export type RunStatus = Status;
 
 /** Where the registry is, and what may stop a call that waits (for a run's lock) or runs git. */
 export interface RegistryOptions {
@@ -62,11 +69,7 @@ export interface RegistryOptions {
 }
 
 /** A task. */
-export interface TaskRecord {
-  task: string;
-  /** When it was recorded, in milliseconds since the epoch. */
-  createdAtMs: number;
-}
+export type TaskRecord = TaskView;
 
 /** A run to record. */
 export interface NewRun {
@@ -103,55 +106,16 @@ export interface NewSeat {
 }
 
 /** A candidate worktree of a run. */
-export interface RunCandidate {
-  name: string;
-  branch: string;
-  /** Canonical. */
-  path: string;
-  base?: string;
-  /** Its worktree was released to another run. */
-  folded: boolean;
-  /** The handover that released it, while released. */
-  handover?: string;
-}
+export type RunCandidate = CandidateView;
 
 /** A seat of a run. */
-export interface RunSeat {
-  kind: SeatKind;
-  number: number;
-  /** Canonical. */
-  path: string;
-  baseHead?: string;
-  reviewHead?: string;
-}
+export type RunSeat = SeatView;
 
 /** One entry of a run's history (`created`, `status`, `candidate`, `seat`, `released`, `removing`, `undone`, `restored`, `driven`). */
-export type RunEvent = NativeRunEvent;
+export type RunEvent = EventView;
 
 /** A run, with whether it is driven now. */
-export interface RunRecord {
-  id: string;
-  task: string;
-  status: RunStatus;
-  /** Canonical. */
-  worktreeRoot: string;
-  createdAtMs: number;
-  /** Whether someone drives it right now (`unknown`, treated as alive, where locks cannot be trusted). */
-  driver: DriverState;
-  /** Why that cannot be told (`unknown` only). */
-  driverReason?: string;
-  candidates: RunCandidate[];
-  seats: RunSeat[];
-  /** The run its worktree was last released to, while that release holds. */
-  releasedTo?: string;
-  releasedBranches: string[];
-  /** Oldest first. */
-  events: RunEvent[];
-  /** The schema version of its record. */
-  version: number;
-  /** Where its artifacts are kept (eviction records, checkout evidence): `<home>/worktrees/artifacts/<SHA-256 of its id>/`. */
-  artifacts: string;
-}
+export type RunRecord = RunView;
 
 /** Record `task`, or answer it if it is recorded already. */
 export async function createTask(task: string, options: RegistryOptions = {}): Promise<TaskRecord> {
@@ -161,44 +125,41 @@ export async function createTask(task: string, options: RegistryOptions = {}): P
 /** Record a run of a recorded task: `EEXIST` if its id is taken, `ENOENT` if the task was never recorded. */
 export async function createRun(run: NewRun, options: RegistryOptions = {}): Promise<RunRecord> {
   objectOf('createRun', 'run', run);
-  const native = await registryCall('createRun', options, (home, token) =>
+  return await registryCall('createRun', options, (home, token) =>
     nativeCreateRun({ id: run.id, task: run.task, worktreeRoot: pathOf('createRun', 'worktreeRoot', run.worktreeRoot), status: run.status }, home, token),
   );
-  return native as RunRecord;
 }
 
 /** Add a candidate worktree to `run`: `EEXIST` if it has one of that name. */
 export async function addCandidate(run: string, candidate: NewCandidate, options: RegistryOptions = {}): Promise<RunRecord> {
-  const native = await registryCall('addCandidate', options, (home, token) =>
+  return await registryCall('addCandidate', options, (home, token) =>
     nativeAddCandidate(run, { ...candidate, path: pathOf('addCandidate', 'path', objectOf('addCandidate', 'candidate', candidate).path) }, home, token),
   );
-  return native as RunRecord;
 }
 
 /** Add a seat to `run`: `EEXIST` if it has that seat; `EINVAL` unless `number` is a whole number from 0 to 2^32-1. */
 export async function addSeat(run: string, seat: NewSeat, options: RegistryOptions = {}): Promise<RunRecord> {
-  const native = await registryCall('addSeat', options, (home, token) => nativeAddSeat(run, { ...seat, path: pathOf('addSeat', 'path', objectOf('addSeat', 'seat', seat).path) }, home, token));
-  return native as RunRecord;
+  return await registryCall('addSeat', options, (home, token) => nativeAddSeat(run, { ...seat, path: pathOf('addSeat', 'path', objectOf('addSeat', 'seat', seat).path) }, home, token));
 }
 
 /** Set `run`'s status (a history entry records it). */
 export async function setRunStatus(run: string, status: RunStatus, options: RegistryOptions = {}): Promise<RunRecord> {
-  return (await registryCall('setRunStatus', options, (home, token) => nativeSetRunStatus(run, status, home, token))) as RunRecord;
+  return await registryCall('setRunStatus', options, (home, token) => nativeSetRunStatus(run, status, home, token));
 }
 
 /** Run `run`: `ENOENT` if it was never recorded. */
 export async function showRun(run: string, options: { home?: string } = {}): Promise<RunRecord> {
-  return (await callNative('showRun', () => nativeShowRun(run, homeOf(options)))) as RunRecord;
+  return await callNative('showRun', () => nativeShowRun(run, homeOf(options)));
 }
 
 /** Every run recorded, or only `task`'s (`ENOENT` for a task never recorded), oldest first. */
 export async function listRuns(options: { task?: string; home?: string } = {}): Promise<RunRecord[]> {
-  return (await callNative('listRuns', () => nativeListRuns(options.task, homeOf(options)))) as RunRecord[];
+  return await callNative('listRuns', () => nativeListRuns(options.task, homeOf(options)));
 }
 
 /** Every run recorded for `task`, whatever its status, oldest first: the attempts a new run of it may take a branch over from. */
 export async function earlierAttempts(task: string, options: { home?: string } = {}): Promise<RunRecord[]> {
-  return (await callNative('earlierAttempts', () => nativeEarlierAttempts(task, homeOf(options)))) as RunRecord[];
+  return await callNative('earlierAttempts', () => nativeEarlierAttempts(task, homeOf(options)));
 }
 
 /** Holding a run to drive it. Let it go with `using`, {@link RunDriver.release} or dispose. */
@@ -253,13 +214,13 @@ export interface ReleaseWorktreeOptions {
 }
 
 /** One reason not to release or not to restore: a stable `code` (`dirty`, `driver-live`, `not-made-by-us`, `release-failed`, `path-taken`, ...) and what was found. */
-export type HandoverReason = NativeReason;
+export type HandoverReason = ReasonView;
 
 /** The run and worktree holding a branch, as found. */
-export type HandoverHolder = NativeHolder;
+export type HandoverHolder = HolderView;
 
 /** A released worktree: whose it was, where, and the tip its branch was at. */
-export type ReleasedWorktree = NativeReleasedWorktree;
+export type ReleasedWorktree = ReleasedView;
 
 /** What every handover answer says. */
 interface HandoverAnswer {

@@ -9,7 +9,9 @@ use std::fmt;
 use natives_core::Error;
 
 /// Why a folder counts as shared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SharedReason {
     /// A location shared by construction: a blank working directory, `$HOME`,
     /// or an ancestor of another agent's working directory.

@@ -31,6 +31,7 @@ pub const SOURCE_BRANCH: &str = "source";
 pub const BASE_BRANCH: &str = "base";
 
 /// A restored repository.
+#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Restored {

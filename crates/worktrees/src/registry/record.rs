@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// Where a run stands.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -177,6 +178,7 @@ impl Authority {
 }
 
 /// What a seat does.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SeatKind {

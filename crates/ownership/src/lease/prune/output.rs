@@ -68,7 +68,9 @@ pub struct Kept {
 }
 
 /// Why a prune keeps something inside a profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum KeptReason {
     /// A git repository: a directory holding a `.git`, or a git directory
     /// itself. It may hold commits and work that exist nowhere else.
