@@ -55,6 +55,7 @@ mod entries;
 pub mod fuzzy;
 pub mod glob;
 pub mod grep;
+mod names;
 pub mod node_modules;
 mod path_bytes;
 pub mod paths;
@@ -69,7 +70,7 @@ use natives_core::{cancel, error};
 
 use std::path::Path;
 
-pub use cache::{CachePolicy, CacheStats, ScanCache, ScanKey, ScanResult};
+pub use cache::{CachePolicy, CacheStats, NameStats, ScanCache, ScanKey, ScanResult};
 pub use cancel::CancelToken;
 pub use entries::{Entries, Entry, FileType, compare_paths};
 pub use error::{Error, ErrorKind, Result};
