@@ -65,6 +65,7 @@ use crate::{
     cancel::{CANCEL_POLL_INTERVAL, CancelToken},
     entries::{Entries, FileType},
     error::Result,
+    names::{self, NameIndex, Parent},
     node_modules,
     top_n::TopN,
     unreadable::{self, Unreadable},
@@ -199,11 +200,11 @@ pub fn fuzzy_find(
         cache.walk_fresh(&key, needs, token)?
     };
     let mut entries = Arc::clone(&scan.entries);
-    let mut ranked = finder.rank(&entries, token)?;
+    let mut ranked = finder.rank(&entries, cache.name_index(&key, &entries, token), token)?;
     let recheck = options.cache && !finder.query.is_empty();
     if ranked.total == 0 && recheck && cache.rechecks_empty(&scan) {
         entries = cache.force_rescan(&key, token)?.entries;
-        ranked = finder.rank(&entries, token)?;
+        ranked = finder.rank(&entries, cache.name_index(&key, &entries, token), token)?;
     }
     let matches = finder.matches(&entries, &ranked.best);
     matches.iter().for_each(on_match);
@@ -378,30 +379,33 @@ impl AsciiNeedle {
     /// entries fail a query, and rejecting them here costs a fraction of
     /// nucleo's own prefilter (a `memchr` call per needle character).
     fn is_subsequence_of(&self, haystack: &[u8]) -> bool {
-        let Some((&first, rest)) = self.bytes.split_first() else {
-            return true;
+        self.advance(0, haystack) == self.bytes.len()
+    }
+
+    /// How many bytes of the needle occur in order in a text made of a text
+    /// in which the first `done` occur, then `haystack`: taking each
+    /// needle byte at its first occurrence is never worse than any other
+    /// choice, so a path's count follows from its parent's.
+    fn advance(&self, mut done: usize, haystack: &[u8]) -> usize {
+        let Some(&first) = self.bytes.get(done) else {
+            return done;
         };
         let Some(start) = self.find(first, haystack) else {
-            return false;
+            return done;
         };
-        let mut wanted = rest.iter();
-        let Some(mut want) = wanted.next() else {
-            return true;
-        };
+        done += 1;
         for &byte in &haystack[start + 1..] {
+            let Some(&want) = self.bytes.get(done) else {
+                break;
+            };
             let byte = if self.fold {
                 byte.to_ascii_lowercase()
             } else {
                 byte
             };
-            if byte == *want {
-                match wanted.next() {
-                    Some(next) => want = next,
-                    None => return true,
-                }
-            }
+            done += usize::from(byte == want);
         }
-        false
+        done
     }
 
     /// The first `byte` in `haystack` (either case when folding), by `memchr`.
@@ -452,6 +456,21 @@ impl Query {
         self.words.is_empty()
     }
 
+    /// The [`Progress`] of each word whose needle is ASCII and short
+    /// enough to count in a byte.
+    fn progress(
+        &self,
+        entries: &Entries,
+        index: &NameIndex,
+        token: &CancelToken,
+    ) -> Result<Vec<Progress>> {
+        let needles = self.words.iter().filter_map(|word| word.ascii.as_ref());
+        needles
+            .filter(|needle| needle.bytes.len() < usize::from(Progress::UNKNOWN))
+            .map(|needle| Progress::of(needle, entries, index, token))
+            .collect()
+    }
+
     /// nucleo's score summed over words, or `None` when a word misses.
     fn score(&self, path: Utf32Str<'_>, matcher: &mut Matcher) -> Option<u32> {
         self.words.iter().try_fold(0u32, |sum, word| {
@@ -488,6 +507,61 @@ fn normalize_query(raw: &str) -> &str {
         text = rest;
     }
     text.trim_end_matches('/')
+}
+
+/// How much of one ASCII needle each entry's path holds in order, found in
+/// one pass over the names: a path is its parent's path, `/` and its name,
+/// so its count continues its parent's ([`AsciiNeedle::advance`]) and only
+/// the name is read. A path that is not ASCII, or whose parent is not
+/// listed, is [`Progress::UNKNOWN`] (nucleo decides it, as without the
+/// index). Where the count is known it is exactly what the needle's own
+/// check finds on the whole path.
+struct Progress {
+    needle_len: u8,
+    counts: Vec<u8>,
+}
+
+impl Progress {
+    const UNKNOWN: u8 = u8::MAX;
+
+    fn of(
+        needle: &AsciiNeedle,
+        entries: &Entries,
+        index: &NameIndex,
+        token: &CancelToken,
+    ) -> Result<Progress> {
+        let mut counts: Vec<u8> = Vec::with_capacity(entries.len());
+        for (at, entry) in entries.iter().enumerate() {
+            if at % CANCEL_POLL_INTERVAL == 0 {
+                token.check()?;
+            }
+            let (done, text) = match index.parent(at) {
+                Parent::Root => (0, entry.path),
+                Parent::Listed(parent) => {
+                    let name = names::name(entry.path);
+                    let slash = entry.path.len() - name.len() - 1;
+                    (counts[parent], &entry.path[slash..])
+                }
+                Parent::Unlisted => (Self::UNKNOWN, entry.path),
+            };
+            counts.push(match done {
+                Self::UNKNOWN => Self::UNKNOWN,
+                _ if !text.is_ascii() => Self::UNKNOWN,
+                // Below the length of the needle, which fits below UNKNOWN.
+                done => needle.advance(usize::from(done), text) as u8,
+            });
+        }
+        Ok(Progress {
+            needle_len: needle.bytes.len() as u8,
+            counts,
+        })
+    }
+
+    /// Whether the needle is known not to be in the path of entry `at`.
+    fn misses(&self, at: usize) -> bool {
+        let count = self.counts[at];
+        count != Self::UNKNOWN && count < self.needle_len
+    }
 }
 
 /// Turns entry bytes into a nucleo haystack: ASCII in place, anything else
@@ -547,7 +621,18 @@ impl Finder {
         }
     }
 
-    fn rank(&mut self, entries: &Entries, token: &CancelToken) -> Result<Ranked> {
+    /// Rank `entries`; with their name index, entries that some ASCII
+    /// query word cannot match are passed over unread (see [`Progress`]).
+    fn rank(
+        &mut self,
+        entries: &Entries,
+        index: Option<Arc<NameIndex>>,
+        token: &CancelToken,
+    ) -> Result<Ranked> {
+        let progress = match index {
+            Some(index) => self.query.progress(entries, &index, token)?,
+            None => Vec::new(),
+        };
         let mut top = TopN::new(self.limit);
         let mut total = 0;
         for (index, entry) in entries.iter().enumerate() {
@@ -555,6 +640,9 @@ impl Finder {
                 token.check()?;
             }
             if entry.in_node_modules && !self.include_node_modules {
+                continue;
+            }
+            if progress.iter().any(|words| words.misses(index)) {
                 continue;
             }
             let path = self.decoder.decode(entry.path);
@@ -598,5 +686,7 @@ impl Finder {
     }
 }
 
+#[cfg(test)]
+mod indexed_tests;
 #[cfg(test)]
 mod tests;
