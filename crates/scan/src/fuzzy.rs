@@ -379,23 +379,23 @@ impl AsciiNeedle {
     /// entries fail a query, and rejecting them here costs a fraction of
     /// nucleo's own prefilter (a `memchr` call per needle character).
     fn is_subsequence_of(&self, haystack: &[u8]) -> bool {
-        self.advance(0, haystack) == self.bytes.len()
-    }
-
-    /// How many bytes of the needle occur in order in a text made of a text
-    /// in which the first `done` occur, then `haystack`: taking each
-    /// needle byte at its first occurrence is never worse than any other
-    /// choice, so a path's count follows from its parent's.
-    fn advance(&self, mut done: usize, haystack: &[u8]) -> usize {
-        let Some(&first) = self.bytes.get(done) else {
-            return done;
+        let Some(&first) = self.bytes.first() else {
+            return true;
         };
         let Some(start) = self.find(first, haystack) else {
-            return done;
+            return false;
         };
-        done += 1;
-        for &byte in &haystack[start + 1..] {
-            let Some(&want) = self.bytes.get(done) else {
+        self.advance(1, &haystack[start + 1..]) == self.bytes.len()
+    }
+
+    /// How many bytes of the needle occur in order in a text in which its
+    /// first `done` bytes occur, followed by `haystack`: taking each needle
+    /// byte at its first occurrence is never worse than any other choice,
+    /// so a path's count follows from its parent's.
+    fn advance(&self, mut done: usize, haystack: &[u8]) -> usize {
+        let needle = self.bytes.as_slice();
+        for &byte in haystack {
+            let Some(&want) = needle.get(done) else {
                 break;
             };
             let byte = if self.fold {
@@ -544,17 +544,28 @@ impl Progress {
                 }
                 Parent::Unlisted => (Self::UNKNOWN, entry.path),
             };
-            counts.push(match done {
-                Self::UNKNOWN => Self::UNKNOWN,
-                _ if !text.is_ascii() => Self::UNKNOWN,
-                // Below the length of the needle, which fits below UNKNOWN.
-                done => needle.advance(usize::from(done), text) as u8,
-            });
+            counts.push(Self::step(needle, done, text));
         }
         Ok(Progress {
             needle_len: needle.bytes.len() as u8,
             counts,
         })
+    }
+
+    /// The count of a path made of a path whose count is `done`, then
+    /// `text`. A path the whole needle is in stays complete whatever
+    /// follows (nucleo matches it, as when the count is unknown).
+    fn step(needle: &AsciiNeedle, done: u8, text: &[u8]) -> u8 {
+        let complete = needle.bytes.len() as u8;
+        match done {
+            Self::UNKNOWN => Self::UNKNOWN,
+            done if done == complete => complete,
+            // Below the length of the needle, which is below UNKNOWN.
+            done => match needle.advance(usize::from(done), text) as u8 {
+                count if count < complete && !text.is_ascii() => Self::UNKNOWN,
+                count => count,
+            },
+        }
     }
 
     /// Whether the needle is known not to be in the path of entry `at`.
