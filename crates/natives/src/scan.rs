@@ -330,7 +330,7 @@ pub struct FsScanNameStats {
     pub indexes: u32,
     /// Entries those indexes cover.
     pub entries: f64,
-    /// Bytes they hold (12 per entry).
+    /// Bytes they hold (16 per entry).
     pub bytes: f64,
 }
 

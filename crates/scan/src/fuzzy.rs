@@ -531,9 +531,21 @@ impl Progress {
         token: &CancelToken,
     ) -> Result<Progress> {
         let mut counts: Vec<u8> = Vec::with_capacity(entries.len());
+        // The letters the needle still needs after its first `k` bytes.
+        let needs: Vec<u32> = (0..=needle.bytes.len())
+            .map(|k| names::letters(&needle.bytes[k..]))
+            .collect();
         for (at, entry) in entries.iter().enumerate() {
             if at % CANCEL_POLL_INTERVAL == 0 {
                 token.check()?;
+            }
+            if let Some(done) = Self::short_of(needle, &counts, index, at, &needs)
+                && entry.file_type != FileType::Dir
+            {
+                // A count below the needle's, enough for a file: nothing
+                // goes on from it.
+                counts.push(done);
+                continue;
             }
             let (done, text) = match index.parent(at) {
                 Parent::Root => (0, entry.path),
@@ -550,6 +562,28 @@ impl Progress {
             needle_len: needle.bytes.len() as u8,
             counts,
         })
+    }
+
+    /// The parent's count of the entry at `at` when its name lacks a
+    /// letter the rest of the needle needs: the entry cannot hold the
+    /// whole needle.
+    fn short_of(
+        needle: &AsciiNeedle,
+        counts: &[u8],
+        index: &NameIndex,
+        at: usize,
+        needs: &[u32],
+    ) -> Option<u8> {
+        let done = match index.parent(at) {
+            Parent::Root => 0,
+            Parent::Listed(parent) => counts[parent],
+            Parent::Unlisted => return None,
+        };
+        let need = *needs.get(usize::from(done))?;
+        let short = done != Self::UNKNOWN
+            && usize::from(done) < needle.bytes.len()
+            && index.letters(at) & need != need;
+        short.then_some(done)
     }
 
     /// The count of a path made of a path whose count is `done`, then

@@ -10,16 +10,19 @@
 //! entry whose name has the literal is a candidate, some candidates lack it
 //! (names sharing eight bytes), and the glob still decides every candidate.
 //!
-//! It also links every entry to its listed parent directory, so a fuzzy
-//! search can carry a query's progress through a directory's path once
-//! rather than once per entry below it (see `fuzzy`).
+//! It also links every entry to its listed parent directory and notes the
+//! letters of its name, so a fuzzy search can carry a query's progress
+//! through a directory's path once rather than once per entry below it,
+//! and pass over a file whose name lacks a letter the query still needs
+//! without reading it (see `fuzzy`).
 //!
 //! An index belongs to one immutable list: the cache keeps it beside the
 //! list it was built from and drops it with that list, when the list
 //! expires, is invalidated, evicted or replaced by a list patched from
 //! filesystem events. It is built on a query's first use, not with the
-//! scan (a scan nobody queries by name costs nothing more), and holds 12
-//! bytes per entry: two orderings and a parent link, four bytes each.
+//! scan (a scan nobody queries by name costs nothing more), and holds 16
+//! bytes per entry: two orderings, a parent link and a letter set, four
+//! bytes each.
 
 use std::ops::RangeInclusive;
 
@@ -54,6 +57,8 @@ pub(crate) struct NameIndex {
     by_tail: Vec<u32>,
     /// Each entry's parent: an index, [`ROOT`] or [`UNLISTED`].
     parents: Vec<u32>,
+    /// Each entry's [`letters`], with the `/` before its name.
+    letters: Vec<u32>,
 }
 
 /// What a query knows of the names it can match: each of them starts with
@@ -77,17 +82,22 @@ impl NameIndex {
         token.check()?;
         let by_tail = ordered(entries.iter().map(|entry| entry.tail.swap_bytes()));
         token.check()?;
+        let parents = parents(entries, token)?;
+        token.check()?;
+        let slash = letters(b"/");
+        let letters = entries.iter().map(|e| letters(name(e.path)) | slash);
         Ok(Some(NameIndex {
             by_head,
             by_tail,
-            parents: parents(entries, token)?,
+            parents,
+            letters: letters.collect(),
         }))
     }
 
     /// Heap bytes held.
     pub(crate) fn heap_bytes(&self) -> usize {
-        (self.by_head.capacity() + self.by_tail.capacity() + self.parents.capacity())
-            * std::mem::size_of::<u32>()
+        let columns = [&self.by_head, &self.by_tail, &self.parents, &self.letters];
+        columns.iter().map(|c| c.capacity()).sum::<usize>() * std::mem::size_of::<u32>()
     }
 
     /// Where the entry at `index` lies.
@@ -97,6 +107,12 @@ impl NameIndex {
             UNLISTED => Parent::Unlisted,
             parent => Parent::Listed(parent as usize),
         }
+    }
+
+    /// The [`letters`] of the `/` and name that end the path of the entry
+    /// at `index`.
+    pub(crate) fn letters(&self, index: usize) -> u32 {
+        self.letters[index]
     }
 
     /// The indices, ascending, of every entry of `entries` (the list this
@@ -132,6 +148,26 @@ impl NameIndex {
 /// The last component of `path`.
 pub(crate) fn name(path: &[u8]) -> &[u8] {
     memchr::memrchr(b'/', path).map_or(path, |slash| &path[slash + 1..])
+}
+
+/// The set of bytes in `text`, as bits, case folded: one bit per ASCII
+/// letter, one for the digits and one each for `.`, `_` and `-`, one for
+/// any other ASCII byte. A text holding a byte that is not ASCII has every
+/// bit (it may match letters it does not hold: `ü` matches `u`). Whether
+/// `text` holds every byte of `wanted` (itself ASCII) then shows as
+/// `letters(text) & letters(wanted) == letters(wanted)`, or is unknown.
+pub(crate) fn letters(text: &[u8]) -> u32 {
+    text.iter().fold(0, |set, &byte| {
+        set | match byte.to_ascii_lowercase() {
+            letter @ b'a'..=b'z' => 1 << (letter - b'a'),
+            b'0'..=b'9' => 1 << 26,
+            b'.' => 1 << 27,
+            b'_' => 1 << 28,
+            b'-' => 1 << 29,
+            0..=0x7f => 1 << 30,
+            _ => u32::MAX,
+        }
+    })
 }
 
 /// The first (up to) eight bytes of `name` as a big-endian integer, zero

@@ -139,7 +139,7 @@ fn indexed_answers_equal_a_pass_over_every_entry() {
         stats.names.indexes, stats.scans,
         "every cached scan was indexed"
     );
-    assert_eq!(stats.names.bytes, 12 * stats.names.entries);
+    assert_eq!(stats.names.bytes, 16 * stats.names.entries);
     assert_eq!(
         walks.stats().names,
         Default::default(),

@@ -148,7 +148,30 @@ fn parents_are_the_listed_directories() {
     assert_eq!(parent("a-b"), "Root");
     assert_eq!(parent("x/y"), "Unlisted");
     assert_eq!(parent("x/y/orphan.ts"), "x/y");
-    assert_eq!(index.heap_bytes(), 12 * entries.len());
+    assert_eq!(index.heap_bytes(), 16 * entries.len());
+}
+
+#[test]
+fn letters_table() {
+    let holds = |text: &str, wanted: &str| {
+        let wanted = letters(wanted.as_bytes());
+        letters(text.as_bytes()) & wanted == wanted
+    };
+    let table = [
+        ("getCurrency.scss", "curscss", true),
+        ("getCurrency.scss", "CURR", true),
+        ("getCurrency.scss", "x", false),
+        ("a_b-c.d", "_-.", true),
+        ("a1", "9", true),
+        ("ab", "a/", false),
+        ("/ab", "a/", true),
+        ("menü", "menu", true),
+        ("menu", "ü", false),
+        ("", "", true),
+    ];
+    for (text, wanted, expected) in table {
+        assert_eq!(holds(text, wanted), expected, "{text:?} {wanted:?}");
+    }
 }
 
 #[test]
