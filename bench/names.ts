@@ -139,9 +139,15 @@ async function main(): Promise<void> {
   await pair('exact name **/package.json', '**/package.json', '**/{package.json}');
   await pair('suffix packages/*/src/**/*Button.tsx', 'packages/*/src/**/*Button.tsx', 'packages/*/src/**/{*Button.tsx}');
 
-  const all = await paired([{ name: 'listing', note: '**/* to JS', run: async () => (await n.glob({ pattern: '**/*', path: TREE, cache: true })).matches.length }], ROUNDS);
+  const listing = (build: string) => async () =>
+    (await raw[build]!.nativeGlob({ pattern: '**/*', path: TREE, cache: true }, null, null)).totalMatches;
+  const all = await paired([
+    { name: 'listing', note: '**/* to JS objects', run: async () => (await n.glob({ pattern: '**/*', path: TREE, cache: true })).matches.length },
+    ...Object.keys(raw).map((build) => ({ name: `${build}, raw`, note: '**/* columns', run: listing(build) })),
+  ], ROUNDS);
   log(`\n### every entry to JS\n${table(all, 'listing', 'time/listing')}`);
-  rows.push({ row: 'every entry to JS', matches: all.summaries.listing!.count, ms: all.summaries.listing!.medianMs });
+  const listedBase = BASE ? { rawMs: all.summaries['this build, raw']!.medianMs, baseRawMs: all.summaries['base, raw']!.medianMs, rawRatio: pairedRatio(all, 'this build, raw', 'base, raw') } : {};
+  rows.push({ row: 'every entry to JS', matches: all.summaries.listing!.count, ms: all.summaries.listing!.medianMs, ...listedBase });
 
   const queries = deriveQueries(files).map((q) => q.query);
   const finders: ItemContender<string>[] = Object.keys(raw).map((build) => ({

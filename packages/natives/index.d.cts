@@ -187,7 +187,7 @@ export interface FsScanNameStats {
   indexes: number
   /** Entries those indexes cover. */
   entries: number
-  /** Bytes they hold (12 per entry). */
+  /** Bytes they hold (16 per entry). */
   bytes: number
 }
 
