@@ -41,6 +41,7 @@ interface Stats {
   emptyRechecksSkipped: number;
   watch: typeof UNWATCHED;
   content: { roots: number; files: number; trigrams: number; bytes: number; filesSkipped: number; filesVerified: number };
+  names: { indexes: number; entries: number; bytes: number };
 }
 
 /** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
@@ -278,6 +279,7 @@ describe('fsScanCacheStats', () => {
       emptyRechecksSkipped: 0,
       watch: UNWATCHED,
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
+      names: { indexes: 0, entries: 0, bytes: 0 },
     });
     // Visible entries per partition (dirs and files, node_modules included).
     const totals = r.counts.map((c) => c.total);
@@ -312,6 +314,7 @@ describe('fsScanCacheStats', () => {
       emptyRechecksSkipped: 0,
       watch: UNWATCHED,
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
+      names: { indexes: 0, entries: 0, bytes: 0 },
     });
   }, CHILD_TIMEOUT_MS);
 

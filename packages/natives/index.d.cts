@@ -161,6 +161,11 @@ export interface FsScanCacheStats {
    * out (`FS_SCAN_CACHE_CONTENT_BYTES`).
    */
   content: FsScanContentStats
+  /**
+   * Name indexes: cached globs and fuzzy finds look a name up in them
+   * instead of reading every path (counted in `bytes` too).
+   */
+  names: FsScanNameStats
 }
 
 /** What the content index holds and has saved. */
@@ -180,6 +185,16 @@ export interface FsScanContentStats {
    * for by filesystem events, with no system call).
    */
   filesVerified: number
+}
+
+/** The name indexes of the cached scans, built on a query's first use. */
+export interface FsScanNameStats {
+  /** Cached scans whose index is built. */
+  indexes: number
+  /** Entries those indexes cover. */
+  entries: number
+  /** Bytes they hold (16 per entry). */
+  bytes: number
 }
 
 /** Scans that fell back to the TTL, by reason. */

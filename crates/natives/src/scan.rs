@@ -332,6 +332,20 @@ pub struct FsScanCacheStats {
     /// The content index: cached greps skip, unread, the files it rules
     /// out (`FS_SCAN_CACHE_CONTENT_BYTES`).
     pub content: FsScanContentStats,
+    /// Name indexes: cached globs and fuzzy finds look a name up in them
+    /// instead of reading every path (counted in `bytes` too).
+    pub names: FsScanNameStats,
+}
+
+/// The name indexes of the cached scans, built on a query's first use.
+#[napi(object)]
+pub struct FsScanNameStats {
+    /// Cached scans whose index is built.
+    pub indexes: u32,
+    /// Entries those indexes cover.
+    pub entries: f64,
+    /// Bytes they hold (16 per entry).
+    pub bytes: f64,
 }
 
 /// What the content index holds and has saved.
@@ -420,6 +434,11 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
             bytes: stats.content.bytes as f64,
             files_skipped: stats.content.files_skipped as f64,
             files_verified: stats.content.files_verified as f64,
+        },
+        names: FsScanNameStats {
+            indexes: u32::try_from(stats.names.indexes).unwrap_or(u32::MAX),
+            entries: stats.names.entries as f64,
+            bytes: stats.names.bytes as f64,
         },
     }
 }

@@ -57,6 +57,7 @@ use crate::{
     content_index::{ContentIndex, ContentStats, Stamp},
     entries::Entries,
     error::Result,
+    names::NameIndex,
     paths::resolve_invalidation_targets,
     walk::{self, Needs},
     watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
@@ -230,6 +231,20 @@ pub struct CacheStats {
     pub empty_rechecks_skipped: u64,
     /// Content signatures' counters.
     pub content: ContentStats,
+    /// Name indexes built for cached scans (see [`crate::names`]), and the
+    /// bytes they hold (counted in `bytes` too).
+    pub names: NameStats,
+}
+
+/// The name indexes of the cached scans.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NameStats {
+    /// Cached scans whose index is built.
+    pub indexes: usize,
+    /// Entries those indexes cover.
+    pub entries: usize,
+    /// Bytes they hold.
+    pub bytes: usize,
 }
 
 impl CacheStats {
@@ -246,7 +261,40 @@ impl CacheStats {
 struct Cached {
     created_at: Instant,
     entries: Arc<Entries>,
+    /// The name index of `entries`, once a query built it (`None` inside:
+    /// too many entries to index); replaced with `entries`.
+    names: Arc<OnceLock<Option<Arc<NameIndex>>>>,
     bytes: usize,
+}
+
+impl Cached {
+    fn new(entries: Arc<Entries>, created_at: Instant) -> Cached {
+        let mut cached = Cached {
+            created_at,
+            entries,
+            names: Arc::default(),
+            bytes: 0,
+        };
+        cached.charge();
+        cached
+    }
+
+    /// The built name index, if any.
+    fn name_index(&self) -> Option<&NameIndex> {
+        self.names.get()?.as_deref()
+    }
+
+    /// Count what the list and its records and index hold.
+    fn charge(&mut self) {
+        self.bytes = self.entries.heap_bytes() + self.name_index().map_or(0, NameIndex::heap_bytes);
+    }
+
+    /// Take `entries` in place of the list, dropping the old list's index.
+    fn replace(&mut self, entries: Arc<Entries>) {
+        self.entries = entries;
+        self.names = Arc::default();
+        self.charge();
+    }
 }
 
 /// A walk in progress that others may wait for.
@@ -541,9 +589,40 @@ impl ScanCache {
         if let Some(cached) = state.cached.get_mut(key)
             && Arc::ptr_eq(&cached.entries, entries)
         {
-            cached.bytes = entries.heap_bytes();
+            cached.charge();
         }
         Ok(recorded)
+    }
+
+    /// The name index of `entries` (see [`crate::names`]), built now when
+    /// there is none yet; it counts against the byte budget from then on.
+    /// `None` when this cache does not hold `entries` as `key`'s list (a
+    /// walk that was not stored, or a list replaced meanwhile: indexing
+    /// it would cost more than the one query it serves), when the list is
+    /// too long to index, or when `token` is cancelled while building.
+    pub(crate) fn name_index(
+        &self,
+        key: &ScanKey,
+        entries: &Arc<Entries>,
+        token: &CancelToken,
+    ) -> Option<Arc<NameIndex>> {
+        let slot = {
+            let state = self.lock();
+            let cached = state.cached.get(key)?;
+            Arc::ptr_eq(&cached.entries, entries).then(|| Arc::clone(&cached.names))?
+        };
+        if let Some(built) = slot.get() {
+            return built.clone();
+        }
+        let built = NameIndex::build(entries, token).ok()?.map(Arc::new);
+        let built = slot.get_or_init(|| built).clone();
+        let mut state = self.lock();
+        if let Some(cached) = state.cached.get_mut(key)
+            && Arc::ptr_eq(&cached.names, &slot)
+        {
+            cached.charge();
+        }
+        built
     }
 
     /// `hit` brought up to date with the events on its root, when it follows
@@ -566,8 +645,7 @@ impl ScanCache {
                 if let Some(cached) = state.cached.get_mut(key)
                     && Arc::ptr_eq(&cached.entries, &hit.entries)
                 {
-                    cached.bytes = entries.heap_bytes();
-                    cached.entries = Arc::clone(&entries);
+                    cached.replace(Arc::clone(&entries));
                 }
                 Some(ScanResult {
                     entries,
@@ -660,6 +738,14 @@ impl ScanCache {
             scans: acc.scans + 1,
             entries: acc.entries + c.entries.len(),
             bytes: acc.bytes + c.bytes,
+            names: match c.name_index() {
+                Some(index) => NameStats {
+                    indexes: acc.names.indexes + 1,
+                    entries: acc.names.entries + c.entries.len(),
+                    bytes: acc.names.bytes + index.heap_bytes(),
+                },
+                None => acc.names,
+            },
             ..acc
         })
     }
@@ -755,7 +841,8 @@ impl ScanCache {
         entries: Arc<Entries>,
         created_at: Instant,
     ) -> Vec<ScanKey> {
-        let bytes = entries.heap_bytes();
+        let cached = Cached::new(entries, created_at);
+        let bytes = cached.bytes;
         if self.policy.max_entries == 0 {
             return vec![key.clone()];
         }
@@ -765,14 +852,7 @@ impl ScanCache {
         }
         let mut evicted = Vec::new();
         state.refused.remove(key);
-        state.cached.insert(
-            key.clone(),
-            Cached {
-                created_at,
-                entries,
-                bytes,
-            },
-        );
+        state.cached.insert(key.clone(), cached);
         while state.cached.len() > self.policy.max_entries
             || state.cached.values().map(|c| c.bytes).sum::<usize>() > self.policy.max_bytes
         {

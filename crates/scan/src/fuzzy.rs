@@ -65,6 +65,7 @@ use crate::{
     cancel::{CANCEL_POLL_INTERVAL, CancelToken},
     entries::{Entries, FileType},
     error::Result,
+    names::{self, NameIndex, Parent},
     node_modules,
     top_n::TopN,
     unreadable::{self, Unreadable},
@@ -200,11 +201,11 @@ pub fn fuzzy_find(
         cache.walk_fresh(&key, needs, token)?
     };
     let mut entries = Arc::clone(&scan.entries);
-    let mut ranked = finder.rank(&entries, token)?;
+    let mut ranked = finder.rank(&entries, cache.name_index(&key, &entries, token), token)?;
     let recheck = options.cache && !finder.query.is_empty();
     if ranked.total == 0 && recheck && cache.rechecks_empty(&scan) {
         entries = cache.force_rescan(&key, token)?.entries;
-        ranked = finder.rank(&entries, token)?;
+        ranked = finder.rank(&entries, cache.name_index(&key, &entries, token), token)?;
     }
     let matches = finder.matches(&entries, &ranked.best);
     matches.iter().for_each(on_match);
@@ -379,30 +380,33 @@ impl AsciiNeedle {
     /// entries fail a query, and rejecting them here costs a fraction of
     /// nucleo's own prefilter (a `memchr` call per needle character).
     fn is_subsequence_of(&self, haystack: &[u8]) -> bool {
-        let Some((&first, rest)) = self.bytes.split_first() else {
+        let Some(&first) = self.bytes.first() else {
             return true;
         };
         let Some(start) = self.find(first, haystack) else {
             return false;
         };
-        let mut wanted = rest.iter();
-        let Some(mut want) = wanted.next() else {
-            return true;
-        };
-        for &byte in &haystack[start + 1..] {
+        self.advance(1, &haystack[start + 1..]) == self.bytes.len()
+    }
+
+    /// How many bytes of the needle occur in order in a text in which its
+    /// first `done` bytes occur, followed by `haystack`: taking each needle
+    /// byte at its first occurrence is never worse than any other choice,
+    /// so a path's count follows from its parent's.
+    fn advance(&self, mut done: usize, haystack: &[u8]) -> usize {
+        let needle = self.bytes.as_slice();
+        for &byte in haystack {
+            let Some(&want) = needle.get(done) else {
+                break;
+            };
             let byte = if self.fold {
                 byte.to_ascii_lowercase()
             } else {
                 byte
             };
-            if byte == *want {
-                match wanted.next() {
-                    Some(next) => want = next,
-                    None => return true,
-                }
-            }
+            done += usize::from(byte == want);
         }
-        false
+        done
     }
 
     /// The first `byte` in `haystack` (either case when folding), by `memchr`.
@@ -453,6 +457,21 @@ impl Query {
         self.words.is_empty()
     }
 
+    /// The [`Progress`] of each word whose needle is ASCII and short
+    /// enough to count in a byte.
+    fn progress(
+        &self,
+        entries: &Entries,
+        index: &NameIndex,
+        token: &CancelToken,
+    ) -> Result<Vec<Progress>> {
+        let needles = self.words.iter().filter_map(|word| word.ascii.as_ref());
+        needles
+            .filter(|needle| needle.bytes.len() < usize::from(Progress::UNKNOWN))
+            .map(|needle| Progress::of(needle, entries, index, token))
+            .collect()
+    }
+
     /// nucleo's score summed over words, or `None` when a word misses.
     fn score(&self, path: Utf32Str<'_>, matcher: &mut Matcher) -> Option<u32> {
         self.words.iter().try_fold(0u32, |sum, word| {
@@ -489,6 +508,106 @@ fn normalize_query(raw: &str) -> &str {
         text = rest;
     }
     text.trim_end_matches('/')
+}
+
+/// How much of one ASCII needle each entry's path holds in order, found in
+/// one pass over the names: a path is its parent's path, `/` and its name,
+/// so its count continues its parent's ([`AsciiNeedle::advance`]) and only
+/// the name is read. A path that is not ASCII, or whose parent is not
+/// listed, is [`Progress::UNKNOWN`] (nucleo decides it, as without the
+/// index). Where the count is known it is exactly what the needle's own
+/// check finds on the whole path.
+struct Progress {
+    needle_len: u8,
+    counts: Vec<u8>,
+}
+
+impl Progress {
+    const UNKNOWN: u8 = u8::MAX;
+
+    fn of(
+        needle: &AsciiNeedle,
+        entries: &Entries,
+        index: &NameIndex,
+        token: &CancelToken,
+    ) -> Result<Progress> {
+        let mut counts: Vec<u8> = Vec::with_capacity(entries.len());
+        // The letters the needle still needs after its first `k` bytes.
+        let needs: Vec<u32> = (0..=needle.bytes.len())
+            .map(|k| names::letters(&needle.bytes[k..]))
+            .collect();
+        for (at, entry) in entries.iter().enumerate() {
+            if at % CANCEL_POLL_INTERVAL == 0 {
+                token.check()?;
+            }
+            if let Some(done) = Self::short_of(needle, &counts, index, at, &needs)
+                && entry.file_type != FileType::Dir
+            {
+                // A count below the needle's, enough for a file: nothing
+                // goes on from it.
+                counts.push(done);
+                continue;
+            }
+            let (done, text) = match index.parent(at) {
+                Parent::Root => (0, entry.path),
+                Parent::Listed(parent) => {
+                    let name = names::name(entry.path);
+                    let slash = entry.path.len() - name.len() - 1;
+                    (counts[parent], &entry.path[slash..])
+                }
+                Parent::Unlisted => (Self::UNKNOWN, entry.path),
+            };
+            counts.push(Self::step(needle, done, text));
+        }
+        Ok(Progress {
+            needle_len: needle.bytes.len() as u8,
+            counts,
+        })
+    }
+
+    /// The parent's count of the entry at `at` when its name lacks a
+    /// letter the rest of the needle needs: the entry cannot hold the
+    /// whole needle.
+    fn short_of(
+        needle: &AsciiNeedle,
+        counts: &[u8],
+        index: &NameIndex,
+        at: usize,
+        needs: &[u32],
+    ) -> Option<u8> {
+        let done = match index.parent(at) {
+            Parent::Root => 0,
+            Parent::Listed(parent) => counts[parent],
+            Parent::Unlisted => return None,
+        };
+        let need = *needs.get(usize::from(done))?;
+        let short = done != Self::UNKNOWN
+            && usize::from(done) < needle.bytes.len()
+            && index.letters(at) & need != need;
+        short.then_some(done)
+    }
+
+    /// The count of a path made of a path whose count is `done`, then
+    /// `text`. A path the whole needle is in stays complete whatever
+    /// follows (nucleo matches it, as when the count is unknown).
+    fn step(needle: &AsciiNeedle, done: u8, text: &[u8]) -> u8 {
+        let complete = needle.bytes.len() as u8;
+        match done {
+            Self::UNKNOWN => Self::UNKNOWN,
+            done if done == complete => complete,
+            // Below the length of the needle, which is below UNKNOWN.
+            done => match needle.advance(usize::from(done), text) as u8 {
+                count if count < complete && !text.is_ascii() => Self::UNKNOWN,
+                count => count,
+            },
+        }
+    }
+
+    /// Whether the needle is known not to be in the path of entry `at`.
+    fn misses(&self, at: usize) -> bool {
+        let count = self.counts[at];
+        count != Self::UNKNOWN && count < self.needle_len
+    }
 }
 
 /// Turns entry bytes into a nucleo haystack: ASCII in place, anything else
@@ -548,7 +667,18 @@ impl Finder {
         }
     }
 
-    fn rank(&mut self, entries: &Entries, token: &CancelToken) -> Result<Ranked> {
+    /// Rank `entries`; with their name index, entries that some ASCII
+    /// query word cannot match are passed over unread (see [`Progress`]).
+    fn rank(
+        &mut self,
+        entries: &Entries,
+        index: Option<Arc<NameIndex>>,
+        token: &CancelToken,
+    ) -> Result<Ranked> {
+        let progress = match index {
+            Some(index) => self.query.progress(entries, &index, token)?,
+            None => Vec::new(),
+        };
         let mut top = TopN::new(self.limit);
         let mut total = 0;
         for (index, entry) in entries.iter().enumerate() {
@@ -556,6 +686,9 @@ impl Finder {
                 token.check()?;
             }
             if entry.in_node_modules && !self.include_node_modules {
+                continue;
+            }
+            if progress.iter().any(|words| words.misses(index)) {
                 continue;
             }
             let path = self.decoder.decode(entry.path);
@@ -599,5 +732,7 @@ impl Finder {
     }
 }
 
+#[cfg(test)]
+mod indexed_tests;
 #[cfg(test)]
 mod tests;

@@ -32,6 +32,7 @@ use crate::{
     cancel::{CANCEL_POLL_INTERVAL, CancelToken},
     entries::{Entries, Entry, FileType, bytes_to_path, path_tail},
     error::{Error, Result},
+    names::NameLiterals,
     node_modules,
     top_n::TopN,
     unreadable::{self, Unreadable},
@@ -167,12 +168,36 @@ pub fn glob(
     if let Some(entries) = Arc::get_mut(&mut scan.entries) {
         filter.stat_returned(&key.root, entries, token)?;
     }
-    let mut outcome = select(key.root.clone(), scan.clone(), &filter, token, on_match)?;
+    let picked = candidates(cache, &key, &scan, &filter, token);
+    let mut outcome = select(
+        key.root.clone(),
+        scan.clone(),
+        picked,
+        &filter,
+        token,
+        on_match,
+    )?;
     if outcome.total_matches == 0 && options.cache && cache.rechecks_empty(&scan) {
         let fresh = cache.force_rescan(&key, token)?;
-        outcome = select(key.root, fresh, &filter, token, on_match)?;
+        let picked = candidates(cache, &key, &fresh, &filter, token);
+        outcome = select(key.root, fresh, picked, &filter, token, on_match)?;
     }
     Ok(outcome)
+}
+
+/// The entries of `scan` the pattern may match, ascending, when the name
+/// index of a cached list narrows them by the literals of the pattern's
+/// last component (see [`crate::names`]); `None`: every entry.
+fn candidates(
+    cache: &ScanCache,
+    key: &ScanKey,
+    scan: &ScanResult,
+    filter: &Filter,
+    token: &CancelToken,
+) -> Option<Vec<usize>> {
+    let literals = filter.matcher.name_literals()?;
+    let index = cache.name_index(key, &scan.entries, token)?;
+    index.candidates(&scan.entries, literals)
 }
 
 /// One pattern as the caller wrote it, and the option it came in.
@@ -217,11 +242,13 @@ fn build_globset(written: Written<'_>, globs: Vec<Glob>) -> Result<GlobSet> {
 /// Most agent globs only constrain the end of the path (`**/*.ts`,
 /// `**/*.{ts,tsx}`, `**/*`). For those a suffix comparison gives globset's
 /// answer without building a `Candidate` per entry, which on a cached list
-/// costs more than the match itself; everything else goes to globset.
+/// costs more than the match itself; everything else goes to globset, over
+/// the candidates the name index offers when the last component has a
+/// literal start or end (see [`name_literals`]).
 enum Matcher {
     /// `**/*S` for each suffix `S` (no metacharacters, no `/`).
     Suffixes(Vec<Suffix>),
-    Glob(GlobSet),
+    Glob(GlobSet, Option<NameLiterals>),
 }
 
 /// A literal path suffix; up to eight bytes it is compared against the
@@ -263,14 +290,14 @@ impl Matcher {
         let glob = build_globset(written, vec![compile(written, &normalized)?])?;
         Ok(match any_depth_suffixes(&normalized) {
             Some(suffixes) => Matcher::Suffixes(suffixes.into_iter().map(Suffix::new).collect()),
-            None => Matcher::Glob(glob),
+            None => Matcher::Glob(glob, name_literals(&normalized)),
         })
     }
 
     fn is_match(&self, entry: &Entry<'_>) -> bool {
         match self {
             Matcher::Suffixes(suffixes) => suffixes.iter().any(|s| s.ends(entry)),
-            Matcher::Glob(glob) => {
+            Matcher::Glob(glob, _) => {
                 glob.is_match_candidate(&Candidate::new(&bytes_to_path(entry.path)))
             }
         }
@@ -304,6 +331,53 @@ fn any_depth_suffixes(normalized: &str) -> Option<Vec<Vec<u8>>> {
         .split(',')
         .map(|alt| is_literal(alt).then(|| format!("{head}{alt}").into_bytes()))
         .collect()
+}
+
+/// What every name a normalized pattern matches starts and ends with, read
+/// from its last component, or `None` when that is nothing.
+///
+/// With `literal_separator`, none of `*`, `?` or a class matches `/`, so a
+/// last component after a `/` outside braces and classes, and without `**`,
+/// matches the last component of a path and nothing more: its text before
+/// the first metacharacter starts every name it matches, its text after the
+/// last one ends it. Classes that may start with `]` are not worked out.
+fn name_literals(normalized: &str) -> Option<NameLiterals> {
+    const META: &[char] = &['*', '?', '[', ']', '{', '}', ','];
+    if ["[]", "[!]", "[^]"]
+        .iter()
+        .any(|odd| normalized.contains(odd))
+    {
+        return None;
+    }
+    let last = match normalized.rfind('/') {
+        Some(slash) if !outside_groups(&normalized[..slash]) => return None,
+        Some(slash) => &normalized[slash + 1..],
+        None => normalized,
+    };
+    if last.contains("**") {
+        return None;
+    }
+    let prefix = &last[..last.find(META).unwrap_or(last.len())];
+    let suffix = &last[last.rfind(META).map_or(0, |at| at + 1)..];
+    let literals = NameLiterals {
+        prefix: prefix.as_bytes().to_vec(),
+        suffix: suffix.as_bytes().to_vec(),
+    };
+    (!prefix.is_empty() || !suffix.is_empty()).then_some(literals)
+}
+
+/// Whether the end of `head` lies outside every `{...}` and `[...]`.
+fn outside_groups(head: &str) -> bool {
+    unclosed_braces(head) == 0 && !ends_in_class(head)
+}
+
+/// Whether a `[` is left open at the end of `pattern`.
+fn ends_in_class(pattern: &str) -> bool {
+    pattern.chars().fold(false, |in_class, c| match c {
+        '[' => true,
+        ']' => false,
+        _ => in_class,
+    })
 }
 
 fn normalize_pattern(written: Written<'_>, recursive: bool) -> Result<String> {
@@ -380,6 +454,16 @@ impl Patterns {
             && self.ignore.as_ref().is_none_or(|ignore| {
                 !ignore.is_match_candidate(&Candidate::new(&bytes_to_path(entry.path)))
             })
+    }
+
+    /// The literals the name index narrows by: those of the one selecting
+    /// pattern, when it has some (ignore patterns only remove, so they keep
+    /// the narrowing exact); several patterns read every entry.
+    fn name_literals(&self) -> Option<&NameLiterals> {
+        match self.include.as_slice() {
+            [Matcher::Glob(_, literals)] => literals.as_ref(),
+            _ => None,
+        }
     }
 
     /// What the `node_modules` rule reads: the patterns that select (one
@@ -489,43 +573,22 @@ impl Filter {
 fn select(
     root: PathBuf,
     scan: ScanResult,
+    candidates: Option<Vec<usize>>,
     filter: &Filter,
     token: &CancelToken,
     on_match: &mut dyn FnMut(Entry<'_>),
 ) -> Result<GlobOutcome> {
     let entries = scan.entries;
-    let mut total = 0;
-    let mut in_order = Vec::new();
-    // Newest first, equal times in path order.
-    let mut newest = TopN::new(filter.limit);
-    for (index, entry) in entries.iter().enumerate() {
-        if index % CANCEL_POLL_INTERVAL == 0 {
-            token.check()?;
+    let mut picking = Picking::new(filter);
+    match &candidates {
+        Some(indices) => {
+            let picked = indices.iter().map(|&index| (index, entries.get(index)));
+            picking.offer_all(picked, token, on_match)?
         }
-        if !filter.accepts(&entry) || !filter.beneath.as_ref().is_none_or(|b| b.keeps(entry.path)) {
-            continue;
-        }
-        total += 1;
-        if filter.sort_by_mtime {
-            newest.offer((entry.mtime_ms.unwrap_or(i64::MIN), Reverse(index)));
-        } else if in_order.len() < filter.limit {
-            in_order.push(index);
-            on_match(shown(entry, filter.mtime));
-        }
+        None => picking.offer_all(entries.iter().enumerate(), token, on_match)?,
     }
-    let selected = if filter.sort_by_mtime {
-        let selected: Vec<usize> = newest
-            .into_sorted()
-            .into_iter()
-            .map(|(_, Reverse(index))| index)
-            .collect();
-        selected
-            .iter()
-            .for_each(|&i| on_match(shown(entries.get(i), filter.mtime)));
-        selected
-    } else {
-        in_order
-    };
+    let total_matches = picking.total;
+    let selected = picking.selected(&entries, on_match);
     let unreadable = unreadable::reported(entries.unreadable(), filter.include_node_modules);
     Ok(GlobOutcome {
         root,
@@ -536,8 +599,76 @@ fn select(
         entries,
         selected,
         mtime: filter.mtime,
-        total_matches: total,
+        total_matches,
     })
+}
+
+/// The matches of one pass, as they are offered in path order.
+struct Picking<'f> {
+    filter: &'f Filter,
+    total: usize,
+    in_order: Vec<usize>,
+    /// Newest first, equal times in path order.
+    newest: TopN<(i64, Reverse<usize>)>,
+}
+
+impl<'f> Picking<'f> {
+    fn new(filter: &'f Filter) -> Picking<'f> {
+        Picking {
+            filter,
+            total: 0,
+            in_order: Vec::new(),
+            newest: TopN::new(filter.limit),
+        }
+    }
+
+    /// Offer `entries` (with their indices, ascending); the ones returned
+    /// in path order go to `on_match` at once.
+    fn offer_all<'e>(
+        &mut self,
+        entries: impl Iterator<Item = (usize, Entry<'e>)>,
+        token: &CancelToken,
+        on_match: &mut dyn FnMut(Entry<'_>),
+    ) -> Result<()> {
+        let filter = self.filter;
+        for (step, (index, entry)) in entries.enumerate() {
+            if step % CANCEL_POLL_INTERVAL == 0 {
+                token.check()?;
+            }
+            if !filter.accepts(&entry)
+                || !filter.beneath.as_ref().is_none_or(|b| b.keeps(entry.path))
+            {
+                continue;
+            }
+            self.total += 1;
+            if filter.sort_by_mtime {
+                self.newest
+                    .offer((entry.mtime_ms.unwrap_or(i64::MIN), Reverse(index)));
+            } else if self.in_order.len() < filter.limit {
+                self.in_order.push(index);
+                on_match(shown(entry, filter.mtime));
+            }
+        }
+        Ok(())
+    }
+
+    /// The returned matches' indices in result order; when sorting by
+    /// mtime they go to `on_match` now that the newest are known.
+    fn selected(self, entries: &Entries, on_match: &mut dyn FnMut(Entry<'_>)) -> Vec<usize> {
+        if !self.filter.sort_by_mtime {
+            return self.in_order;
+        }
+        let selected: Vec<usize> = self
+            .newest
+            .into_sorted()
+            .into_iter()
+            .map(|(_, Reverse(index))| index)
+            .collect();
+        selected
+            .iter()
+            .for_each(|&i| on_match(shown(entries.get(i), self.filter.mtime)));
+        selected
+    }
 }
 
 /// `entry` as a match shows it: without its mtime unless `mtime`.
@@ -548,5 +679,7 @@ fn shown(entry: Entry<'_>, mtime: bool) -> Entry<'_> {
     }
 }
 
+#[cfg(test)]
+mod indexed_tests;
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,9 @@
 //!   `rg`'s matching rules, parallel but reported in path order.
 //! - [`fuzzy`]: fuzzy find with tiered ranking (exact name > prefix >
 //!   substring > scattered) on nucleo's matcher, with highlight indices.
+//! - `names`: the index of a cached scan's names that cached globs with a
+//!   literal in their last component, and fuzzy finds, read instead of
+//!   every path.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
 //! - `beneath`: what keeps a confined search (`confine` in the glob, grep
@@ -55,6 +58,7 @@ mod entries;
 pub mod fuzzy;
 pub mod glob;
 pub mod grep;
+mod names;
 pub mod node_modules;
 mod path_bytes;
 pub mod paths;
@@ -69,7 +73,7 @@ use natives_core::{cancel, error};
 
 use std::path::Path;
 
-pub use cache::{CachePolicy, CacheStats, ScanCache, ScanKey, ScanResult};
+pub use cache::{CachePolicy, CacheStats, NameStats, ScanCache, ScanKey, ScanResult};
 pub use cancel::CancelToken;
 pub use entries::{Entries, Entry, FileType, compare_paths};
 pub use error::{Error, ErrorKind, Result};

@@ -470,6 +470,7 @@ fn synthetic_entries() -> Entries {
 fn cached_top_100_over_70k_entries() {
     let entries = synthetic_entries();
     let token = CancelToken::new();
+    let index = Arc::new(NameIndex::build(&entries, &token).unwrap().unwrap());
     println!("{} entries", entries.len());
     for query in [
         "",
@@ -481,20 +482,26 @@ fn cached_top_100_over_70k_entries() {
         "zzqx",
     ] {
         let options = FuzzyOptions::new(query, ".");
-        let mut times: Vec<Duration> = (0..31)
-            .map(|_| {
-                let started = std::time::Instant::now();
-                let mut finder = Finder::new(&options);
-                let ranked = finder.rank(&entries, &token).unwrap();
-                std::hint::black_box(finder.matches(&entries, &ranked.best));
-                started.elapsed()
-            })
-            .collect();
-        times.sort();
-        let median = times[times.len() / 2];
-        println!("{query:>16}: median {median:?}, min {:?}", times[0]);
-        if !cfg!(debug_assertions) {
-            assert!(median < Duration::from_millis(25), "{query:?}: {median:?}");
+        for index in [None, Some(&index)] {
+            let mut times: Vec<Duration> = (0..31)
+                .map(|_| {
+                    let started = std::time::Instant::now();
+                    let mut finder = Finder::new(&options);
+                    let ranked = finder.rank(&entries, index.cloned(), &token).unwrap();
+                    std::hint::black_box(finder.matches(&entries, &ranked.best));
+                    started.elapsed()
+                })
+                .collect();
+            times.sort();
+            let median = times[times.len() / 2];
+            let indexed = index.is_some();
+            println!(
+                "{query:>16}, indexed {indexed}: median {median:?}, min {:?}",
+                times[0]
+            );
+            if !cfg!(debug_assertions) {
+                assert!(median < Duration::from_millis(25), "{query:?}: {median:?}");
+            }
         }
     }
 }

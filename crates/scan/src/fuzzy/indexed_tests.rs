@@ -1,0 +1,120 @@
+//! A cached fuzzy find, whose pass skips what the name index proves a word
+//! cannot match, ranks exactly as a pass that reads every path.
+
+use std::{path::Path, time::Duration};
+
+use super::*;
+use crate::{cache::CachePolicy, names::generated};
+
+const QUERIES: &[&str] = &[
+    "file_1_2",
+    "f12",
+    "index",
+    "index.ts",
+    "Index",
+    "userservice",
+    "userService",
+    "USERSERVICE",
+    "src/lib",
+    "src/file",
+    "ui/src/comp/api",
+    "lib/deep er",
+    "pkgcore",
+    "packages/ui components",
+    "srcfile",
+    "readme md",
+    "README",
+    "api-client3",
+    "apicl",
+    "parser",
+    "Parser.rs",
+    "ts",
+    "t",
+    "/",
+    "menu",
+    "größe",
+    "Ünïcode",
+    "unicode",
+    "a[b]{c}",
+    "d_3",
+    "node_modules pkg",
+    "nm dep",
+    "zzzz",
+    "file_1_2 test",
+    "e r",
+    "deeperfile",
+];
+
+fn ranked(cache: &ScanCache, dir: &Path, query: &str, cached: bool, hidden: bool) -> FuzzyOutcome {
+    let mut options = FuzzyOptions::new(query, dir);
+    (options.cache, options.include_hidden, options.max_results) = (cached, hidden, 40);
+    fuzzy_find(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap()
+}
+
+/// Every query, hidden entries in and out: the same matches, scores,
+/// tiers, highlights and totals cached (indexed) and uncached.
+#[test]
+fn indexed_ranking_equals_a_pass_over_every_path() {
+    let dir = generated::tree();
+    let cache = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(3600)));
+    let walks = ScanCache::new(CachePolicy::default());
+    let mut matched = 0;
+    for hidden in [false, true] {
+        for query in QUERIES {
+            let indexed = ranked(&cache, dir.path(), query, true, hidden);
+            let walked = ranked(&walks, dir.path(), query, false, hidden);
+            assert_eq!(
+                indexed.matches, walked.matches,
+                "{query:?}, hidden {hidden}"
+            );
+            assert_eq!(indexed.total_matches, walked.total_matches, "{query:?}");
+            matched += usize::from(indexed.total_matches > 0);
+        }
+    }
+    assert!(matched > QUERIES.len(), "the queries match: {matched}");
+    assert_eq!(cache.stats().names.indexes, 2);
+}
+
+/// Where the index knows a word's count, it misses a path exactly when
+/// the word's own check over the whole path does, and a directory's count
+/// is the count over its whole path (what the entries below go on from);
+/// it is unknown only for paths that are not ASCII, and those it never
+/// misses.
+#[test]
+fn progress_counts_equal_the_whole_path_check() {
+    let dir = generated::tree();
+    let cache = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(3600)));
+    let key = ScanKey {
+        root: dir.path().canonicalize().unwrap(),
+        policy: ScanPolicy {
+            include_hidden: true,
+            use_gitignore: false,
+        },
+    };
+    let token = CancelToken::new();
+    let entries = cache
+        .get_or_scan(&key, Needs::EVERYTHING, &token)
+        .unwrap()
+        .entries;
+    let index = cache.name_index(&key, &entries, &token).unwrap();
+    for query in QUERIES {
+        let query = Query::new(query);
+        let progress = query.progress(&entries, &index, &token).unwrap();
+        let needles = query.words.iter().filter_map(|w| w.ascii.as_ref());
+        for (needle, counts) in needles.zip(&progress) {
+            for (at, entry) in entries.iter().enumerate() {
+                let count = counts.counts[at];
+                let whole = needle.advance(0, entry.path);
+                if !entry.path.is_ascii() {
+                    assert!(!counts.misses(at), "{:?}", entry.path_lossy());
+                    assert!(count == Progress::UNKNOWN || whole == needle.bytes.len());
+                    continue;
+                }
+                if entry.file_type == FileType::Dir {
+                    assert_eq!(usize::from(count), whole, "{:?}", entry.path_lossy());
+                }
+                assert_eq!(counts.misses(at), !needle.is_subsequence_of(entry.path));
+            }
+        }
+    }
+}
