@@ -119,8 +119,11 @@ fn storm(trust: &LockTrust) {
     );
 }
 
-/// A holder SIGKILLed while holding: a waiter takes the lease over within
-/// one poll interval of the kill.
+/// A holder SIGKILLed while holding is taken over by the first attempt made
+/// after its death, so a waiter polling every [`POLL_INTERVAL`] takes over
+/// within one poll: a live holder is never taken over, a dead one never
+/// needs a second attempt. The wait across a kill is shown with its times,
+/// not judged by them (a loaded machine stretches them, not the rule).
 #[test]
 fn a_sigkilled_holder_is_taken_over_within_one_poll() {
     let dir = tempfile::tempdir().unwrap();
@@ -129,43 +132,52 @@ fn a_sigkilled_holder_is_taken_over_within_one_poll() {
     let _alone = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
-    let mut takeovers = Vec::new();
-    for _ in 0..5 {
-        let mut holder = place.spawn_child("holder_child", 0, None);
-        let mut lines = BufReader::new(holder.stdout.take().unwrap()).lines();
+    let heir = Owner::current("run", "node", "heir");
+    for _ in 0..3 {
+        let mut holder = spawn_holder(&place);
+        let busy = leases.try_acquire(cache, &heir).unwrap();
         assert!(
-            lines.any(|line| line.unwrap() == "held"),
-            "the holder never held"
+            matches!(busy, AcquireOutcome::Busy(_)),
+            "a live holder was taken over"
         );
+        kill(holder.id());
+        holder.wait().unwrap();
+        let AcquireOutcome::Acquired(guard) = leases.try_acquire(cache, &heir).unwrap() else {
+            panic!("the first attempt after the holder's death found it busy");
+        };
+        assert_eq!(guard.reclaimed().map(|r| r.owner.pid), Some(holder.id()));
+    }
+    let mut takeovers = Vec::new();
+    for _ in 0..3 {
+        let holder = spawn_holder(&place);
         let (killed_tx, killed_rx) = mpsc::channel();
         let pid = holder.id();
         let killer = thread::spawn(move || {
+            let mut holder = holder;
             thread::sleep(Duration::from_millis(130));
             kill(pid);
             killed_tx.send(Instant::now()).unwrap();
             holder.wait().unwrap()
         });
         let guard = leases
-            .wait_for(
-                cache,
-                &Owner::current("run", "node", "heir"),
-                Duration::from_secs(10),
-            )
+            .wait_for(cache, &heir, Duration::from_secs(30))
             .unwrap();
-        let acquired = Instant::now();
-        let took = acquired - killed_rx.recv().unwrap();
+        takeovers.push(Instant::now() - killed_rx.recv().unwrap());
         assert_eq!(guard.reclaimed().map(|r| r.owner.pid), Some(pid));
         killer.join().unwrap();
-        takeovers.push(took);
     }
-    takeovers.sort();
     println!("SIGKILLed holder taken over after {takeovers:?} (poll interval {POLL_INTERVAL:?})");
-    // One poll interval, plus the attempt itself and scheduling on a busy
-    // machine; the median keeps one descheduled round from deciding.
+}
+
+/// A child holding the lease, once it says so.
+fn spawn_holder(place: &Place) -> Child {
+    let mut holder = place.spawn_child("holder_child", 0, None);
+    let mut lines = BufReader::new(holder.stdout.take().unwrap()).lines();
     assert!(
-        takeovers[2] <= POLL_INTERVAL + Duration::from_millis(20),
-        "{takeovers:?}"
+        lines.any(|line| line.unwrap() == "held"),
+        "the holder never held"
     );
+    holder
 }
 
 /// One-shot acquisitions of a free cache made while another process probes it.
