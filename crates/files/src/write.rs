@@ -21,7 +21,7 @@
 use std::{
     ffi::{OsStr, OsString},
     fs::File,
-    os::fd::{AsFd, OwnedFd},
+    os::fd::AsFd,
     path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
 };
@@ -31,18 +31,18 @@ use nix::{
     errno::Errno,
     fcntl::{AtFlags, OFlag, openat},
     sys::stat::{FileStat, Mode, fchmod, fstat},
-    unistd::{AccessFlags, Gid, Uid, UnlinkatFlags, faccessat, fchown, linkat, unlinkat},
+    unistd::{AccessFlags, Gid, Uid, faccessat, fchown},
 };
 use xattr::FileExt;
 
 use crate::{
     journal::{Ident, Journal, Name, Record},
     read::{Stamp, require_regular},
-    sys::errno_error,
+    sys::{errno_error, sync_dir},
 };
 use natives_system::{
     crash,
-    durable::{self, NewFile, Step},
+    durable::{NewFile, Step},
 };
 
 mod place;
@@ -324,24 +324,6 @@ fn copy_xattrs(old: &File, new: &File) {
     }
 }
 
-/// Rename that fails with `EEXIST` instead of replacing an existing entry.
-/// Where the filesystem lacks `RENAME_NOREPLACE`, a hard link (which never
-/// replaces either) and an unlink do the same for anything but a directory.
-pub(crate) fn rename_no_replace(
-    from_dir: &OwnedFd,
-    from: &OsStr,
-    to_dir: &OwnedFd,
-    to: &OsStr,
-) -> nix::Result<()> {
-    match durable::rename_no_replace(from_dir, from, to_dir, to) {
-        Err(Errno::EINVAL) => {
-            linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
-            unlinkat(from_dir, from, UnlinkatFlags::NoRemoveDir)
-        }
-        other => other,
-    }
-}
-
 /// A name for a hidden sibling of `target` no other call will pick:
 /// `.<target>.<pid>.<n>.<random>.<suffix>` (the random part keeps anyone
 /// from planting a file at the name before it is taken).
@@ -359,10 +341,4 @@ pub(crate) fn hidden_name(target: &OsStr, suffix: &str) -> OsString {
         crate::journal::random() as u32
     ));
     name
-}
-
-/// fsync a directory so a rename or unlink in it survives a crash (best
-/// effort: some filesystems refuse to sync a directory).
-pub(crate) fn sync_dir(dir: &OwnedFd) {
-    let _ = durable::sync_dir(dir);
 }
