@@ -92,8 +92,7 @@ pub const OBJECTS: u64 = 200_000;
 /// inactive one.
 pub const CHECKPOINTS: usize = 256;
 
-/// The largest `HEAD` reflog read: far more than [`CHECKPOINTS`] entries.
-pub const REFLOG_BYTES: u64 = 4 << 20;
+pub use crate::own_history::REFLOG_BYTES;
 
 /// The bounds a capture keeps within.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -983,3 +983,17 @@ pub(crate) use store::{Store, Tracked};
 
 #[cfg(test)]
 mod tests;
+
+/// How long an object id is in `object_format`, if known.
+pub fn id_len(object_format: &str) -> Option<usize> {
+    match object_format {
+        "sha1" => Some(40),
+        "sha256" => Some(64),
+        _ => None,
+    }
+}
+
+/// Whether `id` is a full lowercase hex object id of `len` digits.
+pub fn is_id(id: &str, len: usize) -> bool {
+    id.len() == len && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
