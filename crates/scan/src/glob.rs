@@ -407,15 +407,7 @@ fn select(
         }
     }
     let selected = if filter.sort_by_mtime {
-        let selected: Vec<usize> = newest
-            .into_sorted()
-            .into_iter()
-            .map(|(_, Reverse(index))| index)
-            .collect();
-        selected
-            .iter()
-            .for_each(|&i| on_match(shown(entries.get(i), filter.mtime)));
-        selected
+        show_newest(newest, &entries, filter.mtime, on_match)
     } else {
         in_order
     };
@@ -431,6 +423,25 @@ fn select(
         mtime: filter.mtime,
         total_matches: total,
     })
+}
+
+/// The indexes `newest` kept, newest first (equal times in path order),
+/// each shown to `on_match` in that order.
+fn show_newest(
+    newest: TopN<(i64, Reverse<usize>)>,
+    entries: &Entries,
+    mtime: bool,
+    on_match: &mut dyn FnMut(Entry<'_>),
+) -> Vec<usize> {
+    let selected: Vec<usize> = newest
+        .into_sorted()
+        .into_iter()
+        .map(|(_, Reverse(index))| index)
+        .collect();
+    for &index in &selected {
+        on_match(shown(entries.get(index), mtime));
+    }
+    selected
 }
 
 /// `entry` as a match shows it: without its mtime unless `mtime`.
