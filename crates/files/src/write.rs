@@ -40,10 +40,7 @@ use crate::{
     read::{Stamp, require_regular},
     sys::{errno_error, sync_dir},
 };
-use natives_system::{
-    crash,
-    durable::{NewFile, Step},
-};
+use natives_system::{crash, durable::NewFile};
 
 mod place;
 #[cfg(test)]
@@ -136,7 +133,6 @@ fn write_file(
         dir.as_fd(),
         names.temp.clone(),
         if executable { 0o777 } else { 0o666 },
-        &mut Step::reached,
     )
     .map_err(|errno| errno_error(given, errno))?;
     fill(&temp, location, given, contents, old)?;
@@ -160,7 +156,7 @@ fn fill(
     contents: &NewContents<'_>,
     old: Option<&FileStat>,
 ) -> Result<()> {
-    temp.write(contents.data, &mut Step::reached)
+    temp.write(contents.data)
         .map_err(|err| Error::io(given, err))?;
     if let Some(old) = old {
         copy_metadata(location, old, temp.file(), given)?;
@@ -168,8 +164,7 @@ fn fill(
     if let Some(executable) = contents.executable {
         set_executable(temp.file(), executable, given)?;
     }
-    temp.sync(&mut Step::reached)
-        .map_err(|err| Error::io(given, err))
+    temp.sync().map_err(|err| Error::io(given, err))
 }
 
 /// Refuse when the entry is not what the caller expects.
