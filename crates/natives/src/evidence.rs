@@ -3,7 +3,8 @@
 //! Every call drives git and waits on it (a capture may also wait for the
 //! run's evidence lock), so each runs on a thread of its own (see
 //! [`on_own_thread`]); a cancel kills the running git command. The shapes
-//! are the library's views ([`ArchiveView`], [`CaptureView`], [`Restored`])
+//! are the library's views ([`ArchiveView`],
+//! [`CaptureView`](natives_worktrees::evidence::CaptureView), [`Restored`])
 //! field for field, so the addon and the CLI's `--json` name the same
 //! fields.
 

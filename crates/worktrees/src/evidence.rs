@@ -9,7 +9,7 @@
 //! checked, every time it is read.
 //!
 //! An archive lives at `<artifacts>/source-evidence/<head>-<base>/` and
-//! holds (see [`format`]):
+//! holds (see [`format`](mod@format)):
 //!
 //! - `objects.pack`: the complete trees and blobs of every archived commit
 //!   (the head, the base, every entry of the checkout's `HEAD` reflog and

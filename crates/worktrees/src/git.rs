@@ -28,7 +28,7 @@
 //! stops or the call is left early, and killed when the thread that started
 //! it dies (so a git never goes on changing a worktree for a caller that is
 //! gone). A command that changes a worktree can hold the caller's lock
-//! ([`Call::holding`]): whoever takes the lock next knows that git has
+//! (`Call::holding`): whoever takes the lock next knows that git has
 //! exited. The git version is checked once per program per process: older
 //! than [`MIN_VERSION`] is refused.
 
