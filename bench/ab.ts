@@ -22,7 +22,9 @@
  * listed at the end as slower.
  *
  * Environment: BENCH_TREES (default "gen,vendor"), BENCH_ROUNDS (default 15,
- * 5 with --quick), as run.ts.
+ * 5 with --quick), as run.ts; BENCH_ONLY, a regular expression: only the rows
+ * whose name it matches (say `BENCH_ONLY='dense|no match'` to time again
+ * the rows a first run found slower).
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -47,6 +49,7 @@ const REPO = join(BENCH, '..');
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 5 : 15));
 const TREES = (process.env.BENCH_TREES ?? 'gen,vendor').split(',') as TreeName[];
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const SLOWER = 1.05;
 const LIMIT = 100;
 const File = 1;
@@ -121,6 +124,7 @@ type Work = (api: Api) => Promise<string>;
 
 /** One row: `work` on base and head alternately, timed, and its results compared. */
 async function row(tree: Tree, what: string, sides: Side[], work: Work, reps = 1): Promise<void> {
+  if (ONLY && !ONLY.test(what)) return;
   const seen: Record<string, string> = {};
   const contenders: Contender[] = sides.map((s) => ({
     name: s.name, reps,
@@ -184,6 +188,7 @@ async function grepRows(t: Tree, sides: Side[]): Promise<void> {
 }
 
 async function fuzzyRow(t: Tree, sides: Side[]): Promise<void> {
+  if (ONLY && !ONLY.test('fuzzyFind')) return;
   const entries = (await sides[0]!.api.glob({ pattern: '**/*', path: t.dir, includeNodeModules: t.nodeModules, cache: true })).matches;
   const queries = deriveQueries(entries.filter((m) => m.fileType === File).map((m) => m.path)).map((q) => q.query);
   const seen: Record<string, string[]> = { base: [], head: [] };
