@@ -29,4 +29,6 @@ echo "== the packages as published: packed, installed with npm into an empty pro
 tests/installed/run.sh
 
 echo "== cargo test"
+# Docs: no broken or private link (about 11 s of CPU for the workspace's crates).
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --locked
 cargo test --workspace --locked

@@ -28,7 +28,7 @@ use natives_scan::{
     grep::{FileObserver, grep_observed},
 };
 
-use crate::grep_cmd::Request;
+use crate::grep_request::Request;
 
 /// ripgrep's JSON printer for each file a search reads, each file's stats
 /// summed for the summary.

@@ -15,7 +15,7 @@ use natives_scan::{
 
 use termcolor::{Ansi, Color, ColorSpec, NoColor, WriteColor};
 
-use crate::grep_cmd::Request;
+use crate::grep_request::Request;
 
 /// Prints results in order, remembering where the last group ended.
 pub struct Printer<'a> {

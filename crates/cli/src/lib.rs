@@ -20,6 +20,7 @@ mod glob_cmd;
 mod grep_cmd;
 mod grep_json;
 mod grep_print;
+mod grep_request;
 mod handover_cmd;
 mod pool_cmd;
 mod progress;

@@ -23,7 +23,7 @@ use natives_worktrees::{
 use crate::{
     Outcome,
     args::RunsCommand,
-    common::{Output, age, write_json},
+    common::{Output, age, write_json, write_table},
 };
 
 /// Table headings, in column order.
@@ -65,28 +65,7 @@ fn list(task: Option<&str>, json: bool, home: Option<PathBuf>) -> Result<Outcome
 fn print_table(out: &mut dyn Write, views: &[RunView]) -> io::Result<()> {
     let now = now_ms();
     let rows: Vec<[String; 6]> = views.iter().map(|view| row(view, now)).collect();
-    let mut widths = HEADINGS.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut write_row = |cells: &[String; 6]| {
-        let mut line = String::new();
-        for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
-            if i + 1 == cells.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  "));
-            }
-        }
-        writeln!(out, "{}", line.trim_end())
-    };
-    write_row(&HEADINGS.map(str::to_owned))?;
-    for row in &rows {
-        write_row(row)?;
-    }
-    Ok(())
+    write_table(out, HEADINGS, &rows, &|_, _| Ok(()))
 }
 
 fn row(view: &RunView, now: u64) -> [String; 6] {

@@ -23,10 +23,8 @@ use nix::errno::Errno;
 
 use crate::{
     journal::{Ident, Journal, Name, Record, Recovery, recover_near},
-    sys::{errno_error, file_kind},
-    write::{
-        Expect, NewContents, check_expectation, hidden_name, rename_no_replace, sync_dir, write_at,
-    },
+    sys::{errno_error, file_kind, rename_no_replace, sync_dir},
+    write::{Expect, NewContents, check_expectation, hidden_name, write_at},
 };
 use natives_system::crash;
 

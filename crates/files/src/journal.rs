@@ -47,7 +47,7 @@ use nix::{
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{sys::errno_error, write::sync_dir};
+use crate::sys::{errno_error, sync_dir};
 use natives_system::crash;
 
 mod recover;

@@ -21,7 +21,7 @@
 use std::{
     ffi::{OsStr, OsString},
     fs::File,
-    os::fd::{AsFd, OwnedFd},
+    os::fd::AsFd,
     path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
 };
@@ -31,19 +31,16 @@ use nix::{
     errno::Errno,
     fcntl::{AtFlags, OFlag, openat},
     sys::stat::{FileStat, Mode, fchmod, fstat},
-    unistd::{AccessFlags, Gid, Uid, UnlinkatFlags, faccessat, fchown, linkat, unlinkat},
+    unistd::{AccessFlags, Gid, Uid, faccessat, fchown},
 };
 use xattr::FileExt;
 
 use crate::{
     journal::{Ident, Journal, Name, Record},
     read::{Stamp, require_regular},
-    sys::errno_error,
+    sys::{errno_error, sync_dir},
 };
-use natives_system::{
-    crash,
-    durable::{self, NewFile, Step},
-};
+use natives_system::{crash, durable::NewFile};
 
 mod place;
 #[cfg(test)]
@@ -136,7 +133,6 @@ fn write_file(
         dir.as_fd(),
         names.temp.clone(),
         if executable { 0o777 } else { 0o666 },
-        &mut Step::reached,
     )
     .map_err(|errno| errno_error(given, errno))?;
     fill(&temp, location, given, contents, old)?;
@@ -160,7 +156,7 @@ fn fill(
     contents: &NewContents<'_>,
     old: Option<&FileStat>,
 ) -> Result<()> {
-    temp.write(contents.data, &mut Step::reached)
+    temp.write(contents.data)
         .map_err(|err| Error::io(given, err))?;
     if let Some(old) = old {
         copy_metadata(location, old, temp.file(), given)?;
@@ -168,8 +164,7 @@ fn fill(
     if let Some(executable) = contents.executable {
         set_executable(temp.file(), executable, given)?;
     }
-    temp.sync(&mut Step::reached)
-        .map_err(|err| Error::io(given, err))
+    temp.sync().map_err(|err| Error::io(given, err))
 }
 
 /// Refuse when the entry is not what the caller expects.
@@ -324,24 +319,6 @@ fn copy_xattrs(old: &File, new: &File) {
     }
 }
 
-/// Rename that fails with `EEXIST` instead of replacing an existing entry.
-/// Where the filesystem lacks `RENAME_NOREPLACE`, a hard link (which never
-/// replaces either) and an unlink do the same for anything but a directory.
-pub(crate) fn rename_no_replace(
-    from_dir: &OwnedFd,
-    from: &OsStr,
-    to_dir: &OwnedFd,
-    to: &OsStr,
-) -> nix::Result<()> {
-    match durable::rename_no_replace(from_dir, from, to_dir, to) {
-        Err(Errno::EINVAL) => {
-            linkat(from_dir, from, to_dir, to, AtFlags::empty())?;
-            unlinkat(from_dir, from, UnlinkatFlags::NoRemoveDir)
-        }
-        other => other,
-    }
-}
-
 /// A name for a hidden sibling of `target` no other call will pick:
 /// `.<target>.<pid>.<n>.<random>.<suffix>` (the random part keeps anyone
 /// from planting a file at the name before it is taken).
@@ -359,10 +336,4 @@ pub(crate) fn hidden_name(target: &OsStr, suffix: &str) -> OsString {
         crate::journal::random() as u32
     ));
     name
-}
-
-/// fsync a directory so a rename or unlink in it survives a crash (best
-/// effort: some filesystems refuse to sync a directory).
-pub(crate) fn sync_dir(dir: &OwnedFd) {
-    let _ = durable::sync_dir(dir);
 }

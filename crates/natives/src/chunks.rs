@@ -2,7 +2,7 @@
 //!
 //! Creating one JS string per path or line costs more than the search that
 //! found it; V8 makes a few long strings quickly, and `split` or `slice` on
-//! the JS side is cheap. Chunks stay below [`CHUNK_BYTES`] so V8 keeps them
+//! the JS side is cheap. Chunks stay below `CHUNK_BYTES` so V8 keeps them
 //! out of its large-object space.
 
 use napi::bindgen_prelude::{Either3, Latin1String, Utf16String};

@@ -64,7 +64,7 @@ pub trait Batch: Default {
 /// returned and how many batches were sent.
 ///
 /// A flusher thread hands over a batch whose oldest result has waited
-/// [`BATCH_MAX_DELAY`] even when no further result comes to push it out (a
+/// `BATCH_MAX_DELAY` even when no further result comes to push it out (a
 /// search that finds two lines in its first file and then reads a huge one
 /// still shows those two lines at once).
 pub fn stream<B, R>(

@@ -23,7 +23,7 @@
 //!
 //! On a filesystem whose locks cannot be trusted ([`natives_system::lock::trust`]),
 //! the record is the lease: published with create-exclusive, judged alive by
-//! [`pid_alive`](crate::pid_alive), reclaimed only when its owner ran on this
+//! [`pid_alive`](natives_system::process::pid_alive), reclaimed only when its owner ran on this
 //! host and is certainly dead, under a reclaim lock beside the record that
 //! serialises reclaimers. Such a holder takes no kernel lock, so where one host sees a
 //! local filesystem and another reaches it over the network, a free kernel

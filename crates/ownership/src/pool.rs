@@ -13,7 +13,7 @@
 //! one closest to the owner's source (its worktree at its head first, then
 //! the same head, then the same worktree, then the most recently used).
 //! When none is free and the pool has fewer than K members, it creates one,
-//! filled from the warmest member no cargo is writing ([`seed`]) and then
+//! filled from the warmest member no cargo is writing (`seed`) and then
 //! refreshed for the owner, so a new member compiles only the workspace's
 //! own crates. When the pool is full and every member busy, it waits within
 //! the caller's budget, as a lease does. It returns the lease with the
@@ -23,11 +23,11 @@
 //!
 //! # Crash safety
 //!
-//! A member's record ([`member`]) says whether it is `seeding`, `ready` or
+//! A member's record (`member`) says whether it is `seeding`, `ready` or
 //! `discarding`; only a `ready` member is leased. `ready` is written only
 //! after every copied byte and the identity the copy came from are flushed
 //! to disk. A member whose filler died is discarded whole by the next
-//! acquisition or prune ([`discard`]), in an order that a kill at any step
+//! acquisition or prune (`discard`), in an order that a kill at any step
 //! leaves it unleasable and finished by the next pass.
 //!
 //! # Disk

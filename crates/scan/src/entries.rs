@@ -209,7 +209,7 @@ impl Entries {
     /// directory left out stands for everything below it, which no walk by
     /// those rules lists. `.git` is never among them (no walk enters it).
     /// Types only, in path order; `None` until recorded (see
-    /// [`crate::walk::skipped`]).
+    /// `walk::skipped`).
     pub fn skipped(&self) -> Option<&Entries> {
         self.skipped.get().map(Arc::as_ref)
     }

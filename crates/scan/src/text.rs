@@ -9,7 +9,7 @@
 //! - content holding a NUL byte (after transcoding) is binary, wherever the
 //!   NUL is in the bytes searched or read.
 //!
-//! [`classify`] applies it to bytes in memory; [`configure`] sets a
+//! [`classify`] applies it to bytes in memory; `configure` sets a
 //! `grep-searcher` to apply it to what it searches.
 
 use grep_searcher::{BinaryDetection, SearcherBuilder};

@@ -5,10 +5,10 @@
 //! changes, handover, evidence, eviction) marks its steps with [`point`].
 //! Outside builds with the `crash-points` feature (which only the crates'
 //! own tests turn on) a point does nothing. With it, a thread may install a
-//! [`Hook`] that every point it passes calls with the point's name: to
-//! SIGKILL the process there ([`kill_at`], in a child process re-executed
+//! `Hook` that every point it passes calls with the point's name: to
+//! SIGKILL the process there (`kill_at`, in a child process re-executed
 //! for the purpose), or to do what a concurrent process would do at that
-//! moment; and [`count_points`] counts the points some work passes, so a
+//! moment; and `count_points` counts the points some work passes, so a
 //! test can kill it at each one.
 
 /// A point an operation may be cut short at, named for the tests.

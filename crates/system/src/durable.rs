@@ -20,8 +20,8 @@
 //! [`NewFile`] created afresh in its directory (never through a link, never
 //! over an entry), written, flushed and removed again unless kept; then
 //! [`rename_no_replace`] or a rename or link; then [`sync_dir`]. Each step
-//! is reported as a [`Step`], to an observer or as a [`crash`] point, so
-//! tests kill a real process after each one.
+//! is a [`Step`], reached as a [`crash`] point (the one hook every crate's
+//! steps report to), so tests kill a real process after each one.
 
 use std::{
     ffi::{OsStr, OsString},
@@ -81,14 +81,13 @@ impl Step {
         }
     }
 
-    /// Report this step as a [`crash`] point: the observer of writers that
-    /// have no other.
+    /// Report this step as a [`crash`] point.
     pub fn reached(self) {
         crash::point(self.name());
     }
 
-    #[cfg(test)]
-    pub(crate) const ALL: [Step; 6] = [
+    /// Every step, in the order a write passes them.
+    pub const ALL: [Step; 6] = [
         Step::TempCreated,
         Step::HalfWritten,
         Step::Written,
@@ -101,13 +100,42 @@ impl Step {
 /// Write `bytes` as the record at `path`, replacing any previous version
 /// atomically and durably.
 pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
-    replace_observed(path, bytes, &mut Step::reached)
+    let dir = parent(path)?;
+    let mut temp = write_temp(&dir, path, bytes)?;
+    renameat(&dir, temp.name(), &dir, record_name(path)?).map_err(|errno| errno_io(path, errno))?;
+    temp.keep();
+    Step::Named.reached();
+    sync_dir(&dir).map_err(|err| Error::io(dir_of(path), err))?;
+    Step::DirSynced.reached();
+    Ok(())
 }
 
 /// Publish `bytes` at `path` only if no record exists there: `Ok(false)` when
-/// one does (it is left untouched).
+/// one does (it is left untouched). [`Step::Named`] is reached once the
+/// record is linked under its name.
 pub fn publish(path: &Path, bytes: &[u8]) -> Result<bool> {
-    publish_observed(path, bytes, &mut Step::reached)
+    let dir = parent(path)?;
+    let temp = write_temp(&dir, path, bytes)?;
+    let linked = linkat(
+        &dir,
+        temp.name(),
+        &dir,
+        record_name(path)?,
+        AtFlags::empty(),
+    );
+    if linked.is_ok() {
+        Step::Named.reached();
+    }
+    drop(temp);
+    match linked {
+        Ok(()) => {
+            sync_dir(&dir).map_err(|err| Error::io(dir_of(path), err))?;
+            Step::DirSynced.reached();
+            Ok(true)
+        }
+        Err(Errno::EEXIST) => Ok(false),
+        Err(errno) => Err(errno_io(path, errno)),
+    }
 }
 
 /// The largest record [`read`] takes: far above any record this crate or
@@ -223,56 +251,12 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
         .map_err(|err| Error::io(dir, err))
 }
 
-/// [`replace`], telling `observe` about each step as it completes.
-pub fn replace_observed(path: &Path, bytes: &[u8], observe: &mut dyn FnMut(Step)) -> Result<()> {
-    let dir = parent(path)?;
-    let mut temp = write_temp(&dir, path, bytes, observe)?;
-    renameat(&dir, temp.name(), &dir, record_name(path)?).map_err(|errno| errno_io(path, errno))?;
-    temp.keep();
-    observe(Step::Named);
-    sync_dir(&dir).map_err(|err| Error::io(dir_of(path), err))?;
-    observe(Step::DirSynced);
-    Ok(())
-}
-
-/// [`publish`], telling `observe` about each step as it completes
-/// ([`Step::Named`]: the record is linked under its name).
-pub fn publish_observed(path: &Path, bytes: &[u8], observe: &mut dyn FnMut(Step)) -> Result<bool> {
-    let dir = parent(path)?;
-    let temp = write_temp(&dir, path, bytes, observe)?;
-    let linked = linkat(
-        &dir,
-        temp.name(),
-        &dir,
-        record_name(path)?,
-        AtFlags::empty(),
-    );
-    if linked.is_ok() {
-        observe(Step::Named);
-    }
-    drop(temp);
-    match linked {
-        Ok(()) => {
-            sync_dir(&dir).map_err(|err| Error::io(dir_of(path), err))?;
-            observe(Step::DirSynced);
-            Ok(true)
-        }
-        Err(Errno::EEXIST) => Ok(false),
-        Err(errno) => Err(errno_io(path, errno)),
-    }
-}
-
 /// A fully written and flushed temporary copy of the record, beside it.
-fn write_temp<'a>(
-    dir: &'a File,
-    path: &Path,
-    bytes: &[u8],
-    observe: &mut dyn FnMut(Step),
-) -> Result<NewFile<'a>> {
-    let temp = NewFile::create(dir.as_fd(), temp_name(path)?, FILE_MODE, observe)
+fn write_temp<'a>(dir: &'a File, path: &Path, bytes: &[u8]) -> Result<NewFile<'a>> {
+    let temp = NewFile::create(dir.as_fd(), temp_name(path)?, FILE_MODE)
         .map_err(|errno| errno_io(path, errno))?;
-    temp.write(bytes, observe)
-        .and_then(|()| temp.sync(observe))
+    temp.write(bytes)
+        .and_then(|()| temp.sync())
         .map_err(|err| Error::io(path, err))?;
     Ok(temp)
 }
@@ -322,19 +306,14 @@ pub struct NewFile<'a> {
 
 impl<'a> NewFile<'a> {
     /// Create `name` in `dir`, with `mode` less the umask ([`Step::TempCreated`]).
-    pub fn create(
-        dir: BorrowedFd<'a>,
-        name: OsString,
-        mode: u32,
-        observe: &mut dyn FnMut(Step),
-    ) -> nix::Result<NewFile<'a>> {
+    pub fn create(dir: BorrowedFd<'a>, name: OsString, mode: u32) -> nix::Result<NewFile<'a>> {
         let fd = openat(
             dir,
             name.as_os_str(),
             OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
             Mode::from_bits_truncate(mode),
         )?;
-        observe(Step::TempCreated);
+        Step::TempCreated.reached();
         Ok(NewFile {
             dir,
             name,
@@ -345,19 +324,19 @@ impl<'a> NewFile<'a> {
 
     /// Write all of `bytes`, in two halves ([`Step::HalfWritten`],
     /// [`Step::Written`]).
-    pub fn write(&self, bytes: &[u8], observe: &mut dyn FnMut(Step)) -> io::Result<()> {
+    pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
         let (first, second) = bytes.split_at(bytes.len() / 2);
         (&self.file).write_all(first)?;
-        observe(Step::HalfWritten);
+        Step::HalfWritten.reached();
         (&self.file).write_all(second)?;
-        observe(Step::Written);
+        Step::Written.reached();
         Ok(())
     }
 
     /// Flush the file's bytes and metadata ([`Step::Synced`]).
-    pub fn sync(&self, observe: &mut dyn FnMut(Step)) -> io::Result<()> {
+    pub fn sync(&self) -> io::Result<()> {
         self.file.sync_all()?;
-        observe(Step::Synced);
+        Step::Synced.reached();
         Ok(())
     }
 

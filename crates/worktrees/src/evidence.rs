@@ -9,7 +9,7 @@
 //! checked, every time it is read.
 //!
 //! An archive lives at `<artifacts>/source-evidence/<head>-<base>/` and
-//! holds (see [`format`]):
+//! holds (see [`format`](mod@format)):
 //!
 //! - `objects.pack`: the complete trees and blobs of every archived commit
 //!   (the head, the base, every entry of the checkout's `HEAD` reflog and
@@ -92,8 +92,7 @@ pub const OBJECTS: u64 = 200_000;
 /// inactive one.
 pub const CHECKPOINTS: usize = 256;
 
-/// The largest `HEAD` reflog read: far more than [`CHECKPOINTS`] entries.
-pub const REFLOG_BYTES: u64 = 4 << 20;
+pub use crate::own_history::REFLOG_BYTES;
 
 /// The bounds a capture keeps within.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

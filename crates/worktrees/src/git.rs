@@ -28,7 +28,7 @@
 //! stops or the call is left early, and killed when the thread that started
 //! it dies (so a git never goes on changing a worktree for a caller that is
 //! gone). A command that changes a worktree can hold the caller's lock
-//! ([`Call::holding`]): whoever takes the lock next knows that git has
+//! (`Call::holding`): whoever takes the lock next knows that git has
 //! exited. The git version is checked once per program per process: older
 //! than [`MIN_VERSION`] is refused.
 
@@ -983,3 +983,17 @@ pub(crate) use store::{Store, Tracked};
 
 #[cfg(test)]
 mod tests;
+
+/// How long an object id is in `object_format`, if known.
+pub fn id_len(object_format: &str) -> Option<usize> {
+    match object_format {
+        "sha1" => Some(40),
+        "sha256" => Some(64),
+        _ => None,
+    }
+}
+
+/// Whether `id` is a full lowercase hex object id of `len` digits.
+pub fn is_id(id: &str, len: usize) -> bool {
+    id.len() == len && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}

@@ -23,10 +23,11 @@ use std::{fmt, fs, io, path::Path};
 use natives_core::{Error, ErrorKind, Result};
 use natives_system::durable;
 
-use crate::{
-    evidence::{REFLOG_BYTES, format},
-    git::Dirs,
-};
+use crate::git::{self, Dirs};
+
+/// The largest `HEAD` reflog read: far more than an archive holds
+/// ([`crate::evidence::CHECKPOINTS`] entries).
+pub const REFLOG_BYTES: u64 = 4 << 20;
 
 /// The directory of a worktree's administration that holds its own refs.
 const OWN_REFS: &str = "refs";
@@ -124,7 +125,7 @@ pub(crate) fn remembered(
         }
         Err(err) => return Err(err),
     };
-    let mut found = match format::reflog_tips(&log, id_len) {
+    let mut found = match reflog_tips(&log, id_len) {
         Ok(tips) => tips
             .into_iter()
             .enumerate()
@@ -162,7 +163,7 @@ fn orig_head(
     };
     let text = String::from_utf8_lossy(&bytes);
     let id = text.trim_end_matches('\n');
-    if !format::is_id(id, id_len) {
+    if !git::is_id(id, id_len) {
         return Ok(Err(Unreadable::Malformed {
             seen_as: "ORIG_HEAD".to_owned(),
             why: format!("{id:?} is not an object id"),
@@ -174,6 +175,38 @@ fn orig_head(
 /// More than an object id and a newline: not what git writes in
 /// `ORIG_HEAD`.
 const ORIG_HEAD_BYTES: u64 = 128;
+
+/// Every id a HEAD reflog names: the new value of each entry
+/// (`<old> <new> <ident> <time> <zone>\t<message>`), newest first,
+/// skipping the null id. A line not in that shape is an error: an entry
+/// that cannot be read cannot be archived.
+pub fn reflog_tips(log: &[u8], id_len: usize) -> Result<Vec<String>> {
+    let mut tips = Vec::new();
+    for (number, line) in log.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let new = line
+            .get(id_len + 1..2 * id_len + 1)
+            .and_then(|id| std::str::from_utf8(id).ok())
+            .filter(|id| {
+                git::is_id(id, id_len)
+                    && line[id_len] == b' '
+                    && line.get(2 * id_len + 1) == Some(&b' ')
+            })
+            .ok_or_else(|| {
+                natives_core::Error::new(
+                    natives_core::ErrorKind::Io,
+                    format!("HEAD's reflog: entry on line {} is malformed", number + 1),
+                )
+            })?;
+        if new.bytes().any(|b| b != b'0') {
+            tips.push(new.to_owned());
+        }
+    }
+    tips.reverse();
+    Ok(tips)
+}
 
 #[cfg(test)]
 mod tests {

@@ -15,10 +15,7 @@ use nix::{
 };
 
 use super::{Backup, Ident, Step};
-use crate::{
-    sys::errno_error,
-    write::{rename_no_replace, sync_dir},
-};
+use crate::sys::{errno_error, rename_no_replace, sync_dir};
 use natives_system::crash;
 
 /// Undo `steps`, newest first; what could not be undone, in words.

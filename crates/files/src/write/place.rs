@@ -25,10 +25,10 @@ use nix::{
     },
 };
 
-use super::{copy_metadata, hidden_name, rename_no_replace};
+use super::{copy_metadata, hidden_name};
 use crate::{
     journal::{Backup, Ident, Journal, Record},
-    sys::errno_error,
+    sys::{errno_error, rename_no_replace},
 };
 use natives_system::{crash, durable::NewFile};
 

@@ -4,9 +4,9 @@
 //! SHA-256 of its dir_id>`. Its record (`claims/memory-dir-<hex>.json`) maps
 //! each claiming agent's uid to when, from which channel store, for which
 //! account and as which OS user it claimed. Writers of a zone are serialised
-//! by an exclusive lock ([`lock`](natives_system::lock)) on the zone's lock file, waited for only until the
+//! by an exclusive lock ([`lock`]) on the zone's lock file, waited for only until the
 //! caller's deadline and never longer than [`LOCK_WAIT_LIMIT`]; the record
-//! itself is replaced through [`durable`](natives_system::durable), so readers need no
+//! itself is replaced through [`durable`], so readers need no
 //! lock and never see a torn record. Fields this version does not know are
 //! kept on every rewrite, so an older and a newer natives can share a store.
 //!

@@ -12,7 +12,7 @@ use natives_core::{Error, Result};
 use super::record::{Busy, Holder, LeaseRecord, Released, Role, Status};
 use crate::layout::LeaseFiles;
 use natives_system::{
-    durable,
+    crash, durable,
     lock::{self, HeldLock, LockTrust},
     process::now_ms,
 };
@@ -38,16 +38,9 @@ pub(crate) struct HeldSlot {
     released: bool,
 }
 
-/// The points of taking a slot by its record, in order, so tests can act
-/// (or crash) at each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TakeStep {
-    /// Reclaiming: the reclaim lock is held and the record is still the
-    /// dead owner's.
-    Reclaiming,
-    /// A step of publishing the new record.
-    Publish(durable::Step),
-}
+/// The crash point of a reclaim: the reclaim lock is held and the record is
+/// still the dead owner's, about to be removed.
+pub(crate) const RECLAIMING: &str = "lease reclaiming";
 
 #[expect(
     clippy::large_enum_variant,
@@ -113,20 +106,9 @@ impl<'a> Slot<'a> {
         record: &LeaseRecord,
         admit: impl FnOnce() -> Result<Option<Busy>>,
     ) -> Result<Taken> {
-        self.try_take_observed(record, admit, &mut |_| {})
-    }
-
-    /// [`Slot::try_take`], telling `observe` about each [`TakeStep`] of
-    /// taking the slot by its record.
-    pub(crate) fn try_take_observed(
-        &self,
-        record: &LeaseRecord,
-        admit: impl FnOnce() -> Result<Option<Busy>>,
-        observe: &mut dyn FnMut(TakeStep),
-    ) -> Result<Taken> {
         match self.trust {
             LockTrust::Kernel => self.take_locked(record, admit),
-            LockTrust::RecordOnly(_) => self.take_by_record(record, admit, observe),
+            LockTrust::RecordOnly(_) => self.take_by_record(record, admit),
         }
     }
 
@@ -174,13 +156,12 @@ impl<'a> Slot<'a> {
         &self,
         record: &LeaseRecord,
         admit: impl FnOnce() -> Result<Option<Busy>>,
-        observe: &mut dyn FnMut(TakeStep),
     ) -> Result<Taken> {
         if let Some(busy) = admit()? {
             return Ok(Taken::Busy(busy));
         }
         let Some(bytes) = durable::read(self.record)? else {
-            return self.publish(record, None, observe);
+            return self.publish(record, None);
         };
         let existing = match LeaseRecord::parse(&bytes) {
             Ok(existing) => existing,
@@ -189,7 +170,7 @@ impl<'a> Slot<'a> {
         if existing.owner.may_be_alive() {
             return Ok(Taken::Busy(self.active(Some(existing))));
         }
-        self.reclaim_by_record(record, existing, observe)
+        self.reclaim_by_record(record, existing)
     }
 
     /// Replace a dead owner's record from this host. Only processes on the
@@ -197,12 +178,7 @@ impl<'a> Slot<'a> {
     /// beside the record (whatever their own temporary directory), which
     /// serialises every possible reclaimer; under it, the record is checked
     /// to still be the dead one before it is removed.
-    fn reclaim_by_record(
-        &self,
-        record: &LeaseRecord,
-        dead: LeaseRecord,
-        observe: &mut dyn FnMut(TakeStep),
-    ) -> Result<Taken> {
+    fn reclaim_by_record(&self, record: &LeaseRecord, dead: LeaseRecord) -> Result<Taken> {
         let Some(_reclaiming) = lock::try_exclusive(self.reclaim_lock)? else {
             return Ok(Taken::Busy(Busy::Contended));
         };
@@ -212,9 +188,9 @@ impl<'a> Slot<'a> {
         if !still_dead {
             return Ok(Taken::Busy(Busy::Contended));
         }
-        observe(TakeStep::Reclaiming);
+        crash::point(RECLAIMING);
         durable::remove(self.record)?;
-        self.publish(record, Some(dead), observe)
+        self.publish(record, Some(dead))
     }
 
     /// Clear the slot of an owner that is not alive, on a human's behalf:
@@ -252,16 +228,9 @@ impl<'a> Slot<'a> {
         }
     }
 
-    fn publish(
-        &self,
-        record: &LeaseRecord,
-        previous: Option<LeaseRecord>,
-        observe: &mut dyn FnMut(TakeStep),
-    ) -> Result<Taken> {
+    fn publish(&self, record: &LeaseRecord, previous: Option<LeaseRecord>) -> Result<Taken> {
         let held = self.held(None, record);
-        let mut publishing = |step| observe(TakeStep::Publish(step));
-        let published =
-            durable::publish_observed(self.record, &record.to_bytes(), &mut publishing)?;
+        let published = durable::publish(self.record, &record.to_bytes())?;
         Ok(if published {
             Taken::Held(held, previous)
         } else {

@@ -1,33 +1,47 @@
 use std::{
+    cell::RefCell,
     fs,
     os::unix::process::ExitStatusExt,
+    rc::Rc,
     thread,
     time::{Duration, Instant},
 };
 
 use super::*;
 
-use super::slot::{Slot, TakeStep, Taken};
+use super::slot::{RECLAIMING, Slot, Taken};
 use natives_core::CancelToken;
 use natives_system::lock::LockTrust;
-use natives_system::{durable, process};
+use natives_system::{crash, durable, process};
 
 /// The environment the record-only acquirer children read: home and cache.
 const ACQUIRER_ENV: [&str; 2] = ["NATIVES_TEST_ACQUIRER_HOME", "NATIVES_TEST_ACQUIRER_CACHE"];
 
-/// Which step of [`TAKE_STEPS`] the crashing acquirer child dies at.
+/// At which crash point the crashing acquirer child dies (its index among
+/// the points it passes).
 const CRASH_STEP_ENV: &str = "NATIVES_TEST_ACQUIRER_CRASH_STEP";
 
-/// Every step of taking a slot by its record, in order.
-const TAKE_STEPS: [TakeStep; 7] = [
-    TakeStep::Reclaiming,
-    TakeStep::Publish(durable::Step::TempCreated),
-    TakeStep::Publish(durable::Step::HalfWritten),
-    TakeStep::Publish(durable::Step::Written),
-    TakeStep::Publish(durable::Step::Synced),
-    TakeStep::Publish(durable::Step::Named),
-    TakeStep::Publish(durable::Step::DirSynced),
-];
+/// The crash points of taking a slot by its record, in order: reclaiming a
+/// dead owner's (left out when the slot is free), then each step of
+/// publishing the new record.
+fn take_points(reclaiming: bool) -> Vec<&'static str> {
+    let publishing = durable::Step::ALL.map(durable::Step::name);
+    let reclaim = reclaiming.then_some(RECLAIMING);
+    reclaim.into_iter().chain(publishing).collect()
+}
+
+/// Take the slot for `record` with `at(point)` called at every crash point
+/// the take passes on this thread.
+fn take_observed(
+    slot: &Slot<'_>,
+    record: &LeaseRecord,
+    at: impl FnMut(&'static str) + 'static,
+) -> Result<Taken> {
+    crash::install(Some(Box::new(at)));
+    let taken = slot.try_take(record, || Ok(None));
+    crash::install(None);
+    taken
+}
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -693,20 +707,21 @@ fn reclaimers_serialise_whatever_their_temporary_directory() {
     durable::replace(&files.record, &dead.to_bytes()).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let mine = LeaseRecord::new(f.cache.clone(), owner("first"));
-    let mut second = None;
-    let taken = Slot::cache(&files, leases.trust())
-        .try_take_observed(&mine, || Ok(None), &mut |step| {
-            if step == TakeStep::Reclaiming {
-                second = Some(record_only_acquirer(&f, elsewhere.path()));
-            }
-        })
-        .unwrap();
+    let second = Rc::new(RefCell::new(None));
+    let (answer, home, cache) = (second.clone(), f.leases.home().to_owned(), f.cache.clone());
+    let temp = elsewhere.path().to_owned();
+    let taken = take_observed(&Slot::cache(&files, leases.trust()), &mine, move |point| {
+        if point == RECLAIMING {
+            *answer.borrow_mut() = Some(record_only_acquirer(&home, &cache, &temp));
+        }
+    })
+    .unwrap();
     let Taken::Held(held, Some(reclaimed)) = taken else {
         panic!("the first reclaimer did not hold")
     };
     assert_eq!(reclaimed, dead);
     assert_eq!(
-        second.as_deref(),
+        second.borrow().as_deref(),
         Some("busy: contended by another acquirer")
     );
     assert_eq!(
@@ -726,19 +741,23 @@ fn a_human_release_during_a_reclaim_is_refused() {
     let dead = dead_record(&f);
     durable::replace(&files.record, &dead.to_bytes()).unwrap();
     let mine = LeaseRecord::new(f.cache.clone(), owner("reclaimer"));
-    let mut refused = None;
-    let taken = Slot::cache(&files, leases.trust())
-        .try_take_observed(&mine, || Ok(None), &mut |step| {
-            if step == TakeStep::Reclaiming {
-                refused = Some(leases.release_unowned(&f.cache).map_err(|e| e.to_string()));
-                assert_eq!(
-                    durable::read(&files.record).unwrap().unwrap(),
-                    dead.to_bytes()
-                );
-            }
-        })
-        .unwrap();
-    let refused = refused.expect("never reclaimed").unwrap_err();
+    let refused = Rc::new(RefCell::new(None));
+    let (answer, (human, cache), record) = (
+        refused.clone(),
+        (leases.clone(), f.cache.clone()),
+        files.record.clone(),
+    );
+    let slot = Slot::cache(&files, leases.trust());
+    let dead_bytes = dead.to_bytes();
+    let taken = take_observed(&slot, &mine, move |point| {
+        if point == RECLAIMING {
+            let released = human.release_unowned(&cache).map_err(|e| e.to_string());
+            *answer.borrow_mut() = Some(released);
+            assert_eq!(durable::read(&record).unwrap().unwrap(), dead_bytes);
+        }
+    })
+    .unwrap();
+    let refused = refused.take().expect("never reclaimed").unwrap_err();
     assert!(refused.starts_with("EBUSY: "), "{refused}");
     assert!(refused.contains("contended"), "{refused}");
     assert!(matches!(taken, Taken::Held(_, Some(_))));
@@ -777,8 +796,8 @@ fn a_publication_that_fails_after_linking_is_taken_back() {
     let mine = LeaseRecord::new(f.cache.clone(), owner("builder"));
     let slot = Slot::cache(&files, leases.trust());
     let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        slot.try_take_observed(&mine, || Ok(None), &mut |step| {
-            if step == TakeStep::Publish(durable::Step::Named) {
+        take_observed(&slot, &mine, |point| {
+            if point == durable::Step::Named.name() {
                 panic!("the directory could not be flushed");
             }
         })
@@ -798,21 +817,20 @@ fn a_publication_that_fails_after_linking_is_taken_back() {
 #[test]
 fn a_record_only_acquirer_killed_at_any_step_never_wedges_the_lease() {
     for reclaiming in [false, true] {
-        for (index, step) in TAKE_STEPS.iter().enumerate() {
-            if !reclaiming && *step == TakeStep::Reclaiming {
-                continue;
-            }
+        for (index, point) in take_points(reclaiming).into_iter().enumerate() {
             let f = fixture();
             let leases = record_only(&f.leases);
             if reclaiming {
                 durable::replace(&files(&f).record, &dead_record(&f).to_bytes()).unwrap();
             }
-            let status = acquirer_child("lease::tests::record_only_crash_child", &f)
+            let out = acquirer_child("lease::tests::record_only_crash_child", &f)
                 .env(CRASH_STEP_ENV, index.to_string())
-                .status()
+                .output()
                 .unwrap();
-            let case = format!("reclaiming: {reclaiming}, killed after {step:?}");
-            assert_eq!(status.signal(), Some(libc::SIGKILL), "{case}: {status}");
+            let case = format!("reclaiming: {reclaiming}, killed after {point:?}");
+            assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{case}: {out:?}");
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert!(said.contains(&format!("({point})")), "{case}: {said}");
             let left = leases.classify(&f.cache).unwrap();
             assert!(
                 matches!(left, Status::Free | Status::Stale(_)),
@@ -824,7 +842,32 @@ fn a_record_only_acquirer_killed_at_any_step_never_wedges_the_lease() {
     }
 }
 
-/// Child: take the slot by its record, dying at the step it is told.
+/// Taking a slot by its record passes its crash points in order, each once:
+/// the kill-at-every-step test kills at each of these.
+#[test]
+fn taking_by_record_passes_every_step_in_order() {
+    for reclaiming in [false, true] {
+        let f = fixture();
+        let files = files(&f);
+        if reclaiming {
+            durable::replace(&files.record, &dead_record(&f).to_bytes()).unwrap();
+        }
+        let passed = Rc::new(RefCell::new(Vec::new()));
+        let seen = passed.clone();
+        let mine = LeaseRecord::new(f.cache.clone(), owner("taker"));
+        let leases = record_only(&f.leases);
+        let slot = Slot::cache(&files, leases.trust());
+        let taken = take_observed(&slot, &mine, move |point| seen.borrow_mut().push(point));
+        assert!(matches!(taken.unwrap(), Taken::Held(..)));
+        assert_eq!(
+            *passed.borrow(),
+            take_points(reclaiming),
+            "reclaiming: {reclaiming}"
+        );
+    }
+}
+
+/// Child: take the slot by its record, dying at the crash point it is told.
 #[test]
 #[ignore = "run by a_record_only_acquirer_killed_at_any_step_never_wedges_the_lease in a child process"]
 fn record_only_crash_child() {
@@ -834,34 +877,35 @@ fn record_only_crash_child() {
     ) else {
         return;
     };
-    let crash_at = TAKE_STEPS[step.parse::<usize>().unwrap()];
     LeaseFiles::create_dirs(Path::new(&home)).unwrap();
     let files = LeaseFiles::new(Path::new(&home), Path::new(&cache));
     let trust = LockTrust::RecordOnly("test".to_owned());
     let record = LeaseRecord::new(PathBuf::from(&cache), owner("crashing"));
+    crash::install(Some(crash::kill_at(step.parse().unwrap())));
     let _taken = Slot::cache(&files, &trust)
-        .try_take_observed(&record, || Ok(None), &mut |step| {
-            if step == crash_at {
-                nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).unwrap();
-            }
-        })
+        .try_take(&record, || Ok(None))
         .unwrap();
 }
 
 /// The command running the acquirer child `test` on `f`'s home and cache.
 fn acquirer_child(test: &str, f: &Fixture) -> std::process::Command {
+    acquirer_child_on(test, f.leases.home(), &f.cache)
+}
+
+/// The command running the acquirer child `test` on `home` and `cache`.
+fn acquirer_child_on(test: &str, home: &Path, cache: &Path) -> std::process::Command {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
     command
         .args(["--ignored", "--exact", test, "--nocapture"])
-        .env(ACQUIRER_ENV[0], f.leases.home())
-        .env(ACQUIRER_ENV[1], &f.cache);
+        .env(ACQUIRER_ENV[0], home)
+        .env(ACQUIRER_ENV[1], cache);
     command
 }
 
-/// Run [`record_only_acquirer_child`] with `TMPDIR` set to `temp`: what it
-/// answered (`acquired` or `busy: WHY`).
-fn record_only_acquirer(f: &Fixture, temp: &Path) -> String {
-    let out = acquirer_child("lease::tests::record_only_acquirer_child", f)
+/// Run [`record_only_acquirer_child`] on `home` and `cache` with `TMPDIR`
+/// set to `temp`: what it answered (`acquired` or `busy: WHY`).
+fn record_only_acquirer(home: &Path, cache: &Path, temp: &Path) -> String {
+    let out = acquirer_child_on("lease::tests::record_only_acquirer_child", home, cache)
         .env("TMPDIR", temp)
         .output()
         .unwrap();

@@ -34,7 +34,6 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use serde::{Deserialize, Serialize};
 
 use super::{
     clone::{self, Copied, Method},
@@ -46,66 +45,9 @@ use crate::{
 };
 use natives_system::lock::{self, CargoLock};
 
-/// How a new member was (or is to be) filled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SeedStrategy {
-    /// Decided per call: a reflink where the filesystem clones, else a
-    /// plain copy unless it is measured to be slower than a build from
-    /// nothing, else cold.
-    #[default]
-    Auto,
-    /// Every file cloned (`FICLONE`); `ENOTSUP` where the filesystem cannot.
-    Reflink,
-    /// Every file copied (`copy_file_range`).
-    Copy,
-    /// Nothing copied: the first build compiles everything.
-    Cold,
-}
+mod report;
 
-impl SeedStrategy {
-    /// The strategy as every front spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            SeedStrategy::Auto => "auto",
-            SeedStrategy::Reflink => "reflink",
-            SeedStrategy::Copy => "copy",
-            SeedStrategy::Cold => "cold",
-        }
-    }
-
-    /// The strategy spelled `name`; `EINVAL` naming it otherwise.
-    pub fn parse(name: &str) -> Result<SeedStrategy> {
-        [Self::Auto, Self::Reflink, Self::Copy, Self::Cold]
-            .into_iter()
-            .find(|s| s.name() == name)
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "seed strategy {name:?}: expected auto, reflink, copy or cold"
-                ))
-            })
-    }
-}
-
-/// How a member was filled, and why that way.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SeedReport {
-    /// What was done: `reflink`, `copy` or `cold` (never `auto`).
-    pub strategy: SeedStrategy,
-    /// The member it was filled from.
-    pub from: Option<String>,
-    /// Why this strategy.
-    pub reason: String,
-    /// Files copied.
-    pub files: u64,
-    /// Bytes copied (logical).
-    pub bytes: u64,
-    /// Time spent waiting for a source no cargo was writing.
-    pub waited_ms: u64,
-    /// Time the seed took, the wait included.
-    pub took_ms: u64,
-}
+pub use report::{SeedReport, SeedStrategy};
 
 /// The points of seeding a member, in order, so tests can kill it at each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,6 +20,7 @@
 use std::{
     collections::VecDeque,
     fs::File,
+    ops::ControlFlow,
     sync::{
         Arc, Condvar, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -30,6 +31,7 @@ use std::{
 };
 
 use grep_regex::RegexMatcher;
+use grep_searcher::Searcher;
 
 use super::{
     GrepMatch, GrepMode, GrepOptions, GrepOutcome,
@@ -243,61 +245,78 @@ impl Worker<'_> {
         let Some(matcher) = self.job.matcher.wait() else {
             return;
         };
+        let mut searcher = self.job.shape.searcher(explicit);
+        if !self.search_ahead(ahead, (&mut searcher, matcher), &opener, &mut reports) {
+            return;
+        }
+        self.search_rest((&mut searcher, matcher), &mut opener, &mut reports);
+        reports.send();
+    }
+
+    /// Search the files read ahead; `false` when the search is to stop.
+    fn search_ahead(
+        &self,
+        ahead: Vec<(usize, Vec<u8>, Ahead)>,
+        (searcher, matcher): (&mut Searcher, &RegexMatcher),
+        opener: &Opener<'_>,
+        reports: &mut Reports,
+    ) -> bool {
         let (shape, stop) = (self.job.shape, self.stop);
-        let mut searcher = shape.searcher(explicit);
+        let explicit = self.job.candidates.is_explicit();
         for (index, path, file) in ahead {
             // A stop is seen between files read ahead, as between the others.
             if let Err(err) = stop.token.check() {
-                self.hand_in(&mut reports, index, &path, Err(err));
-                return;
+                self.hand_in(reports, index, &path, Err(err));
+                return false;
             }
             let searched = match file {
-                Ahead::Content(content) => {
-                    search_slice(&mut searcher, matcher, shape, &content, &path)
-                }
+                Ahead::Content(content) => search_slice(searcher, matcher, shape, &content, &path),
                 Ahead::Stream(file, start) => match self.prefilter {
                     Some(prefilter) => prefilter.search_large(
                         file,
                         (index, &path, start),
-                        (&mut searcher, matcher, shape),
+                        (&mut *searcher, matcher, shape),
                         stop,
                     ),
                     None => search_reader(shape, explicit, matcher, file, stop, &path),
                 },
             };
-            let report = settle(searched, &opener, &path, explicit, stop);
-            if !self.hand_in(&mut reports, index, &path, report) {
-                return;
+            let report = settle(searched, opener, &path, explicit, stop);
+            if !self.hand_in(reports, index, &path, report) {
+                return false;
             }
         }
+        true
+    }
+
+    /// Take and search candidates until none are left or the search stops.
+    fn search_rest(
+        &self,
+        (searcher, matcher): (&mut Searcher, &RegexMatcher),
+        opener: &mut Opener<'_>,
+        reports: &mut Reports,
+    ) {
+        let (shape, stop) = (self.job.shape, self.stop);
+        let explicit = self.job.candidates.is_explicit();
         let mut path = Vec::new();
         while !stop.halt.load(Ordering::Relaxed) {
-            let Some(index) = self.take(&mut path, &mut reports) else {
+            let Some(index) = self.take(&mut path, reports) else {
                 break;
             };
             let report = match self.prefilter {
                 Some(prefilter) => prefilter.search_file(
-                    (&mut searcher, matcher, shape),
-                    &mut opener,
+                    (&mut *searcher, matcher, shape),
+                    opener,
                     index,
                     &path,
                     stop,
                 ),
-                None => search_file(
-                    &mut searcher,
-                    &mut opener,
-                    matcher,
-                    shape,
-                    &path,
-                    explicit,
-                    stop,
-                ),
+                None => search_file(searcher, opener, matcher, shape, &path, explicit, stop),
             };
-            if !self.hand_in(&mut reports, index, &path, report) {
+            if !self.hand_in(reports, index, &path, report) {
                 break;
             }
         }
-        reports.send();
     }
 
     /// Pass a file's report on, telling the queue when it has a result.
@@ -344,7 +363,6 @@ impl Worker<'_> {
         if !self.reads_ahead {
             return ahead;
         }
-        let explicit = self.job.candidates.is_explicit();
         let mut path = Vec::new();
         while self.job.matcher.get().is_none() && !self.stop.halt.load(Ordering::Relaxed) {
             if self.read_ahead_bytes.load(Ordering::Relaxed) >= READ_AHEAD_MAX {
@@ -353,33 +371,10 @@ impl Worker<'_> {
             let Some(index) = self.take(&mut path, reports) else {
                 break;
             };
-            let skipped = self
-                .prefilter
-                .and_then(|prefilter| prefilter.skip(opener, index, &path));
-            if let Some(report) = skipped {
-                reports.add(index, &path, Ok(report));
-                continue;
-            }
-            let start = self.prefilter.map_or_else(ReadStart::now, Prefilter::start);
-            let opened = open_file(opener, self.job.shape, &path, explicit, self.stop);
-            let file = match opened {
-                Ok(Opened::Content(content, metadata)) => {
-                    if let Some(prefilter) = self.prefilter {
-                        prefilter.consider(index, &path, &metadata, start, (content, true));
-                    }
-                    self.read_ahead_bytes
-                        .fetch_add(content.len(), Ordering::Relaxed);
-                    Ahead::Content(content.to_vec())
-                }
-                Ok(Opened::Stream(file)) => Ahead::Stream(file, start),
-                Ok(Opened::Done(report)) => {
-                    reports.add(index, &path, Ok(report));
-                    continue;
-                }
-                Err(err) => {
-                    reports.add(index, &path, Err(err));
-                    break;
-                }
+            let file = match self.open_ahead(opener, index, &path, reports) {
+                ControlFlow::Continue(Some(file)) => file,
+                ControlFlow::Continue(None) => continue,
+                ControlFlow::Break(()) => break,
             };
             let streamed = matches!(file, Ahead::Stream(..));
             ahead.push((index, path.clone(), file));
@@ -388,6 +383,46 @@ impl Worker<'_> {
             }
         }
         ahead
+    }
+
+    /// Open candidate `index` and read it ahead: the file to search later,
+    /// `None` when it was reported at once (it needs no search, or the
+    /// prefilter rules it out), or a break when it failed.
+    fn open_ahead(
+        &self,
+        opener: &mut Opener<'_>,
+        index: usize,
+        path: &[u8],
+        reports: &mut Reports,
+    ) -> ControlFlow<(), Option<Ahead>> {
+        let skipped = self
+            .prefilter
+            .and_then(|prefilter| prefilter.skip(opener, index, path));
+        if let Some(report) = skipped {
+            reports.add(index, path, Ok(report));
+            return ControlFlow::Continue(None);
+        }
+        let explicit = self.job.candidates.is_explicit();
+        let start = self.prefilter.map_or_else(ReadStart::now, Prefilter::start);
+        match open_file(opener, self.job.shape, path, explicit, self.stop) {
+            Ok(Opened::Content(content, metadata)) => {
+                if let Some(prefilter) = self.prefilter {
+                    prefilter.consider(index, path, &metadata, start, (content, true));
+                }
+                self.read_ahead_bytes
+                    .fetch_add(content.len(), Ordering::Relaxed);
+                ControlFlow::Continue(Some(Ahead::Content(content.to_vec())))
+            }
+            Ok(Opened::Stream(file)) => ControlFlow::Continue(Some(Ahead::Stream(file, start))),
+            Ok(Opened::Done(report)) => {
+                reports.add(index, path, Ok(report));
+                ControlFlow::Continue(None)
+            }
+            Err(err) => {
+                reports.add(index, path, Err(err));
+                ControlFlow::Break(())
+            }
+        }
     }
 }
 

@@ -197,44 +197,46 @@ fn a_crash_at_any_step_of_a_publish_leaves_nothing_or_the_whole_record() {
 }
 
 /// The child of the publish crash test: publishes [`NEW`] and dies at the
-/// step it is told (a refused publish exits normally).
+/// crash point it is told (a refused publish exits normally).
 #[test]
 #[ignore = "run by a_crash_at_any_step_of_a_publish_leaves_nothing_or_the_whole_record in a child process"]
 fn publish_crash_child() {
     let (Ok(step), Ok(path)) = (std::env::var(CRASH_STEP), std::env::var(CRASH_RECORD)) else {
         return;
     };
-    let crash_at = Step::ALL[step.parse::<usize>().unwrap()];
-    publish_observed(Path::new(&path), NEW, &mut |step| {
-        if step == crash_at {
-            nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).unwrap();
-        }
-    })
-    .unwrap();
+    crate::crash::install(Some(crate::crash::kill_at(step.parse().unwrap())));
+    publish(Path::new(&path), NEW).unwrap();
 }
 
-/// Run the crash child `test` told to die after step `index` of writing `path`.
+/// Run the crash child `test` told to die at its `index`th crash point of
+/// writing `path`; a child killed there must say it died at step `index`
+/// of [`Step::ALL`], so a step skipped or out of order fails the test.
 fn crash_child_at(test: &str, index: usize, path: &Path) -> std::process::ExitStatus {
-    Command::new(std::env::current_exe().unwrap())
+    let out = Command::new(std::env::current_exe().unwrap())
         .args(["--ignored", "--exact", test, "--nocapture"])
         .env(CRASH_STEP, index.to_string())
         .env(CRASH_RECORD, path)
-        .status()
-        .unwrap()
+        .output()
+        .unwrap();
+    if out.status.signal() == Some(libc::SIGKILL) {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let step = Step::ALL[index].name();
+        assert!(
+            said.contains(&format!("({step})")),
+            "{test} at {index}: {said}"
+        );
+    }
+    out.status
 }
 
-/// The child of the crash test: writes [`NEW`] and dies at the step it is told.
+/// The child of the crash test: writes [`NEW`] and dies at the crash point
+/// it is told.
 #[test]
 #[ignore = "run by a_crash_at_any_step_leaves_the_old_or_the_new_record in a child process"]
 fn crash_child() {
     let (Ok(step), Ok(path)) = (std::env::var(CRASH_STEP), std::env::var(CRASH_RECORD)) else {
         return;
     };
-    let crash_at = Step::ALL[step.parse::<usize>().unwrap()];
-    replace_observed(Path::new(&path), NEW, &mut |step| {
-        if step == crash_at {
-            nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL).unwrap();
-        }
-    })
-    .unwrap();
+    crate::crash::install(Some(crate::crash::kill_at(step.parse().unwrap())));
+    replace(Path::new(&path), NEW).unwrap();
 }

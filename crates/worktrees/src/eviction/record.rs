@@ -134,7 +134,7 @@ pub struct AdminFile {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EvictionRecord {
-    /// The record's version ([`RECORD_VERSION`]).
+    /// The record's version (`RECORD_VERSION`).
     pub version: u32,
     /// Where the eviction stands.
     pub phase: Phase,

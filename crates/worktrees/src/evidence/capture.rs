@@ -234,7 +234,7 @@ fn tips(
     bounds: &Bounds,
     cancel: &CancelToken,
 ) -> Result<Collected<Vec<Checkpoint>>> {
-    let id_len = format::id_len(object_format).ok_or_else(|| {
+    let id_len = crate::git::id_len(object_format).ok_or_else(|| {
         natives_core::Error::new(
             ErrorKind::Unsupported,
             format!("object format {object_format:?} is not known"),
@@ -304,7 +304,7 @@ fn read_tip(
     }
     tip.raw = git.raw_commit(dirs, &tip.commit, cancel)?;
     tip.tree = match format::commit_tree(&tip.raw) {
-        Some(tree) if format::is_id(&tree, id_len) => tree,
+        Some(tree) if crate::git::is_id(&tree, id_len) => tree,
         _ => return Ok(Err(unarchivable("its commit names no tree".to_owned()))),
     };
     Ok(Ok(()))

@@ -12,6 +12,8 @@ use natives_core::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::git::is_id;
+
 /// The manifest format written, and the only one read.
 pub const FORMAT: u32 = 1;
 
@@ -192,20 +194,6 @@ pub fn commit_file(id: &str) -> String {
     format!("{COMMITS}/{id}")
 }
 
-/// How long an object id is in `object_format`, if known.
-pub fn id_len(object_format: &str) -> Option<usize> {
-    match object_format {
-        "sha1" => Some(40),
-        "sha256" => Some(64),
-        _ => None,
-    }
-}
-
-/// Whether `id` is a full lowercase hex object id of `len` digits.
-pub fn is_id(id: &str, len: usize) -> bool {
-    id.len() == len && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
 /// The SHA-256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -283,34 +271,4 @@ pub fn commit_tree(commit: &[u8]) -> Option<String> {
     let line = commit.split(|&b| b == b'\n').next()?;
     let id = line.strip_prefix(b"tree ")?;
     String::from_utf8(id.to_vec()).ok()
-}
-
-/// Every id a HEAD reflog names: the new value of each entry
-/// (`<old> <new> <ident> <time> <zone>\t<message>`), newest first,
-/// skipping the null id. A line not in that shape is an error: an entry
-/// that cannot be read cannot be archived.
-pub fn reflog_tips(log: &[u8], id_len: usize) -> Result<Vec<String>> {
-    let mut tips = Vec::new();
-    for (number, line) in log.split(|&b| b == b'\n').enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        let new = line
-            .get(id_len + 1..2 * id_len + 1)
-            .and_then(|id| std::str::from_utf8(id).ok())
-            .filter(|id| {
-                is_id(id, id_len) && line[id_len] == b' ' && line.get(2 * id_len + 1) == Some(&b' ')
-            })
-            .ok_or_else(|| {
-                natives_core::Error::new(
-                    natives_core::ErrorKind::Io,
-                    format!("HEAD's reflog: entry on line {} is malformed", number + 1),
-                )
-            })?;
-        if new.bytes().any(|b| b != b'0') {
-            tips.push(new.to_owned());
-        }
-    }
-    tips.reverse();
-    Ok(tips)
 }

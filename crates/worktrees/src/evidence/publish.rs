@@ -24,7 +24,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use natives_system::durable::{self, NewFile, Step};
+use natives_system::durable::{self, NewFile};
 use natives_system::{lock, process};
 use nix::errno::Errno;
 
@@ -236,9 +236,9 @@ fn write_staging(staging: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<()
 
 /// The file `name` (relative to `dir`) written afresh and flushed.
 fn write_file(dir: &File, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let mut file = NewFile::create(dir.as_fd(), name.into(), FILE_MODE, &mut Step::reached)?;
-    file.write(bytes, &mut Step::reached)?;
-    file.sync(&mut Step::reached)?;
+    let mut file = NewFile::create(dir.as_fd(), name.into(), FILE_MODE)?;
+    file.write(bytes)?;
+    file.sync()?;
     file.keep();
     Ok(())
 }

@@ -244,7 +244,7 @@ fn reflog_entries_are_read_newest_first() {
         (&format!("{a}{b} T <t@x> 1 +0000\tx\n"), None),
     ];
     for (text, expected) in table {
-        let parsed = format::reflog_tips(text.as_bytes(), 40).ok();
+        let parsed = crate::own_history::reflog_tips(text.as_bytes(), 40).ok();
         let expected = expected.map(|ids| ids.into_iter().map(str::to_owned).collect::<Vec<_>>());
         assert_eq!(parsed, expected, "{text:?}");
     }
@@ -261,7 +261,7 @@ fn ids_and_commit_trees_are_read_strictly() {
         (String::new(), 40, false),
     ];
     for (id, len, good) in table {
-        assert_eq!(format::is_id(&id, len), good, "{id} {len}");
+        assert_eq!(crate::git::is_id(&id, len), good, "{id} {len}");
     }
     let tree = "c".repeat(40);
     assert_eq!(
@@ -271,9 +271,9 @@ fn ids_and_commit_trees_are_read_strictly() {
     assert_eq!(format::commit_tree(b"parent x\ntree y\n"), None);
     assert_eq!(
         (
-            format::id_len("sha1"),
-            format::id_len("sha256"),
-            format::id_len("md5")
+            crate::git::id_len("sha1"),
+            crate::git::id_len("sha256"),
+            crate::git::id_len("md5")
         ),
         (Some(40), Some(64), None)
     );

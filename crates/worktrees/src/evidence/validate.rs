@@ -303,7 +303,7 @@ fn manifest(name: &str, files: &BTreeMap<String, Vec<u8>>) -> Result<Manifest> {
 
 /// Every id the manifest gives is an id of its object format.
 fn manifest_ids(manifest: &Manifest) -> Result<()> {
-    let len = format::id_len(&manifest.object_format).ok_or_else(|| {
+    let len = crate::git::id_len(&manifest.object_format).ok_or_else(|| {
         malformed(format!(
             "object format {:?} is not known",
             manifest.object_format
@@ -322,7 +322,7 @@ fn manifest_ids(manifest: &Manifest) -> Result<()> {
     match ids
         .into_iter()
         .chain(tip_ids)
-        .find(|id| !format::is_id(id, len))
+        .find(|id| !crate::git::is_id(id, len))
     {
         Some(bad) => Err(malformed(format!(
             "{bad:?} is not a {} object id",

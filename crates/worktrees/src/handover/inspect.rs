@@ -11,7 +11,6 @@ use super::{
     release::check_branch, untracked::untracked,
 };
 use crate::{
-    evidence::format,
     git::{self, Dirs, Git, Worktree},
     own_history,
     registry::{Registry, RunRecord},
@@ -311,7 +310,7 @@ fn history(
 ) -> Result<Paths> {
     let mut only_here = own_history::own_refs(&dirs.git_dir)?;
     let object_format = git.object_format(dirs, cancel)?;
-    let Some(id_len) = format::id_len(&object_format) else {
+    let Some(id_len) = git::id_len(&object_format) else {
         let why = format!("object format {object_format:?}, which natives cannot read");
         content.unsupported.push(why);
         return Ok(Paths::of(only_here));

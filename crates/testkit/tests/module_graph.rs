@@ -1,18 +1,19 @@
-//! The crate's modules form layers: each module imports only modules below
-//! it, so any one can be read, tested and changed without the ones above.
-//! This test reads the `use crate::…`, `use super::…`, `use self::…` and
-//! child-module `use` lines of `src/` (test modules left out), follows
-//! re-exports to the module that defines a name, and fails when the import
-//! graph has a circle, between files or between top-level modules (all of
-//! `grep/` counting as `grep`). A child may use its parent's items (its
-//! options, its shared helpers): those edges are counted apart and left
-//! out. `cargo test -p natives-scan --test module_graph -- --nocapture`
-//! prints the graph, its circles and the imports inside them.
+//! Each crate's modules form layers: each module imports only modules
+//! below it, so any one can be read, tested and changed without the ones
+//! above. This test reads, for every crate of the workspace, the
+//! `use crate::…`, `use super::…`, `use self::…` and child-module `use`
+//! lines of its `src/` (test modules left out), follows re-exports to the
+//! module that defines a name, and fails when a crate's import graph has a
+//! circle, between files or between top-level modules (all of `grep/`
+//! counting as `grep`). A child may use its parent's items (its options,
+//! its shared helpers): those edges are counted apart and left out.
+//! `cargo test -p natives-testkit --test module_graph -- --nocapture`
+//! prints each crate's graph, its circles and the imports inside them.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     fs,
-    path::Path,
+    path::{Path, PathBuf},
 };
 
 /// Module path (`""` for the crate root, `grep::needs`) to its source text.
@@ -21,10 +22,39 @@ type Sources = BTreeMap<String, String>;
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 #[test]
-fn the_scan_modules_import_without_a_circle() {
-    let sources = read_sources();
-    let (files, from_parents) = import_graph(&sources);
-    println!("imports of a parent's items (allowed): {from_parents}");
+fn every_crate_imports_its_modules_without_a_circle() {
+    let crates = workspace_crates();
+    assert!(crates.len() > 1, "no crates found beside {crates:?}");
+    let found: Vec<String> = crates
+        .iter()
+        .flat_map(|src| circles_of_crate(src))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the module imports form circles: {found:?}"
+    );
+}
+
+/// The `src/` of every crate beside this one, in name order.
+fn workspace_crates() -> Vec<PathBuf> {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("crates/");
+    let mut dirs: Vec<PathBuf> = fs::read_dir(crates)
+        .expect("read crates/")
+        .map(|entry| entry.expect("entry").path().join("src"))
+        .filter(|src| src.join("lib.rs").is_file() || src.join("main.rs").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The circles of one crate's import graph, named `crate: a <-> b`.
+fn circles_of_crate(src: &Path) -> Vec<String> {
+    let name = src.parent().and_then(Path::file_name).expect("crate dir");
+    let name = name.to_string_lossy();
+    let (files, from_parents) = import_graph(&read_sources(src));
+    println!("== {name}: imports of a parent's items (allowed): {from_parents}");
     for (module, imports) in &files {
         let list: Vec<&str> = imports.iter().map(String::as_str).collect();
         println!("{module} -> {}", list.join(", "));
@@ -38,21 +68,15 @@ fn the_scan_modules_import_without_a_circle() {
             .map(|circle| edges_within(graph, circle))
             .sum();
         for circle in &circles {
-            println!(
-                "{view} circle: {}",
-                circle.iter().cloned().collect::<Vec<_>>().join(" <-> ")
-            );
+            let names: Vec<&str> = circle.iter().map(String::as_str).collect();
+            found.push(format!("{name}: {}", names.join(" <-> ")));
         }
         println!(
-            "{view} circles: {}, imports inside them: {inside}",
+            "{name}: {view} circles: {}, imports inside them: {inside}",
             circles.len()
         );
-        found.extend(circles);
     }
-    assert!(
-        found.is_empty(),
-        "the module imports form circles: {found:?}"
-    );
+    found
 }
 
 /// The graph between top-level modules (`grep::needs` counts as `grep`).
@@ -71,10 +95,9 @@ fn collapse(files: &Graph) -> Graph {
     graph
 }
 
-fn read_sources() -> Sources {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+fn read_sources(root: &Path) -> Sources {
     let mut sources = Sources::new();
-    collect(&root, &root, &mut sources);
+    collect(root, root, &mut sources);
     sources
 }
 
