@@ -10,7 +10,7 @@
 //! the window full the native work waits (on its pool thread) before handing
 //! over its next batch, so at most the window's batches wait in JS, plus the
 //! one the native side is filling. The wait looks at the call's cancel token
-//! every [`CANCEL_WAIT_SLICE`], so a `break` (which cancels), an abort or a
+//! every `CANCEL_WAIT_SLICE`, so a `break` (which cancels), an abort or a
 //! deadline ends it within milliseconds.
 
 use std::{

@@ -231,7 +231,7 @@ pub struct CacheStats {
     pub empty_rechecks_skipped: u64,
     /// Content signatures' counters.
     pub content: ContentStats,
-    /// Name indexes built for cached scans (see [`crate::names`]), and the
+    /// Name indexes built for cached scans (see the `names` module), and the
     /// bytes they hold (counted in `bytes` too).
     pub names: NameStats,
 }
