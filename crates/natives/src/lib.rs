@@ -47,6 +47,8 @@ pub mod fuzzy;
 pub mod grep;
 pub mod lease;
 pub mod names;
+#[cfg(test)]
+mod napi_stubs;
 pub mod options;
 pub mod pace;
 pub mod pool;
