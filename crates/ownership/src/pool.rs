@@ -66,17 +66,16 @@ pub use member::MemberState;
 pub use seed::{SeedReport, SeedStrategy};
 
 use self::{
-    discard::DiscardStep,
     extents::Footprint,
     member::{MemberRecord, MemberView, PoolRecord, Recorded},
-    seed::{SeedStep, Seeding},
+    seed::Seeding,
 };
 use crate::{
     fresh::{Build, Freshness, Refresh, Target},
     layout::PoolFiles,
     lease::{AcquireOutcome, Guard, LeaseRecord, Leases, Owner, POLL_INTERVAL},
 };
-use natives_system::{durable, lock, paths::dir_id, process::now_ms};
+use natives_system::{crash, durable, lock, paths::dir_id, process::now_ms};
 
 /// How many members a pool has at most unless told otherwise.
 pub const DEFAULT_POOL_SIZE: usize = 4;
@@ -255,13 +254,6 @@ pub struct KeptMember {
     pub why: String,
 }
 
-/// The points of an acquisition from a pool, so tests can kill it at each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PoolStep {
-    Seed(SeedStep),
-    Discard(DiscardStep),
-}
-
 /// A pool directory: its canonical id and its records.
 #[derive(Clone, Debug)]
 pub(crate) struct PoolDir {
@@ -361,26 +353,13 @@ impl Leases {
         wait: Option<&CancelToken>,
         cancel: &CancelToken,
     ) -> Result<PoolLease> {
-        self.acquire_from_pool_observed(pool, owner, options, wait, cancel, &mut |_| {})
-    }
-
-    /// [`Leases::acquire_from_pool`], telling `observe` about each step.
-    pub(crate) fn acquire_from_pool_observed(
-        &self,
-        pool: &Path,
-        owner: &Owner,
-        options: &PoolOptions,
-        wait: Option<&CancelToken>,
-        cancel: &CancelToken,
-        observe: &mut dyn FnMut(PoolStep),
-    ) -> Result<PoolLease> {
         cancel.check()?;
         owner.check()?;
         if options.size == 0 {
             return Err(Error::invalid("a pool's size must be at least 1"));
         }
         let pool = PoolDir::create(self.home(), pool)?;
-        let mut lease = self.take_member(&pool, owner, options, wait, cancel, observe)?;
+        let mut lease = self.take_member(&pool, owner, options, wait, cancel)?;
         let build = Build {
             workspaces: options.workspaces.clone(),
             build_dir: Some(lease.dir.clone()),
@@ -391,10 +370,7 @@ impl Leases {
             lease.freshness = Some(guard.ensure_fresh(&identity, &build, cancel)?);
         }
         if let Some(budget) = options.budget_bytes {
-            let pruned = self.prune_within(&pool, budget, owner, &mut |step| {
-                observe(PoolStep::Discard(step))
-            })?;
-            lease.pruned = Some(pruned);
+            lease.pruned = Some(self.prune_within(&pool, budget, owner)?);
         }
         Ok(lease)
     }
@@ -406,7 +382,7 @@ impl Leases {
     pub fn prune_pool(&self, pool: &Path, budget: u64, owner: &Owner) -> Result<PoolPruneReport> {
         owner.check()?;
         let pool = PoolDir::new(self.home(), pool)?;
-        self.prune_within(&pool, budget, owner, &mut |_| {})
+        self.prune_within(&pool, budget, owner)
     }
 
     /// What [`Leases::prune_pool`] would remove now: idle ready members
@@ -443,21 +419,17 @@ impl Leases {
         options: &PoolOptions,
         wait: Option<&CancelToken>,
         cancel: &CancelToken,
-        observe: &mut dyn FnMut(PoolStep),
     ) -> Result<PoolLease> {
         loop {
-            let (attempt, leftovers) = self.attempt(pool, owner, options, cancel, observe)?;
-            finish_discards(pool, leftovers, observe)?;
+            let (attempt, leftovers) = self.attempt(pool, owner, options, cancel)?;
+            finish_discards(pool, leftovers)?;
             let busy = match attempt {
                 Attempt::Free(guard, view) => return Ok(pool.lease(guard, &view.name, None)),
                 Attempt::New {
                     guard,
                     name,
                     sources,
-                } => {
-                    return self
-                        .create(pool, guard, &name, &sources, options, wait, cancel, observe);
-                }
+                } => return self.create(pool, guard, &name, &sources, options, wait, cancel),
                 Attempt::Full(busy) => busy,
             };
             wait_while_full(pool, options.size, &busy, wait, cancel)?;
@@ -472,7 +444,6 @@ impl Leases {
         owner: &Owner,
         options: &PoolOptions,
         cancel: &CancelToken,
-        observe: &mut dyn FnMut(PoolStep),
     ) -> Result<(Attempt, Leftovers)> {
         let _lock = pool.lock(cancel)?;
         pool.note_settings(options)?;
@@ -490,7 +461,7 @@ impl Leases {
             .filter(|m| counts(m) && !gone.contains(m.name.as_str()))
             .count();
         if counted < options.size
-            && let Some((guard, name)) = self.mark_new(pool, &members, owner, observe)?
+            && let Some((guard, name)) = self.mark_new(pool, &members, owner)?
         {
             let sources = ready.into_iter().cloned().collect();
             return Ok((
@@ -534,7 +505,6 @@ impl Leases {
         pool: &PoolDir,
         members: &[MemberView],
         owner: &Owner,
-        observe: &mut dyn FnMut(PoolStep),
     ) -> Result<Option<(Guard, String)>> {
         let taken: HashSet<&str> = members.iter().map(|m| m.name.as_str()).collect();
         let names = (0..=members.len() + NAME_SLACK)
@@ -545,10 +515,10 @@ impl Leases {
             let AcquireOutcome::Acquired(guard) = self.try_acquire(&dir, owner)? else {
                 continue;
             };
-            observe(PoolStep::Seed(SeedStep::Leased));
+            crash::point(seed::points::LEASED);
             let record = MemberRecord::seeding(&name, dir, now_ms());
             if durable::publish(&pool.files.member(&name), &record.to_bytes())? {
-                observe(PoolStep::Seed(SeedStep::Marked));
+                crash::point(seed::points::MARKED);
                 return Ok(Some((guard, name)));
             }
         }
@@ -570,7 +540,6 @@ impl Leases {
         options: &PoolOptions,
         wait: Option<&CancelToken>,
         cancel: &CancelToken,
-        observe: &mut dyn FnMut(PoolStep),
     ) -> Result<PoolLease> {
         let dir = member::member_dir(&pool.id, name);
         let record_path = pool.files.member(name);
@@ -579,7 +548,7 @@ impl Leases {
             durable::remove(&record_path)?;
             return Err(Error::io(&dir, err));
         }
-        observe(PoolStep::Seed(SeedStep::Created));
+        crash::point(seed::points::CREATED);
         let seeding = Seeding {
             home: self.home(),
             dest: &dir,
@@ -589,7 +558,7 @@ impl Leases {
             wait,
             cancel,
         };
-        let report = seed::seed(&seeding, &mut |step| observe(PoolStep::Seed(step)))?;
+        let report = seed::seed(&seeding)?;
         let Recorded::Member(marked) = member::read_member(&record_path)? else {
             return Err(Error::new(
                 ErrorKind::Changed,
@@ -603,7 +572,7 @@ impl Leases {
             ..marked
         };
         durable::replace(&record_path, &ready.to_bytes())?;
-        observe(PoolStep::Seed(SeedStep::Ready));
+        crash::point(seed::points::READY);
         let cold = report.strategy == SeedStrategy::Cold;
         let mut lease = pool.lease(guard, name, Some(report));
         lease.cold_since = cold.then(Instant::now);
@@ -626,18 +595,12 @@ impl Leases {
 
     /// Remove leftovers, then idle ready members least recently used
     /// first until the rest fits `budget`.
-    fn prune_within(
-        &self,
-        pool: &PoolDir,
-        budget: u64,
-        owner: &Owner,
-        observe: &mut dyn FnMut(DiscardStep),
-    ) -> Result<PoolPruneReport> {
+    fn prune_within(&self, pool: &PoolDir, budget: u64, owner: &Owner) -> Result<PoolPruneReport> {
         let members = pool.members()?;
         let mut report = PoolPruneReport::default();
         for (doomed, record) in self.hold_leftovers(pool, &members, owner)? {
             report.discarded.push(record.name.clone());
-            discard::discard(&pool.home, &pool.files, &record, doomed, observe)?;
+            discard::discard(&pool.home, &pool.files, &record, doomed)?;
         }
         let measured = measure_ready(&members)?;
         let mut left: Vec<bool> = vec![true; measured.len()];
@@ -646,7 +609,7 @@ impl Leases {
             if remaining(&measured, &left) <= budget {
                 break;
             }
-            match self.prune_member(pool, view, owner, observe)? {
+            match self.prune_member(pool, view, owner)? {
                 Ok(()) => {
                     left[i] = false;
                     report.pruned.push(PrunedMember {
@@ -671,7 +634,6 @@ impl Leases {
         pool: &PoolDir,
         view: &MemberView,
         owner: &Owner,
-        observe: &mut dyn FnMut(DiscardStep),
     ) -> Result<std::result::Result<(), String>> {
         let doomed = match discard::hold(self, &pool.id, view, owner)? {
             Ok(doomed) => doomed,
@@ -680,7 +642,7 @@ impl Leases {
         let listed = view.in_state(MemberState::Ready);
         match member::read_member(&pool.files.member(&view.name))? {
             Recorded::Member(record) if Some(&record) == listed => {
-                discard::discard(&pool.home, &pool.files, &record, doomed, observe)?;
+                discard::discard(&pool.home, &pool.files, &record, doomed)?;
                 Ok(Ok(()))
             }
             _ => Ok(Err("used or changed since it was measured".to_owned())),
@@ -704,15 +666,9 @@ impl PoolDir {
 }
 
 /// Finish removing the leftovers held.
-fn finish_discards(
-    pool: &PoolDir,
-    leftovers: Leftovers,
-    observe: &mut dyn FnMut(PoolStep),
-) -> Result<()> {
+fn finish_discards(pool: &PoolDir, leftovers: Leftovers) -> Result<()> {
     for (doomed, record) in leftovers {
-        discard::discard(&pool.home, &pool.files, &record, doomed, &mut |step| {
-            observe(PoolStep::Discard(step))
-        })?;
+        discard::discard(&pool.home, &pool.files, &record, doomed)?;
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! a real process at each one and check what it leaves behind.
 //!
 //! Every crate that changes files in steps (the durable writer here, file
-//! changes, handover, evidence, eviction) marks its steps with [`point`].
+//! changes, handover, evidence, eviction, a lease's reclaim, a build-cache
+//! pool's seeds and discards) marks its steps with [`point`].
 //! Outside builds with the `crash-points` feature (which only the crates'
 //! own tests turn on) a point does nothing. With it, a thread may install a
 //! `Hook` that every point it passes calls with the point's name: to

@@ -53,6 +53,7 @@ use std::{
 };
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
+use natives_system::crash;
 
 /// What lies under the parts of a tree to copy, found before anything is
 /// copied.
@@ -220,16 +221,6 @@ pub(super) enum Method {
     Copy(Option<Duration>),
 }
 
-impl Method {
-    /// The same method, never stopped for being slow.
-    fn unbounded(self) -> Method {
-        match self {
-            Method::Copy(_) => Method::Copy(None),
-            reflink => reflink,
-        }
-    }
-}
-
 /// How a copy ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Copied {
@@ -257,17 +248,46 @@ pub(super) fn reflink_works(source: &Path, dest_dir: &Path) -> Result<bool> {
     Ok(works)
 }
 
+/// The crash point a first pass reaches once its sample is copied (what a
+/// plain copy is measured on): the new member is partly filled, and the
+/// source's lock is not held.
+pub(super) const SAMPLED: &str = "pool seed sample copied";
+
 /// Copy what `plan` lists from `source` into `dest` (which exists and is
-/// empty) by `method`; `sampled` is told once the sample is copied (what
-/// a plain copy is measured on). Fails with `cancel`'s error once it stops.
+/// empty) by `method`, reaching [`SAMPLED`] once the sample is copied.
+/// Fails with `cancel`'s error once it stops.
 pub(super) fn copy(
     source: &Path,
     dest: &Path,
     plan: &Plan,
     method: Method,
     cancel: &CancelToken,
-    sampled: &mut dyn FnMut(),
 ) -> Result<Copied> {
+    lay_out(dest, plan)?;
+    let sample = sample_len(&plan.files);
+    let started = Instant::now();
+    let (first, rest) = plan.files.split_at(sample);
+    let stamps = Mutex::new(Stamps::new());
+    copy_files(source, dest, first, method, cancel, &stamps)?;
+    crash::point(SAMPLED);
+    if let Method::Copy(Some(bar)) = method {
+        let projected = project(started.elapsed(), bytes_of(first), plan.bytes());
+        if projected > bar {
+            return Ok(Copied::TooSlow(projected));
+        }
+    }
+    copy_files(source, dest, rest, method, cancel, &stamps)?;
+    name_again(dest, plan)?;
+    Ok(Copied::Whole(
+        stamps
+            .into_inner()
+            .expect("a copying thread does not panic"),
+    ))
+}
+
+/// Make `plan`'s directories (those that are not there yet) and symbolic
+/// links in `dest`.
+fn lay_out(dest: &Path, plan: &Plan) -> Result<()> {
     for dir in plan.dirs.iter().filter(|d| !d.as_os_str().is_empty()) {
         let path = dest.join(dir);
         match fs::create_dir(&path) {
@@ -281,28 +301,17 @@ pub(super) fn copy(
         let path = dest.join(link);
         std::os::unix::fs::symlink(target, &path).map_err(|err| Error::io(&path, err))?;
     }
-    let sample = sample_len(&plan.files);
-    let started = Instant::now();
-    let (first, rest) = plan.files.split_at(sample);
-    let stamps = Mutex::new(Stamps::new());
-    copy_files(source, dest, first, method, cancel, &stamps)?;
-    sampled();
-    if let Method::Copy(Some(bar)) = method {
-        let projected = project(started.elapsed(), bytes_of(first), plan.bytes());
-        if projected > bar {
-            return Ok(Copied::TooSlow(projected));
-        }
-    }
-    copy_files(source, dest, rest, method, cancel, &stamps)?;
+    Ok(())
+}
+
+/// Give each copied file of `plan` with several names its further names in
+/// `dest`, as cargo left them in the source.
+fn name_again(dest: &Path, plan: &Plan) -> Result<()> {
     for (name, first) in &plan.names {
         let path = dest.join(name);
         fs::hard_link(dest.join(first), &path).map_err(|err| Error::io(&path, err))?;
     }
-    Ok(Copied::Whole(
-        stamps
-            .into_inner()
-            .expect("a copying thread does not panic"),
-    ))
+    Ok(())
 }
 
 /// Bring `dest`, copied from `source` by a first pass that made `copied`
@@ -333,19 +342,16 @@ pub(super) fn update(
     for dir in first.dirs.iter().filter(|d| !dirs.contains(d)) {
         remove(&dest.join(dir), |p| fs::remove_dir_all(p))?;
     }
-    let rest = Plan {
-        dirs: plan.dirs.clone(),
-        files: plan
-            .files
-            .iter()
-            .filter(|(rel, _)| !kept.contains(rel.as_path()))
-            .cloned()
-            .collect(),
-        links: plan.links.clone(),
-        names: plan.names.clone(),
-        ..Plan::default()
-    };
-    copy(source, dest, &rest, method.unbounded(), cancel, &mut || {}).map(drop)
+    let changed: Vec<(PathBuf, u64)> = plan
+        .files
+        .iter()
+        .filter(|(rel, _)| !kept.contains(rel.as_path()))
+        .cloned()
+        .collect();
+    lay_out(dest, plan)?;
+    let stamps = Mutex::new(Stamps::new());
+    copy_files(source, dest, &changed, method, cancel, &stamps)?;
+    name_again(dest, plan)
 }
 
 /// Remove `path` with `how`; one already gone is no error.
@@ -532,7 +538,6 @@ mod tests {
             &plan,
             Method::Copy(None),
             &CancelToken::new(),
-            &mut || {},
         )
         .unwrap();
         assert!(matches!(copied, Copied::Whole(ref stamps) if stamps.len() == 3));
@@ -574,14 +579,7 @@ mod tests {
             };
             let first = plan(src, &[PathBuf::from("debug")]).unwrap();
             let (cancel, method) = (CancelToken::new(), Method::Copy(None));
-            let copy = copy(
-                src,
-                dest.path(),
-                &first.files_only(),
-                method,
-                &cancel,
-                &mut || {},
-            );
+            let copy = copy(src, dest.path(), &first.files_only(), method, &cancel);
             let Ok(Copied::Whole(copied)) = copy else {
                 panic!("{copy:?}");
             };
@@ -625,18 +623,14 @@ mod tests {
         let source = natives_testkit::tree(&named);
         let plan = plan(source.path(), &[PathBuf::from("debug")]).unwrap();
         let dest = tempfile::tempdir().unwrap();
-        let mut told = false;
+        let passed = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let seen = passed.clone();
+        crash::install(Some(Box::new(move |point| seen.borrow_mut().push(point))));
         let bar = Method::Copy(Some(Duration::ZERO));
-        let copied = copy(
-            source.path(),
-            dest.path(),
-            &plan,
-            bar,
-            &CancelToken::new(),
-            &mut || told = true,
-        )
-        .unwrap();
-        assert!(told);
+        let copied = copy(source.path(), dest.path(), &plan, bar, &CancelToken::new());
+        crash::install(None);
+        let copied = copied.unwrap();
+        assert_eq!(*passed.borrow(), [SAMPLED]);
         assert!(matches!(copied, Copied::TooSlow(_)), "{copied:?}");
         let left = fs::read_dir(dest.path().join("debug")).unwrap().count();
         assert_eq!(left, 2, "the sample is an eighth of the bytes");

@@ -31,23 +31,22 @@ use crate::{
     lease::{AcquireOutcome, Guard, Leases, Owner, repository_within},
 };
 use natives_system::{
-    durable,
+    crash, durable,
     lock::{self, CargoLock},
     process,
 };
 
-/// The points of discarding a member, in order, so tests can kill it at
-/// each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DiscardStep {
+/// The crash points of discarding a member, in order (see
+/// [`natives_system::crash`]): tests kill a real process at each one.
+pub(super) mod points {
     /// Its record says `discarding`.
-    Marked,
+    pub const MARKED: &str = "pool member marked discarding";
     /// Its directory is renamed aside.
-    MovedAside,
+    pub const MOVED_ASIDE: &str = "pool member moved aside";
     /// The directory aside is removed.
-    Removed,
+    pub const REMOVED: &str = "pool member removed";
     /// Its record is removed: it is gone.
-    Forgotten,
+    pub const FORGOTTEN: &str = "pool member forgotten";
 }
 
 /// Why a member was not discarded.
@@ -111,7 +110,6 @@ pub(super) fn discard(
     files: &PoolFiles,
     record: &MemberRecord,
     held: Doomed,
-    observe: &mut dyn FnMut(DiscardStep),
 ) -> Result<()> {
     let path = files.member(&record.name);
     let aside = match (&record.state, &record.aside) {
@@ -127,18 +125,18 @@ pub(super) fn discard(
             aside
         }
     };
-    observe(DiscardStep::Marked);
+    crash::point(points::MARKED);
     match fs::rename(&record.dir, &aside) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
         Err(err) => return Err(Error::io(&record.dir, err)),
     }
-    observe(DiscardStep::MovedAside);
+    crash::point(points::MOVED_ASIDE);
     remove_tree(&aside)?;
-    observe(DiscardStep::Removed);
+    crash::point(points::REMOVED);
     fresh::invalidate_identity(home, &record.dir)?;
     durable::remove(&path)?;
-    observe(DiscardStep::Forgotten);
+    crash::point(points::FORGOTTEN);
     held.guard.release_removed()
 }
 

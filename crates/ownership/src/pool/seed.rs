@@ -43,32 +43,34 @@ use crate::{
     fresh::{self, Identity, output_layouts},
     layout::LeaseFiles,
 };
-use natives_system::lock::{self, CargoLock};
+use natives_system::{
+    crash,
+    lock::{self, CargoLock},
+};
 
 mod report;
 
 pub use report::{SeedReport, SeedStrategy};
 
-/// The points of seeding a member, in order, so tests can kill it at each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SeedStep {
+/// The crash points of making a member, in order (see
+/// [`natives_system::crash`]): tests kill a real process at each one. The
+/// first pass's sample (`clone::SAMPLED`) comes between `CREATED` and
+/// `LOCKED`.
+pub(super) mod points {
     /// The member's lease is held, nothing written.
-    Leased,
+    pub const LEASED: &str = "pool member leased";
     /// Its `seeding` record is published.
-    Marked,
+    pub const MARKED: &str = "pool member marked seeding";
     /// Its directory exists, empty.
-    Created,
-    /// The copy's sample is copied (without the source's lock): the member
-    /// is partly filled.
-    Sampled,
+    pub const CREATED: &str = "pool member directory created";
     /// The source's lock is held for the second pass.
-    Locked,
+    pub const LOCKED: &str = "pool seed source locked";
     /// Every file is copied and its identity recorded.
-    Copied,
+    pub const COPIED: &str = "pool seed copied";
     /// The filesystem is flushed.
-    Synced,
+    pub const SYNCED: &str = "pool seed synced";
     /// Its `ready` record is written.
-    Ready,
+    pub const READY: &str = "pool member ready";
 }
 
 /// How often the second pass looks at the source's lock while a cargo
@@ -99,7 +101,7 @@ pub(super) struct Seeding<'a> {
 
 /// Fill `seeding.dest` (which exists and is empty) and record the identity
 /// it was built from.
-pub(super) fn seed(seeding: &Seeding<'_>, observe: &mut dyn FnMut(SeedStep)) -> Result<SeedReport> {
+pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
     let started = Instant::now();
     fresh::invalidate_identity(seeding.home, seeding.dest)?;
     if seeding.strategy == SeedStrategy::Cold {
@@ -108,7 +110,7 @@ pub(super) fn seed(seeding: &Seeding<'_>, observe: &mut dyn FnMut(SeedStep)) -> 
     let Some(member) = pick_source(seeding)? else {
         return Ok(cold(no_source(seeding), 0, started));
     };
-    let first = match first_pass(seeding, member, observe)? {
+    let first = match first_pass(seeding, member)? {
         Ok(first) => first,
         Err(why) => return Ok(cold(&why, 0, started)),
     };
@@ -117,14 +119,14 @@ pub(super) fn seed(seeding: &Seeding<'_>, observe: &mut dyn FnMut(SeedStep)) -> 
         let why = format!("{} was compiling past the wait", member.name);
         return Ok(cold(&why, elapsed_ms(started), started));
     };
-    observe(SeedStep::Locked);
+    crash::point(points::LOCKED);
     let identity = fresh::read_identity(&LeaseFiles::new(seeding.home, &member.dir).identity);
     let plan = clone::plan(&member.dir, &source.parts)?;
     let places = (member.dir.as_path(), seeding.dest);
     let copied = (&first.plan, &first.copied, first.since);
     clone::update(places, copied, &plan, first.method, seeding.cancel)?;
     drop(source.locks);
-    finish_copy(seeding, identity.as_ref(), observe)?;
+    finish_copy(seeding, identity.as_ref())?;
     Ok(SeedReport {
         strategy: match first.method {
             Method::Reflink => SeedStrategy::Reflink,
@@ -155,7 +157,6 @@ struct FirstPass {
 fn first_pass(
     seeding: &Seeding<'_>,
     member: &MemberView,
-    observe: &mut dyn FnMut(SeedStep),
 ) -> Result<std::result::Result<FirstPass, String>> {
     let since = clone::fs_clock(seeding.dest)?;
     let plan = clone::plan(&member.dir, &unlocked_parts(&member.dir)?)?;
@@ -169,7 +170,6 @@ fn first_pass(
         &plan.files_only(),
         method,
         seeding.cancel,
-        &mut || observe(SeedStep::Sampled),
     )?;
     Ok(match copied {
         Copied::Whole(copied) => Ok(FirstPass {
@@ -195,17 +195,13 @@ fn too_slow(seeding: &Seeding<'_>, projected: Duration) -> String {
 }
 
 /// Record the identity the copy came from, then flush it all to disk.
-fn finish_copy(
-    seeding: &Seeding<'_>,
-    identity: Option<&Identity>,
-    observe: &mut dyn FnMut(SeedStep),
-) -> Result<()> {
+fn finish_copy(seeding: &Seeding<'_>, identity: Option<&Identity>) -> Result<()> {
     if let Some(identity) = identity {
         fresh::record_identity(seeding.home, seeding.dest, identity)?;
     }
-    observe(SeedStep::Copied);
+    crash::point(points::COPIED);
     clone::sync_filesystem(seeding.dest)?;
-    observe(SeedStep::Synced);
+    crash::point(points::SYNCED);
     Ok(())
 }
 

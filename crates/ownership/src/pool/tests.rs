@@ -1,8 +1,10 @@
 use std::{
+    cell::RefCell,
     fs::File,
     io::Write,
-    os::unix::fs::MetadataExt,
+    os::unix::{fs::MetadataExt, process::ExitStatusExt},
     process::{Child, Command},
+    rc::Rc,
     time::SystemTime,
 };
 
@@ -465,49 +467,109 @@ fn the_inventory_shows_holders_identities_sizes_and_last_use() {
     assert!(member.last_used_ms.unwrap() > before);
 }
 
-/// The environment variable naming the seed step a child kills itself at.
+/// The environment variable naming the crash point a child is killed at
+/// (its index among the points the child's work passes).
 const KILL_AT: &str = "NATIVES_TEST_POOL_KILL_AT";
 /// The child's pool directory and home.
 const CHILD_PLACE: [&str; 2] = ["NATIVES_TEST_POOL_DIR", "NATIVES_TEST_POOL_HOME"];
 
-const SEED_STEPS: [SeedStep; 8] = [
-    SeedStep::Leased,
-    SeedStep::Marked,
-    SeedStep::Created,
-    SeedStep::Sampled,
-    SeedStep::Locked,
-    SeedStep::Copied,
-    SeedStep::Synced,
-    SeedStep::Ready,
+/// The crash points of making a member, in the order a seed passes them.
+const SEED_POINTS: [&str; 8] = [
+    seed::points::LEASED,
+    seed::points::MARKED,
+    seed::points::CREATED,
+    clone::SAMPLED,
+    seed::points::LOCKED,
+    seed::points::COPIED,
+    seed::points::SYNCED,
+    seed::points::READY,
 ];
 
-const DISCARD_STEPS: [DiscardStep; 4] = [
-    DiscardStep::Marked,
-    DiscardStep::MovedAside,
-    DiscardStep::Removed,
-    DiscardStep::Forgotten,
+/// The crash points of discarding a member, in order.
+const DISCARD_POINTS: [&str; 4] = [
+    discard::points::MARKED,
+    discard::points::MOVED_ASIDE,
+    discard::points::REMOVED,
+    discard::points::FORGOTTEN,
 ];
 
-/// Run the child test `name` against `fx`, killing itself at `step`.
-fn run_child(fx: &Fixture, name: &str, step: &str) {
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", name, "--nocapture"])
-        .env(KILL_AT, step)
-        .env(CHILD_PLACE[0], &fx.pool)
-        .env(CHILD_PLACE[1], fx.leases.home())
-        .status()
-        .unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(
-        status.signal(),
-        Some(9),
-        "the child was not killed at {step}"
-    );
+/// Every crash point `work` passes on this thread, in order.
+fn points_passed(work: impl FnOnce()) -> Vec<&'static str> {
+    let passed = Rc::new(RefCell::new(Vec::new()));
+    let seen = passed.clone();
+    crash::install(Some(Box::new(move |point| seen.borrow_mut().push(point))));
+    work();
+    crash::install(None);
+    passed.take()
 }
 
-fn kill_self() -> ! {
-    nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL).unwrap();
-    unreachable!("SIGKILL is not caught");
+/// Where `point` comes among `passed`, which must hold it exactly once.
+fn index_of(passed: &[&str], point: &str) -> usize {
+    let at: Vec<usize> = (0..passed.len()).filter(|&i| passed[i] == point).collect();
+    assert_eq!(at.len(), 1, "{point:?} not passed once: {passed:?}");
+    at[0]
+}
+
+/// A fixture with a warm member held, as each seed crash test starts.
+fn warm_fixture() -> (Fixture, PoolLease) {
+    let fx = fixture();
+    let warm = fx.acquire("warm", &sized(3)).unwrap();
+    lay_out_build(warm.dir(), 300_000);
+    (fx, warm)
+}
+
+/// The crash points a seed of a new member passes, in order, every one.
+fn seed_passes() -> Vec<&'static str> {
+    let (fx, _warm) = warm_fixture();
+    points_passed(|| drop(fx.acquire("seeder", &sized(3)).unwrap()))
+}
+
+/// A fixture with one idle member beyond a budget of nothing, as each
+/// prune crash test starts.
+fn idle_fixture() -> Fixture {
+    let fx = fixture();
+    let lease = fx.acquire("a", &sized(2)).unwrap();
+    lay_out_build(lease.dir(), 200_000);
+    lease.release().unwrap();
+    fx
+}
+
+/// The crash points a prune removing a member passes, in order, every one.
+fn prune_passes() -> Vec<&'static str> {
+    let fx = idle_fixture();
+    let pruner = owner("pruner");
+    points_passed(|| drop(fx.leases.prune_pool(&fx.pool, 0, &pruner).unwrap()))
+}
+
+/// Run the child test `name` against `fx`, killed at the crash point
+/// `index`; it must say it died at `point`, so a step skipped or out of
+/// order fails the test.
+fn run_child(fx: &Fixture, name: &str, index: usize, point: &str) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", name, "--nocapture"])
+        .env(KILL_AT, index.to_string())
+        .env(CHILD_PLACE[0], &fx.pool)
+        .env(CHILD_PLACE[1], fx.leases.home())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGKILL),
+        "the child was not killed at {point}: {out:?}"
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&format!("({point})")), "{point}: {said}");
+}
+
+/// Seeding and discarding pass their crash points in order, each once: the
+/// kill-at-every-step tests kill at each of these.
+#[test]
+fn seeding_and_discarding_pass_every_step_in_order() {
+    let ours = |passed: Vec<&'static str>, points: &[&str]| -> Vec<&'static str> {
+        passed.into_iter().filter(|p| points.contains(p)).collect()
+    };
+    assert_eq!(ours(seed_passes(), &SEED_POINTS), SEED_POINTS);
+    assert_eq!(ours(prune_passes(), &DISCARD_POINTS), DISCARD_POINTS);
 }
 
 /// A seed killed at each of its steps: the member is never leased half
@@ -515,37 +577,42 @@ fn kill_self() -> ! {
 /// left aside) and makes a new one; from `ready` on it is a whole copy.
 #[test]
 fn a_seed_killed_at_any_step_leaves_a_whole_member_or_none() {
-    for step in SEED_STEPS {
-        let fx = fixture();
-        let warm = fx.acquire("warm", &sized(3)).unwrap();
-        lay_out_build(warm.dir(), 300_000);
-        run_child(&fx, "pool::tests::seed_child", &format!("{step:?}"));
+    let passes = seed_passes();
+    for step in SEED_POINTS {
+        let (fx, _warm) = warm_fixture();
+        let index = index_of(&passes, step);
+        run_child(&fx, "pool::tests::seed_child", index, step);
         let survivor = fx.state("member-1");
-        let expected = if step == SeedStep::Ready {
-            Some(MemberState::Ready)
-        } else if step == SeedStep::Leased {
-            None
-        } else {
-            Some(MemberState::Seeding)
+        let expected = match step {
+            seed::points::READY => Some(MemberState::Ready),
+            seed::points::LEASED => None,
+            _ => Some(MemberState::Seeding),
         };
-        assert_eq!(survivor, expected, "after a kill at {step:?}");
+        assert_eq!(survivor, expected, "after a kill at {step}");
         let next = fx.acquire("next", &sized(3)).unwrap();
         let rlib = next.dir().join("debug/deps/libx-1.rlib");
-        assert_eq!(fs::read(&rlib).unwrap().len(), 300_000, "after {step:?}");
+        assert_eq!(fs::read(&rlib).unwrap().len(), 300_000, "after {step}");
         let (name, seeded) = (next.member(), next.seed().is_some());
         match step {
-            SeedStep::Leased => assert_eq!((name, seeded), ("member-1", true)),
-            SeedStep::Ready => assert_eq!((name, seeded), ("member-1", false)),
+            seed::points::LEASED => assert_eq!((name, seeded), ("member-1", true)),
+            seed::points::READY => assert_eq!((name, seeded), ("member-1", false)),
             // Discarded whole; the next member is a new one.
-            _ => assert_eq!((name, seeded), ("member-2", true), "after {step:?}"),
+            _ => assert_eq!((name, seeded), ("member-2", true), "after {step}"),
         }
         let mut names: Vec<_> = fs::read_dir(&fx.pool)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         names.sort();
-        assert_eq!(names, ["member-0", name], "after a kill at {step:?}");
+        assert_eq!(names, ["member-0", name], "after a kill at {step}");
     }
+}
+
+/// Run a seed of a new member in `fx` in a child killed once its sample is
+/// copied: a member left half-seeded.
+fn kill_seed_at_its_sample(fx: &Fixture) {
+    let index = index_of(&seed_passes(), clone::SAMPLED);
+    run_child(fx, "pool::tests::seed_child", index, clone::SAMPLED);
 }
 
 /// A member removed whole, by a prune or discarded half-seeded, leaves no
@@ -556,7 +623,7 @@ fn a_removed_member_leaves_no_entry_in_the_lease_inventory() {
     let fx = fixture();
     let warm = fx.acquire("warm", &sized(3)).unwrap();
     lay_out_build(warm.dir(), 1000);
-    run_child(&fx, "pool::tests::seed_child", "Sampled");
+    kill_seed_at_its_sample(&fx);
     let listed = || -> Vec<PathBuf> {
         let entries = fx.leases.inventory().unwrap();
         entries.into_iter().filter_map(|e| e.dir).collect()
@@ -581,7 +648,7 @@ fn a_half_seeded_member_that_cannot_be_removed_is_never_leased() {
     let fx = fixture();
     let warm = fx.acquire("warm", &sized(3)).unwrap();
     lay_out_build(warm.dir(), 1000);
-    run_child(&fx, "pool::tests::seed_child", "Sampled");
+    kill_seed_at_its_sample(&fx);
     natives_testkit::write(&fx.pool, "member-1/.git/HEAD", "ref: refs/heads/main\n");
     for seat in ["b", "c"] {
         let lease = fx.acquire(seat, &sized(3)).unwrap();
@@ -601,21 +668,25 @@ fn a_half_seeded_member_that_cannot_be_removed_is_never_leased() {
 /// leased again, and the next prune finishes its removal.
 #[test]
 fn a_prune_killed_at_any_step_is_finished_by_the_next() {
-    for step in DISCARD_STEPS {
-        let fx = fixture();
-        let lease = fx.acquire("a", &sized(2)).unwrap();
-        lay_out_build(lease.dir(), 200_000);
-        lease.release().unwrap();
-        run_child(&fx, "pool::tests::prune_child", &format!("{step:?}"));
+    let passes = prune_passes();
+    for step in DISCARD_POINTS {
+        let fx = idle_fixture();
+        run_child(
+            &fx,
+            "pool::tests::prune_child",
+            index_of(&passes, step),
+            step,
+        );
         let state = fx.state("member-0");
-        let expected = (step != DiscardStep::Forgotten).then_some(MemberState::Discarding);
-        assert_eq!(state, expected, "after a kill at {step:?}");
+        let gone = step == discard::points::FORGOTTEN;
+        let expected = (!gone).then_some(MemberState::Discarding);
+        assert_eq!(state, expected, "after a kill at {step}");
         let next = fx.acquire("b", &sized(2)).unwrap();
         lay_out_build(next.dir(), 100);
         assert_ne!(
             (next.member(), next.seed().is_none()),
             ("member-0", true),
-            "a half-removed member was leased after {step:?}"
+            "a half-removed member was leased after {step}"
         );
         drop(next);
         let report = fx
@@ -627,53 +698,44 @@ fn a_prune_killed_at_any_step_is_finished_by_the_next() {
             .unwrap()
             .map(|e| e.unwrap().path())
             .collect();
-        assert!(left.is_empty(), "after {step:?}: {left:?} {report:?}");
-        assert!(fx.inventory().members.is_empty(), "after {step:?}");
+        assert!(left.is_empty(), "after {step}: {left:?} {report:?}");
+        assert!(fx.inventory().members.is_empty(), "after {step}");
     }
 }
 
-fn child_fixture() -> Option<(Leases, PathBuf, String)> {
-    let step = std::env::var(KILL_AT).ok()?;
+/// The child's home and pool, with the crash point it is to be killed at
+/// installed; `None` outside a child.
+fn child_fixture() -> Option<(Leases, PathBuf)> {
+    let index = std::env::var(KILL_AT).ok()?;
+    crash::install(Some(crash::kill_at(index.parse().unwrap())));
     let [pool, home] = CHILD_PLACE.map(|name| PathBuf::from(std::env::var(name).unwrap()));
-    Some((Leases::open(&home).unwrap(), pool, step))
+    Some((Leases::open(&home).unwrap(), pool))
 }
 
+/// Child: seed a new member, killed at the crash point it is told.
 #[test]
 #[ignore = "run by a_seed_killed_at_any_step_leaves_a_whole_member_or_none in a child process"]
 fn seed_child() {
-    let Some((leases, pool, step)) = child_fixture() else {
+    let Some((leases, pool)) = child_fixture() else {
         return;
     };
-    let _ = leases.acquire_from_pool_observed(
-        &pool,
-        &owner("seeder"),
-        &sized(3),
-        None,
-        &CancelToken::new(),
-        &mut |at| {
-            if matches!(at, PoolStep::Seed(s) if format!("{s:?}") == step) {
-                kill_self();
-            }
-        },
-    );
+    let cancel = CancelToken::new();
+    let _ = leases.acquire_from_pool(&pool, &owner("seeder"), &sized(3), None, &cancel);
 }
 
+/// Child: prune an idle member, killed at the crash point it is told.
 #[test]
 #[ignore = "run by a_prune_killed_at_any_step_is_finished_by_the_next in a child process"]
 fn prune_child() {
-    let Some((leases, pool, step)) = child_fixture() else {
+    let Some((leases, pool)) = child_fixture() else {
         return;
     };
-    let pool = PoolDir::new(leases.home(), &pool).unwrap();
-    let _ = leases.prune_within(&pool, 0, &owner("pruner"), &mut |at| {
-        if format!("{at:?}") == step {
-            kill_self();
-        }
-    });
+    let _ = leases.prune_pool(&pool, 0, &owner("pruner"));
 }
 
 /// The environment variable naming the file a pausing seed child records
-/// its steps in; it waits at `Sampled` until a file `go` beside it exists.
+/// its seed points in; it waits at the sample until a file `go` beside it
+/// exists.
 const PAUSE_EVENTS: &str = "NATIVES_TEST_POOL_EVENTS";
 
 /// Nobody waits for a seed while the pool has room. With K = 4 and the
@@ -689,7 +751,7 @@ fn no_holder_waits_for_a_seed_while_the_pool_has_room() {
     lay_out_build(warm.dir(), 300_000);
     let events = fx.pool.with_file_name("events");
     let mut seeds = Seeds((0..3).map(|_| spawn_paused_seed(&fx, &events)).collect());
-    wait_for_events(&events, "Sampled", 3, &mut seeds.0);
+    wait_for_events(&events, clone::SAMPLED, 3, &mut seeds.0);
     let cargo = try_cargo_lock(&warm.dir().join("debug/.cargo-lock"), true).unwrap();
     assert!(
         cargo.is_some(),
@@ -707,7 +769,8 @@ fn no_holder_waits_for_a_seed_while_the_pool_has_room() {
     }
     let log = read(&events);
     let wrote = log.find("holder wrote").unwrap();
-    assert_eq!(log[wrote..].matches("Locked").count(), 3, "{log}");
+    let locked = log[wrote..].matches(seed::points::LOCKED).count();
+    assert_eq!(locked, 3, "{log}");
     for name in ["member-1", "member-2", "member-3"] {
         assert_eq!(fx.state(name), Some(MemberState::Ready), "{name}");
         let member = fx.pool.join(name);
@@ -785,25 +848,33 @@ fn paused_seed_child() {
     let [pool, home] = CHILD_PLACE.map(|name| PathBuf::from(std::env::var(name).unwrap()));
     let leases = Leases::open(&home).unwrap();
     let wait = CancelToken::new().with_timeout(Some(Duration::from_secs(120)));
-    let go = events.with_file_name("go");
-    let guard = Instant::now();
-    let lease = leases.acquire_from_pool_observed(
+    crash::install(Some(pause_at_sample(events)));
+    let lease = leases.acquire_from_pool(
         &pool,
         &owner(&format!("seed-{}", std::process::id())),
         &sized(4),
         Some(&wait),
         &CancelToken::new(),
-        &mut |at| {
-            let PoolStep::Seed(step) = at else { return };
-            note(&events, &format!("{} {step:?}", std::process::id()));
-            while step == SeedStep::Sampled && !go.exists() {
-                assert!(
-                    guard.elapsed() < Duration::from_secs(120),
-                    "never told to go on"
-                );
-                thread::sleep(Duration::from_millis(10));
-            }
-        },
     );
     lease.unwrap().release().unwrap();
+}
+
+/// A crash hook noting each seed point passed in `events`, and waiting at
+/// the sample until a file `go` beside it exists.
+fn pause_at_sample(events: PathBuf) -> crash::Hook {
+    let go = events.with_file_name("go");
+    let guard = Instant::now();
+    Box::new(move |point| {
+        if !SEED_POINTS.contains(&point) {
+            return;
+        }
+        note(&events, &format!("{} {point}", std::process::id()));
+        while point == clone::SAMPLED && !go.exists() {
+            assert!(
+                guard.elapsed() < Duration::from_secs(120),
+                "never told to go on"
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    })
 }
