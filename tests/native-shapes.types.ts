@@ -8,14 +8,29 @@
  * field added, removed or retyped on one side only a type error here.
  */
 import type {
+  BuildCachePoolLease,
   HandoverView,
   NativeNewCandidate,
   NativeNewRun,
   NativeNewSeat,
+  PoolInventoryView,
+  PoolPruneReportView,
   RestoreView,
+  SeedReportView,
   VerdictView,
 } from '../packages/natives/index.cjs';
-import type { ClaimVerdict, Handover, NewCandidate, NewRun, NewSeat, RestoreResult } from '../packages/natives/src/index.ts';
+import type {
+  ClaimVerdict,
+  Handover,
+  NewCandidate,
+  NewRun,
+  NewSeat,
+  PoolInventory,
+  PoolLease,
+  PoolPruneReport,
+  RestoreResult,
+  SeedReport,
+} from '../packages/natives/src/index.ts';
 
 /** Every field name of every member of a union. */
 type Keys<T> = T extends unknown ? keyof T : never;
@@ -43,4 +58,9 @@ export type Checks = [
   Check<Same<keyof NewRun, keyof NativeNewRun>>,
   Check<Same<keyof NewCandidate, keyof NativeNewCandidate>>,
   Check<Same<keyof NewSeat, keyof NativeNewSeat>>,
+  Check<Same<PoolInventory, PoolInventoryView>>,
+  Check<Same<PoolPruneReport, PoolPruneReportView>>,
+  Check<Same<SeedReport, SeedReportView>>,
+  Check<Same<Exclude<keyof PoolLease, 'release' | typeof Symbol.asyncDispose>, Exclude<keyof BuildCachePoolLease, 'release'>>>,
+  Check<Fits<Pick<BuildCachePoolLease, 'seed' | 'pruned' | 'record' | 'freshness'>, Pick<PoolLease, 'seed' | 'pruned' | 'record' | 'freshness'>>>,
 ];

@@ -41,9 +41,9 @@ export declare class BuildCachePoolLease {
   /** What the refresh did, when one was asked for. */
   get freshness(): FreshnessView | null
   /** How the member was filled, when this acquisition created it. */
-  get seed(): unknown
+  get seed(): SeedReportView | null
   /** What the prune to the disk budget did, when one was given. */
-  get pruned(): unknown
+  get pruned(): PoolPruneReportView | null
   /** Whether it is still held by this object. */
   get held(): boolean
   /**
@@ -1039,7 +1039,7 @@ export declare function nativeParseWorkspacePackageNames(json: string): Array<st
  * Every member of the pool at `pool`: state, lease, holder, identity,
  * sizes, last use, seed.
  */
-export declare function nativePoolInventory(pool: string, home?: string | undefined | null): Promise<unknown>
+export declare function nativePoolInventory(pool: string, home?: string | undefined | null): Promise<PoolInventoryView>
 
 /** Options of the native acquisition from a pool. */
 export interface NativePoolOptions {
@@ -1067,7 +1067,7 @@ export interface NativePoolOptions {
  * removed whole, then idle members least recently used first; never a
  * leased one.
  */
-export declare function nativePrunePool(pool: string, budgetBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<unknown>
+export declare function nativePrunePool(pool: string, budgetBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<PoolPruneReportView>
 
 /** Remove the claims `origin` wrote for agents it no longer has. */
 export declare function nativePruneStaleClaims(origin: string, storeAgents: Array<string>, home: string | undefined | null, timeoutMs: number): Promise<number>
@@ -1252,6 +1252,21 @@ export interface ClaimView {
   user?: number
 }
 
+/** Disk use of one tree. */
+export interface DiskUsageView {
+  /** Bytes its files hold. */
+  logical: number
+  /**
+   * Bytes the filesystem allocated for them (blocks shared with other
+   * members counted here too).
+   */
+  allocated: number
+  /** Bytes of its files in extents shared with other files. */
+  shared: number
+  /** Files (each counted once, whatever its names). */
+  files: number
+}
+
 /** What a refresh did. */
 export interface FreshnessView {
   /** `false`: the recorded identity matched and nothing ran. */
@@ -1266,6 +1281,14 @@ export interface IdentityView {
   worktree: string
   /** The commit checked out there. */
   head: string
+}
+
+/** A member beyond the budget that a prune kept. */
+export interface KeptMemberView {
+  /** Its name. */
+  name: string
+  /** Why it was kept (busy: who holds it; refused: which rule). */
+  why: string
 }
 
 /** Why a prune keeps something inside a profile. */
@@ -1336,6 +1359,85 @@ export interface LeaseReleaseView {
 /** Where a lease stands. */
 export type LeaseStatus = 'free' | 'active' | 'stale' | 'unknown'
 
+/** A pool's members, and its settings as last given. */
+export interface PoolInventoryView {
+  /** The pool directory, canonical. */
+  dir: string
+  /** Its size (K) as last given to an acquisition. */
+  size: number | null
+  /** Its disk budget as last given. */
+  budgetBytes: number | null
+  /**
+   * How long a member created cold was first held: a build from
+   * nothing, the bar a copy must beat.
+   */
+  coldFillMs: number | null
+  /**
+   * What every member takes on disk together, blocks they share (a
+   * reflink seed's) counted once.
+   */
+  physical: number
+  /** Its members, by name. */
+  members: Array<PoolMemberView>
+}
+
+/** Where a pool member stands. */
+export type PoolMemberState = 'seeding' | 'ready' | 'discarding' | 'unregistered' | 'unknown'
+
+/** One member of a pool. */
+export interface PoolMemberView {
+  /** Its name (`member-<n>`). */
+  name: string
+  /** Its directory. */
+  dir: string
+  /** Where it stands; only `ready` members are leased. */
+  state: PoolMemberState
+  /** Why its record cannot be read (`unknown`); `null` otherwise. */
+  reason: string | null
+  /** Where its lease stands. */
+  lease: LeaseStatus
+  /** Who holds it, when someone does. */
+  holder: LeaseOwnerView | null
+  /** The source last built into it. */
+  identity: IdentityView | null
+  /** Its disk use (zero when its directory is missing). */
+  usage: DiskUsageView
+  /** When it was last let go, ms since the epoch. */
+  lastUsedMs: number | null
+  /** When it was created, ms since the epoch. */
+  createdAtMs: number | null
+  /** How it was filled. */
+  seed: SeedReportView | null
+}
+
+/** What a prune of a pool did. */
+export interface PoolPruneReportView {
+  /**
+   * What the ready members took on disk before, shared blocks counted
+   * once: what the budget is judged by.
+   */
+  bytesBefore: number
+  /** What they take after, shared blocks counted once. */
+  bytesAfter: number
+  /** Idle members removed, least recently used first. */
+  pruned: Array<PrunedMemberView>
+  /** Members left half-done by a process that died, removed whole. */
+  discarded: Array<string>
+  /**
+   * Members over the budget that stayed, and why (busy, refused by a
+   * guard).
+   */
+  kept: Array<KeptMemberView>
+}
+
+/** One member a prune removed. */
+export interface PrunedMemberView {
+  /** Its name. */
+  name: string
+  /** What it took. */
+  usage: DiskUsageView
+}
+
 /** What a prune did. */
 export interface PruneReportView {
   /** Bytes of build output before. */
@@ -1347,6 +1449,27 @@ export interface PruneReportView {
   /** What was kept inside the profiles whatever its age, and why. */
   kept: Array<KeptView>
 }
+
+/** How a member was filled, and why that way. */
+export interface SeedReportView {
+  /** What was done: `reflink`, `copy` or `cold` (never `auto`). */
+  strategy: SeedStrategy
+  /** The member it was filled from; `null` for a cold one. */
+  from: string | null
+  /** Why this strategy. */
+  reason: string
+  /** Files copied. */
+  files: number
+  /** Bytes copied (logical). */
+  bytes: number
+  /** Time spent waiting for a source no cargo was writing, in ms. */
+  waitedMs: number
+  /** Time the seed took, the wait included, in ms. */
+  tookMs: number
+}
+
+/** How a new member was (or is to be) filled. */
+export type SeedStrategy = 'auto' | 'reflink' | 'copy' | 'cold'
 
 /** Why a folder counts as shared. */
 export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
