@@ -407,7 +407,7 @@ export declare function nativeApplyFileChanges(cwd: string, confine: boolean | u
  * Every archived tip of `run`'s copies, historical ones included, each
  * archive validated: what `natives fold RUN --show-seats --json` prints.
  */
-export declare function nativeArchivedSeats(home: string | undefined | null, run: string, token?: CancelToken | undefined | null): Promise<unknown[]>
+export declare function nativeArchivedSeats(home: string | undefined | null, run: string, token?: CancelToken | undefined | null): Promise<SeatTipView[]>
 
 /** What a grant sets on a source copy; a field left out keeps its value. */
 export interface NativeAuthority {
@@ -580,7 +580,7 @@ export interface NativeEvictionOptions {
  * prints. Rejects with `EINVAL` (a bad option, an unreadable
  * configuration), `EBUSY` (another pass is running), `ABORT_ERR`.
  */
-export declare function nativeEvictionPass(options: NativeEvictionOptions, token?: CancelToken | undefined | null): Promise<unknown>
+export declare function nativeEvictionPass(options: NativeEvictionOptions, token?: CancelToken | undefined | null): Promise<EvictionReportView>
 
 /** A validated archive, and its patch when asked for. */
 export interface NativeEvidenceRead {
@@ -1138,7 +1138,7 @@ export declare function nativeRestoreHandover(handover: string, home?: string | 
  * Rebuild the archived tip `head` (a full commit id) of one of `run`'s
  * copies as a new repository at `dest` (which must not exist).
  */
-export declare function nativeRestoreSeat(home: string | undefined | null, run: string, head: string, dest: string, token?: CancelToken | undefined | null): Promise<unknown>
+export declare function nativeRestoreSeat(home: string | undefined | null, run: string, head: string, dest: string, token?: CancelToken | undefined | null): Promise<Restored>
 
 /**
  * Validate the archive at `dir`, then restore it into `dest` (which must
@@ -1508,6 +1508,9 @@ export interface ArchiveView {
   patchBytes: number
 }
 
+/** Why a copy stays (or why a pass evicts nothing). */
+export type BlockerKind = 'resumable-run' | 'changed-candidate' | 'unrecorded-heads' | 'head-moved' | 'public-authority' | 'recovery-authority' | 'approval-authority' | 'retention-authority' | 'recovery-selection' | 'task-pin' | 'task-replacement' | 'path-reference' | 'unknown-record' | 'unknown-field' | 'ownership-bound' | 'live-driver' | 'live-owner' | 'output-lease' | 'unreadable-ownership' | 'recent-activity' | 'operation-in-progress' | 'local-refs' | 'locked' | 'unknown-administration' | 'unarchivable' | 'dirty' | 'staged' | 'index-hidden' | 'unsupported-content' | 'untracked' | 'ignored' | 'build-output' | 'symlink' | 'special-file' | 'unknown-directory' | 'not-a-worktree' | 'evidence-bound' | 'corrupt-evidence' | 'changed-since-record' | 'unreadable-eviction-record' | 'step-failed' | 'pass-copies' | 'reclaim-budget'
+
 /** A candidate worktree (`RunCandidate` in TypeScript). */
 export interface CandidateView {
   /** Its name within the run. */
@@ -1592,6 +1595,102 @@ export interface EventView {
   regenerable?: Array<string>
   /** Anything else worth reading. */
   note?: string
+}
+
+/** A copy the pass evicted (in a dry run: would evict). */
+export interface EvictedCopyView {
+  /** Its run. */
+  run: string
+  /** Its seat name (`review-1`, `judge-2`, `candidate-A`). */
+  seat: string
+  /** Where it was. */
+  path: string
+  /** The archive that rebuilds it; `null` in a dry run. */
+  archive: string | null
+  /** Its regular files' bytes. */
+  logicalBytes: number
+  /** Their allocated blocks (hard links kept elsewhere discounted). */
+  allocatedBytes: number
+  /** Whether an earlier, interrupted pass had begun it. */
+  resumed: boolean
+}
+
+/** One reason a copy stays; `detail` says what was seen. */
+export interface EvictionBlockerView {
+  /** What kind of reason. */
+  kind: BlockerKind
+  /** What was seen, for a person. */
+  detail: string
+}
+
+/** Where an eviction stands. */
+export type EvictionPhase = 'pending' | 'evicted'
+
+/** One pass's report. */
+export interface EvictionReportView {
+  /** The settings it ran with. */
+  settings: EvictionSettingsView
+  /** Whether it touched nothing. */
+  dryRun: boolean
+  /** Why the pass did nothing, when it is not enabled. */
+  disabled: string | null
+  /** The runs visited, oldest first from where the last pass stopped. */
+  visited: Array<string>
+  /** The run the next pass starts after. */
+  continueAfter: string | null
+  /** Copies evicted (in a dry run: that would be). */
+  evicted: Array<EvictedCopyView>
+  /** Copies left, with their reasons. */
+  retained: Array<RetainedCopyView>
+  /** Empty run roots removed (in a dry run: that would be). */
+  emptyRoots: Array<string>
+  /** Reasons that hold for the whole pass (also given with each copy). */
+  blockers: Array<EvictionBlockerView>
+  /** The accounting written to `retention.json`; `null` in a dry run. */
+  retention: EvictionRetentionView | null
+}
+
+/**
+ * What `retention.json` records of a pass: estimates, never claims of
+ * freed space.
+ */
+export interface EvictionRetentionView {
+  /** When the pass ended, in milliseconds since the epoch. */
+  atMs: number
+  /** Runs visited. */
+  runsVisited: number
+  /** Bytes of the source files unlinked. */
+  sourceLogicalBytes: number
+  /** Estimated allocated blocks of the source files unlinked. */
+  sourceAllocatedBytes: number
+  /** Bytes of evidence published. */
+  evidenceLogicalBytes: number
+  /** Allocated blocks of evidence published. */
+  evidenceAllocatedBytes: number
+  /** Copies evicted. */
+  copiesEvicted: number
+  /** Empty run roots removed. */
+  emptyRootsRemoved: number
+  /**
+   * Retained copies by each reason given (one copy may count under
+   * several).
+   */
+  blockers: Record<string, number>
+  /** The home volume's available bytes before the pass, as observed. */
+  observedFreeBytesBefore: number | null
+  /**
+   * The same after it (not attributed to the pass: others write to the
+   * volume too).
+   */
+  observedFreeBytesAfter: number | null
+}
+
+/** What a pass runs with. */
+export interface EvictionSettingsView {
+  /** `disk.auto_fold`. */
+  autoFold: boolean
+  /** `disk.worktree_reclaim_bytes`. */
+  reclaimBytes: number
 }
 
 /** What a handover did, or (a dry run) would do. */
@@ -1751,6 +1850,18 @@ export interface RestoreView {
   reasons?: Array<ReasonView>
 }
 
+/** A copy the pass left, with every reason. */
+export interface RetainedCopyView {
+  /** Its run. */
+  run: string
+  /** Its seat name. */
+  seat: string
+  /** Where it is. */
+  path: string
+  /** Why it stays. */
+  blockers: Array<EvictionBlockerView>
+}
+
 /** The run whose record names a worktree. */
 export interface RunSummaryView {
   /** Its id. */
@@ -1799,6 +1910,28 @@ export interface RunView {
 
 /** What a seat does. */
 export type SeatKind = 'review' | 'judge' | 'advisor'
+
+/** One archived tip of a run's copy. */
+export interface SeatTipView {
+  /** The copy's seat name (`review-1`, `candidate-A`). */
+  seat: string
+  /** Where the copy was. */
+  source: string
+  /** The commit. */
+  head: string
+  /** Its tree. */
+  tree: string
+  /** Where the copy showed it: `HEAD`, `HEAD@{n}`, `ORIG_HEAD`, `base`. */
+  seenAs: Array<string>
+  /** Whether it was the copy's `HEAD` when archived (else historical). */
+  current: boolean
+  /** The archived patch's bytes, for the current tip. */
+  patchBytes: number | null
+  /** Where its eviction stands. */
+  phase: EvictionPhase
+  /** The archive holding it. */
+  archive: string
+}
 
 /** A seat (`RunSeat` in TypeScript). */
 export interface SeatView {

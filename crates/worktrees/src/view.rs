@@ -36,6 +36,13 @@ use crate::{
     },
 };
 
+mod eviction;
+
+pub use eviction::{
+    EvictedCopyView, EvictionBlockerView, EvictionPhase, EvictionReportView, EvictionRetentionView,
+    EvictionSettingsView, RetainedCopyView, SeatTipView,
+};
+
 /// Whether a run's driver is alive, as a word.
 #[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
