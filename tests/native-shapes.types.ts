@@ -8,14 +8,35 @@
  * field added, removed or retyped on one side only a type error here.
  */
 import type {
+  BuildCachePoolLease,
+  EvictionReportView,
   HandoverView,
   NativeNewCandidate,
   NativeNewRun,
   NativeNewSeat,
+  PoolInventoryView,
+  PoolPruneReportView,
+  Restored,
   RestoreView,
+  SeatTipView,
+  SeedReportView,
   VerdictView,
 } from '../packages/natives/index.cjs';
-import type { ClaimVerdict, Handover, NewCandidate, NewRun, NewSeat, RestoreResult } from '../packages/natives/src/index.ts';
+import type {
+  ArchivedSeatTip,
+  ClaimVerdict,
+  EvictionReport,
+  Handover,
+  NewCandidate,
+  NewRun,
+  NewSeat,
+  PoolInventory,
+  PoolLease,
+  PoolPruneReport,
+  RestoreResult,
+  RestoredSeat,
+  SeedReport,
+} from '../packages/natives/src/index.ts';
 
 /** Every field name of every member of a union. */
 type Keys<T> = T extends unknown ? keyof T : never;
@@ -23,6 +44,8 @@ type Keys<T> = T extends unknown ? keyof T : never;
 type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** `true` when `A` and `B` are the same type. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** `true` when `A` and `B` are one type, optional fields included (mutual assignability misses those). */
+type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 /** `true` when every `A` is a `B`. */
 type Fits<A, B> = [A] extends [B] ? true : false;
 
@@ -43,4 +66,12 @@ export type Checks = [
   Check<Same<keyof NewRun, keyof NativeNewRun>>,
   Check<Same<keyof NewCandidate, keyof NativeNewCandidate>>,
   Check<Same<keyof NewSeat, keyof NativeNewSeat>>,
+  Check<Identical<PoolInventory, PoolInventoryView>>,
+  Check<Identical<PoolPruneReport, PoolPruneReportView>>,
+  Check<Identical<SeedReport, SeedReportView>>,
+  Check<Identical<EvictionReport, EvictionReportView>>,
+  Check<Identical<ArchivedSeatTip, SeatTipView>>,
+  Check<Identical<RestoredSeat, Restored>>,
+  Check<Same<Exclude<keyof PoolLease, 'release' | typeof Symbol.asyncDispose>, Exclude<keyof BuildCachePoolLease, 'release'>>>,
+  Check<Fits<Pick<BuildCachePoolLease, 'seed' | 'pruned' | 'record' | 'freshness'>, Pick<PoolLease, 'seed' | 'pruned' | 'record' | 'freshness'>>>,
 ];

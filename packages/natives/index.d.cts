@@ -41,9 +41,9 @@ export declare class BuildCachePoolLease {
   /** What the refresh did, when one was asked for. */
   get freshness(): FreshnessView | null
   /** How the member was filled, when this acquisition created it. */
-  get seed(): unknown
+  get seed(): SeedReportView | null
   /** What the prune to the disk budget did, when one was given. */
-  get pruned(): unknown
+  get pruned(): PoolPruneReportView | null
   /** Whether it is still held by this object. */
   get held(): boolean
   /**
@@ -407,7 +407,7 @@ export declare function nativeApplyFileChanges(cwd: string, confine: boolean | u
  * Every archived tip of `run`'s copies, historical ones included, each
  * archive validated: what `natives fold RUN --show-seats --json` prints.
  */
-export declare function nativeArchivedSeats(home: string | undefined | null, run: string, token?: CancelToken | undefined | null): Promise<unknown[]>
+export declare function nativeArchivedSeats(home: string | undefined | null, run: string, token?: CancelToken | undefined | null): Promise<SeatTipView[]>
 
 /** What a grant sets on a source copy; a field left out keeps its value. */
 export interface NativeAuthority {
@@ -580,7 +580,7 @@ export interface NativeEvictionOptions {
  * prints. Rejects with `EINVAL` (a bad option, an unreadable
  * configuration), `EBUSY` (another pass is running), `ABORT_ERR`.
  */
-export declare function nativeEvictionPass(options: NativeEvictionOptions, token?: CancelToken | undefined | null): Promise<unknown>
+export declare function nativeEvictionPass(options: NativeEvictionOptions, token?: CancelToken | undefined | null): Promise<EvictionReportView>
 
 /** A validated archive, and its patch when asked for. */
 export interface NativeEvidenceRead {
@@ -1039,7 +1039,7 @@ export declare function nativeParseWorkspacePackageNames(json: string): Array<st
  * Every member of the pool at `pool`: state, lease, holder, identity,
  * sizes, last use, seed.
  */
-export declare function nativePoolInventory(pool: string, home?: string | undefined | null): Promise<unknown>
+export declare function nativePoolInventory(pool: string, home?: string | undefined | null): Promise<PoolInventoryView>
 
 /** Options of the native acquisition from a pool. */
 export interface NativePoolOptions {
@@ -1067,7 +1067,7 @@ export interface NativePoolOptions {
  * removed whole, then idle members least recently used first; never a
  * leased one.
  */
-export declare function nativePrunePool(pool: string, budgetBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<unknown>
+export declare function nativePrunePool(pool: string, budgetBytes: number, owner: NativeLeaseOwner, home?: string | undefined | null): Promise<PoolPruneReportView>
 
 /** Remove the claims `origin` wrote for agents it no longer has. */
 export declare function nativePruneStaleClaims(origin: string, storeAgents: Array<string>, home: string | undefined | null, timeoutMs: number): Promise<number>
@@ -1138,7 +1138,7 @@ export declare function nativeRestoreHandover(handover: string, home?: string | 
  * Rebuild the archived tip `head` (a full commit id) of one of `run`'s
  * copies as a new repository at `dest` (which must not exist).
  */
-export declare function nativeRestoreSeat(home: string | undefined | null, run: string, head: string, dest: string, token?: CancelToken | undefined | null): Promise<unknown>
+export declare function nativeRestoreSeat(home: string | undefined | null, run: string, head: string, dest: string, token?: CancelToken | undefined | null): Promise<Restored>
 
 /**
  * Validate the archive at `dir`, then restore it into `dest` (which must
@@ -1252,6 +1252,21 @@ export interface ClaimView {
   user?: number
 }
 
+/** Disk use of one tree. */
+export interface DiskUsageView {
+  /** Bytes its files hold. */
+  logical: number
+  /**
+   * Bytes the filesystem allocated for them (blocks shared with other
+   * members counted here too).
+   */
+  allocated: number
+  /** Bytes of its files in extents shared with other files. */
+  shared: number
+  /** Files (each counted once, whatever its names). */
+  files: number
+}
+
 /** What a refresh did. */
 export interface FreshnessView {
   /** `false`: the recorded identity matched and nothing ran. */
@@ -1266,6 +1281,14 @@ export interface IdentityView {
   worktree: string
   /** The commit checked out there. */
   head: string
+}
+
+/** A member beyond the budget that a prune kept. */
+export interface KeptMemberView {
+  /** Its name. */
+  name: string
+  /** Why it was kept (busy: who holds it; refused: which rule). */
+  why: string
 }
 
 /** Why a prune keeps something inside a profile. */
@@ -1336,6 +1359,85 @@ export interface LeaseReleaseView {
 /** Where a lease stands. */
 export type LeaseStatus = 'free' | 'active' | 'stale' | 'unknown'
 
+/** A pool's members, and its settings as last given. */
+export interface PoolInventoryView {
+  /** The pool directory, canonical. */
+  dir: string
+  /** Its size (K) as last given to an acquisition. */
+  size: number | null
+  /** Its disk budget as last given. */
+  budgetBytes: number | null
+  /**
+   * How long a member created cold was first held: a build from
+   * nothing, the bar a copy must beat.
+   */
+  coldFillMs: number | null
+  /**
+   * What every member takes on disk together, blocks they share (a
+   * reflink seed's) counted once.
+   */
+  physical: number
+  /** Its members, by name. */
+  members: Array<PoolMemberView>
+}
+
+/** Where a pool member stands. */
+export type PoolMemberState = 'seeding' | 'ready' | 'discarding' | 'unregistered' | 'unknown'
+
+/** One member of a pool. */
+export interface PoolMemberView {
+  /** Its name (`member-<n>`). */
+  name: string
+  /** Its directory. */
+  dir: string
+  /** Where it stands; only `ready` members are leased. */
+  state: PoolMemberState
+  /** Why its record cannot be read (`unknown`); `null` otherwise. */
+  reason: string | null
+  /** Where its lease stands. */
+  lease: LeaseStatus
+  /** Who holds it, when someone does. */
+  holder: LeaseOwnerView | null
+  /** The source last built into it. */
+  identity: IdentityView | null
+  /** Its disk use (zero when its directory is missing). */
+  usage: DiskUsageView
+  /** When it was last let go, ms since the epoch. */
+  lastUsedMs: number | null
+  /** When it was created, ms since the epoch. */
+  createdAtMs: number | null
+  /** How it was filled. */
+  seed: SeedReportView | null
+}
+
+/** What a prune of a pool did. */
+export interface PoolPruneReportView {
+  /**
+   * What the ready members took on disk before, shared blocks counted
+   * once: what the budget is judged by.
+   */
+  bytesBefore: number
+  /** What they take after, shared blocks counted once. */
+  bytesAfter: number
+  /** Idle members removed, least recently used first. */
+  pruned: Array<PrunedMemberView>
+  /** Members left half-done by a process that died, removed whole. */
+  discarded: Array<string>
+  /**
+   * Members over the budget that stayed, and why (busy, refused by a
+   * guard).
+   */
+  kept: Array<KeptMemberView>
+}
+
+/** One member a prune removed. */
+export interface PrunedMemberView {
+  /** Its name. */
+  name: string
+  /** What it took. */
+  usage: DiskUsageView
+}
+
 /** What a prune did. */
 export interface PruneReportView {
   /** Bytes of build output before. */
@@ -1347,6 +1449,27 @@ export interface PruneReportView {
   /** What was kept inside the profiles whatever its age, and why. */
   kept: Array<KeptView>
 }
+
+/** How a member was filled, and why that way. */
+export interface SeedReportView {
+  /** What was done: `reflink`, `copy` or `cold` (never `auto`). */
+  strategy: SeedStrategy
+  /** The member it was filled from; `null` for a cold one. */
+  from: string | null
+  /** Why this strategy. */
+  reason: string
+  /** Files copied. */
+  files: number
+  /** Bytes copied (logical). */
+  bytes: number
+  /** Time spent waiting for a source no cargo was writing, in ms. */
+  waitedMs: number
+  /** Time the seed took, the wait included, in ms. */
+  tookMs: number
+}
+
+/** How a new member was (or is to be) filled. */
+export type SeedStrategy = 'auto' | 'reflink' | 'copy' | 'cold'
 
 /** Why a folder counts as shared. */
 export type SharedReason = 'known-shared' | 'repository-wide' | 'vetoed' | 'claimed' | 'unproven' | 'redirected'
@@ -1384,6 +1507,9 @@ export interface ArchiveView {
   /** The binary patch's size in bytes. */
   patchBytes: number
 }
+
+/** Why a copy stays (or why a pass evicts nothing). */
+export type BlockerKind = 'resumable-run' | 'changed-candidate' | 'unrecorded-heads' | 'head-moved' | 'public-authority' | 'recovery-authority' | 'approval-authority' | 'retention-authority' | 'recovery-selection' | 'task-pin' | 'task-replacement' | 'path-reference' | 'unknown-record' | 'unknown-field' | 'ownership-bound' | 'live-driver' | 'live-owner' | 'output-lease' | 'unreadable-ownership' | 'recent-activity' | 'operation-in-progress' | 'local-refs' | 'locked' | 'unknown-administration' | 'unarchivable' | 'dirty' | 'staged' | 'index-hidden' | 'unsupported-content' | 'untracked' | 'ignored' | 'build-output' | 'symlink' | 'special-file' | 'unknown-directory' | 'not-a-worktree' | 'evidence-bound' | 'corrupt-evidence' | 'changed-since-record' | 'unreadable-eviction-record' | 'step-failed' | 'pass-copies' | 'reclaim-budget'
 
 /** A candidate worktree (`RunCandidate` in TypeScript). */
 export interface CandidateView {
@@ -1469,6 +1595,102 @@ export interface EventView {
   regenerable?: Array<string>
   /** Anything else worth reading. */
   note?: string
+}
+
+/** A copy the pass evicted (in a dry run: would evict). */
+export interface EvictedCopyView {
+  /** Its run. */
+  run: string
+  /** Its seat name (`review-1`, `judge-2`, `candidate-A`). */
+  seat: string
+  /** Where it was. */
+  path: string
+  /** The archive that rebuilds it; `null` in a dry run. */
+  archive: string | null
+  /** Its regular files' bytes. */
+  logicalBytes: number
+  /** Their allocated blocks (hard links kept elsewhere discounted). */
+  allocatedBytes: number
+  /** Whether an earlier, interrupted pass had begun it. */
+  resumed: boolean
+}
+
+/** One reason a copy stays; `detail` says what was seen. */
+export interface EvictionBlockerView {
+  /** What kind of reason. */
+  kind: BlockerKind
+  /** What was seen, for a person. */
+  detail: string
+}
+
+/** Where an eviction stands. */
+export type EvictionPhase = 'pending' | 'evicted'
+
+/** One pass's report. */
+export interface EvictionReportView {
+  /** The settings it ran with. */
+  settings: EvictionSettingsView
+  /** Whether it touched nothing. */
+  dryRun: boolean
+  /** Why the pass did nothing, when it is not enabled. */
+  disabled: string | null
+  /** The runs visited, oldest first from where the last pass stopped. */
+  visited: Array<string>
+  /** The run the next pass starts after. */
+  continueAfter: string | null
+  /** Copies evicted (in a dry run: that would be). */
+  evicted: Array<EvictedCopyView>
+  /** Copies left, with their reasons. */
+  retained: Array<RetainedCopyView>
+  /** Empty run roots removed (in a dry run: that would be). */
+  emptyRoots: Array<string>
+  /** Reasons that hold for the whole pass (also given with each copy). */
+  blockers: Array<EvictionBlockerView>
+  /** The accounting written to `retention.json`; `null` in a dry run. */
+  retention: EvictionRetentionView | null
+}
+
+/**
+ * What `retention.json` records of a pass: estimates, never claims of
+ * freed space.
+ */
+export interface EvictionRetentionView {
+  /** When the pass ended, in milliseconds since the epoch. */
+  atMs: number
+  /** Runs visited. */
+  runsVisited: number
+  /** Bytes of the source files unlinked. */
+  sourceLogicalBytes: number
+  /** Estimated allocated blocks of the source files unlinked. */
+  sourceAllocatedBytes: number
+  /** Bytes of evidence published. */
+  evidenceLogicalBytes: number
+  /** Allocated blocks of evidence published. */
+  evidenceAllocatedBytes: number
+  /** Copies evicted. */
+  copiesEvicted: number
+  /** Empty run roots removed. */
+  emptyRootsRemoved: number
+  /**
+   * Retained copies by each reason given (one copy may count under
+   * several).
+   */
+  blockers: Record<string, number>
+  /** The home volume's available bytes before the pass, as observed. */
+  observedFreeBytesBefore: number | null
+  /**
+   * The same after it (not attributed to the pass: others write to the
+   * volume too).
+   */
+  observedFreeBytesAfter: number | null
+}
+
+/** What a pass runs with. */
+export interface EvictionSettingsView {
+  /** `disk.auto_fold`. */
+  autoFold: boolean
+  /** `disk.worktree_reclaim_bytes`. */
+  reclaimBytes: number
 }
 
 /** What a handover did, or (a dry run) would do. */
@@ -1628,6 +1850,18 @@ export interface RestoreView {
   reasons?: Array<ReasonView>
 }
 
+/** A copy the pass left, with every reason. */
+export interface RetainedCopyView {
+  /** Its run. */
+  run: string
+  /** Its seat name. */
+  seat: string
+  /** Where it is. */
+  path: string
+  /** Why it stays. */
+  blockers: Array<EvictionBlockerView>
+}
+
 /** The run whose record names a worktree. */
 export interface RunSummaryView {
   /** Its id. */
@@ -1676,6 +1910,28 @@ export interface RunView {
 
 /** What a seat does. */
 export type SeatKind = 'review' | 'judge' | 'advisor'
+
+/** One archived tip of a run's copy. */
+export interface SeatTipView {
+  /** The copy's seat name (`review-1`, `candidate-A`). */
+  seat: string
+  /** Where the copy was. */
+  source: string
+  /** The commit. */
+  head: string
+  /** Its tree. */
+  tree: string
+  /** Where the copy showed it: `HEAD`, `HEAD@{n}`, `ORIG_HEAD`, `base`. */
+  seenAs: Array<string>
+  /** Whether it was the copy's `HEAD` when archived (else historical). */
+  current: boolean
+  /** The archived patch's bytes, for the current tip. */
+  patchBytes: number | null
+  /** Where its eviction stands. */
+  phase: EvictionPhase
+  /** The archive holding it. */
+  archive: string
+}
 
 /** A seat (`RunSeat` in TypeScript). */
 export interface SeatView {

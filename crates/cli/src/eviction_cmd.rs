@@ -16,6 +16,7 @@ use natives_worktrees::{
     eviction::{self, Options, Report, seats},
     git::Git,
     registry::Registry,
+    view::{EvictionReportView, SeatTipView},
 };
 use serde_json::json;
 
@@ -39,7 +40,8 @@ pub fn housekeeping(args: HousekeepingArgs) -> Result<Outcome, String> {
         .map_err(|err| err.to_string())?;
     let mut out = Output::stdout();
     if args.json {
-        let line = serde_json::to_string(&report).map_err(|err| err.to_string())?;
+        let line = serde_json::to_string(&EvictionReportView::from(&report))
+            .map_err(|err| err.to_string())?;
         out.write(|w| writeln!(w, "{line}"));
     } else {
         out.write(|w| print_report(w, &report));
@@ -128,7 +130,9 @@ pub fn fold(args: FoldArgs) -> Result<Outcome, String> {
     let tips = seats::show(&registry, &git, &args.run, &cancel).map_err(|err| err.to_string())?;
     for tip in &tips {
         let line = match args.json {
-            true => serde_json::to_string(tip).map_err(|err| err.to_string())?,
+            true => {
+                serde_json::to_string(&SeatTipView::from(tip)).map_err(|err| err.to_string())?
+            }
             false => tip_line(tip),
         };
         out.write(|w| writeln!(w, "{line}"));

@@ -25,6 +25,7 @@ use natives_ownership::{
     CancelToken, Leases, Owner,
     fresh::{Freshness, Refresh, Target},
     pool::{PoolInventory, PoolMember, PoolOptions, PoolPruneReport, SeedStrategy},
+    view::PoolInventoryView,
 };
 use natives_system::{paths, process::now_ms};
 use natives_worktrees::git::Git;
@@ -92,7 +93,8 @@ fn status(pool: &Path, json: bool, home: Option<PathBuf>) -> Result<Outcome, Str
     let mut out = Output::stdout();
     if json {
         // The library's view, so the addon and this front name every field alike.
-        let shown = serde_json::to_string(&inventory).map_err(|err| err.to_string())?;
+        let shown = serde_json::to_string(&PoolInventoryView::from(&inventory))
+            .map_err(|err| err.to_string())?;
         out.write(|w| writeln!(w, "{shown}"));
     } else if inventory.members.is_empty() {
         let dir = inventory.dir.display();
@@ -133,7 +135,7 @@ fn row(member: &PoolMember, now: u64) -> [String; 8] {
     [
         member.name.clone(),
         member.status.name().to_owned(),
-        member.lease.to_owned(),
+        member.lease.name().to_owned(),
         holder,
         human_size(member.usage.logical),
         human_size(member.usage.allocated),

@@ -105,7 +105,8 @@ fn run_gives_the_command_a_member_and_its_exit_status() {
         "refreshed for the worktree's top"
     );
     assert_eq!(
-        inventory.members[0].lease, "free",
+        inventory.members[0].lease.name(),
+        "free",
         "released after the command"
     );
 }

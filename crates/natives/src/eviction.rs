@@ -3,10 +3,10 @@
 //!
 //! A pass drives git for seconds and waits on locks, so every call runs on
 //! a thread of its own ([`on_own_thread`]) under the call's cancellation
-//! token. The report and the seat tips cross as the library's serde views,
-//! the very objects `natives housekeeping --json` and `natives fold RUN
-//! --show-seats --json` print, so the two fronts cannot name a field
-//! differently; the package's TypeScript types describe them.
+//! token. The report, the seat tips and a restored seat are the library's
+//! views, the very objects `natives housekeeping --json` and `natives fold
+//! RUN --show-seats --json` print, so the two fronts cannot name a field
+//! differently; their TypeScript types are generated from them.
 
 use std::path::Path;
 
@@ -16,8 +16,10 @@ use natives_core::Error;
 use natives_system::paths;
 use natives_worktrees::{
     eviction::{self, Options, seats},
+    evidence::Restored,
     git::Git,
     registry::Registry,
+    view::{EvictionReportView, SeatTipView},
 };
 
 use crate::{
@@ -46,42 +48,48 @@ pub struct NativeEvictionOptions {
 /// Run one housekeeping pass: the report `natives housekeeping --json`
 /// prints. Rejects with `EINVAL` (a bad option, an unreadable
 /// configuration), `EBUSY` (another pass is running), `ABORT_ERR`.
-#[napi(js_name = "nativeEvictionPass", ts_return_type = "Promise<unknown>")]
+#[napi(
+    js_name = "nativeEvictionPass",
+    ts_return_type = "Promise<EvictionReportView>"
+)]
 pub fn native_eviction_pass<'env>(
     env: &'env Env,
     options: NativeEvictionOptions,
     token: Option<&CancelToken>,
-) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+) -> napi::Result<PromiseRaw<'env, EvictionReportView>> {
     let token = guarded(|| CancelToken::for_call(token, None));
     on_own_thread(env, move || {
         let token = token?;
         let home = paths::home(options.home.as_deref().map(Path::new))?;
         let pass_options = to_options(&options)?;
         let report = eviction::pass(&home, &Git::new()?, &pass_options, &token)?;
-        Ok(to_value(&report))
+        Ok(EvictionReportView::from(&report))
     })
 }
 
 /// Every archived tip of `run`'s copies, historical ones included, each
 /// archive validated: what `natives fold RUN --show-seats --json` prints.
-#[napi(js_name = "nativeArchivedSeats", ts_return_type = "Promise<unknown[]>")]
+#[napi(
+    js_name = "nativeArchivedSeats",
+    ts_return_type = "Promise<SeatTipView[]>"
+)]
 pub fn native_archived_seats<'env>(
     env: &'env Env,
     home: Option<String>,
     run: String,
     token: Option<&CancelToken>,
-) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+) -> napi::Result<PromiseRaw<'env, Vec<SeatTipView>>> {
     let token = guarded(|| CancelToken::for_call(token, None));
     on_own_thread(env, move || {
         let token = token?;
         let tips = seats::show(&open(home.as_deref())?, &Git::new()?, &run, &token)?;
-        Ok(to_value(&tips))
+        Ok(tips.iter().map(SeatTipView::from).collect())
     })
 }
 
 /// Rebuild the archived tip `head` (a full commit id) of one of `run`'s
 /// copies as a new repository at `dest` (which must not exist).
-#[napi(js_name = "nativeRestoreSeat", ts_return_type = "Promise<unknown>")]
+#[napi(js_name = "nativeRestoreSeat", ts_return_type = "Promise<Restored>")]
 pub fn native_restore_seat<'env>(
     env: &'env Env,
     home: Option<String>,
@@ -89,7 +97,7 @@ pub fn native_restore_seat<'env>(
     head: String,
     dest: String,
     token: Option<&CancelToken>,
-) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+) -> napi::Result<PromiseRaw<'env, Restored>> {
     let token = guarded(|| CancelToken::for_call(token, None));
     on_own_thread(env, move || {
         let token = token?;
@@ -102,7 +110,7 @@ pub fn native_restore_seat<'env>(
             Path::new(&dest),
             &token,
         )?;
-        Ok(to_value(&restored))
+        Ok(restored)
     })
 }
 
@@ -168,9 +176,4 @@ fn to_options(options: &NativeEvictionOptions) -> Result<Options, Error> {
 
 fn open(home: Option<&str>) -> Result<Registry, Error> {
     Ok(Registry::open(&paths::home(home.map(Path::new))?))
-}
-
-/// A library view as a plain object (every view serialises).
-fn to_value(view: &impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(view).expect("the library's views serialise")
 }

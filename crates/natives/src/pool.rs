@@ -7,8 +7,8 @@
 //! is a `BuildCachePoolLease` whose `release()` the TypeScript layer calls
 //! from `Symbol.asyncDispose`; one garbage-collected still held is released
 //! by its drop (a safety net, not the way to release). Reports (the seed,
-//! the inventory, a prune) cross as the library's serde views, the very
-//! objects `natives pool status --json` prints.
+//! the inventory, a prune) are the library's views, the very objects
+//! `natives pool status --json` prints.
 
 use std::{collections::HashMap, path::Path, sync::Mutex};
 
@@ -22,7 +22,10 @@ use natives_ownership::{
     fresh::Target,
     lease::LeaseRecord,
     pool::{PoolLease, PoolOptions, SeedStrategy},
-    view::{FreshnessView, IdentityView, LeaseRecordView},
+    view::{
+        FreshnessView, IdentityView, LeaseRecordView, PoolInventoryView, PoolPruneReportView,
+        SeedReportView,
+    },
 };
 
 use crate::{
@@ -62,8 +65,8 @@ pub struct BuildCachePoolLease {
     record: Option<LeaseRecord>,
     reclaimed: Option<LeaseRecord>,
     freshness: Option<FreshnessView>,
-    seed: Option<serde_json::Value>,
-    pruned: Option<serde_json::Value>,
+    seed: Option<SeedReportView>,
+    pruned: Option<PoolPruneReportView>,
 }
 
 #[napi]
@@ -107,14 +110,14 @@ impl BuildCachePoolLease {
     }
 
     /// How the member was filled, when this acquisition created it.
-    #[napi(getter, ts_return_type = "unknown")]
-    pub fn seed(&self) -> Option<serde_json::Value> {
+    #[napi(getter)]
+    pub fn seed(&self) -> Option<SeedReportView> {
         self.seed.clone()
     }
 
     /// What the prune to the disk budget did, when one was given.
-    #[napi(getter, ts_return_type = "unknown")]
-    pub fn pruned(&self) -> Option<serde_json::Value> {
+    #[napi(getter)]
+    pub fn pruned(&self) -> Option<PoolPruneReportView> {
         self.pruned.clone()
     }
 
@@ -194,35 +197,41 @@ pub fn native_acquire_from_pool<'env>(
 
 /// Every member of the pool at `pool`: state, lease, holder, identity,
 /// sizes, last use, seed.
-#[napi(js_name = "nativePoolInventory", ts_return_type = "Promise<unknown>")]
+#[napi(
+    js_name = "nativePoolInventory",
+    ts_return_type = "Promise<PoolInventoryView>"
+)]
 pub fn native_pool_inventory<'env>(
     env: &'env Env,
     pool: String,
     home: Option<String>,
-) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+) -> napi::Result<PromiseRaw<'env, PoolInventoryView>> {
     on_own_thread(env, move || {
         let inventory = open(home.as_deref())?.pool_inventory(Path::new(&pool))?;
-        Ok(to_value(&inventory))
+        Ok(PoolInventoryView::from(&inventory))
     })
 }
 
 /// Prune the pool at `pool` to `budgetBytes`: leftovers of dead processes
 /// removed whole, then idle members least recently used first; never a
 /// leased one.
-#[napi(js_name = "nativePrunePool", ts_return_type = "Promise<unknown>")]
+#[napi(
+    js_name = "nativePrunePool",
+    ts_return_type = "Promise<PoolPruneReportView>"
+)]
 pub fn native_prune_pool<'env>(
     env: &'env Env,
     pool: String,
     budget_bytes: f64,
     owner: NativeLeaseOwner,
     home: Option<String>,
-) -> napi::Result<PromiseRaw<'env, serde_json::Value>> {
+) -> napi::Result<PromiseRaw<'env, PoolPruneReportView>> {
     on_own_thread(env, move || {
         let budget =
             crate::options::count("budgetBytes", Some(budget_bytes))?.unwrap_or_default() as u64;
         let report =
             open(home.as_deref())?.prune_pool(Path::new(&pool), budget, &to_owner(owner))?;
-        Ok(to_value(&report))
+        Ok(PoolPruneReportView::from(&report))
     })
 }
 
@@ -258,12 +267,8 @@ fn to_js_lease(lease: PoolLease) -> BuildCachePoolLease {
         record: lease.record().cloned(),
         reclaimed: lease.reclaimed().cloned(),
         freshness: lease.freshness().map(FreshnessView::from),
-        seed: lease.seed().map(to_value),
-        pruned: lease.pruned().map(to_value),
+        seed: lease.seed().map(SeedReportView::from),
+        pruned: lease.pruned().map(PoolPruneReportView::from),
         lease: Mutex::new(Some(lease)),
     }
-}
-
-fn to_value(view: &impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(view).expect("the library's views serialise")
 }

@@ -23,6 +23,13 @@ use crate::{
     lease::{Entry, EntryStatus, KeptReason, LeaseRecord, Owner, PruneReport, Released, Status},
 };
 
+mod pool;
+
+pub use pool::{
+    DiskUsageView, KeptMemberView, PoolInventoryView, PoolMemberState, PoolMemberView,
+    PoolPruneReportView, PrunedMemberView, SeedReportView,
+};
+
 /// Who holds (or held) a lease: the job, and the process.
 #[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -169,6 +176,29 @@ pub enum LeaseStatus {
     Unknown,
 }
 
+impl LeaseStatus {
+    /// Where `status` stands, as a word.
+    pub fn of(status: &Status) -> LeaseStatus {
+        match status {
+            Status::Free => LeaseStatus::Free,
+            Status::Active(_) => LeaseStatus::Active,
+            Status::Stale(_) => LeaseStatus::Stale,
+            Status::Unknown(_) => LeaseStatus::Unknown,
+        }
+    }
+
+    /// The status as the views spell it (`free`, `active`, `stale`,
+    /// `unknown`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LeaseStatus::Free => "free",
+            LeaseStatus::Active => "active",
+            LeaseStatus::Stale => "stale",
+            LeaseStatus::Unknown => "unknown",
+        }
+    }
+}
+
 /// Where a lease stands, and what its record says.
 #[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -189,14 +219,14 @@ pub struct CacheStatusView {
 impl CacheStatusView {
     /// `status`, and whether the cache counts as `in_use`.
     pub fn of(status: &Status, in_use: bool) -> CacheStatusView {
-        let (status, record, reason) = match status {
-            Status::Free => (LeaseStatus::Free, None, None),
-            Status::Active(record) => (LeaseStatus::Active, record.as_ref(), None),
-            Status::Stale(record) => (LeaseStatus::Stale, Some(record), None),
-            Status::Unknown(why) => (LeaseStatus::Unknown, None, Some(why.clone())),
+        let (record, reason) = match status {
+            Status::Free => (None, None),
+            Status::Active(record) => (record.as_ref(), None),
+            Status::Stale(record) => (Some(record), None),
+            Status::Unknown(why) => (None, Some(why.clone())),
         };
         CacheStatusView {
-            status,
+            status: LeaseStatus::of(status),
             record: record.map(LeaseRecordView::from),
             reason,
             in_use,

@@ -124,6 +124,7 @@ impl Default for Options {
 }
 
 /// Why a copy stays (or why a pass evicts nothing).
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "kebab-case"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BlockerKind {
@@ -269,8 +270,7 @@ impl fmt::Display for Blocker {
 }
 
 /// A copy the pass evicted (or, in a dry run, would evict).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Evicted {
     /// Its run.
     pub run: String,
@@ -290,8 +290,7 @@ pub struct Evicted {
 }
 
 /// A copy the pass left, and every reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Retained {
     /// Its run.
     pub run: String,
@@ -304,8 +303,7 @@ pub struct Retained {
 }
 
 /// What one pass did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     /// The settings it ran with.
     pub settings: Settings,

@@ -1,5 +1,6 @@
-//! The shapes the fronts hand out: one serde view per task, run, handover
-//! and restore, with the field names of the TypeScript API's objects.
+//! The shapes the fronts hand out: one serde view per task, run, handover,
+//! restore and eviction pass (`view/eviction.rs`), with the field names of
+//! the TypeScript API's objects.
 //!
 //! Why here: the command line's `--json` and the addon's objects describe
 //! the same runs and the same decisions, and two hand-written shapes drift
@@ -34,6 +35,13 @@ use crate::{
         Candidate, Event, EventKind, Liveness, Registry, RunRecord, Seat, SeatKind, Status,
         TaskRecord,
     },
+};
+
+mod eviction;
+
+pub use eviction::{
+    EvictedCopyView, EvictionBlockerView, EvictionPhase, EvictionReportView, EvictionRetentionView,
+    EvictionSettingsView, RetainedCopyView, SeatTipView,
 };
 
 /// Whether a run's driver is alive, as a word.

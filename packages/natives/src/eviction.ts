@@ -18,121 +18,39 @@
  * git off the JS thread; aborting the signal stops it (`ABORT_ERR`). The objects are the ones
  * `natives housekeeping --json` and `natives fold RUN --show-seats --json` print.
  */
-import { native } from './native.ts';
+import {
+  native,
+  type BlockerKind,
+  type EvictedCopyView,
+  type EvictionBlockerView,
+  type EvictionReportView,
+  type EvictionRetentionView,
+  type Restored,
+  type RetainedCopyView,
+  type SeatTipView,
+} from './native.ts';
 import { codedError } from './errors.ts';
 import { pathOf, type RegistryOptions, registryCall } from './worktrees.ts';
 
 const { nativeArchivedSeats, nativeEvictionPass, nativeGrantAuthority, nativeRestoreSeat } = native;
 
 /** Why a copy stays; `detail` says what was seen. */
-export type EvictionBlockerKind =
-  | 'resumable-run'
-  | 'changed-candidate'
-  | 'unrecorded-heads'
-  | 'head-moved'
-  | 'public-authority'
-  | 'recovery-authority'
-  | 'approval-authority'
-  | 'retention-authority'
-  | 'recovery-selection'
-  | 'task-pin'
-  | 'task-replacement'
-  | 'path-reference'
-  | 'unknown-record'
-  | 'unknown-field'
-  | 'ownership-bound'
-  | 'live-driver'
-  | 'live-owner'
-  | 'output-lease'
-  | 'unreadable-ownership'
-  | 'recent-activity'
-  | 'operation-in-progress'
-  | 'local-refs'
-  | 'locked'
-  | 'unknown-administration'
-  | 'unarchivable'
-  | 'dirty'
-  | 'staged'
-  | 'index-hidden'
-  | 'unsupported-content'
-  | 'untracked'
-  | 'ignored'
-  | 'build-output'
-  | 'symlink'
-  | 'special-file'
-  | 'unknown-directory'
-  | 'not-a-worktree'
-  | 'evidence-bound'
-  | 'corrupt-evidence'
-  | 'changed-since-record'
-  | 'unreadable-eviction-record'
-  | 'step-failed'
-  | 'pass-copies'
-  | 'reclaim-budget';
+export type EvictionBlockerKind = BlockerKind;
 
 /** One reason a copy stays. */
-export interface EvictionBlocker {
-  kind: EvictionBlockerKind;
-  detail: string;
-}
+export type EvictionBlocker = EvictionBlockerView;
 
 /** A copy the pass evicted (in a dry run: would evict). */
-export interface EvictedCopy {
-  run: string;
-  /** `review-1`, `judge-2`, `candidate-A`. */
-  seat: string;
-  path: string;
-  /** The archive that rebuilds it; `null` in a dry run. */
-  archive: string | null;
-  /** Its regular files' bytes, and their allocated blocks (hard links kept elsewhere discounted). */
-  logicalBytes: number;
-  allocatedBytes: number;
-  /** Whether an earlier, interrupted pass had begun it. */
-  resumed: boolean;
-}
+export type EvictedCopy = EvictedCopyView;
 
 /** A copy the pass left, with every reason. */
-export interface RetainedCopy {
-  run: string;
-  seat: string;
-  path: string;
-  blockers: EvictionBlocker[];
-}
+export type RetainedCopy = RetainedCopyView;
 
 /** What `retention.json` records of a pass: estimates, never claims of freed space. */
-export interface EvictionRetention {
-  atMs: number;
-  runsVisited: number;
-  sourceLogicalBytes: number;
-  sourceAllocatedBytes: number;
-  evidenceLogicalBytes: number;
-  evidenceAllocatedBytes: number;
-  copiesEvicted: number;
-  emptyRootsRemoved: number;
-  /** Retained copies by each reason given. */
-  blockers: Record<string, number>;
-  /** The home volume's available bytes before and after, as observed (not attributed to the pass). */
-  observedFreeBytesBefore: number | null;
-  observedFreeBytesAfter: number | null;
-}
+export type EvictionRetention = EvictionRetentionView;
 
 /** One pass's report. */
-export interface EvictionReport {
-  settings: { autoFold: boolean; reclaimBytes: number };
-  dryRun: boolean;
-  /** Why the pass did nothing, when it is not enabled. */
-  disabled: string | null;
-  /** The runs visited, oldest first from where the last pass stopped. */
-  visited: string[];
-  continueAfter: string | null;
-  evicted: EvictedCopy[];
-  retained: RetainedCopy[];
-  emptyRoots: string[];
-  /** Reasons that hold for the whole pass (also given with each copy). */
-  blockers: EvictionBlocker[];
-  /** `null` in a dry run. */
-  retention: EvictionRetention | null;
-}
+export type EvictionReport = EvictionReportView;
 
 /** How a pass is asked for; unset fields come from the home's configuration. */
 export interface EvictionOptions extends RegistryOptions {
@@ -147,33 +65,14 @@ export interface EvictionOptions extends RegistryOptions {
 }
 
 /** One archived tip of a run's copy. */
-export interface ArchivedSeatTip {
-  seat: string;
-  /** Where the copy was. */
-  source: string;
-  head: string;
-  tree: string;
-  /** Where the copy showed it: `HEAD`, `HEAD@{n}`, `ORIG_HEAD`, `base`. */
-  seenAs: string[];
-  /** Whether it was the copy's `HEAD` when archived (else historical). */
-  current: boolean;
-  /** The archived patch's bytes, for the current tip. */
-  patchBytes: number | null;
-  phase: 'pending' | 'evicted';
-  archive: string;
-}
+export type ArchivedSeatTip = SeatTipView;
 
 /** A rebuilt seat: an independent repository, the tip's tree committed over the base. */
-export interface RestoredSeat {
-  dir: string;
-  baseCommit: string;
-  sourceCommit: string;
-  sourceTree: string;
-}
+export type RestoredSeat = Restored;
 
 /** Run one housekeeping pass. Rejects with `EINVAL` (a bad option or configuration), `EBUSY` (another pass runs), `ABORT_ERR`. */
 export async function evictionPass(options: EvictionOptions = {}): Promise<EvictionReport> {
-  return (await registryCall('evictionPass', options, (home, token) =>
+  return registryCall('evictionPass', options, (home, token) =>
     nativeEvictionPass(
       {
         home,
@@ -184,18 +83,18 @@ export async function evictionPass(options: EvictionOptions = {}): Promise<Evict
       },
       token,
     ),
-  )) as EvictionReport;
+  );
 }
 
 /** Every archived tip of `run`'s copies, each archive validated first (`EBADMSG` when one fails); works without the original repository. */
 export async function archivedSeats(run: string, options: RegistryOptions = {}): Promise<ArchivedSeatTip[]> {
-  return (await registryCall('archivedSeats', options, (home, token) => nativeArchivedSeats(home, run, token))) as ArchivedSeatTip[];
+  return registryCall('archivedSeats', options, (home, token) => nativeArchivedSeats(home, run, token));
 }
 
 /** Rebuild the archived tip `head` (a full commit id) of one of `run`'s copies as a new repository at `dest`, which must not exist (`EEXIST`). */
 export async function restoreSeat(run: string, head: string, dest: string, options: RegistryOptions = {}): Promise<RestoredSeat> {
   const target = pathOf('restoreSeat', 'dest', dest);
-  return (await registryCall('restoreSeat', options, (home, token) => nativeRestoreSeat(home, run, head, target, token))) as RestoredSeat;
+  return registryCall('restoreSeat', options, (home, token) => nativeRestoreSeat(home, run, head, target, token));
 }
 
 /** What an orchestrator grants a source copy; any of it keeps the copy on disk. A field left out keeps its value. */

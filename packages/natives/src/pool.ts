@@ -14,80 +14,40 @@
  * measured against a build from nothing, else cold) and marked ready only once it is on disk; the member
  * is then refreshed for the owner's worktree and head. Every decision is the native library's.
  */
-import { native, type BuildCachePoolLease as NativePoolLease, type LeaseStatus } from './native.ts';
+import {
+  native,
+  type BuildCachePoolLease as NativePoolLease,
+  type DiskUsageView,
+  type PoolInventoryView,
+  type PoolMemberView,
+  type PoolPruneReportView,
+  type SeedReportView,
+  type SeedStrategy,
+} from './native.ts';
 import { linkSignal } from './cancel.ts';
 import { callNative, throwIfAborted } from './errors.ts';
 import { anchored } from './paths.ts';
-import { nativeOwner, type Freshness, type LeaseOwner, type LeaseRecord, type OwnerRecord, type SourceIdentity } from './lease.ts';
+import { nativeOwner, type Freshness, type LeaseOwner, type LeaseRecord, type SourceIdentity } from './lease.ts';
 
 const { nativeAcquireFromPool, nativePoolInventory, nativePrunePool } = native;
 
 /** How a new member is filled: `auto` decides per call (reflink, else a copy measured against a cold build, else cold). */
-export type SeedStrategy = 'auto' | 'reflink' | 'copy' | 'cold';
+export type { SeedStrategy };
 
 /** How a member was filled, and why that way. */
-export interface SeedReport {
-  strategy: Exclude<SeedStrategy, 'auto'>;
-  /** The member it was filled from. */
-  from: string | null;
-  reason: string;
-  files: number;
-  /** Bytes copied (logical). */
-  bytes: number;
-  /** Time spent waiting for a member no cargo was writing. */
-  waitedMs: number;
-  tookMs: number;
-}
+export type SeedReport = SeedReportView;
 
 /** Disk use: bytes held, bytes allocated (blocks shared with other members counted here too), bytes in shared extents, files. */
-export interface DiskUsage {
-  logical: number;
-  allocated: number;
-  shared: number;
-  files: number;
-}
+export type DiskUsage = DiskUsageView;
 
-/** One member of a pool. */
-export interface PoolMember {
-  name: string;
-  dir: string;
-  /** `ready` members are leased; `unregistered`: a directory with a member's name the pool did not make. */
-  state: 'seeding' | 'ready' | 'discarding' | 'unregistered' | 'unknown';
-  /** Why its record cannot be read (`unknown`). */
-  reason?: string;
-  lease: LeaseStatus;
-  holder: OwnerRecord | null;
-  identity: SourceIdentity | null;
-  usage: DiskUsage;
-  lastUsedMs: number | null;
-  createdAtMs: number | null;
-  seed: SeedReport | null;
-}
+/** One member of a pool; `ready` members are leased, `unregistered` is a directory with a member's name the pool did not make. */
+export type PoolMember = PoolMemberView;
 
 /** A pool's members, and its settings as last given. */
-export interface PoolInventory {
-  dir: string;
-  size: number | null;
-  budgetBytes: number | null;
-  /** How long a member created cold was first held: a build from nothing, the bar a copy must beat. */
-  coldFillMs: number | null;
-  /** What every member takes on disk together, blocks they share (a reflink seed's) counted once. */
-  physical: number;
-  members: PoolMember[];
-}
+export type PoolInventory = PoolInventoryView;
 
 /** What a prune of a pool did. */
-export interface PoolPruneReport {
-  /** What the ready members took on disk before, shared blocks counted once: what the budget is judged by. */
-  bytesBefore: number;
-  bytesAfter: number;
-  /** Idle members removed, least recently used first. */
-  pruned: { name: string; usage: DiskUsage }[];
-  /** Members left half-done by a process that died, removed whole. */
-  discarded: string[];
-  /** Members over the budget that stayed, and why (busy, refused by a guard). */
-  kept: { name: string; why: string }[];
-}
+export type PoolPruneReport = PoolPruneReportView;
 
 /** Options of {@link acquireFromPool}. */
 export interface AcquireFromPoolOptions {
@@ -165,7 +125,7 @@ export async function acquireFromPool(pool: string, owner: LeaseOwner, options: 
 
 /** Every member of the pool at `pool`: state, lease, holder, identity, sizes, last use, how it was filled. */
 export async function poolInventory(pool: string, options: { home?: string } = {}): Promise<PoolInventory> {
-  return (await callNative('poolInventory', () => nativePoolInventory(anchored(pool), options.home))) as PoolInventory;
+  return callNative('poolInventory', () => nativePoolInventory(anchored(pool), options.home));
 }
 
 /**
@@ -175,7 +135,7 @@ export async function poolInventory(pool: string, options: { home?: string } = {
  */
 export async function prunePool(pool: string, budgetBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PoolPruneReport> {
   const native = nativeOwner(owner, 'prunePool');
-  return (await callNative('prunePool', () => nativePrunePool(anchored(pool), budgetBytes, native, options.home))) as PoolPruneReport;
+  return callNative('prunePool', () => nativePrunePool(anchored(pool), budgetBytes, native, options.home));
 }
 
 /** Safety net only: a member garbage-collected while held is released by the native side's drop. */
@@ -187,11 +147,11 @@ function wrap(native: NativePoolLease): PoolLease {
     member: native.member,
     dir: native.dir,
     env: native.env,
-    record: (native.record ?? null) as LeaseRecord | null,
-    reclaimed: (native.reclaimed ?? null) as LeaseRecord | null,
+    record: native.record ?? null,
+    reclaimed: native.reclaimed ?? null,
     freshness: native.freshness ?? null,
-    seed: (native.seed ?? null) as SeedReport | null,
-    pruned: (native.pruned ?? null) as PoolPruneReport | null,
+    seed: native.seed ?? null,
+    pruned: native.pruned ?? null,
     get held() {
       return native.held;
     },

@@ -17,7 +17,7 @@ use std::{
 };
 
 use natives_core::{Error, Result};
-use serde::{Serialize, Serializer, ser::SerializeMap};
+use serde::Serialize;
 
 use super::{
     PoolDir,
@@ -28,6 +28,7 @@ use super::{
 use crate::{
     fresh::Identity,
     lease::{Leases, Owner, Status},
+    view::LeaseStatus,
 };
 
 /// Disk use of one tree.
@@ -55,18 +56,6 @@ pub enum MemberStatus {
     Unknown(String),
 }
 
-/// Shown as `state` (its name) and, for an unreadable record, `reason`.
-impl Serialize for MemberStatus {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("state", self.name())?;
-        if let MemberStatus::Unknown(why) = self {
-            map.serialize_entry("reason", why)?;
-        }
-        map.end()
-    }
-}
-
 impl MemberStatus {
     /// The status as every front shows it.
     pub fn name(&self) -> &'static str {
@@ -78,19 +67,18 @@ impl MemberStatus {
     }
 }
 
-/// One member of a pool, as found (the shape every front shows).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One member of a pool, as found (every front shows it as
+/// [`crate::view::PoolMemberView`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolMember {
     /// Its name (`member-<n>`).
     pub name: String,
     /// Its directory.
     pub dir: PathBuf,
     /// Where it stands.
-    #[serde(flatten)]
     pub status: MemberStatus,
-    /// Its lease: `free`, `active`, `stale` or `unknown`.
-    pub lease: &'static str,
+    /// Where its lease stands.
+    pub lease: LeaseStatus,
     /// Who holds it, when someone does.
     pub holder: Option<Owner>,
     /// The source last built into it.
@@ -105,9 +93,9 @@ pub struct PoolMember {
     pub seed: Option<SeedReport>,
 }
 
-/// A pool, as found (the shape every front shows).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A pool, as found (every front shows it as
+/// [`crate::view::PoolInventoryView`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolInventory {
     /// The pool directory, canonical.
     pub dir: PathBuf,
@@ -186,7 +174,7 @@ impl Leases {
             name: view.name,
             dir: view.dir,
             status,
-            lease: lease.name(),
+            lease: LeaseStatus::of(&lease),
             holder,
             identity: view.identity,
             last_used_ms: record.as_ref().map(|r| r.last_used_ms),

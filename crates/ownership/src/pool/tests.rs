@@ -454,7 +454,10 @@ fn the_inventory_shows_holders_identities_sizes_and_last_use() {
         (Some(2), Some(1 << 30))
     );
     let member = &inventory.members[0];
-    assert_eq!((member.lease, member.status.name()), ("active", "ready"));
+    assert_eq!(
+        (member.lease.name(), member.status.name()),
+        ("active", "ready")
+    );
     assert_eq!(member.holder.as_ref().unwrap().seat, "a");
     assert!(member.usage.logical >= 50_000 && member.usage.allocated > 0);
     assert_eq!(member.usage.files, 5);
@@ -462,7 +465,7 @@ fn the_inventory_shows_holders_identities_sizes_and_last_use() {
     thread::sleep(Duration::from_millis(5));
     held.release().unwrap();
     let member = &fx.inventory().members[0];
-    assert_eq!(member.lease, "free");
+    assert_eq!(member.lease.name(), "free");
     assert!(member.holder.is_none());
     assert!(member.last_used_ms.unwrap() > before);
 }

@@ -61,3 +61,95 @@ fn views_leave_out_what_is_none_and_spell_fields_as_the_api() {
         assert_eq!(got, expected);
     }
 }
+
+#[test]
+fn pool_views_keep_their_nulls_and_spell_fields_as_the_api() {
+    use crate::pool::{
+        KeptMember, MemberState, MemberStatus, PoolInventory, PoolMember, PoolPruneReport,
+        PrunedMember, SeedReport, SeedStrategy, Usage,
+    };
+    let usage = Usage {
+        logical: 10,
+        allocated: 12,
+        shared: 0,
+        files: 1,
+    };
+    let member = |name: &str, status| PoolMember {
+        name: name.into(),
+        dir: format!("/p/{name}").into(),
+        status,
+        lease: LeaseStatus::Free,
+        holder: None,
+        identity: None,
+        usage,
+        last_used_ms: None,
+        created_at_ms: Some(5),
+        seed: None,
+    };
+    let seeded = PoolMember {
+        lease: LeaseStatus::Active,
+        holder: Some(owner()),
+        seed: Some(SeedReport {
+            strategy: SeedStrategy::Cold,
+            from: None,
+            reason: "first".into(),
+            files: 0,
+            bytes: 0,
+            waited_ms: 1,
+            took_ms: 2,
+        }),
+        ..member("member-0", MemberStatus::State(MemberState::Ready))
+    };
+    let inventory = PoolInventory {
+        dir: "/p".into(),
+        size: Some(2),
+        budget_bytes: None,
+        cold_fill_ms: None,
+        physical: 12,
+        members: vec![
+            seeded,
+            member("member-1", MemberStatus::Unknown("torn".into())),
+        ],
+    };
+    let usage_json = json!({"logical": 10, "allocated": 12, "shared": 0, "files": 1});
+    let owner_json = json!({"run": "r", "node": "n", "seat": "s", "pid": 7, "head": "abc",
+                            "host": "h", "startTime": 42, "nonce": "x"});
+    let prune = PoolPruneReport {
+        bytes_before: 24,
+        bytes_after: 12,
+        pruned: vec![PrunedMember {
+            name: "member-2".into(),
+            usage,
+        }],
+        discarded: vec!["member-3".into()],
+        kept: vec![KeptMember {
+            name: "member-0".into(),
+            why: "busy".into(),
+        }],
+    };
+    let cases = [
+        (
+            serde_json::to_value(PoolInventoryView::from(&inventory)).unwrap(),
+            json!({"dir": "/p", "size": 2, "budgetBytes": null, "coldFillMs": null, "physical": 12,
+                   "members": [
+                {"name": "member-0", "dir": "/p/member-0", "state": "ready", "reason": null,
+                 "lease": "active", "holder": owner_json, "identity": null, "usage": usage_json,
+                 "lastUsedMs": null, "createdAtMs": 5,
+                 "seed": {"strategy": "cold", "from": null, "reason": "first", "files": 0,
+                          "bytes": 0, "waitedMs": 1, "tookMs": 2}},
+                {"name": "member-1", "dir": "/p/member-1", "state": "unknown", "reason": "torn",
+                 "lease": "free", "holder": null, "identity": null, "usage": usage_json,
+                 "lastUsedMs": null, "createdAtMs": 5, "seed": null},
+            ]}),
+        ),
+        (
+            serde_json::to_value(PoolPruneReportView::from(&prune)).unwrap(),
+            json!({"bytesBefore": 24, "bytesAfter": 12,
+                   "pruned": [{"name": "member-2", "usage": usage_json}],
+                   "discarded": ["member-3"], "kept": [{"name": "member-0", "why": "busy"}]}),
+        ),
+    ];
+    for (got, expected) in cases {
+        assert_eq!(got, expected);
+    }
+}

@@ -11,7 +11,6 @@
 use std::path::{Path, PathBuf};
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
-use serde::Serialize;
 
 use super::record::{self, EvictionRecord, Phase};
 use crate::{
@@ -21,8 +20,7 @@ use crate::{
 };
 
 /// One archived tip of a run's copy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeatTip {
     /// The copy's seat name (`review-1`, `candidate-A`).
     pub seat: String,

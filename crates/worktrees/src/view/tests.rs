@@ -395,3 +395,86 @@ fn a_restore_says_what_came_back_or_every_reason_not() {
         refused.message
     );
 }
+
+#[test]
+fn eviction_views_keep_their_nulls_and_spell_fields_as_the_api() {
+    use crate::eviction::{
+        Blocker, BlockerKind, Evicted, Phase, Report, Retained, Retention, Settings, seats::SeatTip,
+    };
+    let blocker = Blocker::new(BlockerKind::NotAWorktree, "no .git");
+    let report = Report {
+        settings: Settings {
+            auto_fold: true,
+            reclaim_bytes: 100,
+        },
+        dry_run: true,
+        disabled: None,
+        visited: vec!["r1".into()],
+        continue_after: None,
+        evicted: vec![Evicted {
+            run: "r1".into(),
+            seat: "review-1".into(),
+            path: "/runs/r1/review-1".into(),
+            archive: None,
+            logical_bytes: 3,
+            allocated_bytes: 4096,
+            resumed: false,
+        }],
+        retained: vec![Retained {
+            run: "r1".into(),
+            seat: "judge-1".into(),
+            path: "/runs/r1/judge-1".into(),
+            blockers: vec![blocker.clone()],
+        }],
+        empty_roots: vec![],
+        blockers: vec![],
+        retention: None,
+    };
+    let retention = Retention {
+        at_ms: 9,
+        blockers: [("dirty".to_owned(), 2)].into(),
+        observed_free_bytes_before: Some(7),
+        ..Retention::default()
+    };
+    let tip = SeatTip {
+        seat: "review-1".into(),
+        source: "/runs/r1/review-1".into(),
+        head: "c1".into(),
+        tree: "t1".into(),
+        seen_as: vec!["HEAD@{1}".into()],
+        current: false,
+        patch_bytes: None,
+        phase: Phase::Evicted,
+        archive: "/ev/r1".into(),
+    };
+    let cases = [
+        (
+            serde_json::to_value(EvictionReportView::from(&report)).unwrap(),
+            json!({"settings": {"autoFold": true, "reclaimBytes": 100}, "dryRun": true,
+                   "disabled": null, "visited": ["r1"], "continueAfter": null,
+                   "evicted": [{"run": "r1", "seat": "review-1", "path": "/runs/r1/review-1",
+                                "archive": null, "logicalBytes": 3, "allocatedBytes": 4096,
+                                "resumed": false}],
+                   "retained": [{"run": "r1", "seat": "judge-1", "path": "/runs/r1/judge-1",
+                                 "blockers": [{"kind": "not-a-worktree", "detail": "no .git"}]}],
+                   "emptyRoots": [], "blockers": [], "retention": null}),
+        ),
+        (
+            serde_json::to_value(EvictionRetentionView::from(&retention)).unwrap(),
+            json!({"atMs": 9, "runsVisited": 0, "sourceLogicalBytes": 0,
+                   "sourceAllocatedBytes": 0, "evidenceLogicalBytes": 0,
+                   "evidenceAllocatedBytes": 0, "copiesEvicted": 0, "emptyRootsRemoved": 0,
+                   "blockers": {"dirty": 2}, "observedFreeBytesBefore": 7,
+                   "observedFreeBytesAfter": null}),
+        ),
+        (
+            serde_json::to_value(SeatTipView::from(&tip)).unwrap(),
+            json!({"seat": "review-1", "source": "/runs/r1/review-1", "head": "c1", "tree": "t1",
+                   "seenAs": ["HEAD@{1}"], "current": false, "patchBytes": null,
+                   "phase": "evicted", "archive": "/ev/r1"}),
+        ),
+    ];
+    for (got, expected) in cases {
+        assert_eq!(got, expected);
+    }
+}

@@ -6,6 +6,7 @@ use natives_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// How a new member was (or is to be) filled.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SeedStrategy {
