@@ -229,6 +229,8 @@ fn cache(watch: bool) -> ScanCache {
 fn options(root: &Path, case: &Case) -> GrepOptions {
     let mut options = GrepOptions::new(case.pattern, root);
     options.include_node_modules = Some(true);
+    // As `rg --hidden`: dot-files are searched.
+    options.include_hidden = true;
     (case.configure)(&mut options);
     options
 }
@@ -241,6 +243,7 @@ fn ours(options: &GrepOptions, cache: &ScanCache) -> GrepOutcome {
 fn warm(cache: &ScanCache, root: &Path) {
     let mut options = GrepOptions::new("zz", root);
     options.include_node_modules = Some(true);
+    options.include_hidden = true;
     options.cache = true;
     options.mode = GrepMode::Count;
     for _ in 0..2 {
