@@ -60,7 +60,7 @@ pub use hold::{RESOURCE_HOLD, cargo_target_env, parse_resource_hold, resource_ho
 pub use inventory::{Entry, EntryStatus};
 pub(crate) use prune::repository_within;
 pub use prune::{Kept, KeptReason, OutputFile, PrunePlan, PruneReport};
-pub use record::{Busy, Holder, LeaseRecord, Owner, Released, Role, Status};
+pub use record::{Busy, Holder, LeaseRecord, LeaseStatus, Owner, Released, Role, Status};
 
 use crate::layout::{self, LeaseFiles};
 use natives_system::{

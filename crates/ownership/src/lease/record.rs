@@ -263,3 +263,41 @@ pub enum Released {
         why: String,
     },
 }
+
+/// Where a lease stands.
+#[cfg_attr(feature = "napi", napi_derive::napi(string_enum = "lowercase"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LeaseStatus {
+    /// Nobody holds it.
+    Free,
+    /// A live owner holds it.
+    Active,
+    /// Its owner died without releasing it: the next acquirer reclaims it.
+    Stale,
+    /// Its record cannot be read: never reclaimed automatically.
+    Unknown,
+}
+
+impl LeaseStatus {
+    /// Where `status` stands, as a word.
+    pub fn of(status: &Status) -> LeaseStatus {
+        match status {
+            Status::Free => LeaseStatus::Free,
+            Status::Active(_) => LeaseStatus::Active,
+            Status::Stale(_) => LeaseStatus::Stale,
+            Status::Unknown(_) => LeaseStatus::Unknown,
+        }
+    }
+
+    /// The status as the views spell it (`free`, `active`, `stale`,
+    /// `unknown`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LeaseStatus::Free => "free",
+            LeaseStatus::Active => "active",
+            LeaseStatus::Stale => "stale",
+            LeaseStatus::Unknown => "unknown",
+        }
+    }
+}

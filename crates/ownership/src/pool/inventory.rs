@@ -27,8 +27,7 @@ use super::{
 };
 use crate::{
     fresh::Identity,
-    lease::{Leases, Owner, Status},
-    view::LeaseStatus,
+    lease::{LeaseStatus, Leases, Owner, Status},
 };
 
 /// Disk use of one tree.
