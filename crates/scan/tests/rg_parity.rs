@@ -296,6 +296,7 @@ fn count_and_file_modes_match_rg() {
     for (pattern, multiline) in [("needle", false), (r"needle\s+", true), ("Needle", false)] {
         let flags: &[&str] = if multiline { &["-U"] } else { &[] };
         let mut options = GrepOptions::new(pattern, dir.path());
+        options.include_hidden = true; // as `rg --hidden`
         options.include_node_modules = Some(true);
         options.multiline = multiline;
 
@@ -353,6 +354,7 @@ fn only_matching_matches_rg_o() {
     for &(pattern, args, configure) in cases {
         let label = format!("pattern {pattern:?}, rg -o {args:?}");
         let mut options = GrepOptions::new(pattern, dir.path());
+        options.include_hidden = true; // as `rg --hidden`
         options.include_node_modules = Some(true);
         options.only_matching = true;
         configure(&mut options);
@@ -502,6 +504,7 @@ fn inverted_and_word_modes_match_rg() {
                 .map(|l| l.strip_prefix("./").unwrap_or(l).to_string())
                 .collect();
             let mut options = GrepOptions::new("needle", dir.path());
+            options.include_hidden = true; // as `rg --hidden`
             options.include_node_modules = Some(true);
             options.mode = mode;
             configure(&mut options);
