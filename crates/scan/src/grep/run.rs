@@ -23,7 +23,7 @@ use std::{
     ops::ControlFlow,
     sync::{
         Arc, Condvar, Mutex, OnceLock,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
         mpsc,
     },
     thread,
@@ -145,6 +145,11 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unread
     let plan = prefilter.as_ref().map(Prefilter::plan);
     let limited = job.shape.per_file_cap.is_some();
     let queue = Queue::new(job.candidates, limited, plan);
+    let found = AtomicU64::new(0);
+    let limit = job.shape.per_file_cap.map(|needed| Limit {
+        found: &found,
+        needed,
+    });
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);
@@ -174,7 +179,7 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unread
                 reads_ahead: index + busy < cores,
                 read_ahead_bytes: &read_ahead_bytes,
             };
-            let reports = Reports::new(sender.clone(), job.backlog, limited);
+            let reports = Reports::new(sender.clone(), job.backlog, limit);
             scope.spawn(move || worker.run(reports));
         }
         drop(sender);
@@ -432,12 +437,45 @@ impl Worker<'_> {
 const REPORTS_PER_MESSAGE: usize = 64;
 /// ...but never longer than this, so results still stream promptly and the
 /// in-order emitter is not kept waiting for a quiet worker's batch.
-/// A limited search holds none: the emitter can tell the limit is reached
-/// only once every file before the last result needed has reported, and
-/// while a report without a match is held, every worker reads further
-/// files the answer will not need (a limited search whose candidates are
-/// mostly the index's false ones read twice the files it needed).
 const REPORTS_MAX_DELAY: Duration = Duration::from_millis(5);
+
+/// A limited search's results found so far by all workers, against the
+/// number that proves the limit reached ([`Shape::per_file_cap`]).
+///
+/// The emitter can tell the limit is reached only once every file before
+/// the last result it needs has reported. Until the workers together have
+/// found that many results no held report can keep it waiting, so reports
+/// without a match are batched as in any search (sent one by one, a search
+/// that matches nothing cost a third more); from then on each is sent at
+/// once, since while one is held every worker reads further files the
+/// answer will not need (a limited search whose candidates are mostly the
+/// index's false ones read twice the files it needed).
+#[derive(Clone, Copy)]
+struct Limit<'a> {
+    found: &'a AtomicU64,
+    needed: u64,
+}
+
+impl Limit<'_> {
+    /// Count `results` more; whether the limit's worth has now been found.
+    fn in_sight(self, results: u64) -> bool {
+        let before = if results == 0 {
+            self.found.load(Ordering::Relaxed)
+        } else {
+            self.found.fetch_add(results, Ordering::Relaxed)
+        };
+        before.saturating_add(results) >= self.needed
+    }
+}
+
+/// The results a file's report offers: its matches in content mode, one
+/// (the file) in the others.
+fn results_offered(report: &FileReport) -> u64 {
+    if report.count == 0 {
+        return 0;
+    }
+    (report.matches.len() as u64).max(1)
+}
 
 /// A candidate's index, its path (only when it has results), its report
 /// and the bytes the report counts for in the [`Backlog`].
@@ -449,29 +487,38 @@ struct Reports<'a> {
     backlog: &'a Backlog,
     held: Vec<Report>,
     since: Instant,
-    /// Send each report at once (a limited search; see
-    /// [`REPORTS_MAX_DELAY`]).
-    prompt: bool,
+    /// A limited search's count of results found (see [`Limit`]).
+    limit: Option<Limit<'a>>,
+    /// [`REPORTS_MAX_DELAY`] (a test holds reports longer, to see what
+    /// else sends them).
+    max_delay: Duration,
 }
 
 impl<'a> Reports<'a> {
-    fn new(sender: mpsc::Sender<Vec<Report>>, backlog: &'a Backlog, prompt: bool) -> Reports<'a> {
+    fn new(
+        sender: mpsc::Sender<Vec<Report>>,
+        backlog: &'a Backlog,
+        limit: Option<Limit<'a>>,
+    ) -> Reports<'a> {
         Reports {
             sender,
             backlog,
             held: Vec::new(),
             since: Instant::now(),
-            prompt,
+            limit,
+            max_delay: REPORTS_MAX_DELAY,
         }
     }
 
     /// Hold `report`, sending when it carries results, an error, a full
-    /// batch or an old one. `false` once the worker should stop.
+    /// batch or an old one, or once a limited search's results are all
+    /// found. `false` once the worker should stop.
     fn add(&mut self, index: usize, path: &[u8], report: Result<FileReport>) -> bool {
-        let (urgent, failed) = match &report {
-            Ok(report) => (report.count > 0, false),
-            Err(_) => (true, true),
+        let (results, failed) = match &report {
+            Ok(report) => (results_offered(report), false),
+            Err(_) => (0, true),
         };
+        let urgent = results > 0 || failed;
         if self.held.is_empty() {
             self.since = Instant::now();
         }
@@ -481,10 +528,11 @@ impl<'a> Reports<'a> {
             .map_or(0, |found| found.held_bytes() + path.len());
         self.backlog.add(bytes);
         self.held.push((index, path, report, bytes));
+        let limit_in_sight = self.limit.is_some_and(|limit| limit.in_sight(results));
         let due = urgent
-            || self.prompt
+            || limit_in_sight
             || self.held.len() >= REPORTS_PER_MESSAGE
-            || self.since.elapsed() >= REPORTS_MAX_DELAY;
+            || self.since.elapsed() >= self.max_delay;
         (!due || self.send()) && !failed
     }
 
@@ -662,25 +710,84 @@ impl<'a> Emitter<'a> {
 mod tests {
     use super::*;
 
-    /// A limited search's worker sends a report without a match at once,
-    /// so the emitter can tell the limit is reached without waiting for a
-    /// batch; an unlimited one may hold it for the next.
+    fn nothing_found() -> Result<FileReport> {
+        Ok(FileReport {
+            searched: true,
+            ..FileReport::default()
+        })
+    }
+
+    /// `reports`, never sending for age alone.
+    fn patient(reports: Reports<'_>) -> Reports<'_> {
+        Reports {
+            max_delay: Duration::from_secs(3600),
+            ..reports
+        }
+    }
+
+    fn found(results: usize) -> Result<FileReport> {
+        Ok(FileReport {
+            searched: true,
+            count: results as u64,
+            matches: vec![GrepMatch::default(); results],
+            ..FileReport::default()
+        })
+    }
+
+    /// A limited search's workers batch reports without a match until they
+    /// have found the results that prove the limit together; from then on
+    /// each is sent at once, the ones held first.
     #[test]
-    fn a_limited_search_holds_no_report() {
+    fn a_limited_search_holds_reports_until_its_results_are_found() {
+        let backlog = Backlog::new(usize::MAX);
+        let counted = AtomicU64::new(0);
+        let limit = Limit {
+            found: &counted,
+            needed: 3,
+        };
+        let (sender, receiver) = mpsc::channel();
+        let mut quiet = patient(Reports::new(sender.clone(), &backlog, Some(limit)));
+        let mut lucky = patient(Reports::new(sender, &backlog, Some(limit)));
+        assert!(quiet.add(0, b"a.rs", nothing_found()));
+        assert!(
+            receiver.try_recv().is_err(),
+            "held while results are missing"
+        );
+        assert!(lucky.add(1, b"b.rs", found(2)));
+        assert_eq!(receiver.try_recv().expect("results go at once")[0].0, 1);
+        assert!(quiet.add(2, b"c.rs", nothing_found()));
+        assert!(
+            receiver.try_recv().is_err(),
+            "two of three found: still held"
+        );
+        assert!(lucky.add(3, b"d.rs", found(1)));
+        assert_eq!(receiver.try_recv().expect("results go at once")[0].0, 3);
+        assert!(quiet.add(4, b"e.rs", nothing_found()));
+        let sent: Vec<usize> = receiver
+            .try_recv()
+            .expect("sent once the limit is in sight")
+            .iter()
+            .map(|report| report.0)
+            .collect();
+        assert_eq!(sent, [0, 2, 4]);
+        assert!(quiet.add(5, b"f.rs", nothing_found()));
+        assert_eq!(receiver.try_recv().expect("and at once after")[0].0, 5);
+    }
+
+    /// An unlimited search batches reports without a match.
+    #[test]
+    fn an_unlimited_search_batches_reports_without_a_match() {
         let backlog = Backlog::new(usize::MAX);
         let (sender, receiver) = mpsc::channel();
-        let mut reports = Reports::new(sender, &backlog, true);
-        let nothing_found = || {
-            Ok(FileReport {
-                searched: true,
-                ..FileReport::default()
-            })
-        };
-        assert!(reports.add(0, b"a.rs", nothing_found()));
-        let sent = receiver.try_recv().expect("sent at once");
-        assert_eq!(sent.len(), 1);
-        assert_eq!(sent[0].0, 0);
-        assert!(reports.add(1, b"b.rs", nothing_found()));
-        assert_eq!(receiver.try_recv().expect("sent at once")[0].0, 1);
+        let mut reports = patient(Reports::new(sender, &backlog, None));
+        for index in 0..REPORTS_PER_MESSAGE - 1 {
+            assert!(reports.add(index, b"a.rs", nothing_found()));
+        }
+        assert!(receiver.try_recv().is_err());
+        assert!(reports.add(REPORTS_PER_MESSAGE, b"b.rs", nothing_found()));
+        assert_eq!(
+            receiver.try_recv().expect("a full batch").len(),
+            REPORTS_PER_MESSAGE
+        );
     }
 }
