@@ -20,48 +20,30 @@
 //! without the cache); the `skipped` submodule lists what a walk's rules
 //! left out.
 
+mod collect;
 pub(crate) mod ordered;
+mod rules;
 mod skipped;
+mod stat_at;
 
+pub(crate) use collect::Wanted;
+pub use rules::ScanPolicy;
+pub(crate) use rules::is_git_dir;
 pub(crate) use skipped::skipped;
 
 use std::{
-    fs,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::Arc,
 };
-
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
 use crate::{
     cancel::CancelToken,
-    entries::{Entries, Entry, FileType, KEY_SEPARATOR, Unsorted, bytes_to_path, path_to_bytes},
-    error::{Error, Result},
-    node_modules::NODE_MODULES,
-    unreadable::{self, Unreadable},
+    entries::{Entries, FileType, bytes_to_path},
+    error::Result,
 };
-
-/// The two traversal switches that partition the cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ScanPolicy {
-    /// Include dot-files and dot-directories.
-    pub include_hidden: bool,
-    /// Honour `.gitignore` (inside git repositories, as git and ripgrep do),
-    /// `.git/info/exclude`, the global git excludes, `.ignore` files and
-    /// `.rgignore` files (ripgrep's own, which win over `.ignore`).
-    pub use_gitignore: bool,
-}
-
-impl ScanPolicy {
-    /// The policy every search starts from: dot-files left out, ignore files
-    /// honoured, as `rg` and `fd` do. `glob`, `grep` and `fuzzy_find` take
-    /// their `include_hidden` and `use_gitignore` defaults from here, and so
-    /// every front does, so no two searches differ unless asked to.
-    pub const DEFAULT: ScanPolicy = ScanPolicy {
-        include_hidden: false,
-        use_gitignore: true,
-    };
-}
+use collect::{Mtimes, collect_batches, sorted, walker_threads};
+use rules::{walker, walker_admitting};
+use stat_at::StatAt;
 
 /// What a walk is of, and what a cached scan is keyed by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -71,13 +53,6 @@ pub struct ScanKey {
     /// Traversal switches.
     pub policy: ScanPolicy,
 }
-
-/// The ignore file ripgrep reads besides git's and `.ignore`, with the
-/// highest precedence of them all.
-pub(crate) const RG_IGNORE: &str = ".rgignore";
-
-/// The name of the directory that is never entered.
-const GIT_DIR: &str = ".git";
 
 /// How much a walk learns about each entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,14 +155,6 @@ pub(crate) fn matcher(root: &Path, policy: ScanPolicy) -> ignore::IncrementalIgn
     matchers.swap_remove(0)
 }
 
-/// The name of the directory a walk never enters.
-pub(crate) fn is_git_dir(name: &[u8]) -> bool {
-    name == GIT_DIR.as_bytes()
-}
-
-/// A predicate on entries as a walk meets them (mtime unknown).
-pub(crate) type Wanted<'a> = dyn Fn(&Entry<'_>) -> bool + Sync + 'a;
-
 /// [`scan_for`] with types from the directory listings and, by `lstat`,
 /// the mtimes of the entries `wanted` accepts: a fresh listing whose
 /// matches all show or sort by their mtime learns them on every walker
@@ -203,85 +170,6 @@ pub(crate) fn scan_learning_mtimes(
     builder.threads(walker_threads());
     let mtimes = Mtimes::Of(wanted);
     Ok(sorted(&collect_batches(root, &builder, mtimes, token)?))
-}
-
-/// Whose mtime a walk learns, by `lstat`.
-#[derive(Clone, Copy)]
-enum Mtimes<'a> {
-    /// Every entry's (types come from the same `lstat`).
-    All,
-    /// Nobody's: types come from the directory listings.
-    None,
-    /// Those of the entries this accepts; types come from the listings.
-    Of(&'a Wanted<'a>),
-}
-
-/// Run `builder`'s walk of `root` (the root itself excluded), learning
-/// `mtimes`: what each walker thread found.
-fn collect_batches(
-    root: &Path,
-    builder: &WalkBuilder,
-    mtimes: Mtimes<'_>,
-    token: &CancelToken,
-) -> Result<Vec<Batch>> {
-    token.check()?;
-    // Fail loudly on an unreadable root instead of returning an empty list.
-    fs::read_dir(root).map_err(|err| Error::io(root, err))?;
-    let sink = Arc::new(Mutex::new(Vec::new()));
-    let mut collector = CollectorBuilder {
-        root_len: path_to_bytes(root).len(),
-        mtimes,
-        token,
-        sink: Arc::clone(&sink),
-    };
-    builder.build_parallel().visit(&mut collector);
-    drop(collector);
-    token.check()?;
-    let batches = std::mem::take(&mut *sink.lock().unwrap_or_else(|p| p.into_inner()));
-    Ok(batches)
-}
-
-/// The entries of `batches`, in path order, with what they could not read.
-fn sorted(batches: &[Batch]) -> Entries {
-    let unread = batches.iter().flat_map(|b| b.unreadable.iter().cloned());
-    Entries::from_unsorted(batches.iter().flat_map(Batch::items).collect())
-        .with_unreadable(unreadable::merged(unread.collect()))
-}
-
-/// The walk every scan shares: `policy`'s rules, links never followed,
-/// `.git` never entered, nor `node_modules` unless asked for. Callers
-/// choose the threads.
-fn walker(root: &Path, policy: ScanPolicy, node_modules: bool) -> WalkBuilder {
-    walker_admitting(root, policy, node_modules, |_| true)
-}
-
-/// [`walker`], entering (and reporting) below the root only the entries
-/// `admit` accepts as well.
-pub(crate) fn walker_admitting(
-    root: &Path,
-    policy: ScanPolicy,
-    node_modules: bool,
-    admit: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
-) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(root);
-    let ignore = policy.use_gitignore;
-    if ignore {
-        builder.add_custom_ignore_filename(RG_IGNORE);
-    }
-    builder
-        .hidden(!policy.include_hidden)
-        .follow_links(false)
-        .git_ignore(ignore)
-        .git_global(ignore)
-        .git_exclude(ignore)
-        .ignore(ignore)
-        .parents(ignore)
-        .filter_entry(move |entry| {
-            let name = entry.file_name();
-            entry.depth() == 0
-                || (name != GIT_DIR && (node_modules || name != NODE_MODULES) && admit(entry))
-        });
-    builder
 }
 
 /// Learn the mtime of each entry of `indices` whose mtime is unknown (a
@@ -302,239 +190,12 @@ pub(crate) fn stat_mtimes(root: &Path, entries: &mut Entries, indices: &[usize])
     }
 }
 
-/// One walker thread per core, as fd and ripgrep do; `ignore` alone would use two.
-fn walker_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().min(12))
-}
-
-struct CollectorBuilder<'a> {
-    root_len: usize,
-    mtimes: Mtimes<'a>,
-    token: &'a CancelToken,
-    sink: Arc<Mutex<Vec<Batch>>>,
-}
-
-impl<'s> ParallelVisitorBuilder<'s> for CollectorBuilder<'s> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Collector {
-            root_len: self.root_len,
-            mtimes: self.mtimes,
-            token: self.token,
-            batch: Batch::default(),
-            stat: StatAt::default(),
-            sink: Arc::clone(&self.sink),
-        })
-    }
-}
-
-/// One per walker thread; hands its batch to the sink when the walk ends.
-struct Collector<'a> {
-    root_len: usize,
-    mtimes: Mtimes<'a>,
-    token: &'a CancelToken,
-    batch: Batch,
-    stat: StatAt,
-    sink: Arc<Mutex<Vec<Batch>>>,
-}
-
-impl ParallelVisitor for Collector<'_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if self.token.is_stopped() {
-            return WalkState::Quit;
-        }
-        match entry {
-            Ok(entry) if entry.depth() > 0 => {
-                let path = path_to_bytes(entry.path());
-                let relative = &path[self.root_len..];
-                if let Some((file_type, mtime_ms)) = self.describe(&entry, relative) {
-                    self.batch.push(relative, file_type, mtime_ms);
-                }
-            }
-            Ok(_) => {}
-            Err(err) => self
-                .batch
-                .unreadable
-                .extend(Unreadable::from_walk(&err, self.root_len)),
-        }
-        WalkState::Continue
-    }
-}
-
-impl Collector<'_> {
-    /// Type and mtime as `mtimes` asks, or `None` when the entry vanished.
-    /// `relative` is its path below the root, after a `/`.
-    fn describe(&mut self, entry: &DirEntry, relative: &[u8]) -> Option<(FileType, Option<i64>)> {
-        let listed = entry.file_type().map(FileType::from_std);
-        let wanted = match self.mtimes {
-            Mtimes::All => true,
-            Mtimes::None => false,
-            Mtimes::Of(wanted) => {
-                let path = relative.strip_prefix(b"/").unwrap_or(relative);
-                listed.is_some_and(|file_type| wanted(&Entry::walked(path, file_type)))
-            }
-        };
-        if wanted {
-            self.stat.lstat(entry.path())
-        } else {
-            listed.map(|file_type| (file_type, None))
-        }
-    }
-}
-
-impl Drop for Collector<'_> {
-    fn drop(&mut self) {
-        // A stopped walk's entries are thrown away: sorting them (a quarter
-        // of a large tree is tens of milliseconds) would only delay the
-        // cancellation.
-        if self.token.is_stopped() {
-            return;
-        }
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.sort();
-        self.sink
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(batch);
-    }
-}
-
-/// A thread's entries: sort keys back to back in one buffer, no allocation
-/// per entry; and what it could not read.
-#[derive(Default)]
-struct Batch {
-    keys: Vec<u8>,
-    /// `(start, end)` of the key in `keys`, type and mtime.
-    items: Vec<(usize, usize, FileType, Option<i64>)>,
-    unreadable: Vec<Unreadable>,
-}
-
-impl Batch {
-    /// Record `relative` (still starting with the separator after the root).
-    fn push(&mut self, relative: &[u8], file_type: FileType, mtime_ms: Option<i64>) {
-        let relative = relative.strip_prefix(b"/").unwrap_or(relative);
-        let separators = relative
-            .iter()
-            .map(|&b| if b == b'/' { KEY_SEPARATOR } else { b });
-        let start = self.keys.len();
-        self.keys.extend(separators);
-        self.items
-            .push((start, self.keys.len(), file_type, mtime_ms));
-    }
-
-    /// Sort by key, on the walker thread that built the batch, so the final
-    /// sort only merges one sorted run per thread.
-    fn sort(&mut self) {
-        let keys = &self.keys;
-        self.items
-            .sort_unstable_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
-    }
-
-    fn items(&self) -> impl Iterator<Item = Unsorted<'_>> + '_ {
-        self.items
-            .iter()
-            .map(|&(start, end, file_type, mtime_ms)| Unsorted {
-                key: &self.keys[start..end],
-                file_type,
-                mtime_ms,
-            })
-    }
-}
-
-/// `lstat` relative to open handles on parent directories.
-///
-/// An `lstat` of a deep path costs one kernel lookup per component; a
-/// `fstatat` on an open parent costs one. The walker visits a directory's
-/// children interleaved with their subtrees, so each thread keeps the
-/// handles of the directories it saw recently (bounded by
-/// [`OPEN_PARENTS_MAX`]).
-#[derive(Default)]
-struct StatAt {
-    #[cfg(unix)]
-    parents: std::collections::HashMap<Box<[u8]>, std::os::fd::OwnedFd>,
-    /// The parent used last: siblings usually come in runs, so most lookups
-    /// end at this comparison, without hashing.
-    #[cfg(unix)]
-    last: Option<(Box<[u8]>, std::os::fd::RawFd)>,
-}
-
-/// Directory handles one walker thread keeps open: deeper than any real
-/// tree's working set, far below any descriptor limit.
-#[cfg(unix)]
-const OPEN_PARENTS_MAX: usize = 256;
-
-impl StatAt {
-    /// Type and mtime of `path`, or `None` when it vanished mid-walk.
-    #[cfg(unix)]
-    fn lstat(&mut self, path: &Path) -> Option<(FileType, Option<i64>)> {
-        use nix::{
-            fcntl::AtFlags,
-            sys::stat::{SFlag, fstatat},
-        };
-        // Split on the last `/` by hand: `Path::parent` parses components.
-        let bytes = path_to_bytes(path);
-        let slash = memchr::memrchr(b'/', &bytes)?;
-        let (parent, name) = (&bytes[..slash.max(1)], &bytes[slash + 1..]);
-        let fd = self.parent_fd(parent)?;
-        // SAFETY: `fd` is owned by `self.parents` and stays open until the
-        // next call to `parent_fd`, after this use.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-        let stat = fstatat(fd, name, AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
-        let file_type = match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
-            SFlag::S_IFLNK => FileType::Symlink,
-            SFlag::S_IFDIR => FileType::Dir,
-            SFlag::S_IFREG => FileType::File,
-            _ => FileType::Other,
-        };
-        let mtime_ms = stat
-            .st_mtime
-            .checked_mul(1000)?
-            .checked_add(stat.st_mtime_nsec / 1_000_000);
-        Some((file_type, mtime_ms))
-    }
-
-    /// An open `O_PATH` handle on `parent`, reused when possible.
-    #[cfg(unix)]
-    fn parent_fd(&mut self, parent: &[u8]) -> Option<std::os::fd::RawFd> {
-        use nix::fcntl::{OFlag, open};
-        use std::os::fd::AsRawFd;
-        if let Some((last, fd)) = &self.last
-            && **last == *parent
-        {
-            return Some(*fd);
-        }
-        let fd = match self.parents.get(parent) {
-            Some(fd) => fd.as_raw_fd(),
-            None => {
-                if self.parents.len() >= OPEN_PARENTS_MAX {
-                    self.parents.clear();
-                }
-                let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-                let owned = open(parent, flags, nix::sys::stat::Mode::empty()).ok()?;
-                let fd = owned.as_raw_fd();
-                self.parents.insert(parent.into(), owned);
-                fd
-            }
-        };
-        self.last = Some((parent.into(), fd));
-        Some(fd)
-    }
-
-    #[cfg(not(unix))]
-    fn lstat(&mut self, path: &Path) -> Option<(FileType, Option<i64>)> {
-        let metadata = fs::symlink_metadata(path).ok()?;
-        let mtime_ms = metadata
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .and_then(|d| i64::try_from(d.as_millis()).ok());
-        Some((FileType::from_std(metadata.file_type()), mtime_ms))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::{fs, process::Command};
+
+    use crate::{entries::Entry, unreadable::Unreadable};
 
     fn touch(root: &Path, rel: &str) {
         let path = root.join(rel);

@@ -13,7 +13,7 @@ use std::{borrow::Cow, ops::Range, sync::Arc};
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 
-use super::{GrepOptions, recent::Recent};
+use super::{options::GrepOptions, recent::Recent};
 use crate::error::{Error, Result};
 
 /// Compiled patterns kept, the least recently used leaving first: an
@@ -36,6 +36,20 @@ pub(crate) struct MatcherSpec<'a> {
     pub multiline: bool,
     /// Matches only between word boundaries (`rg -w`).
     pub word: bool,
+}
+
+impl MatcherSpec<'_> {
+    /// What `options` say about matching.
+    pub(crate) fn of(options: &GrepOptions) -> MatcherSpec<'_> {
+        MatcherSpec {
+            pattern: &options.pattern,
+            ignore_case: options.ignore_case,
+            smart_case: options.smart_case,
+            literal: options.literal,
+            multiline: options.multiline,
+            word: options.word_regexp,
+        }
+    }
 }
 
 /// Everything in a [`MatcherSpec`], owned: what a compiled pattern is kept
@@ -118,7 +132,7 @@ impl Highlighter {
     /// The highlighter for a search with `options`; a bad pattern is the
     /// search's `EINVAL`.
     pub fn new(options: &GrepOptions) -> Result<Highlighter> {
-        let matcher = compiled_matcher(&options.matcher_spec())?;
+        let matcher = compiled_matcher(&MatcherSpec::of(options))?;
         Ok(Highlighter { matcher })
     }
 

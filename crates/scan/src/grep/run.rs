@@ -34,8 +34,9 @@ use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
 
 use super::{
-    GrepMatch, GrepMode, GrepOptions, GrepOutcome,
     needs::Needs,
+    options::{GrepMode, GrepOptions},
+    outcome::{GrepMatch, GrepOutcome},
     prefilter::{Listed, Prefilter},
     queue::Queue,
     read::{Opener, Root},
@@ -583,6 +584,10 @@ fn emit_in_order(
     Ok(())
 }
 
+/// Takes what a [`FileObserver`](super::FileObserver) wrote for each
+/// file, in path order.
+pub(super) type OnObserved<'h> = &'h mut dyn FnMut(&[u8]);
+
 /// Applies `mode`, `offset` and `max_count` to file reports taken in result
 /// order, calling `on_match` for each returned result as it is decided.
 pub(super) struct Emitter<'a> {
@@ -603,7 +608,7 @@ pub(super) struct Emitter<'a> {
     on_progress: &'a mut dyn FnMut(&GrepOutcome),
     /// Sees what an observer wrote for each file (see
     /// [`super::grep_observed`]).
-    pub(super) on_observed: Option<super::OnObserved<'a>>,
+    pub(super) on_observed: Option<OnObserved<'a>>,
 }
 
 impl<'a> Emitter<'a> {
@@ -616,7 +621,7 @@ impl<'a> Emitter<'a> {
         let offset = options.offset;
         Emitter {
             mode: options.mode,
-            binary_hides_file: options.shape().binary_hides_file(),
+            binary_hides_file: Shape::of(options).binary_hides_file(),
             retain: options.retain_matches,
             offset,
             end: options

@@ -33,7 +33,11 @@ use grep_searcher::{
     Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkFinish, SinkMatch,
 };
 
-use super::{GrepMatch, GrepMode, read::Opener};
+use super::{
+    options::{GrepMode, GrepOptions},
+    outcome::GrepMatch,
+    read::Opener,
+};
 use crate::{beneath::Reach, cancel::CancelToken, error::Result, text, unreadable::Unreadable};
 
 /// A second reader of every file a grep searches, beside the library's own
@@ -78,6 +82,30 @@ pub(super) struct Shape<'a> {
 }
 
 impl Shape<'_> {
+    /// The shape `options` ask for, seen by no observer.
+    pub(super) fn of(options: &GrepOptions) -> Shape<'static> {
+        // A file can never contribute more than `offset + max_count + 1`
+        // results (the last one proves the limit), so no file is searched,
+        // or held in memory, beyond that.
+        let per_file_cap = options.max_count.map(|max| {
+            let needed = options.offset.saturating_add(max).saturating_add(1);
+            u64::try_from(needed).unwrap_or(u64::MAX)
+        });
+        Shape {
+            mode: options.mode,
+            multiline: options.multiline,
+            invert: options.invert_match,
+            only_matching: options.only_matching,
+            context_before: options.context_before,
+            context_after: options.context_after,
+            max_columns: options.max_columns,
+            per_file_cap,
+            max_per_file: options.max_count_per_file,
+            max_file_size: options.max_file_size,
+            observer: None,
+        }
+    }
+
     /// A searcher for this shape; `explicit` for a file the caller named.
     pub(super) fn searcher(&self, explicit: bool) -> Searcher {
         let content = self.mode == GrepMode::Content;

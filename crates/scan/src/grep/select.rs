@@ -23,7 +23,7 @@ use ignore::{
     types::{Types, TypesBuilder},
 };
 
-use super::{GrepOptions, ListSource, recent::Recent};
+use super::{options::GrepOptions, outcome::ListSource, recent::Recent};
 use crate::{
     beneath::{Beneath, search_root},
     cache::{ScanCache, ScanKey},

@@ -10,7 +10,7 @@ use std::{
 use natives_testkit::tree;
 
 use super::*;
-use crate::cache::CachePolicy;
+use crate::{cache::CachePolicy, walk::ScanPolicy};
 
 fn run_with(
     path: &Path,

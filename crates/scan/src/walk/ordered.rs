@@ -52,7 +52,10 @@ use std::{
 
 use ignore::{DirEntry, WalkBuilder, WalkState, overrides::Override};
 
-use super::{Batch, Mtimes, ScanPolicy, collect_batches, sorted, walker_admitting};
+use super::{
+    collect::{Batch, Mtimes, collect_batches, sorted},
+    rules::{ScanPolicy, walker_admitting},
+};
 use crate::{
     cancel::CancelToken,
     entries::{Entries, Entry, FileType, path_to_bytes},

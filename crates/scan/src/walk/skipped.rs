@@ -25,7 +25,10 @@
 
 use std::{fs, path::Path};
 
-use super::{Batch, is_git_dir, sorted};
+use super::{
+    collect::{Batch, sorted},
+    rules::is_git_dir,
+};
 use crate::{
     cancel::CancelToken,
     entries::{Entries, FileType, bytes_to_path, path_to_bytes},
