@@ -113,7 +113,7 @@ pub struct GrepOptions {
     /// With `cache`, use the cached list only when it follows filesystem
     /// events without fallback (see [`crate::watch`]): then it is current
     /// to the call and its content index is trusted by events
-    /// ([`ListSource::Watched`]). Otherwise, and when watching is off,
+    /// ([`ListSource::Watched`](super::ListSource::Watched)). Otherwise, and when watching is off,
     /// search while walking fresh, as without the cache. Default: `false`.
     pub watched_only: bool,
     /// Stay beneath `path`, which is taken as a real path (no symlink on
@@ -125,10 +125,10 @@ pub struct GrepOptions {
     /// without links too. See `beneath` for how. Default: `false`.
     pub confine: bool,
     /// Skip files larger than this many bytes, counting them in
-    /// [`GrepOutcome::files_skipped_too_large`]. Default: `None`: every file
+    /// [`GrepOutcome::files_skipped_too_large`](super::GrepOutcome::files_skipped_too_large). Default: `None`: every file
     /// is searched whole, whatever its size.
     pub max_file_size: Option<u64>,
-    /// Keep every returned result in [`GrepOutcome::matches`] as well as
+    /// Keep every returned result in [`GrepOutcome::matches`](super::GrepOutcome::matches) as well as
     /// passing it to `on_match`. Set it to `false` when `on_match` consumes
     /// the results, so a search returning millions of them holds none.
     /// Default: `true`.
