@@ -8,8 +8,12 @@
  * - `npm`: `npm ci --ignore-scripts` of the large packages pinned in
  *   bench/real-trees/npm (exact versions, package-lock.json). The directory
  *   has no `.gitignore` and no `.git`, so its `node_modules` is not ignored.
- * - `mixed`: the vendor tree plus the npm tree's `node_modules`, hard-linked
- *   (copied where links fail): sources beside a node_modules nobody ignores.
+ * - `mixed`: the vendor tree plus the npm tree's `node_modules`, copied
+ *   (cloned where the filesystem can): sources beside a node_modules nobody
+ *   ignores. Not hard-linked: a file with a second name is one a write
+ *   outside the watched tree can change unseen, so natives never trusts its
+ *   index entry by events, and `vendor` and `npm` would stop standing for
+ *   trees as users have them.
  *
  * Only the pins are committed. The trees go to NATIVES_BENCH_TREES, by default
  * `$XDG_CACHE_HOME/natives-bench/trees` (`~/.cache/...`), not to bench/.data:
@@ -81,6 +85,8 @@ function pinsHash(name: RealTree): string {
   const h = createHash('sha256');
   const sources = name === 'mixed' ? [...PIN_FILES.vendor, ...PIN_FILES.npm.map((f) => `../npm/${f}`)] : PIN_FILES[name];
   for (const f of sources) h.update(f).update(readFileSync(join(PINS, name === 'mixed' ? 'vendor' : name, f)));
+  // How the tree is made, beside what: a `mixed` of hard links is rebuilt as copies.
+  if (name === 'mixed') h.update(MIXED_LAYOUT);
   return h.digest('hex').slice(0, 16);
 }
 
@@ -118,12 +124,12 @@ function census(dir: string): Pick<TreeRecord, 'files' | 'dirs' | 'symlinks' | '
   return out;
 }
 
-/** Hard-links `from` to `to` (GNU `cp -al`), copying when linking fails. */
-function linkTree(from: string, to: string): void {
-  const r = spawnSync('cp', ['-al', from, to], { stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.status === 0) return;
-  rmSync(to, { recursive: true, force: true });
-  run('cp', ['-a', from, to], dirname(to));
+/** How `mixed` is made (part of its pins' hash, so a change rebuilds it). */
+const MIXED_LAYOUT = 'copies';
+
+/** Copies `from` to `to`, cloning files where the filesystem can (GNU `cp --reflink=auto`). */
+function copyTree(from: string, to: string): void {
+  run('cp', ['-a', '--reflink=auto', from, to], dirname(to));
 }
 
 function build(name: RealTree, log: (s: string) => void): void {
@@ -143,9 +149,9 @@ function build(name: RealTree, log: (s: string) => void): void {
     run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], tmp);
   } else {
     rmSync(tmp, { recursive: true, force: true });
-    log('hard links of vendor and npm/node_modules');
-    linkTree(treeDir('vendor'), tmp);
-    linkTree(join(treeDir('npm'), 'node_modules'), join(tmp, 'node_modules'));
+    log('copies of vendor and npm/node_modules');
+    copyTree(treeDir('vendor'), tmp);
+    copyTree(join(treeDir('npm'), 'node_modules'), join(tmp, 'node_modules'));
   }
   rmSync(final, { recursive: true, force: true });
   renameSync(tmp, final);
