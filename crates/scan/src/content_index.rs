@@ -53,7 +53,7 @@ mod postings;
 
 use self::{
     identity::Identity,
-    postings::{Postings, QuickHash, intersect, keep_common, unite},
+    postings::{Bits, Lists, Prepared, QuickHash},
 };
 use crate::entries::{Entries, FileType, is_within, path_to_bytes};
 
@@ -143,7 +143,7 @@ struct State {
     by_path: HashMap<Box<[u8]>, u32, QuickHash>,
     /// Files read once, with the identity they were read with.
     noted: HashMap<Box<[u8]>, Identity, QuickHash>,
-    postings: HashMap<u32, Postings, QuickHash>,
+    lists: Lists,
     live: usize,
     dead: usize,
     /// Events seen so far, and the paths of the most recent.
@@ -324,7 +324,7 @@ impl ContentIndex {
         for corpus in corpora.values() {
             let state = corpus.lock();
             stats.files += state.live;
-            stats.trigrams += state.postings.len();
+            stats.trigrams += state.lists.count();
             stats.bytes += state.bytes;
         }
         stats
@@ -541,12 +541,13 @@ impl Corpus {
         if !noted || !(still_trusted || settled) || self.evicted.load(Ordering::Relaxed) {
             return Offered::Done;
         }
-        let growth = state.growth(offer.relative, &trigrams);
-        if state.bytes + growth > room {
+        let prepared = state.prepare(offer.relative, &trigrams);
+        let growth = prepared.growth;
+        if state.bytes.saturating_add(growth) > room {
             return Offered::NeedsRoom(growth);
         }
         let trust = if still_trusted { trust } else { 0 };
-        let id = state.insert(offer, &trigrams, trust, !settled);
+        let id = state.insert(offer, (&trigrams, &prepared), trust, !settled);
         if let Some((entries, at)) = offer.entry {
             align(&mut state, entries, at, id);
         }
@@ -653,22 +654,26 @@ impl State {
             .any(|(_, path)| is_within(relative, path))
     }
 
-    /// The bytes [`State::insert`] would add for a file at `relative` with
-    /// `trigrams` (its note's are not taken off: an upper bound).
-    fn growth(&self, relative: &[u8], trigrams: &[u32]) -> usize {
-        let id = self.slots.len() as u32;
-        let lists: usize = trigrams
-            .iter()
-            .map(|t| match self.postings.get(t) {
-                Some(postings) => postings.growth(id),
-                None => LIST_BYTES + Postings::default().growth(id),
-            })
-            .sum();
-        lists + size_of::<Slot>() + path_bytes(relative)
+    /// Where a file at `relative` with `trigrams` goes, and the bytes
+    /// [`State::insert`] would add for it (its note's are not taken off:
+    /// an upper bound).
+    fn prepare(&self, relative: &[u8], trigrams: &[u32]) -> Prepared {
+        let mut prepared = self.lists.prepare(trigrams, self.slots.len() as u32);
+        prepared.growth = prepared
+            .growth
+            .saturating_add(size_of::<Slot>() + path_bytes(relative));
+        prepared
     }
 
-    /// Index `offer` as a new file with these trigrams; returns its id.
-    fn insert(&mut self, offer: &Offer<'_>, trigrams: &[u32], trust: Stamp, racy: bool) -> u32 {
+    /// Index `offer` as a new file with these trigrams, where `prepared`
+    /// found their lists; returns its id.
+    fn insert(
+        &mut self,
+        offer: &Offer<'_>,
+        (trigrams, prepared): (&[u32], &Prepared),
+        trust: Stamp,
+        racy: bool,
+    ) -> u32 {
         let id = self.slots.len() as u32;
         self.slots.push(Slot {
             identity: offer.identity,
@@ -683,38 +688,13 @@ impl State {
             self.bytes = self.bytes.saturating_sub(noted_bytes(offer.relative));
         }
         self.by_path.insert(offer.relative.into(), id);
-        let mut grown = size_of::<Slot>() + path_bytes(offer.relative);
-        for &trigram in trigrams {
-            let postings = self.postings.entry(trigram).or_insert_with(|| {
-                grown += LIST_BYTES;
-                Postings::default()
-            });
-            let before = postings.heap_bytes();
-            postings.push(id);
-            grown += postings.heap_bytes() - before;
-        }
-        self.bytes += grown;
+        let before = self.lists.heap_bytes();
+        self.lists.add(trigrams, prepared, id);
+        self.bytes = self.bytes - before
+            + self.lists.heap_bytes()
+            + size_of::<Slot>()
+            + path_bytes(offer.relative);
         id
-    }
-
-    /// The live files that may hold a match of `needs` (ascending ids).
-    fn may_match(&self, needs: &Requirements) -> Vec<u32> {
-        let mut result: Option<Vec<u32>> = None;
-        for alternatives in needs {
-            let mut any: Vec<u32> = Vec::new();
-            for trigrams in alternatives {
-                let lists: Option<Vec<&Postings>> =
-                    trigrams.iter().map(|t| self.postings.get(t)).collect();
-                if let Some(lists) = lists {
-                    any = unite(&any, &intersect(lists));
-                }
-            }
-            result = Some(match result {
-                None => any,
-                Some(so_far) => keep_common(&so_far, any.into_iter()),
-            });
-        }
-        result.unwrap_or_default()
     }
 
     /// Rewrite every list without the dead ids, numbering the living anew
@@ -728,20 +708,8 @@ impl State {
                 slots.push(*slot);
             }
         }
-        let mut bytes = 0;
-        for postings in self.postings.values_mut() {
-            let mut fresh = Postings::default();
-            for id in postings.ids() {
-                let new = renumbered[id as usize];
-                if new != NONE {
-                    fresh.push(new);
-                }
-            }
-            fresh.shrink();
-            bytes += fresh.heap_bytes() + LIST_BYTES;
-            *postings = fresh;
-        }
-        self.postings.retain(|_, postings| postings.len() > 0);
+        self.lists = self.lists.renumbered(&renumbered);
+        let mut bytes = self.lists.heap_bytes();
         for id in self.by_path.values_mut() {
             *id = renumbered[*id as usize];
         }
@@ -755,9 +723,6 @@ impl State {
         self.full = false;
     }
 }
-
-/// Bytes a posting list costs besides its gaps (its map entry).
-const LIST_BYTES: usize = size_of::<(u32, Postings)>() + 8;
 
 /// Bytes an indexed path costs (its map entry and text).
 fn path_bytes(relative: &[u8]) -> usize {
@@ -841,24 +806,10 @@ fn align(state: &mut State, entries: &Arc<Entries>, at: usize, id: u32) {
     }
 }
 
-/// A set of ids as bits.
-pub(crate) struct Bits(Vec<u64>);
-
-impl Bits {
-    fn contains(&self, id: u32) -> bool {
-        self.0
-            .get(id as usize / 64)
-            .is_some_and(|word| word & (1 << (id % 64)) != 0)
-    }
-}
-
 impl State {
+    /// The files `needs` may match, as bits over every id.
     fn may_match_bits(&self, needs: &Requirements) -> Bits {
-        let mut bits = vec![0u64; self.slots.len().div_ceil(64)];
-        for id in self.may_match(needs) {
-            bits[id as usize / 64] |= 1 << (id % 64);
-        }
-        Bits(bits)
+        self.lists.matching(needs, self.slots.len())
     }
 }
 
