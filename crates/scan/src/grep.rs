@@ -76,7 +76,7 @@ use crate::{
     error::{Error, ErrorKind, Result},
     unreadable,
 };
-use pattern::{MatcherSpec, compiled_matcher};
+use pattern::{MatcherSpec, compiled_matcher, kept_matcher};
 use run::{Backlog, Emitter, OnObserved};
 use search::{Shape, Stop};
 
@@ -166,6 +166,11 @@ fn grep_with_backlog(
     token.check()?;
     let spec = MatcherSpec::of(options);
     let matcher = OnceLock::new();
+    // A pattern an earlier search compiled is at hand: no thread to wait for.
+    if let Some(kept) = kept_matcher(&spec) {
+        let _ = matcher.set(Some(kept));
+        return search_tree(options, cache, &matcher, token, hooks, backlog);
+    }
     thread::scope(|scope| {
         // Compiling a pattern with a Unicode class can take longer than a
         // limited search itself, so files are found meanwhile.

@@ -83,6 +83,11 @@ pub(crate) fn compiled_matcher(spec: &MatcherSpec<'_>) -> Result<Arc<RegexMatche
     COMPILED.get_or_try(spec.key(), || build_matcher(spec).map(Arc::new))
 }
 
+/// The matcher kept for `spec` by an earlier search, if any.
+pub(crate) fn kept_matcher(spec: &MatcherSpec<'_>) -> Option<Arc<RegexMatcher>> {
+    COMPILED.get(&spec.key())
+}
+
 /// Build the matcher for `spec`. A bad pattern is `EINVAL` naming it and
 /// carrying the regex engine's explanation.
 pub(crate) fn build_matcher(spec: &MatcherSpec<'_>) -> Result<RegexMatcher> {

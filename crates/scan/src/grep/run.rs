@@ -1,5 +1,11 @@
 //! Searching the candidates in parallel while reporting in order.
 //!
+//! A limited search, or one of a short known list, starts on the calling
+//! thread alone: it searches and emits candidates in order for a moment
+//! ([`ALONE_FOR`]), and most such searches end there, without the cost of
+//! starting threads and handing every report across a channel. What is
+//! left when the moment is over goes to the workers.
+//!
 //! One worker per core takes the next candidate from the queue (a known
 //! list, or a walk that is still finding files, see `queue`) and sends its
 //! report back; the calling thread buffers reports that arrive early and
@@ -146,53 +152,180 @@ pub(super) fn run(job: &Job<'_>, emitter: &mut Emitter<'_>) -> Result<Vec<Unread
     let plan = prefilter.as_ref().map(Prefilter::plan);
     let limited = job.shape.per_file_cap.is_some();
     let queue = Queue::new(job.candidates, limited, plan);
-    let found = AtomicU64::new(0);
-    let limit = job.shape.per_file_cap.map(|needed| Limit {
-        found: &found,
-        needed,
-    });
-    let cores = thread::available_parallelism().map_or(1, |n| n.get());
-    let workers = cores.min(queue.capacity());
     let halt = AtomicBool::new(false);
-    let read_ahead_bytes = AtomicUsize::new(0);
     let stop = Stop {
         token: job.token,
         halt: &halt,
     };
-    thread::scope(|scope| {
-        let walk = match job.candidates {
-            Candidates::Walk { key, filter } => {
-                let (queue, halt) = (&queue, &halt);
-                Some(scope.spawn(move || queue.fill(job.cache, key, filter, job.token, halt)))
-            }
-            _ => None,
+    let search = Search {
+        job,
+        queue: &queue,
+        root: &root,
+        prefilter: prefilter.as_ref(),
+        stop: &stop,
+    };
+    match search.alone(emitter, plan)? {
+        Searched::Done => Ok(Vec::new()),
+        Searched::From(first) => search.with_workers((emitter, first), plan),
+    }
+}
+
+/// One search of a job's candidates: the calling thread's share first,
+/// then the workers'.
+struct Search<'a> {
+    job: &'a Job<'a>,
+    queue: &'a Queue<'a>,
+    root: &'a Root,
+    prefilter: Option<&'a Prefilter<'a>>,
+    stop: &'a Stop<'a>,
+}
+
+#[cfg(test)]
+std::thread_local! {
+    /// Workers this thread's searches started, for tests of [`Search::alone`].
+    pub(super) static WORKERS_STARTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// [`ALONE_FOR`] for this thread's searches, so a test's outcome does
+    /// not depend on the machine's speed.
+    pub(super) static ALONE_FOR_IN_TESTS: std::cell::Cell<Option<Duration>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// How long the calling thread searches alone: [`ALONE_FOR`].
+fn alone_for() -> Duration {
+    #[cfg(test)]
+    if let Some(duration) = ALONE_FOR_IN_TESTS.get() {
+        return duration;
+    }
+    ALONE_FOR
+}
+
+/// How long the calling thread searches a limited or short list on its
+/// own before workers start. Starting them costs a thread each, and every
+/// report then crosses a channel (a futex wake and a context switch):
+/// measured on the bench's trees, more than searching the few files a
+/// first page of results or a short list needs.
+const ALONE_FOR: Duration = Duration::from_millis(1);
+
+/// A list this short is searched alone first even without a limit.
+const ALONE_FILES: usize = 64;
+
+/// How far [`Search::alone`] got.
+enum Searched {
+    /// The search is over: every candidate is emitted, or the limit is.
+    Done,
+    /// The candidates from this index on are left for the workers.
+    From(usize),
+}
+
+impl Search<'_> {
+    /// Search and emit candidates in order on the calling thread for
+    /// [`ALONE_FOR`], when the list is known, the pattern compiled, and the
+    /// search limited or the list short: they come in order, so none waits.
+    fn alone(&self, emitter: &mut Emitter<'_>, plan: Option<&Plan>) -> Result<Searched> {
+        let (job, queue) = (self.job, self.queue);
+        let Some(Some(matcher)) = job.matcher.get() else {
+            return Ok(Searched::From(0));
         };
-        // The pattern compiles on a core of its own, and a walk takes one.
-        let busy = 1 + usize::from(walk.is_some());
-        let (sender, receiver) = mpsc::channel();
-        for index in 0..workers {
-            let worker = Worker {
-                job,
-                queue: &queue,
-                root: &root,
-                prefilter: prefilter.as_ref(),
-                stop: &stop,
-                reads_ahead: index + busy < cores,
-                read_ahead_bytes: &read_ahead_bytes,
-            };
-            let reports = Reports::new(sender.clone(), job.backlog, limit);
-            scope.spawn(move || worker.run(reports));
+        let short = queue.capacity() <= ALONE_FILES;
+        if !matches!(queue, Queue::Known { .. }) || !(short || job.shape.per_file_cap.is_some()) {
+            return Ok(Searched::From(0));
         }
-        drop(sender);
-        let emitted = emit_in_order(receiver, emitter, job.backlog, plan);
-        halt.store(true, Ordering::Relaxed);
-        queue.close();
-        let walked = walk.map_or(Ok(Vec::new()), |walk| {
-            walk.join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        let explicit = job.candidates.is_explicit();
+        let mut opener = Opener::new(self.root, explicit);
+        let mut searcher = job.shape.searcher(explicit);
+        let started = Instant::now();
+        let mut path = Vec::new();
+        let mut next = 0;
+        while next == 0 || started.elapsed() < alone_for() {
+            let Some(index) = queue.take(&mut path, &mut || {}) else {
+                finish(emitter, plan);
+                return Ok(Searched::Done);
+            };
+            let tools = (&mut searcher, matcher.as_ref(), job.shape);
+            let report = match self.prefilter {
+                Some(prefilter) => {
+                    prefilter.search_file(tools, &mut opener, index, &path, self.stop)
+                }
+                None => search_file(
+                    tools.0,
+                    &mut opener,
+                    tools.1,
+                    tools.2,
+                    &path,
+                    explicit,
+                    self.stop,
+                ),
+            }?;
+            if let Some(plan) = plan {
+                emitter.ruled_out(plan.gaps[index]);
+            }
+            next = index + 1;
+            if !emitter.file(&path, report) {
+                return Ok(Searched::Done);
+            }
+        }
+        Ok(Searched::From(next))
+    }
+
+    /// For candidates a walk finds, that walk, on a thread of `scope`.
+    fn start_walk<'s>(
+        &'s self,
+        scope: &'s thread::Scope<'s, '_>,
+    ) -> Option<thread::ScopedJoinHandle<'s, Result<Vec<Unreadable>>>> {
+        let (job, queue, halt) = (self.job, self.queue, self.stop.halt);
+        let Candidates::Walk { key, filter } = job.candidates else {
+            return None;
+        };
+        Some(scope.spawn(move || queue.fill(job.cache, key, filter, job.token, halt)))
+    }
+
+    /// Search the candidates from `first` on with one worker per core,
+    /// emitting in order on the calling thread.
+    fn with_workers(
+        &self,
+        (emitter, first): (&mut Emitter<'_>, usize),
+        plan: Option<&Plan>,
+    ) -> Result<Vec<Unreadable>> {
+        let (job, queue) = (self.job, self.queue);
+        let found = AtomicU64::new(0);
+        let limit = job.shape.per_file_cap.map(|needed| Limit {
+            found: &found,
+            needed,
         });
-        emitted.and(walked)
-    })
+        let cores = thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = cores.min(queue.capacity().saturating_sub(first).max(1));
+        let read_ahead_bytes = AtomicUsize::new(0);
+        thread::scope(|scope| {
+            let walk = self.start_walk(scope);
+            // The pattern compiles on a core of its own, and a walk takes one.
+            let busy = 1 + usize::from(walk.is_some());
+            let (sender, receiver) = mpsc::channel();
+            for index in 0..workers {
+                let worker = Worker {
+                    job,
+                    queue,
+                    root: self.root,
+                    prefilter: self.prefilter,
+                    stop: self.stop,
+                    reads_ahead: index + busy < cores,
+                    read_ahead_bytes: &read_ahead_bytes,
+                };
+                let reports = Reports::new(sender.clone(), job.backlog, limit);
+                #[cfg(test)]
+                WORKERS_STARTED.set(WORKERS_STARTED.get() + 1);
+                scope.spawn(move || worker.run(reports));
+            }
+            drop(sender);
+            let emitted = emit_in_order(receiver, (emitter, first), job.backlog, plan);
+            self.stop.halt.store(true, Ordering::Relaxed);
+            queue.close();
+            let walked = walk.map_or(Ok(Vec::new()), |walk| {
+                walk.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            emitted.and(walked)
+        })
+    }
 }
 
 /// The content index's part in a search: only a cached list is searched
@@ -549,12 +682,11 @@ impl<'a> Reports<'a> {
 /// out are counted as searched in their place in that order.
 fn emit_in_order(
     receiver: mpsc::Receiver<Vec<Report>>,
-    emitter: &mut Emitter<'_>,
+    (emitter, mut next): (&mut Emitter<'_>, usize),
     backlog: &Backlog,
     plan: Option<&Plan>,
 ) -> Result<()> {
     let mut early: VecDeque<Option<(Vec<u8>, FileReport, usize)>> = VecDeque::new();
-    let mut next = 0;
     for (index, path, report, bytes) in receiver.into_iter().flatten() {
         let slot = index - next;
         if early.len() <= slot {
@@ -577,11 +709,16 @@ fn emit_in_order(
             }
         }
     }
+    finish(emitter, plan);
+    Ok(())
+}
+
+/// After the last report: count the files the plan ruled out past it.
+fn finish(emitter: &mut Emitter<'_>, plan: Option<&Plan>) {
     if let Some(plan) = plan {
         emitter.ruled_out(plan.after);
         (emitter.on_progress)(&emitter.outcome);
     }
-    Ok(())
 }
 
 /// Takes what a [`FileObserver`](super::FileObserver) wrote for each

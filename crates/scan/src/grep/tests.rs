@@ -1578,3 +1578,59 @@ fn a_cached_list_s_selection_is_made_once_per_filter() {
     assert_eq!(made, 1, "a changed list is selected again");
     assert_eq!(found[..2], ["a/one.rs:1", "a/zero.rs:1"]);
 }
+
+/// A limited search, or one of a short known list, whose pattern an
+/// earlier search compiled is searched on the calling thread: no worker
+/// starts unless it outlasts `run::ALONE_FOR`, when workers take the rest
+/// and the answer is the same. A walk, or a long list without a limit,
+/// starts its workers at once.
+#[test]
+fn a_short_or_limited_search_is_searched_on_the_calling_thread() {
+    let dir = many_files();
+    let cache = long_lived_cache();
+    // Whatever the machine's speed: alone for as long as it takes.
+    run::ALONE_FOR_IN_TESTS.set(Some(Duration::from_secs(3600)));
+    let search = |path: &Path, pattern: &str, cached: bool, limit: Option<usize>| {
+        let before = run::WORKERS_STARTED.with(|started| started.get());
+        let outcome = run_with(path, &cache, |o| {
+            o.pattern = pattern.into();
+            o.cache = cached;
+            o.max_count = limit;
+        })
+        .unwrap();
+        let started = run::WORKERS_STARTED.with(|started| started.get()) - before;
+        (keys(&outcome), outcome.files_searched, started)
+    };
+    let all = search(dir.path(), "hit", true, None);
+    assert_eq!((all.0.len(), all.1), (36, 12));
+    let (found, _, started) = search(dir.path(), "hit", true, None);
+    assert_eq!(
+        (found, started),
+        (all.0.clone(), 0),
+        "a short list, compiled"
+    );
+    let (found, _, started) = search(dir.path(), "hit", true, Some(4));
+    assert_eq!((found, started), (all.0[..4].to_vec(), 0), "limited");
+    let (found, _, started) = search(dir.path(), "hit", false, Some(4));
+    assert_eq!(found, all.0[..4]);
+    assert!(started > 0, "a walk finds its files as it goes");
+
+    // The only match in the last of many files: the calling thread gives
+    // up after `ALONE_FOR` (here at once, after one file) and the workers
+    // find it.
+    run::ALONE_FOR_IN_TESTS.set(Some(Duration::ZERO));
+    let many: Vec<(String, &str)> = (0..300)
+        .map(|n| (format!("d{}/f{n:04}.txt", n / 10), "miss\n"))
+        .chain([("d99/last.txt".to_string(), "late hit\n")])
+        .collect();
+    let borrowed: Vec<(&str, &str)> = many.iter().map(|(p, c)| (p.as_str(), *c)).collect();
+    let big = tree(&borrowed);
+    search(big.path(), "late hit", true, None);
+    let (found, searched, started) = search(big.path(), "late hit", true, Some(1));
+    assert_eq!((found, searched), (vec!["d99/last.txt:1".to_string()], 301));
+    assert!(started > 0, "the workers took over");
+    run::ALONE_FOR_IN_TESTS.set(Some(Duration::from_secs(3600)));
+    let (_, searched, started) = search(big.path(), "zzz", true, None);
+    assert_eq!(searched, 301);
+    assert!(started > 0, "a long list without a limit");
+}
