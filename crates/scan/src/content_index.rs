@@ -31,6 +31,16 @@
 //!   rather than checked once that trust is gone. A file with several hard
 //!   links is never trusted by events: a write through a name outside the
 //!   watched tree raises no event on it.
+//! - **Misses.** A search reads the files the trigrams admit, and many of
+//!   them hold the trigrams but no match (`unsafe` and `impl` apart, not
+//!   `unsafe impl`). An agent repeats its searches, so each corpus keeps,
+//!   for its [`MISSES_KEPT`] most recent queries (a pattern and the
+//!   switches that change what it matches), the files a search read whole
+//!   and found nothing in while they were provably the files indexed; the
+//!   next search for the same query rules them out as the trigrams do
+//!   (trusted by events, else checked by identity). A file's entry going
+//!   takes its misses with it (a changed file gets a new id); rewriting
+//!   the lists forgets every miss.
 //! - **Memory.** All corpora together hold at most the cache policy's
 //!   `content_bytes`. Past it, whole corpora leave, least recently searched
 //!   first; a corpus that alone fills the budget indexes no further file
@@ -72,6 +82,10 @@ pub(crate) const RECENT_EVENTS: usize = 4096;
 
 /// Dead ids tolerated before the lists are rewritten, at least.
 const DEAD_BEFORE_COMPACTING: usize = 4096;
+
+/// Queries a corpus keeps misses for (see the module docs): as many as
+/// compiled patterns are kept, at one bit per indexed file each.
+pub(crate) const MISSES_KEPT: usize = 32;
 
 /// Entry lists an alignment is kept for at once (the partitions of one
 /// root, and the list before a patch while a search still holds it).
@@ -150,6 +164,7 @@ struct State {
     seq: u64,
     recent: VecDeque<(u64, Box<[u8]>)>,
     alignments: Vec<Alignment>,
+    misses: Misses,
     /// Admission stopped: the corpus alone fills the budget.
     full: bool,
     bytes: usize,
@@ -350,6 +365,19 @@ impl ContentIndex {
         }
     }
 
+    /// Remember that a search for `query` found nothing in a file it read
+    /// whole (see [`Corpus::missed`]), within the budget.
+    pub(crate) fn missed(
+        &self,
+        corpus: &Corpus,
+        (query, relative): (&str, &[u8]),
+        (identity, links): (&Identity, u64),
+        (start, stamp): (ReadStart, Option<Stamp>),
+    ) {
+        let room = self.room_for(corpus);
+        corpus.missed((query, relative), (identity, links), (start, stamp), room);
+    }
+
     /// The bytes `corpus` may hold: the budget less what the others hold.
     fn room_for(&self, corpus: &Corpus) -> usize {
         let others: usize = lock(&self.corpora)
@@ -454,19 +482,24 @@ impl Corpus {
     /// first block (such a search reads them whole, not up to the NUL).
     pub(crate) fn plan(
         &self,
-        needs: Option<&Requirements>,
+        (needs, query): (Option<&Requirements>, Option<&str>),
         (entries, selected): (&Arc<Entries>, &[usize]),
         stamp: Option<Stamp>,
         (max_size, multiline): (Option<u64>, bool),
     ) -> Plan {
         let mut plan = Plan::default();
         let mut state = self.lock();
+        if let Some(query) = query {
+            state.misses.touch(query);
+        }
         let may_match = needs.map(|needs| state.may_match_bits(needs));
         let at = alignment_of(&mut state, entries);
+        let state = &*state;
         let (ids, slots) = (&state.alignments[at].ids, &state.slots);
         let judge = Judge {
             slots,
             may_match: may_match.as_ref(),
+            missed: query.and_then(|query| state.misses.of(query)),
             max_size,
             multiline,
             stamp,
@@ -491,6 +524,37 @@ impl Corpus {
         }
         plan.after = gap;
         plan
+    }
+
+    /// A search for `query` read `relative` whole, from `start` on, found
+    /// it as `identity` (with `links` hard links) and matched nothing: when
+    /// that is provably the file indexed, the next search for `query`
+    /// rules it out (see the module docs). `room`: the bytes the corpus
+    /// may hold.
+    fn missed(
+        &self,
+        (query, relative): (&str, &[u8]),
+        (identity, links): (&Identity, u64),
+        (start, stamp): (ReadStart, Option<Stamp>),
+        room: usize,
+    ) {
+        let mut state = self.lock();
+        let Some(&id) = state.by_path.get(relative) else {
+            return;
+        };
+        let slot = state.slots[id as usize];
+        let trusted = stamp.is_some() && links == 1 && !state.events_since(start.seq, relative);
+        let settled = identity.settled_before(start.at);
+        if !slot.live || slot.identity != *identity || slot.racy || !(settled || trusted) {
+            return;
+        }
+        let before = state.misses.bytes();
+        if state.bytes + Misses::growth(query, id) > room {
+            return;
+        }
+        state.misses.note(query, id);
+        state.bytes = state.bytes - before + state.misses.bytes();
+        self.bytes.store(state.bytes, Ordering::Relaxed);
     }
 
     /// Whether the file `verify.id` still has its identity, as an
@@ -719,6 +783,7 @@ impl State {
         self.slots = slots;
         self.dead = 0;
         self.alignments.clear();
+        self.misses = Misses::default();
         self.bytes = bytes;
         self.full = false;
     }
@@ -740,6 +805,8 @@ struct Judge<'a> {
     /// The files the pattern may match; `None` when its needs rule out
     /// nothing.
     may_match: Option<&'a Bits>,
+    /// The files a search for the same query read and found nothing in.
+    missed: Option<&'a Bits>,
     max_size: Option<u64>,
     multiline: bool,
     stamp: Option<Stamp>,
@@ -753,7 +820,9 @@ impl Judge<'_> {
         };
         let small_enough = self.max_size.is_none_or(|max| slot.identity.size <= max);
         let same_search = !(self.multiline && slot.binary && !slot.bare);
-        let unmatched = slot.bare || self.may_match.is_some_and(|may| !may.contains(id));
+        let unmatched = slot.bare
+            || self.may_match.is_some_and(|may| !may.contains(id))
+            || self.missed.is_some_and(|missed| missed.contains(id));
         if !slot.live || !small_enough || !same_search || !unmatched {
             return Fate::Read;
         }
@@ -803,6 +872,56 @@ fn align(state: &mut State, entries: &Arc<Entries>, at: usize, id: u32) {
     let found = alignment_of(state, entries);
     if let Some(slot) = state.alignments[found].ids.get_mut(at) {
         *slot = id;
+    }
+}
+
+/// The files recent queries found nothing in, by query, least recently
+/// used first (see the module docs).
+#[derive(Default)]
+struct Misses {
+    kept: Vec<(Box<str>, Bits)>,
+}
+
+impl Misses {
+    /// The files `query` is known to miss.
+    fn of(&self, query: &str) -> Option<&Bits> {
+        let at = self.kept.iter().position(|(kept, _)| **kept == *query)?;
+        Some(&self.kept[at].1)
+    }
+
+    /// Make `query`'s misses the most recently used, if kept.
+    fn touch(&mut self, query: &str) {
+        if let Some(at) = self.kept.iter().position(|(kept, _)| **kept == *query) {
+            let entry = self.kept.remove(at);
+            self.kept.push(entry);
+        }
+    }
+
+    /// `query` misses file `id`; the query becomes the most recently used,
+    /// and past [`MISSES_KEPT`] the least recently used goes.
+    fn note(&mut self, query: &str, id: u32) {
+        self.touch(query);
+        if self.kept.last().is_none_or(|(kept, _)| **kept != *query) {
+            self.kept.push((query.into(), Bits::new(0)));
+            if self.kept.len() > MISSES_KEPT {
+                self.kept.remove(0);
+            }
+        }
+        if let Some((_, bits)) = self.kept.last_mut() {
+            bits.insert(id);
+        }
+    }
+
+    /// Bytes noting `id` for `query` may add, at most.
+    fn growth(query: &str, id: u32) -> usize {
+        query.len() + (id as usize / 64 + 1) * 8 + size_of::<(Box<str>, Bits)>()
+    }
+
+    fn bytes(&self) -> usize {
+        self.kept
+            .iter()
+            .map(|(query, bits)| query.len() + bits.heap_bytes() + size_of::<(Box<str>, Bits)>())
+            .sum()
     }
 }
 

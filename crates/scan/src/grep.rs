@@ -224,12 +224,23 @@ fn search_tree(
             .cache
             .then(|| needs::Needs::of(&MatcherSpec::of(options), options.invert_match))
             .flatten(),
+        query: misses_query(options),
     };
     let walked = run::run(&job, &mut emitter)?;
     let mut outcome = emitter.outcome;
     outcome.unreadable =
         unreadable::merged([candidates.unreadable(), &walked, &outcome.unreadable].concat());
     Ok(outcome)
+}
+
+/// What the content index remembers this search's misses by (files read
+/// whole with nothing found), when a miss says the file has no match of
+/// the pattern: not for an inverted search (its results are the lines
+/// that do not match) nor one that takes no match from any file (`-m 0`).
+fn misses_query(options: &GrepOptions) -> Option<String> {
+    let says_no_match =
+        options.cache && !options.invert_match && options.max_count_per_file != Some(0);
+    says_no_match.then(|| MatcherSpec::of(options).query())
 }
 
 /// The files a search with `options` would search (`rg --files`), in path

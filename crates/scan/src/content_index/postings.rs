@@ -603,6 +603,21 @@ impl Bits {
         has_bit(&self.words, id)
     }
 
+    /// Add `id`, growing the set past it when it must.
+    pub(crate) fn insert(&mut self, id: u32) {
+        let word = id as usize / 64;
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        self.words[word] |= 1 << (id % 64);
+        self.len = self.len.max(id as usize + 1);
+    }
+
+    /// Bytes its words take.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.words.capacity() * 8
+    }
+
     fn or(&mut self, other: &Bits) {
         self.words
             .iter_mut()

@@ -112,10 +112,20 @@ fn fates(
     pattern: &str,
     stamp: Option<Stamp>,
 ) -> Vec<&'static str> {
+    fates_for(corpus, paths, (pattern, None), stamp)
+}
+
+/// [`fates`] for a search that remembers its misses by `query`.
+fn fates_for(
+    corpus: &Corpus,
+    paths: &[&str],
+    (pattern, query): (&str, Option<&str>),
+    stamp: Option<Stamp>,
+) -> Vec<&'static str> {
     let entries = listed(paths);
     let selected: Vec<usize> = (0..paths.len()).collect();
     let plan = corpus.plan(
-        Some(needs(pattern).requirements()),
+        (Some(needs(pattern).requirements()), query),
         (&entries, &selected),
         stamp,
         (None, false),
@@ -331,7 +341,7 @@ fn a_verified_file_is_vouched_for_and_a_changed_one_forgotten() {
     index_twice(&index, &corpus, "b.rs", 2, "alpha");
     let entries = listed(&["a.rs", "b.rs"]);
     let plan = corpus.plan(
-        Some(needs("omega").requirements()),
+        (Some(needs("omega").requirements()), None),
         (&entries, &[0, 1]),
         Some(6),
         (None, false),
@@ -423,4 +433,119 @@ fn the_budget_evicts_old_roots_then_stops_admitting() {
     assert!(kept > 1);
     index_twice(&index, &new, "late.txt", 10_000, &text);
     assert_eq!(index.stats().files, kept, "no room: not indexed");
+}
+
+/// A search that read an indexed file whole and found nothing lets the
+/// next search for the same query rule it out, as the trigrams would (the
+/// watch vouching, or its identity checked); another query still reads
+/// it. Only a read of the file indexed counts, and a change takes the
+/// miss with the file's entry.
+#[test]
+fn misses_rule_a_file_out_for_the_same_query_only() {
+    // Every trigram of `unsafe impl`, but not the phrase.
+    const TEXT: &str = "unsafe x\nsafe impl\n";
+    let index = ContentIndex::new(1 << 20);
+    let corpus = corpus(&index);
+    let paths = ["a.rs", "b.rs", "c.rs"];
+    for (n, path) in paths.iter().enumerate() {
+        index_twice(&index, &corpus, path, n as u64, TEXT);
+    }
+    let query = "00000unsafe impl";
+    let miss = |path: &str, identity: Identity, start: ReadStart, stamp: Option<Stamp>| {
+        let identity = Identity {
+            size: TEXT.len() as u64,
+            ..identity
+        };
+        index.missed(
+            &corpus,
+            (query, path.as_bytes()),
+            (&identity, 1),
+            (start, stamp),
+        );
+    };
+    let search =
+        |query: Option<&str>, stamp| fates_for(&corpus, &paths, ("unsafe impl", query), stamp);
+    assert_eq!(
+        search(Some(query), None),
+        ["read"; 3],
+        "the trigrams admit all three"
+    );
+    miss("a.rs", settled(0), corpus.start(), None);
+    miss("b.rs", settled(9), corpus.start(), None); // not the file indexed
+    assert_eq!(search(Some(query), None), ["verify", "read", "read"]);
+    assert_eq!(
+        search(Some("10000unsafe impl"), None),
+        ["read"; 3],
+        "another query"
+    );
+    assert_eq!(search(None, None), ["read"; 3], "no query");
+
+    // A file changed just now, read under a watch: a miss only when no
+    // event on it came since the read began.
+    index_twice(&index, &corpus, "c.rs", 2, TEXT);
+    let start = corpus.start();
+    miss("c.rs", settled(2), start, Some(4));
+    assert_eq!(
+        search(Some(query), Some(4))[2],
+        "verify",
+        "not vouched for by this watch"
+    );
+    corpus.changed(b"c.rs");
+    assert_eq!(
+        search(Some(query), Some(4))[2],
+        "read",
+        "its entry went with the change"
+    );
+    index_twice(&index, &corpus, "c.rs", 2, TEXT);
+    assert_eq!(
+        search(Some(query), None)[2],
+        "read",
+        "a new entry has no miss"
+    );
+    let start = corpus.start();
+    corpus.changed(b"c.rs");
+    index_twice(&index, &corpus, "c.rs", 2, TEXT);
+    miss("c.rs", settled(2), start, Some(4));
+    assert_eq!(
+        search(Some(query), None)[2],
+        "verify",
+        "settled: its identity suffices"
+    );
+}
+
+/// Past [`MISSES_KEPT`] queries the least recently used one's misses go;
+/// rewriting the lists forgets every miss.
+#[test]
+fn misses_are_kept_for_recent_queries_until_the_lists_are_rewritten() {
+    let index = ContentIndex::new(1 << 20);
+    let corpus = corpus(&index);
+    index_twice(&index, &corpus, "a.rs", 1, "alpha beta");
+    let identity = Identity {
+        size: "alpha beta".len() as u64,
+        ..settled(1)
+    };
+    let query = |n: usize| format!("00000alpha{n}");
+    for n in 0..=MISSES_KEPT {
+        let query = query(n);
+        index.missed(
+            &corpus,
+            (&query, b"a.rs"),
+            (&identity, 1),
+            (corpus.start(), None),
+        );
+    }
+    let fate = |n: usize| fates_for(&corpus, &["a.rs"], ("alpha", Some(&query(n))), None)[0];
+    assert_eq!(fate(0), "read", "the oldest query's misses went");
+    assert_eq!(fate(1), "verify");
+    assert_eq!(fate(MISSES_KEPT), "verify");
+    for n in 0..DEAD_BEFORE_COMPACTING + 2 {
+        index_twice(&index, &corpus, &format!("gone{n}.rs"), n as u64 + 10, "x");
+        corpus.changed(format!("gone{n}.rs").as_bytes());
+    }
+    assert_eq!(fate(MISSES_KEPT), "read", "compacted: misses forgotten");
+    assert_eq!(
+        fates(&corpus, &["a.rs"], "alpha", None),
+        ["read"],
+        "still indexed"
+    );
 }

@@ -62,6 +62,18 @@ pub(crate) struct SpecKey {
 }
 
 impl MatcherSpec<'_> {
+    /// The pattern and every switch that changes what it matches, as one
+    /// string: a file with no match of one query has none of another
+    /// query only when the two strings are equal.
+    pub(crate) fn query(&self) -> String {
+        let SpecKey { pattern, switches } = self.key();
+        let switches: String = switches
+            .iter()
+            .map(|&on| if on { '1' } else { '0' })
+            .collect();
+        format!("{switches}{pattern}")
+    }
+
     pub(crate) fn key(&self) -> SpecKey {
         SpecKey {
             pattern: self.pattern.to_string(),

@@ -61,6 +61,8 @@ pub(super) struct Prefilter<'a> {
     plan: Plan,
     entries: &'a Arc<Entries>,
     selected: &'a [usize],
+    /// The query the index remembers this search's misses by.
+    query: Option<&'a str>,
 }
 
 /// A cached list and the watch that vouches for it, as a search sees them.
@@ -77,14 +79,14 @@ impl<'a> Prefilter<'a> {
     pub(super) fn new(
         index: &'a ContentIndex,
         root: &Root,
-        needs: Option<&Needs>,
+        (needs, query): (Option<&Needs>, Option<&'a str>),
         listed: Listed<'a>,
         shape: &Shape,
     ) -> Option<Prefilter<'a>> {
         let device = root.local_device()?;
         let corpus = index.corpus(root.path())?;
         let plan = corpus.plan(
-            needs.map(Needs::requirements),
+            (needs.map(Needs::requirements), query),
             (listed.entries, listed.selected),
             listed.stamp,
             (shape.max_file_size, shape.multiline),
@@ -98,6 +100,7 @@ impl<'a> Prefilter<'a> {
             plan,
             entries: listed.entries,
             selected: listed.selected,
+            query,
         })
     }
 
@@ -123,9 +126,9 @@ impl<'a> Prefilter<'a> {
         &self,
         (searcher, matcher, shape): (&mut Searcher, &RegexMatcher, &Shape<'_>),
         opener: &mut Opener<'_>,
-        index: usize,
-        relative: &[u8],
+        (index, relative): (usize, &[u8]),
         stop: &Stop<'_>,
+        before_stream: &mut dyn FnMut(),
     ) -> Result<FileReport> {
         stop.token.check()?;
         if let Some(report) = self.skip(opener, index, relative) {
@@ -135,9 +138,12 @@ impl<'a> Prefilter<'a> {
         let searched = match open_file(opener, shape, relative, false, stop)? {
             Opened::Content(content, metadata) => {
                 self.consider(index, relative, &metadata, start, (content, true));
-                search_slice(searcher, matcher, shape, content, relative)
+                let searched = search_slice(searcher, matcher, shape, content, relative);
+                self.note_miss(&searched, relative, &metadata, start);
+                searched
             }
             Opened::Stream(file) => {
+                before_stream();
                 let at = (index, relative, start);
                 self.search_large(file, at, (searcher, matcher, shape), stop)
             }
@@ -171,7 +177,9 @@ impl<'a> Prefilter<'a> {
         self.consider(index, relative, &metadata, start, (&content, whole));
         let text = whole && memchr::memchr(0, &content).is_none() && !has_bom(&content);
         if text && content.len() as u64 == size {
-            return search_slice(searcher, matcher, shape, &content, relative);
+            let searched = search_slice(searcher, matcher, shape, &content, relative);
+            self.note_miss(&searched, relative, &metadata, start);
+            return searched;
         }
         let stream = io::Cursor::new(content).chain(file);
         search_reader(shape, false, matcher, stream, stop, relative)
@@ -202,6 +210,27 @@ impl<'a> Prefilter<'a> {
             binary: indexed.binary,
             ..FileReport::default()
         })
+    }
+
+    /// When the search of the whole of `relative`, read from `start` on as
+    /// `metadata` describes it, found nothing, tell the index (see
+    /// `content_index`'s misses).
+    fn note_miss(
+        &self,
+        searched: &io::Result<FileReport>,
+        relative: &[u8],
+        metadata: &Metadata,
+        start: ReadStart,
+    ) {
+        let (Some(query), Ok(report)) = (self.query, searched) else {
+            return;
+        };
+        if report.count == 0 {
+            let found = (&Identity::of(metadata), links_of(metadata));
+            let at = (query, relative);
+            self.index
+                .missed(&self.corpus, at, found, (start, self.stamp));
+        }
     }
 
     /// Offer item `index` (at `relative`) for indexing: `content` is what a

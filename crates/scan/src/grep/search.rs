@@ -233,17 +233,18 @@ impl<R: Read> Read for Interruptible<'_, R> {
 /// they are an error instead. A stop is reported as the token's error (or, after a
 /// halt, as an empty report nobody will read).
 pub(super) fn search_file(
-    searcher: &mut Searcher,
+    (searcher, matcher, shape): (&mut Searcher, &RegexMatcher, &Shape),
     opener: &mut Opener<'_>,
-    matcher: &RegexMatcher,
-    shape: &Shape,
-    relative: &[u8],
-    explicit: bool,
+    (relative, explicit): (&[u8], bool),
     stop: &Stop<'_>,
+    before_stream: &mut dyn FnMut(),
 ) -> Result<FileReport> {
     let searched = match open_file(opener, shape, relative, explicit, stop)? {
         Opened::Content(content, _) => search_slice(searcher, matcher, shape, content, relative),
-        Opened::Stream(file) => search_reader(shape, explicit, matcher, file, stop, relative),
+        Opened::Stream(file) => {
+            before_stream();
+            search_reader(shape, explicit, matcher, file, stop, relative)
+        }
         Opened::Done(report) => return Ok(report),
     };
     settle(searched, opener, relative, explicit, stop)

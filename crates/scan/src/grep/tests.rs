@@ -1330,19 +1330,25 @@ fn signatures_skip_files_without_changing_any_answer() {
             configure(o);
         });
         let before = cache.stats().content.files_skipped;
-        let cached = run_with(dir.path(), &cache, |o| {
-            o.pattern = (*pattern).into();
-            o.cache = true;
-            configure(o);
-        })
-        .unwrap();
-        assert_eq!(cached.source, ListSource::Cached, "{pattern}");
-        let walked = GrepOutcome {
-            source: ListSource::Walked,
-            ..cached
+        let cached = |cache: &ScanCache| {
+            run_with(dir.path(), cache, |o| {
+                o.pattern = (*pattern).into();
+                o.cache = true;
+                configure(o);
+            })
+            .unwrap()
         };
-        assert_eq!(walked, uncached, "{pattern}");
+        let first = cached(&cache);
         let skipped = cache.stats().content.files_skipped - before;
+        // Again, with the files the first found nothing in ruled out too.
+        for cached in [first, cached(&cache)] {
+            assert_eq!(cached.source, ListSource::Cached, "{pattern}");
+            let walked = GrepOutcome {
+                source: ListSource::Walked,
+                ..cached
+            };
+            assert_eq!(walked, uncached, "{pattern}");
+        }
         if *pattern == "zqxjkvbw_never" {
             assert_eq!(skipped, signed as u64, "{pattern} skips every signed file");
         }
@@ -1633,4 +1639,52 @@ fn a_short_or_limited_search_is_searched_on_the_calling_thread() {
     let (_, searched, started) = search(big.path(), "zzz", true, None);
     assert_eq!(searched, 301);
     assert!(started > 0, "a long list without a limit");
+}
+
+/// The files a cached search reads whole and finds nothing in are ruled
+/// out unread by the next search for the same pattern and switches, which
+/// answers the same; another pattern reads them, and a file changed since
+/// is read again.
+#[test]
+fn a_repeated_search_skips_the_files_it_found_nothing_in() {
+    let dir = tree(&[
+        ("a.rs", "unsafe impl A {}\n"),
+        ("b.rs", "unsafe x\nsafe impl\n"),
+        ("c.rs", "nothing here\n"),
+    ]);
+    std::thread::sleep(crate::content_index::identity::RACY_MARGIN + Duration::from_millis(200));
+    let cache = long_lived_cache();
+    let search = |pattern: &str, ignore_case: bool| {
+        let before = cache.stats().content.files_skipped;
+        let outcome = run_with(dir.path(), &cache, |o| {
+            o.pattern = pattern.into();
+            o.ignore_case = ignore_case;
+            o.cache = true;
+        })
+        .unwrap();
+        let skipped = cache.stats().content.files_skipped - before;
+        (keys(&outcome), outcome.files_searched, skipped)
+    };
+    let found = vec!["a.rs:1".to_string()];
+    // The second search indexes every file, and finds nothing in b.rs.
+    search("unsafe impl", false);
+    search("unsafe impl", false);
+    assert_eq!(
+        search("unsafe impl", false),
+        (found.clone(), 3, 2),
+        "c.rs ruled out by its trigrams, b.rs by its miss"
+    );
+    assert_eq!(
+        search("unsafe impl", true),
+        (found, 3, 1),
+        "another query reads b.rs"
+    );
+    fs::write(dir.path().join("b.rs"), "unsafe impl B {}\n").unwrap();
+    cache.invalidate_path(&dir.path().join("b.rs")).unwrap();
+    let both = vec!["a.rs:1".to_string(), "b.rs:1".to_string()];
+    assert_eq!(
+        search("unsafe impl", false).0,
+        both,
+        "the changed file is read"
+    );
 }
