@@ -5,6 +5,8 @@
 //! with a stable `code` ([`errors`]). Behaviour lives in the library crates;
 //! nothing here decides what a result is.
 //!
+//! - [`alloc`]: the addon's allocator (mimalloc), tuned to hand memory
+//!   back.
 //! - [`errors`]: library error → JS `Error { code, message }`, and the panic
 //!   guard that keeps a Rust panic from crossing the FFI boundary.
 //! - [`cancel`]: `CancelToken`, the JS handle on a native cancellation flag.
@@ -36,6 +38,7 @@
 //! TypeScript callers see.
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod cancel;
 pub mod chunks;
 pub mod claims;
