@@ -80,6 +80,11 @@ pub(crate) const MAX_INDEXED: usize = 4 << 20;
 /// came: a read that began before the oldest of them is not trusted.
 pub(crate) const RECENT_EVENTS: usize = 4096;
 
+/// The share of the index (one part in this many) that may be room for
+/// growth and chunks left behind before a search that indexed files gives
+/// it back (see [`Corpus::tighten`]).
+const SLACK_KEPT: usize = 8;
+
 /// Dead ids tolerated before the lists are rewritten, at least.
 const DEAD_BEFORE_COMPACTING: usize = 4096;
 
@@ -165,6 +170,8 @@ struct State {
     recent: VecDeque<(u64, Box<[u8]>)>,
     alignments: Vec<Alignment>,
     misses: Misses,
+    /// Files were indexed since the last [`Corpus::tighten`].
+    grown: bool,
     /// Admission stopped: the corpus alone fills the budget.
     full: bool,
     bytes: usize,
@@ -557,6 +564,32 @@ impl Corpus {
         self.bytes.store(state.bytes, Ordering::Relaxed);
     }
 
+    /// After a search that indexed files: give back what the index holds
+    /// beyond what it needs, once that is more than [`SLACK_KEPT`] of it
+    /// (room kept for growth, chunks left behind, the map of files read
+    /// once, which never shrinks by itself). Indexing a tree grows the
+    /// lists file by file; once it is done, little more comes.
+    pub(crate) fn tighten(&self) {
+        let mut state = self.lock();
+        if !std::mem::take(&mut state.grown) {
+            return;
+        }
+        let noted_room = state.noted.capacity() - state.noted.len();
+        let slots_room = state.slots.capacity() - state.slots.len();
+        let slack = state.lists.slack()
+            + noted_room * size_of::<(Box<[u8]>, Identity)>()
+            + slots_room * size_of::<Slot>();
+        if slack <= state.bytes / SLACK_KEPT {
+            return;
+        }
+        let before = state.lists.heap_bytes();
+        state.lists.tighten();
+        state.noted.shrink_to_fit();
+        state.slots.shrink_to_fit();
+        state.bytes = state.bytes - before + state.lists.heap_bytes();
+        self.settle(&mut state);
+    }
+
     /// Whether the file `verify.id` still has its identity, as an
     /// `fstatat` of its path found it (with `links` hard links) after
     /// `start`; when so and `stamp` is given, the watch vouches for it from
@@ -752,6 +785,7 @@ impl State {
             self.bytes = self.bytes.saturating_sub(noted_bytes(offer.relative));
         }
         self.by_path.insert(offer.relative.into(), id);
+        self.grown = true;
         let before = self.lists.heap_bytes();
         self.lists.add(trigrams, prepared, id);
         self.bytes = self.bytes - before

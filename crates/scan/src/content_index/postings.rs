@@ -188,6 +188,40 @@ impl Lists {
         fresh
     }
 
+    /// Bytes held beyond the ids: room kept in chunks and bitmaps for
+    /// growth, and chunks left behind.
+    pub(crate) fn slack(&self) -> usize {
+        let chunks: usize = self
+            .heads
+            .iter()
+            .map(|head| match head.body {
+                Body::Chunk { used, capacity, .. } => (capacity - used) as usize,
+                _ => 0,
+            })
+            .sum();
+        let bitmaps: usize = self.bitmaps.iter().map(|b| b.len() * 8).sum();
+        self.abandoned + chunks + (self.arena.capacity() - self.arena.len())
+            + (self.bitmap_bytes - bitmaps)
+    }
+
+    /// Hold the ids in as little as they take: each chunk as long as its
+    /// gaps, the arena and the bitmaps without room to grow. A list that
+    /// grows again moves to a new chunk as usual.
+    pub(crate) fn tighten(&mut self) {
+        let used: usize = self.heads.iter().map(Head::gap_bytes).sum();
+        let mut arena = Vec::with_capacity(used);
+        for head in &mut self.heads {
+            if let Body::Chunk { at, used, capacity } = &mut head.body {
+                let start = arena.len() as u32;
+                arena.extend_from_slice(&self.arena[*at as usize..(*at + *used) as usize]);
+                (*at, *capacity) = (start, *used);
+            }
+        }
+        self.arena = arena;
+        self.abandoned = 0;
+        self.shrink();
+    }
+
     /// Release the room kept for growth.
     fn shrink(&mut self) {
         self.heads.shrink_to_fit();

@@ -273,6 +273,14 @@ impl<'a> Prefilter<'a> {
     }
 }
 
+impl Drop for Prefilter<'_> {
+    /// The search is over: what it indexed is in, so the index gives back
+    /// the room it kept for growth (see `Corpus::tighten`).
+    fn drop(&mut self) {
+        self.corpus.tighten();
+    }
+}
+
 /// The hard links of the file `metadata` describes (1 off Unix, where no
 /// file is indexed anyway).
 fn links_of(metadata: &Metadata) -> u64 {
