@@ -200,7 +200,9 @@ impl Lists {
             })
             .sum();
         let bitmaps: usize = self.bitmaps.iter().map(|b| b.len() * 8).sum();
-        self.abandoned + chunks + (self.arena.capacity() - self.arena.len())
+        self.abandoned
+            + chunks
+            + (self.arena.capacity() - self.arena.len())
             + (self.bitmap_bytes - bitmaps)
     }
 

@@ -332,9 +332,9 @@ impl FileFilter {
                 options.include_node_modules,
                 &hint,
             ),
-            glob: build_globs(&options.globs, Path::new(""))?,
+            glob: kept_globs(&options.globs)?,
             walk_glob: None,
-            types: build_types(&options.file_types, &options.file_types_not)?,
+            types: kept_types(&options.file_types, &options.file_types_not)?,
             beneath: None,
             lists: false,
         })
@@ -522,6 +522,40 @@ impl PartialEq for SelectionKey {
 /// searched even where an ignore file or the hidden rule would skip it (the
 /// walk applies the globs first, as `rg`'s does), though not inside a
 /// directory those rules skip.
+/// Globs and types built for recent searches, kept for the next with the
+/// same lists: an agent repeats its filters, and building them (a regex per
+/// glob, ripgrep's hundreds of type definitions) took about a tenth of a
+/// limited cached search. The most recently used this many of each.
+const FILTERS_KEPT: usize = 16;
+
+static GLOBS: Recent<Vec<String>, Option<Override>> = Recent::new(FILTERS_KEPT);
+static TYPES: Recent<(Vec<String>, Vec<String>), Option<Types>> = Recent::new(FILTERS_KEPT);
+
+#[cfg(test)]
+std::thread_local! {
+    /// Glob sets and type sets built (not taken from the kept ones) on
+    /// this thread.
+    pub(super) static FILTERS_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// [`build_globs`] relative to the list's root, kept (see [`FILTERS_KEPT`]).
+fn kept_globs(globs: &[String]) -> Result<Option<Override>> {
+    GLOBS.get_or_try(globs.to_vec(), || {
+        #[cfg(test)]
+        FILTERS_BUILT.set(FILTERS_BUILT.get() + 1);
+        build_globs(globs, Path::new(""))
+    })
+}
+
+/// [`build_types`], kept (see [`FILTERS_KEPT`]).
+fn kept_types(selected: &[String], negated: &[String]) -> Result<Option<Types>> {
+    TYPES.get_or_try((selected.to_vec(), negated.to_vec()), || {
+        #[cfg(test)]
+        FILTERS_BUILT.set(FILTERS_BUILT.get() + 1);
+        build_types(selected, negated)
+    })
+}
+
 fn build_globs(globs: &[String], root: &Path) -> Result<Option<Override>> {
     if globs.is_empty() {
         return Ok(None);
@@ -634,6 +668,31 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A search's globs and types are built once for its lists and taken
+    /// as built by the next search with the same lists; a bad one is
+    /// refused every time, never kept.
+    #[test]
+    fn globs_and_types_are_built_once_per_list() {
+        let built = |globs: &[&str], types: &[&str]| {
+            let mut options = GrepOptions::new("x", "/r");
+            options.globs = globs.iter().map(|g| g.to_string()).collect();
+            options.file_types = types.iter().map(|t| t.to_string()).collect();
+            let before = FILTERS_BUILT.get();
+            let filter = FileFilter::new(&options).map(|_| ());
+            (filter.is_ok(), FILTERS_BUILT.get() - before)
+        };
+        let globs = ["!.*/", "*.kept-test"];
+        assert_eq!(built(&globs, &["rust", "ts"]), (true, 2));
+        assert_eq!(built(&globs, &["rust", "ts"]), (true, 0), "both kept");
+        assert_eq!(built(&globs, &["rust"]), (true, 1), "other types");
+        assert_eq!(built(&["a[", "*.kept-test"], &[]), (false, 1));
+        assert_eq!(
+            built(&["a[", "*.kept-test"], &[]),
+            (false, 1),
+            "an error is not kept"
+        );
+    }
 
     #[test]
     fn a_bad_glob_names_the_glob_option() {

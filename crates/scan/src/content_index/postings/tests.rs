@@ -195,7 +195,11 @@ fn keep_common_merges() {
 #[test]
 fn tightening_keeps_the_ids_and_gives_back_the_room() {
     let files: Vec<Vec<u32>> = (0..3000u32)
-        .map(|id| (0..40).filter(|t| id % (t + 1) == 0 || t * 97 % 3000 == id).collect())
+        .map(|id| {
+            (0..40)
+                .filter(|t| id % (t + 1) == 0 || t * 97 % 3000 == id)
+                .collect()
+        })
         .collect();
     let refs: Vec<&[u32]> = files.iter().map(Vec::as_slice).collect();
     let mut lists = built(&refs);
@@ -205,7 +209,10 @@ fn tightening_keeps_the_ids_and_gives_back_the_room() {
     lists.tighten();
     assert_eq!(lists.slack(), 0);
     assert_eq!(lists.heap_bytes(), bytes - slack);
-    assert_eq!((0..40).map(|t| ids_of(&lists, t)).collect::<Vec<_>>(), before);
+    assert_eq!(
+        (0..40).map(|t| ids_of(&lists, t)).collect::<Vec<_>>(),
+        before
+    );
     let prepared = lists.prepare(&[1, 39], 3000);
     lists.add(&[1, 39], &prepared, 3000);
     assert_eq!(ids_of(&lists, 39).last(), Some(&3000));
