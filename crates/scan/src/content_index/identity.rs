@@ -17,9 +17,9 @@ pub(crate) struct Identity {
     pub dev: u64,
     pub ino: u64,
     pub size: u64,
-    /// Nanoseconds since the epoch.
-    pub mtime: i128,
-    pub ctime: i128,
+    /// Nanoseconds since the epoch (see [`nanos`]).
+    pub mtime: i64,
+    pub ctime: i64,
 }
 
 impl Identity {
@@ -52,14 +52,22 @@ impl Identity {
         let Ok(read) = read.duration_since(UNIX_EPOCH) else {
             return false;
         };
-        let limit = read.as_nanos() as i128 - RACY_MARGIN.as_nanos() as i128;
+        let limit = i64::try_from(read.as_nanos())
+            .unwrap_or(i64::MAX)
+            .saturating_sub(RACY_MARGIN.as_nanos() as i64);
         self.mtime < limit && self.ctime < limit
     }
 }
 
-/// A timestamp as nanoseconds since the epoch.
-pub(crate) fn nanos(seconds: i64, nanoseconds: i64) -> i128 {
-    i128::from(seconds) * 1_000_000_000 + i128::from(nanoseconds)
+/// A timestamp as nanoseconds since the epoch, in 8 bytes rather than 16
+/// (an indexed file holds two): exact from the years 1678 to 2261, and
+/// pinned to the nearest end beyond. Two times pinned alike never hide a
+/// change, since every write also sets the change time to the kernel's
+/// present, which lies well inside.
+pub(crate) fn nanos(seconds: i64, nanoseconds: i64) -> i64 {
+    seconds
+        .saturating_mul(1_000_000_000)
+        .saturating_add(nanoseconds)
 }
 
 #[cfg(test)]
@@ -70,7 +78,7 @@ mod tests {
     fn recent_changes_are_not_settled() {
         let now = SystemTime::now();
         let since = |ago: Duration| {
-            let at = (now - ago).duration_since(UNIX_EPOCH).unwrap().as_nanos() as i128;
+            let at = (now - ago).duration_since(UNIX_EPOCH).unwrap().as_nanos() as i64;
             Identity {
                 dev: 0,
                 ino: 0,
@@ -82,5 +90,24 @@ mod tests {
         assert!(since(RACY_MARGIN * 2).settled_before(now));
         assert!(!since(RACY_MARGIN / 2).settled_before(now));
         assert!(!since(Duration::ZERO).settled_before(now));
+    }
+
+    /// Times are exact in the range files have, and pinned beyond it.
+    #[test]
+    fn times_are_exact_in_range_and_pinned_beyond() {
+        let table = [
+            ((0, 0), 0),
+            ((1_700_000_000, 123_456_789), 1_700_000_000_123_456_789),
+            ((-1, 999_999_999), -1),
+            ((10_000_000_000, 0), i64::MAX),
+            ((-10_000_000_000, 0), i64::MIN),
+        ];
+        for ((seconds, nanoseconds), expected) in table {
+            assert_eq!(
+                nanos(seconds, nanoseconds),
+                expected,
+                "{seconds}.{nanoseconds}"
+            );
+        }
     }
 }

@@ -23,7 +23,7 @@ fn fresh(ino: u64) -> Identity {
     let now = SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
-        .as_nanos() as i128;
+        .as_nanos() as i64;
     Identity {
         mtime: now,
         ctime: now,
