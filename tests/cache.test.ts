@@ -40,7 +40,7 @@ interface Stats {
   refused: number;
   emptyRechecksSkipped: number;
   watch: typeof UNWATCHED;
-  content: { roots: number; files: number; trigrams: number; bytes: number; filesSkipped: number; filesVerified: number };
+  content: { roots: number; files: number; trigrams: number; bytes: number; filesSkipped: number; filesVerified: number; filesAnswered: number };
   names: { indexes: number; entries: number; bytes: number };
 }
 
@@ -278,7 +278,7 @@ describe('fsScanCacheStats', () => {
       refused: 0,
       emptyRechecksSkipped: 0,
       watch: UNWATCHED,
-      content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
+      content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0, filesAnswered: 0 },
       names: { indexes: 0, entries: 0, bytes: 0 },
     });
     // Visible entries per partition (dirs and files, node_modules included).
@@ -313,7 +313,7 @@ describe('fsScanCacheStats', () => {
       refused: 0,
       emptyRechecksSkipped: 0,
       watch: UNWATCHED,
-      content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0 },
+      content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0, filesAnswered: 0 },
       names: { indexes: 0, entries: 0, bytes: 0 },
     });
   }, CHILD_TIMEOUT_MS);

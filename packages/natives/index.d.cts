@@ -185,6 +185,11 @@ export interface FsScanContentStats {
    * for by filesystem events, with no system call).
    */
   filesVerified: number
+  /**
+   * Files whose results cached greps took unread from an earlier search
+   * for the same pattern and options, since the process started.
+   */
+  filesAnswered: number
 }
 
 /** The name indexes of the cached scans, built on a query's first use. */

@@ -364,6 +364,9 @@ pub struct FsScanContentStats {
     /// ... of which an `fstatat` proved unchanged (the others were vouched
     /// for by filesystem events, with no system call).
     pub files_verified: f64,
+    /// Files whose results cached greps took unread from an earlier search
+    /// for the same pattern and options, since the process started.
+    pub files_answered: f64,
 }
 
 /// What watching does: scans following events, watches, events applied,
@@ -434,6 +437,7 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
             bytes: stats.content.bytes as f64,
             files_skipped: stats.content.files_skipped as f64,
             files_verified: stats.content.files_verified as f64,
+            files_answered: stats.content.files_answered as f64,
         },
         names: FsScanNameStats {
             indexes: u32::try_from(stats.names.indexes).unwrap_or(u32::MAX),

@@ -31,16 +31,18 @@
 //!   rather than checked once that trust is gone. A file with several hard
 //!   links is never trusted by events: a write through a name outside the
 //!   watched tree raises no event on it.
-//! - **Misses.** A search reads the files the trigrams admit, and many of
-//!   them hold the trigrams but no match (`unsafe` and `impl` apart, not
-//!   `unsafe impl`). An agent repeats its searches, so each corpus keeps,
-//!   for its [`MISSES_KEPT`] most recent queries (a pattern and the
-//!   switches that change what it matches), the files a search read whole
-//!   and found nothing in while they were provably the files indexed; the
-//!   next search for the same query rules them out as the trigrams do
-//!   (trusted by events, else checked by identity). A file's entry going
-//!   takes its misses with it (a changed file gets a new id); rewriting
-//!   the lists forgets every miss.
+//! - **Misses and answers.** A search reads the files the trigrams admit,
+//!   and many of them hold the trigrams but no match (`unsafe` and `impl`
+//!   apart, not `unsafe impl`). An agent repeats its searches, so each
+//!   corpus keeps, for its most recent queries (a pattern and every switch
+//!   that changes a file's report), what a search found in the files it
+//!   read whole while they were provably the files indexed: nothing (a
+//!   miss, a bit per file) or the file's report (an answer, within a byte
+//!   bound); see `learned`. The next search for the same query rules the
+//!   missed files out as the trigrams do and takes the answered ones' reports
+//!   as they are, trusted by events or checked by identity as any ruled-out
+//!   file. A file's entry going takes its answers with it (a changed file
+//!   gets a new id); rewriting the lists forgets everything learned.
 //! - **Memory.** All corpora together hold at most the cache policy's
 //!   `content_bytes`. Past it, whole corpora leave, least recently searched
 //!   first; a corpus that alone fills the budget indexes no further file
@@ -59,10 +61,13 @@ use std::{
 };
 
 pub(crate) mod identity;
+mod learned;
 mod postings;
 
+pub(crate) use self::learned::Answer;
 use self::{
     identity::Identity,
+    learned::{Known, Learned},
     postings::{Bits, Lists, Prepared, QuickHash},
 };
 use crate::entries::{Entries, FileType, is_within, path_to_bytes};
@@ -87,10 +92,6 @@ const SLACK_KEPT: usize = 8;
 
 /// Dead ids tolerated before the lists are rewritten, at least.
 const DEAD_BEFORE_COMPACTING: usize = 4096;
-
-/// Queries a corpus keeps misses for (see the module docs): as many as
-/// compiled patterns are kept, at one bit per indexed file each.
-pub(crate) const MISSES_KEPT: usize = 32;
 
 /// Entry lists an alignment is kept for at once (the partitions of one
 /// root, and the list before a patch while a search still holds it).
@@ -169,7 +170,7 @@ struct State {
     seq: u64,
     recent: VecDeque<(u64, Box<[u8]>)>,
     alignments: Vec<Alignment>,
-    misses: Misses,
+    learned: Learned,
     /// Files were indexed since the last [`Corpus::tighten`].
     grown: bool,
     /// Admission stopped: the corpus alone fills the budget.
@@ -198,7 +199,7 @@ pub(crate) struct Offer<'a> {
 
 /// A search's plan over a cached list: the candidates that must be read or
 /// checked, and the ruled-out files around them, in order.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Plan {
     pub items: Vec<Item>,
     /// The ruled-out files before each item.
@@ -218,13 +219,17 @@ pub(crate) struct Gap {
 }
 
 /// One candidate a search must look at.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone)]
 pub(crate) struct Item {
     /// Position in the selected candidates.
     pub candidate: u32,
-    /// Ruled out by the index if still the file indexed: an `fstatat`
-    /// decides.
+    /// Known by the index (ruled out, or answered) if still the file
+    /// indexed: an `fstatat` decides.
     pub verify: Option<Verify>,
+    /// The file's report for this search's query, when a search for the
+    /// same query found it in the file indexed: valid as it is when
+    /// `verify` is `None` (the watch vouches), else once it passes.
+    pub answer: Option<Answer>,
 }
 
 /// An indexed file a search rules out once its identity is checked.
@@ -238,7 +243,10 @@ pub(crate) struct Verify {
 /// What a plan does with one candidate.
 enum Fate {
     Read,
-    Verify(Verify),
+    /// Ruled out (no answer) or answered, once its identity is checked.
+    Verify(Verify, Option<Answer>),
+    /// Answered, and vouched for.
+    Answered(Answer),
     /// Ruled out and vouched for (binary or not).
     Skip(bool),
 }
@@ -261,6 +269,9 @@ pub struct ContentStats {
     /// ... of which an `fstatat` proved unchanged (the others were
     /// vouched for by events).
     pub files_verified: u64,
+    /// Files whose report a cached grep took, without reading them, from
+    /// an earlier search for the same query (see the module docs).
+    pub files_answered: u64,
 }
 
 /// Every root's index (part of the scan cache).
@@ -270,6 +281,7 @@ pub(crate) struct ContentIndex {
     clock: AtomicU64,
     skipped: AtomicU64,
     verified: AtomicU64,
+    answered: AtomicU64,
 }
 
 impl ContentIndex {
@@ -281,6 +293,7 @@ impl ContentIndex {
             clock: AtomicU64::new(0),
             skipped: AtomicU64::new(0),
             verified: AtomicU64::new(0),
+            answered: AtomicU64::new(0),
         }
     }
 
@@ -341,6 +354,7 @@ impl ContentIndex {
             roots: corpora.len(),
             files_skipped: self.skipped.load(Ordering::Relaxed),
             files_verified: self.verified.load(Ordering::Relaxed),
+            files_answered: self.answered.load(Ordering::Relaxed),
             ..ContentStats::default()
         };
         for corpus in corpora.values() {
@@ -350,6 +364,11 @@ impl ContentIndex {
             stats.bytes += state.bytes;
         }
         stats
+    }
+
+    /// Count a file answered from what an earlier search learned.
+    pub(crate) fn count_answered(&self) {
+        self.answered.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count files ruled out: `trusted` without a system call, `verified`
@@ -372,17 +391,19 @@ impl ContentIndex {
         }
     }
 
-    /// Remember that a search for `query` found nothing in a file it read
-    /// whole (see [`Corpus::missed`]), within the budget.
-    pub(crate) fn missed(
+    /// Remember what a search for `query` found in a file it read whole
+    /// (see [`Corpus::learn`]), within the budget.
+    pub(crate) fn learn(
         &self,
         corpus: &Corpus,
         (query, relative): (&str, &[u8]),
         (identity, links): (&Identity, u64),
         (start, stamp): (ReadStart, Option<Stamp>),
+        found: Option<(Answer, usize)>,
     ) {
         let room = self.room_for(corpus);
-        corpus.missed((query, relative), (identity, links), (start, stamp), room);
+        let at = (query, relative);
+        corpus.learn(at, (identity, links), (start, stamp), (found, room));
     }
 
     /// The bytes `corpus` may hold: the budget less what the others hold.
@@ -497,7 +518,7 @@ impl Corpus {
         let mut plan = Plan::default();
         let mut state = self.lock();
         if let Some(query) = query {
-            state.misses.touch(query);
+            state.learned.touch(query);
         }
         let may_match = needs.map(|needs| state.may_match_bits(needs));
         let at = alignment_of(&mut state, entries);
@@ -506,7 +527,7 @@ impl Corpus {
         let judge = Judge {
             slots,
             may_match: may_match.as_ref(),
-            missed: query.and_then(|query| state.misses.of(query)),
+            known: query.and_then(|query| state.learned.of(query)),
             max_size,
             multiline,
             stamp,
@@ -520,12 +541,14 @@ impl Corpus {
                     plan.trusted += 1;
                     continue;
                 }
-                Fate::Read => None,
-                Fate::Verify(verify) => Some(verify),
+                Fate::Read => (None, None),
+                Fate::Verify(verify, answer) => (Some(verify), answer),
+                Fate::Answered(answer) => (None, Some(answer)),
             };
             plan.items.push(Item {
                 candidate: candidate as u32,
-                verify,
+                verify: verify.0,
+                answer: verify.1,
             });
             plan.gaps.push(std::mem::take(&mut gap));
         }
@@ -533,17 +556,17 @@ impl Corpus {
         plan
     }
 
-    /// A search for `query` read `relative` whole, from `start` on, found
-    /// it as `identity` (with `links` hard links) and matched nothing: when
-    /// that is provably the file indexed, the next search for `query`
-    /// rules it out (see the module docs). `room`: the bytes the corpus
-    /// may hold.
-    fn missed(
+    /// A search for `query` read `relative` whole, from `start` on, and
+    /// found it as `identity` (with `links` hard links): when that is
+    /// provably the file indexed, the next search for `query` takes what
+    /// it found (`None`: nothing, a miss) without reading it (see the
+    /// module docs). `room`: the bytes the corpus may hold.
+    fn learn(
         &self,
         (query, relative): (&str, &[u8]),
         (identity, links): (&Identity, u64),
         (start, stamp): (ReadStart, Option<Stamp>),
-        room: usize,
+        (found, room): (Option<(Answer, usize)>, usize),
     ) {
         let mut state = self.lock();
         let Some(&id) = state.by_path.get(relative) else {
@@ -555,12 +578,16 @@ impl Corpus {
         if !slot.live || slot.identity != *identity || slot.racy || !(settled || trusted) {
             return;
         }
-        let before = state.misses.bytes();
-        if state.bytes + Misses::growth(query, id) > room {
+        let size = found.as_ref().map_or(0, |(_, bytes)| *bytes);
+        if state.bytes + Learned::growth(query, id, size) > room {
             return;
         }
-        state.misses.note(query, id);
-        state.bytes = state.bytes - before + state.misses.bytes();
+        let before = state.learned.bytes();
+        match found {
+            None => state.learned.miss(query, id),
+            Some(answer) => state.learned.answer(query, id, answer),
+        }
+        state.bytes = state.bytes - before + state.learned.bytes();
         self.bytes.store(state.bytes, Ordering::Relaxed);
     }
 
@@ -721,6 +748,9 @@ impl State {
             self.bytes = self.bytes.saturating_sub(noted_bytes(relative));
         }
         if let Some(id) = self.by_path.remove(relative) {
+            let before = self.learned.bytes();
+            self.learned.forget(id);
+            self.bytes = self.bytes - before + self.learned.bytes();
             let slot = &mut self.slots[id as usize];
             if slot.live {
                 slot.live = false;
@@ -817,7 +847,7 @@ impl State {
         self.slots = slots;
         self.dead = 0;
         self.alignments.clear();
-        self.misses = Misses::default();
+        self.learned = Learned::default();
         self.bytes = bytes;
         self.full = false;
     }
@@ -839,8 +869,8 @@ struct Judge<'a> {
     /// The files the pattern may match; `None` when its needs rule out
     /// nothing.
     may_match: Option<&'a Bits>,
-    /// The files a search for the same query read and found nothing in.
-    missed: Option<&'a Bits>,
+    /// What searches for the same query found in files they read.
+    known: Option<Known<'a>>,
     max_size: Option<u64>,
     multiline: bool,
     stamp: Option<Stamp>,
@@ -854,23 +884,33 @@ impl Judge<'_> {
         };
         let small_enough = self.max_size.is_none_or(|max| slot.identity.size <= max);
         let same_search = !(self.multiline && slot.binary && !slot.bare);
+        let known = self.known.as_ref();
         let unmatched = slot.bare
             || self.may_match.is_some_and(|may| !may.contains(id))
-            || self.missed.is_some_and(|missed| missed.contains(id));
-        if !slot.live || !small_enough || !same_search || !unmatched {
+            || known.is_some_and(|known| known.missed.contains(id));
+        let answer = match unmatched {
+            true => None,
+            false => known.and_then(|known| known.answers.get(&id)),
+        };
+        if !slot.live || !small_enough || !same_search || !(unmatched || answer.is_some()) {
             return Fate::Read;
         }
+        let answer = answer.map(|(answer, _)| Arc::clone(answer));
         if self.stamp.is_some_and(|stamp| stamp == slot.trust) {
-            return Fate::Skip(slot.binary);
+            return match answer {
+                Some(answer) => Fate::Answered(answer),
+                None => Fate::Skip(slot.binary),
+            };
         }
         if slot.racy {
             return Fate::Read;
         }
-        Fate::Verify(Verify {
+        let verify = Verify {
             id,
             identity: slot.identity,
             binary: slot.binary,
-        })
+        };
+        Fate::Verify(verify, answer)
     }
 }
 
@@ -906,56 +946,6 @@ fn align(state: &mut State, entries: &Arc<Entries>, at: usize, id: u32) {
     let found = alignment_of(state, entries);
     if let Some(slot) = state.alignments[found].ids.get_mut(at) {
         *slot = id;
-    }
-}
-
-/// The files recent queries found nothing in, by query, least recently
-/// used first (see the module docs).
-#[derive(Default)]
-struct Misses {
-    kept: Vec<(Box<str>, Bits)>,
-}
-
-impl Misses {
-    /// The files `query` is known to miss.
-    fn of(&self, query: &str) -> Option<&Bits> {
-        let at = self.kept.iter().position(|(kept, _)| **kept == *query)?;
-        Some(&self.kept[at].1)
-    }
-
-    /// Make `query`'s misses the most recently used, if kept.
-    fn touch(&mut self, query: &str) {
-        if let Some(at) = self.kept.iter().position(|(kept, _)| **kept == *query) {
-            let entry = self.kept.remove(at);
-            self.kept.push(entry);
-        }
-    }
-
-    /// `query` misses file `id`; the query becomes the most recently used,
-    /// and past [`MISSES_KEPT`] the least recently used goes.
-    fn note(&mut self, query: &str, id: u32) {
-        self.touch(query);
-        if self.kept.last().is_none_or(|(kept, _)| **kept != *query) {
-            self.kept.push((query.into(), Bits::new(0)));
-            if self.kept.len() > MISSES_KEPT {
-                self.kept.remove(0);
-            }
-        }
-        if let Some((_, bits)) = self.kept.last_mut() {
-            bits.insert(id);
-        }
-    }
-
-    /// Bytes noting `id` for `query` may add, at most.
-    fn growth(query: &str, id: u32) -> usize {
-        query.len() + (id as usize / 64 + 1) * 8 + size_of::<(Box<str>, Bits)>()
-    }
-
-    fn bytes(&self) -> usize {
-        self.kept
-            .iter()
-            .map(|(query, bits)| query.len() + bits.heap_bytes() + size_of::<(Box<str>, Bits)>())
-            .sum()
     }
 }
 

@@ -224,7 +224,7 @@ fn search_tree(
             .cache
             .then(|| needs::Needs::of(&MatcherSpec::of(options), options.invert_match))
             .flatten(),
-        query: misses_query(options),
+        query: learned_query(options),
     };
     let walked = run::run(&job, &mut emitter)?;
     let mut outcome = emitter.outcome;
@@ -233,14 +233,21 @@ fn search_tree(
     Ok(outcome)
 }
 
-/// What the content index remembers this search's misses by (files read
-/// whole with nothing found), when a miss says the file has no match of
-/// the pattern: not for an inverted search (its results are the lines
-/// that do not match) nor one that takes no match from any file (`-m 0`).
-fn misses_query(options: &GrepOptions) -> Option<String> {
-    let says_no_match =
+/// What the content index remembers what this search finds by (files read
+/// whole with nothing found, and the reports of the others): the pattern
+/// with every switch that changes a file's report. None for an inverted
+/// search (its results are the lines that do not match) or one that takes
+/// no match from any file (`-m 0`). The limit is not part of it: a report
+/// no limit cut short is the report of every search with the same query.
+fn learned_query(options: &GrepOptions) -> Option<String> {
+    let reports_matches =
         options.cache && !options.invert_match && options.max_count_per_file != Some(0);
-    says_no_match.then(|| MatcherSpec::of(options).query())
+    reports_matches.then(|| {
+        let o = options;
+        let shape = (o.mode, o.only_matching, o.context_before, o.context_after);
+        let cuts = (o.max_columns, o.max_count_per_file);
+        format!("{shape:?}{cuts:?}{}", MatcherSpec::of(options).query())
+    })
 }
 
 /// The files a search with `options` would search (`rg --files`), in path

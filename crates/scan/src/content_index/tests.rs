@@ -132,10 +132,11 @@ fn fates_for(
     );
     let mut fates = vec!["skip"; paths.len()];
     for item in &plan.items {
-        fates[item.candidate as usize] = if item.verify.is_some() {
-            "verify"
-        } else {
-            "read"
+        fates[item.candidate as usize] = match (item.verify.is_some(), item.answer.is_some()) {
+            (true, false) => "verify",
+            (false, false) => "read",
+            (false, true) => "answer",
+            (true, true) => "verify answer",
         };
     }
     let counted: u32 = plan.gaps.iter().map(|g| g.files).sum::<u32>() + plan.after.files;
@@ -456,11 +457,12 @@ fn misses_rule_a_file_out_for_the_same_query_only() {
             size: TEXT.len() as u64,
             ..identity
         };
-        index.missed(
+        index.learn(
             &corpus,
             (query, path.as_bytes()),
             (&identity, 1),
             (start, stamp),
+            None,
         );
     };
     let search =
@@ -513,7 +515,7 @@ fn misses_rule_a_file_out_for_the_same_query_only() {
     );
 }
 
-/// Past [`MISSES_KEPT`] queries the least recently used one's misses go;
+/// Past [`learned::QUERIES_KEPT`] queries the least recently used one's misses go;
 /// rewriting the lists forgets every miss.
 #[test]
 fn misses_are_kept_for_recent_queries_until_the_lists_are_rewritten() {
@@ -525,27 +527,80 @@ fn misses_are_kept_for_recent_queries_until_the_lists_are_rewritten() {
         ..settled(1)
     };
     let query = |n: usize| format!("00000alpha{n}");
-    for n in 0..=MISSES_KEPT {
+    for n in 0..=learned::QUERIES_KEPT {
         let query = query(n);
-        index.missed(
+        index.learn(
             &corpus,
             (&query, b"a.rs"),
             (&identity, 1),
             (corpus.start(), None),
+            None,
         );
     }
     let fate = |n: usize| fates_for(&corpus, &["a.rs"], ("alpha", Some(&query(n))), None)[0];
     assert_eq!(fate(0), "read", "the oldest query's misses went");
     assert_eq!(fate(1), "verify");
-    assert_eq!(fate(MISSES_KEPT), "verify");
+    assert_eq!(fate(learned::QUERIES_KEPT), "verify");
     for n in 0..DEAD_BEFORE_COMPACTING + 2 {
         index_twice(&index, &corpus, &format!("gone{n}.rs"), n as u64 + 10, "x");
         corpus.changed(format!("gone{n}.rs").as_bytes());
     }
-    assert_eq!(fate(MISSES_KEPT), "read", "compacted: misses forgotten");
+    assert_eq!(
+        fate(learned::QUERIES_KEPT),
+        "read",
+        "compacted: misses forgotten"
+    );
     assert_eq!(
         fates(&corpus, &["a.rs"], "alpha", None),
         ["read"],
         "still indexed"
     );
+}
+
+/// A file a search for the query found results in is answered from them
+/// by the next search for it: at once while the watch vouches for it,
+/// after its identity is checked otherwise; a change takes the answer.
+#[test]
+fn answers_stand_for_a_read_of_the_same_query() {
+    let index = ContentIndex::new(1 << 20);
+    let corpus = corpus(&index);
+    let text = "fn alpha() {}";
+    index_twice(&index, &corpus, "a.rs", 1, text);
+    let identity = Identity {
+        size: text.len() as u64,
+        ..settled(1)
+    };
+    let found: Answer = Arc::new("the report");
+    let learn = |stamp: Option<Stamp>| {
+        let at = ("query", &b"a.rs"[..]);
+        let start = corpus.start();
+        index.learn(
+            &corpus,
+            at,
+            (&identity, 1),
+            (start, stamp),
+            Some((Arc::clone(&found), 10)),
+        );
+    };
+    let fate = |query: &str, stamp| fates_for(&corpus, &["a.rs"], ("alpha", Some(query)), stamp)[0];
+    assert_eq!(fate("query", None), "read");
+    learn(None);
+    assert_eq!(fate("query", None), "verify answer");
+    assert_eq!(fate("another", None), "read");
+    // Read again under a watch, which vouches for it from then on.
+    offer(
+        &index,
+        &corpus,
+        ("a.rs", settled(1), text),
+        (1, Some(7), corpus.start()),
+    );
+    assert_eq!(fate("query", Some(7)), "answer");
+    assert_eq!(fate("query", Some(8)), "verify answer", "another watch");
+    let bytes = index.stats().bytes;
+    corpus.changed(b"a.rs");
+    assert!(
+        index.stats().bytes < bytes,
+        "the answer went with the entry"
+    );
+    assert_eq!(fate("query", Some(7)), "read");
 }

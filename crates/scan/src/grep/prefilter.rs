@@ -35,7 +35,8 @@ use super::{
 };
 use crate::{
     content_index::{
-        ContentIndex, Corpus, Item, MAX_INDEXED, Offer, Plan, ReadStart, Stamp, identity::Identity,
+        Answer, ContentIndex, Corpus, Item, MAX_INDEXED, Offer, Plan, ReadStart, Stamp,
+        identity::Identity,
     },
     entries::Entries,
     error::Result,
@@ -61,8 +62,10 @@ pub(super) struct Prefilter<'a> {
     plan: Plan,
     entries: &'a Arc<Entries>,
     selected: &'a [usize],
-    /// The query the index remembers this search's misses by.
+    /// The query the index remembers what this search finds by.
     query: Option<&'a str>,
+    /// The most results a file can give this search (see `Shape`).
+    per_file_cap: Option<u64>,
 }
 
 /// A cached list and the watch that vouches for it, as a search sees them.
@@ -101,6 +104,7 @@ impl<'a> Prefilter<'a> {
             entries: listed.entries,
             selected: listed.selected,
             query,
+            per_file_cap: shape.per_file_cap,
         })
     }
 
@@ -115,8 +119,8 @@ impl<'a> Prefilter<'a> {
         self.corpus.start()
     }
 
-    fn item(&self, index: usize) -> Item {
-        self.plan.items[index]
+    fn item(&self, index: usize) -> &Item {
+        &self.plan.items[index]
     }
 
     /// Search the plan's item `index` (at `relative`) as
@@ -131,7 +135,7 @@ impl<'a> Prefilter<'a> {
         before_stream: &mut dyn FnMut(),
     ) -> Result<FileReport> {
         stop.token.check()?;
-        if let Some(report) = self.skip(opener, index, relative) {
+        if let Some(report) = self.known(opener, index, relative) {
             return Ok(report);
         }
         let start = self.start();
@@ -139,7 +143,7 @@ impl<'a> Prefilter<'a> {
             Opened::Content(content, metadata) => {
                 self.consider(index, relative, &metadata, start, (content, true));
                 let searched = search_slice(searcher, matcher, shape, content, relative);
-                self.note_miss(&searched, relative, &metadata, start);
+                self.learn(&searched, relative, &metadata, start);
                 searched
             }
             Opened::Stream(file) => {
@@ -178,44 +182,68 @@ impl<'a> Prefilter<'a> {
         let text = whole && memchr::memchr(0, &content).is_none() && !has_bom(&content);
         if text && content.len() as u64 == size {
             let searched = search_slice(searcher, matcher, shape, &content, relative);
-            self.note_miss(&searched, relative, &metadata, start);
+            self.learn(&searched, relative, &metadata, start);
             return searched;
         }
         let stream = io::Cursor::new(content).chain(file);
         search_reader(shape, false, matcher, stream, stop, relative)
     }
 
-    /// The report of item `index` when the index ruled it out and an
-    /// `fstatat` shows it unchanged: searched, nothing found (binary when
-    /// its search stops at a NUL), as reading it would report.
-    pub(super) fn skip(
+    /// The report of item `index` when the index knows it without a read:
+    /// ruled out (searched, nothing found, binary where its search stops at
+    /// a NUL, as reading it would report) or answered by an earlier search
+    /// for the same query, the watch vouching for it or an `fstatat`
+    /// showing it unchanged.
+    pub(super) fn known(
         &self,
         opener: &mut Opener<'_>,
         index: usize,
         relative: &[u8],
     ) -> Option<FileReport> {
-        let indexed = self.item(index).verify?;
-        let start = self.start();
-        let (found, links) = opener.identity(relative).ok()?;
-        let trust = (start, self.stamp);
-        if !self
-            .corpus
-            .verified(relative, &indexed, (&found, links), trust)
-        {
+        let item = self.item(index);
+        if item.verify.is_none() && item.answer.is_none() {
             return None;
+        }
+        let answered = match &item.answer {
+            Some(answer) => Some(self.answered(answer)?),
+            None => None,
+        };
+        let indexed = item.verify;
+        if let Some(indexed) = &indexed {
+            let start = self.start();
+            let (found, links) = opener.identity(relative).ok()?;
+            let trust = (start, self.stamp);
+            if !self
+                .corpus
+                .verified(relative, indexed, (&found, links), trust)
+            {
+                return None;
+            }
+        }
+        if answered.is_some() {
+            self.index.count_answered();
+            return answered;
         }
         self.index.count_skipped(0, 1);
         Some(FileReport {
             searched: true,
-            binary: indexed.binary,
+            binary: indexed?.binary,
             ..FileReport::default()
         })
     }
 
-    /// When the search of the whole of `relative`, read from `start` on as
-    /// `metadata` describes it, found nothing, tell the index (see
-    /// `content_index`'s misses).
-    fn note_miss(
+    /// A kept answer as this search would report it: the same report, when
+    /// the search would not have cut it short at its limit.
+    fn answered(&self, answer: &Answer) -> Option<FileReport> {
+        let report = answer.downcast_ref::<FileReport>()?;
+        let whole = self.per_file_cap.is_none_or(|cap| report.results() < cap);
+        whole.then(|| report.clone())
+    }
+
+    /// Tell the index what the search of the whole of `relative`, read from
+    /// `start` on as `metadata` describes it, found (see `content_index`'s
+    /// misses and answers): nothing, or a report no limit cut short.
+    fn learn(
         &self,
         searched: &io::Result<FileReport>,
         relative: &[u8],
@@ -225,12 +253,30 @@ impl<'a> Prefilter<'a> {
         let (Some(query), Ok(report)) = (self.query, searched) else {
             return;
         };
-        if report.count == 0 {
-            let found = (&Identity::of(metadata), links_of(metadata));
-            let at = (query, relative);
-            self.index
-                .missed(&self.corpus, at, found, (start, self.stamp));
-        }
+        let found = match report.count {
+            0 => None,
+            _ if !self.keeps(report) => return,
+            _ => {
+                let bytes = report.held_bytes() + size_of::<FileReport>();
+                Some((Arc::new(report.clone()) as Answer, bytes))
+            }
+        };
+        let at = (query, relative);
+        let identity = (&Identity::of(metadata), links_of(metadata));
+        self.index
+            .learn(&self.corpus, at, identity, (start, self.stamp), found);
+    }
+
+    /// Whether `report` may answer a later search: a whole file searched,
+    /// nothing unreadable or observed, no result cut off by this search's
+    /// limit.
+    fn keeps(&self, report: &FileReport) -> bool {
+        let whole = self.per_file_cap.is_none_or(|cap| report.results() < cap);
+        whole
+            && report.searched
+            && !report.too_large
+            && report.unreadable.is_none()
+            && report.observed.is_empty()
     }
 
     /// Offer item `index` (at `relative`) for indexing: `content` is what a

@@ -74,9 +74,8 @@ pub(super) struct Job<'a> {
     pub backlog: &'a Backlog,
     /// What the pattern needs of a file's content (see `prefilter`).
     pub needs: Option<Arc<Needs>>,
-    /// What the content index remembers a search's misses by (see
-    /// `MatcherSpec::query`): none for an inverted search, whose results
-    /// are the lines that do not match.
+    /// What the content index remembers what a search finds by (see
+    /// `learned_query`).
     pub query: Option<String>,
 }
 
@@ -536,7 +535,7 @@ impl Worker<'_> {
     ) -> ControlFlow<(), Option<Ahead>> {
         let skipped = self
             .prefilter
-            .and_then(|prefilter| prefilter.skip(opener, index, path));
+            .and_then(|prefilter| prefilter.known(opener, index, path));
         if let Some(report) = skipped {
             reports.add(index, path, Ok(report));
             return ControlFlow::Continue(None);
@@ -602,15 +601,6 @@ impl Limit<'_> {
     }
 }
 
-/// The results a file's report offers: its matches in content mode, one
-/// (the file) in the others.
-fn results_offered(report: &FileReport) -> u64 {
-    if report.count == 0 {
-        return 0;
-    }
-    (report.matches.len() as u64).max(1)
-}
-
 /// A candidate's index, its path (only when it has results or failed), its report
 /// and the bytes the report counts for in the [`Backlog`].
 type Report = (usize, Vec<u8>, Result<FileReport>, usize);
@@ -657,7 +647,7 @@ impl<'a> Reports<'a> {
     /// searched: it goes before.
     fn add(&mut self, index: usize, path: &[u8], report: Result<FileReport>) -> bool {
         let (results, failed) = match &report {
-            Ok(report) => (results_offered(report), false),
+            Ok(report) => (report.results(), false),
             Err(_) => (0, true),
         };
         let urgent = failed || (results > 0 && self.limit.is_some());

@@ -157,7 +157,7 @@ impl Shape<'_> {
 }
 
 /// What searching one file produced.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct FileReport {
     /// Content mode: the matches, paths not yet set.
     pub matches: Vec<GrepMatch>,
@@ -175,6 +175,15 @@ pub(super) struct FileReport {
 }
 
 impl FileReport {
+    /// The results it offers: its matches in content mode, one (the file)
+    /// in the others.
+    pub fn results(&self) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        (self.matches.len() as u64).max(1)
+    }
+
     /// About how many bytes the report holds in memory (its results, their
     /// text and context), for bounding what waits to be emitted.
     pub fn held_bytes(&self) -> usize {

@@ -1292,6 +1292,7 @@ fn signatures_skip_files_without_changing_any_answer() {
         }
     };
     warm("value");
+    let mut answered = 0;
     // Every file is indexed, the large one too, and the binary ones (for
     // what their search reads before the NUL); the BOM one is not.
     let signed = cache.stats().content.files;
@@ -1340,8 +1341,12 @@ fn signatures_skip_files_without_changing_any_answer() {
         };
         let first = cached(&cache);
         let skipped = cache.stats().content.files_skipped - before;
-        // Again, with the files the first found nothing in ruled out too.
-        for cached in [first, cached(&cache)] {
+        let answered_before = cache.stats().content.files_answered;
+        // Again, with the files the first found nothing in ruled out too,
+        // and those it found results in answered by their reports.
+        let again = cached(&cache);
+        answered += cache.stats().content.files_answered - answered_before;
+        for cached in [first, again] {
             assert_eq!(cached.source, ListSource::Cached, "{pattern}");
             let walked = GrepOutcome {
                 source: ListSource::Walked,
@@ -1359,6 +1364,10 @@ fn signatures_skip_files_without_changing_any_answer() {
             );
         }
     }
+    assert!(
+        answered > 20,
+        "the repeated searches took reports as kept: {answered}"
+    );
 }
 
 /// A change that keeps the size and puts the mtime back is still seen: the
@@ -1642,9 +1651,10 @@ fn a_short_or_limited_search_is_searched_on_the_calling_thread() {
 }
 
 /// The files a cached search reads whole and finds nothing in are ruled
-/// out unread by the next search for the same pattern and switches, which
-/// answers the same; another pattern reads them, and a file changed since
-/// is read again.
+/// out unread by the next search for the same pattern and switches, and
+/// those it found results in are answered by their reports, unread too;
+/// the answer is the same. Another pattern reads them, and a file changed
+/// since is read again.
 #[test]
 fn a_repeated_search_skips_the_files_it_found_nothing_in() {
     let dir = tree(&[
@@ -1669,10 +1679,16 @@ fn a_repeated_search_skips_the_files_it_found_nothing_in() {
     // The second search indexes every file, and finds nothing in b.rs.
     search("unsafe impl", false);
     search("unsafe impl", false);
+    let answered = cache.stats().content.files_answered;
     assert_eq!(
         search("unsafe impl", false),
         (found.clone(), 3, 2),
         "c.rs ruled out by its trigrams, b.rs by its miss"
+    );
+    assert_eq!(
+        cache.stats().content.files_answered - answered,
+        1,
+        "a.rs answered by the report the last search found in it"
     );
     assert_eq!(
         search("unsafe impl", true),
