@@ -62,12 +62,14 @@ use std::{
 
 pub(crate) mod identity;
 mod learned;
+mod paths;
 mod postings;
 
 pub(crate) use self::learned::Answer;
 use self::{
     identity::Identity,
     learned::{Known, Learned},
+    paths::Paths,
     postings::{Bits, Lists, Prepared, QuickHash},
 };
 use crate::entries::{Entries, FileType, is_within, path_to_bytes};
@@ -160,7 +162,8 @@ pub(crate) struct Corpus {
 #[derive(Default)]
 struct State {
     slots: Vec<Slot>,
-    by_path: HashMap<Box<[u8]>, u32, QuickHash>,
+    /// The indexed files' paths, by id (as `slots`), and ids by path.
+    paths: Paths,
     /// Files read once, with the identity they were read with.
     noted: HashMap<Box<[u8]>, Identity, QuickHash>,
     lists: Lists,
@@ -489,12 +492,11 @@ impl Corpus {
 
     fn forget_within(&self, dir: &[u8]) {
         let mut state = self.lock();
-        let below: Vec<Box<[u8]>> = state
-            .by_path
-            .keys()
-            .chain(state.noted.keys())
+        let indexed = state.paths.iter().map(|(path, _)| path);
+        let below: Vec<Box<[u8]>> = indexed
+            .chain(state.noted.keys().map(|path| &path[..]))
             .filter(|path| is_within(path, dir))
-            .cloned()
+            .map(Box::from)
             .collect();
         for path in below {
             state.forget(&path);
@@ -569,7 +571,7 @@ impl Corpus {
         (found, room): (Option<(Answer, usize)>, usize),
     ) {
         let mut state = self.lock();
-        let Some(&id) = state.by_path.get(relative) else {
+        let Some(id) = state.paths.get(relative) else {
             return;
         };
         let slot = state.slots[id as usize];
@@ -609,11 +611,12 @@ impl Corpus {
         if slack <= state.bytes / SLACK_KEPT {
             return;
         }
-        let before = state.lists.heap_bytes();
+        let before = state.lists.heap_bytes() + state.paths.heap_bytes();
         state.lists.tighten();
+        state.paths.shrink();
         state.noted.shrink_to_fit();
         state.slots.shrink_to_fit();
-        state.bytes = state.bytes - before + state.lists.heap_bytes();
+        state.bytes = state.bytes - before + state.lists.heap_bytes() + state.paths.heap_bytes();
         self.settle(&mut state);
     }
 
@@ -630,7 +633,7 @@ impl Corpus {
     ) -> bool {
         let id = verify.id;
         let mut state = self.lock();
-        if state.by_path.get(relative) != Some(&id) {
+        if state.paths.get(relative) != Some(id) {
             return false;
         }
         if *found != verify.identity {
@@ -694,7 +697,7 @@ impl Corpus {
             _ => 0,
         };
         let settled = offer.identity.settled_before(offer.start.at);
-        if let Some(&id) = state.by_path.get(offer.relative) {
+        if let Some(id) = state.paths.get(offer.relative) {
             let slot = state.slots[id as usize];
             if slot.identity == offer.identity && !slot.racy && (settled || trust != 0) {
                 if trust != 0 {
@@ -747,7 +750,7 @@ impl State {
         if self.noted.remove(relative).is_some() {
             self.bytes = self.bytes.saturating_sub(noted_bytes(relative));
         }
-        if let Some(id) = self.by_path.remove(relative) {
+        if let Some(id) = self.paths.remove(relative) {
             let before = self.learned.bytes();
             self.learned.forget(id);
             self.bytes = self.bytes - before + self.learned.bytes();
@@ -757,7 +760,6 @@ impl State {
                 self.live -= 1;
                 self.dead += 1;
             }
-            self.bytes = self.bytes.saturating_sub(path_bytes(relative));
         }
     }
 
@@ -788,7 +790,8 @@ impl State {
         let mut prepared = self.lists.prepare(trigrams, self.slots.len() as u32);
         prepared.growth = prepared
             .growth
-            .saturating_add(size_of::<Slot>() + path_bytes(relative));
+            .saturating_add(size_of::<Slot>())
+            .saturating_add(self.paths.growth(relative));
         prepared
     }
 
@@ -814,14 +817,15 @@ impl State {
         if self.noted.remove(offer.relative).is_some() {
             self.bytes = self.bytes.saturating_sub(noted_bytes(offer.relative));
         }
-        self.by_path.insert(offer.relative.into(), id);
         self.grown = true;
-        let before = self.lists.heap_bytes();
+        let before = self.lists.heap_bytes() + self.paths.heap_bytes();
+        let pushed = self.paths.push(offer.relative, id);
+        debug_assert!(pushed, "`prepare` leaves no room past what the paths take");
         self.lists.add(trigrams, prepared, id);
         self.bytes = self.bytes - before
             + self.lists.heap_bytes()
-            + size_of::<Slot>()
-            + path_bytes(offer.relative);
+            + self.paths.heap_bytes()
+            + size_of::<Slot>();
         id
     }
 
@@ -837,12 +841,9 @@ impl State {
             }
         }
         self.lists = self.lists.renumbered(&renumbered);
-        let mut bytes = self.lists.heap_bytes();
-        for id in self.by_path.values_mut() {
-            *id = renumbered[*id as usize];
-        }
+        self.paths = self.paths.renumbered(&renumbered);
+        let mut bytes = self.lists.heap_bytes() + self.paths.heap_bytes();
         bytes += slots.len() * size_of::<Slot>();
-        bytes += self.by_path.keys().map(|p| path_bytes(p)).sum::<usize>();
         bytes += self.noted.keys().map(|p| noted_bytes(p)).sum::<usize>();
         self.slots = slots;
         self.dead = 0;
@@ -851,11 +852,6 @@ impl State {
         self.bytes = bytes;
         self.full = false;
     }
-}
-
-/// Bytes an indexed path costs (its map entry and text).
-fn path_bytes(relative: &[u8]) -> usize {
-    size_of::<(Box<[u8]>, u32)>() + 8 + relative.len()
 }
 
 /// Bytes a file read once costs (its map entry and text).
@@ -927,7 +923,7 @@ fn alignment_of(state: &mut State, entries: &Arc<Entries>) -> usize {
     let ids = entries
         .iter()
         .map(|entry| match entry.file_type {
-            FileType::File => state.by_path.get(entry.path).copied().unwrap_or(NONE),
+            FileType::File => state.paths.get(entry.path).unwrap_or(NONE),
             _ => NONE,
         })
         .collect();
