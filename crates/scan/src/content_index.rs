@@ -575,9 +575,12 @@ impl Corpus {
             return;
         };
         let slot = state.slots[id as usize];
+        // As for the file's index entry: its identity proves the content
+        // once settled, else only the watch (a racy entry is used only
+        // while a watch vouches for it).
         let trusted = stamp.is_some() && links == 1 && !state.events_since(start.seq, relative);
-        let settled = identity.settled_before(start.at);
-        if !slot.live || slot.identity != *identity || slot.racy || !(settled || trusted) {
+        let settled = identity.settled_before(start.at) && !slot.racy;
+        if !slot.live || slot.identity != *identity || !(settled || trusted) {
             return;
         }
         let size = found.as_ref().map_or(0, |(_, bytes)| *bytes);

@@ -325,6 +325,9 @@ fn run_cycles(cycles: usize) {
     let uncached = ScanCache::new(policy);
     // Answers from the watched list, and those with a glob from it or walked.
     let (mut vouched, mut globbed) = (0, [0, 0]);
+    // An agent searches, edits, and searches again: the first search of
+    // each cycle repeats one of the last, whose files the index learned.
+    let mut last = (word(&mut rng), None);
     for cycle in 0..cycles {
         let edit = next_edit(&mut rng, &mut model);
         editor.edit(&edit);
@@ -334,12 +337,16 @@ fn run_cycles(cycles: usize) {
             invalidated.invalidate_path(&root.join(path)).unwrap();
         }
         let patterns = [
-            word(&mut rng),
             format!("{}|{}", word(&mut rng), word(&mut rng)),
             word(&mut rng).to_uppercase(),
         ];
-        for pattern in &patterns {
-            let request = (pattern.as_str(), GLOBS[rng.below(GLOBS.len())]);
+        let mut requests = vec![(last.0.clone(), last.1)];
+        for pattern in patterns {
+            requests.push((pattern, GLOBS[rng.below(GLOBS.len())]));
+        }
+        last = requests[1 + rng.below(2)].clone();
+        for (pattern, glob) in &requests {
+            let request = (pattern.as_str(), *glob);
             let fresh = search(&uncached, &root, request, false);
             let by_events = search(&watched, &root, request, true);
             let by_identity = search(&invalidated, &root, request, true);
@@ -360,6 +367,10 @@ fn run_cycles(cycles: usize) {
     }
     let content = watched.stats().content;
     assert!(content.files_skipped > 0, "{content:?}");
+    assert!(
+        content.files_answered > 0,
+        "repeated searches answered: {content:?}"
+    );
     assert!(vouched > 0, "answers came from the watched list");
     assert!(globbed[0] > 0 && globbed[1] > 0, "globbed: {globbed:?}");
 }
