@@ -65,7 +65,7 @@ mod learned;
 mod paths;
 mod postings;
 
-pub(crate) use self::learned::Answer;
+pub(crate) use self::learned::{Answer, Answers};
 use self::{
     identity::Identity,
     learned::{Known, Learned},
@@ -123,10 +123,12 @@ impl ReadStart {
 /// followed every event of the root since the entry was read (0: none).
 pub(crate) type Stamp = u64;
 
-/// One indexed file.
+/// One indexed file, as a search's plan reads it for every candidate:
+/// 16 bytes, so the plan of a large tree walks its slots from the cache
+/// (its identity, read only to verify one, is kept apart in
+/// `State::identities`).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
-    identity: Identity,
     /// The watch that vouches for it, 0 for none.
     trust: Stamp,
     /// Read within `RACY_MARGIN` of its last change: trusted by events
@@ -162,6 +164,8 @@ pub(crate) struct Corpus {
 #[derive(Default)]
 struct State {
     slots: Vec<Slot>,
+    /// The identity each indexed file was read with, by id.
+    identities: Vec<Identity>,
     /// The indexed files' paths, by id (as `slots`), and ids by path.
     paths: Paths,
     /// Files read once, with the identity they were read with.
@@ -211,6 +215,8 @@ pub(crate) struct Plan {
     pub after: Gap,
     /// Ruled out and vouched for: no system call at all.
     pub trusted: u64,
+    /// The answers of this search's query, for its items that have one.
+    pub answers: Option<Answers>,
 }
 
 /// Ruled-out files between two items: each counts as searched without a
@@ -229,10 +235,10 @@ pub(crate) struct Item {
     /// Known by the index (ruled out, or answered) if still the file
     /// indexed: an `fstatat` decides.
     pub verify: Option<Verify>,
-    /// The file's report for this search's query, when a search for the
-    /// same query found it in the file indexed: valid as it is when
-    /// `verify` is `None` (the watch vouches), else once it passes.
-    pub answer: Option<Answer>,
+    /// The file's id when a search for this search's query found a
+    /// report in the file indexed (see [`Plan::answers`]): valid as it is
+    /// when `verify` is `None` (the watch vouches), else once it passes.
+    pub answered: Option<u32>,
 }
 
 /// An indexed file a search rules out once its identity is checked.
@@ -247,9 +253,9 @@ pub(crate) struct Verify {
 enum Fate {
     Read,
     /// Ruled out (no answer) or answered, once its identity is checked.
-    Verify(Verify, Option<Answer>),
+    Verify(Verify, bool),
     /// Answered, and vouched for.
-    Answered(Answer),
+    Answered(u32),
     /// Ruled out and vouched for (binary or not).
     Skip(bool),
 }
@@ -528,6 +534,7 @@ impl Corpus {
         let (ids, slots) = (&state.alignments[at].ids, &state.slots);
         let judge = Judge {
             slots,
+            identities: &state.identities,
             may_match: may_match.as_ref(),
             known: query.and_then(|query| state.learned.of(query)),
             max_size,
@@ -544,17 +551,18 @@ impl Corpus {
                     continue;
                 }
                 Fate::Read => (None, None),
-                Fate::Verify(verify, answer) => (Some(verify), answer),
-                Fate::Answered(answer) => (None, Some(answer)),
+                Fate::Verify(verify, answered) => (Some(verify), answered.then_some(verify.id)),
+                Fate::Answered(id) => (None, Some(id)),
             };
             plan.items.push(Item {
                 candidate: candidate as u32,
                 verify: verify.0,
-                answer: verify.1,
+                answered: verify.1,
             });
             plan.gaps.push(std::mem::take(&mut gap));
         }
         plan.after = gap;
+        plan.answers = judge.known.map(|known| Arc::clone(known.answers));
         plan
     }
 
@@ -580,7 +588,8 @@ impl Corpus {
         // while a watch vouches for it).
         let trusted = stamp.is_some() && links == 1 && !state.events_since(start.seq, relative);
         let settled = identity.settled_before(start.at) && !slot.racy;
-        if !slot.live || slot.identity != *identity || !(settled || trusted) {
+        let same = state.identities[id as usize] == *identity;
+        if !slot.live || !same || !(settled || trusted) {
             return;
         }
         let size = found.as_ref().map_or(0, |(_, bytes)| *bytes);
@@ -610,7 +619,7 @@ impl Corpus {
         let slots_room = state.slots.capacity() - state.slots.len();
         let slack = state.lists.slack()
             + noted_room * size_of::<(Box<[u8]>, Identity)>()
-            + slots_room * size_of::<Slot>();
+            + slots_room * FILE_BYTES;
         if slack <= state.bytes / SLACK_KEPT {
             return;
         }
@@ -619,6 +628,7 @@ impl Corpus {
         state.paths.shrink();
         state.noted.shrink_to_fit();
         state.slots.shrink_to_fit();
+        state.identities.shrink_to_fit();
         state.bytes = state.bytes - before + state.lists.heap_bytes() + state.paths.heap_bytes();
         self.settle(&mut state);
     }
@@ -702,7 +712,8 @@ impl Corpus {
         let settled = offer.identity.settled_before(offer.start.at);
         if let Some(id) = state.paths.get(offer.relative) {
             let slot = state.slots[id as usize];
-            if slot.identity == offer.identity && !slot.racy && (settled || trust != 0) {
+            let same = state.identities[id as usize] == offer.identity;
+            if same && !slot.racy && (settled || trust != 0) {
                 if trust != 0 {
                     state.slots[id as usize].trust = trust;
                 }
@@ -793,7 +804,7 @@ impl State {
         let mut prepared = self.lists.prepare(trigrams, self.slots.len() as u32);
         prepared.growth = prepared
             .growth
-            .saturating_add(size_of::<Slot>())
+            .saturating_add(FILE_BYTES)
             .saturating_add(self.paths.growth(relative));
         prepared
     }
@@ -808,8 +819,8 @@ impl State {
         racy: bool,
     ) -> u32 {
         let id = self.slots.len() as u32;
+        self.identities.push(offer.identity);
         self.slots.push(Slot {
-            identity: offer.identity,
             trust,
             racy,
             live: true,
@@ -825,10 +836,8 @@ impl State {
         let pushed = self.paths.push(offer.relative, id);
         debug_assert!(pushed, "`prepare` leaves no room past what the paths take");
         self.lists.add(trigrams, prepared, id);
-        self.bytes = self.bytes - before
-            + self.lists.heap_bytes()
-            + self.paths.heap_bytes()
-            + size_of::<Slot>();
+        self.bytes =
+            self.bytes - before + self.lists.heap_bytes() + self.paths.heap_bytes() + FILE_BYTES;
         id
     }
 
@@ -837,18 +846,21 @@ impl State {
     fn compact(&mut self) {
         let mut renumbered = vec![NONE; self.slots.len()];
         let mut slots = Vec::with_capacity(self.live);
+        let mut identities = Vec::with_capacity(self.live);
         for (old, slot) in self.slots.iter().enumerate() {
             if slot.live {
                 renumbered[old] = slots.len() as u32;
                 slots.push(*slot);
+                identities.push(self.identities[old]);
             }
         }
         self.lists = self.lists.renumbered(&renumbered);
         self.paths = self.paths.renumbered(&renumbered);
         let mut bytes = self.lists.heap_bytes() + self.paths.heap_bytes();
-        bytes += slots.len() * size_of::<Slot>();
+        bytes += slots.len() * FILE_BYTES;
         bytes += self.noted.keys().map(|p| noted_bytes(p)).sum::<usize>();
         self.slots = slots;
+        self.identities = identities;
         self.dead = 0;
         self.alignments.clear();
         self.learned = Learned::default();
@@ -856,6 +868,10 @@ impl State {
         self.full = false;
     }
 }
+
+/// Bytes an indexed file costs besides its path and lists: its slot and
+/// identity.
+const FILE_BYTES: usize = size_of::<Slot>() + size_of::<Identity>();
 
 /// Bytes a file read once costs (its map entry and text).
 fn noted_bytes(relative: &[u8]) -> usize {
@@ -865,6 +881,7 @@ fn noted_bytes(relative: &[u8]) -> usize {
 /// What decides a candidate's [`Fate`] in a plan.
 struct Judge<'a> {
     slots: &'a [Slot],
+    identities: &'a [Identity],
     /// The files the pattern may match; `None` when its needs rule out
     /// nothing.
     may_match: Option<&'a Bits>,
@@ -881,24 +898,21 @@ impl Judge<'_> {
         let Some(slot) = self.slots.get(id as usize) else {
             return Fate::Read;
         };
-        let small_enough = self.max_size.is_none_or(|max| slot.identity.size <= max);
+        let identity = || self.identities[id as usize];
+        let small_enough = self.max_size.is_none_or(|max| identity().size <= max);
         let same_search = !(self.multiline && slot.binary && !slot.bare);
         let known = self.known.as_ref();
         let unmatched = slot.bare
             || self.may_match.is_some_and(|may| !may.contains(id))
             || known.is_some_and(|known| known.missed.contains(id));
-        let answer = match unmatched {
-            true => None,
-            false => known.and_then(|known| known.answers.get(&id)),
-        };
-        if !slot.live || !small_enough || !same_search || !(unmatched || answer.is_some()) {
+        let answered = !unmatched && known.is_some_and(|known| known.answers.contains_key(&id));
+        if !slot.live || !small_enough || !same_search || !(unmatched || answered) {
             return Fate::Read;
         }
-        let answer = answer.map(|(answer, _)| Arc::clone(answer));
         if self.stamp.is_some_and(|stamp| stamp == slot.trust) {
-            return match answer {
-                Some(answer) => Fate::Answered(answer),
-                None => Fate::Skip(slot.binary),
+            return match answered {
+                true => Fate::Answered(id),
+                false => Fate::Skip(slot.binary),
             };
         }
         if slot.racy {
@@ -906,10 +920,10 @@ impl Judge<'_> {
         }
         let verify = Verify {
             id,
-            identity: slot.identity,
+            identity: identity(),
             binary: slot.binary,
         };
-        Fate::Verify(verify, answer)
+        Fate::Verify(verify, answered)
     }
 }
 

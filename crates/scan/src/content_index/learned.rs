@@ -21,6 +21,12 @@ use super::postings::{Bits, QuickHash};
 /// A file's report for a query, as the search that made it keeps it.
 pub(crate) type Answer = Arc<dyn Any + Send + Sync>;
 
+/// A query's answers by file id, with each one's bytes. Shared with the
+/// plans of the searches under way (see [`Known::answers`]), so a plan
+/// holds one reference rather than one per answered file, and written
+/// copy-on-write.
+pub(crate) type Answers = Arc<HashMap<u32, (Answer, usize), QuickHash>>;
+
 /// Queries kept (the least recently used leaves first): as many as
 /// compiled patterns are kept.
 pub(crate) const QUERIES_KEPT: usize = 32;
@@ -44,14 +50,14 @@ pub(crate) struct Learned {
 struct Query {
     text: Box<str>,
     missed: Bits,
-    answers: HashMap<u32, (Answer, usize), QuickHash>,
+    answers: Answers,
     answer_bytes: usize,
 }
 
 /// What is known for one query, for a search's plan.
 pub(crate) struct Known<'a> {
     pub missed: &'a Bits,
-    pub answers: &'a HashMap<u32, (Answer, usize), QuickHash>,
+    pub answers: &'a Answers,
 }
 
 impl Learned {
@@ -90,13 +96,13 @@ impl Learned {
             }
             let dropped = &mut self.kept[older];
             total -= std::mem::take(&mut dropped.answer_bytes);
-            dropped.answers = HashMap::default();
+            dropped.answers = Answers::default();
         }
         if total + cost > ANSWER_BYTES {
             return;
         }
         let entry = self.entry(query);
-        if let Some((_, old)) = entry.answers.insert(id, (answer, cost)) {
+        if let Some((_, old)) = Arc::make_mut(&mut entry.answers).insert(id, (answer, cost)) {
             entry.answer_bytes -= old;
         }
         entry.answer_bytes += cost;
@@ -105,7 +111,10 @@ impl Learned {
     /// File `id` left the index: its answers go with it.
     pub(crate) fn forget(&mut self, id: u32) {
         for kept in &mut self.kept {
-            if let Some((_, cost)) = kept.answers.remove(&id) {
+            if !kept.answers.contains_key(&id) {
+                continue;
+            }
+            if let Some((_, cost)) = Arc::make_mut(&mut kept.answers).remove(&id) {
                 kept.answer_bytes -= cost;
             }
         }
@@ -135,7 +144,7 @@ impl Learned {
             self.kept.push(Query {
                 text: query.into(),
                 missed: Bits::new(0),
-                answers: HashMap::default(),
+                answers: Answers::default(),
                 answer_bytes: 0,
             });
             if self.kept.len() > QUERIES_KEPT {

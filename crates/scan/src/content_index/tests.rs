@@ -132,7 +132,7 @@ fn fates_for(
     );
     let mut fates = vec!["skip"; paths.len()];
     for item in &plan.items {
-        fates[item.candidate as usize] = match (item.verify.is_some(), item.answer.is_some()) {
+        fates[item.candidate as usize] = match (item.verify.is_some(), item.answered.is_some()) {
             (true, false) => "verify",
             (false, false) => "read",
             (false, true) => "answer",

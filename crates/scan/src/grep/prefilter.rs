@@ -201,11 +201,11 @@ impl<'a> Prefilter<'a> {
         relative: &[u8],
     ) -> Option<FileReport> {
         let item = self.item(index);
-        if item.verify.is_none() && item.answer.is_none() {
+        if item.verify.is_none() && item.answered.is_none() {
             return None;
         }
-        let answered = match &item.answer {
-            Some(answer) => Some(self.answered(answer)?),
+        let answered = match item.answered {
+            Some(id) => Some(self.answered(id)?),
             None => None,
         };
         let indexed = item.verify;
@@ -232,9 +232,10 @@ impl<'a> Prefilter<'a> {
         })
     }
 
-    /// A kept answer as this search would report it: the same report, when
-    /// the search would not have cut it short at its limit.
-    fn answered(&self, answer: &Answer) -> Option<FileReport> {
+    /// File `id`'s kept answer as this search would report it: the same
+    /// report, when the search would not have cut it short at its limit.
+    fn answered(&self, id: u32) -> Option<FileReport> {
+        let (answer, _) = self.plan.answers.as_ref()?.get(&id)?;
         let report = answer.downcast_ref::<FileReport>()?;
         let whole = self.per_file_cap.is_none_or(|cap| report.results() < cap);
         whole.then(|| report.clone())
