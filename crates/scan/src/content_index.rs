@@ -95,6 +95,10 @@ const SLACK_KEPT: usize = 8;
 /// Dead ids tolerated before the lists are rewritten, at least.
 const DEAD_BEFORE_COMPACTING: usize = 4096;
 
+/// Plans kept for searches repeated while the corpus is unchanged (see
+/// [`Corpus::plan`]).
+const PLANS_KEPT: usize = 4;
+
 /// Entry lists an alignment is kept for at once (the partitions of one
 /// root, and the list before a patch while a search still holds it).
 const ALIGNMENTS_KEPT: usize = 4;
@@ -178,6 +182,9 @@ struct State {
     recent: VecDeque<(u64, Box<[u8]>)>,
     alignments: Vec<Alignment>,
     learned: Learned,
+    /// The plans of recent searches, valid while nothing here changes:
+    /// every change clears them ([`State::revised`]).
+    plans: Vec<KeptPlan>,
     /// Files were indexed since the last [`Corpus::tighten`].
     grown: bool,
     /// Admission stopped: the corpus alone fills the budget.
@@ -217,6 +224,17 @@ pub(crate) struct Plan {
     pub trusted: u64,
     /// The answers of this search's query, for its items that have one.
     pub answers: Option<Answers>,
+}
+
+/// A plan kept for a search asking for the same again (see
+/// [`Corpus::plan`]); the lists are held weakly, and compared by address.
+struct KeptPlan {
+    query: Box<str>,
+    entries: Weak<Entries>,
+    selected: Weak<[usize]>,
+    stamp: Option<Stamp>,
+    limits: (Option<u64>, bool),
+    plan: Arc<Plan>,
 }
 
 /// Ruled-out files between two items: each counts as searched without a
@@ -516,53 +534,44 @@ impl Corpus {
     /// identity otherwise; files above `max_size` are read (their report
     /// says so), as are, in `multiline` mode, files with a NUL past their
     /// first block (such a search reads them whole, not up to the NUL).
+    ///
+    /// A search repeated while nothing of the corpus changed (no file
+    /// indexed, forgotten or vouched for anew, nothing learned) asks for
+    /// the plan it had: the last [`PLANS_KEPT`] are kept and shared.
     pub(crate) fn plan(
         &self,
         (needs, query): (Option<&Requirements>, Option<&str>),
-        (entries, selected): (&Arc<Entries>, &[usize]),
+        (entries, selected): (&Arc<Entries>, &Arc<[usize]>),
         stamp: Option<Stamp>,
-        (max_size, multiline): (Option<u64>, bool),
-    ) -> Plan {
-        let mut plan = Plan::default();
+        limits: (Option<u64>, bool),
+    ) -> Arc<Plan> {
         let mut state = self.lock();
-        if let Some(query) = query {
-            state.learned.touch(query);
-        }
-        let may_match = needs.map(|needs| state.may_match_bits(needs));
-        let at = alignment_of(&mut state, entries);
-        let state = &*state;
-        let (ids, slots) = (&state.alignments[at].ids, &state.slots);
-        let judge = Judge {
-            slots,
-            identities: &state.identities,
-            may_match: may_match.as_ref(),
-            known: query.and_then(|query| state.learned.of(query)),
-            max_size,
-            multiline,
-            stamp,
+        let Some(query) = query else {
+            return Arc::new(state.make_plan((needs, None), (entries, selected), stamp, limits));
         };
-        let mut gap = Gap::default();
-        for (candidate, &entry) in selected.iter().enumerate() {
-            let verify = match judge.fate(ids[entry]) {
-                Fate::Skip(binary) => {
-                    gap.files += 1;
-                    gap.binary += u32::from(binary);
-                    plan.trusted += 1;
-                    continue;
-                }
-                Fate::Read => (None, None),
-                Fate::Verify(verify, answered) => (Some(verify), answered.then_some(verify.id)),
-                Fate::Answered(id) => (None, Some(id)),
-            };
-            plan.items.push(Item {
-                candidate: candidate as u32,
-                verify: verify.0,
-                answered: verify.1,
-            });
-            plan.gaps.push(std::mem::take(&mut gap));
+        state.learned.touch(query);
+        let asked = |kept: &KeptPlan| {
+            *kept.query == *query
+                && std::ptr::eq(kept.entries.as_ptr(), Arc::as_ptr(entries))
+                && std::ptr::eq(kept.selected.as_ptr(), Arc::as_ptr(selected))
+                && (kept.stamp, kept.limits) == (stamp, limits)
+        };
+        if let Some(kept) = state.plans.iter().find(|kept| asked(kept)) {
+            return Arc::clone(&kept.plan);
         }
-        plan.after = gap;
-        plan.answers = judge.known.map(|known| Arc::clone(known.answers));
+        let plan =
+            Arc::new(state.make_plan((needs, Some(query)), (entries, selected), stamp, limits));
+        if state.plans.len() >= PLANS_KEPT {
+            state.plans.remove(0);
+        }
+        state.plans.push(KeptPlan {
+            query: query.into(),
+            entries: Arc::downgrade(entries),
+            selected: Arc::downgrade(selected),
+            stamp,
+            limits,
+            plan: Arc::clone(&plan),
+        });
         plan
     }
 
@@ -601,6 +610,7 @@ impl Corpus {
             None => state.learned.miss(query, id),
             Some(answer) => state.learned.answer(query, id, answer),
         }
+        state.revised();
         state.bytes = state.bytes - before + state.learned.bytes();
         self.bytes.store(state.bytes, Ordering::Relaxed);
     }
@@ -658,7 +668,7 @@ impl Corpus {
             && links == 1
             && !state.events_since(start.seq, relative)
         {
-            state.slots[id as usize].trust = stamp;
+            state.set_trust(id, stamp);
         }
         true
     }
@@ -715,7 +725,7 @@ impl Corpus {
             let same = state.identities[id as usize] == offer.identity;
             if same && !slot.racy && (settled || trust != 0) {
                 if trust != 0 {
-                    state.slots[id as usize].trust = trust;
+                    state.set_trust(id, trust);
                 }
                 if let Some((entries, at)) = offer.entry {
                     align(&mut state, entries, at, id);
@@ -759,8 +769,69 @@ enum Admitted {
 }
 
 impl State {
+    /// A plan over `selected` (see [`Corpus::plan`]).
+    fn make_plan(
+        &mut self,
+        (needs, query): (Option<&Requirements>, Option<&str>),
+        (entries, selected): (&Arc<Entries>, &[usize]),
+        stamp: Option<Stamp>,
+        (max_size, multiline): (Option<u64>, bool),
+    ) -> Plan {
+        let mut plan = Plan::default();
+        let may_match = needs.map(|needs| self.may_match_bits(needs));
+        let at = alignment_of(self, entries);
+        let state = &*self;
+        let (ids, slots) = (&state.alignments[at].ids, &state.slots);
+        let judge = Judge {
+            slots,
+            identities: &state.identities,
+            may_match: may_match.as_ref(),
+            known: query.and_then(|query| state.learned.of(query)),
+            max_size,
+            multiline,
+            stamp,
+        };
+        let mut gap = Gap::default();
+        for (candidate, &entry) in selected.iter().enumerate() {
+            let verify = match judge.fate(ids[entry]) {
+                Fate::Skip(binary) => {
+                    gap.files += 1;
+                    gap.binary += u32::from(binary);
+                    plan.trusted += 1;
+                    continue;
+                }
+                Fate::Read => (None, None),
+                Fate::Verify(verify, answered) => (Some(verify), answered.then_some(verify.id)),
+                Fate::Answered(id) => (None, Some(id)),
+            };
+            plan.items.push(Item {
+                candidate: candidate as u32,
+                verify: verify.0,
+                answered: verify.1,
+            });
+            plan.gaps.push(std::mem::take(&mut gap));
+        }
+        plan.after = gap;
+        plan.answers = judge.known.map(|known| Arc::clone(known.answers));
+        plan
+    }
+
+    /// Something a plan reads changed: no kept plan stands any more.
+    fn revised(&mut self) {
+        self.plans.clear();
+    }
+
+    /// File `id` is vouched for by `stamp` (0: by none) from now on.
+    fn set_trust(&mut self, id: u32, stamp: Stamp) {
+        if self.slots[id as usize].trust != stamp {
+            self.slots[id as usize].trust = stamp;
+            self.revised();
+        }
+    }
+
     /// Drop the entry (and note) of `relative`.
     fn forget(&mut self, relative: &[u8]) {
+        self.revised();
         if self.noted.remove(relative).is_some() {
             self.bytes = self.bytes.saturating_sub(noted_bytes(relative));
         }
@@ -818,6 +889,7 @@ impl State {
         trust: Stamp,
         racy: bool,
     ) -> u32 {
+        self.revised();
         let id = self.slots.len() as u32;
         self.identities.push(offer.identity);
         self.slots.push(Slot {
@@ -844,6 +916,7 @@ impl State {
     /// Rewrite every list without the dead ids, numbering the living anew
     /// (in the same order, so the lists stay ascending).
     fn compact(&mut self) {
+        self.revised();
         let mut renumbered = vec![NONE; self.slots.len()];
         let mut slots = Vec::with_capacity(self.live);
         let mut identities = Vec::with_capacity(self.live);
@@ -957,8 +1030,11 @@ fn alignment_of(state: &mut State, entries: &Arc<Entries>) -> usize {
 /// Record that entry `at` of `entries` is file `id`.
 fn align(state: &mut State, entries: &Arc<Entries>, at: usize, id: u32) {
     let found = alignment_of(state, entries);
-    if let Some(slot) = state.alignments[found].ids.get_mut(at) {
+    if let Some(slot) = state.alignments[found].ids.get_mut(at)
+        && *slot != id
+    {
         *slot = id;
+        state.revised();
     }
 }
 

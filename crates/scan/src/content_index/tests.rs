@@ -123,7 +123,7 @@ fn fates_for(
     stamp: Option<Stamp>,
 ) -> Vec<&'static str> {
     let entries = listed(paths);
-    let selected: Vec<usize> = (0..paths.len()).collect();
+    let selected: Arc<[usize]> = (0..paths.len()).collect();
     let plan = corpus.plan(
         (Some(needs(pattern).requirements()), query),
         (&entries, &selected),
@@ -343,7 +343,7 @@ fn a_verified_file_is_vouched_for_and_a_changed_one_forgotten() {
     let entries = listed(&["a.rs", "b.rs"]);
     let plan = corpus.plan(
         (Some(needs("omega").requirements()), None),
-        (&entries, &[0, 1]),
+        (&entries, &Arc::from([0, 1])),
         Some(6),
         (None, false),
     );
@@ -603,4 +603,69 @@ fn answers_stand_for_a_read_of_the_same_query() {
         "the answer went with the entry"
     );
     assert_eq!(fate("query", Some(7)), "read");
+}
+
+/// A search asking for the plan of the search before, with nothing of the
+/// corpus changed since, shares it; any change (an event, a file indexed,
+/// one vouched for anew, something learned) makes the next plan anew.
+#[test]
+fn a_plan_is_shared_until_the_corpus_changes() {
+    let index = ContentIndex::new(1 << 20);
+    let corpus = corpus(&index);
+    index_twice(&index, &corpus, "a.rs", 1, "fn alpha() {}");
+    index_twice(&index, &corpus, "b.rs", 2, "fn omega() {}");
+    let entries = listed(&["a.rs", "b.rs", "c.rs"]);
+    let selected: Arc<[usize]> = Arc::from([0, 1, 2]);
+    let needs = needs("alpha");
+    let plan = |query: &str, stamp: Option<Stamp>| {
+        corpus.plan(
+            (Some(needs.requirements()), Some(query)),
+            (&entries, &selected),
+            stamp,
+            (None, false),
+        )
+    };
+    let first = plan("q", None);
+    assert!(Arc::ptr_eq(&first, &plan("q", None)), "shared");
+    assert!(!Arc::ptr_eq(&first, &plan("q", Some(3))), "another watch");
+    assert!(!Arc::ptr_eq(&first, &plan("other", None)), "another query");
+    let identity = Identity {
+        size: "fn omega() {}".len() as u64,
+        ..settled(2)
+    };
+    let changes: [(&str, &dyn Fn()); 3] = [
+        ("a miss learned", &|| {
+            let at = ("q", &b"b.rs"[..]);
+            index.learn(&corpus, at, (&identity, 1), (corpus.start(), None), None);
+        }),
+        ("a file vouched for", &|| {
+            offer(
+                &index,
+                &corpus,
+                ("b.rs", identity, "fn omega() {}"),
+                (1, Some(9), corpus.start()),
+            );
+        }),
+        ("an event", &|| corpus.changed(b"a.rs")),
+    ];
+    for (what, change) in changes {
+        let before = plan("q", None);
+        change();
+        let after = plan("q", None);
+        assert!(!Arc::ptr_eq(&before, &after), "{what}");
+        assert!(
+            Arc::ptr_eq(&after, &plan("q", None)),
+            "{what}: shared again"
+        );
+    }
+    let fates: Vec<bool> = plan("q", None)
+        .items
+        .iter()
+        .map(|item| item.verify.is_some())
+        .collect();
+    assert_eq!(
+        fates,
+        [false, true, false],
+        "a.rs forgotten, b.rs a miss to verify, c.rs never indexed"
+    );
 }

@@ -59,7 +59,7 @@ pub(super) struct Prefilter<'a> {
     device: u64,
     /// The watch that vouches for this search's files, if any.
     stamp: Option<Stamp>,
-    plan: Plan,
+    plan: Arc<Plan>,
     entries: &'a Arc<Entries>,
     selected: &'a [usize],
     /// The query the index remembers what this search finds by.
@@ -71,7 +71,7 @@ pub(super) struct Prefilter<'a> {
 /// A cached list and the watch that vouches for it, as a search sees them.
 pub(super) struct Listed<'a> {
     pub entries: &'a Arc<Entries>,
-    pub selected: &'a [usize],
+    pub selected: &'a Arc<[usize]>,
     pub stamp: Option<Stamp>,
 }
 
