@@ -228,13 +228,13 @@ fn from_cache(
 ) -> Result<Candidates> {
     let mut scan = cache.get_or_scan(&key, filter.needs(), token)?;
     let mut walked = scan.cache_age_ms == 0;
-    if filter.walk_brings_back(cache, &key, &scan.entries, token)? {
+    if filter.walk_brings_back(options, cache, (&key, &scan.entries), token)? {
         return filter.walk(key, &options.globs);
     }
     let mut selected = filter.selected(options, &scan.entries, token)?;
     if selected.is_empty() && cache.rechecks_empty(&scan) {
         scan = cache.force_rescan(&key, token)?;
-        if filter.walk_brings_back(cache, &key, &scan.entries, token)? {
+        if filter.walk_brings_back(options, cache, (&key, &scan.entries), token)? {
             return filter.walk(key, &options.globs);
         }
         selected = filter.selected(options, &scan.entries, token)?;
@@ -362,13 +362,7 @@ impl FileFilter {
         if self.lists && self.beneath.is_some() {
             return Ok(self.select(entries, token)?.into());
         }
-        let key = SelectionKey {
-            entries: Arc::downgrade(entries),
-            globs: options.globs.clone(),
-            file_types: options.file_types.clone(),
-            file_types_not: options.file_types_not.clone(),
-            include_node_modules: self.include_node_modules,
-        };
+        let key = self.selection_key(options, entries);
         SELECTIONS.get_or_try(key, || Ok(self.select(entries, token)?.into()))
     }
 
@@ -420,16 +414,31 @@ impl FileFilter {
     /// listed the first time it is needed.
     fn walk_brings_back(
         &self,
+        options: &GrepOptions,
         cache: &ScanCache,
-        key: &ScanKey,
-        entries: &Arc<Entries>,
+        (key, entries): (&ScanKey, &Arc<Entries>),
         token: &CancelToken,
     ) -> Result<bool> {
         if !self.selects() {
             return Ok(false);
         }
-        let skipped = cache.skipped(key, entries, token)?;
-        Ok(skipped.iter().any(|entry| self.takes_back(&entry)))
+        BRINGS_BACK.get_or_try(self.selection_key(options, entries), || {
+            #[cfg(test)]
+            SKIPPED_CHECKED.with(|checked| checked.set(checked.get() + 1));
+            let skipped = cache.skipped(key, entries, token)?;
+            Ok(skipped.iter().any(|entry| self.takes_back(&entry)))
+        })
+    }
+
+    /// What a selection of `entries` by these filters is kept by.
+    fn selection_key(&self, options: &GrepOptions, entries: &Arc<Entries>) -> SelectionKey {
+        SelectionKey {
+            entries: Arc::downgrade(entries),
+            globs: options.globs.clone(),
+            file_types: options.file_types.clone(),
+            file_types_not: options.file_types_not.clone(),
+            include_node_modules: self.include_node_modules,
+        }
     }
 
     /// Whether a walk with the selecting `glob` takes `entry`, which the
@@ -486,10 +495,19 @@ impl FileFilter {
 /// bytes per selected file.
 static SELECTIONS: Recent<SelectionKey, Arc<[usize]>> = Recent::new(4);
 
+/// Whether a walk would bring back entries a cached list left out, for the
+/// same list and filters (see `FileFilter::walk_brings_back`): matching a
+/// selecting glob against every entry the scan's rules left out took as
+/// long as a limited search itself. Kept as [`SELECTIONS`] are.
+static BRINGS_BACK: Recent<SelectionKey, bool> = Recent::new(4);
+
 #[cfg(test)]
 std::thread_local! {
     /// Selections made (not taken from [`SELECTIONS`]) on this thread.
     pub(super) static SELECTIONS_MADE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Checks of the entries a list left out (not taken from
+    /// [`BRINGS_BACK`]) on this thread.
+    pub(super) static SKIPPED_CHECKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// What a kept selection was made from: the list (held weakly, so its
