@@ -48,7 +48,14 @@ fn ids_come_back_as_added_in_each_form() {
             8101,
             "chunk",
         ),
-        (&[0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20], 21, "bitmap"),
+        (&[0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20], 21, "inline"),
+        (
+            &[
+                0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32,
+            ],
+            33,
+            "bitmap",
+        ),
     ];
     for (wanted, total, form) in cases {
         let mut lists = Lists::default();
@@ -60,10 +67,35 @@ fn ids_come_back_as_added_in_each_form() {
         assert_eq!(ids_of(&lists, 1), *wanted, "{wanted:?}");
         assert_eq!(kind(&lists, 1), *form, "{wanted:?}");
         assert_eq!(ids_of(&lists, 2), (0..*total).collect::<Vec<_>>());
-        // Every file: a gap byte each, past a word's 8 bytes a bitmap.
-        let every = if *total > 8 { "bitmap" } else { "inline" };
+        // Every file: half a gap byte each, past a word's 8 bytes a bitmap.
+        let every = if *total > 16 { "bitmap" } else { "inline" };
         assert_eq!(kind(&lists, 2), every, "{wanted:?}");
     }
+}
+
+/// Gaps of every size come back, the largest spilling an inline list.
+#[test]
+fn gaps_of_every_size_come_back() {
+    let ids = [
+        0,
+        1,
+        9,
+        73,
+        585,
+        4681,
+        37_449,
+        299_593,
+        2_396_745,
+        4_000_000_000,
+        u32::MAX - 1,
+    ];
+    let mut lists = Lists::default();
+    for &id in &ids {
+        let prepared = lists.prepare(&[7], id);
+        lists.add(&[7], &prepared, id);
+    }
+    assert_eq!(ids_of(&lists, 7), ids);
+    assert_eq!(kind(&lists, 7), "chunk");
 }
 
 /// What adding a file will cost is known before it is added, so the
