@@ -55,7 +55,7 @@ const FIRST = 50;
 const ENV = { FS_SCAN_CACHE_TTL_MS: '7200000', FS_SCAN_CACHE_WATCH: '1' };
 
 // natives reads its policy once, from the environment it starts with.
-const role = process.argv[2] === 'memory' ? 'memory' : 'main';
+const role = process.argv[2] === 'memory' || process.argv[2] === 'first' ? process.argv[2] : 'main';
 if (role === 'main' && Object.entries(ENV).some(([k, v]) => process.env[k] !== v)) {
   const run = spawnSync(process.execPath, process.argv.slice(1), { stdio: 'inherit', env: { ...process.env, ...ENV } });
   process.exit(run.status ?? 1);
@@ -232,6 +232,37 @@ function trees(): { name: TreeName; dir: string; cases: GrepCase[]; globbed: Sea
   });
 }
 
+/** Times of a first search, each in a new process: the median of this many. */
+const FIRST_RUNS = 5;
+
+/**
+ * The first search of case `k` in a new process whose index another
+ * pattern built: what an agent's first search of a pattern costs, before
+ * the index has learned anything of it. Returns the median of
+ * {@link FIRST_RUNS} processes' times, and the matches.
+ */
+function firstSearch(dir: string, k: Searched): [number, number] {
+  const runs = Array.from({ length: FIRST_RUNS }, () => {
+    const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), 'first', dir, JSON.stringify(k)], {
+      encoding: 'utf8', env: { ...process.env, ...ENV },
+    });
+    const [ms, matches] = run.stdout.trim().split('\n').at(-1)!.split(' ').map(Number);
+    if (!Number.isFinite(ms)) throw new Error(`first-search child: ${run.stderr}`);
+    return [ms!, matches!] as [number, number];
+  });
+  runs.sort((a, b) => a[0] - b[0]);
+  return runs[FIRST_RUNS >> 1]!;
+}
+
+async function firstRole(dir: string, k: Searched): Promise<void> {
+  const n = await loadNatives();
+  const never = { ...k, pattern: 'zqxjkvbw_never_9', literal: true, ignoreCase: false };
+  for (let i = 0; i < 3; i++) await n.grep(nativesOptions(dir, never));
+  const started = performance.now();
+  const found = await n.grep(nativesOptions(dir, k));
+  console.log(`${(performance.now() - started).toFixed(3)} ${found.matches.length}`);
+}
+
 async function main(): Promise<void> {
   const n = await loadNatives();
   log(`# natives against fff (agent peer): bun ${Bun.version}, ${ROUNDS} rounds`);
@@ -240,6 +271,12 @@ async function main(): Promise<void> {
     const finder = await openFff(t.dir);
     await searchRows(n, finder, t.name, t.dir, t.cases);
     await searchRows(n, finder, t.name, t.dir, t.globbed);
+    for (const k of t.cases.filter((c) => c.kind !== 'no match')) {
+      const [ms, matches] = firstSearch(t.dir, k);
+      const fff = rows.find((r) => r.tree === t.name && r.what === `${k.kind} /${k.pattern}/`)!;
+      log(`  first search of ${k.kind} /${k.pattern}/ in a new process (median of ${FIRST_RUNS}): natives ${ms.toFixed(2)} ms`);
+      addRow(t.name, `${k.kind} /${k.pattern}/, the first search of it in a new process (no target: nothing learned yet)`, ms, fff.peerMs, ms / fff.peerMs, [matches, fff.matches[1]]);
+    }
     await writeThenSearch(n, finder, t.name, t.dir);
     finder.destroy();
     const natives = memoryChild('natives', t.dir, t.cases);
@@ -258,4 +295,5 @@ async function main(): Promise<void> {
 }
 
 if (role === 'memory') await memoryRole(process.argv[3]!, process.argv[4]!, JSON.parse(process.argv[5]!) as GrepCase[]);
+else if (role === 'first') await firstRole(process.argv[3]!, JSON.parse(process.argv[4]!) as Searched);
 else await main();
