@@ -637,8 +637,9 @@ impl Corpus {
         state.lists.tighten();
         state.paths.shrink();
         state.noted.shrink_to_fit();
-        state.slots.shrink_to_fit();
-        state.identities.shrink_to_fit();
+        // Copied rather than shrunk in place: see `Lists::shrink`.
+        state.slots = state.slots.to_vec();
+        state.identities = state.identities.to_vec();
         state.bytes = state.bytes - before + state.lists.heap_bytes() + state.paths.heap_bytes();
         self.settle(&mut state);
     }

@@ -132,10 +132,11 @@ impl Paths {
             + table
     }
 
-    /// Give back the room kept for growth.
+    /// Give back the room kept for growth, the buffers copied to fresh
+    /// allocations of their exact size (see `Lists::shrink` for why).
     pub(crate) fn shrink(&mut self) {
-        self.bytes.shrink_to_fit();
-        self.spans.shrink_to_fit();
+        self.bytes = self.bytes.to_vec();
+        self.spans = self.spans.to_vec();
         let hasher = &self.hasher;
         let (bytes, spans) = (&self.bytes, &self.spans);
         self.ids
