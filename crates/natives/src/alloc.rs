@@ -10,7 +10,7 @@
 //! pages for a while and commits its arenas ahead of use, which nearly
 //! doubled the memory held after the bench's searches (145 to 169 MiB
 //! against glibc's 81 to 94), so arenas are committed as they are used and
-//! freed pages go back to the system after [`PURGE_AFTER_MS`]: at once, an
+//! freed pages go back to the system after `PURGE_AFTER_MS`: at once, an
 //! uncached search re-faulted every page its walk's growing buffers moved
 //! to (3 to 18 % slower than with glibc, paired); after 5 ms a search keeps
 //! reusing its own pages (0.98x to 1.03x) and an idle process holds about
