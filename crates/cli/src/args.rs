@@ -121,6 +121,15 @@ pub struct GlobArgs {
     /// Directory to search (the current one when left out); printed paths
     /// start with it as typed.
     pub path: Option<OsString>,
+    /// Another pattern: an entry matching any of them is printed. Repeat
+    /// for more.
+    #[arg(short = 'g', long = "glob", value_name = "PATTERN")]
+    pub also: Vec<String>,
+    /// Leave out entries matching PATTERN and everything below a directory
+    /// matching it (`dist`, `**/*.d.ts`), as fd's `--exclude`. Repeat for
+    /// more.
+    #[arg(short = 'E', long = "exclude", value_name = "PATTERN")]
+    pub exclude: Vec<String>,
     /// Which files the walk sees.
     #[command(flatten)]
     pub walk: WalkArgs,

@@ -1,4 +1,5 @@
-//! `natives glob PATTERN [PATH]`: the library's glob, printed like fd.
+//! `natives glob PATTERN [PATH] [-g PATTERN]... [-E PATTERN]...`: the
+//! library's glob, printed like fd.
 //!
 //! Paths print relative to the current directory as the user wrote PATH
 //! (`natives glob '*.rs' crates` prints `crates/...`), raw bytes and all, so
@@ -49,6 +50,8 @@ fn options(args: GlobArgs) -> (GlobOptions, Positionals) {
         prefix: args.path,
     };
     let mut options = GlobOptions::new(positionals.pattern.clone(), positionals.path());
+    options.patterns.extend(args.also);
+    options.ignore = args.exclude;
     args.walk
         .override_policy(&mut options.include_hidden, &mut options.use_gitignore);
     options.file_type = args.file_type.map(|t| match t {

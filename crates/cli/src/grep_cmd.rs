@@ -14,7 +14,6 @@ use std::time::Instant;
 use natives_scan::{
     CancelToken, cache,
     grep::{GrepOutcome, grep_with_progress, list_files},
-    view::GrepSummaryView,
 };
 
 use crate::{
@@ -90,10 +89,9 @@ fn search(request: &Request) -> Result<Outcome, String> {
     );
     progress.finish();
     let outcome = searched.map_err(|err| err.to_string())?;
-    let summary = GrepSummaryView::from(&outcome);
     if request.stats {
         let seconds = started.elapsed().as_secs_f64();
-        out.write(|w| writeln!(w, "\n{}{seconds:.3} seconds", stats(&summary)));
+        out.write(|w| writeln!(w, "\n{}{seconds:.3} seconds", stats(&outcome)));
     }
     out.finish()?;
     let incomplete = report_unreadable(&request.positionals, &outcome.unreadable);
@@ -121,7 +119,7 @@ fn counted(so_far: &GrepOutcome) -> String {
 }
 
 /// `--stats`: one counter a line, as ripgrep prints its own.
-fn stats(summary: &GrepSummaryView) -> String {
+fn stats(summary: &GrepOutcome) -> String {
     let counters = [
         (summary.total_matches as usize, "results"),
         (summary.files_with_matches, "files contained matches"),

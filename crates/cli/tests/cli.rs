@@ -69,6 +69,15 @@ fn flags_table() {
             "ignored.rs\nsrc/deep/mod.rs\nsrc/lib.rs\nsrc/main.rs\n",
         ),
         (&["glob", "*", "--type", "d"], "src\nsrc/deep\n"),
+        (
+            &["glob", "lib.rs", "-g", "*.md", "--glob", "main.rs"],
+            "README.md\nsrc/lib.rs\nsrc/main.rs\n",
+        ),
+        (&["glob", "*.rs", "-E", "deep"], "src/lib.rs\nsrc/main.rs\n"),
+        (
+            &["glob", "*.rs", "--exclude", "main.rs", "-E", "src/deep"],
+            "src/lib.rs\n",
+        ),
         (&["glob", "*.rs", "--max", "1"], "src/deep/mod.rs\n"),
         (
             &["glob", "src/*.rs", "--sort", "mtime", "--max", "1"],
@@ -111,6 +120,11 @@ fn exit_codes_follow_ripgrep() {
         (&["glob", "*.rs", "-m", "0"], 1, ""),
         (&["find", "main", "-m", "0"], 1, ""),
         (&["glob", "a["], 2, "EINVAL: invalid glob pattern `a[`"),
+        (
+            &["glob", "*", "-E", "b["],
+            2,
+            "EINVAL: invalid glob pattern `b[`",
+        ),
         (&["glob", "*", "missing-dir"], 2, "ENOENT: missing-dir"),
         (&["glob", "*", "README.md"], 2, "ENOTDIR"),
         (&["glob", "*", "--type", "x"], 2, "--type takes f, d or l"),

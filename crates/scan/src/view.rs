@@ -1,7 +1,7 @@
 //! The result shapes the fronts hand out: one serde view per glob and
-//! fuzzy-find result and summary, and grep's summary (the CLI prints
-//! grep's results as rg's JSON Lines), with the field names and value types
-//! of the TypeScript API's result objects.
+//! fuzzy-find result and summary, with the field names and value types of
+//! the TypeScript API's result objects. Grep has none: the CLI prints its
+//! results as rg's JSON Lines and its `--stats` from the outcome itself.
 //!
 //! Why here: the CLI's `--json` and the addon's objects describe the same
 //! results, and two hand-written shapes drift apart (a summary missing a
@@ -16,7 +16,6 @@ use crate::{
     entries::Entry,
     fuzzy::{FuzzyMatch, FuzzyOutcome},
     glob::GlobOutcome,
-    grep::GrepOutcome,
     unreadable::Unreadable,
 };
 
@@ -96,50 +95,6 @@ impl From<&GlobOutcome> for GlobSummaryView {
     }
 }
 
-/// What a grep found besides its results (`GrepResult` without `matches`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GrepSummaryView {
-    /// Results before `offset` and `max_count`.
-    pub total_matches: u64,
-    /// Files with at least one match.
-    pub files_with_matches: usize,
-    /// Files opened and searched.
-    pub files_searched: usize,
-    /// Files whose search stopped at a NUL byte.
-    pub binary_files_skipped: usize,
-    /// Files above `max_file_size`, not searched.
-    pub files_skipped_too_large: usize,
-    /// Files listed that could not be opened or read.
-    pub files_unreadable: usize,
-    /// What the search could not enter or read: directories and files.
-    pub unreadable: Vec<UnreadableView>,
-    /// `true` when more results existed beyond the returned ones.
-    pub limit_reached: bool,
-    /// The search path named one file rather than a directory.
-    pub path_is_file: bool,
-    /// Where the file list came from: `walked`, `cached` or `watched` (see
-    /// [`ListSource`](crate::grep::ListSource)).
-    pub source: &'static str,
-}
-
-impl From<&GrepOutcome> for GrepSummaryView {
-    fn from(outcome: &GrepOutcome) -> GrepSummaryView {
-        GrepSummaryView {
-            total_matches: outcome.total_matches,
-            files_with_matches: outcome.files_with_matches,
-            files_searched: outcome.files_searched,
-            binary_files_skipped: outcome.binary_files_skipped,
-            files_skipped_too_large: outcome.files_skipped_too_large,
-            files_unreadable: outcome.files_unreadable,
-            unreadable: unreadable_views(&outcome.unreadable),
-            limit_reached: outcome.limit_reached,
-            path_is_file: outcome.path_is_file,
-            source: outcome.source.name(),
-        }
-    }
-}
-
 /// One fuzzy-find match (`FuzzyMatch` in TypeScript).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -195,35 +150,6 @@ mod tests {
 
     use super::*;
     use crate::FileType;
-
-    #[test]
-    fn summaries_name_every_counter() {
-        let outcome = GrepOutcome {
-            total_matches: 5,
-            files_with_matches: 2,
-            files_searched: 9,
-            binary_files_skipped: 1,
-            files_skipped_too_large: 3,
-            files_unreadable: 4,
-            unreadable: vec![Unreadable::new(
-                b"locked",
-                &std::io::Error::from_raw_os_error(13),
-            )],
-            limit_reached: true,
-            source: crate::grep::ListSource::Watched,
-            ..GrepOutcome::default()
-        };
-        assert_eq!(
-            serde_json::to_value(GrepSummaryView::from(&outcome)).unwrap(),
-            json!({
-                "totalMatches": 5, "filesWithMatches": 2, "filesSearched": 9,
-                "binaryFilesSkipped": 1, "filesSkippedTooLarge": 3,
-                "filesUnreadable": 4, "limitReached": true, "pathIsFile": false,
-                "unreadable": [{"path": "locked", "code": "EACCES", "message": "Permission denied (os error 13)"}],
-                "source": "watched",
-            })
-        );
-    }
 
     #[test]
     fn file_types_are_numbers_and_tiers_names() {
