@@ -24,13 +24,16 @@ use nix::errno::Errno;
 use crate::{
     journal::{Ident, Journal, Name, Record, Recovery, recover_near},
     sys::{errno_error, file_kind, rename_no_replace, sync_dir},
-    write::{Expect, NewContents, check_expectation, hidden_name, write_at},
+    write::{Expect, NewContents, check_expectation, hidden_name, make_dirs, write_at},
 };
 use natives_system::crash;
 
 mod check;
+mod request;
 #[cfg(test)]
 mod tests;
+
+pub use request::Change;
 
 /// What a caller asks of [`apply`]. Field docs give the defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,43 +49,6 @@ impl Default for ApplyOptions {
     fn default() -> ApplyOptions {
         ApplyOptions { confine: true }
     }
-}
-
-/// One change to make.
-#[derive(Clone, Debug)]
-pub enum Change {
-    /// Create or replace the file at `path` (links followed) with `data`;
-    /// `executable` gives it execute permission wherever it has read
-    /// permission, or takes it away (`None`: an existing file keeps its mode,
-    /// a new one gets 0o666 less the umask).
-    Write {
-        /// The file to write (relative to the scope's directory, or absolute).
-        path: PathBuf,
-        /// Its new contents.
-        data: Vec<u8>,
-        /// What must be there when the write lands.
-        expect: Expect,
-        /// Set or clear the execute bits; `None` leaves the mode alone.
-        executable: Option<bool>,
-    },
-    /// Delete the entry at `path` (a link is deleted, not its target).
-    Delete {
-        /// The entry to delete.
-        path: PathBuf,
-        /// What must be there (the file a link leads to is not looked at).
-        expect: Expect,
-    },
-    /// Move the entry at `from` (a link moves as a link) to `to`, which must
-    /// not exist. An `Unchanged` expectation is checked against the file
-    /// the entry leads to (through a link), as [`read_file`](crate::read_file) saw it.
-    Rename {
-        /// The entry to move.
-        from: PathBuf,
-        /// Where it goes; must not exist.
-        to: PathBuf,
-        /// The version the entry's file must still be.
-        expect: Expect,
-    },
 }
 
 /// What one change did.
@@ -287,15 +253,6 @@ impl Batch {
         // The outermost is enough to invalidate what lies below it.
         self.touched.extend(dirs.first().cloned());
     }
-}
-
-/// Create the directories missing on the way to `location`, each announced
-/// in the journal first; their real paths, outermost first.
-pub(crate) fn make_dirs(journal: &mut Journal, location: &mut Location) -> Result<Vec<PathBuf>> {
-    for dir in location.missing_dirs() {
-        journal.note(Record::Mkdir { path: Name(dir) })?;
-    }
-    location.create_missing_dirs(|_| crash::point("directory created"))
 }
 
 /// Rename `source`'s entry to `target`'s name, refusing to replace one.

@@ -19,22 +19,19 @@
 //!   rename: the mode says it is not to be changed.
 
 use std::{
-    ffi::{OsStr, OsString},
-    fs::File,
     os::fd::AsFd,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicU64, Ordering},
 };
 
 use natives_core::{Error, ErrorKind, Result, resolve::Location};
 use nix::{
     errno::Errno,
-    fcntl::{AtFlags, OFlag, openat},
-    sys::stat::{FileStat, Mode, fchmod, fstat},
-    unistd::{AccessFlags, Gid, Uid, faccessat, fchown},
+    fcntl::AtFlags,
+    sys::stat::{FileStat, fstat},
+    unistd::{AccessFlags, faccessat},
 };
-use xattr::FileExt;
 
+use self::metadata::{copy_metadata, set_executable};
 use crate::{
     journal::{Ident, Journal, Name, Record},
     read::{Stamp, require_regular},
@@ -42,7 +39,11 @@ use crate::{
 };
 use natives_system::{crash, durable::NewFile};
 
+mod hidden;
+mod metadata;
 mod place;
+
+pub(crate) use hidden::hidden_name;
 #[cfg(test)]
 pub(crate) use place::NO_SWAP;
 
@@ -100,7 +101,7 @@ pub(crate) fn write_at(
     if let Some(old) = &old {
         check_replaceable(location, old, given)?;
     }
-    let created_dirs = crate::change::make_dirs(journal, location)?;
+    let created_dirs = make_dirs(journal, location)?;
     let stamp = write_file(journal, location, given, contents, old.as_ref())?;
     Ok(Written {
         path: location.real_path(),
@@ -108,6 +109,15 @@ pub(crate) fn write_at(
         created_dirs,
         stamp,
     })
+}
+
+/// Create the directories missing on the way to `location`, each announced
+/// in the journal first; their real paths, outermost first.
+pub(crate) fn make_dirs(journal: &mut Journal, location: &mut Location) -> Result<Vec<PathBuf>> {
+    for dir in location.missing_dirs() {
+        journal.note(Record::Mkdir { path: Name(dir) })?;
+    }
+    location.create_missing_dirs(|_| crash::point("directory created"))
 }
 
 fn write_file(
@@ -254,86 +264,4 @@ fn check_unchanged_since(location: &Location, old: Option<&FileStat>, given: &Pa
             ),
         ))
     }
-}
-
-/// Give the new file the old one's owner, group, mode and extended
-/// attributes. Owner, group and attributes are kept where permitted (an
-/// unprivileged process cannot give a file away); the mode always is.
-fn copy_metadata(location: &Location, old: &FileStat, new: &File, given: &Path) -> Result<()> {
-    // Ownership first: changing it clears the set-id bits the mode restores.
-    if fchown(
-        new,
-        Some(Uid::from_raw(old.st_uid)),
-        Some(Gid::from_raw(old.st_gid)),
-    )
-    .is_err()
-    {
-        let _ = fchown(new, None, Some(Gid::from_raw(old.st_gid)));
-    }
-    fchmod(new, Mode::from_bits_truncate(old.st_mode & 0o7777))
-        .map_err(|errno| errno_error(given, errno))?;
-    if let Some(old_file) = open_for_attributes(location) {
-        copy_xattrs(&old_file, new);
-    }
-    Ok(())
-}
-
-/// Give `file` execute permission wherever it has read permission (as
-/// `chmod +x` does under a umask), or take execute permission away.
-fn set_executable(file: &File, executable: bool, given: &Path) -> Result<()> {
-    let mode = fstat(file.as_fd())
-        .map_err(|errno| errno_error(given, errno))?
-        .st_mode
-        & 0o7777;
-    let new = if executable {
-        mode | ((mode & 0o444) >> 2)
-    } else {
-        mode & !0o111
-    };
-    fchmod(file, Mode::from_bits_truncate(new)).map_err(|errno| errno_error(given, errno))
-}
-
-/// The old file opened for reading its attributes; `None` when it cannot be
-/// (an unreadable file keeps no attributes across the replace).
-fn open_for_attributes(location: &Location) -> Option<File> {
-    let dir = location.dir()?;
-    openat(
-        dir,
-        location.name(),
-        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()
-    .map(File::from)
-}
-
-fn copy_xattrs(old: &File, new: &File) {
-    let Ok(names) = old.list_xattr() else {
-        return;
-    };
-    for name in names {
-        if let Ok(Some(value)) = old.get_xattr(&name) {
-            // Some namespaces (security.*, trusted.*) need privileges: skipped without them.
-            let _ = new.set_xattr(&name, &value);
-        }
-    }
-}
-
-/// A name for a hidden sibling of `target` no other call will pick:
-/// `.<target>.<pid>.<n>.<random>.<suffix>` (the random part keeps anyone
-/// from planting a file at the name before it is taken).
-pub(crate) fn hidden_name(target: &OsStr, suffix: &str) -> OsString {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    // Long names are cut so the hidden name stays within NAME_MAX (255).
-    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(target);
-    let stem = &bytes[..bytes.len().min(180)];
-    let mut name = OsString::from(".");
-    name.push(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(stem));
-    name.push(format!(
-        ".{}.{}.{:08x}.{suffix}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        crate::journal::random() as u32
-    ));
-    name
 }

@@ -12,7 +12,7 @@ use natives_core::{
 };
 use nix::sys::stat::fstat;
 
-use super::Change;
+use super::request::Change;
 use crate::{
     journal::{JOURNAL_DIR, Journal},
     lossy::{Doing, refuse_lossy_copy},

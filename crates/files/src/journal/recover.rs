@@ -25,7 +25,11 @@ use nix::{
     unistd::{UnlinkatFlags, geteuid, unlinkat},
 };
 
-use super::{JOURNAL_DIR, Journal, Record, steps};
+use super::{
+    dir::{JOURNAL_DIR, open_own_dir, remove_dir_if_empty},
+    record::{Record, Replay},
+    steps,
+};
 use crate::sys::errno_error;
 use natives_system::crash;
 
@@ -137,8 +141,8 @@ fn recover_journal(dir: &OwnedFd, name: &OsStr, holder: &Path) -> Result<Option<
     {
         return Err(refused(&path, "is not a regular file of this user's"));
     }
-    let journal = read_journal(&mut file, &path)?;
-    if let Some(outside) = steps::paths(&journal.steps)
+    let replay = read_journal(&mut file, &path)?;
+    if let Some(outside) = steps::paths(&replay.steps)
         .into_iter()
         .find(|p| !p.starts_with(holder))
     {
@@ -147,10 +151,10 @@ fn recover_journal(dir: &OwnedFd, name: &OsStr, holder: &Path) -> Result<Option<
             &format!("names {}, outside {}", outside.display(), holder.display()),
         ));
     }
-    let committed = journal.committed;
+    let committed = replay.committed;
     let failures = match committed {
-        true => steps::finish_all(&journal.steps),
-        false => steps::undo_all(&journal.steps),
+        true => steps::finish_all(&replay.steps),
+        false => steps::undo_all(&replay.steps),
     };
     if !failures.is_empty() {
         return Err(refused(&path, &failures.join("; ")));
@@ -162,16 +166,16 @@ fn recover_journal(dir: &OwnedFd, name: &OsStr, holder: &Path) -> Result<Option<
 
 /// The steps a journal file records; a last line cut short by the crash
 /// is a step that was never taken.
-fn read_journal(file: &mut File, path: &Path) -> Result<Journal> {
+fn read_journal(file: &mut File, path: &Path) -> Result<Replay> {
     let mut text = Vec::new();
     file.read_to_end(&mut text)
         .map_err(|err| Error::io(path, err))?;
-    let mut journal = Journal::default();
+    let mut replay = Replay::default();
     let mut lines = text.split(|&b| b == b'\n').peekable();
     while let Some(line) = lines.next() {
         let last = lines.peek().is_none();
         match serde_json::from_slice::<Record>(line) {
-            Ok(record) => journal.replay(record),
+            Ok(record) => replay.take(record),
             Err(_) if last => {}
             Err(err) => {
                 return Err(refused(
@@ -181,7 +185,7 @@ fn read_journal(file: &mut File, path: &Path) -> Result<Journal> {
             }
         }
     }
-    Ok(journal)
+    Ok(replay)
 }
 
 fn refused(path: &Path, why: &str) -> Error {
@@ -189,40 +193,4 @@ fn refused(path: &Path, why: &str) -> Error {
         ErrorKind::Corrupt,
         format!("journal {}: {why}; left as it is", path.display()),
     )
-}
-
-/// Open the directory `name` in `parent` for journals: it must be this
-/// user's and no one else's (mode 0700), and not a link.
-pub(super) fn open_own_dir(parent: &OwnedFd, name: &OsStr, path: &Path) -> Result<OwnedFd> {
-    let dir = openat(
-        parent,
-        name,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|errno| errno_error(path, errno))?;
-    let stat = fstat(&dir).map_err(|errno| errno_error(path, errno))?;
-    if stat.st_uid != geteuid().as_raw() || stat.st_mode & 0o077 != 0 {
-        return Err(Error::new(
-            ErrorKind::PermissionDenied,
-            format!(
-                "{}: belongs to another user or is open to others",
-                path.display()
-            ),
-        ));
-    }
-    Ok(dir)
-}
-
-/// Remove the journal directory `dir` when it holds nothing more.
-pub(super) fn remove_dir_if_empty(dir: &OwnedFd) {
-    // Through `..` and the name: rmdir takes no handle. The parent was reached through this handle.
-    if let Ok(parent) = openat(
-        dir,
-        "..",
-        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    ) {
-        let _ = unlinkat(&parent, JOURNAL_DIR, UnlinkatFlags::RemoveDir);
-    }
 }

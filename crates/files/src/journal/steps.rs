@@ -14,7 +14,7 @@ use nix::{
     unistd::{UnlinkatFlags, unlinkat},
 };
 
-use super::{Backup, Ident, Step};
+use super::record::{Backup, Ident, Step};
 use crate::sys::{errno_error, rename_no_replace, sync_dir};
 use natives_system::crash;
 

@@ -25,7 +25,7 @@ use nix::{
     },
 };
 
-use super::{copy_metadata, hidden_name};
+use super::{hidden::hidden_name, metadata::copy_metadata};
 use crate::{
     journal::{Backup, Ident, Journal, Record},
     sys::{errno_error, rename_no_replace},
