@@ -46,32 +46,19 @@ mod inventory;
 mod prune;
 mod record;
 mod slot;
+mod store;
 
-use std::{
-    fs, io,
-    path::{Path, PathBuf},
-    time::Duration,
-};
+use std::{fs, io, path::Path};
 
 use natives_core::{Error, ErrorKind, Result};
 
-pub use acquire::{AcquireOutcome, Guard};
+pub use acquire::{AcquireOutcome, Guard, POLL_INTERVAL};
 pub use hold::{RESOURCE_HOLD, cargo_target_env, parse_resource_hold, resource_hold};
 pub use inventory::{Entry, EntryStatus};
 pub(crate) use prune::repository_within;
 pub use prune::{Kept, KeptReason, OutputFile, PrunePlan, PruneReport};
 pub use record::{Busy, Holder, LeaseRecord, LeaseStatus, Owner, Released, Role, Status};
-
-use crate::layout::{self, LeaseFiles};
-use natives_system::{
-    lock::{self, LockTrust},
-    paths,
-};
-
-/// How often a waiting borrower tries again. A dead holder's kernel lock is
-/// free within milliseconds, so a SIGKILLed holder's lease is taken over
-/// within one interval; shorter would only spin on a live holder.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+pub use store::Leases;
 
 /// What [`Leases::inspect`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,51 +69,12 @@ pub struct Inspection {
     pub in_use: bool,
 }
 
-/// The lease store under one natives home.
-#[derive(Clone, Debug)]
-pub struct Leases {
-    home: PathBuf,
-    trust: LockTrust,
-}
-
 impl Leases {
-    /// The store under `home` (see [`paths::home`]), with lock trust
-    /// detected from the filesystem it is (or will be) on. Reading creates
-    /// nothing; the first acquisition creates the store, user-only.
-    pub fn open(home: &Path) -> Result<Leases> {
-        let leases = layout::leases_dir(home);
-        let existing = leases
-            .ancestors()
-            .find(|dir| dir.is_dir())
-            .unwrap_or(Path::new("/"));
-        Ok(Leases {
-            home: home.to_owned(),
-            trust: lock::trust(existing)?,
-        })
-    }
-
-    /// The same store, judging liveness as `trust` says rather than as
-    /// detected (for filesystems detection gets wrong, and for tests).
-    pub fn with_trust(mut self, trust: LockTrust) -> Leases {
-        self.trust = trust;
-        self
-    }
-
-    /// The home this store lives under.
-    pub fn home(&self) -> &Path {
-        &self.home
-    }
-
-    /// How this store judges liveness.
-    pub fn trust(&self) -> &LockTrust {
-        &self.trust
-    }
-
     /// Where `cache_dir`'s lease stands right now. Read-only, except that
     /// probing a kernel lock takes it for an instant.
     pub fn classify(&self, cache_dir: &Path) -> Result<Status> {
         let (_, files) = self.files(cache_dir)?;
-        slot::Slot::cache(&files, &self.trust).status()
+        slot::Slot::cache(&files, self.trust()).status()
     }
 
     /// Whether `cache_dir` is in use: held by a live owner, in a state nobody
@@ -148,7 +96,7 @@ impl Leases {
     /// lease, or its record cannot be read.
     pub fn outputs_in_use(&self, cache_dir: &Path) -> Result<bool> {
         let (_, files) = self.files(cache_dir)?;
-        Ok(slot::Slot::output(&files, &self.trust).status()?.in_use())
+        Ok(slot::Slot::output(&files, self.trust()).status()?.in_use())
     }
 
     /// Whether a task held by `hold` (see [`resource_hold`]) can be released
@@ -174,7 +122,7 @@ impl Leases {
             Ok(_) => {}
         }
         let (_, files) = self.files_for_writing(cache_dir)?;
-        let released = slot::Slot::cache(&files, &self.trust).clear_unowned()?;
+        let released = slot::Slot::cache(&files, self.trust()).clear_unowned()?;
         if let Ok(Released::Dead(record)) = &released {
             inventory::note_release(&files, record)?;
         }
@@ -188,18 +136,6 @@ impl Leases {
                 ),
             )
         })
-    }
-
-    fn files(&self, cache_dir: &Path) -> Result<(PathBuf, LeaseFiles)> {
-        let id = paths::dir_id(cache_dir)?;
-        let files = LeaseFiles::new(&self.home, &id);
-        Ok((id, files))
-    }
-
-    /// [`Leases::files`], with the store's directories created.
-    fn files_for_writing(&self, cache_dir: &Path) -> Result<(PathBuf, LeaseFiles)> {
-        LeaseFiles::create_dirs(&self.home)?;
-        self.files(cache_dir)
     }
 }
 

@@ -45,6 +45,7 @@
 //! a refresh or a wait.
 
 mod clone;
+mod dir;
 mod discard;
 mod extents;
 mod inventory;
@@ -66,16 +67,16 @@ pub use member::MemberState;
 pub use seed::{SeedReport, SeedStrategy};
 
 use self::{
+    dir::PoolDir,
     extents::Footprint,
     member::{MemberRecord, MemberView, PoolRecord, Recorded},
     seed::Seeding,
 };
 use crate::{
     fresh::{Build, Freshness, Refresh, Target},
-    layout::PoolFiles,
     lease::{AcquireOutcome, Guard, LeaseRecord, Leases, Owner, POLL_INTERVAL},
 };
-use natives_system::{crash, durable, lock, paths::dir_id, process::now_ms};
+use natives_system::{crash, durable, paths::dir_id, process::now_ms};
 
 /// How many members a pool has at most unless told otherwise.
 pub const DEFAULT_POOL_SIZE: usize = 4;
@@ -83,10 +84,6 @@ pub const DEFAULT_POOL_SIZE: usize = 4;
 /// How many names past the members' count a new member may be given: a
 /// few names may be held by leases taken outside the pool.
 const NAME_SLACK: usize = 16;
-
-/// How long a pool's lock may be held by another before it counts as
-/// stuck: it guards a few record reads and writes, never a copy or a build.
-const POOL_LOCK_LIMIT: Duration = Duration::from_secs(30);
 
 /// What an acquisition from a pool is asked to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -254,36 +251,7 @@ pub struct KeptMember {
     pub why: String,
 }
 
-/// A pool directory: its canonical id and its records.
-#[derive(Clone, Debug)]
-pub(crate) struct PoolDir {
-    home: PathBuf,
-    id: PathBuf,
-    files: PoolFiles,
-}
-
 impl PoolDir {
-    fn new(home: &Path, pool: &Path) -> Result<PoolDir> {
-        let id = dir_id(pool)?;
-        Ok(PoolDir {
-            home: home.to_owned(),
-            files: PoolFiles::new(home, &id),
-            id,
-        })
-    }
-
-    /// The pool, its directory and its records' directory created.
-    fn create(home: &Path, pool: &Path) -> Result<PoolDir> {
-        fs::create_dir_all(pool).map_err(|err| Error::io(pool, err))?;
-        let pool = PoolDir::new(home, pool)?;
-        pool.files.create_dirs()?;
-        Ok(pool)
-    }
-
-    fn lock(&self, cancel: &CancelToken) -> Result<lock::HeldLock> {
-        lock::wait_exclusive(&self.files.lock, cancel, POOL_LOCK_LIMIT)
-    }
-
     /// Record `options`' settings (keeping what was measured).
     fn note_settings(&self, options: &PoolOptions) -> Result<()> {
         let old = member::read_pool(&self.files.record);
@@ -302,16 +270,6 @@ impl PoolDir {
             .unwrap_or_else(|| PoolRecord::new(self.id.clone(), DEFAULT_POOL_SIZE, None));
         record.cold_fill_ms = Some(took.as_millis() as u64);
         member::write_pool(&self.files.record, &record)
-    }
-
-    fn cold_fill(&self) -> Option<Duration> {
-        member::read_pool(&self.files.record)?
-            .cold_fill_ms
-            .map(Duration::from_millis)
-    }
-
-    fn members(&self) -> Result<Vec<MemberView>> {
-        member::list(&self.home, &self.id, &self.files)
     }
 }
 

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use natives_core::{CancelToken, Result};
 
 use super::{
-    ClaimRequest, KnownAgent,
     claude_layout::{has_linked_worktrees, memory_project_root},
     redirect::find_redirect,
+    request::{ClaimRequest, KnownAgent},
     verdict::SharedReason,
 };
 use natives_system::paths::{dir_id, user_homes};

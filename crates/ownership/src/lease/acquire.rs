@@ -10,15 +10,21 @@ use std::{
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 
 use super::{
-    Leases, POLL_INTERVAL, inventory,
+    inventory,
     record::{Busy, Holder, LeaseRecord, Owner, Role, Status},
     slot::{HeldSlot, Slot, Taken},
+    store::Leases,
 };
 use crate::{
     fresh::{self, Build, Freshness, Identity, Refresh},
     layout::LeaseFiles,
 };
 use natives_system::process;
+
+/// How often a waiting borrower tries again. A dead holder's kernel lock is
+/// free within milliseconds, so a SIGKILLed holder's lease is taken over
+/// within one interval; shorter would only spin on a live holder.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
 
 /// What one acquisition attempt returned.
 #[derive(Debug)]
@@ -142,7 +148,7 @@ impl Leases {
     pub fn try_acquire(&self, cache_dir: &Path, owner: &Owner) -> Result<AcquireOutcome> {
         let (id, files) = self.files_for_writing(cache_dir)?;
         let record = LeaseRecord::new(id, fresh_nonce(owner)?);
-        let taken = Slot::cache(&files, &self.trust)
+        let taken = Slot::cache(&files, self.trust())
             .try_take(&record, || self.outputs_owned_by_cleanup(&files))?;
         Ok(match taken {
             Taken::Busy(busy) => AcquireOutcome::Busy(busy),
@@ -173,7 +179,7 @@ impl Leases {
             busy => return Ok(busy),
         };
         let output =
-            Slot::output(&guard.files, &self.trust).try_take(&guard.record, || Ok(None))?;
+            Slot::output(&guard.files, self.trust()).try_take(&guard.record, || Ok(None))?;
         Ok(match output {
             Taken::Held(slot, _) => {
                 guard.output = Some(slot);
@@ -190,7 +196,7 @@ impl Leases {
         let (id, files) = self.files_for_writing(cache_dir)?;
         let record = LeaseRecord::new(id, fresh_nonce(owner)?);
         Ok(
-            match Slot::output(&files, &self.trust).try_take(&record, || Ok(None))? {
+            match Slot::output(&files, self.trust()).try_take(&record, || Ok(None))? {
                 Taken::Busy(busy) => AcquireOutcome::Busy(busy),
                 Taken::Held(output, reclaimed) => AcquireOutcome::Acquired(self.guard(Held {
                     record,
@@ -297,7 +303,7 @@ impl Leases {
     /// Refuse admission while process cleanup holds the output lease, or
     /// while its record cannot be read.
     fn outputs_owned_by_cleanup(&self, files: &LeaseFiles) -> Result<Option<Busy>> {
-        Ok(match Slot::output(files, &self.trust).status()? {
+        Ok(match Slot::output(files, self.trust()).status()? {
             Status::Active(record) => Some(Busy::Active(Box::new(Holder {
                 role: Role::Cleanup,
                 record,
@@ -312,7 +318,7 @@ impl Leases {
             record: held.record,
             reclaimed: held.reclaimed,
             role: held.role,
-            home: self.home.clone(),
+            home: self.home().to_owned(),
             files: held.files,
             cache: held.cache,
             output: held.output,

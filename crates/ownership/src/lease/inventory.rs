@@ -13,9 +13,9 @@ use natives_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Leases,
     record::{LeaseRecord, Owner, RECORD_VERSION, Status},
     slot::Slot,
+    store::Leases,
 };
 use crate::{
     fresh::{self, Identity},
@@ -85,16 +85,16 @@ struct CatalogRecord {
 impl Leases {
     /// Every cache directory registered under this home, in slug order.
     pub fn inventory(&self) -> Result<Vec<Entry>> {
-        slugs(&self.home)?
+        slugs(self.home())?
             .into_iter()
             .map(|slug| self.entry(slug))
             .collect()
     }
 
     fn entry(&self, slug: String) -> Result<Entry> {
-        let files = LeaseFiles::for_slug(&self.home, &slug);
+        let files = LeaseFiles::for_slug(self.home(), &slug);
         let catalog = read_catalog(&files);
-        let outputs = Slot::output(&files, &self.trust).status()?;
+        let outputs = Slot::output(&files, self.trust()).status()?;
         let outputs_held = outputs.in_use();
         let mut entry = Entry {
             dir: catalog.as_ref().map(|c| c.dir.clone()),
@@ -106,7 +106,7 @@ impl Leases {
             outputs_held,
             identity: fresh::read_identity(&files.identity),
         };
-        match Slot::cache(&files, &self.trust).status()? {
+        match Slot::cache(&files, self.trust()).status()? {
             Status::Free => {}
             Status::Active(record) => {
                 entry.status = EntryStatus::Active;

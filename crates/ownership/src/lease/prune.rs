@@ -37,8 +37,9 @@ pub(crate) use output::repository_within;
 pub use output::{Kept, KeptReason, OutputFile};
 
 use super::{
-    AcquireOutcome, Leases,
+    acquire::AcquireOutcome,
     record::{Busy, Owner},
+    store::Leases,
 };
 
 /// What a prune did.
@@ -95,7 +96,7 @@ impl Leases {
         limit: u64,
         owner: &Owner,
     ) -> Result<Result<PruneReport, Busy>> {
-        let dir = guard::prunable(cache_dir, &self.home)?;
+        let dir = guard::prunable(cache_dir, self.home())?;
         self.holding_maintenance(&dir, owner, || delete(&plan(&dir, limit)?))
     }
 
@@ -103,7 +104,7 @@ impl Leases {
     /// [`Leases::maintenance_prune`] refuses; deletes nothing and takes no
     /// lease (a dry run).
     pub fn plan_prune(&self, cache_dir: &Path, limit: u64) -> Result<PrunePlan> {
-        plan(&guard::prunable(cache_dir, &self.home)?, limit)
+        plan(&guard::prunable(cache_dir, self.home())?, limit)
     }
 
     /// Delete what `plan` lists, while holding the maintenance lease as
@@ -113,14 +114,14 @@ impl Leases {
         plan: &PrunePlan,
         owner: &Owner,
     ) -> Result<Result<PruneReport, Busy>> {
-        let dir = guard::prunable(&plan.dir, &self.home)?;
+        let dir = guard::prunable(&plan.dir, self.home())?;
         self.holding_maintenance(&dir, owner, || delete(plan))
     }
 
     /// The canonical path of `dir` if the prune guard lets anything delete
     /// from it (see the module docs), or why not.
     pub(crate) fn prunable(&self, dir: &Path) -> Result<PathBuf> {
-        guard::prunable(dir, &self.home)
+        guard::prunable(dir, self.home())
     }
 
     fn holding_maintenance(

@@ -2,6 +2,7 @@ use std::{
     cell::RefCell,
     fs,
     os::unix::process::ExitStatusExt,
+    path::PathBuf,
     rc::Rc,
     thread,
     time::{Duration, Instant},
@@ -10,6 +11,7 @@ use std::{
 use super::*;
 
 use super::slot::{RECLAIMING, Slot, Taken};
+use crate::layout::LeaseFiles;
 use natives_core::CancelToken;
 use natives_system::lock::LockTrust;
 use natives_system::{crash, durable, process};

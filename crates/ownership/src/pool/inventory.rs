@@ -20,7 +20,7 @@ use natives_core::{Error, Result};
 use serde::Serialize;
 
 use super::{
-    PoolDir,
+    dir::PoolDir,
     extents::Footprint,
     member::{self, MemberState, MemberView, Recorded},
     seed::SeedReport,

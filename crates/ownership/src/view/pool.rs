@@ -9,7 +9,11 @@
 use natives_core::view::number;
 use serde::Serialize;
 
-use super::{IdentityView, LeaseOwnerView, LeaseStatus, lossy};
+use super::{
+    LeaseStatus,
+    holder::{IdentityView, LeaseOwnerView},
+    path::lossy,
+};
 use crate::pool::{
     KeptMember, MemberStatus, PoolInventory, PoolMember, PoolPruneReport, PrunedMember, SeedReport,
     SeedStrategy, Usage,

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::lease::Owner;
 
 fn owner() -> Owner {
     Owner {
