@@ -22,7 +22,7 @@ use std::{
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use tempfile::TempDir;
 
-use super::{Call, Dirs, Git, in_worktree};
+use super::driver::{Call, Dirs, Git, in_worktree};
 
 /// The window of the delta search when packing: git's default (10) packed
 /// a 25 MB tree about 9 % smaller but took 3.2 times as long.
@@ -104,8 +104,7 @@ impl Store {
             arg.push(work_tree);
             call = call.arg(arg);
         }
-        call.args.extend(args.iter().map(OsString::from));
-        call.isolated(self.home())
+        call.args(args).isolated(self.home())
     }
 
     fn home(&self) -> &Path {
