@@ -47,174 +47,30 @@
 //! [`Archive::restore`] rebuilds the source as a new, independent
 //! repository, with the checkout's permission bits.
 
+mod archive;
+mod bounds;
 mod capture;
 mod disk;
 pub mod format;
 mod publish;
+mod refusal;
 mod restore;
 mod validate;
 
-use std::{
-    collections::BTreeMap,
-    fmt,
-    path::{Path, PathBuf},
-};
+use std::path::Path;
 
-use natives_core::{CancelToken, Result, view::number};
+use natives_core::{CancelToken, Result};
 use serde::Serialize;
 
 use crate::git::Git;
 
+pub use archive::{Archive, ArchiveView};
+pub use bounds::{Bound, Bounds, CHECKPOINTS, OBJECT_BYTES, OBJECTS, REFLOG_BYTES, RUN_BYTES};
 pub use format::{Manifest, Tip};
+pub use publish::EVIDENCE_DIR;
+pub use refusal::Refusal;
 pub use restore::Restored;
 pub use validate::Check;
-
-/// Where a run's evidence lives, under its artifacts directory.
-pub const EVIDENCE_DIR: &str = "source-evidence";
-
-/// The most one run's evidence may take on disk, every archive and any
-/// staging left by an interrupted publication included (seed 003).
-pub const RUN_BYTES: u64 = 64 << 20;
-
-/// The most object bytes (expanded) one archive may hold: about eight
-/// times [`RUN_BYTES`], what a well-compressing source tree packs into. It
-/// bounds the memory and the time spent before the pack's size is known.
-pub const OBJECT_BYTES: u64 = 512 << 20;
-
-/// The most objects one archive may hold: a checkout of this many files
-/// and directories is a monorepo, whose evidence would be too slow to
-/// check before every removal.
-pub const OBJECTS: u64 = 200_000;
-
-/// The most commits (checkpoints: the head, the base, the reflog's
-/// entries, `ORIG_HEAD`) one archive may hold: every one adds a tree to
-/// pack and check, and a longer reflog is a checkout in long use, not an
-/// inactive one.
-pub const CHECKPOINTS: usize = 256;
-
-pub use crate::own_history::REFLOG_BYTES;
-
-/// The bounds a capture keeps within.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bounds {
-    /// [`RUN_BYTES`].
-    pub run_bytes: u64,
-    /// [`OBJECT_BYTES`].
-    pub object_bytes: u64,
-    /// [`OBJECTS`].
-    pub objects: u64,
-    /// [`CHECKPOINTS`].
-    pub checkpoints: usize,
-    /// The most bytes this capture may add ([`RUN_BYTES`]): a caller
-    /// sharing one budget among several captures (a housekeeping pass)
-    /// gives what is left of it.
-    pub new_bytes: u64,
-}
-
-impl Default for Bounds {
-    fn default() -> Bounds {
-        Bounds {
-            run_bytes: RUN_BYTES,
-            object_bytes: OBJECT_BYTES,
-            objects: OBJECTS,
-            checkpoints: CHECKPOINTS,
-            new_bytes: RUN_BYTES,
-        }
-    }
-}
-
-/// Which bound a capture would pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Bound {
-    /// The run's evidence on disk ([`Bounds::run_bytes`]).
-    RunBytes,
-    /// Expanded object bytes ([`Bounds::object_bytes`]).
-    ObjectBytes,
-    /// Objects ([`Bounds::objects`]).
-    Objects,
-    /// Archived commits ([`Bounds::checkpoints`]).
-    Checkpoints,
-    /// The `HEAD` reflog's size ([`REFLOG_BYTES`]).
-    ReflogBytes,
-    /// What this capture may add ([`Bounds::new_bytes`]).
-    NewBytes,
-}
-
-impl fmt::Display for Bound {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Bound::RunBytes => "bytes of the run's evidence",
-            Bound::ObjectBytes => "expanded object bytes",
-            Bound::Objects => "objects",
-            Bound::Checkpoints => "checkpoints",
-            Bound::ReflogBytes => "bytes of HEAD's reflog",
-            Bound::NewBytes => "bytes of new evidence",
-        })
-    }
-}
-
-/// Why a checkout was not archived. Nothing was written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    /// The path is not the top of a git worktree.
-    NotAWorktree(PathBuf),
-    /// The checkout holds something its `HEAD` does not, so an archive of
-    /// `HEAD` would not rebuild it.
-    NotClean(String),
-    /// `HEAD` names no commit yet.
-    Unborn,
-    /// The base names no commit.
-    UnknownBase(String),
-    /// A commit the checkout showed (`seen_as`) is no longer in the
-    /// repository, or cannot be read whole.
-    Unarchivable {
-        /// Where the checkout showed it (`HEAD@{3}`, `ORIG_HEAD`).
-        seen_as: String,
-        /// Why.
-        why: String,
-    },
-    /// The repository keeps what the archive needs in a way natives cannot
-    /// read entry by entry (reftable reflogs), or the filesystem cannot
-    /// publish without replacing.
-    Unsupported(String),
-    /// Over a bound.
-    OverBound {
-        /// Which.
-        bound: Bound,
-        /// Its limit.
-        limit: u64,
-        /// What the archive would reach.
-        actual: u64,
-    },
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("not archived: ")?;
-        match self {
-            Refusal::NotAWorktree(path) => {
-                write!(f, "{} is not the top of a git worktree", path.display())
-            }
-            Refusal::NotClean(why) => write!(
-                f,
-                "the checkout holds work its HEAD does not ({why}); an archive of HEAD would not rebuild it"
-            ),
-            Refusal::Unborn => f.write_str("HEAD names no commit yet"),
-            Refusal::UnknownBase(rev) => write!(f, "the base {rev:?} names no commit"),
-            Refusal::Unarchivable { seen_as, why } => write!(f, "{seen_as}: {why}"),
-            Refusal::Unsupported(why) => f.write_str(why),
-            Refusal::OverBound {
-                bound,
-                limit,
-                actual,
-            } => write!(
-                f,
-                "{actual} {bound}, over the bound of {limit}; nothing was written"
-            ),
-        }
-    }
-}
 
 /// What a capture did.
 #[derive(Debug)]
@@ -262,143 +118,6 @@ pub fn capture(
         }
         publish::Placed::Existing => Ok(Captured::Existing(Archive::open(git, &dir, cancel)?)),
     }
-}
-
-/// A validated archive, its files as they were checked.
-pub struct Archive {
-    dir: PathBuf,
-    manifest: Manifest,
-    files: BTreeMap<String, Vec<u8>>,
-}
-
-impl fmt::Debug for Archive {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Archive")
-            .field("dir", &self.dir)
-            .field("manifest", &self.manifest)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Archive {
-    /// Open and validate the archive at `dir`: every check of the module
-    /// docs, in a fresh repository. Errors: unreadable (`ENOENT`, ...), or
-    /// failing a check (`EBADMSG`, naming the [`Check`]).
-    pub fn open(git: &Git, dir: &Path, cancel: &CancelToken) -> Result<Archive> {
-        let files = validate::read(dir)?;
-        let name = dir
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let manifest = validate::check(git, &name, dir, &files, cancel)?;
-        Ok(Archive {
-            dir: dir.to_owned(),
-            manifest,
-            files,
-        })
-    }
-
-    /// Where it is.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// What it holds.
-    pub fn manifest(&self) -> &Manifest {
-        &self.manifest
-    }
-
-    /// The binary patch from the base to the source, as validated.
-    pub fn patch(&self) -> &[u8] {
-        &self.files[format::PATCH]
-    }
-
-    /// Its size on disk: the sum of its files' sizes.
-    pub fn bytes(&self) -> u64 {
-        self.files.values().map(|bytes| bytes.len() as u64).sum()
-    }
-
-    /// Rebuild the source as a new repository at `dest`, which must not
-    /// exist (its parent must): the source's index and files, a base commit
-    /// and a source commit over it, `fsck --strict` clean, its diff from
-    /// the base equal to the archived patch. It selects no recovery source,
-    /// resumes nothing and changes no branch anywhere else.
-    pub fn restore(&self, git: &Git, dest: &Path, cancel: &CancelToken) -> Result<Restored> {
-        restore::restore(git, self, restore::Which::Source, dest, cancel)
-    }
-
-    /// Rebuild the archived commit `commit` (the source, or any other tip:
-    /// an earlier entry of the checkout's reflog, `ORIG_HEAD`) as a new
-    /// repository at `dest`, as [`Archive::restore`] does: its tree
-    /// committed over the base. `ENOENT` when the archive holds no such
-    /// tip (a full id is required).
-    pub fn restore_tip(
-        &self,
-        git: &Git,
-        commit: &str,
-        dest: &Path,
-        cancel: &CancelToken,
-    ) -> Result<Restored> {
-        if commit == self.manifest.head {
-            return self.restore(git, dest, cancel);
-        }
-        let tip = self
-            .manifest
-            .tips
-            .iter()
-            .find(|tip| tip.commit == commit)
-            .ok_or_else(|| {
-                natives_core::Error::new(
-                    natives_core::ErrorKind::NotFound,
-                    format!("{}: archives no commit {commit}", self.dir.display()),
-                )
-            })?;
-        restore::restore(git, self, restore::Which::Tip(tip), dest, cancel)
-    }
-
-    /// What the fronts show of it.
-    pub fn view(&self) -> ArchiveView {
-        let manifest = &self.manifest;
-        ArchiveView {
-            dir: self.dir.to_string_lossy().into_owned(),
-            head: manifest.head.clone(),
-            base: manifest.base.clone(),
-            source_tree: manifest.source_tree.clone(),
-            base_tree: manifest.base_tree.clone(),
-            tips: manifest.tips.clone(),
-            objects: number(manifest.objects),
-            object_bytes: number(manifest.object_bytes),
-            bytes: number(self.bytes()),
-            patch_bytes: number(self.patch().len() as u64),
-        }
-    }
-}
-
-/// An archive as the fronts show it.
-#[cfg_attr(feature = "napi", napi_derive::napi(object, object_from_js = false))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArchiveView {
-    /// Its directory.
-    pub dir: String,
-    /// The source commit (the checkout's `HEAD`).
-    pub head: String,
-    /// The base commit.
-    pub base: String,
-    /// The source tree.
-    pub source_tree: String,
-    /// The base tree.
-    pub base_tree: String,
-    /// Every archived commit.
-    pub tips: Vec<Tip>,
-    /// Objects in its pack.
-    pub objects: i64,
-    /// Their expanded size in bytes.
-    pub object_bytes: i64,
-    /// Its size on disk in bytes.
-    pub bytes: i64,
-    /// The binary patch's size in bytes.
-    pub patch_bytes: i64,
 }
 
 /// What a capture did.

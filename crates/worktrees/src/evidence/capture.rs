@@ -10,8 +10,10 @@ use std::{
 use natives_core::{CancelToken, ErrorKind, Result};
 
 use super::{
-    Bound, Bounds, REFLOG_BYTES, Refusal, disk,
+    bounds::{Bound, Bounds, REFLOG_BYTES},
+    disk,
     format::{self, Manifest, Tip},
+    refusal::Refusal,
     validate,
 };
 use crate::{

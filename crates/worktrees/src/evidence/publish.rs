@@ -28,8 +28,15 @@ use natives_system::durable::{self, NewFile};
 use natives_system::{lock, process};
 use nix::errno::Errno;
 
-use super::{Bound, Bounds, EVIDENCE_DIR, Refusal, format};
+use super::{
+    bounds::{Bound, Bounds},
+    format,
+    refusal::Refusal,
+};
 use natives_system::crash;
+
+/// Where a run's evidence lives, under its artifacts directory.
+pub const EVIDENCE_DIR: &str = "source-evidence";
 
 /// The lock publishers of one run take, in its evidence directory.
 pub const LOCK_FILE: &str = ".lock";

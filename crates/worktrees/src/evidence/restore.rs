@@ -22,7 +22,10 @@ use std::{
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use serde::Serialize;
 
-use super::{Archive, Tip, format};
+use super::{
+    archive::Archive,
+    format::{self, Tip},
+};
 use crate::git::{Git, Store};
 
 /// The branch the restored source is checked out on.
@@ -46,17 +49,57 @@ pub struct Restored {
     pub source_tree: String,
 }
 
+impl Archive {
+    /// Rebuild the source as a new repository at `dest`, which must not
+    /// exist (its parent must): the source's index and files, a base commit
+    /// and a source commit over it, `fsck --strict` clean, its diff from
+    /// the base equal to the archived patch. It selects no recovery source,
+    /// resumes nothing and changes no branch anywhere else.
+    pub fn restore(&self, git: &Git, dest: &Path, cancel: &CancelToken) -> Result<Restored> {
+        restore(git, self, Which::Source, dest, cancel)
+    }
+
+    /// Rebuild the archived commit `commit` (the source, or any other tip:
+    /// an earlier entry of the checkout's reflog, `ORIG_HEAD`) as a new
+    /// repository at `dest`, as [`Archive::restore`] does: its tree
+    /// committed over the base. `ENOENT` when the archive holds no such
+    /// tip (a full id is required).
+    pub fn restore_tip(
+        &self,
+        git: &Git,
+        commit: &str,
+        dest: &Path,
+        cancel: &CancelToken,
+    ) -> Result<Restored> {
+        if commit == self.manifest().head {
+            return self.restore(git, dest, cancel);
+        }
+        let tip = self
+            .manifest()
+            .tips
+            .iter()
+            .find(|tip| tip.commit == commit)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotFound,
+                    format!("{}: archives no commit {commit}", self.dir().display()),
+                )
+            })?;
+        restore(git, self, Which::Tip(tip), dest, cancel)
+    }
+}
+
 /// Which archived commit a restore rebuilds: the source, or another tip
 /// (an earlier entry of the checkout's reflog, `ORIG_HEAD`).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Which<'a> {
+enum Which<'a> {
     /// The archived source (`HEAD`), proven against the archived patch.
     Source,
     /// The archived tip with this tree.
     Tip(&'a Tip),
 }
 
-pub(super) fn restore(
+fn restore(
     git: &Git,
     archive: &Archive,
     which: Which<'_>,
@@ -96,7 +139,7 @@ fn build(
         Which::Tip(tip) => (&tip.commit, &tip.tree),
     };
     let store = git.new_checkout(dest, &manifest.object_format, SOURCE_BRANCH, cancel)?;
-    git.import_pack(&store, &archive.files[format::PACK], cancel)?;
+    git.import_pack(&store, archive.file(format::PACK), cancel)?;
     let base_message = format!(
         "base {} (restored from source evidence {})",
         manifest.base,
@@ -118,7 +161,7 @@ fn build(
     git.check_out_head(&store, cancel)?;
     prove(git, &store, archive, which, tree, (&base, &source), cancel)?;
     if matches!(which, Which::Source) {
-        set_modes(dest, &archive.files[format::MODES])?;
+        set_modes(dest, archive.file(format::MODES))?;
     }
     Ok(Restored {
         dir: dest.to_owned(),

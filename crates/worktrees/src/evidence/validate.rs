@@ -16,7 +16,7 @@ use natives_core::{CancelToken, Error, ErrorKind, Result};
 use natives_system::durable;
 
 use super::{
-    RUN_BYTES,
+    bounds::RUN_BYTES,
     format::{self, FIXED_FILES, Manifest, malformed},
 };
 use crate::git::{Git, Store};
