@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use natives_core::{CancelToken, Result};
+use natives_core::{CancelToken, Error, Result};
 use natives_system::paths::dir_id;
 
 use super::{
-    Content, Foreign, Holder, Owner, Paths, Regenerable, RunSummary, Takeover,
-    release::check_branch, untracked::untracked,
+    holder::{Content, Foreign, Holder, Owner, Paths, RunSummary},
+    takeover::Takeover,
+    untracked::{Regenerable, untracked},
 };
 use crate::{
     git::{self, Dirs, Git, Worktree},
@@ -379,4 +380,19 @@ pub(crate) fn content(
             .collect(),
         unsupported: git.unsupported(&dirs, cancel)?,
     })
+}
+
+/// A branch is named as `git branch` shows it: not empty, no NUL, not an
+/// option, not a full reference.
+fn check_branch(branch: &str) -> Result<()> {
+    if branch.is_empty()
+        || branch.contains('\0')
+        || branch.starts_with('-')
+        || branch.starts_with("refs/")
+    {
+        return Err(Error::invalid(format!(
+            "{branch:?} is not a branch name (give it as `git branch` shows it)"
+        )));
+    }
+    Ok(())
 }

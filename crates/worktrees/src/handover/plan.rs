@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 use natives_core::{CancelToken, Error, Result};
 
 use super::{
-    Decision, Holder, Outcome, Refused, Regenerable, Takeover, decide,
+    holder::Holder,
     inspect::{Located, inspect, locate},
-    release,
+    release::{Outcome, release},
+    takeover::Takeover,
+    untracked::Regenerable,
+    verdict::{Decision, Refused, decide},
 };
 use crate::{
     git::Git,

@@ -13,21 +13,63 @@
 //! while the worktree is whole; once a removal has started and left it
 //! partly deleted, the record stays released for the next call to finish.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 use natives_system::process;
+use serde::{Deserialize, Serialize};
 
 use super::{
-    Content, Decision, Holder, Outcome, Owner, Paths, Reason, Refused, Regenerable, Released,
-    RunSummary, Takeover, decide,
+    holder::{Content, Holder, Owner, Paths, RunSummary},
     inspect::{Found, Located, Proof, inspect, locate, prove_owner},
+    takeover::Takeover,
+    untracked::Regenerable,
+    verdict::{Decision, Reason, Refused, decide},
 };
 use crate::{
     git::Git,
     registry::{Event, EventKind, Registry, RunLock, RunRecord},
 };
 use natives_system::crash;
+
+/// What a [`release`] did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// No worktree holds the branch: nothing needed to happen.
+    NotHeld,
+    /// The new run's own worktree holds it: nothing needed to happen.
+    HeldByNewRun,
+    /// The worktree was released.
+    Released(Released),
+    /// Nothing was released, and the text says why.
+    Refused(Refused),
+}
+
+/// A worktree that was released, with what is needed to put it back if the
+/// review that took the branch over never starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Released {
+    /// The run whose worktree it was.
+    pub run: String,
+    /// That run's task.
+    pub task: String,
+    /// Its candidate.
+    pub candidate: String,
+    /// The branch handed over.
+    pub branch: String,
+    /// Where the worktree was.
+    pub path: PathBuf,
+    /// The commit the branch pointed at when it was released.
+    pub tip: String,
+    /// The repository's main worktree (where git is run to put it back).
+    pub repo: PathBuf,
+    /// The run it was released to.
+    pub released_to: String,
+    /// This handover's id: a later handover of the same worktree has
+    /// another, so a stale restore can tell.
+    pub handover: String,
+}
 
 /// Release the worktree holding `branch` in `repo`'s repository to
 /// `takeover`'s new run, when an earlier attempt at the same task, or a run
@@ -456,19 +498,4 @@ fn removal_marked(record: &RunRecord, handover: &str) -> bool {
         .events
         .iter()
         .any(|e| e.kind == EventKind::Removing && e.handover.as_deref() == Some(handover))
-}
-
-/// A branch is named as `git branch` shows it: not empty, no NUL, not an
-/// option, not a full reference.
-pub(super) fn check_branch(branch: &str) -> Result<()> {
-    if branch.is_empty()
-        || branch.contains('\0')
-        || branch.starts_with('-')
-        || branch.starts_with("refs/")
-    {
-        return Err(Error::invalid(format!(
-            "{branch:?} is not a branch name (give it as `git branch` shows it)"
-        )));
-    }
-    Ok(())
 }

@@ -21,7 +21,7 @@ use std::{fmt, fs, io, path::PathBuf};
 
 use natives_core::{CancelToken, Error, ErrorKind, Result};
 
-use super::{Released, inspect::find_holder};
+use super::{inspect::find_holder, release::Released};
 use crate::{
     git::Git,
     registry::{Event, EventKind, Liveness, Registry, RunRecord, Status},
