@@ -1,5 +1,6 @@
-//! Whether the pass runs: natives' configuration in its home, overridden
-//! by the caller.
+//! How a pass is asked for ([`Options`]: its bounds, a dry run) and
+//! whether it runs: natives' configuration in its home, overridden by the
+//! caller.
 //!
 //! ```json
 //! { "disk": { "auto_fold": true, "worktree_reclaim_bytes": 4294967296 } }
@@ -10,14 +11,80 @@
 //! whoever reads them; a `disk` key of the wrong type is an error naming
 //! the file, never read as "off" or "on".
 
-use std::path::Path;
+use std::{path::Path, time::Duration};
 
 use natives_core::{Error, Result};
 use natives_system::durable;
 use serde::{Deserialize, Serialize};
 
-use super::Options;
 use crate::registry::MAX_RECORD_BYTES;
+
+/// The most runs one pass visits.
+pub const PASS_RUNS: usize = 64;
+
+/// The most copies one pass evicts: each needs its evidence captured and
+/// validated twice, seconds of git work on a large tree.
+pub const PASS_COPIES: usize = 5;
+
+/// The most new evidence one pass publishes.
+pub const PASS_EVIDENCE_BYTES: u64 = 64 << 20;
+
+/// How long a copy must have been left alone: anything in it, its git
+/// administration or its run's history touched more recently says someone
+/// may come back to it.
+pub const QUIET_PERIOD: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The bounds of one pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Runs visited ([`PASS_RUNS`]).
+    pub runs: usize,
+    /// Copies evicted ([`PASS_COPIES`]).
+    pub copies: usize,
+    /// New evidence published, in bytes ([`PASS_EVIDENCE_BYTES`]).
+    pub evidence_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            runs: PASS_RUNS,
+            copies: PASS_COPIES,
+            evidence_bytes: PASS_EVIDENCE_BYTES,
+        }
+    }
+}
+
+/// How a pass is asked for. Unset settings come from the home's
+/// configuration ([`settings`]).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Whether folding runs automatically (`disk.auto_fold`); the pass runs
+    /// only when it does. Default: the configuration's, else off.
+    pub auto_fold: Option<bool>,
+    /// The most source bytes one pass unlinks (`disk.worktree_reclaim_bytes`);
+    /// zero turns the pass off. Default: the configuration's, else zero.
+    pub reclaim_bytes: Option<u64>,
+    /// Say what would be evicted and why the rest stays; touch nothing.
+    /// Default: off.
+    pub dry_run: bool,
+    /// How long a copy must have been left alone. Default: [`QUIET_PERIOD`].
+    pub quiet_period: Duration,
+    /// The pass's bounds. Default: [`Limits::default`].
+    pub limits: Limits,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            auto_fold: None,
+            reclaim_bytes: None,
+            dry_run: false,
+            quiet_period: QUIET_PERIOD,
+            limits: Limits::default(),
+        }
+    }
+}
 
 /// The configuration file, in the natives home.
 pub const CONFIG_FILE: &str = "config.json";

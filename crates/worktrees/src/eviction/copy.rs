@@ -21,14 +21,14 @@ use std::{
 use natives_core::{CancelToken, Error, Result};
 
 use super::{
-    Blocker, BlockerKind,
+    blocker::{Blocker, BlockerKind},
     record::{AdminFile, Entry, Name, Raw},
 };
 use crate::{
     evidence::OBJECTS,
     git::{self, Dirs, Git, Tracked},
     own_history,
-    registry::{RunRecord, Status},
+    registry::{Authority, RunRecord, Status},
 };
 
 /// Untracked directory names that are build outputs: never archived, and
@@ -553,6 +553,46 @@ fn joined(rel: &[u8], name: &[u8]) -> Vec<u8> {
 
 fn shown(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
+}
+
+/// A copy a pass considers, with its authority and the fields other
+/// versions wrote in its record.
+pub(super) type SourceOf<'r> = (
+    Source,
+    &'r Authority,
+    &'r serde_json::Map<String, serde_json::Value>,
+);
+
+/// The copies of `run` a pass considers: every seat, every candidate not
+/// handed over.
+pub(super) fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
+    let seats = run.seats.iter().map(|seat| {
+        let source = Source {
+            seat: seat.source_name(),
+            path: seat.path.clone(),
+            expect: Expect::Seat {
+                base: seat.base_head.clone(),
+                review: seat.review_head.clone(),
+            },
+        };
+        (source, &seat.authority, &seat.extra)
+    });
+    let candidates = run
+        .candidates
+        .iter()
+        .filter(|c| !c.folded)
+        .map(|candidate| {
+            let source = Source {
+                seat: candidate.source_name(),
+                path: candidate.path.clone(),
+                expect: Expect::Candidate {
+                    branch: candidate.branch.clone(),
+                    base: candidate.base.clone(),
+                },
+            };
+            (source, &candidate.authority, &candidate.extra)
+        });
+    seats.chain(candidates).collect()
 }
 
 #[cfg(test)]

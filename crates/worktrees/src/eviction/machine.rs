@@ -46,11 +46,12 @@ use natives_ownership::lease::{AcquireOutcome, Guard, Leases, Owner};
 use natives_system::{durable, process::now_ms};
 
 use super::{
-    Blocker, BlockerKind, Evicted,
+    blocker::{Blocker, BlockerKind},
     copy::{self, Proven, Source},
     ownership::Ownership,
     record::{self, EvictionRecord, Phase, RECORD_VERSION},
-    retention, run_pass,
+    report::Evicted,
+    retention,
 };
 use crate::{
     evidence::{self, Archive, Bounds, Captured, EVIDENCE_DIR},
@@ -273,7 +274,7 @@ impl Step<'_> {
         let ownership = Ownership::read(self.registry, self.home, Some(held))?;
         let run = ownership.runs.iter().find(|run| run.id == self.run.id);
         let source = run.and_then(|run| {
-            run_pass::sources_of(run)
+            copy::sources_of(run)
                 .into_iter()
                 .find(|(source, ..)| {
                     source.seat == self.source.seat && source.path == self.source.path

@@ -17,7 +17,7 @@ use natives_core::{ErrorKind, Result};
 use natives_ownership::lease::{EntryStatus, Leases};
 use natives_system::durable;
 
-use super::{Blocker, BlockerKind};
+use super::blocker::{Blocker, BlockerKind};
 use crate::registry::{
     Authority, MAX_HISTORY, MAX_RECORD_BYTES, Registry, RunRecord, SCHEMA_VERSION, TaskRecord,
     bounded_listing, record,

@@ -11,12 +11,13 @@ use natives_system::{durable, lock, process::now_ms};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Blocker, BlockerKind, Evicted, Options, Report, Retained,
-    config::settings,
-    copy::{Expect, Source},
+    blocker::{Blocker, BlockerKind},
+    config::{Options, Settings, settings},
+    copy::{Expect, Source, sources_of},
     machine::{Outcome, Step, exists},
     ownership::Ownership,
     record,
+    report::{Evicted, Report, Retained},
     retention::{self, RETENTION_FILE, Retention},
 };
 use crate::{
@@ -81,7 +82,7 @@ pub fn pass(home: &Path, git: &Git, options: &Options, cancel: &CancelToken) -> 
 }
 
 /// A report of nothing done yet, under `settings`.
-fn empty_report(settings: super::Settings, dry_run: bool) -> Report {
+fn empty_report(settings: Settings, dry_run: bool) -> Report {
     Report {
         settings,
         dry_run,
@@ -325,44 +326,6 @@ impl<'a> Pass<'a> {
         }
         Ok(false)
     }
-}
-
-pub(super) type SourceOf<'r> = (
-    Source,
-    &'r crate::registry::Authority,
-    &'r serde_json::Map<String, serde_json::Value>,
-);
-
-/// The copies of `run` a pass considers: every seat, every candidate not
-/// handed over.
-pub(super) fn sources_of(run: &RunRecord) -> Vec<SourceOf<'_>> {
-    let seats = run.seats.iter().map(|seat| {
-        let source = Source {
-            seat: seat.source_name(),
-            path: seat.path.clone(),
-            expect: Expect::Seat {
-                base: seat.base_head.clone(),
-                review: seat.review_head.clone(),
-            },
-        };
-        (source, &seat.authority, &seat.extra)
-    });
-    let candidates = run
-        .candidates
-        .iter()
-        .filter(|c| !c.folded)
-        .map(|candidate| {
-            let source = Source {
-                seat: candidate.source_name(),
-                path: candidate.path.clone(),
-                expect: Expect::Candidate {
-                    branch: candidate.branch.clone(),
-                    base: candidate.base.clone(),
-                },
-            };
-            (source, &candidate.authority, &candidate.extra)
-        });
-    seats.chain(candidates).collect()
 }
 
 /// Statuses a run may come back from: their copies stay materialised.
