@@ -26,6 +26,7 @@
 use natives_core::view::number;
 use serde::Serialize;
 
+use self::path::lossy;
 use crate::{
     handover::{
         Answer, Content, Holder, Outcome, Owner, Paths, Plan, Reason, Refused, Released, Request,
@@ -38,6 +39,7 @@ use crate::{
 };
 
 mod eviction;
+mod path;
 
 pub use eviction::{
     EvictedCopyView, EvictionBlockerView, EvictionPhase, EvictionReportView, EvictionRetentionView,
@@ -798,10 +800,6 @@ impl RestoreView {
             }
         }
     }
-}
-
-fn lossy(path: &std::path::Path) -> String {
-    path.to_string_lossy().into_owned()
 }
 
 /// A commit's first 12 hex digits.

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use natives_core::view::number;
 use serde::Serialize;
 
-use super::lossy;
+use super::path::lossy;
 use crate::eviction::{
     Blocker, BlockerKind, Evicted, Phase, Report, Retained, Retention, Settings, seats::SeatTip,
 };
