@@ -2,13 +2,22 @@
 //! below it, so any one can be read, tested and changed without the ones
 //! above. This test reads, for every crate of the workspace, the
 //! `use crate::…`, `use super::…`, `use self::…` and child-module `use`
-//! lines of its `src/` (test modules left out), follows re-exports to the
+//! lines of its `src/` (test modules left out: those declared under
+//! `#[cfg(test)]`, and files named `…tests`), follows re-exports to the
 //! module that defines a name, and fails when a crate's import graph has a
 //! circle, between files or between top-level modules (all of `grep/`
-//! counting as `grep`). A child may use its parent's items (its options,
-//! its shared helpers): those edges are counted apart and left out.
+//! counting as `grep`), or when a module imports an item one of its
+//! ancestors defines: the ancestor declares (and mostly uses) the module,
+//! so the import back up is a circle too. An item both need lives in a
+//! module of its own below the ancestor, which both import; the ancestor
+//! may re-export it, since a re-export is followed to the module that
+//! defines the name. The crate root is left out of that rule: a root that
+//! only declares modules and re-exports defines nothing to import, and
+//! what a root does define (a front's `Outcome`, an inline module) is its
+//! own layer under the modules it declares.
 //! `cargo test -p natives-testkit --test module_graph -- --nocapture`
-//! prints each crate's graph, its circles and the imports inside them.
+//! prints each crate's graph, its imports back up, its circles and the
+//! imports inside them.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -22,16 +31,13 @@ type Sources = BTreeMap<String, String>;
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 #[test]
-fn every_crate_imports_its_modules_without_a_circle() {
+fn every_crate_imports_its_modules_downward_without_a_circle() {
     let crates = workspace_crates();
     assert!(crates.len() > 1, "no crates found beside {crates:?}");
-    let found: Vec<String> = crates
-        .iter()
-        .flat_map(|src| circles_of_crate(src))
-        .collect();
+    let found: Vec<String> = crates.iter().flat_map(|src| faults_of_crate(src)).collect();
     assert!(
         found.is_empty(),
-        "the module imports form circles: {found:?}"
+        "the module imports go back up or form circles: {found:?}"
     );
 }
 
@@ -49,18 +55,29 @@ fn workspace_crates() -> Vec<PathBuf> {
     dirs
 }
 
-/// The circles of one crate's import graph, named `crate: a <-> b`.
-fn circles_of_crate(src: &Path) -> Vec<String> {
+/// One crate's imports of an ancestor's items, named `crate: module ->
+/// ancestor (name)`, and the circles of its import graph, named
+/// `crate: a <-> b`.
+fn faults_of_crate(src: &Path) -> Vec<String> {
     let name = src.parent().and_then(Path::file_name).expect("crate dir");
     let name = name.to_string_lossy();
-    let (files, from_parents) = import_graph(&read_sources(src));
-    println!("== {name}: imports of a parent's items (allowed): {from_parents}");
+    let (files, upward) = import_graph(&read_sources(src));
+    println!(
+        "== {name}: imports of an ancestor's items: {}",
+        upward.len()
+    );
+    let mut found: Vec<String> = upward
+        .iter()
+        .map(|import| format!("{name}: {import}"))
+        .collect();
+    for import in &found {
+        println!("{import}");
+    }
     for (module, imports) in &files {
         let list: Vec<&str> = imports.iter().map(String::as_str).collect();
         println!("{module} -> {}", list.join(", "));
     }
     let tops = collapse(&files);
-    let mut found = Vec::new();
     for (view, graph) in [("file", &files), ("top-level module", &tops)] {
         let circles = circles(graph);
         let inside: usize = circles
@@ -95,10 +112,39 @@ fn collapse(files: &Graph) -> Graph {
     graph
 }
 
+/// Every module of the crate at `root` but its test modules.
 fn read_sources(root: &Path) -> Sources {
     let mut sources = Sources::new();
     collect(root, root, &mut sources);
+    let tests = test_modules(&sources);
+    sources.retain(|module, _| !tests.iter().any(|test| is_within(module, test)));
     sources
+}
+
+/// The modules declared under `#[cfg(test)]` (`#[cfg(test)] mod fixture;`).
+fn test_modules(sources: &Sources) -> Vec<String> {
+    let mut tests = Vec::new();
+    for (module, text) in sources {
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for pair in lines.windows(2) {
+            if pair[0] == "#[cfg(test)]"
+                && let Some(name) = declared_module(pair[1])
+            {
+                let path: Vec<String> = segments(module).chain([name.to_string()]).collect();
+                tests.push(path.join("::"));
+            }
+        }
+    }
+    tests
+}
+
+/// The name of the file module `line` declares (`mod fixture;`).
+fn declared_module(line: &str) -> Option<&str> {
+    let line = ["pub ", "pub(crate) ", "pub(super) "]
+        .iter()
+        .find_map(|visibility| line.strip_prefix(visibility))
+        .unwrap_or(line);
+    line.strip_prefix("mod ")?.strip_suffix(';')
 }
 
 fn collect(root: &Path, dir: &Path, sources: &mut Sources) {
@@ -127,26 +173,27 @@ fn collect(root: &Path, dir: &Path, sources: &mut Sources) {
 }
 
 /// The edges, each import resolved to the module that defines the name,
-/// and the number of imports of a parent module's items.
-fn import_graph(sources: &Sources) -> (Graph, usize) {
+/// and the imports of an ancestor module's items (`module -> ancestor
+/// (name)`), the crate root's left out.
+fn import_graph(sources: &Sources) -> (Graph, Vec<String>) {
     let imports: BTreeMap<&str, Vec<Import>> = sources
         .iter()
         .map(|(module, text)| (module.as_str(), uses(module, text, sources)))
         .collect();
     let mut graph = Graph::new();
-    let mut from_parents = 0;
+    let mut upward = Vec::new();
     for (module, list) in &imports {
         let targets = graph.entry(module.to_string()).or_default();
         for import in list {
             let target = defining_module(&import.path, &imports, sources, 0);
-            if is_within(module, &target) {
-                from_parents += usize::from(!target.is_empty() && *module != target);
-            } else {
+            if !is_within(module, &target) {
                 targets.insert(target);
+            } else if !target.is_empty() && *module != target {
+                upward.push(format!("{module} -> {target} ({})", import.name));
             }
         }
     }
-    (graph, from_parents)
+    (graph, upward)
 }
 
 /// Whether `module` is `ancestor` or lies inside it (`""` holds them all).
@@ -236,7 +283,8 @@ fn use_statements(text: &str) -> Vec<UseStatement> {
             let Some(next) = lines.next() else { break };
             tree.push_str(next.trim());
         }
-        let tree = tree.split(';').next().unwrap_or_default().replace(' ', "");
+        let tree = tree.split(';').next().unwrap_or_default();
+        let tree = tree.split_whitespace().collect::<Vec<_>>().join(" ");
         statements.push(UseStatement {
             tree,
             nested: line.starts_with(' '),
@@ -257,6 +305,7 @@ fn expand(tree: &str) -> Vec<(Vec<String>, String)> {
 }
 
 fn expand_into(prefix: &[String], tree: &str, out: &mut Vec<(Vec<String>, String)>) {
+    let tree = tree.trim();
     if let Some(open) = tree.find('{') {
         let mut base = prefix.to_vec();
         base.extend(segments(tree[..open].trim_end_matches("::")));
@@ -266,7 +315,7 @@ fn expand_into(prefix: &[String], tree: &str, out: &mut Vec<(Vec<String>, String
         return;
     }
     let (path, alias) = tree
-        .split_once("as")
+        .split_once(" as ")
         .map_or((tree, None), |(p, a)| (p, Some(a)));
     let mut full = prefix.to_vec();
     full.extend(segments(path).filter(|part| *part != "self"));
@@ -297,7 +346,10 @@ fn split_top(list: &str) -> Vec<&str> {
         }
     }
     parts.push(&list[start..]);
-    parts.into_iter().filter(|part| !part.is_empty()).collect()
+    parts
+        .into_iter()
+        .filter(|part| !part.trim().is_empty())
+        .collect()
 }
 
 /// The path from the crate root, or `None` for an import from outside.
