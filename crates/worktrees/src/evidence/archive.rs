@@ -34,9 +34,9 @@ impl fmt::Debug for Archive {
 }
 
 impl Archive {
-    /// Open and validate the archive at `dir`: every check of the module
-    /// docs, in a fresh repository. Errors: unreadable (`ENOENT`, ...), or
-    /// failing a check (`EBADMSG`, naming the [`Check`]).
+    /// Open and validate the archive at `dir`: every check the evidence
+    /// [module docs](super) list, in a fresh repository. Errors: unreadable (`ENOENT`, ...), or
+    /// failing a check (`EBADMSG`, naming the [`Check`](validate::Check)).
     pub fn open(git: &Git, dir: &Path, cancel: &CancelToken) -> Result<Archive> {
         let files = validate::read(dir)?;
         let name = dir
