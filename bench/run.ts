@@ -48,7 +48,8 @@
  *
  * Environment: BENCH_TREES (default "gen,vendor,npm,mixed"), BENCH_ROUNDS
  * (default 15, 5 with --quick), BENCH_SECTIONS (default
- * "cold,cached,all,bytes,grep,fuzzy"), BENCH_JS_PEERS=1 (add tinyglobby, fdir
+ * "cold,cached,all,bytes,grep,fuzzy"), BENCH_GREP_KINDS (the grep rows by
+ * kind, default all: "literal,regex,no match,-i,dense"), BENCH_JS_PEERS=1 (add tinyglobby, fdir
  * and fast-glob to the listing sections, checked like every peer),
  * NATIVES_BENCH_DIR (run the `gen` rows over this directory instead),
  * NATIVES_BENCH_TREES (where the real trees live, see real-trees.ts).
@@ -93,6 +94,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 5 : 15));
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'cold,cached,all,bytes,grep,fuzzy').split(','));
 const TREES = (process.env.BENCH_TREES ?? TREE_NAMES.join(',')).split(',') as TreeName[];
 const JS_PEERS = process.env.BENCH_JS_PEERS === '1';
+/** The grep rows to run, by kind (`literal`, `regex`, `no match`, `-i`, `dense`); all by default. */
+const GREP_KINDS = process.env.BENCH_GREP_KINDS?.split(',');
+const grepKind = (k: GrepCase): boolean => !GREP_KINDS || GREP_KINDS.includes(k.kind);
 const LIMIT = 100;
 
 enum FileType { File = 1, Dir = 2, Symlink = 3, Other = 4 }
@@ -418,11 +422,11 @@ async function grepSection(n: NativesApi, t: Tree, rg: string): Promise<void> {
   const scopes = [await grepScope(n, t, rg, false)];
   if (t.nodeModules) scopes.push(await grepScope(n, t, rg, true));
   for (const scope of scopes) {
-    for (const k of t.cases) {
+    for (const k of t.cases.filter(grepKind)) {
       for (const limit of [undefined, LIMIT]) await grepRow(n, t, rg, scope, k, limit);
     }
   }
-  await grepRow(n, t, rg, scopes[scopes.length - 1]!, t.dense, undefined);
+  if (grepKind(t.dense)) await grepRow(n, t, rg, scopes[scopes.length - 1]!, t.dense, undefined);
 }
 
 async function fuzzy(n: NativesApi, t: Tree): Promise<unknown> {
