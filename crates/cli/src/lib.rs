@@ -22,6 +22,7 @@ mod grep_json;
 mod grep_print;
 mod grep_request;
 mod handover_cmd;
+mod outcome;
 mod pool_cmd;
 mod progress;
 mod runs_cmd;
@@ -31,42 +32,7 @@ use std::{ffi::OsString, io::Write, process::ExitCode};
 use clap::{CommandFactory, Parser};
 
 use args::{Cli, Command};
-
-/// How a command ended.
-pub enum Outcome {
-    /// It found or did what was asked (exit 0).
-    Matched,
-    /// Nothing matched, or nothing was done (exit 1).
-    NoMatch,
-    /// What was asked was refused, and the output says why (exit 3).
-    Refused,
-    /// A search answered, but part of the tree could not be entered or
-    /// read; stderr names each such path (exit 2, as `rg`).
-    Incomplete,
-    /// A command run on the user's behalf ended with this status.
-    Exited(u8),
-}
-
-impl Outcome {
-    /// `Matched` when anything was found.
-    pub fn from_count(found: u64) -> Outcome {
-        if found > 0 {
-            Outcome::Matched
-        } else {
-            Outcome::NoMatch
-        }
-    }
-
-    /// `Incomplete` when a search `incomplete`ly covered its tree, else
-    /// this outcome.
-    pub fn unless_incomplete(self, incomplete: bool) -> Outcome {
-        if incomplete {
-            Outcome::Incomplete
-        } else {
-            self
-        }
-    }
-}
+pub use outcome::Outcome;
 
 /// Run the command line `args` (the program name first) to its exit code.
 pub fn main(args: Vec<OsString>) -> ExitCode {
@@ -75,11 +41,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Err(err) => return errors::report(&err, &args),
     };
     match run(cli.command) {
-        Ok(Outcome::Matched) => ExitCode::SUCCESS,
-        Ok(Outcome::NoMatch) => ExitCode::from(1),
-        Ok(Outcome::Refused) => ExitCode::from(3),
-        Ok(Outcome::Incomplete) => ExitCode::from(2),
-        Ok(Outcome::Exited(code)) => ExitCode::from(code),
+        Ok(outcome) => outcome.exit_code(),
         Err(message) => {
             let _ = writeln!(std::io::stderr(), "natives: {message}");
             ExitCode::from(2)
