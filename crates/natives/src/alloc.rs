@@ -18,10 +18,16 @@
 //! generated tree, against 50 to 55 at once; 92 to 97 after 100 ms).
 //!
 //! Only the addon's own allocations use it: the JS engine keeps its own.
+//! mimalloc's own environment variables (`MIMALLOC_PURGE_DELAY`,
+//! `MIMALLOC_ARENA_EAGER_COMMIT`) still decide where they are set: a
+//! process that trades memory for speed otherwise can say so.
 
 /// `mi_option_purge_delay` in mimalloc's `mi_option_e` (`mimalloc.h`):
 /// how long freed pages are kept before they go back; 0 is at once.
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// The variable mimalloc reads `mi_option_purge_delay` from.
+const PURGE_DELAY_VAR: &str = "MIMALLOC_PURGE_DELAY";
 
 /// How long freed pages are kept before they go back (see the module docs).
 const PURGE_AFTER_MS: std::ffi::c_long = 5;
@@ -30,19 +36,29 @@ const PURGE_AFTER_MS: std::ffi::c_long = 5;
 /// memory as it is used rather than when the arena is made.
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 
+/// The variable mimalloc reads `mi_option_arena_eager_commit` from.
+const ARENA_EAGER_COMMIT_VAR: &str = "MIMALLOC_ARENA_EAGER_COMMIT";
+
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Set mimalloc's options when the addon loads, before its first
-/// allocation of any size.
+/// allocation of any size, unless the environment sets them.
 #[napi_derive::module_init]
 fn tune() {
-    // SAFETY: setting an option is a plain store into mimalloc's option
-    // table, valid at any time; these indices are checked by the test below.
-    unsafe {
-        libmimalloc_sys::mi_option_set(PURGE_DELAY, PURGE_AFTER_MS);
-        libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
+    set_unless_given(PURGE_DELAY, PURGE_DELAY_VAR, PURGE_AFTER_MS);
+    set_unless_given(ARENA_EAGER_COMMIT, ARENA_EAGER_COMMIT_VAR, 0);
+}
+
+/// Set `option` to `value` unless `var` is in the environment, where
+/// mimalloc reads it itself.
+fn set_unless_given(option: libmimalloc_sys::mi_option_t, var: &str, value: std::ffi::c_long) {
+    if std::env::var_os(var).is_some() {
+        return;
     }
+    // SAFETY: setting an option is a plain store into mimalloc's option
+    // table, valid at any time; the indices are checked by the test below.
+    unsafe { libmimalloc_sys::mi_option_set(option, value) }
 }
 
 #[cfg(test)]
@@ -72,5 +88,15 @@ mod tests {
             (PURGE_AFTER_MS, 0),
             "set when the addon loads"
         );
+    }
+
+    /// A variable mimalloc reads (here one always set, `PATH`, standing for
+    /// `MIMALLOC_PURGE_DELAY`) keeps the addon's value out.
+    #[test]
+    fn a_variable_in_the_environment_wins() {
+        set_unless_given(PURGE_DELAY, "PATH", PURGE_AFTER_MS + 1);
+        // SAFETY: reading an option is a plain load from its table.
+        let delay = unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) };
+        assert_eq!(delay, PURGE_AFTER_MS);
     }
 }
