@@ -46,7 +46,7 @@ use std::{
         Arc, Condvar, Mutex, MutexGuard,
         atomic::{AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use ignore::IncrementalIgnore;
@@ -66,6 +66,13 @@ use crate::{
     error::Result,
     walk::{self, ScanKey},
 };
+
+/// How long an answer looks for its cookie before it sleeps until the
+/// watcher wakes it. The watcher's thread routes a cookie in tens of
+/// microseconds, while a sleep and a wake-up cost about as much again: a
+/// first page of a cached grep took about 180 us, a hundred of them in
+/// waiting for the cookie.
+const COOKIE_SPIN: Duration = Duration::from_micros(200);
 
 /// How long an answer waits for its cookie. The cookie's event follows
 /// the events queued before it within microseconds on an idle machine; a
@@ -189,6 +196,9 @@ pub(crate) type Generation = u64;
 struct Shared {
     routes: Mutex<Routes>,
     cookie_arrived: Condvar,
+    /// [`Routes::cookie_seen`], stored after it: read by an answer waiting
+    /// for its cookie without taking the lock.
+    cookie_seen: AtomicU64,
     /// The content index: every event drops the entries of the path it
     /// names before any later cookie is seen (see `content_index`).
     contents: Arc<ContentIndex>,
@@ -244,6 +254,7 @@ impl Watching {
         let shared = Arc::new(Shared {
             routes: Mutex::new(Routes::default()),
             cookie_arrived: Condvar::new(),
+            cookie_seen: AtomicU64::new(0),
             contents,
             #[cfg(test)]
             stall: Mutex::new(()),
@@ -469,6 +480,9 @@ impl Watching {
         if std::fs::write(&path, b"").is_err() {
             return false;
         }
+        if self.cookie_seen_soon(cookie) {
+            return true;
+        }
         let routes = self.shared.lock();
         let (routes, _) = self
             .shared
@@ -479,6 +493,21 @@ impl Watching {
         drop(routes);
         let _ = std::fs::remove_file(&path);
         arrived
+    }
+
+    /// Whether `cookie` is routed within [`COOKIE_SPIN`], yielding the CPU
+    /// (to the watcher's thread, on a busy machine) between looks.
+    fn cookie_seen_soon(&self, cookie: u64) -> bool {
+        let started = Instant::now();
+        loop {
+            if self.shared.cookie_seen.load(Ordering::Acquire) >= cookie {
+                return true;
+            }
+            if started.elapsed() >= COOKIE_SPIN {
+                return false;
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// Watch `dir` for `key` (counted once per scan and directory). Over the
@@ -650,7 +679,14 @@ impl Shared {
             if path.parent() == Some(cookies) {
                 let number = path.file_name().and_then(|n| n.to_str()?.parse().ok());
                 if let Some(number) = number {
+                    if matches!(event.kind, EventKind::Create(_)) {
+                        // Removed here rather than by the answer that made
+                        // it, which goes on at once.
+                        let _ = std::fs::remove_file(path);
+                    }
                     routes.cookie_seen = routes.cookie_seen.max(number);
+                    self.cookie_seen
+                        .store(routes.cookie_seen, Ordering::Release);
                     self.cookie_arrived.notify_all();
                 }
             }
