@@ -133,7 +133,7 @@ impl From<GrepMode> for LibraryMode {
 /// a line, some lines of context before and after it, a truncation mark
 /// and a count; its text pieces (the lines before, its line, the lines
 /// after) follow one another in `text`.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct GrepColumns {
     /// The paths results are in, in order, each once per run of results
     /// in it, joined by `\0` within each chunk (a byte of a name that is not
@@ -277,7 +277,7 @@ fn columns<'a>(matches: impl IntoIterator<Item = &'a GrepMatch>) -> GrepColumns 
 }
 
 /// What the native `grep` and `search` resolve with.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativeGrepResult {
     /// The results; empty when they were streamed through `onBatch`.
     pub matches: GrepColumns,

@@ -93,7 +93,7 @@ pub struct NativeGlobOptions {
 }
 
 /// Matches as columns: `paths` joined by `\0` (in chunks), a type and an mtime per match.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct GlobColumns {
     /// Relative `/`-separated paths, joined by `\0` within each chunk, in
     /// order across chunks (a byte of a name that is not UTF-8 as the lone
@@ -135,7 +135,7 @@ pub fn unreadable_paths(unreadable: &[Unreadable]) -> Vec<UnreadablePath> {
 }
 
 /// What the native `glob` resolves with.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct NativeGlobResult {
     /// The matches; empty when they were streamed through `onBatch`.
     pub matches: GlobColumns,
