@@ -128,20 +128,20 @@ impl LeaseRecord {
         }
     }
 
-    /// Parse a record; anything but a whole version-1 record is an error
-    /// saying why.
-    pub(crate) fn parse(bytes: &[u8]) -> Result<LeaseRecord, String> {
+    /// Parse a record; anything but a whole version-1 record is a fault
+    /// saying what is wrong with it.
+    pub(crate) fn parse(bytes: &[u8]) -> Result<LeaseRecord, RecordFault> {
         if bytes.is_empty() {
-            return Err("empty lease record".to_owned());
+            return Err(RecordFault::Empty);
         }
         // Records are written ending in a newline: one without it was cut short.
         if !bytes.ends_with(b"\n") {
-            return Err("truncated lease record (no final newline)".to_owned());
+            return Err(RecordFault::Truncated);
         }
         let record: LeaseRecord = serde_json::from_slice(bytes)
-            .map_err(|err| format!("unreadable lease record: {err}"))?;
+            .map_err(|err| RecordFault::Unreadable(err.to_string()))?;
         if record.version != RECORD_VERSION {
-            return Err(format!("lease record version {} is not 1", record.version));
+            return Err(RecordFault::Version(record.version));
         }
         Ok(record)
     }
@@ -150,6 +150,31 @@ impl LeaseRecord {
         let mut bytes = serde_json::to_vec_pretty(self).expect("a lease record serialises");
         bytes.push(b'\n');
         bytes
+    }
+}
+
+/// What is wrong with a lease record that cannot be trusted: the lease
+/// is then in an unknown state, never reclaimed automatically.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordFault {
+    /// The file is empty.
+    Empty,
+    /// The record does not end in its final newline: it was cut short.
+    Truncated,
+    /// Not a lease record's JSON (what the parser said).
+    Unreadable(String),
+    /// A whole record of another version.
+    Version(u32),
+}
+
+impl std::fmt::Display for RecordFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordFault::Empty => write!(f, "empty lease record"),
+            RecordFault::Truncated => write!(f, "truncated lease record (no final newline)"),
+            RecordFault::Unreadable(why) => write!(f, "unreadable lease record: {why}"),
+            RecordFault::Version(version) => write!(f, "lease record version {version} is not 1"),
+        }
     }
 }
 
@@ -299,5 +324,31 @@ impl LeaseStatus {
             LeaseStatus::Stale => "stale",
             LeaseStatus::Unknown => "unknown",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each way a record falls short is named, and a whole record parses.
+    #[test]
+    fn a_record_that_falls_short_says_how() {
+        let owner = Owner::current("run", "node", "seat");
+        let whole = LeaseRecord::new(PathBuf::from("/cache"), owner).to_bytes();
+        let mut other_version = String::from_utf8(whole.clone()).unwrap();
+        other_version = other_version.replace("\"version\": 1", "\"version\": 2");
+        let table: &[(&[u8], Option<RecordFault>)] = &[
+            (&whole, None),
+            (b"", Some(RecordFault::Empty)),
+            (&whole[..whole.len() - 1], Some(RecordFault::Truncated)),
+            (other_version.as_bytes(), Some(RecordFault::Version(2))),
+        ];
+        for (bytes, fault) in table {
+            assert_eq!(LeaseRecord::parse(bytes).err(), *fault);
+        }
+        let garbage = LeaseRecord::parse(b"{not json\n").unwrap_err();
+        assert!(matches!(garbage, RecordFault::Unreadable(_)), "{garbage}");
+        assert!(garbage.to_string().starts_with("unreadable lease record: "));
     }
 }

@@ -84,7 +84,7 @@ impl<'a> Slot<'a> {
             None if held == Some(true) => Status::Active(None),
             None => Status::Free,
             Some(bytes) => match LeaseRecord::parse(&bytes) {
-                Err(why) => Status::Unknown(why),
+                Err(fault) => Status::Unknown(fault.to_string()),
                 Ok(record) => {
                     // A record-only holder (another host on a shared export)
                     // holds no kernel lock: its record alone says it lives.
@@ -130,7 +130,7 @@ impl<'a> Slot<'a> {
                     return Ok(Taken::Busy(self.active(Some(live))));
                 }
                 Ok(dead) => Some(dead),
-                Err(why) => return Ok(Taken::Busy(Busy::Unknown(why))),
+                Err(fault) => return Ok(Taken::Busy(Busy::Unknown(fault.to_string()))),
             },
         };
         let held = self.held(Some(lock), record);
@@ -143,7 +143,7 @@ impl<'a> Slot<'a> {
         Ok(match durable::read(self.record)? {
             None => self.active(None),
             Some(bytes) => match LeaseRecord::parse(&bytes) {
-                Err(why) => Busy::Unknown(why),
+                Err(fault) => Busy::Unknown(fault.to_string()),
                 // The lock is held but the record's owner is gone: someone
                 // is taking over right now.
                 Ok(record) if !record.owner.may_be_alive() => Busy::Contended,
@@ -165,7 +165,7 @@ impl<'a> Slot<'a> {
         };
         let existing = match LeaseRecord::parse(&bytes) {
             Ok(existing) => existing,
-            Err(why) => return Ok(Taken::Busy(Busy::Unknown(why))),
+            Err(fault) => return Ok(Taken::Busy(Busy::Unknown(fault.to_string()))),
         };
         if existing.owner.may_be_alive() {
             return Ok(Taken::Busy(self.active(Some(existing))));
@@ -218,7 +218,8 @@ impl<'a> Slot<'a> {
                 durable::remove(self.record)?;
                 Ok(Ok(Released::Dead(Box::new(record))))
             }
-            Err(why) => {
+            Err(fault) => {
+                let why = fault.to_string();
                 let aside = self
                     .record
                     .with_extension(format!("json.unknown-{}", now_ms()));
