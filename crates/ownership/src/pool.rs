@@ -575,9 +575,9 @@ impl Leases {
                         usage: *used,
                     });
                 }
-                Err(why) => report.kept.push(KeptMember {
+                Err(kept) => report.kept.push(KeptMember {
                     name: view.name.clone(),
-                    why,
+                    why: kept.describe(),
                 }),
             }
         }
@@ -592,10 +592,10 @@ impl Leases {
         pool: &PoolDir,
         view: &MemberView,
         owner: &Owner,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<std::result::Result<(), discard::Kept>> {
         let doomed = match discard::hold(self, &pool.id, view, owner)? {
             Ok(doomed) => doomed,
-            Err(kept) => return Ok(Err(kept.describe())),
+            Err(kept) => return Ok(Err(kept)),
         };
         let listed = view.in_state(MemberState::Ready);
         match member::read_member(&pool.files.member(&view.name))? {
@@ -603,7 +603,7 @@ impl Leases {
                 discard::discard(&pool.home, &pool.files, &record, doomed)?;
                 Ok(Ok(()))
             }
-            _ => Ok(Err("used or changed since it was measured".to_owned())),
+            _ => Ok(Err(discard::Kept::Changed)),
         }
     }
 }

@@ -28,7 +28,7 @@ use super::member::{MemberRecord, MemberState, MemberView, Recorded, is_member_n
 use crate::{
     fresh::{self, output_layouts},
     layout::PoolFiles,
-    lease::{AcquireOutcome, Guard, Leases, Owner, repository_within},
+    lease::{AcquireOutcome, Busy, Guard, Leases, Owner, repository_within},
 };
 use natives_system::{
     crash, durable,
@@ -50,19 +50,84 @@ pub(super) mod points {
 }
 
 /// Why a member was not discarded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(super) enum Kept {
-    /// In use: leased, cleaned up after, or a cargo runs in it.
-    Busy(String),
-    /// Refused by a guard (why).
-    Refused(String),
+    /// Leased, or cleaned up after: who holds it.
+    Busy(Busy),
+    /// A cargo runs in it (it holds a lock on a profile directory).
+    CargoRuns,
+    /// It is not the pool's own to remove whole.
+    NotOwned(NotOwned),
+    /// The build-cache prune guard refused its output.
+    Guarded(Error),
+    /// It was used or changed after the prune measured it.
+    Changed,
 }
 
 impl Kept {
+    /// Why, in a line: `busy: ...` or `refused: ...`.
     pub fn describe(&self) -> String {
         match self {
-            Kept::Busy(why) => format!("busy: {why}"),
-            Kept::Refused(why) => format!("refused: {why}"),
+            Kept::Busy(busy) => format!("busy: {}", busy.describe()),
+            Kept::CargoRuns => "busy: a cargo runs in it".to_owned(),
+            Kept::NotOwned(why) => format!("refused: {why}"),
+            Kept::Guarded(err) => format!("refused: {}", err.message()),
+            Kept::Changed => "used or changed since it was measured".to_owned(),
+        }
+    }
+}
+
+/// Why a directory is not the pool's own to remove whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum NotOwned {
+    /// No readable member record names it.
+    NoRecord,
+    /// Not `member-<n>` right in `pool` as its record says.
+    NotAMember {
+        /// The directory.
+        dir: PathBuf,
+        /// The pool it should be in.
+        pool: PathBuf,
+    },
+    /// Something other than a directory where the member's is.
+    NotADirectory(PathBuf),
+    /// A git repository at any depth (a build script's checkout under
+    /// `build/*/out` may hold commits nobody pushed).
+    HoldsRepository {
+        /// The member's directory.
+        dir: PathBuf,
+        /// The repository found in it.
+        repository: PathBuf,
+    },
+    /// It could not be looked through (what the system said).
+    NotLookedThrough {
+        /// The member's directory.
+        dir: PathBuf,
+        /// Why.
+        why: String,
+    },
+}
+
+impl std::fmt::Display for NotOwned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotOwned::NoRecord => write!(f, "no readable member record names it"),
+            NotOwned::NotAMember { dir, pool } => write!(
+                f,
+                "{}: not a member directory of {}",
+                dir.display(),
+                pool.display()
+            ),
+            NotOwned::NotADirectory(dir) => write!(f, "{}: not a directory", dir.display()),
+            NotOwned::HoldsRepository { dir, repository } => write!(
+                f,
+                "{}: holds a git repository ({}: a .git, or a bare repository's layout), which may hold commits found nowhere else",
+                dir.display(),
+                repository.display()
+            ),
+            NotOwned::NotLookedThrough { dir, why } => {
+                write!(f, "{}: not looked through: {why}", dir.display())
+            }
         }
     }
 }
@@ -82,20 +147,20 @@ pub(super) fn hold(
     owner: &Owner,
 ) -> Result<std::result::Result<Doomed, Kept>> {
     if let Err(why) = owned_by_pool(pool, member) {
-        return Ok(Err(Kept::Refused(why)));
+        return Ok(Err(Kept::NotOwned(why)));
     }
     let guard = match leases.try_acquire_maintenance(&member.dir, owner)? {
         AcquireOutcome::Acquired(guard) => guard,
-        AcquireOutcome::Busy(busy) => return Ok(Err(Kept::Busy(busy.describe()))),
+        AcquireOutcome::Busy(busy) => return Ok(Err(Kept::Busy(busy))),
     };
     let Some(cargo) = cargo_locks(&member.dir)? else {
-        return Ok(Err(Kept::Busy("a cargo runs in it".to_owned())));
+        return Ok(Err(Kept::CargoRuns));
     };
     if member.in_state(MemberState::Ready).is_some()
         && has_output(&member.dir)
         && let Err(err) = leases.prunable(&member.dir)
     {
-        return Ok(Err(Kept::Refused(err.message().to_owned())));
+        return Ok(Err(Kept::Guarded(err)));
     }
     Ok(Ok(Doomed {
         guard,
@@ -156,40 +221,40 @@ fn remove_tree(dir: &Path) -> Result<()> {
 }
 
 /// Why `member` is not the pool's own to remove, if it is not.
-fn owned_by_pool(pool: &Path, member: &MemberView) -> std::result::Result<(), String> {
+fn owned_by_pool(pool: &Path, member: &MemberView) -> std::result::Result<(), NotOwned> {
     let Recorded::Member(record) = &member.record else {
-        return Err("no readable member record names it".to_owned());
+        return Err(NotOwned::NoRecord);
     };
     let named = member.dir.parent() == Some(pool)
         && is_member_name(&member.name)
         && record.dir == member.dir
         && record.name == member.name;
     if !named {
-        return Err(format!(
-            "{}: not a member directory of {}",
-            member.dir.display(),
-            pool.display()
-        ));
+        return Err(NotOwned::NotAMember {
+            dir: member.dir.clone(),
+            pool: pool.to_path_buf(),
+        });
     }
     match fs::symlink_metadata(&member.dir) {
-        Ok(meta) if !meta.is_dir() => Err(format!("{}: not a directory", member.dir.display())),
+        Ok(meta) if !meta.is_dir() => Err(NotOwned::NotADirectory(member.dir.clone())),
         Ok(_) => holds_no_repository(&member.dir),
         _ => Ok(()),
     }
 }
 
-/// Why `dir` may not go whole: a git repository at any depth (a build
-/// script's checkout under `build/*/out` may hold commits nobody pushed),
-/// or a directory that cannot be looked through.
-fn holds_no_repository(dir: &Path) -> std::result::Result<(), String> {
+/// Why `dir` may not go whole: a git repository at any depth, or a
+/// directory that cannot be looked through.
+fn holds_no_repository(dir: &Path) -> std::result::Result<(), NotOwned> {
     match repository_within(dir) {
         Ok(None) => Ok(()),
-        Ok(Some(repo)) => Err(format!(
-            "{}: holds a git repository ({}: a .git, or a bare repository's layout), which may hold commits found nowhere else",
-            dir.display(),
-            repo.display()
-        )),
-        Err(err) => Err(format!("{}: not looked through: {err}", dir.display())),
+        Ok(Some(repository)) => Err(NotOwned::HoldsRepository {
+            dir: dir.to_path_buf(),
+            repository,
+        }),
+        Err(err) => Err(NotOwned::NotLookedThrough {
+            dir: dir.to_path_buf(),
+            why: err.to_string(),
+        }),
     }
 }
 
@@ -248,4 +313,51 @@ fn subdirectories(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Whether cargo laid any output out in `dir`.
 fn has_output(dir: &Path) -> bool {
     output_layouts(dir).map_or(true, |layouts| !layouts.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a kept member's report says, one line per reason.
+    #[test]
+    fn each_reason_to_keep_a_member_reads_as_it_did() {
+        let dir = PathBuf::from("/pool/member-1");
+        let table = [
+            (
+                Kept::NotOwned(NotOwned::NoRecord),
+                "refused: no readable member record names it",
+            ),
+            (
+                Kept::NotOwned(NotOwned::NotAMember {
+                    dir: dir.clone(),
+                    pool: PathBuf::from("/pool"),
+                }),
+                "refused: /pool/member-1: not a member directory of /pool",
+            ),
+            (
+                Kept::NotOwned(NotOwned::NotADirectory(dir.clone())),
+                "refused: /pool/member-1: not a directory",
+            ),
+            (
+                Kept::NotOwned(NotOwned::NotLookedThrough {
+                    dir: dir.clone(),
+                    why: "Permission denied".to_owned(),
+                }),
+                "refused: /pool/member-1: not looked through: Permission denied",
+            ),
+            (Kept::CargoRuns, "busy: a cargo runs in it"),
+            (Kept::Changed, "used or changed since it was measured"),
+        ];
+        for (kept, line) in table {
+            assert_eq!(kept.describe(), line);
+        }
+        let repository = Kept::NotOwned(NotOwned::HoldsRepository {
+            dir,
+            repository: PathBuf::from("/pool/member-1/out/checkout"),
+        });
+        assert!(repository.describe().starts_with(
+            "refused: /pool/member-1: holds a git repository (/pool/member-1/out/checkout: "
+        ));
+    }
 }
