@@ -489,7 +489,34 @@ pub struct TaskRecord {
 }
 
 /// One step from a schema version to the next.
-type Migration = fn(Map<String, Value>) -> Result<Map<String, Value>, String>;
+type Migration = fn(Map<String, Value>) -> Result<Map<String, Value>, Unmigratable>;
+
+/// What keeps a record of an older version from its next version's shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Unmigratable {
+    /// Version 1's `candidates` is not an object keyed by name.
+    CandidatesNotKeyed,
+    /// Version 1's candidate of this name is not an object.
+    CandidateNotAnObject(String),
+    /// Version 1's `releasedBranch` is neither a string nor null.
+    ReleasedBranchNotAName,
+}
+
+impl std::fmt::Display for Unmigratable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unmigratable::CandidatesNotKeyed => {
+                write!(f, "version 1 candidates must be an object keyed by name")
+            }
+            Unmigratable::CandidateNotAnObject(name) => {
+                write!(f, "version 1 candidate {name} must be an object")
+            }
+            Unmigratable::ReleasedBranchNotAName => {
+                write!(f, "version 1 releasedBranch must be a string or null")
+            }
+        }
+    }
+}
 
 /// The steps from version 1 to [`SCHEMA_VERSION`], in order, for runs.
 const RUN_MIGRATIONS: [Migration; 1] = [run_1_to_2];
@@ -499,18 +526,18 @@ const TASK_MIGRATIONS: [Migration; 1] = [Ok];
 
 /// Version 1 kept candidates keyed by name, the root as `root` and a single
 /// released branch.
-fn run_1_to_2(mut record: Map<String, Value>) -> Result<Map<String, Value>, String> {
+fn run_1_to_2(mut record: Map<String, Value>) -> Result<Map<String, Value>, Unmigratable> {
     if let Some(root) = record.remove("root") {
         record.insert("worktreeRoot".into(), root);
     }
     if let Some(candidates) = record.remove("candidates") {
         let Value::Object(by_name) = candidates else {
-            return Err("version 1 candidates must be an object keyed by name".into());
+            return Err(Unmigratable::CandidatesNotKeyed);
         };
         let mut list = Vec::new();
         for (name, candidate) in by_name {
             let Value::Object(mut candidate) = candidate else {
-                return Err(format!("version 1 candidate {name} must be an object"));
+                return Err(Unmigratable::CandidateNotAnObject(name));
             };
             candidate.insert("name".into(), Value::String(name));
             list.push(Value::Object(candidate));
@@ -521,7 +548,7 @@ fn run_1_to_2(mut record: Map<String, Value>) -> Result<Map<String, Value>, Stri
         let branches = match branch {
             Value::Null => vec![],
             Value::String(_) => vec![branch],
-            _ => return Err("version 1 releasedBranch must be a string or null".into()),
+            _ => return Err(Unmigratable::ReleasedBranchNotAName),
         };
         record.insert("releasedBranches".into(), Value::Array(branches));
     }
@@ -564,7 +591,7 @@ fn decode<T: serde::de::DeserializeOwned>(
         .filter(|&v| v >= 1)
         .ok_or_else(|| corrupt("no schema version".into()))?;
     for step in migrations.iter().skip(version as usize - 1) {
-        record = step(record).map_err(corrupt)?;
+        record = step(record).map_err(|fault| corrupt(fault.to_string()))?;
     }
     let current = version.max(SCHEMA_VERSION);
     record.insert("version".into(), Value::from(current));
@@ -576,4 +603,43 @@ pub(crate) fn encode(record: &impl Serialize) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(record).expect("a registry record always serialises");
     bytes.push(b'\n');
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A version 1 run whose fields have the wrong shape names the field,
+    /// and the record is reported unreadable, left as it is.
+    #[test]
+    fn a_version_1_run_of_the_wrong_shape_says_which_field() {
+        let table = [
+            (json!({"candidates": []}), Unmigratable::CandidatesNotKeyed),
+            (
+                json!({"candidates": {"A": 1}}),
+                Unmigratable::CandidateNotAnObject("A".into()),
+            ),
+            (
+                json!({"releasedBranch": 7}),
+                Unmigratable::ReleasedBranchNotAName,
+            ),
+        ];
+        for (fields, fault) in table {
+            let Value::Object(record) = fields else {
+                unreachable!()
+            };
+            assert_eq!(run_1_to_2(record.clone()).unwrap_err(), fault);
+            let mut v1 = record;
+            v1.insert("version".into(), Value::from(1));
+            let bytes = serde_json::to_vec(&v1).unwrap();
+            let err = decode_run(&bytes, Path::new("run.json")).unwrap_err();
+            assert!(
+                err.to_string()
+                    .ends_with(&format!("left as it is: {fault}")),
+                "{err}"
+            );
+        }
+    }
 }
