@@ -196,8 +196,9 @@ pub(crate) type Generation = u64;
 struct Shared {
     routes: Mutex<Routes>,
     cookie_arrived: Condvar,
-    /// [`Routes::cookie_seen`], stored after it: read by an answer waiting
-    /// for its cookie without taking the lock.
+    /// The highest cookie whose event was routed, stored under the
+    /// routes' lock (so a wait on `cookie_arrived` misses no store) and
+    /// read without it by an answer looking for its cookie.
     cookie_seen: AtomicU64,
     /// The content index: every event drops the entries of the path it
     /// names before any later cookie is seen (see `content_index`).
@@ -213,8 +214,6 @@ struct Routes {
     keys: HashMap<ScanKey, Route>,
     /// Every watched directory and how many scans hold it.
     holders: HashMap<PathBuf, usize>,
-    /// The highest cookie whose event was routed.
-    cookie_seen: u64,
     stats: WatchStats,
 }
 
@@ -487,9 +486,11 @@ impl Watching {
         let (routes, _) = self
             .shared
             .cookie_arrived
-            .wait_timeout_while(routes, COOKIE_WAIT, |r| r.cookie_seen < cookie)
+            .wait_timeout_while(routes, COOKIE_WAIT, |_| {
+                self.shared.cookie_seen.load(Ordering::Acquire) < cookie
+            })
             .unwrap_or_else(|p| p.into_inner());
-        let arrived = routes.cookie_seen >= cookie;
+        let arrived = self.shared.cookie_seen.load(Ordering::Acquire) >= cookie;
         drop(routes);
         let _ = std::fs::remove_file(&path);
         arrived
@@ -684,9 +685,7 @@ impl Shared {
                         // it, which goes on at once.
                         let _ = std::fs::remove_file(path);
                     }
-                    routes.cookie_seen = routes.cookie_seen.max(number);
-                    self.cookie_seen
-                        .store(routes.cookie_seen, Ordering::Release);
+                    self.cookie_seen.fetch_max(number, Ordering::Release);
                     self.cookie_arrived.notify_all();
                 }
             }
