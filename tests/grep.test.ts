@@ -249,7 +249,7 @@ describe('results cross the boundary as columns', () => {
     const files: Record<string, string> = {
       'a/ascii.txt': 'needle one\n\nneedle two\nafter\n',
       'a/wide.txt': `${many.join('\n')}\n`,
-      'b/long.txt': `before\nneedle ${'ß'.repeat(100_000)}\n${'x'.repeat(70_000)}\nneedle end\n`,
+      'b/long.txt': `before\nneedle ${'ß'.repeat(100_000)}\n${'x'.repeat(70_000)}\nneedle end\n${'😀'.repeat(20_000)}\nneedle 😀\n`,
       'c/empty-context.txt': '\nneedle\n\n',
     };
     const dir = fixture('grep-columns', files);

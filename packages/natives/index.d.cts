@@ -288,7 +288,10 @@ export interface GrepColumns {
   text: string[]
   /** Pieces (lines) in each chunk of `text`. */
   textPieces: Uint32Array
-  /** Length of each piece of `text`, in UTF-16 code units. */
+  /**
+   * Length of each piece of `text`, in UTF-16 code units; a piece alone
+   * in its chunk is the whole chunk (its length here may be 0).
+   */
   textLengths: Uint32Array
   /** Per result: its lines of context before. */
   contextBefore: Uint32Array

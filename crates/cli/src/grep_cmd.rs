@@ -76,7 +76,7 @@ fn search(request: &Request) -> Result<Outcome, String> {
         &mut |found| {
             printed += 1;
             progress.print(|| {
-                out.write(|w| printer.print(w, found));
+                out.write(|w| printer.print(w, &found));
                 if progress.shares_screen() {
                     out.flush();
                 }

@@ -36,33 +36,72 @@ pub struct Chunks {
     chunks: Vec<Vec<u8>>,
     /// Pieces in each chunk.
     pieces: Vec<u32>,
+    /// Per chunk, its form when every piece in it came as text (and so is
+    /// known to be UTF-8, and known ASCII or not); `None` once a piece of
+    /// bytes joined it, to be found by one validation when it crosses.
+    forms: Vec<Option<Form>>,
 }
 
 impl Chunks {
     /// Append `piece`, after `separator` when its chunk already holds one.
     pub fn push(&mut self, piece: &[u8], separator: Option<u8>) {
+        self.append(piece, separator, None);
+    }
+
+    /// Whether a piece of `len` bytes is too long to share a chunk: it is
+    /// one chunk alone, and its length is the chunk's.
+    pub fn stands_alone(len: usize) -> bool {
+        len > CHUNK_BYTES
+    }
+
+    /// Append `text`, which is ASCII when `ascii` says so. A piece that
+    /// [stands alone](Chunks::stands_alone) becomes a chunk as it is, its
+    /// bytes not copied (in a dense search of minified files most of the
+    /// text is such lines).
+    pub fn push_text(&mut self, text: String, ascii: bool) {
+        let form = Some(if ascii { Form::Latin1 } else { Form::Utf8 });
+        if !Chunks::stands_alone(text.len()) {
+            return self.append(text.as_bytes(), None, form);
+        }
+        self.chunks.push(text.into_bytes());
+        self.pieces.push(1);
+        self.forms.push(form);
+    }
+
+    fn append(&mut self, piece: &[u8], separator: Option<u8>, form: Option<Form>) {
         let sep = usize::from(separator.is_some());
-        match (self.chunks.last_mut(), self.pieces.last_mut()) {
-            (Some(chunk), Some(count)) if chunk.len() + sep + piece.len() <= CHUNK_BYTES => {
+        let last = (
+            self.chunks.last_mut(),
+            self.pieces.last_mut(),
+            self.forms.last_mut(),
+        );
+        match last {
+            (Some(chunk), Some(count), Some(known))
+                if chunk.len() + sep + piece.len() <= CHUNK_BYTES =>
+            {
                 chunk.extend(separator);
                 chunk.extend_from_slice(piece);
                 *count += 1;
+                *known = Form::joined(*known, form);
             }
             _ => {
                 let mut chunk = buffer_for(piece.len());
                 chunk.extend_from_slice(piece);
                 self.chunks.push(chunk);
                 self.pieces.push(1);
+                self.forms.push(form);
             }
         }
     }
 
     /// The chunks as JS strings, and how many pieces each holds.
     pub fn finish(self) -> (Vec<JsChunk>, Vec<u32>) {
-        (
-            self.chunks.into_iter().map(JsChunk::new).collect(),
-            self.pieces,
-        )
+        let chunks = self.chunks.into_iter().zip(self.forms);
+        let js = chunks.map(|(bytes, form)| match form {
+            Some(form) => JsChunk { bytes, form },
+            None => JsChunk::new(bytes),
+        });
+        (js.collect(), self.pieces)
     }
 }
 
@@ -109,6 +148,18 @@ enum Form {
     /// ([`crate::names`]); a separator is ASCII, so it is never part of a
     /// sequence and escapes never cross pieces.
     Utf16,
+}
+
+impl Form {
+    /// The form of a chunk of form `chunk` once a piece of form `piece`
+    /// joined it: known only when both are.
+    fn joined(chunk: Option<Form>, piece: Option<Form>) -> Option<Form> {
+        match (chunk?, piece?) {
+            (Form::Latin1, Form::Latin1) => Some(Form::Latin1),
+            (Form::Utf16, _) | (_, Form::Utf16) => None,
+            _ => Some(Form::Utf8),
+        }
+    }
 }
 
 impl JsChunk {
@@ -200,6 +251,55 @@ mod tests {
         }
         assert_eq!(spare.len(), SPARE_CHUNKS);
         assert!(spare.iter().all(|b| b.capacity() == CHUNK_BYTES));
+    }
+
+    /// A text piece too long to share a chunk becomes one with its own
+    /// buffer, not a copy of it.
+    #[test]
+    fn a_long_text_piece_crosses_in_its_own_buffer() {
+        let long = "\u{e9}".repeat(CHUNK_BYTES);
+        let address = long.as_ptr();
+        let mut chunks = Chunks::default();
+        chunks.push_text("before".into(), true);
+        chunks.push_text(long, false);
+        chunks.push_text("after".into(), true);
+        let (crossed, pieces) = chunks.finish();
+        assert_eq!(pieces, [1, 1, 1]);
+        assert_eq!(crossed[1].bytes.as_ptr(), address);
+        assert_eq!(crossed[1].form, Form::Utf8);
+    }
+
+    /// The form known from text pieces is the one a validation of the
+    /// chunk finds, and a chunk with bytes pushed is validated.
+    #[test]
+    fn a_chunk_s_known_form_is_the_one_its_bytes_have() {
+        enum Piece {
+            Text(&'static str),
+            Bytes(&'static [u8]),
+        }
+        use Piece::{Bytes, Text};
+        let cases: &[&[Piece]] = &[
+            &[Text("a"), Text("b")],
+            &[Text("a"), Text("caf\u{e9}")],
+            &[Text("caf\u{e9}"), Text("b")],
+            &[Text("a"), Bytes(b"b")],
+            &[Text("a"), Bytes(b"caf\xe9")],
+            &[Bytes(b"caf\xc3\xa9"), Text("b")],
+        ];
+        for case in cases {
+            let mut chunks = Chunks::default();
+            for piece in *case {
+                match piece {
+                    Text(text) => chunks.push_text(text.to_string(), text.is_ascii()),
+                    Bytes(bytes) => chunks.push(bytes, None),
+                }
+            }
+            let (crossed, _) = chunks.finish();
+            let [chunk] = &crossed[..] else {
+                panic!("one chunk")
+            };
+            assert_eq!(chunk.form, JsChunk::new(chunk.bytes.clone()).form);
+        }
     }
 
     #[test]

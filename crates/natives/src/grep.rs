@@ -27,6 +27,7 @@ use natives_scan::{
 };
 
 use crate::{
+    alloc,
     cancel::CancelToken,
     chunks::{Chunks, JsChunk},
     errors::on_js_thread,
@@ -152,7 +153,8 @@ pub struct GrepColumns {
     pub text: Vec<JsChunk>,
     /// Pieces (lines) in each chunk of `text`.
     pub text_pieces: Uint32Array,
-    /// Length of each piece of `text`, in UTF-16 code units.
+    /// Length of each piece of `text`, in UTF-16 code units; a piece alone
+    /// in its chunk is the whole chunk (its length here may be 0).
     pub text_lengths: Uint32Array,
     /// Per result: its lines of context before.
     pub context_before: Uint32Array,
@@ -195,31 +197,41 @@ impl ColumnBuilder {
         self.path_indices.push(self.paths_pushed - 1);
     }
 
-    fn push_text(&mut self, line: &str) {
-        self.text.push(line.as_bytes(), None);
-        self.text_lengths.push(utf16_len(line) as u32);
+    fn push_text(&mut self, line: String) {
+        let ascii = line.is_ascii();
+        // A line alone in its chunk is as long as the chunk: JS needs no
+        // count of it, which for the long non-ASCII lines of minified files
+        // took a twentieth of a dense search.
+        let units = match ascii {
+            true => line.len(),
+            false if Chunks::stands_alone(line.len()) => 0,
+            false => utf16_len(&line),
+        };
+        self.text_lengths.push(units as u32);
+        self.text.push_text(line, ascii);
     }
 
-    fn push_context(&mut self, lines: &[(u64, String)]) -> u32 {
+    fn push_context(&mut self, lines: Vec<(u64, String)>) -> u32 {
+        let count = lines.len() as u32;
         for (number, line) in lines {
-            self.context_line_numbers.push(*number as f64);
+            self.context_line_numbers.push(number as f64);
             self.push_text(line);
         }
-        lines.len() as u32
+        count
     }
 }
 
 impl Batch for ColumnBuilder {
-    type Item<'a> = &'a GrepMatch;
+    type Item<'a> = GrepMatch;
     type Js = GrepColumns;
 
-    fn push(&mut self, found: &GrepMatch) {
+    fn push(&mut self, found: GrepMatch) {
         self.push_path(&found.path);
         self.line_numbers.push(found.line_number as f64);
-        let before = self.push_context(&found.context_before);
+        let before = self.push_context(found.context_before);
         self.context_before.push(before);
-        self.push_text(&found.line);
-        let after = self.push_context(&found.context_after);
+        self.push_text(found.line);
+        let after = self.push_context(found.context_after);
         self.context_after.push(after);
         self.truncated.push(u8::from(found.truncated));
         self.match_counts.push(found.match_count as f64);
@@ -248,8 +260,9 @@ impl Batch for ColumnBuilder {
 }
 
 /// The length of `text` in UTF-16 code units: one per character, two for
-/// a character of four UTF-8 bytes. ASCII (most lines) is its byte length;
-/// otherwise bytes are counted (every byte but a continuation byte starts a
+/// a character of four UTF-8 bytes. ASCII (most lines, which callers that
+/// know it measure by their byte length) is its byte length; otherwise
+/// bytes are counted (every byte but a continuation byte starts a
 /// character, a lead byte of 0xF0 or above a four-byte one) in runs short
 /// enough for byte-wide counters, which the compiler vectorises; walking
 /// `chars` took a twelfth of a dense search of minified files.
@@ -270,7 +283,7 @@ fn utf16_len(text: &str) -> usize {
         .sum()
 }
 
-fn columns<'a>(matches: impl IntoIterator<Item = &'a GrepMatch>) -> GrepColumns {
+fn columns(matches: impl IntoIterator<Item = GrepMatch>) -> GrepColumns {
     let mut builder = ColumnBuilder::default();
     matches.into_iter().for_each(|found| builder.push(found));
     builder.finish()
@@ -358,8 +371,12 @@ fn run_grep(
     outlet: Option<&Outlet<GrepColumns>>,
 ) -> Result<NativeGrepResult, Error> {
     let keep = std::mem::replace(&mut options.retain_matches, false);
-    let grep = |on_match: &mut dyn FnMut(&GrepMatch)| {
-        natives_scan::grep::grep(&options, cache::global(), token, on_match)
+    let mut holder = PageHolder::default();
+    let mut grep = |on_match: &mut dyn FnMut(GrepMatch)| {
+        natives_scan::grep::grep(&options, cache::global(), token, &mut |found| {
+            holder.note(&found);
+            on_match(found)
+        })
     };
     Ok(match outlet {
         Some(outlet) => {
@@ -383,6 +400,29 @@ fn run_grep(
     })
 }
 
+/// Result text past which a search holds freed pages until it ends (see
+/// [`alloc::hold_pages`]): one returning less frees too little for purges to
+/// cost much, and should not pay for the collection at the end of a hold.
+const HOLD_PAGES_AFTER: usize = 8 << 20;
+
+/// Holds freed pages once a search's results pass [`HOLD_PAGES_AFTER`]
+/// bytes of text, until it is dropped.
+#[derive(Default)]
+struct PageHolder {
+    text: usize,
+    held: Option<alloc::PagesHeld>,
+}
+
+impl PageHolder {
+    fn note(&mut self, found: &GrepMatch) {
+        let context = found.context_before.iter().chain(&found.context_after);
+        self.text += found.line.len() + context.map(|(_, line)| line.len()).sum::<usize>();
+        if self.held.is_none() && self.text > HOLD_PAGES_AFTER {
+            self.held = Some(alloc::hold_pages());
+        }
+    }
+}
+
 /// Search `content` in memory, as one file (path options do not apply).
 /// Throws an `Error` with code `EINVAL` for a bad regex or option.
 #[napi(js_name = "nativeSearch")]
@@ -397,8 +437,9 @@ pub fn native_search(
     };
     on_js_thread(&env, || {
         let options = convert_options(options)?;
-        let outcome = natives_scan::grep::search(bytes, &options, &LibraryToken::new())?;
-        Ok(to_js_result(&outcome, columns(&outcome.matches), 0))
+        let mut outcome = natives_scan::grep::search(bytes, &options, &LibraryToken::new())?;
+        let matches = columns(std::mem::take(&mut outcome.matches));
+        Ok(to_js_result(&outcome, matches, 0))
     })
 }
 

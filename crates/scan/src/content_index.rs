@@ -65,7 +65,7 @@ mod learned;
 mod paths;
 mod postings;
 
-pub(crate) use self::learned::{Answer, Answers};
+pub(crate) use self::learned::{Answer, Answers, OfferedAnswer};
 use self::{
     identity::Identity,
     learned::{Known, Learned},
@@ -426,7 +426,7 @@ impl ContentIndex {
         (query, relative): (&str, &[u8]),
         (identity, links): (&Identity, u64),
         (start, stamp): (ReadStart, Option<Stamp>),
-        found: Option<(Answer, usize)>,
+        found: Option<OfferedAnswer<'_>>,
     ) {
         let room = self.room_for(corpus);
         let at = (query, relative);
@@ -585,7 +585,7 @@ impl Corpus {
         (query, relative): (&str, &[u8]),
         (identity, links): (&Identity, u64),
         (start, stamp): (ReadStart, Option<Stamp>),
-        (found, room): (Option<(Answer, usize)>, usize),
+        (found, room): (Option<OfferedAnswer<'_>>, usize),
     ) {
         let mut state = self.lock();
         let Some(id) = state.paths.get(relative) else {

@@ -82,7 +82,7 @@ use search::{Shape, Stop};
 
 /// Search the files under `options.path` (or that one file).
 ///
-/// `on_match` sees each returned result once, in result order, as soon as
+/// `on_match` takes each returned result once, in result order, as soon as
 /// it is decided: when every file before its own has been searched, not
 /// after the whole search. `token` is checked before any work, between
 /// files and before every read.
@@ -90,7 +90,7 @@ pub fn grep(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
-    on_match: &mut dyn FnMut(&GrepMatch),
+    on_match: &mut dyn FnMut(GrepMatch),
 ) -> Result<GrepOutcome> {
     grep_with_progress(options, cache, token, on_match, &mut |_| {})
 }
@@ -107,7 +107,7 @@ pub fn grep_with_progress(
     options: &GrepOptions,
     cache: &ScanCache,
     token: &CancelToken,
-    on_match: &mut dyn FnMut(&GrepMatch),
+    on_match: &mut dyn FnMut(GrepMatch),
     on_progress: &mut dyn FnMut(&GrepOutcome),
 ) -> Result<GrepOutcome> {
     let backlog = Backlog::new(options.max_buffered_bytes);
@@ -149,7 +149,7 @@ pub fn grep_observed(
 /// What a search calls back: see [`grep_with_progress`] and
 /// [`grep_observed`].
 struct Hooks<'h> {
-    on_match: &'h mut dyn FnMut(&GrepMatch),
+    on_match: &'h mut dyn FnMut(GrepMatch),
     on_progress: &'h mut dyn FnMut(&GrepOutcome),
     observed: Option<(&'h dyn FileObserver, OnObserved<'h>)>,
 }
@@ -294,15 +294,19 @@ pub fn search(content: &[u8], options: &GrepOptions, token: &CancelToken) -> Res
                 Ok(()) => Error::new(ErrorKind::Io, format!("in-memory search: {err}")),
             }
         })?;
-    let (mut ignore, mut quiet) = (|_: &GrepMatch| {}, |_: &GrepOutcome| {});
-    // With no callback to take them, results are always kept.
-    let retained = GrepOptions {
-        retain_matches: true,
+    // With no callback to take them, results are always kept: taken
+    // rather than retained, so none is copied.
+    let mut taken = Vec::new();
+    let (mut take, mut quiet) = (|found| taken.push(found), |_: &GrepOutcome| {});
+    let unretained = GrepOptions {
+        retain_matches: false,
         ..options.clone()
     };
-    let mut emitter = Emitter::new(&retained, GrepOutcome::default(), &mut ignore, &mut quiet);
+    let mut emitter = Emitter::new(&unretained, GrepOutcome::default(), &mut take, &mut quiet);
     emitter.file(b"", report);
-    Ok(emitter.outcome)
+    let mut outcome = emitter.outcome;
+    outcome.matches = taken;
+    Ok(outcome)
 }
 
 #[cfg(test)]

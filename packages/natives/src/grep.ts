@@ -287,7 +287,9 @@ function textPieces(columns: GrepColumns): { next(): string } {
         at = 0;
       }
       left--;
-      const end = at + textLengths[piece++];
+      // A piece alone in its chunk is the chunk (its length is not counted).
+      const end = perChunk[chunk] === 1 ? text[chunk].length : at + textLengths[piece];
+      piece++;
       const line = text[chunk].slice(at, end);
       at = end;
       return line;

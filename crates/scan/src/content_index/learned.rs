@@ -27,6 +27,12 @@ pub(crate) type Answer = Arc<dyn Any + Send + Sync>;
 /// copy-on-write.
 pub(crate) type Answers = Arc<HashMap<u32, (Answer, usize), QuickHash>>;
 
+/// An answer offered for keeping: its bytes, and how to make it. It is
+/// made only once it is known to fit: a dense search's reports (hundreds of
+/// thousands of lines) mostly do not, and copying each one to learn that
+/// took a twelfth of such a search.
+pub(crate) type OfferedAnswer<'a> = (&'a dyn Fn() -> Answer, usize);
+
 /// Queries kept (the least recently used leaves first): as many as
 /// compiled patterns are kept.
 pub(crate) const QUERIES_KEPT: usize = 32;
@@ -83,10 +89,11 @@ impl Learned {
         self.entry(query).missed.insert(id);
     }
 
-    /// `query` found `answer` (of `bytes` bytes) in file `id`. Past
-    /// [`ANSWER_BYTES`] the least recently used other queries' answers go
-    /// first; an answer that does not fit even then is not kept.
-    pub(crate) fn answer(&mut self, query: &str, id: u32, (answer, bytes): (Answer, usize)) {
+    /// `query` found an answer (of `bytes` bytes, made by `make`) in file
+    /// `id`. Past [`ANSWER_BYTES`] the least recently used other queries'
+    /// answers go first; an answer that does not fit even then is neither
+    /// made nor kept.
+    pub(crate) fn answer(&mut self, query: &str, id: u32, (make, bytes): OfferedAnswer<'_>) {
         let cost = bytes + ANSWER_ENTRY_BYTES;
         let mut total: usize = self.kept.iter().map(|kept| kept.answer_bytes).sum();
         self.touch(query);
@@ -102,7 +109,7 @@ impl Learned {
             return;
         }
         let entry = self.entry(query);
-        if let Some((_, old)) = Arc::make_mut(&mut entry.answers).insert(id, (answer, cost)) {
+        if let Some((_, old)) = Arc::make_mut(&mut entry.answers).insert(id, (make(), cost)) {
             entry.answer_bytes -= old;
         }
         entry.answer_bytes += cost;
@@ -160,8 +167,10 @@ impl Learned {
 mod tests {
     use super::*;
 
-    fn answer(text: &str) -> (Answer, usize) {
-        (Arc::new(text.to_string()), text.len())
+    /// Offer `text` as an answer, then call `learn` with the offer.
+    fn offering(text: &str, learn: impl FnOnce(OfferedAnswer<'_>)) {
+        let make = || Arc::new(text.to_string()) as Answer;
+        learn((&make, text.len()));
     }
 
     fn text(known: &Known<'_>, id: u32) -> Option<String> {
@@ -173,8 +182,8 @@ mod tests {
     fn misses_and_answers_are_kept_per_query() {
         let mut learned = Learned::default();
         learned.miss("q1", 3);
-        learned.answer("q1", 4, answer("four"));
-        learned.answer("q2", 4, answer("other"));
+        offering("four", |four| learned.answer("q1", 4, four));
+        offering("other", |other| learned.answer("q2", 4, other));
         let q1 = learned.of("q1").unwrap();
         assert!(q1.missed.contains(3) && !q1.missed.contains(4));
         assert_eq!(text(&q1, 4).as_deref(), Some("four"));
@@ -204,8 +213,8 @@ mod tests {
         assert!(learned.of("q0").is_none());
         assert!(learned.of("q1").is_some());
         let big = "x".repeat(ANSWER_BYTES / 2);
-        learned.answer("q1", 1, answer(&big));
-        learned.answer("q2", 1, answer(&big));
+        offering(&big, |big| learned.answer("q1", 1, big));
+        offering(&big, |big| learned.answer("q2", 1, big));
         assert_eq!(
             text(&learned.of("q1").unwrap(), 1),
             None,
@@ -213,7 +222,8 @@ mod tests {
         );
         assert!(learned.of("q1").unwrap().missed.contains(1));
         assert!(text(&learned.of("q2").unwrap(), 1).is_some());
-        learned.answer("q3", 1, answer(&"x".repeat(ANSWER_BYTES)));
+        let never_made = || -> Answer { panic!("an answer that cannot fit was made") };
+        learned.answer("q3", 1, (&never_made, ANSWER_BYTES));
         assert!(text(&learned.of("q3").unwrap(), 1).is_none(), "never fits");
         assert!(learned.bytes() < ANSWER_BYTES + (QUERIES_KEPT << 10));
     }

@@ -579,7 +579,7 @@ fn answers_stand_for_a_read_of_the_same_query() {
             at,
             (&identity, 1),
             (start, stamp),
-            Some((Arc::clone(&found), 10)),
+            Some((&|| Arc::clone(&found), 10)),
         );
     };
     let fate = |query: &str, stamp| fates_for(&corpus, &["a.rs"], ("alpha", Some(query)), stamp)[0];

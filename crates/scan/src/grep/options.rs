@@ -128,10 +128,10 @@ pub struct GrepOptions {
     /// [`GrepOutcome::files_skipped_too_large`](super::GrepOutcome::files_skipped_too_large). Default: `None`: every file
     /// is searched whole, whatever its size.
     pub max_file_size: Option<u64>,
-    /// Keep every returned result in [`GrepOutcome::matches`](super::GrepOutcome::matches) as well as
-    /// passing it to `on_match`. Set it to `false` when `on_match` consumes
-    /// the results, so a search returning millions of them holds none.
-    /// Default: `true`.
+    /// Keep a copy of every returned result in [`GrepOutcome::matches`](super::GrepOutcome::matches) as
+    /// well as handing it to `on_match`. Set it to `false` when `on_match`
+    /// consumes the results, so a search returning millions of them holds
+    /// and copies none. Default: `true`.
     pub retain_matches: bool,
     /// Files are searched in parallel but results are emitted in path order,
     /// so the results of files finished ahead of the oldest file still being

@@ -42,6 +42,14 @@ use crate::{
     error::Result,
 };
 
+/// The largest file too large to index that a cached search still reads
+/// whole, when its first block is text, to search it as one slice: a
+/// minified bundle or source map is often one line of megabytes, which a
+/// stream's buffer reaches by doubling, copying and faulting in every size
+/// on the way (a twentieth of a dense search of the bench's `npm` tree,
+/// whose four source maps of 5.5 MB each are single lines).
+const READ_WHOLE_MAX: u64 = 16 << 20;
+
 /// Whether the searcher would transcode `content` rather than search its
 /// bytes (a UTF-8 or UTF-16 byte-order mark).
 fn has_bom(content: &[u8]) -> bool {
@@ -160,7 +168,8 @@ impl<'a> Prefilter<'a> {
     /// read whole too when it may be indexed, then searched as a slice if
     /// it is text, else as the stream it is; offered for indexing either
     /// way. Of a file too large to index only the first block is read
-    /// ahead: a NUL there says all that its search can ever find.
+    /// ahead: a NUL there says all that its search can ever find; without
+    /// one, a file of at most [`READ_WHOLE_MAX`] is read whole as well.
     pub(super) fn search_large(
         &self,
         mut file: File,
@@ -179,10 +188,20 @@ impl<'a> Prefilter<'a> {
         let mut content = Vec::with_capacity(limit as usize);
         (&mut file).take(limit).read_to_end(&mut content)?;
         self.consider(index, relative, &metadata, start, (&content, whole));
-        let text = whole && memchr::memchr(0, &content).is_none() && !has_bom(&content);
+        let mut text = memchr::memchr(0, &content).is_none() && !has_bom(&content);
+        if text && !whole && size <= READ_WHOLE_MAX {
+            let read = content.len();
+            content.reserve_exact(size as usize - read);
+            (&mut file)
+                .take(size - read as u64)
+                .read_to_end(&mut content)?;
+            text = memchr::memchr(0, &content[read..]).is_none();
+        }
         if text && content.len() as u64 == size {
             let searched = search_slice(searcher, matcher, shape, &content, relative);
-            self.learn(&searched, relative, &metadata, start);
+            if whole {
+                self.learn(&searched, relative, &metadata, start);
+            }
             return searched;
         }
         let stream = io::Cursor::new(content).chain(file);
@@ -254,13 +273,14 @@ impl<'a> Prefilter<'a> {
         let (Some(query), Ok(report)) = (self.query, searched) else {
             return;
         };
+        let make = || Arc::new(report.clone()) as Answer;
         let found = match report.count {
             0 => None,
             _ if !self.keeps(report) => return,
-            _ => {
-                let bytes = report.held_bytes() + size_of::<FileReport>();
-                Some((Arc::new(report.clone()) as Answer, bytes))
-            }
+            _ => Some((
+                &make as &dyn Fn() -> Answer,
+                report.held_bytes() + size_of::<FileReport>(),
+            )),
         };
         let at = (query, relative);
         let identity = (&Identity::of(metadata), links_of(metadata));

@@ -737,7 +737,7 @@ fn finish(emitter: &mut Emitter<'_>, plan: Option<&Plan>) {
 pub(super) type OnObserved<'h> = &'h mut dyn FnMut(&[u8]);
 
 /// Applies `mode`, `offset` and `max_count` to file reports taken in result
-/// order, calling `on_match` for each returned result as it is decided.
+/// order, handing `on_match` each returned result as it is decided.
 pub(super) struct Emitter<'a> {
     mode: GrepMode,
     /// See `Shape::binary_hides_file`.
@@ -751,7 +751,7 @@ pub(super) struct Emitter<'a> {
     /// Results seen so far, returned or skipped by `offset`.
     seen: usize,
     pub(super) outcome: GrepOutcome,
-    on_match: &'a mut dyn FnMut(&GrepMatch),
+    on_match: &'a mut dyn FnMut(GrepMatch),
     /// Sees the counters after each file's report.
     on_progress: &'a mut dyn FnMut(&GrepOutcome),
     /// Sees what an observer wrote for each file (see
@@ -763,7 +763,7 @@ impl<'a> Emitter<'a> {
     pub(super) fn new(
         options: &GrepOptions,
         outcome: GrepOutcome,
-        on_match: &'a mut dyn FnMut(&GrepMatch),
+        on_match: &'a mut dyn FnMut(GrepMatch),
         on_progress: &'a mut dyn FnMut(&GrepOutcome),
     ) -> Emitter<'a> {
         let offset = options.offset;
@@ -849,10 +849,10 @@ impl<'a> Emitter<'a> {
             return false;
         }
         if self.seen >= self.offset {
-            (self.on_match)(&found);
             if self.retain {
-                self.outcome.matches.push(found);
+                self.outcome.matches.push(found.clone());
             }
+            (self.on_match)(found);
         }
         self.seen += 1;
         true

@@ -141,10 +141,8 @@ fn cut_one_ordered_sequence(dir: &Path) {
             options.offset = offset;
             options.max_count = Some(max);
             let cache = ScanCache::new(CachePolicy::default());
-            let outcome = grep(&options, &cache, &CancelToken::new(), &mut |m| {
-                seen.push(m.clone())
-            })
-            .unwrap();
+            let outcome =
+                grep(&options, &cache, &CancelToken::new(), &mut |m| seen.push(m)).unwrap();
             let start = offset.min(full.len());
             let end = offset.saturating_add(max).min(full.len());
             let label = format!("{mode:?} offset {offset} max {max} cache {use_cache}");
@@ -1458,6 +1456,44 @@ fn a_file_too_large_to_index_is_searched_whole_every_time() {
         assert_eq!(keys(&outcome), ["big.txt:400001"]);
     }
     assert_eq!(cache.stats().content.files, 1, "only the small file");
+}
+
+/// A file too large to index is searched alike whether read whole (one
+/// line of megabytes, text throughout, or a NUL past its first block) or
+/// streamed (above the size read whole): cached as uncached.
+#[test]
+fn a_file_too_large_to_index_answers_alike_read_whole_or_streamed() {
+    let one_line = format!("needle {} needle\n", "x".repeat(5 << 20));
+    let mut late_nul = "needle before\n".repeat(400_000).into_bytes();
+    late_nul.extend_from_slice(b"\0needle after\n");
+    let streamed = "needle line\n".repeat(1_600_000);
+    let dir = tree(&[
+        ("a-one-line.js", one_line.as_bytes()),
+        ("b-late-nul.txt", late_nul.as_slice()),
+        ("c-streamed.txt", streamed.as_bytes()),
+    ]);
+    let cache = long_lived_cache();
+    let search = |cached: bool| {
+        let outcome = run_with(dir.path(), &cache, |o| {
+            o.pattern = "needle".into();
+            o.cache = cached;
+        })
+        .unwrap();
+        let lines = outcome
+            .matches
+            .iter()
+            .map(|m| (m.line_number, m.line.len()));
+        (
+            keys(&outcome).len(),
+            lines.collect::<Vec<_>>(),
+            outcome.binary_files_skipped,
+        )
+    };
+    let uncached = search(false);
+    assert_eq!(uncached.1[0], (1, one_line.len() - 1), "the whole line");
+    for _ in 0..2 {
+        assert_eq!(search(true), uncached);
+    }
 }
 
 /// Writes `path:line` for every match its sink sees.
