@@ -75,3 +75,13 @@ test('a mount made under a watched root after its walk falls back to the TTL, co
   expect(seen.watch.fallbacks.mounts).toBe(1);
   expect(seen.watch.watchedRoots).toBe(0);
 }, 60_000);
+
+test('first pages answered at once count every file written just before the call; bad options still reject', async () => {
+  const dir = tempDir('watch-first-pages');
+  dirs.push(dir);
+  const seen = await runJson<{ missed: unknown[]; codes: string[] }>('grep-first-pages.ts', [dir, '200'], {
+    env: { ...LONG_TTL, FS_SCAN_CACHE_WATCH: '1' },
+  });
+  expect(seen.missed).toEqual([]);
+  expect(seen.codes).toEqual(['EINVAL', 'EINVAL', 'ETIMEDOUT']);
+}, 60_000);

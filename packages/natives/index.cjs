@@ -878,6 +878,7 @@ module.exports.nativeFuzzyFind = nativeBinding.nativeFuzzyFind
 module.exports.nativeGlob = nativeBinding.nativeGlob
 module.exports.nativeGrantAuthority = nativeBinding.nativeGrantAuthority
 module.exports.nativeGrep = nativeBinding.nativeGrep
+module.exports.nativeGrepAtOnce = nativeBinding.nativeGrepAtOnce
 module.exports.nativeHasMatch = nativeBinding.nativeHasMatch
 module.exports.nativeHeldExclusively = nativeBinding.nativeHeldExclusively
 module.exports.nativeHoldReleasable = nativeBinding.nativeHoldReleasable

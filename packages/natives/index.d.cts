@@ -804,6 +804,14 @@ export declare function nativeGrantAuthority(home: string | undefined | null, ru
 export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GrepColumns) => void)) | undefined | null, pacer?: StreamPacer | undefined | null): Promise<NativeGrepResult>
 
 /**
+ * `nativeGrep`'s answer when the search can be answered at once, on this
+ * thread (see `natives_scan::grep::grep_at_once`: a first page from a
+ * watched cache, within about a millisecond); `null` when it cannot, or
+ * the options are bad, and `nativeGrep` must search (and report why).
+ */
+export declare function nativeGrepAtOnce(options: NativeGrepOptions, token?: CancelToken | undefined | null): NativeGrepResult | null
+
+/**
  * Options for the native `grep` and `search`; the TypeScript layer
  * documents them and supplies `path`.
  */

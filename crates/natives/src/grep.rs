@@ -30,7 +30,7 @@ use crate::{
     alloc,
     cancel::CancelToken,
     chunks::{Chunks, JsChunk},
-    errors::on_js_thread,
+    errors::{self, on_js_thread},
     options::{count, given, listed},
     pace::{Outlet, StreamPacer},
     scan::{UnreadablePath, unreadable_paths},
@@ -358,6 +358,31 @@ pub fn native_grep(
         || convert_options(options),
         move |options, token| run_grep(options, &token, outlet.as_ref()),
     )
+}
+
+/// `nativeGrep`'s answer when the search can be answered at once, on this
+/// thread (see `natives_scan::grep::grep_at_once`: a first page from a
+/// watched cache, within about a millisecond); `null` when it cannot, or
+/// the options are bad, and `nativeGrep` must search (and report why).
+#[napi(js_name = "nativeGrepAtOnce")]
+pub fn native_grep_at_once(
+    options: NativeGrepOptions,
+    token: Option<&CancelToken>,
+) -> Option<NativeGrepResult> {
+    let token = CancelToken::for_call(token, options.timeout_ms).ok()?;
+    let options = convert_options(options).ok()?;
+    let answered = errors::guarded(|| {
+        let outcome = natives_scan::grep::grep_at_once(&options, cache::global(), &token);
+        Ok(outcome.map(|mut outcome| {
+            let matches = std::mem::take(&mut outcome.matches);
+            let columns = match options.retain_matches {
+                true => columns(matches),
+                false => ColumnBuilder::default().finish(),
+            };
+            to_js_result(&outcome, columns, 0)
+        }))
+    });
+    answered.ok().flatten()
 }
 
 /// The search itself, off the JS thread: results into the answer, or

@@ -42,7 +42,7 @@ use std::{
     collections::HashMap,
     path::Path,
     sync::{
-        Arc, Condvar, Mutex, MutexGuard, OnceLock,
+        Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -425,7 +425,7 @@ impl ScanCache {
             let mut state = self.lock();
             if let Some(hit) = self.lookup(&mut state, key, watched) {
                 drop(state);
-                match self.refreshed(key, hit) {
+                match self.refreshed(key, hit, token)? {
                     Some(hit) => return Ok(hit),
                     None => continue,
                 }
@@ -626,15 +626,24 @@ impl ScanCache {
     }
 
     /// `hit` brought up to date with the events on its root, when it follows
-    /// them; `None` when it must be walked again (it is dropped).
-    fn refreshed(&self, key: &ScanKey, hit: ScanResult) -> Option<ScanResult> {
+    /// them; `None` when it must be walked again (it is dropped). Waits for
+    /// another caller's refresh and for the watch no longer than `token`
+    /// allows.
+    fn refreshed(
+        &self,
+        key: &ScanKey,
+        hit: ScanResult,
+        token: &CancelToken,
+    ) -> Result<Option<ScanResult>> {
         let Some(watching) = self.watching().filter(|w| w.follows(key)) else {
-            return Some(hit);
+            return Ok(Some(hit));
         };
-        let _one_at_a_time = self.refreshing.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = lock_within(&self.refreshing, token)?;
         // Another caller may have patched it while this one waited.
-        let hit = self.lookup(&mut self.lock(), key, true)?;
-        match watching.refresh(key, &hit.entries) {
+        let Some(hit) = self.lookup(&mut self.lock(), key, true) else {
+            return Ok(None);
+        };
+        Ok(match watching.refresh(key, &hit.entries, token)? {
             Refresh::Current => Some(ScanResult {
                 watched: true,
                 ..hit
@@ -666,7 +675,13 @@ impl ScanCache {
                 watching.release(key);
                 None
             }
-        }
+        })
+    }
+
+    /// Hold the lock a refresh takes, as a refresh under way does.
+    #[cfg(test)]
+    pub(crate) fn hold_refresh(&self) -> MutexGuard<'_, ()> {
+        self.refreshing.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Stop following the scans of `keys` (after they left the cache).
@@ -949,6 +964,34 @@ fn is_fenced(flight: &Flight) -> bool {
 /// Wait for another caller's walk: `Some(list)` when it landed, `None` when
 /// it failed or was fenced (the caller retries), or this caller's own
 /// cancellation error.
+/// How often a caller with a deadline tries a lock another holds: a
+/// refresh usually takes well under a millisecond.
+const LOCK_POLL: Duration = Duration::from_micros(50);
+
+/// `mutex` locked, once `token` allows: a caller with a deadline (one
+/// answering at once, see `grep::grep_at_once`) must not wait out another's
+/// refresh, which may wait seconds for a stuck watch.
+fn lock_within<'m>(mutex: &'m Mutex<()>, token: &CancelToken) -> Result<MutexGuard<'m, ()>> {
+    if token.remaining().is_none() {
+        return Ok(mutex.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+    loop {
+        match mutex.try_lock() {
+            Ok(guard) => return Ok(guard),
+            Err(TryLockError::Poisoned(poisoned)) => return Ok(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => {
+                token.check()?;
+                std::thread::sleep(LOCK_POLL);
+            }
+        }
+    }
+}
+
+/// `limit`, or less when `token`'s deadline comes first.
+fn within(token: &CancelToken, limit: Duration) -> Duration {
+    token.remaining().map_or(limit, |left| left.min(limit))
+}
+
 fn wait_for(flight: &Flight, token: &CancelToken) -> Result<Option<Arc<Entries>>> {
     let mut outcome = flight.outcome.lock().unwrap_or_else(|p| p.into_inner());
     loop {
@@ -958,7 +1001,7 @@ fn wait_for(flight: &Flight, token: &CancelToken) -> Result<Option<Arc<Entries>>
         token.check()?;
         outcome = flight
             .landed
-            .wait_timeout(outcome, FLIGHT_POLL)
+            .wait_timeout(outcome, within(token, FLIGHT_POLL))
             .unwrap_or_else(|p| p.into_inner())
             .0;
     }

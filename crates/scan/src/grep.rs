@@ -59,6 +59,7 @@ mod select;
 use std::{
     sync::{Arc, OnceLock, atomic::AtomicBool},
     thread,
+    time::Duration,
 };
 
 use grep_regex::RegexMatcher;
@@ -93,6 +94,57 @@ pub fn grep(
     on_match: &mut dyn FnMut(GrepMatch),
 ) -> Result<GrepOutcome> {
     grep_with_progress(options, cache, token, on_match, &mut |_| {})
+}
+
+/// The most results a search answered at once may ask for (see
+/// [`grep_at_once`]): a first page, not a listing of everything.
+pub const AT_ONCE_RESULTS: usize = 1_000;
+
+/// How long a search answered at once may take before it gives up (see
+/// [`grep_at_once`]). A first page from a watched cache whose index has
+/// seen the pattern takes 60 to 200 us; the budget leaves room for a busy
+/// machine while bounding what a search that does not fit wastes.
+pub const AT_ONCE_BUDGET: Duration = Duration::from_millis(1);
+
+/// [`grep`], on the calling thread, when it can answer within
+/// [`AT_ONCE_BUDGET`] (or `token`'s deadline, if sooner); `None` when it
+/// cannot, and then the caller searches as usual.
+///
+/// A front that answers on another thread pays two hand-overs per call
+/// (there and back), each a wake-up of a sleeping thread: with a watched
+/// cache that is most of a first page's cost, and more when other threads
+/// keep the cores busy. Only a search likely to fit tries: from the cache,
+/// watched (events prove the list current; no file is checked), at most
+/// [`AT_ONCE_RESULTS`] results, its pattern already compiled (a first
+/// compile can take longer than the search). It gives up rather than wait
+/// for anything: another caller's refresh, a cookie the watcher has not
+/// routed (that says nothing against the watch), a walk, or files that take
+/// longer to search than the budget; any error is left for the usual search
+/// to report. What a search that gave up did is not lost: the index keeps
+/// what it learned. The results are in the outcome's `matches`, whatever
+/// `retain_matches` says.
+pub fn grep_at_once(
+    options: &GrepOptions,
+    cache: &ScanCache,
+    token: &CancelToken,
+) -> Option<GrepOutcome> {
+    let limited = options.max_count.is_some_and(|max| max <= AT_ONCE_RESULTS);
+    let likely = options.cache && limited && cache.watching().is_some();
+    if !likely || kept_matcher(&MatcherSpec::of(options)).is_none() {
+        return None;
+    }
+    let budget = token
+        .remaining()
+        .map_or(AT_ONCE_BUDGET, |left| left.min(AT_ONCE_BUDGET));
+    let token = token.clone().with_timeout(Some(budget));
+    let mut found = Vec::new();
+    let taken = GrepOptions {
+        retain_matches: false,
+        ..options.clone()
+    };
+    let mut outcome = grep(&taken, cache, &token, &mut |one| found.push(one)).ok()?;
+    outcome.matches = found;
+    Some(outcome)
 }
 
 /// [`grep`], also showing how far it has got: once the search knows what

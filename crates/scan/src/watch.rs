@@ -346,12 +346,25 @@ impl Watching {
         }
     }
 
-    /// Drain `key`'s events up to now and apply them to `entries`.
-    pub(crate) fn refresh(self: &Arc<Self>, key: &ScanKey, entries: &Entries) -> Refresh {
+    /// Drain `key`'s events up to now and apply them to `entries`. A
+    /// deadline of `token`'s that comes before the cookie is its error: the
+    /// caller gave up, which says nothing against the watch.
+    pub(crate) fn refresh(
+        self: &Arc<Self>,
+        key: &ScanKey,
+        entries: &Entries,
+        token: &CancelToken,
+    ) -> Result<Refresh> {
         self.check_mounts(key);
-        if !self.drain() {
+        if !self.drain(token) {
+            token.check()?;
             self.fall(key, Fallback::CookieTimeout);
         }
+        Ok(self.apply_pending(key, entries))
+    }
+
+    /// Apply the events routed for `key` to `entries`.
+    fn apply_pending(self: &Arc<Self>, key: &ScanKey, entries: &Entries) -> Refresh {
         // Events drained may include a lost queue: a scan that fell gives its
         // watches back here.
         if !self.follows(key) {
@@ -472,21 +485,23 @@ impl Watching {
     }
 
     /// Create the next cookie and wait until its event has been routed:
-    /// `false` when it did not arrive in time.
-    fn drain(&self) -> bool {
+    /// `false` when it did not arrive in time, or before `token`'s
+    /// deadline.
+    fn drain(&self, token: &CancelToken) -> bool {
         let cookie = self.next_cookie.fetch_add(1, Ordering::SeqCst) + 1;
         let path = self.cookies.path().join(cookie.to_string());
         if std::fs::write(&path, b"").is_err() {
             return false;
         }
-        if self.cookie_seen_soon(cookie) {
+        let within = |limit: Duration| token.remaining().map_or(limit, |left| left.min(limit));
+        if self.cookie_seen_soon(cookie, within(COOKIE_SPIN)) {
             return true;
         }
         let routes = self.shared.lock();
         let (routes, _) = self
             .shared
             .cookie_arrived
-            .wait_timeout_while(routes, COOKIE_WAIT, |_| {
+            .wait_timeout_while(routes, within(COOKIE_WAIT), |_| {
                 self.shared.cookie_seen.load(Ordering::Acquire) < cookie
             })
             .unwrap_or_else(|p| p.into_inner());
@@ -496,15 +511,16 @@ impl Watching {
         arrived
     }
 
-    /// Whether `cookie` is routed within [`COOKIE_SPIN`], yielding the CPU
-    /// (to the watcher's thread, on a busy machine) between looks.
-    fn cookie_seen_soon(&self, cookie: u64) -> bool {
+    /// Whether `cookie` is routed within `spin` (at most [`COOKIE_SPIN`]),
+    /// yielding the CPU (to the watcher's thread, on a busy machine)
+    /// between looks.
+    fn cookie_seen_soon(&self, cookie: u64, spin: Duration) -> bool {
         let started = Instant::now();
         loop {
             if self.shared.cookie_seen.load(Ordering::Acquire) >= cookie {
                 return true;
             }
-            if started.elapsed() >= COOKIE_SPIN {
+            if started.elapsed() >= spin {
                 return false;
             }
             std::thread::yield_now();

@@ -10,7 +10,7 @@ import { handOverScanCachePolicy } from './policy.ts';
 import { BatchStream, PULL_WINDOW_BATCHES, PullStream } from './stream.ts';
 import type { UnreadablePath } from './glob.ts';
 
-const { nativeGrep, nativeHasMatch, nativeSearch } = native;
+const { nativeGrep, nativeGrepAtOnce, nativeHasMatch, nativeSearch } = native;
 
 export type { GrepMode };
 
@@ -169,6 +169,8 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
   checkShape(options, 'grep');
   throwIfAborted(options.signal, 'grep');
   handOverScanCachePolicy();
+  const now = onMatch ? null : answeredAtOnce(options);
+  if (now) return toResult(now, toMatches(now.matches));
   using link = linkSignal(options.signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel(), options.retainMatches ?? true) : undefined;
   const run = async (): Promise<GrepResult> => {
@@ -176,6 +178,18 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
     return toResult(raw, stream ? await stream.settle(raw.batches) : toMatches(raw.matches));
   };
   return await callNative('grep', run, { signal: options.signal, stream });
+}
+
+/**
+ * The answer when the addon can give it on this thread at once (a first page from a watched cache;
+ * the addon decides), else `null`: then `nativeGrep` searches, and reports any bad option.
+ */
+function answeredAtOnce(options: GrepOptions): NativeGrepResult | null {
+  try {
+    return nativeGrepAtOnce(nativeOptions(options));
+  } catch {
+    return null;
+  }
 }
 
 /** What a pulled grep's `result` settles with: the answer without its matches, which the loop took. */

@@ -271,3 +271,114 @@ fn an_empty_answer_of_a_watched_scan_walks_nothing_again() {
         assert_eq!(counted, expected, "watch {watch}");
     }
 }
+
+fn first_page(root: &Path, pattern: &str, max: usize) -> GrepOptions {
+    let mut options = GrepOptions::new(pattern, root);
+    (options.cache, options.literal, options.max_count) = (true, true, Some(max));
+    options
+}
+
+/// The answer at once to `options`, tried until one fits the budget (a
+/// test build is several times slower, and the machine may be busy): the
+/// first tries after a pattern is compiled still learn what files hold.
+fn answered_at_once(options: &GrepOptions, cache: &ScanCache) -> Option<GrepOutcome> {
+    (0..50).find_map(|_| crate::grep::grep_at_once(options, cache, &CancelToken::new()))
+}
+
+/// A first page from a watched cache is answered at once, as the search on
+/// another thread answers it; anything else is left to that search.
+#[test]
+fn a_first_page_is_answered_at_once_as_the_search_answers_it() {
+    use crate::grep::{AT_ONCE_RESULTS, grep_at_once};
+    let dir = tree();
+    let cache = watched_cache();
+    let token = CancelToken::new();
+    let options = first_page(dir.path(), "value_", 5);
+    assert!(
+        grep_at_once(&options, &cache, &token).is_none(),
+        "not compiled yet"
+    );
+    let searched = grep(&options, &cache, &token, &mut |_| {}).unwrap();
+    let answered = answered_at_once(&options, &cache).expect("answered at once");
+    assert_eq!(answered.source, ListSource::Watched);
+    assert_eq!(found(&answered), found(&searched));
+    assert_eq!(answered.total_matches, searched.total_matches);
+    let left = [
+        GrepOptions {
+            max_count: None,
+            ..options.clone()
+        },
+        GrepOptions {
+            max_count: Some(AT_ONCE_RESULTS + 1),
+            ..options.clone()
+        },
+        GrepOptions {
+            cache: false,
+            ..options.clone()
+        },
+    ];
+    for options in left {
+        grep(&options, &cache, &token, &mut |_| {}).unwrap();
+        assert!(
+            grep_at_once(&options, &cache, &token).is_none(),
+            "{options:?}"
+        );
+    }
+    let unwatched = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(600)));
+    grep(&options, &unwatched, &token, &mut |_| {}).unwrap();
+    assert!(
+        grep_at_once(&options, &unwatched, &token).is_none(),
+        "unwatched"
+    );
+}
+
+/// A file written just before the call (its event queued, not yet read by
+/// the watcher's thread) is in the answer given at once: the cookie rule
+/// holds on this path too.
+#[test]
+fn an_answer_at_once_is_never_older_than_the_call() {
+    use crate::grep::grep_at_once;
+    let dir = tree();
+    let cache = watched_cache();
+    let token = CancelToken::new();
+    let mut at_once = 0;
+    for n in 0..100 {
+        let word = format!("written{n}x");
+        let options = first_page(dir.path(), &word, 10);
+        grep(&options, &cache, &token, &mut |_| {}).unwrap(); // compiles it
+        fs::write(dir.path().join(format!("src/w{n}.rs")), format!("{word}\n")).unwrap();
+        let outcome = match grep_at_once(&options, &cache, &token) {
+            Some(outcome) => {
+                at_once += 1;
+                outcome
+            }
+            None => grep(&options, &cache, &token, &mut |_| {}).unwrap(),
+        };
+        assert_eq!(found(&outcome), [format!("src/w{n}.rs:1")]);
+    }
+    assert!(at_once >= 10, "answered at once {at_once} times of 100");
+}
+
+/// An answer at once does not wait out another caller's refresh (which may
+/// wait seconds for a stuck watch): it gives up within its budget.
+#[test]
+fn an_answer_at_once_does_not_wait_for_another_refresh() {
+    use crate::grep::grep_at_once;
+    let dir = tree();
+    let cache = watched_cache();
+    let token = CancelToken::new();
+    let options = first_page(dir.path(), "value_", 5);
+    assert!(
+        answered_at_once(&options, &cache).is_none(),
+        "not compiled yet"
+    );
+    grep(&options, &cache, &token, &mut |_| {}).unwrap();
+    assert!(answered_at_once(&options, &cache).is_some());
+    let refreshing = cache.hold_refresh();
+    let started = std::time::Instant::now();
+    assert!(grep_at_once(&options, &cache, &token).is_none());
+    let waited = started.elapsed();
+    drop(refreshing);
+    assert!(waited < Duration::from_secs(1), "waited {waited:?}");
+    assert!(answered_at_once(&options, &cache).is_some());
+}
