@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { rejection, thrown } from './support/errors.ts';
+import { native } from '../packages/natives/src/native.ts';
 import { runJson } from './support/child.ts';
 import { removeDir, run, tempDir } from './support/fs.ts';
 import {
@@ -260,6 +261,24 @@ describe('results cross the boundary as columns', () => {
     const answer = await grep({ ...options, retainMatches: false }, (match) => streamed.push(match));
     expect(answer.matches).toEqual([]);
     expect(streamed).toStrictEqual(expected(files));
+  });
+
+  test('an answer past a megabyte of text hands its chunks to JS while the search runs, and comes back exact', async () => {
+    const lines = (tag: string, n: number) =>
+      Array.from({ length: n }, (_, i) => (i % 4 ? `filler ${tag} ${i}` : `needle ${tag} ${i} ${'ü😀x'.repeat(i % 50)}`)).join('\n') + '\n';
+    const files: Record<string, string> = {
+      'a/many.txt': lines('a', 40_000),
+      'b/minified.js': `needle ${'é'.repeat(300_000)}\nafter\n`,
+      'c/more.txt': lines('c', 40_000),
+    };
+    const dir = fixture('grep-columns-handed', files);
+    const options = { path: dir, pattern: 'needle', context: 1 };
+    const groups: string[][] = [];
+    const raw = await native.nativeGrep(options, undefined, undefined, undefined, (group) => groups.push(group));
+    while (groups.length < raw.textBatches) await Bun.sleep(1);
+    expect(raw.textBatches).toBeGreaterThan(1);
+    expect(groups.length).toBe(raw.textBatches);
+    expect((await grep(options)).matches).toStrictEqual(expected(files));
   });
 
   test('count and files-with-matches results carry their counts; in-memory results have an empty path', async () => {

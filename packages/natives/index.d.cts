@@ -797,11 +797,13 @@ export declare function nativeGrantAuthority(home: string | undefined | null, ru
  * ripgrep's rules, in path then line order. `onBatch`, when given, receives
  * the results in batches as they are decided (and the result's `matches`
  * is then empty); with `pacer`, a batch waits for room in the consumer's
- * window (see `StreamPacer`). Rejects with an `Error` whose `code` is `ENOENT`,
- * `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
- * or `ETIMEDOUT`.
+ * window (see `StreamPacer`). Without `onBatch`, `onText`, when given,
+ * receives the answer's text chunks as they fill, so JS makes their strings
+ * while the search goes on (see `NativeGrepResult.textBatches`). Rejects
+ * with an `Error` whose `code` is `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`
+ * (bad regex, type or option), `ABORT_ERR` or `ETIMEDOUT`.
  */
-export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GrepColumns) => void)) | undefined | null, pacer?: StreamPacer | undefined | null): Promise<NativeGrepResult>
+export declare function nativeGrep(options: NativeGrepOptions, token?: CancelToken | undefined | null, onBatch?: (((arg: GrepColumns) => void)) | undefined | null, pacer?: StreamPacer | undefined | null, onText?: ((texts: string[]) => void) | undefined | null): Promise<NativeGrepResult>
 
 /**
  * `nativeGrep`'s answer when the search can be answered at once, on this
@@ -925,6 +927,11 @@ export interface NativeGrepResult {
   source: string
   /** How many batches were streamed through `onBatch`. */
   batches: number
+  /**
+   * How many groups of `matches.text` chunks were handed to `onText`
+   * before this answer: they come before `matches.text`, in order.
+   */
+  textBatches: number
 }
 
 /** What a handover is asked to do. */

@@ -30,16 +30,21 @@ const SPARE_CHUNKS: usize = 32;
 static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// Pieces of bytes appended in order into chunks, each chunk holding whole
-/// pieces only.
+/// pieces only. The chunks before the last are complete and may be taken
+/// out early ([`Chunks::take_complete`]), to cross while more are made.
 #[derive(Default)]
 pub struct Chunks {
+    /// The chunks not taken yet.
     chunks: Vec<Vec<u8>>,
-    /// Pieces in each chunk.
+    /// Pieces in each chunk, taken or not.
     pieces: Vec<u32>,
-    /// Per chunk, its form when every piece in it came as text (and so is
-    /// known to be UTF-8, and known ASCII or not); `None` once a piece of
-    /// bytes joined it, to be found by one validation when it crosses.
+    /// Per chunk not taken, its form when every piece in it came as text
+    /// (and so is known to be UTF-8, and known ASCII or not); `None` once a
+    /// piece of bytes joined it, to be found by one validation when it
+    /// crosses.
     forms: Vec<Option<Form>>,
+    /// Bytes in the complete chunks not taken yet.
+    complete: usize,
 }
 
 impl Chunks {
@@ -63,9 +68,7 @@ impl Chunks {
         if !Chunks::stands_alone(text.len()) {
             return self.append(text.as_bytes(), None, form);
         }
-        self.chunks.push(text.into_bytes());
-        self.pieces.push(1);
-        self.forms.push(form);
+        self.start(text.into_bytes(), form);
     }
 
     fn append(&mut self, piece: &[u8], separator: Option<u8>, form: Option<Form>) {
@@ -87,20 +90,41 @@ impl Chunks {
             _ => {
                 let mut chunk = buffer_for(piece.len());
                 chunk.extend_from_slice(piece);
-                self.chunks.push(chunk);
-                self.pieces.push(1);
-                self.forms.push(form);
+                self.start(chunk, form);
             }
         }
     }
 
-    /// The chunks as JS strings, and how many pieces each holds.
+    /// Begin a chunk holding one piece; the one before is complete.
+    fn start(&mut self, chunk: Vec<u8>, form: Option<Form>) {
+        self.complete += self.chunks.last().map_or(0, Vec::len);
+        self.chunks.push(chunk);
+        self.pieces.push(1);
+        self.forms.push(form);
+    }
+
+    /// Bytes in the complete chunks not taken yet.
+    pub fn complete_bytes(&self) -> usize {
+        self.complete
+    }
+
+    /// The complete chunks not taken yet (every one but the last), as JS
+    /// strings, in order; their pieces stay counted in [`Chunks::finish`].
+    pub fn take_complete(&mut self) -> Vec<JsChunk> {
+        let complete = self.chunks.len().saturating_sub(1);
+        self.complete = 0;
+        let forms = self.forms.drain(..complete);
+        let chunks = self.chunks.drain(..complete).zip(forms);
+        chunks
+            .map(|(bytes, form)| JsChunk::of(bytes, form))
+            .collect()
+    }
+
+    /// The chunks not taken as JS strings, and how many pieces each chunk
+    /// holds (the taken ones first).
     pub fn finish(self) -> (Vec<JsChunk>, Vec<u32>) {
         let chunks = self.chunks.into_iter().zip(self.forms);
-        let js = chunks.map(|(bytes, form)| match form {
-            Some(form) => JsChunk { bytes, form },
-            None => JsChunk::new(bytes),
-        });
+        let js = chunks.map(|(bytes, form)| JsChunk::of(bytes, form));
         (js.collect(), self.pieces)
     }
 }
@@ -163,6 +187,14 @@ impl Form {
 }
 
 impl JsChunk {
+    /// A chunk of form `form`, when known; else found from its bytes.
+    fn of(bytes: Vec<u8>, form: Option<Form>) -> JsChunk {
+        match form {
+            Some(form) => JsChunk { bytes, form },
+            None => JsChunk::new(bytes),
+        }
+    }
+
     fn new(bytes: Vec<u8>) -> JsChunk {
         let form = if bytes.is_ascii() {
             Form::Latin1
@@ -300,6 +332,34 @@ mod tests {
             };
             assert_eq!(chunk.form, JsChunk::new(chunk.bytes.clone()).form);
         }
+    }
+
+    /// Complete chunks taken out early, then the rest at the end, are the
+    /// chunks made without taking, in order, with every chunk's pieces.
+    #[test]
+    fn complete_chunks_taken_early_and_the_rest_are_all_the_chunks() {
+        let fill = |chunks: &mut Chunks, mut taken: Option<&mut Vec<Vec<u8>>>| {
+            for n in 0..5_000 {
+                chunks.push_text(format!("line {n} {}", "x".repeat(n % 97)), true);
+                if n == 1_000 {
+                    chunks.push_text("y".repeat(CHUNK_BYTES + 5), true);
+                }
+                if let Some(taken) = taken.as_deref_mut()
+                    && chunks.complete_bytes() >= CHUNK_BYTES * 2
+                {
+                    taken.extend(chunks.take_complete().into_iter().map(|c| c.bytes));
+                }
+            }
+        };
+        let (mut whole, mut early, mut taken) = (Chunks::default(), Chunks::default(), Vec::new());
+        fill(&mut whole, None);
+        fill(&mut early, Some(&mut taken));
+        assert!(!taken.is_empty());
+        let (all, pieces) = whole.finish();
+        let (rest, early_pieces) = early.finish();
+        taken.extend(rest.into_iter().map(|c| c.bytes));
+        assert_eq!(taken, all.into_iter().map(|c| c.bytes).collect::<Vec<_>>());
+        assert_eq!(early_pieces, pieces);
     }
 
     #[test]

@@ -34,7 +34,7 @@ use crate::{
     options::{count, given, listed},
     pace::{Outlet, StreamPacer},
     scan::{UnreadablePath, unreadable_paths},
-    stream::{Batch, stream},
+    stream::{Batch, BatchCallback, Receiver, stream},
     task::{Work, cancellable_task},
 };
 
@@ -318,6 +318,9 @@ pub struct NativeGrepResult {
     pub source: String,
     /// How many batches were streamed through `onBatch`.
     pub batches: u32,
+    /// How many groups of `matches.text` chunks were handed to `onText`
+    /// before this answer: they come before `matches.text`, in order.
+    pub text_batches: u32,
 }
 
 fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> NativeGrepResult {
@@ -334,6 +337,7 @@ fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> Na
         path_is_file: outcome.path_is_file,
         source: outcome.source.name().to_string(),
         batches,
+        text_batches: 0,
     }
 }
 
@@ -341,24 +345,36 @@ fn to_js_result(outcome: &GrepOutcome, matches: GrepColumns, batches: u32) -> Na
 /// ripgrep's rules, in path then line order. `onBatch`, when given, receives
 /// the results in batches as they are decided (and the result's `matches`
 /// is then empty); with `pacer`, a batch waits for room in the consumer's
-/// window (see `StreamPacer`). Rejects with an `Error` whose `code` is `ENOENT`,
-/// `ENOTDIR`, `EACCES`, `EINVAL` (bad regex, type or option), `ABORT_ERR`
-/// or `ETIMEDOUT`.
+/// window (see `StreamPacer`). Without `onBatch`, `onText`, when given,
+/// receives the answer's text chunks as they fill, so JS makes their strings
+/// while the search goes on (see `NativeGrepResult.textBatches`). Rejects
+/// with an `Error` whose `code` is `ENOENT`, `ENOTDIR`, `EACCES`, `EINVAL`
+/// (bad regex, type or option), `ABORT_ERR` or `ETIMEDOUT`.
 #[napi(js_name = "nativeGrep", ts_return_type = "Promise<NativeGrepResult>")]
 pub fn native_grep(
     options: NativeGrepOptions,
     token: Option<&CancelToken>,
     on_batch: Option<ThreadsafeFunction<GrepColumns, (), GrepColumns, Status, false>>,
     pacer: Option<&StreamPacer>,
+    #[napi(ts_arg_type = "((texts: string[]) => void) | undefined | null")] on_text: Option<
+        BatchCallback<Vec<JsChunk>>,
+    >,
 ) -> AsyncTask<Work<NativeGrepResult>> {
     let outlet = Outlet::new(on_batch, pacer);
     cancellable_task(
         token,
         options.timeout_ms,
         || convert_options(options),
-        move |options, token| run_grep(options, &token, outlet.as_ref()),
+        move |options, token| run_grep(options, &token, outlet.as_ref(), on_text.as_ref()),
     )
 }
+
+/// Text past which the answer's complete chunks are handed to JS while the
+/// search goes on: a dense search of the bench's `npm` tree makes 161 M
+/// characters of lines, and making their strings took the JS thread 80 to
+/// 150 ms after the search; handed over as they fill, that work overlaps the
+/// search. Past a megabyte, a hand-over costs JS a wake-up per 16 chunks.
+const TEXT_HANDED_AT: usize = 1 << 20;
 
 /// `nativeGrep`'s answer when the search can be answered at once, on this
 /// thread (see `natives_scan::grep::grep_at_once`: a first page from a
@@ -394,6 +410,7 @@ fn run_grep(
     mut options: GrepOptions,
     token: &LibraryToken,
     outlet: Option<&Outlet<GrepColumns>>,
+    text_out: Option<&BatchCallback<Vec<JsChunk>>>,
 ) -> Result<NativeGrepResult, Error> {
     let keep = std::mem::replace(&mut options.retain_matches, false);
     let mut holder = PageHolder::default();
@@ -415,14 +432,54 @@ fn run_grep(
         }
         None => {
             let mut builder = ColumnBuilder::default();
+            let mut handed = TextHanded::default();
             let outcome = grep(&mut |found| {
                 if keep {
                     builder.push(found);
+                    handed.offer(&mut builder.text, text_out);
                 }
             })?;
-            to_js_result(&outcome, builder.finish(), 0)
+            let text_batches = handed.count()?;
+            NativeGrepResult {
+                text_batches,
+                ..to_js_result(&outcome, builder.finish(), 0)
+            }
         }
     })
+}
+
+/// The groups of an answer's text chunks handed to JS so far.
+#[derive(Default)]
+struct TextHanded {
+    count: u32,
+    /// A hand-over failed: its chunks are lost, and so is the answer.
+    lost: bool,
+}
+
+impl TextHanded {
+    /// Hand `text`'s complete chunks to `out` once they pass
+    /// [`TEXT_HANDED_AT`] bytes.
+    fn offer(&mut self, text: &mut Chunks, out: Option<&BatchCallback<Vec<JsChunk>>>) {
+        let Some(out) = out else { return };
+        if self.lost || text.complete_bytes() < TEXT_HANDED_AT {
+            return;
+        }
+        match out.deliver(text.take_complete()) {
+            true => self.count += 1,
+            false => self.lost = true,
+        }
+    }
+
+    /// How many groups were handed over, or why the answer cannot be given.
+    fn count(self) -> Result<u32, Error> {
+        match self.lost {
+            false => Ok(self.count),
+            true => Err(Error::new(
+                natives_scan::ErrorKind::Io,
+                "the search's text could not be handed to JS",
+            )),
+        }
+    }
 }
 
 /// Result text past which a search holds freed pages until it ends (see

@@ -173,8 +173,17 @@ export async function grep(options: GrepOptions, onMatch?: (match: GrepMatch) =>
   if (now) return toResult(now, toMatches(now.matches));
   using link = linkSignal(options.signal, onMatch !== undefined);
   const stream = onMatch ? new BatchStream(toMatches, onMatch, () => link.token?.cancel(), options.retainMatches ?? true) : undefined;
+  // Without a stream, the answer's text chunks cross as they fill, so their strings are made while the search goes on.
+  const texts = stream ? undefined : new BatchStream((group: string[]) => group, () => {}, () => {});
   const run = async (): Promise<GrepResult> => {
-    const raw = await nativeGrep(nativeOptions(options), link.token, stream ? (batch: GrepColumns) => stream.receive(batch) : undefined);
+    const raw = await nativeGrep(
+      nativeOptions(options),
+      link.token,
+      stream ? (batch: GrepColumns) => stream.receive(batch) : undefined,
+      undefined,
+      texts ? (group: string[]) => texts.receive(group) : undefined,
+    );
+    if (texts && raw.textBatches > 0) raw.matches.text = [...(await texts.settle(raw.textBatches)), ...raw.matches.text];
     return toResult(raw, stream ? await stream.settle(raw.batches) : toMatches(raw.matches));
   };
   return await callNative('grep', run, { signal: options.signal, stream });
@@ -312,6 +321,6 @@ function textPieces(columns: GrepColumns): { next(): string } {
 }
 
 function toResult(raw: NativeGrepResult, matches: GrepMatch[]): GrepResult {
-  const { batches: _batches, matches: _raw, source, ...counts } = raw;
+  const { batches: _batches, textBatches: _textBatches, matches: _raw, source, ...counts } = raw;
   return { ...counts, source: source as ListSource, matches };
 }
