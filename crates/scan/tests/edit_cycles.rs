@@ -26,7 +26,7 @@ use std::{
 use natives_scan::{
     CancelToken, ScanCache,
     cache::CachePolicy,
-    grep::{GrepOptions, GrepOutcome, ListSource, grep},
+    grep::{GrepOptions, GrepOutcome, ListSource, grep, grep_at_once},
 };
 
 /// Set in the editor's environment: the root it edits.
@@ -301,8 +301,28 @@ fn search(
     grep(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap()
 }
 
+/// The first page of `request` from `cache` when answered at once (see
+/// `grep_at_once`), as a search for the repeated request tries it first.
+fn first_page_at_once(
+    cache: &ScanCache,
+    root: &Path,
+    request: (&str, Option<&str>),
+) -> Option<GrepOutcome> {
+    let (pattern, glob) = request;
+    let mut options = GrepOptions::new(pattern, root);
+    options.cache = true;
+    options.max_count = Some(FIRST_PAGE);
+    options.ignore_case = pattern.starts_with('W');
+    options.globs = glob.map(String::from).into_iter().collect();
+    grep_at_once(&options, cache, &CancelToken::new())
+}
+
+/// Results in a first page answered at once.
+const FIRST_PAGE: usize = 3;
+
 /// `cycles` edits, each followed by the same searches through both caches
-/// and fresh, which must agree.
+/// and fresh, which must agree; the repeated search's first page is first
+/// tried at once from the watched cache, right after the edit.
 fn run_cycles(cycles: usize) {
     let dir = tempfile::tempdir().unwrap();
     let root = fs::canonicalize(dir.path()).unwrap();
@@ -324,7 +344,7 @@ fn run_cycles(cycles: usize) {
     let invalidated = ScanCache::new(policy);
     let uncached = ScanCache::new(policy);
     // Answers from the watched list, and those with a glob from it or walked.
-    let (mut vouched, mut globbed) = (0, [0, 0]);
+    let (mut vouched, mut globbed, mut at_once) = (0, [0, 0], 0);
     // An agent searches, edits, and searches again: the first search of
     // each cycle repeats one of the last, whose files the index learned.
     let mut last = (word(&mut rng), None);
@@ -345,9 +365,19 @@ fn run_cycles(cycles: usize) {
             requests.push((pattern, GLOBS[rng.below(GLOBS.len())]));
         }
         last = requests[1 + rng.below(2)].clone();
+        let repeated = (requests[0].0.as_str(), requests[0].1);
+        let first_page = first_page_at_once(&watched, &root, repeated);
         for (pattern, glob) in &requests {
             let request = (pattern.as_str(), *glob);
             let fresh = search(&uncached, &root, request, false);
+            if let Some(page) = first_page.as_ref().filter(|_| request == repeated) {
+                let expected = &fresh.matches[..fresh.matches.len().min(FIRST_PAGE)];
+                assert_eq!(
+                    page.matches, expected,
+                    "cycle {cycle}, after `{edit}`, at once"
+                );
+                at_once += 1;
+            }
             let by_events = search(&watched, &root, request, true);
             let by_identity = search(&invalidated, &root, request, true);
             let label = format!("cycle {cycle}, after `{edit}`, {request:?}");
@@ -372,6 +402,8 @@ fn run_cycles(cycles: usize) {
         "repeated searches answered: {content:?}"
     );
     assert!(vouched > 0, "answers came from the watched list");
+    eprintln!("{at_once} of {cycles} repeated searches' first pages answered at once");
+    assert!(at_once > 0, "first pages answered at once");
     assert!(globbed[0] > 0 && globbed[1] > 0, "globbed: {globbed:?}");
 }
 
