@@ -811,7 +811,7 @@ export declare function nativeGrep(options: NativeGrepOptions, token?: CancelTok
  * watched cache, within about a millisecond); `null` when it cannot, or
  * the options are bad, and `nativeGrep` must search (and report why).
  */
-export declare function nativeGrepAtOnce(options: NativeGrepOptions, token?: CancelToken | undefined | null): NativeGrepResult | null
+export declare function nativeGrepAtOnce(options: NativeGrepOptions): NativeGrepResult | null
 
 /**
  * Options for the native `grep` and `search`; the TypeScript layer

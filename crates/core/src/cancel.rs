@@ -76,6 +76,12 @@ impl CancelToken {
         self.deadline
             .map(|deadline| deadline.saturating_duration_since(Instant::now()))
     }
+
+    /// `limit`, or the time left when the deadline comes first: how long a
+    /// wait bounded by `limit` may last for this call.
+    pub fn within(&self, limit: Duration) -> Duration {
+        self.remaining().map_or(limit, |left| left.min(limit))
+    }
 }
 
 #[cfg(test)]
@@ -99,6 +105,16 @@ mod tests {
         assert_eq!(token.check().unwrap_err().code(), "ETIMEDOUT");
         token.cancel();
         assert_eq!(token.check().unwrap_err().code(), "ABORT_ERR");
+    }
+
+    #[test]
+    fn a_wait_ends_at_its_limit_or_the_deadline() {
+        let limit = Duration::from_secs(5);
+        assert_eq!(CancelToken::new().within(limit), limit);
+        let soon = CancelToken::new().with_timeout(Some(Duration::from_millis(1)));
+        assert!(soon.within(limit) <= Duration::from_millis(1));
+        let late = CancelToken::new().with_timeout(Some(Duration::from_secs(60)));
+        assert_eq!(late.within(limit), limit);
     }
 
     #[test]

@@ -381,11 +381,9 @@ const TEXT_HANDED_AT: usize = 1 << 20;
 /// watched cache, within about a millisecond); `null` when it cannot, or
 /// the options are bad, and `nativeGrep` must search (and report why).
 #[napi(js_name = "nativeGrepAtOnce")]
-pub fn native_grep_at_once(
-    options: NativeGrepOptions,
-    token: Option<&CancelToken>,
-) -> Option<NativeGrepResult> {
-    let token = CancelToken::for_call(token, options.timeout_ms).ok()?;
+pub fn native_grep_at_once(options: NativeGrepOptions) -> Option<NativeGrepResult> {
+    // Nothing can cancel a call that holds the JS thread: only its deadline.
+    let token = CancelToken::for_call(None, options.timeout_ms).ok()?;
     let options = convert_options(options).ok()?;
     let answered = errors::guarded(|| {
         let outcome = natives_scan::grep::grep_at_once(&options, cache::global(), &token);

@@ -659,10 +659,7 @@ fn wait_while_full(
         }
         Err(stopped) => Err(stopped),
         Ok(()) => {
-            let pause = wait
-                .remaining()
-                .map_or(POLL_INTERVAL, |left| left.min(POLL_INTERVAL));
-            thread::sleep(pause);
+            thread::sleep(wait.within(POLL_INTERVAL));
             Ok(())
         }
     }

@@ -987,11 +987,6 @@ fn lock_within<'m>(mutex: &'m Mutex<()>, token: &CancelToken) -> Result<MutexGua
     }
 }
 
-/// `limit`, or less when `token`'s deadline comes first.
-fn within(token: &CancelToken, limit: Duration) -> Duration {
-    token.remaining().map_or(limit, |left| left.min(limit))
-}
-
 fn wait_for(flight: &Flight, token: &CancelToken) -> Result<Option<Arc<Entries>>> {
     let mut outcome = flight.outcome.lock().unwrap_or_else(|p| p.into_inner());
     loop {
@@ -1001,7 +996,7 @@ fn wait_for(flight: &Flight, token: &CancelToken) -> Result<Option<Arc<Entries>>
         token.check()?;
         outcome = flight
             .landed
-            .wait_timeout(outcome, within(token, FLIGHT_POLL))
+            .wait_timeout(outcome, token.within(FLIGHT_POLL))
             .unwrap_or_else(|p| p.into_inner())
             .0;
     }

@@ -133,10 +133,9 @@ pub fn grep_at_once(
     if !likely || kept_matcher(&MatcherSpec::of(options)).is_none() {
         return None;
     }
-    let budget = token
-        .remaining()
-        .map_or(AT_ONCE_BUDGET, |left| left.min(AT_ONCE_BUDGET));
-    let token = token.clone().with_timeout(Some(budget));
+    let token = token
+        .clone()
+        .with_timeout(Some(token.within(AT_ONCE_BUDGET)));
     let mut found = Vec::new();
     let taken = GrepOptions {
         retain_matches: false,

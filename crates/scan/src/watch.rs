@@ -493,15 +493,14 @@ impl Watching {
         if std::fs::write(&path, b"").is_err() {
             return false;
         }
-        let within = |limit: Duration| token.remaining().map_or(limit, |left| left.min(limit));
-        if self.cookie_seen_soon(cookie, within(COOKIE_SPIN)) {
+        if self.cookie_seen_soon(cookie, token.within(COOKIE_SPIN)) {
             return true;
         }
         let routes = self.shared.lock();
         let (routes, _) = self
             .shared
             .cookie_arrived
-            .wait_timeout_while(routes, within(COOKIE_WAIT), |_| {
+            .wait_timeout_while(routes, token.within(COOKIE_WAIT), |_| {
                 self.shared.cookie_seen.load(Ordering::Acquire) < cookie
             })
             .unwrap_or_else(|p| p.into_inner());

@@ -249,11 +249,7 @@ impl Leases {
                 Err(stopped) => return Err(stopped),
                 Ok(()) => {}
             }
-            thread::sleep(
-                token
-                    .remaining()
-                    .map_or(POLL_INTERVAL, |left| left.min(POLL_INTERVAL)),
-            );
+            thread::sleep(token.within(POLL_INTERVAL));
         }
     }
 

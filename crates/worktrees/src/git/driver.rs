@@ -218,10 +218,9 @@ impl Git {
     }
 
     fn deadline(&self, cancel: &CancelToken) -> CancelToken {
-        let left = cancel
-            .remaining()
-            .map_or(self.timeout, |left| left.min(self.timeout));
-        cancel.clone().with_timeout(Some(left))
+        cancel
+            .clone()
+            .with_timeout(Some(cancel.within(self.timeout)))
     }
 
     fn command(&self, call: &Call<'_>) -> Command {
