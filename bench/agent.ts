@@ -79,13 +79,18 @@ async function loadNatives(): Promise<Natives> {
   return (await import(pathToFileURL(join(BENCH, '..', 'packages', 'natives', 'src', 'index.ts')).href)) as Natives;
 }
 
-async function openFff(dir: string): Promise<Finder> {
+type FffModule = { FileFinder: { create(o: object): { ok: true; value: unknown } | { ok: false; error: string } } };
+
+/** fff's module, loaded once (its library with it). */
+async function loadFff(): Promise<FffModule> {
   // Imported by name at run time: the package ships TypeScript sources
   // that this project's type-check settings reject.
   const peer = '@ff-labs/fff-bun';
-  const { FileFinder } = (await import(peer)) as {
-    FileFinder: { create(o: object): { ok: true; value: unknown } | { ok: false; error: string } };
-  };
+  return (await import(peer)) as FffModule;
+}
+
+async function openFff(dir: string, module?: FffModule): Promise<Finder> {
+  const { FileFinder } = module ?? (await loadFff());
   const created = FileFinder.create({ basePath: dir, aiMode: true });
   if (!created.ok) throw new Error(`fff: ${created.error}`);
   const finder = created.value as unknown as Finder;
@@ -196,6 +201,9 @@ async function writeThenSearch(n: Natives, finder: Finder, tree: TreeName, dir: 
   });
 }
 
+/** Samples of each tool's resident memory, alternating; the row takes each one's median. */
+const MEMORY_SAMPLES = 3;
+
 /** Resident memory one tool adds for a tree and five searches, in a child of its own. */
 function memoryChild(tool: string, dir: string, cases: GrepCase[]): number {
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), 'memory', tool, dir, JSON.stringify(cases)], {
@@ -206,19 +214,27 @@ function memoryChild(tool: string, dir: string, cases: GrepCase[]): number {
   return mib;
 }
 
+/**
+ * Each tool's module (and the library it loads) is loaded before the
+ * first reading, so what is counted is the tree, the index and the
+ * searches, for both alike.
+ */
 async function memoryRole(tool: string, dir: string, cases: GrepCase[]): Promise<void> {
   const n = tool === 'natives' ? await loadNatives() : undefined;
+  const fff = n ? undefined : await loadFff();
   Bun.gc(true);
   const before = process.memoryUsage().rss;
   if (n) {
     for (let round = 0; round < 3; round++) for (const k of cases) await n.grep(nativesOptions(dir, k));
   } else {
-    const finder = await openFff(dir);
+    const finder = await openFff(dir, fff);
     for (let round = 0; round < 3; round++) for (const k of cases) fffCount(finder, k);
   }
   Bun.gc(true);
   console.log(((process.memoryUsage().rss - before) / 2 ** 20).toFixed(1));
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 function trees(): { name: TreeName; dir: string; cases: GrepCase[]; globbed: Searched[] }[] {
   const real = TREES.filter((t): t is RealTree => t !== 'gen');
@@ -279,10 +295,15 @@ async function main(): Promise<void> {
     }
     await writeThenSearch(n, finder, t.name, t.dir);
     finder.destroy();
-    const natives = memoryChild('natives', t.dir, t.cases);
-    const fff = memoryChild('fff', t.dir, t.cases);
+    const samples = { natives: [] as number[], fff: [] as number[] };
+    for (let i = 0; i < MEMORY_SAMPLES; i++) {
+      samples.natives.push(memoryChild('natives', t.dir, t.cases));
+      samples.fff.push(memoryChild('fff', t.dir, t.cases));
+    }
+    log(`  resident memory samples: natives ${samples.natives.join(', ')}; fff ${samples.fff.join(', ')}`);
+    const [natives, fff] = [median(samples.natives), median(samples.fff)];
     log(`  resident memory after the searches: natives +${natives} MiB, fff +${fff} MiB`);
-    addRow(t.name, 'resident memory added, MiB (tree, index, the searches three times)', natives, fff, natives / fff, [0, 0], 0.25);
+    addRow(t.name, 'resident memory added, MiB (tree, index, the searches three times; median of 3)', natives, fff, natives / fff, [0, 0], 0.25);
   }
   const md = ['| tree | row | natives | fff | natives/fff | matches | target | result |', '|---|---|--:|--:|--:|--:|---|---|',
     ...rows.map((r) => `| ${r.tree} | ${r.what.replace(/\|/g, '\\|')} | ${r.nativesMs.toFixed(2)} | ${Number.isNaN(r.peerMs) ? '-' : r.peerMs.toFixed(2)} | ` +
