@@ -327,6 +327,12 @@ impl Entries {
         self.ends.len()
     }
 
+    /// The length of entry `index`'s path, without reading it.
+    pub(crate) fn path_len(&self, index: usize) -> usize {
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        self.ends[index] - start
+    }
+
     /// `true` when the scan found nothing.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()

@@ -343,6 +343,23 @@ impl Word {
         }
     }
 
+    /// The best tier an ASCII `path` this word matches can be in, found
+    /// without nucleo: a name tier needs the word's letters in order in
+    /// the name, and above the scattered one the word whole in it; the
+    /// path substring tier needs the word whole in the path.
+    fn tier_bound(&self, needle: &AsciiNeedle, path: &[u8]) -> Tier {
+        let name = &path[self.name(Utf32Str::Ascii(path))..];
+        if needle.occurs_in(name) {
+            Tier::ExactName
+        } else if needle.occurs_in(path) {
+            Tier::PathSubstring
+        } else if needle.is_subsequence_of(name) {
+            Tier::NameScattered
+        } else {
+            Tier::Scattered
+        }
+    }
+
     /// Push the positions that put `path` in this word's tier.
     fn indices(&self, path: Utf32Str<'_>, matcher: &mut Matcher, out: &mut Vec<u32>) {
         let start = self.name(path);
@@ -407,6 +424,30 @@ impl AsciiNeedle {
             done += usize::from(byte == want);
         }
         done
+    }
+
+    /// Whether the needle's bytes occur together in `haystack`: exactly
+    /// the ASCII paths nucleo's substring match finds it in.
+    fn occurs_in(&self, haystack: &[u8]) -> bool {
+        let Some((&first, rest)) = self.bytes.split_first() else {
+            return true;
+        };
+        let mut from = 0;
+        while let Some(at) = self.find(first, &haystack[from..]) {
+            let after = &haystack[from + at + 1..];
+            let same = |(&h, &n): (&u8, &u8)| {
+                if self.fold {
+                    h.to_ascii_lowercase() == n
+                } else {
+                    h == n
+                }
+            };
+            if after.len() >= rest.len() && after.iter().zip(rest).all(same) {
+                return true;
+            }
+            from += at + 1;
+        }
+        false
     }
 
     /// The first `byte` in `haystack` (either case when folding), by `memchr`.
@@ -540,24 +581,22 @@ impl Progress {
             if at % CANCEL_POLL_INTERVAL == 0 {
                 token.check()?;
             }
-            if let Some(done) = Self::short_of(needle, &counts, index, at, &needs)
-                && entry.file_type != FileType::Dir
-            {
-                // A count below the needle's, enough for a file: nothing
-                // goes on from it.
-                counts.push(done);
-                continue;
-            }
+            // The parent's count, and where this entry's `/` and name
+            // begin: the parent's path is everything before it.
             let (done, text) = match index.parent(at) {
                 Parent::Root => (0, entry.path),
-                Parent::Listed(parent) => {
-                    let name = names::name(entry.path);
-                    let slash = entry.path.len() - name.len() - 1;
-                    (counts[parent], &entry.path[slash..])
-                }
+                Parent::Listed(parent) => (counts[parent], &entry.path[entries.path_len(parent)..]),
                 Parent::Unlisted => (Self::UNKNOWN, entry.path),
             };
-            counts.push(Self::step(needle, done, text));
+            let short = entry.file_type != FileType::Dir
+                && Self::lacks(needle, done, index.letters(at), &needs);
+            // A file short of a letter the needle still needs keeps its
+            // parent's count, below the needle's: nothing goes on from it.
+            counts.push(if short {
+                done
+            } else {
+                Self::step(needle, done, text)
+            });
         }
         Ok(Progress {
             needle_len: needle.bytes.len() as u8,
@@ -565,26 +604,15 @@ impl Progress {
         })
     }
 
-    /// The parent's count of the entry at `at` when its name lacks a
-    /// letter the rest of the needle needs: the entry cannot hold the
-    /// whole needle.
-    fn short_of(
-        needle: &AsciiNeedle,
-        counts: &[u8],
-        index: &NameIndex,
-        at: usize,
-        needs: &[u32],
-    ) -> Option<u8> {
-        let done = match index.parent(at) {
-            Parent::Root => 0,
-            Parent::Listed(parent) => counts[parent],
-            Parent::Unlisted => return None,
-        };
-        let need = *needs.get(usize::from(done))?;
-        let short = done != Self::UNKNOWN
-            && usize::from(done) < needle.bytes.len()
-            && index.letters(at) & need != need;
-        short.then_some(done)
+    /// Whether a name whose letters are `letters`, after a path whose
+    /// count is `done`, lacks a letter the rest of the needle needs: the
+    /// entry cannot hold the whole needle.
+    fn lacks(needle: &AsciiNeedle, done: u8, letters: u32, needs: &[u32]) -> bool {
+        if done == Self::UNKNOWN || usize::from(done) >= needle.bytes.len() {
+            return false;
+        }
+        let need = needs[usize::from(done)];
+        letters & need != need
     }
 
     /// The count of a path made of a path whose count is `done`, then
@@ -601,6 +629,11 @@ impl Progress {
                 count => count,
             },
         }
+    }
+
+    /// Whether the needle is known to be whole in the path of entry `at`.
+    fn holds(&self, at: usize) -> bool {
+        self.counts[at] == self.needle_len
     }
 
     /// Whether the needle is known not to be in the path of entry `at`.
@@ -639,6 +672,13 @@ struct Ranked {
     /// Best first.
     best: Vec<Rank>,
     total: usize,
+    /// Matches nucleo scored; the others were passed over unscored (see
+    /// [`Finder::passed_over`]).
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "what the tests show the pass over does")
+    )]
+    scored: usize,
 }
 
 /// Per-call state: the query, the filters, and the reused matcher memory.
@@ -680,7 +720,7 @@ impl Finder {
             None => Vec::new(),
         };
         let mut top = TopN::new(self.limit);
-        let mut total = 0;
+        let (mut total, mut scored) = (0, 0);
         for (index, entry) in entries.iter().enumerate() {
             if index % CANCEL_POLL_INTERVAL == 0 {
                 token.check()?;
@@ -691,6 +731,10 @@ impl Finder {
             if progress.iter().any(|words| words.misses(index)) {
                 continue;
             }
+            if self.passed_over(&progress, &top, entry.path, index) {
+                total += 1;
+                continue;
+            }
             let path = self.decoder.decode(entry.path);
             let Some(score) = self.query.score(path, &mut self.matcher) else {
                 continue;
@@ -699,6 +743,7 @@ impl Finder {
                 continue;
             }
             total += 1;
+            scored += 1;
             let depth = memchr::memchr_iter(b'/', entry.path).count();
             if top.admits(&rank(Tier::ExactName, score, depth, index)) {
                 let tier = self.query.tier(path, &mut self.matcher);
@@ -708,7 +753,47 @@ impl Finder {
         Ok(Ranked {
             best: top.into_sorted(),
             total,
+            scored,
         })
+    }
+
+    /// Whether the entry at `index`, with path `path`, is known to match
+    /// and known to rank below every match kept so far, so nucleo need not
+    /// score it: the path is ASCII and every word's progress shows the word
+    /// whole in it (so nucleo matches it), and the best tier the words allow
+    /// with the highest score cannot enter `top`. Most matches of a short
+    /// query are scattered across the path and, once the top holds better
+    /// ones, cost one pass over the path's bytes here instead of nucleo's
+    /// scoring.
+    fn passed_over(
+        &self,
+        progress: &[Progress],
+        top: &TopN<Rank>,
+        path: &[u8],
+        index: usize,
+    ) -> bool {
+        let words = &self.query.words;
+        if progress.len() != words.len()
+            || progress.iter().any(|word| !word.holds(index))
+            || !path.is_ascii()
+            || self.beneath.as_ref().is_some_and(|b| !b.keeps(path))
+        {
+            return false;
+        }
+        let bound = words
+            .iter()
+            .map(|word| {
+                word.ascii
+                    .as_ref()
+                    .map(|needle| word.tier_bound(needle, path))
+            })
+            .min()
+            .flatten();
+        let Some(bound) = bound else {
+            return false;
+        };
+        let depth = memchr::memchr_iter(b'/', path).count();
+        !top.admits(&rank(bound, MAX_NUCLEO_SCORE, depth, index))
     }
 
     fn matches(&mut self, entries: &Entries, best: &[Rank]) -> Vec<FuzzyMatch> {

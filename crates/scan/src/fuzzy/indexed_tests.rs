@@ -45,14 +45,22 @@ const QUERIES: &[&str] = &[
     "deeperfile",
 ];
 
-fn ranked(cache: &ScanCache, dir: &Path, query: &str, cached: bool, hidden: bool) -> FuzzyOutcome {
+fn ranked(
+    cache: &ScanCache,
+    dir: &Path,
+    query: &str,
+    cached: bool,
+    hidden: bool,
+    limit: usize,
+) -> FuzzyOutcome {
     let mut options = FuzzyOptions::new(query, dir);
-    (options.cache, options.include_hidden, options.max_results) = (cached, hidden, 40);
+    (options.cache, options.include_hidden, options.max_results) = (cached, hidden, limit);
     fuzzy_find(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap()
 }
 
-/// Every query, hidden entries in and out: the same matches, scores,
-/// tiers, highlights and totals cached (indexed) and uncached.
+/// Every query, hidden entries in and out, lists of several lengths: the
+/// same matches, scores, tiers, highlights and totals cached (indexed) and
+/// uncached.
 #[test]
 fn indexed_ranking_equals_a_pass_over_every_path() {
     let dir = generated::tree();
@@ -61,18 +69,61 @@ fn indexed_ranking_equals_a_pass_over_every_path() {
     let mut matched = 0;
     for hidden in [false, true] {
         for query in QUERIES {
-            let indexed = ranked(&cache, dir.path(), query, true, hidden);
-            let walked = ranked(&walks, dir.path(), query, false, hidden);
-            assert_eq!(
-                indexed.matches, walked.matches,
-                "{query:?}, hidden {hidden}"
-            );
-            assert_eq!(indexed.total_matches, walked.total_matches, "{query:?}");
-            matched += usize::from(indexed.total_matches > 0);
+            // Short lists fill at once, so most matches are passed over.
+            for limit in [1, 3, 40] {
+                let indexed = ranked(&cache, dir.path(), query, true, hidden, limit);
+                let walked = ranked(&walks, dir.path(), query, false, hidden, limit);
+                assert_eq!(
+                    indexed.matches, walked.matches,
+                    "{query:?}, hidden {hidden}, limit {limit}"
+                );
+                assert_eq!(indexed.total_matches, walked.total_matches, "{query:?}");
+                matched += usize::from(indexed.total_matches > 0);
+            }
         }
     }
-    assert!(matched > QUERIES.len(), "the queries match: {matched}");
+    assert!(matched > 3 * QUERIES.len(), "the queries match: {matched}");
     assert_eq!(cache.stats().names.indexes, 2);
+}
+
+/// A query many paths match, with a short list to fill: past the first
+/// matches, those whose best possible tier cannot enter the list are
+/// counted without nucleo scoring them, and the list is the one a pass
+/// that scores every path makes.
+#[test]
+fn matches_that_cannot_enter_the_list_are_not_scored() {
+    let dir = generated::tree();
+    let cache = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(3600)));
+    let walks = ScanCache::new(CachePolicy::default());
+    let key = ScanKey {
+        root: dir.path().canonicalize().unwrap(),
+        policy: ScanPolicy {
+            include_hidden: false,
+            use_gitignore: true,
+        },
+    };
+    let token = CancelToken::new();
+    let entries = cache
+        .get_or_scan(&key, Needs::EVERYTHING, &token)
+        .unwrap()
+        .entries;
+    for (query, limit) in [("src/lib", 1), ("src/file", 3), ("d_3", 3), ("e r", 3)] {
+        let mut options = FuzzyOptions::new(query, dir.path());
+        options.max_results = limit;
+        let mut finder = Finder::new(&options);
+        let ranked = finder
+            .rank(&entries, cache.name_index(&key, &entries, &token), &token)
+            .unwrap();
+        let (total, scored) = (ranked.total, ranked.scored);
+        assert!(total > 10 * limit, "{query:?} matches many: {total}");
+        assert!(scored < total, "{query:?}: {scored} of {total} scored");
+        options.cache = true;
+        let indexed = fuzzy_find(&options, &cache, &token, &mut |_| {}).unwrap();
+        options.cache = false;
+        let walked = fuzzy_find(&options, &walks, &token, &mut |_| {}).unwrap();
+        assert_eq!(indexed.matches, walked.matches, "{query:?}");
+        assert_eq!(indexed.total_matches, ranked.total, "{query:?}");
+    }
 }
 
 /// Where the index knows a word's count, it misses a path exactly when
