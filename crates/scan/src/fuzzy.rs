@@ -76,6 +76,11 @@ use crate::{
 /// an agent reads before refining its query.
 pub const DEFAULT_MAX_RESULTS: usize = 100;
 
+/// Entries from which each query word after the first follows its
+/// progress on a thread of its own: a pass over 100 000 entries takes
+/// about 2 ms, well above the cost of starting a thread (tens of µs).
+const PARALLEL_PROGRESS_ENTRIES: usize = 100_000;
+
 /// Bits of [`FuzzyMatch::score`] below the tier: nucleo's score lives here.
 const TIER_SHIFT: u32 = 24;
 
@@ -499,18 +504,42 @@ impl Query {
     }
 
     /// The [`Progress`] of each word whose needle is ASCII and short
-    /// enough to count in a byte.
+    /// enough to count in a byte. On a large list each word after the
+    /// first is followed on a thread of its own: the passes are
+    /// independent, and a query of two words otherwise paid for two.
     fn progress(
         &self,
         entries: &Entries,
         index: &NameIndex,
         token: &CancelToken,
     ) -> Result<Vec<Progress>> {
-        let needles = self.words.iter().filter_map(|word| word.ascii.as_ref());
-        needles
+        let needles: Vec<&AsciiNeedle> = self
+            .words
+            .iter()
+            .filter_map(|word| word.ascii.as_ref())
             .filter(|needle| needle.bytes.len() < usize::from(Progress::UNKNOWN))
-            .map(|needle| Progress::of(needle, entries, index, token))
-            .collect()
+            .collect();
+        let of = |needle: &AsciiNeedle| Progress::of(needle, entries, index, token);
+        match needles.split_first() {
+            Some((first, rest))
+                if !rest.is_empty() && entries.len() >= PARALLEL_PROGRESS_ENTRIES =>
+            {
+                std::thread::scope(|scope| {
+                    let others: Vec<_> = rest
+                        .iter()
+                        .map(|&needle| scope.spawn(move || of(needle)))
+                        .collect();
+                    let mut all = vec![of(first)];
+                    all.extend(others.into_iter().map(|other| {
+                        other
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    }));
+                    all.into_iter().collect()
+                })
+            }
+            _ => needles.into_iter().map(of).collect(),
+        }
     }
 
     /// nucleo's score summed over words, or `None` when a word misses.

@@ -169,3 +169,45 @@ fn progress_counts_equal_the_whole_path_check() {
         }
     }
 }
+
+/// A list large enough that the words after the first are followed on
+/// threads of their own: each word's counts are those of its own pass.
+#[test]
+fn words_followed_at_once_count_as_one_at_a_time() {
+    let mut keys: Vec<(Vec<u8>, FileType)> = Vec::new();
+    for dir in 0..400 {
+        let dir_key = format!("pkg_{dir}").into_bytes();
+        keys.push((dir_key.clone(), FileType::Dir));
+        for file in 0..PARALLEL_PROGRESS_ENTRIES / 399 {
+            let mut key = dir_key.clone();
+            key.push(crate::entries::KEY_SEPARATOR);
+            key.extend(format!("adapter_{file}_update.ts").bytes());
+            keys.push((key, FileType::File));
+        }
+    }
+    let items = keys
+        .iter()
+        .map(|(key, file_type)| crate::entries::Unsorted {
+            key,
+            file_type: *file_type,
+            mtime_ms: None,
+        })
+        .collect();
+    let entries = Entries::from_unsorted(items);
+    assert!(entries.len() >= PARALLEL_PROGRESS_ENTRIES);
+    let token = CancelToken::new();
+    let index = NameIndex::build(&entries, &token).unwrap().unwrap();
+    for query in ["adapters update", "pkg1 7up ts", "a u t"] {
+        let query = Query::new(query);
+        let together = query.progress(&entries, &index, &token).unwrap();
+        let needles = query.words.iter().filter_map(|w| w.ascii.as_ref());
+        let alone: Vec<Progress> = needles
+            .map(|needle| Progress::of(needle, &entries, &index, &token).unwrap())
+            .collect();
+        assert_eq!(together.len(), alone.len());
+        for (together, alone) in together.iter().zip(&alone) {
+            assert!(together.counts == alone.counts);
+        }
+        assert!(alone.iter().any(|p| (0..entries.len()).any(|at| p.holds(at))));
+    }
+}
