@@ -208,6 +208,10 @@ fn words_followed_at_once_count_as_one_at_a_time() {
         for (together, alone) in together.iter().zip(&alone) {
             assert!(together.counts == alone.counts);
         }
-        assert!(alone.iter().any(|p| (0..entries.len()).any(|at| p.holds(at))));
+        assert!(
+            alone
+                .iter()
+                .any(|p| (0..entries.len()).any(|at| p.holds(at)))
+        );
     }
 }

@@ -1,0 +1,116 @@
+/**
+ * million.ts: a never-matching cached grep on a very large tree, where the
+ * content index can only answer without a system call per file while the
+ * whole tree is watched and indexed.
+ *
+ *   bun bench/million.ts <treeDir> [--rounds N] [--out file.json]
+ *
+ * The figures in the README come from `bun bench/gen-tree.ts <dir> --files
+ * 1000000`. Two settings, each in a process of its own (natives reads its
+ * policy once, from the environment it starts with), both watching
+ * (`FS_SCAN_CACHE_WATCH=1`) with a long TTL:
+ *   raised     every directory may be watched (`FS_SCAN_CACHE_WATCH_MAX`
+ *              at the kernel's `max_user_watches`) and the index may hold
+ *              every file (`FS_SCAN_CACHE_CONTENT_BYTES` 2 GiB);
+ *   defaults   natives' own budgets: a quarter of `max_user_watches`, and
+ *              64 MiB for the index.
+ * Per setting: the fill (the first search), the search that builds the
+ * index (files are indexed the second time a cached grep reads them), then
+ * the never-matching search timed N times (default 21): median and p90, with
+ * the watch's fallbacks and the index's size. Target (issue): 50 ms.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, quantile } from './lib/harness.ts';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const option = (name: string) => {
+  const at = args.indexOf(name);
+  return at === -1 ? undefined : args.splice(at, 2)[1];
+};
+const ROUNDS = Number(option('--rounds') ?? 21);
+const OUT = option('--out');
+const role = args[0] === 'child' ? (args.shift(), 'child') : 'main';
+const TREE = resolve(args[0] ?? join(BENCH, '.data', 'tree'));
+const NEVER = 'zqxjkvbw_never_9';
+const TARGET_MS = 50;
+
+interface Natives {
+  grep(o: { pattern: string; path: string; literal?: boolean; cache?: boolean }): Promise<{ matches: unknown[]; source: string }>;
+  fsScanCacheStats(): { entries: number; watch: { watches: number; fallbacks: Record<string, number> }; content: { files: number; bytes: number } };
+}
+
+interface Measured {
+  setting: string;
+  fillMs: number;
+  indexMs: number;
+  medianMs: number;
+  p90Ms: number;
+  source: string;
+  entries: number;
+  watches: number;
+  fallbacks: Record<string, number>;
+  indexedFiles: number;
+  indexMiB: number;
+}
+
+async function child(setting: string): Promise<void> {
+  const n = (await import(pathToFileURL(join(BENCH, '..', 'packages', 'natives', 'src', 'index.ts')).href)) as Natives;
+  const search = async () => {
+    const t0 = performance.now();
+    const r = await n.grep({ pattern: NEVER, path: TREE, literal: true, cache: true });
+    if (r.matches.length !== 0) throw new Error(`${NEVER} matched ${r.matches.length} lines`);
+    return [performance.now() - t0, r.source] as const;
+  };
+  const [fillMs] = await search();
+  const [indexMs] = await search();
+  const times: number[] = [];
+  let source = '';
+  for (let i = 0; i < ROUNDS; i++) {
+    const [ms, from] = await search();
+    times.push(ms);
+    source = from;
+  }
+  times.sort((a, b) => a - b);
+  const stats = n.fsScanCacheStats();
+  const measured: Measured = {
+    setting, fillMs, indexMs, medianMs: median(times), p90Ms: quantile(times, 0.9), source,
+    entries: stats.entries, watches: stats.watch.watches, fallbacks: stats.watch.fallbacks,
+    indexedFiles: stats.content.files, indexMiB: stats.content.bytes / 2 ** 20,
+  };
+  console.log(JSON.stringify(measured));
+}
+
+function run(setting: string, env: Record<string, string>): Measured {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), 'child', TREE, '--rounds', String(ROUNDS), setting], {
+    encoding: 'utf8', env: { ...process.env, FS_SCAN_CACHE_TTL_MS: '7200000', FS_SCAN_CACHE_MAX_BYTES: String(4 * 2 ** 30), FS_SCAN_CACHE_WATCH: '1', ...env },
+    maxBuffer: 1 << 26,
+  });
+  const last = r.stdout.trim().split('\n').at(-1) ?? '';
+  if (r.status !== 0 || !last.startsWith('{')) throw new Error(`${setting}: ${r.stderr}`);
+  return JSON.parse(last) as Measured;
+}
+
+async function main(): Promise<void> {
+  const kernel = Number(readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8'));
+  const results = [
+    run('raised', { FS_SCAN_CACHE_WATCH_MAX: String(kernel), FS_SCAN_CACHE_CONTENT_BYTES: String(2 * 2 ** 30) }),
+    run('defaults', {}),
+  ];
+  console.log(`# never-matching cached grep: ${TREE}, ${ROUNDS} rounds, max_user_watches ${kernel}`);
+  console.log('| setting | entries | watches | fallbacks | files indexed | index MiB | fill ms | index build ms | median ms | p90 ms | list | target | result |');
+  console.log('|---|--:|--:|---|--:|--:|--:|--:|--:|--:|---|---|---|');
+  for (const m of results) {
+    const fell = Object.entries(m.fallbacks).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+    const verdict = m.medianMs <= TARGET_MS ? 'met' : 'missed';
+    console.log(`| ${m.setting} | ${m.entries} | ${m.watches} | ${fell} | ${m.indexedFiles} | ${m.indexMiB.toFixed(1)} | ${m.fillMs.toFixed(0)} | ` +
+      `${m.indexMs.toFixed(0)} | ${m.medianMs.toFixed(2)} | ${m.p90Ms.toFixed(2)} | ${m.source} | <= ${TARGET_MS} ms | ${verdict} |`);
+  }
+  if (OUT) writeFileSync(OUT, JSON.stringify({ tree: TREE, rounds: ROUNDS, maxUserWatches: kernel, results }, null, 2) + '\n');
+}
+
+if (role === 'child') await child(args[1]!);
+else await main();
