@@ -87,6 +87,12 @@ const RULE_NAMES: [&[u8]; 4] = [b".gitignore", b".ignore", b".rgignore", b".git"
 /// historical default `max_user_watches` is 8192.
 const FALLBACK_BUDGET: usize = 8_192;
 
+/// Watches given back at once from which the watcher is replaced rather
+/// than told to drop each (see [`Watching::let_go`]): `notify` looks
+/// through all its watches per removal, and below this many that costs
+/// less than re-adding what stays.
+const RENEW_WATCHER_AT: usize = 1_024;
+
 /// Most watches taken by default: a quarter of the kernel's per-user limit
 /// (other programs of the user watch too), at most this many.
 const MAX_DEFAULT_BUDGET: usize = 131_072;
@@ -207,6 +213,9 @@ struct Shared {
     /// kernel's queue overflows).
     #[cfg(test)]
     stall: Mutex<()>,
+    /// Test hook: watches given back one by one.
+    #[cfg(test)]
+    unwatched: std::sync::atomic::AtomicUsize,
 }
 
 #[derive(Default)]
@@ -257,18 +266,10 @@ impl Watching {
             contents,
             #[cfg(test)]
             stall: Mutex::new(()),
+            #[cfg(test)]
+            unwatched: std::sync::atomic::AtomicUsize::new(0),
         });
-        let cookie_dir = cookies.path().to_path_buf();
-        let handler = {
-            let shared = Arc::clone(&shared);
-            move |event: notify::Result<Event>| shared.route(&cookie_dir, event)
-        };
-        let config = Config::default().with_event_kinds(EventKindMask::CORE);
-        let mut watcher =
-            RecommendedWatcher::new(handler, config).map_err(std::io::Error::other)?;
-        watcher
-            .watch(cookies.path(), RecursiveMode::NonRecursive)
-            .map_err(std::io::Error::other)?;
+        let watcher = new_watcher(&shared, cookies.path()).map_err(std::io::Error::other)?;
         Ok(Watching {
             watcher: Mutex::new(watcher),
             shared,
@@ -590,6 +591,14 @@ impl Watching {
     /// Give up the watches on `dirs` that no scan holds any more. The
     /// cookie directory stays watched, even when a scan of a directory
     /// above it (the temp directory itself) listed and let go of it.
+    ///
+    /// `notify` looks through every watch it has to remove one, so giving
+    /// watches back one by one costs the square of their number: the 48 135
+    /// watches of a scan of a million files that went over the budget took
+    /// minutes. When at least [`RENEW_WATCHER_AT`] go and fewer stay, the
+    /// watcher is replaced instead: a new one watches what stays, then the
+    /// old one is dropped, its watches with it (both deliver events in
+    /// between, which only repeats some).
     fn let_go(&self, dirs: HashSet<PathBuf>) {
         let unheld: Vec<PathBuf> = {
             let mut routes = self.shared.lock();
@@ -598,11 +607,40 @@ impl Watching {
                 .collect()
         };
         let mut watcher = self.lock_watcher();
+        if unheld.len() >= RENEW_WATCHER_AT {
+            let kept: Vec<PathBuf> = self.shared.lock().holders.keys().cloned().collect();
+            if kept.len() < unheld.len()
+                && let Some(renewed) = self.renewed_watcher(&kept)
+            {
+                *watcher = renewed;
+                return;
+            }
+        }
+        #[cfg(test)]
+        self.shared
+            .unwatched
+            .fetch_add(unheld.len(), Ordering::Relaxed);
         for dir in unheld {
             // A watch the kernel already dropped (its directory went) is
             // gone either way.
             let _ = watcher.unwatch(&dir);
         }
+    }
+
+    /// A new watcher of the cookie directory and of `kept`, or `None` when
+    /// one of them cannot be watched (the old watcher then stays, and the
+    /// watches go one by one).
+    fn renewed_watcher(&self, kept: &[PathBuf]) -> Option<RecommendedWatcher> {
+        let mut watcher = new_watcher(&self.shared, self.cookies.path()).ok()?;
+        for dir in kept {
+            match watcher.watch(dir, RecursiveMode::NonRecursive) {
+                Ok(()) => {}
+                // Gone since: nothing left to hear from it.
+                Err(err) if matches!(err.kind, notify::ErrorKind::PathNotFound) => {}
+                Err(_) => return None,
+            }
+        }
+        Some(watcher)
     }
 
     /// `key` stops following events, for `reason`, and gives its watches
@@ -658,6 +696,20 @@ impl Watching {
     fn lock_watcher(&self) -> MutexGuard<'_, RecommendedWatcher> {
         self.watcher.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// A watcher whose events `shared` routes, watching the cookie directory
+/// `cookies`.
+fn new_watcher(shared: &Arc<Shared>, cookies: &Path) -> notify::Result<RecommendedWatcher> {
+    let cookie_dir = cookies.to_path_buf();
+    let handler = {
+        let shared = Arc::clone(shared);
+        move |event: notify::Result<Event>| shared.route(&cookie_dir, event)
+    };
+    let config = Config::default().with_event_kinds(EventKindMask::CORE);
+    let mut watcher = RecommendedWatcher::new(handler, config)?;
+    watcher.watch(cookies, RecursiveMode::NonRecursive)?;
+    Ok(watcher)
 }
 
 impl Shared {

@@ -250,6 +250,58 @@ fn a_scan_over_the_watch_budget_falls_back_to_the_ttl_and_says_why() {
     assert_eq!(stats.watches, 0, "a fallen scan keeps no watch");
 }
 
+/// A scan that falls back after taking more than [`RENEW_WATCHER_AT`]
+/// watches gives them back by replacing the watcher, not one by one (which
+/// costs the square of their number in `notify`), and a scan still watched
+/// goes on hearing of every change.
+#[test]
+fn a_scan_falling_back_with_many_watches_gives_them_back_at_once() {
+    let (small, big) = (tree(), tempfile::tempdir().unwrap());
+    let dirs = RENEW_WATCHER_AT + 200;
+    for at in 0..dirs {
+        fs::create_dir_all(big.path().join(format!("d{}/e{at}", at % 16))).unwrap();
+    }
+    let cache = watched_cache(RENEW_WATCHER_AT + 100);
+    let kept = key(small.path(), PARTITIONS[1]);
+    assert_eq!(cached(&cache, &kept), fresh(&kept));
+    let watches = cache.stats().watch.watches;
+    let over = key(big.path(), PARTITIONS[1]);
+    assert_eq!(cached(&cache, &over), fresh(&over));
+    assert_eq!(cached(&cache, &over), fresh(&over));
+    let stats = cache.stats().watch;
+    assert_eq!(
+        (stats.watched_roots, stats.watch_budget),
+        (1, 1),
+        "{stats:?}"
+    );
+    assert_eq!(stats.watches, watches, "only the kept scan's watches stay");
+    let one_by_one = cache
+        .watching()
+        .unwrap()
+        .shared
+        .unwatched
+        .load(Ordering::Relaxed);
+    assert!(
+        one_by_one < RENEW_WATCHER_AT,
+        "{one_by_one} watches given back one by one"
+    );
+    sh(
+        small.path(),
+        "touch src/after.ts && mkdir src/new_dir && touch src/new_dir/f.ts",
+    );
+    let listed = cached(&cache, &kept);
+    assert!(
+        listed.iter().any(|(path, ..)| path == "src/new_dir/f.ts"),
+        "{listed:?}"
+    );
+    assert_eq!(listed, fresh(&kept));
+    assert_eq!(
+        cache.stats().walks,
+        2,
+        "the kept scan followed events, no walk"
+    );
+}
+
 #[test]
 fn invalidation_and_eviction_give_the_watches_back() {
     let dir = tree();
