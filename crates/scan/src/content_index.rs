@@ -92,6 +92,15 @@ pub(crate) const RECENT_EVENTS: usize = 4096;
 /// it back (see [`Corpus::tighten`]).
 const SLACK_KEPT: usize = 8;
 
+/// The share of the budget (one part in this many) a corpus gives to notes
+/// of files read once. A note is what makes the second read index a file,
+/// but it is not an index: with no bound, the first search of a tree of
+/// half a million files filled the default budget with notes alone, and
+/// no file was ever indexed. Past the share, a file read for the first
+/// time is not noted (a later read notes it once notes have left, as
+/// their files are indexed or forgotten).
+const NOTES_SHARE: usize = 4;
+
 /// Dead ids tolerated before the lists are rewritten, at least.
 const DEAD_BEFORE_COMPACTING: usize = 4096;
 
@@ -174,6 +183,8 @@ struct State {
     paths: Paths,
     /// Files read once, with the identity they were read with.
     noted: HashMap<Box<[u8]>, Identity, QuickHash>,
+    /// Bytes the notes take (see [`NOTES_SHARE`]).
+    notes_bytes: usize,
     lists: Lists,
     live: usize,
     dead: usize,
@@ -409,8 +420,9 @@ impl ContentIndex {
     /// Offer a file just read whole to `corpus` (see [`Corpus::offer`]),
     /// making room for it when the budget is reached.
     pub(crate) fn offer(&self, corpus: &Corpus, offer: &Offer<'_>) {
+        let notes_room = self.max_bytes / NOTES_SHARE;
         let mut room = self.room_for(corpus);
-        while let Offered::NeedsRoom(bytes) = corpus.offer(offer, room) {
+        while let Offered::NeedsRoom(bytes) = corpus.offer(offer, (room, notes_room)) {
             if !self.make_room(corpus, bytes) {
                 return;
             }
@@ -675,9 +687,10 @@ impl Corpus {
     }
 
     /// Consider indexing a file just read whole, within `room` bytes for
-    /// the whole corpus.
-    fn offer(&self, offer: &Offer<'_>, room: usize) -> Offered {
-        let trust = match self.admit(offer, room) {
+    /// the whole corpus and `notes_room` for its notes (see
+    /// [`NOTES_SHARE`]).
+    fn offer(&self, offer: &Offer<'_>, (room, notes_room): (usize, usize)) -> Offered {
+        let trust = match self.admit(offer, (room, notes_room)) {
             Admitted::Index(trust) => trust,
             Admitted::No => return Offered::Done,
             Admitted::NeedsRoom(bytes) => return Offered::NeedsRoom(bytes),
@@ -710,7 +723,7 @@ impl Corpus {
     /// will carry), or not now (read for the first time, so only noted;
     /// already indexed; not provably settled; no admission), or first make
     /// room for its note.
-    fn admit(&self, offer: &Offer<'_>, room: usize) -> Admitted {
+    fn admit(&self, offer: &Offer<'_>, (room, notes_room): (usize, usize)) -> Admitted {
         let mut state = self.lock();
         let trust = match offer.stamp {
             Some(stamp)
@@ -743,10 +756,14 @@ impl Corpus {
         }
         let bytes = noted_bytes(offer.relative);
         state.forget(offer.relative);
+        if state.notes_bytes + bytes > notes_room {
+            return Admitted::No;
+        }
         if state.bytes + bytes > room {
             return Admitted::NeedsRoom(bytes);
         }
         state.noted.insert(offer.relative.into(), offer.identity);
+        state.notes_bytes += bytes;
         state.bytes += bytes;
         self.bytes.store(state.bytes, Ordering::Relaxed);
         Admitted::No
@@ -835,6 +852,7 @@ impl State {
         self.revised();
         if self.noted.remove(relative).is_some() {
             self.bytes = self.bytes.saturating_sub(noted_bytes(relative));
+            self.notes_bytes -= noted_bytes(relative);
         }
         if let Some(id) = self.paths.remove(relative) {
             let before = self.learned.bytes();
@@ -903,6 +921,7 @@ impl State {
         self.live += 1;
         if self.noted.remove(offer.relative).is_some() {
             self.bytes = self.bytes.saturating_sub(noted_bytes(offer.relative));
+            self.notes_bytes -= noted_bytes(offer.relative);
         }
         self.grown = true;
         let before = self.lists.heap_bytes() + self.paths.heap_bytes();

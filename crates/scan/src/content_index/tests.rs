@@ -436,6 +436,37 @@ fn the_budget_evicts_old_roots_then_stops_admitting() {
     assert_eq!(index.stats().files, kept, "no room: not indexed");
 }
 
+/// Files read once are noted within a share of the budget: a first
+/// search over more files than the budget holds notes leaves room to
+/// index, so the second indexes files (all notes, it indexed none), and a
+/// file not noted then is noted once notes have left.
+#[test]
+fn notes_leave_room_to_index() {
+    const BUDGET: usize = 64 << 10;
+    let index = ContentIndex::new(BUDGET);
+    let corpus = corpus(&index);
+    let files: Vec<String> = (0..2 * BUDGET / noted_bytes(b"file-00000.txt"))
+        .map(|n| format!("file-{n:05}.txt"))
+        .collect();
+    for round in 0..2 {
+        for (n, path) in files.iter().enumerate() {
+            let start = corpus.start();
+            let text = format!("word{n} shared text {round}");
+            let content = &text[..text.len() - 2];
+            offer(
+                &index,
+                &corpus,
+                (path, settled(n as u64), content),
+                (1, None, start),
+            );
+        }
+    }
+    let notes = corpus.lock().notes_bytes;
+    assert!(notes <= BUDGET / NOTES_SHARE, "{notes}");
+    assert!(index.stats().files > 0, "{:?}", index.stats());
+    assert!(index.stats().bytes <= BUDGET);
+}
+
 /// A search that read an indexed file whole and found nothing lets the
 /// next search for the same query rule it out, as the trigrams would (the
 /// watch vouching, or its identity checked); another query still reads
