@@ -323,6 +323,9 @@ impl Watching {
             Ok(entries) => {
                 // A mount made while the walk ran may or may not be in it.
                 self.check_mounts(key);
+                // A walk that went over the budget gives back what it took
+                // now, not at the scan's next use.
+                self.tidy(key);
                 Ok((entries, generation))
             }
             Err(err) => {

@@ -239,6 +239,11 @@ fn a_scan_over_the_watch_budget_falls_back_to_the_ttl_and_says_why() {
     let cache = watched_cache(3);
     let key = key(dir.path(), PARTITIONS[1]);
     let before = cached(&cache, &key);
+    assert_eq!(
+        cache.stats().watch.watches,
+        0,
+        "the walk that went over the budget gave back what it took"
+    );
     sh(dir.path(), "touch src/unseen.ts");
     assert_eq!(
         cached(&cache, &key),
