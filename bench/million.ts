@@ -23,14 +23,11 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { median, quantile } from './lib/harness.ts';
+import { median, quantile, takeOption } from './lib/harness.ts';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
-const option = (name: string) => {
-  const at = args.indexOf(name);
-  return at === -1 ? undefined : args.splice(at, 2)[1];
-};
+const option = (name: string) => takeOption(args, name);
 const ROUNDS = Number(option('--rounds') ?? 21);
 const OUT = option('--out');
 const role = args[0] === 'child' ? (args.shift(), 'child') : 'main';

@@ -31,7 +31,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type Contender, type ItemContender, median, paired, pairedItems, pairedRatio, table } from './lib/harness.ts';
+import { type Contender, type ItemContender, median, paired, pairedItems, pairedRatio, table, takeOption } from './lib/harness.ts';
 import { deriveQueries } from './lib/queries.ts';
 
 // A long TTL and a budget that holds a million entries, set before the addon
@@ -44,10 +44,7 @@ if (Object.entries(ENV).some(([k, v]) => process.env[k] !== v)) {
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
-const option = (name: string) => {
-  const at = args.indexOf(name);
-  return at === -1 ? undefined : args.splice(at, 2)[1];
-};
+const option = (name: string) => takeOption(args, name);
 const ROUNDS = Number(option('--rounds') ?? 11);
 const OUT = option('--out');
 const BASE = option('--base');

@@ -179,3 +179,9 @@ export async function pairedItems<I>(contenders: ItemContender<I>[], items: read
     items: Object.fromEntries(contenders.map((c) => [c.name, perItem.get(c.name)!.map((t, i) => ({ medianMs: median(t), count: counts.get(c.name)![i]! }))])),
   };
 }
+
+/** Take `--name value` out of `args`: the value, or undefined when absent. */
+export function takeOption(args: string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  return at === -1 ? undefined : args.splice(at, 2)[1];
+}

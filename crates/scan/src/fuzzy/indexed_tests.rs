@@ -86,6 +86,28 @@ fn indexed_ranking_equals_a_pass_over_every_path() {
     assert_eq!(cache.stats().names.indexes, 2);
 }
 
+/// A cache holding the scan of `dir` with these hidden and gitignore
+/// settings, its key and its entries.
+fn cached_scan(
+    dir: &Path,
+    include_hidden: bool,
+    use_gitignore: bool,
+) -> (ScanCache, ScanKey, Arc<Entries>) {
+    let cache = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(3600)));
+    let key = ScanKey {
+        root: dir.canonicalize().unwrap(),
+        policy: ScanPolicy {
+            include_hidden,
+            use_gitignore,
+        },
+    };
+    let entries = cache
+        .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
+        .unwrap()
+        .entries;
+    (cache, key, entries)
+}
+
 /// A query many paths match, with a short list to fill: past the first
 /// matches, those whose best possible tier cannot enter the list are
 /// counted without nucleo scoring them, and the list is the one a pass
@@ -93,20 +115,9 @@ fn indexed_ranking_equals_a_pass_over_every_path() {
 #[test]
 fn matches_that_cannot_enter_the_list_are_not_scored() {
     let dir = generated::tree();
-    let cache = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(3600)));
     let walks = ScanCache::new(CachePolicy::default());
-    let key = ScanKey {
-        root: dir.path().canonicalize().unwrap(),
-        policy: ScanPolicy {
-            include_hidden: false,
-            use_gitignore: true,
-        },
-    };
+    let (cache, key, entries) = cached_scan(dir.path(), false, true);
     let token = CancelToken::new();
-    let entries = cache
-        .get_or_scan(&key, Needs::EVERYTHING, &token)
-        .unwrap()
-        .entries;
     for (query, limit) in [("src/lib", 1), ("src/file", 3), ("d_3", 3), ("e r", 3)] {
         let mut options = FuzzyOptions::new(query, dir.path());
         options.max_results = limit;
@@ -134,19 +145,8 @@ fn matches_that_cannot_enter_the_list_are_not_scored() {
 #[test]
 fn progress_counts_equal_the_whole_path_check() {
     let dir = generated::tree();
-    let cache = ScanCache::new(CachePolicy::default().ttl(Duration::from_secs(3600)));
-    let key = ScanKey {
-        root: dir.path().canonicalize().unwrap(),
-        policy: ScanPolicy {
-            include_hidden: true,
-            use_gitignore: false,
-        },
-    };
+    let (cache, key, entries) = cached_scan(dir.path(), true, false);
     let token = CancelToken::new();
-    let entries = cache
-        .get_or_scan(&key, Needs::EVERYTHING, &token)
-        .unwrap()
-        .entries;
     let index = cache.name_index(&key, &entries, &token).unwrap();
     for query in QUERIES {
         let query = Query::new(query);
