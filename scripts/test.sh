@@ -19,6 +19,7 @@ bun test
 echo "== node $(node --version): load the same addon"
 node scripts/node-load-check.mjs
 node --import tsx tests/node/smoke.ts
+node --import tsx tests/node/text-smoke.ts
 node --import tsx tests/node/agent-smoke.ts
 node --import tsx tests/node/claims-smoke.ts
 node --import tsx tests/node/lease-smoke.ts

@@ -281,6 +281,25 @@ describe('results cross the boundary as columns', () => {
     expect((await grep(options)).matches).toStrictEqual(expected(files));
   });
 
+  test('lines too long to share a chunk (lent to the engine, not copied) stay exact after their strings are collected', async () => {
+    const files: Record<string, string> = {
+      'ascii.txt': `needle ${'x'.repeat(300_000)}\n`,
+      'latin1.txt': `needle ${'\u00e9'.repeat(200_000)}\n`,
+      'wide.txt': `needle ${'\u0100'.repeat(100_000)}\n`,
+      'astral.txt': `needle ${'\u{1f600}'.repeat(40_000)}\n`,
+    };
+    const dir = fixture('grep-lent', files);
+    const lines = Object.keys(files).sort().map((name) => files[name]!.slice(0, -1));
+    for (let round = 0; round < 3; round++) {
+      const { matches } = await grep({ path: dir, pattern: 'needle' });
+      expect(matches.map((m) => m.line)).toEqual(lines);
+      // A slice outlives the answer it came from.
+      const kept = matches.map((m) => m.line.slice(1, 9));
+      Bun.gc(true);
+      expect(kept).toEqual(lines.map((line) => line.slice(1, 9)));
+    }
+  });
+
   test('count and files-with-matches results carry their counts; in-memory results have an empty path', async () => {
     const dir = fixture('grep-columns-modes', { 'x.txt': 'needle\nneedle\n', 'y/z.txt': 'needle\n' });
     expect((await grep({ path: dir, pattern: 'needle', mode: 'count' })).matches).toStrictEqual([

@@ -5,13 +5,20 @@
 //! the JS side is cheap. Chunks stay below `CHUNK_BYTES` so V8 keeps them
 //! out of its large-object space. Once a chunk's text has crossed, its
 //! buffer is kept for the next chunks (see `SPARE_CHUNKS`).
+//!
+//! A chunk's text is put in the form the engine copies without decoding
+//! (Latin-1 or UTF-16) on the thread that made it, and a piece too long to
+//! share a chunk (a minified line) is lent to the engine rather than copied
+//! (see `LEND_AT`): the JS thread, which every result must cross, does as
+//! little per byte as it can.
 
-use std::{ptr, sync::Mutex};
-
-use napi::{
-    bindgen_prelude::{ToNapiValue, Utf16String},
-    check_status, sys,
+use std::{
+    ffi::c_void,
+    ptr,
+    sync::{Mutex, OnceLock},
 };
+
+use napi::{bindgen_prelude::ToNapiValue, check_status, sys};
 
 /// Largest chunk handed to JS as one string (unless one piece is longer).
 /// V8 puts strings above 128 KiB in its large-object space, one fresh
@@ -152,20 +159,29 @@ fn keep(spare: &mut Vec<Vec<u8>>, mut buffer: Vec<u8>) {
     }
 }
 
-/// A chunk as JS receives it: a string made from its bytes, after which
-/// its buffer is given back.
+/// A chunk as JS receives it: its text already in the form the engine
+/// copies as it is, made on the thread that built the chunk, not on the JS
+/// thread (Node's UTF-8 decoder took a fifth of a dense search's time
+/// there, scanning each chunk twice).
 pub struct JsChunk {
-    bytes: Vec<u8>,
-    form: Form,
+    text: Text,
+}
+
+/// A chunk's text as the engine takes it without decoding.
+#[derive(Debug, PartialEq, Eq)]
+enum Text {
+    /// One byte per character: ASCII, or UTF-8 whose characters all fit.
+    Latin1(Vec<u8>),
+    /// Anything else.
+    Utf16(Vec<u16>),
 }
 
 /// How a chunk's bytes become a JS string; one validation per chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Form {
-    /// ASCII (the common case) crosses as Latin-1: V8 copies it instead of
-    /// running its UTF-8 decoder.
+    /// ASCII (the common case): its bytes are its Latin-1.
     Latin1,
-    /// Other UTF-8 is decoded by the engine.
+    /// Other UTF-8: Latin-1 when every character fits, else UTF-16.
     Utf8,
     /// A chunk that is not UTF-8 (paths with a name that is not) crosses as
     /// UTF-16 with each stray byte escaped, every byte kept
@@ -184,57 +200,199 @@ impl Form {
             _ => Some(Form::Utf8),
         }
     }
+
+    /// The form of `bytes`, found by reading them.
+    fn of(bytes: &[u8]) -> Form {
+        if bytes.is_ascii() {
+            Form::Latin1
+        } else if std::str::from_utf8(bytes).is_ok() {
+            Form::Utf8
+        } else {
+            Form::Utf16
+        }
+    }
 }
 
 impl JsChunk {
     /// A chunk of form `form`, when known; else found from its bytes.
     fn of(bytes: Vec<u8>, form: Option<Form>) -> JsChunk {
-        match form {
-            Some(form) => JsChunk { bytes, form },
-            None => JsChunk::new(bytes),
-        }
-    }
-
-    fn new(bytes: Vec<u8>) -> JsChunk {
-        let form = if bytes.is_ascii() {
-            Form::Latin1
-        } else if std::str::from_utf8(&bytes).is_ok() {
-            Form::Utf8
-        } else {
-            Form::Utf16
+        let text = match form.unwrap_or_else(|| Form::of(&bytes)) {
+            Form::Latin1 => {
+                return JsChunk {
+                    text: Text::Latin1(bytes),
+                };
+            }
+            // SAFETY: a chunk is `Utf8` only when every piece in it came as
+            // text or `Form::of` found it valid.
+            Form::Utf8 => utf8_text(unsafe { std::str::from_utf8_unchecked(&bytes) }),
+            Form::Utf16 => Text::Utf16(natives_core::names::to_utf16(&bytes)),
         };
-        JsChunk { bytes, form }
+        give_back(bytes);
+        JsChunk { text }
+    }
+}
+
+/// `text` in one byte per character when every character fits, else in
+/// UTF-16 (`encoding_rs` widens ASCII runs many bytes at a time).
+fn utf8_text(text: &str) -> Text {
+    if encoding_rs::mem::is_str_latin1(text) {
+        let mut latin1 = vec![0; text.len()];
+        let len = encoding_rs::mem::convert_utf8_to_latin1_lossy(text.as_bytes(), &mut latin1);
+        latin1.truncate(len);
+        return Text::Latin1(latin1);
+    }
+    let mut units = vec![0; text.len() + 1];
+    let len = encoding_rs::mem::convert_str_to_utf16(text, &mut units);
+    units.truncate(len);
+    Text::Utf16(units)
+}
+
+impl Text {
+    /// The bytes the text takes.
+    fn bytes(&self) -> usize {
+        match self {
+            Text::Latin1(bytes) => bytes.len(),
+            Text::Utf16(units) => units.len() * 2,
+        }
     }
 }
 
 impl ToNapiValue for JsChunk {
     unsafe fn to_napi_value(env: sys::napi_env, chunk: Self) -> napi::Result<sys::napi_value> {
-        let bytes = &chunk.bytes;
-        // SAFETY: `env` is the live environment napi hands every
-        // conversion; `bytes` outlives each call, which copies it.
-        let value = unsafe {
-            match chunk.form {
-                Form::Latin1 => {
-                    let mut value = ptr::null_mut();
-                    check_status!(
-                        sys::napi_create_string_latin1(
-                            env,
-                            bytes.as_ptr().cast(),
-                            bytes.len() as isize,
-                            &mut value,
-                        ),
-                        "could not make a JS string of a chunk"
-                    )?;
-                    value
-                }
-                Form::Utf8 => <&str>::to_napi_value(env, std::str::from_utf8_unchecked(bytes))?,
-                Form::Utf16 => {
-                    Utf16String::to_napi_value(env, natives_core::names::to_utf16(bytes).into())?
-                }
+        let mut text = chunk.text;
+        if text.bytes() >= LEND_AT {
+            // SAFETY: `env` is the live environment napi hands every
+            // conversion.
+            match unsafe { lend(env, text) }? {
+                Ok(value) => return Ok(value),
+                Err(refused) => text = refused,
             }
-        };
-        give_back(chunk.bytes);
+        }
+        // SAFETY: as above; the text outlives the call, which copies it.
+        let value = unsafe { copy(env, &text) }?;
+        if let Text::Latin1(bytes) = text {
+            give_back(bytes);
+        }
         Ok(value)
+    }
+}
+
+/// Chunks of at least this many bytes are lent to the engine as external
+/// strings instead of copied. V8 copies a string this long into fresh pages
+/// of its large-object space, faulted in and zeroed one by one, then
+/// collects it in a scavenge: in a dense search under Node that copy took
+/// the JS thread a fifth of the search. Below it, a copy is bump-allocated
+/// and cheaper than the engine's bookkeeping of an external string.
+const LEND_AT: usize = 128 * 1024;
+
+/// `text` as a new JS string copied from it.
+///
+/// # Safety
+/// `env` must be the live environment of the current call.
+unsafe fn copy(env: sys::napi_env, text: &Text) -> napi::Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    // SAFETY: the caller's `env`; `text` is alive for the call.
+    let status = unsafe {
+        match text {
+            Text::Latin1(bytes) => {
+                let len = bytes.len() as isize;
+                sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), len, &mut value)
+            }
+            Text::Utf16(units) => {
+                let len = units.len() as isize;
+                sys::napi_create_string_utf16(env, units.as_ptr(), len, &mut value)
+            }
+        }
+    };
+    check_status!(status, "could not make a JS string of a chunk")?;
+    Ok(value)
+}
+
+/// `text` as a JS string that keeps it (freed when the engine collects the
+/// string), or `text` back when this engine cannot take it.
+///
+/// # Safety
+/// `env` must be the live environment of the current call.
+unsafe fn lend(env: sys::napi_env, text: Text) -> napi::Result<Result<sys::napi_value, Text>> {
+    let Some(make) = external_strings() else {
+        return Ok(Err(text));
+    };
+    let text = Box::new(text);
+    let (data, len, make): (*const c_void, usize, MakeExternal) = match &*text {
+        Text::Latin1(bytes) => (bytes.as_ptr().cast(), bytes.len(), make.latin1),
+        Text::Utf16(units) => (units.as_ptr().cast(), units.len(), make.utf16),
+    };
+    let hint = Box::into_raw(text);
+    let (mut value, mut copied) = (ptr::null_mut(), false);
+    // SAFETY: `data` points into the boxed text, which stays where it is
+    // until `free_lent` (or the branch below) drops it.
+    let status = unsafe {
+        make(
+            env.cast(),
+            data,
+            len as isize,
+            Some(free_lent),
+            hint.cast(),
+            &mut value,
+            &mut copied,
+        )
+    };
+    if status != sys::Status::napi_ok || copied {
+        // Neither failure nor a copy calls the finalizer: the text is ours.
+        // SAFETY: `hint` came from `Box::into_raw` above, and the engine
+        // keeps no pointer into it.
+        drop(unsafe { Box::from_raw(hint) });
+    }
+    check_status!(status, "could not lend a chunk to JS")?;
+    Ok(Ok(value.cast()))
+}
+
+/// Frees a lent text once the engine has collected its string.
+unsafe extern "C" fn free_lent(_env: *mut c_void, _data: *mut c_void, hint: *mut c_void) {
+    // SAFETY: `hint` is the `Box<Text>` `lend` gave the engine, handed back
+    // once.
+    drop(unsafe { Box::from_raw(hint.cast::<Text>()) });
+}
+
+/// `node_api_create_external_string_latin1` and `_utf16`, in one type.
+type MakeExternal = unsafe extern "C" fn(
+    env: *mut c_void,
+    data: *const c_void,
+    length: isize,
+    finalize: Option<unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void)>,
+    hint: *mut c_void,
+    result: *mut *mut c_void,
+    copied: *mut bool,
+) -> sys::napi_status;
+
+/// The engine's functions that make external strings.
+#[derive(Clone, Copy)]
+struct ExternalStrings {
+    latin1: MakeExternal,
+    utf16: MakeExternal,
+}
+
+/// The engine's external-string functions, looked up once in the running
+/// program: Node has them from 20.4 and Bun from 1.2, and napi-rs declares
+/// them only under its N-API 10 feature, which would make the addon fail to
+/// load on any Node 20 (N-API 9) that lacks them.
+fn external_strings() -> Option<ExternalStrings> {
+    static FOUND: OnceLock<Option<ExternalStrings>> = OnceLock::new();
+    *FOUND.get_or_init(|| {
+        let latin1 = find(c"node_api_create_external_string_latin1")?;
+        let utf16 = find(c"node_api_create_external_string_utf16")?;
+        Some(ExternalStrings { latin1, utf16 })
+    })
+}
+
+/// The function `name` exported by the program or a library it loaded.
+fn find(name: &std::ffi::CStr) -> Option<MakeExternal> {
+    // SAFETY: `dlsym` on the default scope only reads the loaded symbol
+    // tables; a found address of this name is N-API's function of this
+    // signature.
+    unsafe {
+        let found = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr());
+        (!found.is_null()).then(|| std::mem::transmute::<*mut c_void, MakeExternal>(found))
     }
 }
 
@@ -251,17 +409,42 @@ mod tests {
             .collect()
     }
 
-    /// ASCII crosses as Latin-1, other UTF-8 as text, and a chunk with a
+    /// The text a chunk of these bytes crosses as.
+    fn crossed(bytes: &[u8]) -> Text {
+        JsChunk::of(bytes.to_vec(), None).text
+    }
+
+    /// Text crosses one byte per character when every character fits
+    /// (ASCII, or UTF-8 within Latin-1), else as UTF-16; a chunk with a
     /// byte that is not UTF-8 as UTF-16 with that byte escaped, its
     /// neighbours and separators intact.
     #[test]
-    fn every_byte_of_a_chunk_crosses() {
-        let form = |bytes: &[u8]| JsChunk::new(bytes.to_vec()).form;
-        assert_eq!(form(b"a/b"), Form::Latin1);
-        assert_eq!(form("caf\u{e9}".as_bytes()), Form::Utf8);
-        assert_eq!(form(b"caf\xe9\0\xc3\xa9"), Form::Utf16);
-        let units = natives_core::names::to_utf16(b"caf\xe9\0\xc3\xa9");
-        assert_eq!(units, [0x63, 0x61, 0x66, 0xdce9, 0, 0xe9]);
+    fn every_character_of_a_chunk_crosses_in_the_narrowest_form() {
+        let cases: &[(&[u8], Text)] = &[
+            (b"a/b", Text::Latin1(b"a/b".to_vec())),
+            (b"", Text::Latin1(vec![])),
+            (
+                "caf\u{e9}\0\u{ff}".as_bytes(),
+                Text::Latin1(vec![b'c', b'a', b'f', 0xe9, 0, 0xff]),
+            ),
+            ("\u{100}".as_bytes(), Text::Utf16(vec![0x100])),
+            (
+                "a\u{e9}\u{1f600}".as_bytes(),
+                Text::Utf16(vec![0x61, 0xe9, 0xd83d, 0xde00]),
+            ),
+            (
+                b"caf\xe9\0\xc3\xa9",
+                Text::Utf16(vec![0x63, 0x61, 0x66, 0xdce9, 0, 0xe9]),
+            ),
+        ];
+        for (bytes, text) in cases {
+            assert_eq!(
+                &crossed(bytes),
+                text,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
     }
 
     /// A chunk's buffer is kept emptied; a longer one, or one past the
@@ -271,7 +454,9 @@ mod tests {
         let mut chunks = Chunks::default();
         chunks.push(b"first", None);
         let (mut crossed, _) = chunks.finish();
-        let buffer = crossed.pop().expect("one chunk").bytes;
+        let Text::Latin1(buffer) = crossed.pop().expect("one chunk").text else {
+            panic!("ASCII crosses as it is")
+        };
         let address = buffer.as_ptr();
         let mut spare = Vec::new();
         keep(&mut spare, buffer);
@@ -286,23 +471,28 @@ mod tests {
     }
 
     /// A text piece too long to share a chunk becomes one with its own
-    /// buffer, not a copy of it.
+    /// buffer, not a copy of it; one that is not ASCII is narrowed or
+    /// widened whole.
     #[test]
     fn a_long_text_piece_crosses_in_its_own_buffer() {
-        let long = "\u{e9}".repeat(CHUNK_BYTES);
+        let long = "x".repeat(CHUNK_BYTES + 1);
         let address = long.as_ptr();
         let mut chunks = Chunks::default();
         chunks.push_text("before".into(), true);
-        chunks.push_text(long, false);
+        chunks.push_text(long, true);
+        chunks.push_text("\u{e9}".repeat(CHUNK_BYTES), false);
         chunks.push_text("after".into(), true);
         let (crossed, pieces) = chunks.finish();
-        assert_eq!(pieces, [1, 1, 1]);
-        assert_eq!(crossed[1].bytes.as_ptr(), address);
-        assert_eq!(crossed[1].form, Form::Utf8);
+        assert_eq!(pieces, [1, 1, 1, 1]);
+        let Text::Latin1(bytes) = &crossed[1].text else {
+            panic!("ASCII crosses as it is")
+        };
+        assert_eq!(bytes.as_ptr(), address);
+        assert_eq!(crossed[2].text, Text::Latin1(vec![0xe9; CHUNK_BYTES]));
     }
 
-    /// The form known from text pieces is the one a validation of the
-    /// chunk finds, and a chunk with bytes pushed is validated.
+    /// The form known from text pieces gives the text a validation of the
+    /// chunk's bytes gives, and a chunk with bytes pushed is validated.
     #[test]
     fn a_chunk_s_known_form_is_the_one_its_bytes_have() {
         enum Piece {
@@ -314,23 +504,29 @@ mod tests {
             &[Text("a"), Text("b")],
             &[Text("a"), Text("caf\u{e9}")],
             &[Text("caf\u{e9}"), Text("b")],
+            &[Text("a"), Text("\u{1f600}")],
             &[Text("a"), Bytes(b"b")],
             &[Text("a"), Bytes(b"caf\xe9")],
             &[Bytes(b"caf\xc3\xa9"), Text("b")],
         ];
         for case in cases {
             let mut chunks = Chunks::default();
+            let mut bytes = Vec::new();
             for piece in *case {
                 match piece {
                     Text(text) => chunks.push_text(text.to_string(), text.is_ascii()),
-                    Bytes(bytes) => chunks.push(bytes, None),
+                    Bytes(piece) => chunks.push(piece, None),
                 }
+                bytes.extend_from_slice(match piece {
+                    Text(text) => text.as_bytes(),
+                    Bytes(piece) => piece,
+                });
             }
-            let (crossed, _) = chunks.finish();
-            let [chunk] = &crossed[..] else {
+            let (made, _) = chunks.finish();
+            let [chunk] = &made[..] else {
                 panic!("one chunk")
             };
-            assert_eq!(chunk.form, JsChunk::new(chunk.bytes.clone()).form);
+            assert_eq!(chunk.text, crossed(&bytes));
         }
     }
 
@@ -338,7 +534,7 @@ mod tests {
     /// chunks made without taking, in order, with every chunk's pieces.
     #[test]
     fn complete_chunks_taken_early_and_the_rest_are_all_the_chunks() {
-        let fill = |chunks: &mut Chunks, mut taken: Option<&mut Vec<Vec<u8>>>| {
+        let fill = |chunks: &mut Chunks, mut taken: Option<&mut Vec<Text>>| {
             for n in 0..5_000 {
                 chunks.push_text(format!("line {n} {}", "x".repeat(n % 97)), true);
                 if n == 1_000 {
@@ -347,7 +543,7 @@ mod tests {
                 if let Some(taken) = taken.as_deref_mut()
                     && chunks.complete_bytes() >= CHUNK_BYTES * 2
                 {
-                    taken.extend(chunks.take_complete().into_iter().map(|c| c.bytes));
+                    taken.extend(chunks.take_complete().into_iter().map(|c| c.text));
                 }
             }
         };
@@ -357,8 +553,8 @@ mod tests {
         assert!(!taken.is_empty());
         let (all, pieces) = whole.finish();
         let (rest, early_pieces) = early.finish();
-        taken.extend(rest.into_iter().map(|c| c.bytes));
-        assert_eq!(taken, all.into_iter().map(|c| c.bytes).collect::<Vec<_>>());
+        taken.extend(rest.into_iter().map(|c| c.text));
+        assert_eq!(taken, all.into_iter().map(|c| c.text).collect::<Vec<_>>());
         assert_eq!(early_pieces, pieces);
     }
 
