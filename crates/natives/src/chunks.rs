@@ -7,10 +7,10 @@
 //! buffer is kept for the next chunks (see `SPARE_CHUNKS`).
 //!
 //! A chunk's text is put in the form the engine copies without decoding
-//! (Latin-1 or UTF-16) on the thread that made it, and a piece too long to
-//! share a chunk (a minified line) is lent to the engine rather than copied
-//! (see `LEND_AT`): the JS thread, which every result must cross, does as
-//! little per byte as it can.
+//! (Latin-1 or UTF-16) on the thread that made it, and a chunk of any size
+//! but a small answer's is lent to the engine rather than copied (see
+//! `LEND_AT`): the JS thread, which every result must cross, does as little
+//! per byte as it can.
 
 use std::{
     ffi::c_void,
@@ -278,12 +278,17 @@ impl ToNapiValue for JsChunk {
 }
 
 /// Chunks of at least this many bytes are lent to the engine as external
-/// strings instead of copied. V8 copies a string this long into fresh pages
-/// of its large-object space, faulted in and zeroed one by one, then
-/// collects it in a scavenge: in a dense search under Node that copy took
-/// the JS thread a fifth of the search. Below it, a copy is bump-allocated
-/// and cheaper than the engine's bookkeeping of an external string.
-const LEND_AT: usize = 128 * 1024;
+/// strings instead of copied. V8 copies a long string into fresh pages of
+/// its large-object space (faulted in and zeroed one by one) and a shorter
+/// one into its young generation, whose collections copy it again, twice,
+/// since every chunk of an answer lives until the answer is returned. Under
+/// Node, lending took a dense cached grep of the bench's `npm` tree from
+/// about 605 ms to 365 (415 lending only chunks of 128 KiB or more), and a
+/// cached glob of 657 k paths from about 215 ms to 180; Bun's times did not
+/// move beyond noise. Below it, as in a first page of results, the copy costs
+/// less than the engine's bookkeeping of an external string and its
+/// finalizer, and the buffer is kept for the next chunk.
+const LEND_AT: usize = 32 * 1024;
 
 /// `text` as a new JS string copied from it.
 ///
