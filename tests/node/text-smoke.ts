@@ -1,8 +1,8 @@
 // Long result lines under Node 20: each comes back exact, and one too long to share a chunk is lent to
 // V8 as an external string (its text stays outside the JS heap, freed when the string is collected)
-// rather than copied into the heap.
+// rather than copied into the heap; one longer than V8's longest string is refused with a clear error.
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -47,7 +47,21 @@ try {
   assert.ok(freed >= 16, `${freed.toFixed(1)} MiB of lent text freed once its strings were collected, not 16`);
   const again = await grep({ pattern: 'needle', path: root });
   assert.deepEqual(again.matches.map((m) => m.line), expected.map(([, line]) => line));
-  console.log(`node text smoke: long lines exact, lent (heap +${heapGrowth.toFixed(1)} MiB, external +${externalGrowth.toFixed(1)} MiB), freed once collected`);
+
+  // A line longer than V8's longest string (2^29 - 24 characters) cannot cross: a clear EFBIG that
+  // names the remedy, and `maxColumns` answers.
+  const huge = join(root, 'huge');
+  mkdirSync(huge);
+  writeFileSync(join(huge, 'one-line.txt'), Buffer.alloc(515 * MIB + 1, 'x').fill('needle ', 0, 7).fill('\n', 515 * MIB));
+  await assert.rejects(grep({ pattern: 'needle', path: huge }), (error: NodeJS.ErrnoException) => {
+    assert.equal(error.code, 'EFBIG');
+    assert.match(error.message, /540016640 characters could not be made a JS string.*maxColumns/);
+    return true;
+  });
+  const cut = await grep({ pattern: 'needle', path: huge, maxColumns: 100 });
+  assert.equal(cut.matches[0]?.truncated, true);
+
+  console.log(`node text smoke: long lines exact, lent (heap +${heapGrowth.toFixed(1)} MiB, external +${externalGrowth.toFixed(1)} MiB), freed once collected; a line past V8's longest string EFBIG`);
 } finally {
   rmSync(root, { recursive: true, force: true });
 }

@@ -74,7 +74,7 @@ error_kinds! {
     /// or a symlink).
     // What openat2's RESOLVE_BENEATH answers for an escaping path.
     OutsideRoot => "EXDEV",
-    /// A file is larger than the operation accepts.
+    /// A file, or a result's text, is larger than the operation accepts.
     TooLarge => "EFBIG",
     /// A file is marked read-only (no write permission for the caller), so
     /// it is not replaced even where the directory would allow it.

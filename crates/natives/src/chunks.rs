@@ -18,7 +18,10 @@ use std::{
     sync::{Mutex, OnceLock},
 };
 
-use napi::{bindgen_prelude::ToNapiValue, check_status, sys};
+use napi::{Env, bindgen_prelude::ToNapiValue, check_status, sys};
+use natives_scan::{Error, ErrorKind};
+
+use crate::errors;
 
 /// Largest chunk handed to JS as one string (unless one piece is longer).
 /// V8 puts strings above 128 KiB in its large-object space, one fresh
@@ -257,24 +260,53 @@ impl Text {
     }
 }
 
+impl Text {
+    /// Its length in characters as JS counts them (UTF-16 code units).
+    fn units(&self) -> usize {
+        match self {
+            Text::Latin1(bytes) => bytes.len(),
+            Text::Utf16(units) => units.len(),
+        }
+    }
+}
+
 impl ToNapiValue for JsChunk {
     unsafe fn to_napi_value(env: sys::napi_env, chunk: Self) -> napi::Result<sys::napi_value> {
-        let mut text = chunk.text;
-        if text.bytes() >= LEND_AT {
-            // SAFETY: `env` is the live environment napi hands every
-            // conversion.
-            match unsafe { lend(env, text) }? {
-                Ok(value) => return Ok(value),
-                Err(refused) => text = refused,
-            }
-        }
-        // SAFETY: as above; the text outlives the call, which copies it.
-        let value = unsafe { copy(env, &text) }?;
-        if let Text::Latin1(bytes) = text {
-            give_back(bytes);
-        }
-        Ok(value)
+        let units = chunk.text.units();
+        // SAFETY: `env` is the live environment napi hands every conversion.
+        unsafe { cross(env, chunk.text) }.map_err(|_| {
+            let refused = Error::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "a result's text of {units} characters could not be made a JS string \
+                     (longer than this engine's longest string?): `maxColumns` cuts long lines"
+                ),
+            );
+            errors::to_js(&Env::from_raw(env), &refused)
+        })
     }
+}
+
+/// `text` as a JS string: lent when it is long enough and the engine
+/// takes it, else copied.
+///
+/// # Safety
+/// `env` must be the live environment of the current call.
+unsafe fn cross(env: sys::napi_env, mut text: Text) -> napi::Result<sys::napi_value> {
+    if text.bytes() >= LEND_AT {
+        // SAFETY: the caller's `env`.
+        match unsafe { lend(env, text) }? {
+            Ok(value) => return Ok(value),
+            Err(refused) => text = refused,
+        }
+    }
+    // SAFETY: the caller's `env`; the text outlives the call, which copies
+    // it.
+    let value = unsafe { copy(env, &text) }?;
+    if let Text::Latin1(bytes) = text {
+        give_back(bytes);
+    }
+    Ok(value)
 }
 
 /// Chunks of at least this many bytes are lent to the engine as external

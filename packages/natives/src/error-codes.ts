@@ -13,7 +13,7 @@ export const ERROR_CODES = {
   EISDIR: 'A path given by the caller is a directory where a file was expected.',
   EFTYPE: 'A path given by the caller is a FIFO, socket or device where a regular file was expected (opening one could block or never end).',
   EXDEV: 'A path resolves outside the directory it must stay in (through `..` or a symlink).',
-  EFBIG: 'A file is larger than the operation accepts.',
+  EFBIG: 'A file, or a result\'s text, is larger than the operation accepts.',
   EPERM: 'A file is marked read-only (no write permission for the caller), so it is not replaced even where the directory would allow it. What the caller asked to change belongs to another OS user (as `kill` answers for another user\'s process).',
   EMLINK: 'A file has more than one hard link: replacing it would leave the other names holding the old contents.',
   ESTALE: 'A file changed, appeared or vanished between being read and being written.',
