@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { grep } from '../../packages/natives/src/index.ts';
+import { grep, grepIter } from '../../packages/natives/src/index.ts';
 
 setFlagsFromString('--expose-gc');
 const collect = runInNewContext('gc') as () => void;
@@ -49,16 +49,32 @@ try {
   assert.deepEqual(again.matches.map((m) => m.line), expected.map(([, line]) => line));
 
   // A line longer than V8's longest string (2^29 - 24 characters) cannot cross: a clear EFBIG that
-  // names the remedy, and `maxColumns` answers.
+  // names the remedy, whether the line comes in the answer, in text handed over while the search
+  // runs, in a batch for `onMatch` or in a `for await` loop (there a throw would be uncaught and end
+  // the process), and `maxColumns` answers.
   const huge = join(root, 'huge');
   mkdirSync(huge);
-  writeFileSync(join(huge, 'one-line.txt'), Buffer.alloc(515 * MIB + 1, 'x').fill('needle ', 0, 7).fill('\n', 515 * MIB));
-  await assert.rejects(grep({ pattern: 'needle', path: huge }), (error: NodeJS.ErrnoException) => {
+  writeFileSync(join(huge, 'a.txt'), Buffer.alloc(515 * MIB + 1, 'x').fill('needle ', 0, 7).fill('\n', 515 * MIB));
+  writeFileSync(join(huge, 'b.txt'), Array.from({ length: 50_000 }, (_, i) => `needle ${i} ${'y'.repeat(40)}\n`).join(''));
+  const refused = (error: NodeJS.ErrnoException) => {
     assert.equal(error.code, 'EFBIG');
     assert.match(error.message, /540016640 characters could not be made a JS string.*maxColumns/);
     return true;
-  });
+  };
+  await assert.rejects(grep({ pattern: 'needle', path: huge, glob: 'a.txt' }), refused);
+  await assert.rejects(grep({ pattern: 'needle', path: huge }), refused);
+  let called = 0;
+  await assert.rejects(grep({ pattern: 'needle', path: huge }, () => called++), refused);
+  assert.equal(called, 0);
+  await assert.rejects(
+    (async () => {
+      for await (const _ of grepIter({ pattern: 'needle', path: huge })) called++;
+    })(),
+    refused,
+  );
+  assert.equal(called, 0);
   const cut = await grep({ pattern: 'needle', path: huge, maxColumns: 100 });
+  assert.equal(cut.matches.length, 50_001);
   assert.equal(cut.matches[0]?.truncated, true);
 
   console.log(`node text smoke: long lines exact, lent (heap +${heapGrowth.toFixed(1)} MiB, external +${externalGrowth.toFixed(1)} MiB), freed once collected; a line past V8's longest string EFBIG`);

@@ -18,7 +18,7 @@ use std::{
     sync::{Mutex, OnceLock},
 };
 
-use napi::{Env, bindgen_prelude::ToNapiValue, check_status, sys};
+use napi::{Env, JsValue, bindgen_prelude::ToNapiValue, check_status, sys};
 use natives_scan::{Error, ErrorKind};
 
 use crate::errors;
@@ -270,11 +270,16 @@ impl Text {
     }
 }
 
+/// A chunk the engine refuses to make a string of crosses as the `EFBIG`
+/// error saying so, in the string's place, for JS to throw when it reads the
+/// chunk: the conversion never fails, because a failure where a streaming
+/// callback's queue converts a batch is thrown there, uncaught, and ends
+/// the process.
 impl ToNapiValue for JsChunk {
     unsafe fn to_napi_value(env: sys::napi_env, chunk: Self) -> napi::Result<sys::napi_value> {
         let units = chunk.text.units();
         // SAFETY: `env` is the live environment napi hands every conversion.
-        unsafe { cross(env, chunk.text) }.map_err(|_| {
+        unsafe { cross(env, chunk.text) }.or_else(|_| {
             let refused = Error::new(
                 ErrorKind::TooLarge,
                 format!(
@@ -282,7 +287,7 @@ impl ToNapiValue for JsChunk {
                      (longer than this engine's longest string?): `maxColumns` cuts long lines"
                 ),
             );
-            errors::to_js(&Env::from_raw(env), &refused)
+            Ok(errors::error_object(&Env::from_raw(env), &refused).raw())
         })
     }
 }

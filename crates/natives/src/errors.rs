@@ -24,12 +24,19 @@ use crate::names::path_to_js;
 /// A JS `Error` carrying `err`'s code and message, and what was wrong as
 /// data: `path` (every byte kept, as paths cross), `option` and `value`.
 pub fn to_js(env: &Env, err: &Error) -> napi::Error {
+    napi::Error::from(error_object(env, err))
+}
+
+/// The JS `Error` [`to_js`] throws, as a value: for a conversion that must
+/// not throw (one run by a callback's queue, where a throw would be
+/// uncaught) and hands the error over in place of its value.
+pub fn error_object<'env>(env: &'env Env, err: &Error) -> Unknown<'env> {
     let js = JsError::from(napi::Error::new(err.code(), err.message())).into_unknown(*env);
     // Best effort: an error object that cannot take a field still has its code and message.
     if let Some(mut object) = as_object(js) {
         let _ = attach_data(&mut object, err);
     }
-    napi::Error::from(js)
+    js
 }
 
 /// `value` as an object, when it is one (napi leaves no value behind when

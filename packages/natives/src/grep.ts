@@ -271,8 +271,13 @@ function asNativeContent(content: string | Uint8Array): string | Buffer {
   throw codedError('EINVAL', 'content must be a string or a Uint8Array', { option: 'content' });
 }
 
-/** Turn native columns into result objects: each result's text pieces are its context before, its line, its context after. */
+/**
+ * Turn native columns into result objects: each result's text pieces are its context before, its line, its context after.
+ * Throws the `EFBIG` error the addon put in place of a text chunk the engine could not make a string of.
+ */
 function toMatches(columns: GrepColumns): GrepMatch[] {
+  const refused: unknown = columns.text.find((chunk: unknown) => typeof chunk !== 'string');
+  if (refused !== undefined) throw refused;
   const paths = columns.paths.flatMap((chunk) => chunk.split('\0'));
   const lines = textPieces(columns);
   const { pathIndices, lineNumbers, contextBefore, contextAfter, contextLineNumbers, truncated, matchCounts } = columns;

@@ -22,7 +22,18 @@ export class BatchStream<Batch, Item> {
   /** The native side's batch callback. */
   receive(batch: Batch): void {
     this.received++;
-    for (const item of this.decode(batch)) {
+    let items: Item[];
+    try {
+      items = this.decode(batch);
+    } catch (error) {
+      // A batch that cannot be read (a text the engine refused) ends the call with its error; thrown
+      // here, in the native side's callback, it would go uncaught.
+      this.failure ??= error;
+      this.stop();
+      this.wake?.();
+      return;
+    }
+    for (const item of items) {
       if (this.retain) this.items.push(item);
       if (this.failure !== undefined) continue;
       try {
@@ -138,7 +149,13 @@ export class PullStream<Batch, Item, Summary> implements AsyncIterableIterator<I
 
   private receive(batch: Batch): void {
     this.received++;
-    this.queue.push(this.decode(batch));
+    try {
+      this.queue.push(this.decode(batch));
+    } catch (error) {
+      // As BatchStream's: the loop's next step rejects with it, and the native work stops.
+      this.failure ??= { error };
+      this.cancel();
+    }
     this.poke();
   }
 
