@@ -251,21 +251,19 @@ fn utf8_text(text: &str) -> Text {
 }
 
 impl Text {
-    /// The bytes the text takes.
-    fn bytes(&self) -> usize {
-        match self {
-            Text::Latin1(bytes) => bytes.len(),
-            Text::Utf16(units) => units.len() * 2,
-        }
-    }
-}
-
-impl Text {
     /// Its length in characters as JS counts them (UTF-16 code units).
     fn units(&self) -> usize {
         match self {
             Text::Latin1(bytes) => bytes.len(),
             Text::Utf16(units) => units.len(),
+        }
+    }
+
+    /// The bytes the text takes.
+    fn bytes(&self) -> usize {
+        match self {
+            Text::Latin1(_) => self.units(),
+            Text::Utf16(_) => self.units() * 2,
         }
     }
 }
