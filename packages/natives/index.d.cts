@@ -166,6 +166,11 @@ export interface FsScanCacheStats {
    * instead of reading every path (counted in `bytes` too).
    */
   names: FsScanNameStats
+  /**
+   * Scans kept across restarts (all zero while `FS_SCAN_CACHE_PERSIST`
+   * is off).
+   */
+  persist: FsScanPersistStats
 }
 
 /** What the content index holds and has saved. */
@@ -200,6 +205,45 @@ export interface FsScanNameStats {
   entries: number
   /** Bytes they hold (16 per entry). */
   bytes: number
+}
+
+/** Records not believed, by reason. */
+export interface FsScanPersistRebuilt {
+  /** Another format or version. */
+  version: number
+  /** A checksum, length or path that did not hold. */
+  corrupt: number
+  /** Another root's record under this one's name. */
+  key: number
+  /** Not private to this user (another owner, writable by others, a link). */
+  owner: number
+  /** An ignore file changed, appeared or went. */
+  rules: number
+  /** The root is another directory now. */
+  root: number
+  /** A change a record cannot take in (a new ignore file, an unreadable path). */
+  changes: number
+}
+
+/** What persistence wrote and restored, and why records were not believed. */
+export interface FsScanPersistStats {
+  /** Whether persistence is on (`FS_SCAN_CACHE_PERSIST=1`). */
+  enabled: boolean
+  /** Records written. */
+  saved: number
+  /**
+   * Scans not written: with unreadable paths, over the budget, rules
+   * outside the tree changed while listed, or the write failed.
+   */
+  notSaved: number
+  /** Cache misses answered from a record proved current, without a walk. */
+  restored: number
+  /** Directories listed again while restoring (changed since the record). */
+  dirsRelisted: number
+  /** Misses that found no record. */
+  missing: number
+  /** Records not believed (a walk answered instead), by reason. */
+  rebuilt: FsScanPersistRebuilt
 }
 
 /** Scans that fell back to the TTL, by reason. */
@@ -321,8 +365,8 @@ export interface HasMatchOptions {
 
 /**
  * Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
- * raw value, parsed by the library), before the first call that uses the
- * cache. The TypeScript package hands over `process.env`'s, since Bun does
+ * raw value, parsed by the library; with `NATIVES_HOME` and `HOME`, which
+ * place persisted scans), before the first call that uses the cache. The TypeScript package hands over `process.env`'s, since Bun does
  * not pass `process.env` writes on to native code. Returns `false`,
  * changing nothing, when the policy was already fixed.
  */

@@ -15,8 +15,8 @@ use napi::{
 use napi_derive::napi;
 use natives_core::names;
 use natives_scan::{
-    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, Unreadable,
-    WatchStats, cache, view,
+    CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, PersistStats,
+    Unreadable, WatchStats, cache, view,
 };
 
 use crate::{
@@ -291,8 +291,8 @@ pub fn invalidate_fs_scan_cache(env: Env, path: Option<Utf16String>) -> napi::Re
 }
 
 /// Fix the scan cache's policy from the `FS_SCAN_*` variables given (name to
-/// raw value, parsed by the library), before the first call that uses the
-/// cache. The TypeScript package hands over `process.env`'s, since Bun does
+/// raw value, parsed by the library; with `NATIVES_HOME` and `HOME`, which
+/// place persisted scans), before the first call that uses the cache. The TypeScript package hands over `process.env`'s, since Bun does
 /// not pass `process.env` writes on to native code. Returns `false`,
 /// changing nothing, when the policy was already fixed.
 #[napi(js_name = "initFsScanCachePolicy")]
@@ -335,6 +335,48 @@ pub struct FsScanCacheStats {
     /// Name indexes: cached globs and fuzzy finds look a name up in them
     /// instead of reading every path (counted in `bytes` too).
     pub names: FsScanNameStats,
+    /// Scans kept across restarts (all zero while `FS_SCAN_CACHE_PERSIST`
+    /// is off).
+    pub persist: FsScanPersistStats,
+}
+
+/// What persistence wrote and restored, and why records were not believed.
+#[napi(object)]
+pub struct FsScanPersistStats {
+    /// Whether persistence is on (`FS_SCAN_CACHE_PERSIST=1`).
+    pub enabled: bool,
+    /// Records written.
+    pub saved: f64,
+    /// Scans not written: with unreadable paths, over the budget, rules
+    /// outside the tree changed while listed, or the write failed.
+    pub not_saved: f64,
+    /// Cache misses answered from a record proved current, without a walk.
+    pub restored: f64,
+    /// Directories listed again while restoring (changed since the record).
+    pub dirs_relisted: f64,
+    /// Misses that found no record.
+    pub missing: f64,
+    /// Records not believed (a walk answered instead), by reason.
+    pub rebuilt: FsScanPersistRebuilt,
+}
+
+/// Records not believed, by reason.
+#[napi(object)]
+pub struct FsScanPersistRebuilt {
+    /// Another format or version.
+    pub version: f64,
+    /// A checksum, length or path that did not hold.
+    pub corrupt: f64,
+    /// Another root's record under this one's name.
+    pub key: f64,
+    /// Not private to this user (another owner, writable by others, a link).
+    pub owner: f64,
+    /// An ignore file changed, appeared or went.
+    pub rules: f64,
+    /// The root is another directory now.
+    pub root: f64,
+    /// A change a record cannot take in (a new ignore file, an unreadable path).
+    pub changes: f64,
 }
 
 /// The name indexes of the cached scans, built on a query's first use.
@@ -443,6 +485,28 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
             indexes: u32::try_from(stats.names.indexes).unwrap_or(u32::MAX),
             entries: stats.names.entries as f64,
             bytes: stats.names.bytes as f64,
+        },
+        persist: to_js_persist_stats(stats.persist),
+    }
+}
+
+fn to_js_persist_stats(persist: PersistStats) -> FsScanPersistStats {
+    let rebuilt = persist.rebuilt;
+    FsScanPersistStats {
+        enabled: persist.enabled,
+        saved: persist.saved as f64,
+        not_saved: persist.not_saved as f64,
+        restored: persist.restored as f64,
+        dirs_relisted: persist.dirs_relisted as f64,
+        missing: persist.missing as f64,
+        rebuilt: FsScanPersistRebuilt {
+            version: rebuilt.version as f64,
+            corrupt: rebuilt.corrupt as f64,
+            key: rebuilt.key as f64,
+            owner: rebuilt.owner as f64,
+            rules: rebuilt.rules as f64,
+            root: rebuilt.root as f64,
+            changes: rebuilt.changes as f64,
         },
     }
 }

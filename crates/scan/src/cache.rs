@@ -5,7 +5,9 @@
 //! Policy is global and fixed once per process: from the `FS_SCAN_*` variables
 //! `FS_SCAN_CACHE_TTL_MS` (1000; 0 bypasses the cache), `FS_SCAN_EMPTY_RECHECK_MS`
 //! (200), `FS_SCAN_CACHE_MAX_ENTRIES` (16), `FS_SCAN_CACHE_MAX_BYTES` (128 MiB) and
-//! `FS_SCAN_CACHE_CONTENT_BYTES` (64 MiB).
+//! `FS_SCAN_CACHE_CONTENT_BYTES` (64 MiB), and `FS_SCAN_CACHE_PERSIST` (off; `1`
+//! keeps walked scans across restarts under the natives home, see
+//! [`crate::persist`]) with `FS_SCAN_CACHE_PERSIST_BYTES` (1 GiB).
 //! A front whose runtime keeps its own copy of the environment hands them over
 //! with [`init_global`] before the first use (Bun does not pass `process.env`
 //! writes on to native code); otherwise [`global`] reads the process
@@ -31,7 +33,12 @@
 //! - **events instead of age**, when watching is on (`FS_SCAN_CACHE_WATCH=1`
 //!   or [`ScanCache::watch`]): a stored scan follows filesystem events and is
 //!   patched to the moment of each call before it answers (see
-//!   [`crate::watch`]); the TTL stays, as the fallback.
+//!   [`crate::watch`]); the TTL stays, as the fallback;
+//! - **records instead of walks**, when persistence is on and watching is
+//!   not: a miss reads the scan's record, written after an earlier walk
+//!   (by this process or another), and proves it current by the identity
+//!   of its directories, listing again only those that changed (see
+//!   [`crate::persist`]).
 //!
 //! All state sits behind one mutex. Every critical section is a few map
 //! operations on at most a handful of keys (the walks themselves run outside
@@ -40,7 +47,7 @@
 
 use std::{
     collections::HashMap,
-    path::Path,
+    path::{Path, PathBuf},
     sync::{
         Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError,
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -59,6 +66,7 @@ use crate::{
     error::Result,
     names::NameIndex,
     paths::resolve_invalidation_targets,
+    persist::{self, DEFAULT_PERSIST_BYTES, PersistStats, Store},
     walk::{self, Needs},
     watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
 };
@@ -82,7 +90,7 @@ pub const DEFAULT_CONTENT_BYTES: usize = 64 * 1024 * 1024;
 const FLIGHT_POLL: Duration = Duration::from_millis(5);
 
 /// Global freshness and size policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CachePolicy {
     ttl: Duration,
     empty_recheck: Duration,
@@ -91,6 +99,9 @@ pub struct CachePolicy {
     content_bytes: usize,
     watch: bool,
     watch_policy: WatchPolicy,
+    /// The natives home whose `scans/` keeps records, when persistence is on.
+    persist_home: Option<PathBuf>,
+    persist_bytes: u64,
 }
 
 impl Default for CachePolicy {
@@ -103,6 +114,8 @@ impl Default for CachePolicy {
             content_bytes: DEFAULT_CONTENT_BYTES,
             watch: false,
             watch_policy: WatchPolicy::default(),
+            persist_home: None,
+            persist_bytes: DEFAULT_PERSIST_BYTES,
         }
     }
 }
@@ -139,6 +152,11 @@ impl CachePolicy {
             watch_policy: WatchPolicy {
                 budget: size("FS_SCAN_CACHE_WATCH_MAX", WatchPolicy::default().budget),
             },
+            persist_home: match number("FS_SCAN_CACHE_PERSIST", 0) {
+                1 => natives_system::paths::home_in(|name| lookup(name).map(Into::into)).ok(),
+                _ => None,
+            },
+            persist_bytes: number("FS_SCAN_CACHE_PERSIST_BYTES", DEFAULT_PERSIST_BYTES),
         }
     }
 
@@ -190,6 +208,21 @@ impl CachePolicy {
         self
     }
 
+    /// Keep walked scans across restarts as records under the natives
+    /// `home` (its `scans/` directory), or not (`None`, the default; see
+    /// [`crate::persist`]).
+    pub fn persist(mut self, home: Option<PathBuf>) -> CachePolicy {
+        self.persist_home = home;
+        self
+    }
+
+    /// Most bytes the records of persisted scans take on disk together
+    /// (default 1 GiB); the least recently written go first.
+    pub fn persist_bytes(mut self, bytes: u64) -> CachePolicy {
+        self.persist_bytes = bytes;
+        self
+    }
+
     /// The empty-recheck threshold in milliseconds.
     pub fn empty_recheck_ms(&self) -> u64 {
         duration_ms(self.empty_recheck)
@@ -231,6 +264,8 @@ pub struct CacheStats {
     pub empty_rechecks_skipped: u64,
     /// Content signatures' counters.
     pub content: ContentStats,
+    /// Persistence's counters (all zero while it is off).
+    pub persist: PersistStats,
     /// Name indexes built for cached scans (see the `names` module), and the
     /// bytes they hold (counted in `bytes` too).
     pub names: NameStats,
@@ -331,6 +366,8 @@ pub struct ScanCache {
     /// The content index of the files cached greps read (shared with the
     /// watcher, whose events keep it exact).
     contents: Arc<ContentIndex>,
+    /// Where walked scans are kept across restarts, when persistence is on.
+    pub(crate) persisted: Option<Arc<Store>>,
     /// Test hook: when set, a walk waits for a message before it lands.
     #[cfg(test)]
     pub(crate) landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
@@ -360,18 +397,23 @@ pub fn init_global(policy: CachePolicy) -> bool {
 impl ScanCache {
     /// An empty cache with `policy`.
     pub fn new(policy: CachePolicy) -> ScanCache {
+        let persisted = policy
+            .persist_home
+            .as_deref()
+            .map(|home| Arc::new(Store::new(home, policy.persist_bytes)));
         let cache = ScanCache {
+            contents: Arc::new(ContentIndex::new(policy.content_bytes)),
+            persisted,
             policy,
             state: Mutex::new(State::default()),
             walks: AtomicU64::new(0),
             empty_rechecks_skipped: AtomicU64::new(0),
             watching: OnceLock::new(),
             refreshing: Mutex::new(()),
-            contents: Arc::new(ContentIndex::new(policy.content_bytes)),
             #[cfg(test)]
             landing_gate: Mutex::new(None),
         };
-        if policy.watch {
+        if cache.policy.watch {
             // A watcher that cannot start leaves the TTL in charge; `watch`
             // reports why to whoever asks for it explicitly.
             let _ = cache.watch();
@@ -437,7 +479,7 @@ impl ScanCache {
             let Some(flight) = state.flights.get(key).cloned() else {
                 let flight = register_flight(&mut state, key);
                 drop(state);
-                return self.fly(key, &flight, token);
+                return self.fly(key, &flight, Source::RecordOrWalk, token);
             };
             drop(state);
             if let Some(entries) = wait_for(&flight, token)? {
@@ -465,7 +507,7 @@ impl ScanCache {
         }
         let flight = register_flight(&mut state, key);
         drop(state);
-        self.fly(key, &flight, token)
+        self.fly(key, &flight, Source::Walk, token)
     }
 
     /// A walk of `key` that collects only what `needs` asks for and never
@@ -747,6 +789,11 @@ impl ScanCache {
             empty_rechecks_skipped: self.empty_rechecks_skipped.load(Ordering::Relaxed),
             watch: self.watching().map(|w| w.stats()).unwrap_or_default(),
             content: self.contents.stats(),
+            persist: self
+                .persisted
+                .as_ref()
+                .map(|p| p.stats())
+                .unwrap_or_default(),
             ..CacheStats::default()
         };
         state.cached.values().fold(empty, |acc, c| CacheStats {
@@ -812,24 +859,37 @@ impl ScanCache {
         }
     }
 
-    /// Run the walk for a registered flight, publish it, and store it unless fenced.
-    fn fly(&self, key: &ScanKey, flight: &Arc<Flight>, token: &CancelToken) -> Result<ScanResult> {
+    /// Run the walk for a registered flight (or, from `source`, restore the
+    /// scan's record), publish it, and store it unless fenced; a list that
+    /// a record does not already hold is then written as one, when
+    /// persistence is on.
+    fn fly(
+        &self,
+        key: &ScanKey,
+        flight: &Arc<Flight>,
+        source: Source,
+        token: &CancelToken,
+    ) -> Result<ScanResult> {
         let started = Instant::now();
+        let before = self.persisted.as_ref().map(|_| persist::Before::take(key));
         let landing = Landing {
             cache: self,
             key,
             flight,
         };
-        let (entries, generation) = match self.watching() {
+        let (entries, generation, unrecorded) = match self.watching() {
             Some(watching) => {
                 self.walks.fetch_add(1, Ordering::Relaxed);
                 let (entries, generation) = watching.scan(key, token)?;
-                (Arc::new(entries), Some(generation))
+                (Arc::new(entries), Some(generation), true)
             }
-            None => (
-                self.walk_fresh(key, Needs::EVERYTHING, token)?.entries,
-                None,
-            ),
+            None => match self.restored(key, source, token)? {
+                Some(restored) => (Arc::new(restored.entries), None, restored.changed),
+                None => {
+                    let walked = self.walk_fresh(key, Needs::EVERYTHING, token)?;
+                    (walked.entries, None, true)
+                }
+            },
         };
         #[cfg(test)]
         {
@@ -838,12 +898,40 @@ impl ScanCache {
                 let _ = gate.recv();
             }
         }
-        landing.land(Arc::clone(&entries), started, generation);
+        let stored = landing.land(Arc::clone(&entries), started, generation);
+        if let (Some(store), Some(before)) = (&self.persisted, before)
+            && stored
+            && unrecorded
+        {
+            store.save(key, Arc::clone(&entries), before);
+        }
         Ok(ScanResult {
             entries,
             cache_age_ms: 0,
             watched: false,
         })
+    }
+
+    /// `key`'s scan from its record, when `source` allows one, persistence
+    /// is on and the record proves current.
+    fn restored(
+        &self,
+        key: &ScanKey,
+        source: Source,
+        token: &CancelToken,
+    ) -> Result<Option<persist::Restored>> {
+        match (&self.persisted, source) {
+            (Some(store), Source::RecordOrWalk) => store.restore(key, token),
+            _ => Ok(None),
+        }
+    }
+
+    /// Wait until every record being written is written (tests, and a front
+    /// about to exit).
+    pub fn settle_records(&self) {
+        if let Some(store) = &self.persisted {
+            store.settle();
+        }
     }
 
     /// Store `entries` for `key`, evicting oldest first to stay within the
@@ -888,6 +976,15 @@ impl ScanCache {
     }
 }
 
+/// Where a flight's list may come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// The scan's record, when it proves current, else a walk.
+    RecordOrWalk,
+    /// A walk: seed 001's recheck of an empty answer asks the tree itself.
+    Walk,
+}
+
 /// Ends a flight on every path out of [`ScanCache::fly`], including errors
 /// and panics, so waiters never hang.
 struct Landing<'a> {
@@ -899,8 +996,8 @@ struct Landing<'a> {
 impl Landing<'_> {
     /// Publish the walk, store it unless fenced, and stop following the
     /// scans that left the cache (this walk's own, by its `generation`,
-    /// when it was not stored).
-    fn land(self, entries: Arc<Entries>, started: Instant, generation: Option<Generation>) {
+    /// when it was not stored); whether it was stored.
+    fn land(self, entries: Arc<Entries>, started: Instant, generation: Option<Generation>) -> bool {
         let mut state = self.cache.lock();
         let (outcome, left) = if is_fenced(self.flight) {
             (Err(()), vec![self.key.clone()])
@@ -914,6 +1011,7 @@ impl Landing<'_> {
         drop(state);
         let (own, others): (Vec<ScanKey>, Vec<ScanKey>) =
             left.into_iter().partition(|key| key == self.key);
+        let stored = own.is_empty();
         if let (Some(watching), Some(generation)) = (self.cache.watching(), generation)
             && !own.is_empty()
         {
@@ -921,6 +1019,7 @@ impl Landing<'_> {
         }
         self.cache.release(others);
         std::mem::forget(self);
+        stored
     }
 
     fn finish(&self, state: &mut State, outcome: Result<Arc<Entries>, ()>) {

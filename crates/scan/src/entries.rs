@@ -178,7 +178,7 @@ impl Entries {
 
     /// An empty list with room for `count` entries whose paths total
     /// `text_len` bytes.
-    fn with_capacity(count: usize, text_len: usize) -> Entries {
+    pub(crate) fn with_capacity(count: usize, text_len: usize) -> Entries {
         Entries {
             text: Vec::with_capacity(text_len),
             ends: Vec::with_capacity(count),
@@ -221,7 +221,7 @@ impl Entries {
     }
 
     /// Append an entry after the last one (the caller keeps path order).
-    fn push(&mut self, path: &[u8], file_type: FileType, mtime_ms: Option<i64>) {
+    pub(crate) fn push(&mut self, path: &[u8], file_type: FileType, mtime_ms: Option<i64>) {
         self.text.extend_from_slice(path);
         self.close_entry(file_type, mtime_ms);
     }
@@ -320,6 +320,12 @@ impl Entries {
         self.in_node_modules
             .extend_from_slice(&source.in_node_modules[range.clone()]);
         self.tails.extend_from_slice(&source.tails[range]);
+    }
+
+    /// Every path's bytes back to back, and where each ends: the columns a
+    /// persisted record keeps (see `persist`).
+    pub(crate) fn text_and_ends(&self) -> (&[u8], &[usize]) {
+        (&self.text, &self.ends)
     }
 
     /// Number of entries.

@@ -110,9 +110,8 @@ pub struct GlobOutcome {
     /// The canonical root the paths are relative to.
     pub root: PathBuf,
     entries: Arc<Entries>,
-    selected: Vec<usize>,
-    /// Whether matches carry their mtime ([`GlobOptions::mtime`]).
-    mtime: bool,
+    /// Each returned match's index and the mtime it shows.
+    selected: Vec<(usize, Option<i64>)>,
     /// Matches before `max_results` was applied.
     pub total_matches: usize,
     /// What the walk could not enter or read, in path order (see
@@ -124,10 +123,10 @@ pub struct GlobOutcome {
 impl GlobOutcome {
     /// The returned matches, in result order.
     pub fn matches(&self) -> impl ExactSizeIterator<Item = Entry<'_>> + '_ {
-        let mtime = self.mtime;
-        self.selected
-            .iter()
-            .map(move |&i| shown(self.entries.get(i), mtime))
+        self.selected.iter().map(move |&(i, mtime_ms)| Entry {
+            mtime_ms,
+            ..self.entries.get(i)
+        })
     }
 
     /// `true` when `max_results` cut matches off.
@@ -579,7 +578,7 @@ fn select(
     on_match: &mut dyn FnMut(Entry<'_>),
 ) -> Result<GlobOutcome> {
     let entries = scan.entries;
-    let mut picking = Picking::new(filter);
+    let mut picking = Picking::new(filter, &root);
     match &candidates {
         Some(indices) => {
             let picked = indices.iter().map(|&index| (index, entries.get(index)));
@@ -598,7 +597,6 @@ fn select(
         },
         entries,
         selected,
-        mtime: filter.mtime,
         total_matches,
     })
 }
@@ -606,16 +604,22 @@ fn select(
 /// The matches of one pass, as they are offered in path order.
 struct Picking<'f> {
     filter: &'f Filter,
+    /// The root the entries' paths are below, to `lstat` a match whose
+    /// mtime the list does not hold (a list restored from its record, see
+    /// [`crate::persist`], or an entry gone since the walk).
+    root: &'f Path,
     total: usize,
-    in_order: Vec<usize>,
-    /// Newest first, equal times in path order.
-    newest: TopN<(i64, Reverse<usize>)>,
+    /// Matches returned in path order, with the mtime each shows.
+    in_order: Vec<(usize, Option<i64>)>,
+    /// Newest first, equal times (and unknown ones, last) in path order.
+    newest: TopN<(Option<i64>, Reverse<usize>)>,
 }
 
 impl<'f> Picking<'f> {
-    fn new(filter: &'f Filter) -> Picking<'f> {
+    fn new(filter: &'f Filter, root: &'f Path) -> Picking<'f> {
         Picking {
             filter,
+            root,
             total: 0,
             in_order: Vec::new(),
             newest: TopN::new(filter.limit),
@@ -642,40 +646,50 @@ impl<'f> Picking<'f> {
             }
             self.total += 1;
             if filter.sort_by_mtime {
-                self.newest
-                    .offer((entry.mtime_ms.unwrap_or(i64::MIN), Reverse(index)));
+                let mtime_ms = self.mtime_of(&entry);
+                self.newest.offer((mtime_ms, Reverse(index)));
             } else if self.in_order.len() < filter.limit {
-                self.in_order.push(index);
-                on_match(shown(entry, filter.mtime));
+                let mtime_ms = self.mtime_of(&entry).filter(|_| filter.mtime);
+                self.in_order.push((index, mtime_ms));
+                on_match(Entry { mtime_ms, ..entry });
             }
         }
         Ok(())
     }
 
-    /// The returned matches' indices in result order; when sorting by
-    /// mtime they go to `on_match` now that the newest are known.
-    fn selected(self, entries: &Entries, on_match: &mut dyn FnMut(Entry<'_>)) -> Vec<usize> {
+    /// The mtime of `entry`: the list's, else what `lstat` finds now.
+    fn mtime_of(&self, entry: &Entry<'_>) -> Option<i64> {
+        entry.mtime_ms.or_else(|| {
+            let (_, mtime_ms) = walk::lstat(&self.root.join(entry.as_path()))?;
+            mtime_ms
+        })
+    }
+
+    /// The returned matches in result order, each with the mtime it shows;
+    /// when sorting by mtime they go to `on_match` now that the newest are
+    /// known.
+    fn selected(
+        self,
+        entries: &Entries,
+        on_match: &mut dyn FnMut(Entry<'_>),
+    ) -> Vec<(usize, Option<i64>)> {
         if !self.filter.sort_by_mtime {
             return self.in_order;
         }
-        let selected: Vec<usize> = self
+        let shows = self.filter.mtime;
+        let selected: Vec<(usize, Option<i64>)> = self
             .newest
             .into_sorted()
             .into_iter()
-            .map(|(_, Reverse(index))| index)
+            .map(|(mtime_ms, Reverse(index))| (index, mtime_ms.filter(|_| shows)))
             .collect();
+        for &(index, mtime_ms) in &selected {
+            on_match(Entry {
+                mtime_ms,
+                ..entries.get(index)
+            });
+        }
         selected
-            .iter()
-            .for_each(|&i| on_match(shown(entries.get(i), self.filter.mtime)));
-        selected
-    }
-}
-
-/// `entry` as a match shows it: without its mtime unless `mtime`.
-fn shown(entry: Entry<'_>, mtime: bool) -> Entry<'_> {
-    Entry {
-        mtime_ms: entry.mtime_ms.filter(|_| mtime),
-        ..entry
     }
 }
 

@@ -17,6 +17,8 @@
 //!   every path.
 //! - [`node_modules`]: the one rule for whether `node_modules` is returned.
 //! - [`paths`]: search-root resolution and invalidation targets.
+//! - [`persist`]: cached scans kept across restarts as records that a
+//!   later process proves current instead of walking.
 //! - `beneath`: what keeps a confined search (`confine` in the glob, grep
 //!   and fuzzy-find options) beneath its root when directories inside are
 //!   swapped for links while it runs.
@@ -62,6 +64,7 @@ mod names;
 pub mod node_modules;
 mod path_bytes;
 pub mod paths;
+pub mod persist;
 pub mod text;
 mod top_n;
 pub mod unreadable;
@@ -81,6 +84,7 @@ pub use fuzzy::{FuzzyMatch, FuzzyOptions, FuzzyOutcome, fuzzy_find};
 pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
 pub use paths::{resolve_invalidation_targets, resolve_search_path};
+pub use persist::PersistStats;
 pub use unreadable::Unreadable;
 pub use walk::ScanPolicy;
 pub use watch::WatchStats;

@@ -81,7 +81,7 @@ const COOKIE_SPIN: Duration = Duration::from_micros(200);
 const COOKIE_WAIT: Duration = Duration::from_secs(5);
 
 /// Names whose change alters which entries a scan admits.
-const RULE_NAMES: [&[u8]; 4] = [b".gitignore", b".ignore", b".rgignore", b".git"];
+pub(crate) const RULE_NAMES: [&[u8]; 4] = [b".gitignore", b".ignore", b".rgignore", b".git"];
 
 /// Default watch budget when the kernel's limit cannot be read: Linux's
 /// historical default `max_user_watches` is 8192.
@@ -675,25 +675,14 @@ impl Watching {
         entries: &Entries,
         pending: HashMap<PathBuf, bool>,
     ) -> Option<Patch> {
-        let mut named: Vec<(Vec<u8>, bool)> = pending
+        let named: Vec<(Vec<u8>, bool)> = pending
             .into_iter()
             .filter_map(|(path, structural)| {
                 let relative = path.strip_prefix(&key.root).ok()?;
                 Some((path_to_bytes(relative).into_owned(), structural))
             })
             .collect();
-        named.sort_by(|a, b| compare_paths(&a.0, &b.0));
-        let mut patcher = Patcher {
-            watching: self,
-            key,
-            entries,
-            matcher: walk::matcher(&key.root, key.policy),
-            changes: Changes::default(),
-        };
-        for (relative, structural) in named {
-            patcher.reconcile(&relative, structural)?;
-        }
-        Some(patcher.changes.into_patch())
+        reconciled_by(Some(self), key, entries, named)
     }
 
     fn lock_watcher(&self) -> MutexGuard<'_, RecommendedWatcher> {
@@ -851,7 +840,7 @@ fn is_rule_of(path: &Path, root: &Path) -> bool {
 /// else `/etc/gitconfig`) and the excludes file's default
 /// (`$XDG_CONFIG_HOME/git/ignore`); the file they name is added by the
 /// caller. `var` reads the environment.
-fn global_rule_files(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+pub(crate) fn global_rule_files(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
     let set = |name: &str| {
         var(name)
             .filter(|value| !value.is_empty())
@@ -901,9 +890,46 @@ fn is_exclude_rule_of(path: &Path, root: &Path) -> bool {
     root.starts_with(&repository) || repository.starts_with(root)
 }
 
-/// Reconciles the paths events named with what is there now.
+/// The changes that bring `entries`, a scan of `key` no watcher follows,
+/// up to date with the paths `named` (relative, each with whether its
+/// change may be structural: made, removed or renamed), reconciled as
+/// events naming them would be; `None` when the scan must be walked again
+/// (a rule file among them, or something unreadable). What persisted scans
+/// found changed since their record is brought up to date by this.
+pub(crate) fn reconciled(
+    key: &ScanKey,
+    entries: &Entries,
+    named: Vec<(Vec<u8>, bool)>,
+) -> Option<Patch> {
+    reconciled_by(None, key, entries, named)
+}
+
+/// [`reconciled`], holding a watch on each directory walked when a
+/// watcher follows the scan.
+fn reconciled_by(
+    watching: Option<&Arc<Watching>>,
+    key: &ScanKey,
+    entries: &Entries,
+    mut named: Vec<(Vec<u8>, bool)>,
+) -> Option<Patch> {
+    named.sort_by(|a, b| compare_paths(&a.0, &b.0));
+    let mut patcher = Patcher {
+        watching,
+        key,
+        entries,
+        matcher: walk::matcher(&key.root, key.policy),
+        changes: Changes::default(),
+    };
+    for (relative, structural) in named {
+        patcher.reconcile(&relative, structural)?;
+    }
+    Some(patcher.changes.into_patch())
+}
+
+/// Reconciles the paths events named with what is there now, watching what
+/// it walks when a watcher follows the scan.
 struct Patcher<'a> {
-    watching: &'a Arc<Watching>,
+    watching: Option<&'a Arc<Watching>>,
     key: &'a ScanKey,
     entries: &'a Entries,
     matcher: IncrementalIgnore,
@@ -1000,9 +1026,9 @@ impl Patcher<'_> {
                 Some(())
             }
             _ => {
-                if listed == Some(FileType::Dir) {
+                if let (Some(FileType::Dir), Some(watching)) = (listed, self.watching) {
                     self.let_go_within(&absolute);
-                    let contents = &self.watching.shared.contents;
+                    let contents = &watching.shared.contents;
                     contents.forget_within(&self.key.root, relative);
                 }
                 self.replace(relative, &absolute, now)
@@ -1058,9 +1084,13 @@ impl Patcher<'_> {
     /// `None` (walk the scan again) when part of it could not be read, as
     /// a patch carries no unreadable paths.
     fn walk_into(&mut self, relative: &[u8], absolute: &Path) -> Option<()> {
-        let watching = Arc::clone(self.watching);
-        let owner = self.key.clone();
-        let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
+        let on_dir: walk::OnDir = match self.watching {
+            Some(watching) => {
+                let (watching, owner) = (Arc::clone(watching), self.key.clone());
+                Arc::new(move |dir| watching.hold(&owner, dir))
+            }
+            None => Arc::new(|_| {}),
+        };
         // A directory that vanished or became unreadable since the `lstat`
         // has its own event coming: an empty walk is right for now.
         let token = CancelToken::new();
@@ -1118,8 +1148,11 @@ impl Patcher<'_> {
 
     /// Give up this scan's watches at or below `absolute`.
     fn let_go_within(&self, absolute: &Path) {
+        let Some(watching) = self.watching else {
+            return;
+        };
         let dirs: HashSet<PathBuf> = {
-            let mut routes = self.watching.shared.lock();
+            let mut routes = watching.shared.lock();
             let Some(route) = routes.keys.get_mut(self.key) else {
                 return;
             };
@@ -1132,7 +1165,7 @@ impl Patcher<'_> {
             route.dirs.retain(|dir| !within.contains(dir));
             within
         };
-        self.watching.let_go(dirs);
+        watching.let_go(dirs);
     }
 }
 

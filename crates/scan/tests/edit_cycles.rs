@@ -340,8 +340,8 @@ fn run_cycles(cycles: usize) {
         editor.edit(&edit);
     }
     let policy = CachePolicy::default().ttl(Duration::from_secs(3600));
-    let watched = ScanCache::new(policy.watch(true));
-    let invalidated = ScanCache::new(policy);
+    let watched = ScanCache::new(policy.clone().watch(true));
+    let invalidated = ScanCache::new(policy.clone());
     let uncached = ScanCache::new(policy);
     // Answers from the watched list, and those with a glob from it or walked.
     let (mut vouched, mut globbed, mut at_once) = (0, [0, 0], 0);

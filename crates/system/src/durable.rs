@@ -29,7 +29,7 @@ use std::{
     io::{self, Read, Write},
     os::{
         fd::{AsFd, BorrowedFd},
-        unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt},
+        unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt},
     },
     path::Path,
 };
@@ -160,6 +160,51 @@ pub fn read(path: &Path) -> Result<Option<Vec<u8>>> {
 /// in between. The size is judged from the open file, and the read stops
 /// one byte past `limit`, so a record growing meanwhile is refused too.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    read_checked(path, limit, 0, |_| Ok(()))
+}
+
+/// [`read_bounded`] for a record that only its user may have written: the
+/// record's name is not followed when it is a link (`ELOOP`), and the file
+/// must belong to the calling user and be writable by no one else
+/// (`EPERM`, `NotOwner`), checked on the open file. Records that other
+/// users could plant (a shared home, a home with loose permissions) are
+/// refused rather than believed.
+pub fn read_private(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    read_checked(path, limit, libc::O_NOFOLLOW, |meta| {
+        let euid = nix::unistd::geteuid().as_raw();
+        if meta.uid() == euid && meta.mode() & 0o022 == 0 {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::NotOwner,
+            format!(
+                "{}: owned by uid {} with mode {:o}, not private to uid {euid}; not read",
+                path.display(),
+                meta.uid(),
+                meta.mode() & 0o7777
+            ),
+        ))
+    })
+}
+
+/// The reading of [`read_bounded`], opened with `extra_flags` too, with
+/// `check` judging the open file's metadata before a byte is read.
+fn read_checked(
+    path: &Path,
+    limit: u64,
+    extra_flags: i32,
+    check: impl Fn(&fs::Metadata) -> Result<()>,
+) -> Result<Option<Vec<u8>>> {
+    let no_follow = extra_flags & libc::O_NOFOLLOW != 0;
+    if no_follow && fs::symlink_metadata(path).is_ok_and(|meta| meta.is_symlink()) {
+        return Err(Error::new(
+            ErrorKind::NotARegularFile,
+            format!(
+                "{}: a symbolic link, not a regular file; not read",
+                path.display()
+            ),
+        ));
+    }
     match fs::metadata(path) {
         Ok(meta) => require_regular(path, &meta)?,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -167,7 +212,7 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
     }
     let file = match OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | extra_flags)
         .open(path)
     {
         Ok(file) => file,
@@ -176,6 +221,7 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
     };
     let meta = file.metadata().map_err(|err| Error::io(path, err))?;
     require_regular(path, &meta)?;
+    check(&meta)?;
     let too_large = |size: u64| {
         Error::new(
             ErrorKind::TooLarge,

@@ -8,6 +8,7 @@
 
 use std::{
     env,
+    ffi::OsString,
     os::unix::ffi::OsStrExt,
     path::{Component, Path, PathBuf},
 };
@@ -70,13 +71,20 @@ pub fn slug(id: &Path) -> String {
 /// The home of every natives record: `explicit` if given, else
 /// `$NATIVES_HOME`, else `~/.natives`.
 pub fn home(explicit: Option<&Path>) -> Result<PathBuf> {
-    if let Some(home) = explicit {
-        return Ok(home.to_owned());
+    match explicit {
+        Some(home) => Ok(home.to_owned()),
+        None => home_in(|name| env::var_os(name)),
     }
-    if let Some(home) = env::var_os(HOME_ENV).filter(|h| !h.is_empty()) {
+}
+
+/// The home [`home`] finds without an explicit one, with the variables
+/// read through `var`: a front whose runtime keeps its own copy of the
+/// environment hands them over.
+pub fn home_in(var: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf> {
+    if let Some(home) = var(HOME_ENV).filter(|h| !h.is_empty()) {
         return Ok(PathBuf::from(home));
     }
-    let user_home = env::var_os("HOME")
+    let user_home = var("HOME")
         .filter(|h| !h.is_empty())
         .ok_or_else(|| Error::invalid(format!("neither {HOME_ENV} nor HOME is set")))?;
     Ok(PathBuf::from(user_home).join(".natives"))

@@ -73,6 +73,41 @@ fn a_bounded_read_refuses_what_is_too_large_or_not_a_file_before_reading_it() {
     assert_eq!(read_bounded(&huge, 1 << 24).unwrap_err().code(), "EFBIG");
 }
 
+/// Table: a private read takes a record its user wrote with the usual
+/// mode, and refuses one others may write or one reached through a link,
+/// each with its code and the record's name.
+#[test]
+fn a_private_read_refuses_records_others_may_have_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scan.rec");
+    assert_eq!(read_private(&path, 64).unwrap(), None);
+    replace(&path, b"mine").unwrap();
+    assert_eq!(
+        read_private(&path, 64).unwrap().as_deref(),
+        Some(&b"mine"[..])
+    );
+    let link = dir.path().join("link.rec");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let table = [(0o660, "EPERM"), (0o602, "EPERM"), (0o644, "")];
+    for (mode, code) in table {
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        match read_private(&path, 64) {
+            Ok(bytes) => assert_eq!((code, bytes.as_deref()), ("", Some(&b"mine"[..]))),
+            Err(err) => {
+                assert_eq!(err.code(), code, "mode {mode:o}: {err}");
+                assert!(err.message().contains("scan.rec"), "{err}");
+            }
+        }
+    }
+    let err = read_private(&link, 64).unwrap_err();
+    assert_eq!(err.code(), "EFTYPE", "{err}");
+    assert!(err.message().contains("link.rec"), "{err}");
+    assert!(
+        read_bounded(&link, 64).unwrap().is_some(),
+        "a plain read follows it"
+    );
+}
+
 /// Every record is read through one bounded reader: a FIFO, a device (even
 /// behind a symlink), a socket or a directory where a record should be is
 /// refused at once, naming it and what it is; a record over the limit is

@@ -1,0 +1,531 @@
+//! Cached scans kept across restarts (opt-in: `FS_SCAN_CACHE_PERSIST=1`).
+//!
+//! A new agent process starts with an empty cache and walks its tree again,
+//! though nearly nothing changed since the last process walked it. With
+//! persistence on, every scan the cache walks is also written, in the
+//! background, to a record under the natives home (`scans/`, private to its
+//! user); a later miss on the same root and switches reads the record and
+//! proves it current instead of walking:
+//!
+//! - **Rule files first.** The identity of every ignore file the walk read
+//!   (in the tree, in the root's ancestors, git's global configuration and
+//!   excludes, each repository's `info/exclude`) and the absence of those
+//!   that were missing above the root are checked; any change walks the
+//!   tree again, since a rule can change what every directory admits.
+//! - **Then each directory.** A directory whose identity (device, inode,
+//!   change time, see `identity`) is unchanged, and old enough to vouch,
+//!   holds the names it held. One that changed is listed again and the
+//!   names it gained or lost are reconciled exactly as a filesystem event
+//!   naming them would be (`watch::reconciled`: a new directory is walked,
+//!   a gone one leaves with its subtree); one replaced by another object
+//!   is walked whole.
+//! - **Files' mtimes are not kept.** A file edited in place changes no
+//!   directory, so a restored list carries no file mtimes; a glob shows or
+//!   sorts by them after an `lstat` of the matches concerned.
+//!
+//! A record is believed only whole: the version, the checksum, the key,
+//! every length and path order are checked, and it must belong to the
+//! caller and be writable by no one else (`durable::read_private`); a
+//! record that fails any check is ignored and written anew after the walk,
+//! and the reason is counted ([`PersistStats`]). Records are written as every
+//! natives record is (`durable::replace`: a temporary file, flushed, then
+//! renamed), so a reader sees an old record or a new one, never a torn one.
+//! The records together stay within a byte budget, least recently written
+//! removed first. A scan with unreadable paths is not written: its record
+//! could not say what a later walk would find there.
+
+mod identity;
+mod record;
+mod rules;
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    thread::JoinHandle,
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use natives_system::{durable, paths};
+
+use self::{
+    identity::Identity,
+    record::{Flaw, Record},
+};
+use crate::{
+    cancel::CancelToken,
+    entries::{Entries, FileType, bytes_to_path, is_within},
+    error::{ErrorKind, Result},
+    walk::ScanKey,
+    watch,
+};
+
+/// Default disk budget for every record together: a record costs about
+/// 60 bytes per entry, so this holds the scans of several million-file
+/// trees.
+pub const DEFAULT_PERSIST_BYTES: u64 = 1 << 30;
+
+/// The directory of the records, below the natives home.
+const SCANS_DIR: &str = "scans";
+
+/// How a record's file name ends.
+const RECORD_SUFFIX: &str = ".scan";
+
+/// Age past which a temporary file in the records' directory is a write
+/// that died: writing a record of millions of entries takes seconds.
+const ABANDONED_WRITE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// How many directories are checked between two looks at the caller's
+/// cancellation.
+const CANCEL_POLL_INTERVAL: usize = 1024;
+
+/// Counters of persistence, for the cache's stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PersistStats {
+    /// Whether persistence is on.
+    pub enabled: bool,
+    /// Records written.
+    pub saved: u64,
+    /// Scans not written: they had unreadable paths, were larger than the
+    /// budget, or the write failed.
+    pub not_saved: u64,
+    /// Misses answered from a record instead of a walk.
+    pub restored: u64,
+    /// Directories listed again while restoring, found changed (or too
+    /// recently changed to vouch).
+    pub dirs_relisted: u64,
+    /// Misses that found no record of their scan.
+    pub missing: u64,
+    /// Records not believed, walked instead, by reason.
+    pub rebuilt: Rebuilt,
+}
+
+/// Why records were not believed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rebuilt {
+    /// Another format or version.
+    pub version: u64,
+    /// A checksum, length or path that did not hold, or a record that could
+    /// not be read.
+    pub corrupt: u64,
+    /// A record of another root or switches under this one's name.
+    pub key: u64,
+    /// Not private to the caller: another owner, writable by others, a
+    /// link.
+    pub owner: u64,
+    /// A rule file changed, appeared or went.
+    pub rules: u64,
+    /// The root is another directory now.
+    pub root: u64,
+    /// A change the reconciliation cannot bring in (a new rule file, a
+    /// path that cannot be read).
+    pub changes: u64,
+}
+
+/// What persistence notes as a listing begins: when, and the rule files
+/// outside the tree (see `rules::outside_tree`).
+pub(crate) struct Before {
+    taken_at_ns: i64,
+    outside: rules::Rules,
+}
+
+impl Before {
+    /// The note for a listing of `key` beginning now.
+    pub fn take(key: &ScanKey) -> Before {
+        Before {
+            taken_at_ns: now_ns(),
+            outside: rules::outside_tree(key),
+        }
+    }
+}
+
+/// A list restored from its record.
+pub(crate) struct Restored {
+    pub entries: Entries,
+    /// Whether it differs from the record (and should be written again).
+    pub changed: bool,
+}
+
+/// Where records live, their budget and counters.
+pub(crate) struct Store {
+    dir: PathBuf,
+    budget: u64,
+    counters: Counters,
+    /// Keys being written, so one busy root is not written twice at once.
+    saving: Mutex<HashSet<ScanKey>>,
+    /// Writes under way (see [`Store::settle`]).
+    writers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct Counters {
+    saved: AtomicU64,
+    not_saved: AtomicU64,
+    restored: AtomicU64,
+    dirs_relisted: AtomicU64,
+    missing: AtomicU64,
+    version: AtomicU64,
+    corrupt: AtomicU64,
+    key: AtomicU64,
+    owner: AtomicU64,
+    rules: AtomicU64,
+    root: AtomicU64,
+    changes: AtomicU64,
+}
+
+/// Why a record was not used, beyond [`Flaw`].
+enum Refusal {
+    Missing,
+    Flaw(Flaw),
+    Owner,
+    Rules,
+    Root,
+    Changes,
+}
+
+impl Store {
+    /// The store under the natives `home` (`home/scans`), keeping its
+    /// records within `budget` bytes.
+    pub fn new(home: &Path, budget: u64) -> Store {
+        Store {
+            dir: home.join(SCANS_DIR),
+            budget,
+            counters: Counters::default(),
+            saving: Mutex::default(),
+            writers: Mutex::default(),
+        }
+    }
+
+    /// `key`'s scan from its record, proved current (see the module's
+    /// documentation), or `None` when there is no record to believe: the
+    /// caller walks, and the reason is counted. `Err` only for `token`.
+    pub fn restore(&self, key: &ScanKey, token: &CancelToken) -> Result<Option<Restored>> {
+        let outcome = self
+            .read(key)
+            .and_then(|record| revalidate(key, record, token));
+        match outcome {
+            Ok(Ok((restored, relisted))) => {
+                self.counters.restored.fetch_add(1, Ordering::Relaxed);
+                let relisted = relisted as u64;
+                self.counters
+                    .dirs_relisted
+                    .fetch_add(relisted, Ordering::Relaxed);
+                Ok(Some(restored))
+            }
+            Ok(Err(err)) => Err(err),
+            Err(refusal) => {
+                self.count(refusal);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Write `entries`, `key`'s scan whose listing began as `before` notes,
+    /// on a thread of its own; a write of the same key under way makes
+    /// this one unnecessary.
+    pub fn save(self: &Arc<Self>, key: &ScanKey, entries: Arc<Entries>, before: Before) {
+        if !self.lock_saving().insert(key.clone()) {
+            return;
+        }
+        let (store, key) = (Arc::clone(self), key.clone());
+        let writer = std::thread::spawn(move || {
+            let saved = store.write(&key, &entries, before);
+            let counter = match saved {
+                true => &store.counters.saved,
+                false => &store.counters.not_saved,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            store.lock_saving().remove(&key);
+        });
+        let mut writers = self.writers.lock().unwrap_or_else(|p| p.into_inner());
+        writers.retain(|writer| !writer.is_finished());
+        writers.push(writer);
+    }
+
+    /// Wait for every write under way to end.
+    pub fn settle(&self) {
+        let writers = std::mem::take(&mut *self.writers.lock().unwrap_or_else(|p| p.into_inner()));
+        writers.into_iter().for_each(|writer| {
+            let _ = writer.join();
+        });
+    }
+
+    pub fn stats(&self) -> PersistStats {
+        let c = &self.counters;
+        let n = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        PersistStats {
+            enabled: true,
+            saved: n(&c.saved),
+            not_saved: n(&c.not_saved),
+            restored: n(&c.restored),
+            dirs_relisted: n(&c.dirs_relisted),
+            missing: n(&c.missing),
+            rebuilt: Rebuilt {
+                version: n(&c.version),
+                corrupt: n(&c.corrupt),
+                key: n(&c.key),
+                owner: n(&c.owner),
+                rules: n(&c.rules),
+                root: n(&c.root),
+                changes: n(&c.changes),
+            },
+        }
+    }
+
+    /// The path of `key`'s record.
+    pub fn record_path(&self, key: &ScanKey) -> PathBuf {
+        let switches =
+            u8::from(key.policy.include_hidden) | (u8::from(key.policy.use_gitignore) << 1);
+        let name = format!("{}.{switches}{RECORD_SUFFIX}", paths::slug(&key.root));
+        self.dir.join(name)
+    }
+
+    fn read(&self, key: &ScanKey) -> std::result::Result<Record, Refusal> {
+        let bytes = match durable::read_private(&self.record_path(key), self.budget) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Err(Refusal::Missing),
+            Err(err) if err.kind() == ErrorKind::NotOwner => return Err(Refusal::Owner),
+            Err(err) if err.kind() == ErrorKind::NotARegularFile => return Err(Refusal::Owner),
+            Err(_) => return Err(Refusal::Flaw(Flaw::Corrupt)),
+        };
+        record::decode(&bytes, key).map_err(Refusal::Flaw)
+    }
+
+    /// Write the record; `false` when it was not written: the scan has
+    /// unreadable paths, the rules outside the tree changed while it was
+    /// listed, it is over the budget, or the write failed.
+    fn write(&self, key: &ScanKey, entries: &Entries, before: Before) -> bool {
+        if !entries.unreadable().is_empty() || durable::create_private_dir(&self.dir).is_err() {
+            return false;
+        }
+        let mut rules = rules::outside_tree(key);
+        if rules != before.outside {
+            return false;
+        }
+        rules.extend(rules::inside_tree(key, entries));
+        let dirs = identities(key, entries);
+        let bytes = record::encode(key, entries, before.taken_at_ns, &dirs, &rules);
+        if bytes.len() as u64 > self.budget {
+            return false;
+        }
+        let written = durable::replace(&self.record_path(key), &bytes).is_ok();
+        if written {
+            self.prune();
+        }
+        written
+    }
+
+    /// Remove the least recently written records until the rest fit the
+    /// budget, and the temporary files of writes that died (a process
+    /// killed mid-write leaves one; a write lasts seconds at most).
+    fn prune(&self) {
+        let Ok(listing) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut records: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+        for entry in listing.flatten() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            let Ok(modified) = meta.modified() else {
+                continue;
+            };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(RECORD_SUFFIX) {
+                records.push((modified, meta.len(), entry.path()));
+            } else if name.ends_with(durable::TEMP_SUFFIX)
+                && modified.elapsed().is_ok_and(|age| age > ABANDONED_WRITE)
+            {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        records.sort();
+        let mut total: u64 = records.iter().map(|(_, len, _)| len).sum();
+        for (_, len, path) in records {
+            if total <= self.budget {
+                break;
+            }
+            if durable::remove(&path).is_ok() {
+                total -= len;
+            }
+        }
+    }
+
+    fn count(&self, refusal: Refusal) {
+        let c = &self.counters;
+        let counter = match refusal {
+            Refusal::Missing => &c.missing,
+            Refusal::Flaw(Flaw::Version) => &c.version,
+            Refusal::Flaw(Flaw::Corrupt) => &c.corrupt,
+            Refusal::Flaw(Flaw::Key) => &c.key,
+            Refusal::Owner => &c.owner,
+            Refusal::Rules => &c.rules,
+            Refusal::Root => &c.root,
+            Refusal::Changes => &c.changes,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn lock_saving(&self) -> std::sync::MutexGuard<'_, HashSet<ScanKey>> {
+        self.saving.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The wall clock in ns since the epoch: when a listing begins.
+pub(crate) fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        })
+}
+
+/// The identities a record keeps: the root's, then each listed directory's
+/// in list order ([`Identity::MISSING`] for one gone since).
+fn identities(key: &ScanKey, entries: &Entries) -> Vec<Identity> {
+    let dirs = entries
+        .iter()
+        .filter(|entry| entry.file_type == FileType::Dir);
+    let paths = std::iter::once(key.root.clone())
+        .chain(dirs.map(|dir| key.root.join(bytes_to_path(dir.path))));
+    paths
+        .map(|path| Identity::of(&path).unwrap_or(Identity::MISSING))
+        .collect()
+}
+
+/// `record` proved current for `key`, with the directories listed again;
+/// `Ok(Err)` only for `token`.
+fn revalidate(
+    key: &ScanKey,
+    record: Record,
+    token: &CancelToken,
+) -> std::result::Result<Result<(Restored, usize)>, Refusal> {
+    let taken_at_ns = record.taken_at_ns;
+    let mut present_rules = HashSet::new();
+    for (path, was) in &record.rules {
+        let now = Identity::of(path);
+        let unchanged = match was {
+            Some(was) => was.vouches(now.as_ref(), taken_at_ns),
+            None => now.is_none(),
+        };
+        if !unchanged {
+            return Err(Refusal::Rules);
+        }
+        if was.is_some() {
+            present_rules.insert(path.as_path());
+        }
+    }
+    let entries = &record.entries;
+    let root_was = &record.dirs[0];
+    let root_now = Identity::of(&key.root);
+    if root_was.is_racy(taken_at_ns) || !root_now.is_some_and(|now| root_was.same_object(&now)) {
+        return Err(Refusal::Root);
+    }
+    let dir_indices = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.file_type == FileType::Dir)
+        .map(|(index, _)| Some(index));
+    let mut named = Vec::new();
+    let mut relisted = 0;
+    for (step, (was, index)) in record
+        .dirs
+        .iter()
+        .zip(std::iter::once(None).chain(dir_indices))
+        .enumerate()
+    {
+        if step % CANCEL_POLL_INTERVAL == 0
+            && let Err(err) = token.check()
+        {
+            return Ok(Err(err));
+        }
+        let relative = index.map_or(&[][..], |i| entries.get(i).path);
+        let absolute = key.root.join(bytes_to_path(relative));
+        let now = Identity::of(&absolute);
+        if was.vouches(now.as_ref(), taken_at_ns) {
+            continue;
+        }
+        relisted += 1;
+        match now {
+            Some(now) if now.is_dir() && was.same_object(&now) && !was.is_racy(taken_at_ns) => {
+                let children = children_named(key, entries, index, relative, &present_rules);
+                named.extend(children.ok_or(Refusal::Changes)?);
+            }
+            _ => named.push((relative.to_vec(), true)),
+        }
+    }
+    if named.is_empty() {
+        let restored = Restored {
+            entries: record.entries,
+            changed: false,
+        };
+        return Ok(Ok((restored, 0)));
+    }
+    let patch = watch::reconciled(key, entries, named).ok_or(Refusal::Changes)?;
+    let restored = Restored {
+        entries: entries.patched(&patch),
+        changed: true,
+    };
+    Ok(Ok((restored, relisted)))
+}
+
+/// The names to reconcile in the listed directory `relative` (the entry at
+/// `index`, or the root), whose entries changed: every child it listed and
+/// every child it holds now, each marked structural unless it is both
+/// (a child in both is only re-read; one replaced by another directory is
+/// found by that directory's own identity). Rule files the record proved
+/// unchanged are left out; `None` when the directory cannot be listed now.
+fn children_named(
+    key: &ScanKey,
+    entries: &Entries,
+    index: Option<usize>,
+    relative: &[u8],
+    present_rules: &HashSet<&Path>,
+) -> Option<Vec<(Vec<u8>, bool)>> {
+    let absolute = key.root.join(bytes_to_path(relative));
+    let prefix_len = if relative.is_empty() {
+        0
+    } else {
+        relative.len() + 1
+    };
+    let start = index.map_or(0, |i| i + 1);
+    let mut names: BTreeMap<Vec<u8>, (bool, bool)> = BTreeMap::new();
+    for entry in (start..entries.len()).map(|i| entries.get(i)) {
+        if !relative.is_empty() && !is_within(entry.path, relative) {
+            break;
+        }
+        let name = &entry.path[prefix_len..];
+        if !name.contains(&b'/') {
+            names.entry(name.to_vec()).or_default().0 = true;
+        }
+    }
+    for child in std::fs::read_dir(&absolute).ok()? {
+        let name = child.ok()?.file_name();
+        let name = crate::entries::path_to_bytes(Path::new(&name)).into_owned();
+        names.entry(name).or_default().1 = true;
+    }
+    let rule_proven = |name: &[u8]| {
+        key.policy.use_gitignore
+            && watch::RULE_NAMES.contains(&name)
+            && present_rules.contains(absolute.join(bytes_to_path(name)).as_path())
+    };
+    let named = names
+        .into_iter()
+        .filter(|(name, _)| !rule_proven(name))
+        .map(|(name, (listed, present))| {
+            let path = match relative.is_empty() {
+                true => name,
+                false => [relative, b"/", &name].concat(),
+            };
+            (path, !(listed && present))
+        })
+        .collect();
+    Some(named)
+}
+
+#[cfg(test)]
+mod tests;
