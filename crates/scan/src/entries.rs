@@ -257,7 +257,11 @@ impl Entries {
     /// `added` (see [`Entries::patched`]).
     fn changed(&self, removed: &[Vec<u8>], added: &[Added]) -> Entries {
         let mut removed = removed.iter().peekable();
-        let mut out = Entries::with_capacity(self.len() + added.len(), self.text.len());
+        // Room for every old and added entry: a list that had to grow would
+        // double (a cached list holding twice its bytes) and copy itself.
+        let added_text: usize = added.iter().map(|add| add.path.len()).sum();
+        let mut out =
+            Entries::with_capacity(self.len() + added.len(), self.text.len() + added_text);
         let mut added = added.iter().peekable();
         // Old entries before `at` are copied or dropped.
         let mut at = 0;
@@ -587,6 +591,32 @@ mod tests {
         assert!(last.in_node_modules);
         assert_eq!(last.tail, path_tail(b"index.js"));
         assert_eq!(after.len(), 3);
+    }
+
+    /// A patched list holds what a list of the same entries built at once
+    /// holds, not the spare room of columns that grew.
+    #[test]
+    fn a_patched_list_takes_no_more_memory_than_its_entries() {
+        let before: Vec<String> = (0..1000).map(|i| format!("dir/file_{i:04}.rs")).collect();
+        let before: Vec<&str> = before.iter().map(String::as_str).collect();
+        let patch = Patch {
+            removed: Vec::new(),
+            added: vec![
+                added("dir/file_0500a.rs", 2),
+                added("zzz/a_rather_long_new_name.rs", 2),
+            ],
+            skipped: Vec::new(),
+        };
+        let after = listed(&before).patched(&patch);
+        let mut all = before.clone();
+        all.extend(["dir/file_0500a.rs", "zzz/a_rather_long_new_name.rs"]);
+        assert_eq!(after.len(), all.len());
+        assert!(
+            after.heap_bytes() <= listed(&all).heap_bytes(),
+            "{} > {}",
+            after.heap_bytes(),
+            listed(&all).heap_bytes()
+        );
     }
 
     #[test]
