@@ -19,11 +19,29 @@ pub(crate) fn is_within(path: &[u8], dir: &[u8]) -> bool {
 /// name (`a`, `a/b`, `a.txt`), and of [`Path`]'s own `Ord`. On the joined
 /// bytes it amounts to comparing byte-wise with `/` below every other byte.
 pub fn compare_paths(a: &[u8], b: &[u8]) -> Ordering {
-    let common = a.iter().zip(b).position(|(x, y)| x != y);
-    match common {
+    match first_difference(a, b) {
         Some(i) => sort_key(a[i]).cmp(&sort_key(b[i])),
         None => a.len().cmp(&b.len()),
     }
+}
+
+/// The first index where `a` and `b` differ, within the shorter one.
+///
+/// Eight bytes at a time: sorted paths share long prefixes (a directory's
+/// entries share its path), and a byte at a time spent most of the
+/// comparison there.
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    let len = a.len().min(b.len());
+    let (a_words, b_words) = (a[..len].chunks_exact(8), b[..len].chunks_exact(8));
+    let words = a_words.len() * 8;
+    for (at, (x, y)) in a_words.zip(b_words).enumerate() {
+        let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+        let differ = word(x) ^ word(y);
+        if differ != 0 {
+            return Some(at * 8 + differ.trailing_zeros() as usize / 8);
+        }
+    }
+    (words..len).find(|&i| a[i] != b[i])
 }
 
 fn sort_key(byte: u8) -> u16 {
@@ -73,6 +91,12 @@ mod tests {
             ("a-b/c", "a.b"),
             ("a/b/c", "a/b.c"),
             ("", "a"),
+            ("src/components/aaaa/x", "src/components/aaaa/y"),
+            ("src/components/aaaa/b", "src/components/aaaa.b"),
+            (
+                "src/components/aaaa/bbbbbbbbbb",
+                "src/components/aaaa/bbbbbbbbbc",
+            ),
         ];
         for &(lo, hi) in table {
             assert_eq!(
@@ -85,6 +109,34 @@ mod tests {
                 Ordering::Less,
                 "std: {lo} < {hi}"
             );
+        }
+    }
+
+    /// Word-at-a-time comparison agrees with a byte at a time wherever the
+    /// first difference falls (inside a word, on a word's edge, past the
+    /// last whole word) and whichever byte it is (`/` or not).
+    #[test]
+    fn the_first_difference_is_found_at_every_offset() {
+        for len in 0..20 {
+            for at in 0..=len {
+                for (x, y) in [(b'a', b'b'), (b'/', b'a'), (b'a', b'/'), (b'-', b'/')] {
+                    let mut a = vec![b'p'; len];
+                    let mut b = a.clone();
+                    if at < len {
+                        a[at] = x;
+                        b[at] = y;
+                    } else {
+                        b.push(y);
+                    }
+                    let bytewise = a.iter().zip(&b).position(|(p, q)| p != q);
+                    assert_eq!(first_difference(&a, &b), bytewise, "{len} {at}");
+                    let expected = match bytewise {
+                        Some(i) => sort_key(a[i]).cmp(&sort_key(b[i])),
+                        None => a.len().cmp(&b.len()),
+                    };
+                    assert_eq!(compare_paths(&a, &b), expected, "{len} {at}");
+                }
+            }
         }
     }
 }
