@@ -34,8 +34,8 @@
 //!   or [`ScanCache::watch`]): a stored scan follows filesystem events and is
 //!   patched to the moment of each call before it answers (see
 //!   [`crate::watch`]); the TTL stays, as the fallback;
-//! - **records instead of walks**, when persistence is on and watching is
-//!   not: a miss reads the scan's record, written after an earlier walk
+//! - **records instead of walks**, when persistence is on: a miss reads the
+//!   scan's record, written after an earlier walk
 //!   (by this process or another), and proves it current by the identity
 //!   of its directories, listing again only those that changed (see
 //!   [`crate::persist`]).
@@ -878,11 +878,18 @@ impl ScanCache {
             flight,
         };
         let (entries, generation, unrecorded) = match self.watching() {
-            Some(watching) => {
-                self.walks.fetch_add(1, Ordering::Relaxed);
-                let (entries, generation) = watching.scan(key, token)?;
-                (Arc::new(entries), Some(generation), true)
-            }
+            Some(watching) => match self.restored_watched(watching, key, source, token)? {
+                Some((restored, generation)) => (
+                    Arc::new(restored.entries),
+                    Some(generation),
+                    restored.changed,
+                ),
+                None => {
+                    self.walks.fetch_add(1, Ordering::Relaxed);
+                    let (entries, generation) = watching.scan(key, token)?;
+                    (Arc::new(entries), Some(generation), true)
+                }
+            },
             None => match self.restored(key, source, token)? {
                 Some(restored) => (Arc::new(restored.entries), None, restored.changed),
                 None => {
@@ -921,7 +928,22 @@ impl ScanCache {
         token: &CancelToken,
     ) -> Result<Option<persist::Restored>> {
         match (&self.persisted, source) {
-            (Some(store), Source::RecordOrWalk) => store.restore(key, token),
+            (Some(store), Source::RecordOrWalk) => store.restore(key, None, token),
+            _ => Ok(None),
+        }
+    }
+
+    /// [`ScanCache::restored`] for a cache that watches: the restored scan
+    /// follows events from the start (see [`Watching::restore`]).
+    fn restored_watched(
+        &self,
+        watching: &Arc<Watching>,
+        key: &ScanKey,
+        source: Source,
+        token: &CancelToken,
+    ) -> Result<Option<(persist::Restored, Generation)>> {
+        match (&self.persisted, source) {
+            (Some(store), Source::RecordOrWalk) => watching.restore(key, store, token),
             _ => Ok(None),
         }
     }

@@ -229,10 +229,26 @@ impl Entries {
     /// Finish the entry whose path was just appended to `text`.
     fn close_entry(&mut self, file_type: FileType, mtime_ms: Option<i64>) {
         let start = self.ends.last().copied().unwrap_or(0);
-        let path = &self.text[start..];
-        self.in_node_modules
-            .push(node_modules::in_node_modules(path));
-        self.tails.push(path_tail(path));
+        let in_node_modules = node_modules::in_node_modules(&self.text[start..]);
+        self.close_placed_entry(file_type, mtime_ms, in_node_modules);
+    }
+
+    /// [`Entries::push`] for an entry whose caller knows, from its parent,
+    /// whether it lies in `node_modules`; mtime unknown.
+    pub(crate) fn push_placed(&mut self, path: &[u8], file_type: FileType, in_node_modules: bool) {
+        self.text.extend_from_slice(path);
+        self.close_placed_entry(file_type, None, in_node_modules);
+    }
+
+    fn close_placed_entry(
+        &mut self,
+        file_type: FileType,
+        mtime_ms: Option<i64>,
+        in_node_modules: bool,
+    ) {
+        let start = self.ends.last().copied().unwrap_or(0);
+        self.in_node_modules.push(in_node_modules);
+        self.tails.push(path_tail(&self.text[start..]));
         self.ends.push(self.text.len());
         self.types.push(file_type);
         self.mtimes.push(mtime_ms.unwrap_or(MTIME_UNKNOWN));
@@ -389,6 +405,17 @@ impl Entries {
             compare_paths(self.get(i).path, path).is_lt()
         });
         (at < self.len() && self.get(at).path == path).then_some(at)
+    }
+
+    /// The index just past everything below the entry at `index` (its
+    /// subtree is the run of entries after it that lie within its path).
+    pub(crate) fn subtree_end(&self, index: usize) -> usize {
+        let dir = self.get(index).path;
+        let after = index + 1;
+        after
+            + partition_point(self.len() - after, |i| {
+                is_within(self.get(after + i).path, dir)
+            })
     }
 
     /// Record the mtime of an entry of a list walked for types only

@@ -649,7 +649,7 @@ impl<'f> Picking<'f> {
                 let mtime_ms = self.mtime_of(&entry);
                 self.newest.offer((mtime_ms, Reverse(index)));
             } else if self.in_order.len() < filter.limit {
-                let mtime_ms = self.mtime_of(&entry).filter(|_| filter.mtime);
+                let mtime_ms = filter.mtime.then(|| self.mtime_of(&entry)).flatten();
                 self.in_order.push((index, mtime_ms));
                 on_match(Entry { mtime_ms, ..entry });
             }

@@ -39,7 +39,7 @@ mod record;
 mod rules;
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::{HashMap, HashSet},
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex,
@@ -57,10 +57,10 @@ use self::{
 };
 use crate::{
     cancel::CancelToken,
-    entries::{Entries, FileType, bytes_to_path, is_within},
+    entries::{Entries, FileType, bytes_to_path, is_within, path_to_bytes},
     error::{ErrorKind, Result},
-    walk::ScanKey,
-    watch,
+    walk::{self, ScanKey},
+    watch::{self, Watching},
 };
 
 /// Default disk budget for every record together: a record costs about
@@ -201,11 +201,18 @@ impl Store {
 
     /// `key`'s scan from its record, proved current (see the module's
     /// documentation), or `None` when there is no record to believe: the
-    /// caller walks, and the reason is counted. `Err` only for `token`.
-    pub fn restore(&self, key: &ScanKey, token: &CancelToken) -> Result<Option<Restored>> {
+    /// caller walks, and the reason is counted. With `watching`, each
+    /// directory is watched before its identity is checked (and each one
+    /// walked anew too). `Err` only for `token`.
+    pub fn restore(
+        &self,
+        key: &ScanKey,
+        watching: Option<&Arc<Watching>>,
+        token: &CancelToken,
+    ) -> Result<Option<Restored>> {
         let outcome = self
             .read(key)
-            .and_then(|record| revalidate(key, record, token));
+            .and_then(|record| revalidate(key, record, watching, token));
         match outcome {
             Ok(Ok((restored, relisted))) => {
                 self.counters.restored.fetch_add(1, Ordering::Relaxed);
@@ -402,6 +409,7 @@ fn identities(key: &ScanKey, entries: &Entries) -> Vec<Identity> {
 fn revalidate(
     key: &ScanKey,
     record: Record,
+    watching: Option<&Arc<Watching>>,
     token: &CancelToken,
 ) -> std::result::Result<Result<(Restored, usize)>, Refusal> {
     let taken_at_ns = record.taken_at_ns;
@@ -425,38 +433,15 @@ fn revalidate(
     if root_was.is_racy(taken_at_ns) || !root_now.is_some_and(|now| root_was.same_object(&now)) {
         return Err(Refusal::Root);
     }
-    let dir_indices = entries
-        .iter()
-        .enumerate()
-        .filter(|(_, entry)| entry.file_type == FileType::Dir)
-        .map(|(index, _)| Some(index));
+    let hold = watching.map(|watching| watching.holder(key));
+    let changes = match changed_dirs(key, &record, &present_rules, hold.as_ref(), token) {
+        Ok(changes) => changes,
+        Err(err) => return Ok(Err(err)),
+    };
+    let relisted = changes.len();
     let mut named = Vec::new();
-    let mut relisted = 0;
-    for (step, (was, index)) in record
-        .dirs
-        .iter()
-        .zip(std::iter::once(None).chain(dir_indices))
-        .enumerate()
-    {
-        if step % CANCEL_POLL_INTERVAL == 0
-            && let Err(err) = token.check()
-        {
-            return Ok(Err(err));
-        }
-        let relative = index.map_or(&[][..], |i| entries.get(i).path);
-        let absolute = key.root.join(bytes_to_path(relative));
-        let now = Identity::of(&absolute);
-        if was.vouches(now.as_ref(), taken_at_ns) {
-            continue;
-        }
-        relisted += 1;
-        match now {
-            Some(now) if now.is_dir() && was.same_object(&now) && !was.is_racy(taken_at_ns) => {
-                let children = children_named(key, entries, index, relative, &present_rules);
-                named.extend(children.ok_or(Refusal::Changes)?);
-            }
-            _ => named.push((relative.to_vec(), true)),
-        }
+    for change in changes {
+        named.extend(change.ok_or(Refusal::Changes)?);
     }
     if named.is_empty() {
         let restored = Restored {
@@ -465,7 +450,7 @@ fn revalidate(
         };
         return Ok(Ok((restored, 0)));
     }
-    let patch = watch::reconciled(key, entries, named).ok_or(Refusal::Changes)?;
+    let patch = watch::reconciled(watching, key, entries, named).ok_or(Refusal::Changes)?;
     let restored = Restored {
         entries: entries.patched(&patch),
         changed: true,
@@ -473,55 +458,165 @@ fn revalidate(
     Ok(Ok((restored, relisted)))
 }
 
-/// The names to reconcile in the listed directory `relative` (the entry at
-/// `index`, or the root), whose entries changed: every child it listed and
-/// every child it holds now, each marked structural unless it is both
-/// (a child in both is only re-read; one replaced by another directory is
-/// found by that directory's own identity). Rule files the record proved
-/// unchanged are left out; `None` when the directory cannot be listed now.
+/// What a directory found changed brings to reconcile: its children's
+/// names, or itself whole (see [`dir_changes`]); `None` when it cannot be
+/// listed now.
+type Change = Option<Vec<(Vec<u8>, bool)>>;
+
+/// The changes of the directories of `record` (the root and each listed
+/// directory) whose recorded identity does not vouch for them now, in list
+/// order; each directory is first given to `hold` (a watch). Checked on a
+/// thread per core, each taking a run of the list: an `lstat` per
+/// directory, and listing those that changed, is most of what a restore
+/// costs.
+fn changed_dirs(
+    key: &ScanKey,
+    record: &Record,
+    present_rules: &HashSet<&Path>,
+    hold: Option<&walk::OnDir>,
+    token: &CancelToken,
+) -> Result<Vec<Change>> {
+    let entries = &record.entries;
+    let dirs: Vec<(Option<usize>, &Identity)> = std::iter::once(None)
+        .chain(
+            (0..entries.len())
+                .filter(|&i| entries.get(i).file_type == FileType::Dir)
+                .map(Some),
+        )
+        .zip(&record.dirs)
+        .collect();
+    let run = dirs.len().div_ceil(crate::walk::walker_threads()).max(1);
+    let check = |part: &[(Option<usize>, &Identity)]| {
+        let mut changes = Vec::new();
+        for (step, &(index, was)) in part.iter().enumerate() {
+            if step % CANCEL_POLL_INTERVAL == 0 {
+                token.check()?;
+            }
+            let relative = index.map_or(&[][..], |i| entries.get(i).path);
+            let absolute = key.root.join(bytes_to_path(relative));
+            if let Some(hold) = hold {
+                hold(&absolute);
+            }
+            let now = Identity::of(&absolute);
+            if !was.vouches(now.as_ref(), record.taken_at_ns) {
+                let dir = Dir {
+                    index,
+                    relative,
+                    absolute: &absolute,
+                };
+                changes.push(dir_changes(key, record, dir, was, now, present_rules));
+            }
+        }
+        Ok(changes)
+    };
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = dirs
+            .chunks(run)
+            .map(|part| scope.spawn(move || check(part)))
+            .collect();
+        let mut changes = Vec::new();
+        for part in parts {
+            let part: Result<Vec<_>> = part
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            changes.extend(part?);
+        }
+        Ok(changes)
+    })
+}
+
+/// A listed directory: its index (`None`: the root), relative and absolute
+/// paths.
+#[derive(Clone, Copy)]
+struct Dir<'a> {
+    index: Option<usize>,
+    relative: &'a [u8],
+    absolute: &'a Path,
+}
+
+/// What the listed directory `dir`, recorded as `was` and found `now`,
+/// brings to reconcile: the names it gained, lost or retyped, when it is
+/// the same directory as before, recorded long enough before its listing
+/// (see [`children_named`]); else itself, walked whole.
+fn dir_changes(
+    key: &ScanKey,
+    record: &Record,
+    dir: Dir<'_>,
+    was: &Identity,
+    now: Option<Identity>,
+    present_rules: &HashSet<&Path>,
+) -> Change {
+    match now {
+        Some(now) if now.is_dir() && was.same_object(&now) && !was.is_racy(record.taken_at_ns) => {
+            children_named(key, &record.entries, dir, present_rules)
+        }
+        _ => Some(vec![(dir.relative.to_vec(), true)]),
+    }
+}
+
+/// The names to reconcile in the listed directory `dir`, whose entries
+/// changed: each child it listed that
+/// it no longer holds, or holds with another type, and each it holds that
+/// it did not list; all structural. A child held with the type it was
+/// listed with stays as it is (a directory's own identity speaks for what
+/// it holds), as do rule files the record proved unchanged. `None` when
+/// the directory cannot be listed now.
 fn children_named(
     key: &ScanKey,
     entries: &Entries,
-    index: Option<usize>,
-    relative: &[u8],
+    dir: Dir<'_>,
     present_rules: &HashSet<&Path>,
 ) -> Option<Vec<(Vec<u8>, bool)>> {
-    let absolute = key.root.join(bytes_to_path(relative));
+    let Dir {
+        index,
+        relative,
+        absolute,
+    } = dir;
     let prefix_len = if relative.is_empty() {
         0
     } else {
         relative.len() + 1
     };
-    let start = index.map_or(0, |i| i + 1);
-    let mut names: BTreeMap<Vec<u8>, (bool, bool)> = BTreeMap::new();
-    for entry in (start..entries.len()).map(|i| entries.get(i)) {
+    let mut listed: HashMap<&[u8], FileType> = HashMap::new();
+    let mut at = index.map_or(0, |i| i + 1);
+    while at < entries.len() {
+        let entry = entries.get(at);
         if !relative.is_empty() && !is_within(entry.path, relative) {
             break;
         }
-        let name = &entry.path[prefix_len..];
-        if !name.contains(&b'/') {
-            names.entry(name.to_vec()).or_default().0 = true;
-        }
-    }
-    for child in std::fs::read_dir(&absolute).ok()? {
-        let name = child.ok()?.file_name();
-        let name = crate::entries::path_to_bytes(Path::new(&name)).into_owned();
-        names.entry(name).or_default().1 = true;
+        listed.insert(&entry.path[prefix_len..], entry.file_type);
+        at = match entry.file_type {
+            FileType::Dir => entries.subtree_end(at),
+            _ => at + 1,
+        };
     }
     let rule_proven = |name: &[u8]| {
         key.policy.use_gitignore
             && watch::RULE_NAMES.contains(&name)
             && present_rules.contains(absolute.join(bytes_to_path(name)).as_path())
     };
-    let named = names
+    let mut changed: Vec<Vec<u8>> = Vec::new();
+    for child in std::fs::read_dir(absolute).ok()? {
+        let child = child.ok()?;
+        let name = child.file_name();
+        let name = path_to_bytes(Path::new(&name));
+        let now = child.file_type().ok().map(FileType::from_std);
+        let was = listed.remove(name.as_ref());
+        if was.is_none_or(|was| Some(was) != now) && !rule_proven(&name) {
+            changed.push(name.into_owned());
+        }
+    }
+    changed.extend(
+        listed
+            .into_keys()
+            .filter(|name| !rule_proven(name))
+            .map(<[u8]>::to_vec),
+    );
+    let named = changed
         .into_iter()
-        .filter(|(name, _)| !rule_proven(name))
-        .map(|(name, (listed, present))| {
-            let path = match relative.is_empty() {
-                true => name,
-                false => [relative, b"/", &name].concat(),
-            };
-            (path, !(listed && present))
+        .map(|name| match relative.is_empty() {
+            true => (name, true),
+            false => ([relative, b"/", &name].concat(), true),
         })
         .collect();
     Some(named)

@@ -41,7 +41,8 @@ use crate::{
     entries::{Entries, FileType, bytes_to_path},
     error::Result,
 };
-use collect::{Mtimes, collect_batches, sorted, walker_threads};
+pub(crate) use collect::walker_threads;
+use collect::{Mtimes, collect_batches, sorted};
 use rules::{walker, walker_admitting};
 use stat_at::StatAt;
 

@@ -64,6 +64,7 @@ use crate::{
         path_to_bytes,
     },
     error::Result,
+    persist::{Restored, Store},
     walk::{self, ScanKey},
 };
 
@@ -291,6 +292,33 @@ impl Watching {
         key: &ScanKey,
         token: &CancelToken,
     ) -> Result<(Entries, Generation)> {
+        let generation = self.follow(key);
+        let listed = walk::scan_watching(&key.root, key.policy, self.holder(key), token);
+        self.settle(key, generation, listed.is_ok());
+        listed.map(|entries| (entries, generation))
+    }
+
+    /// `key`'s scan restored from its record in `store` (see
+    /// [`crate::persist`]), watched as a walk would be: each directory the
+    /// record lists is watched before its identity is checked, so a change
+    /// is either seen by the check or reported by an event. `None` when the
+    /// record could not be believed (nothing is left watched for it).
+    pub(crate) fn restore(
+        self: &Arc<Self>,
+        key: &ScanKey,
+        store: &Store,
+        token: &CancelToken,
+    ) -> Result<Option<(Restored, Generation)>> {
+        let generation = self.follow(key);
+        let restored = store.restore(key, Some(self), token);
+        self.settle(key, generation, matches!(restored, Ok(Some(_))));
+        Ok(restored?.map(|restored| (restored, generation)))
+    }
+
+    /// Start following `key` afresh: its route, and watches on the root's
+    /// ancestors and the directories of git's global rule files. Returns
+    /// the listing's generation.
+    fn follow(&self, key: &ScanKey) -> Generation {
         self.release(key);
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst) + 1;
         let global_rules = match key.policy.use_gitignore {
@@ -316,22 +344,26 @@ impl Watching {
                 self.hold(key, dir);
             }
         }
-        let watching = Arc::clone(self);
-        let owner = key.clone();
-        let on_dir: walk::OnDir = Arc::new(move |dir| watching.hold(&owner, dir));
-        match walk::scan_watching(&key.root, key.policy, on_dir, token) {
-            Ok(entries) => {
-                // A mount made while the walk ran may or may not be in it.
-                self.check_mounts(key);
-                // A walk that went over the budget gives back what it took
-                // now, not at the scan's next use.
-                self.tidy(key);
-                Ok((entries, generation))
-            }
-            Err(err) => {
-                self.release_walk(key, generation);
-                Err(err)
-            }
+        generation
+    }
+
+    /// What holds a watch on each directory a listing of `key` admits.
+    pub(crate) fn holder(self: &Arc<Self>, key: &ScanKey) -> walk::OnDir {
+        let (watching, owner) = (Arc::clone(self), key.clone());
+        Arc::new(move |dir| watching.hold(&owner, dir))
+    }
+
+    /// End the listing `generation` of `key`: when it `listed`, check it
+    /// against the mounts and the budget; else give its watches back.
+    fn settle(&self, key: &ScanKey, generation: Generation, listed: bool) {
+        if listed {
+            // A mount made while the listing ran may or may not be in it.
+            self.check_mounts(key);
+            // A listing that went over the budget gives back what it took
+            // now, not at the scan's next use.
+            self.tidy(key);
+        } else {
+            self.release_walk(key, generation);
         }
     }
 
@@ -890,18 +922,19 @@ fn is_exclude_rule_of(path: &Path, root: &Path) -> bool {
     root.starts_with(&repository) || repository.starts_with(root)
 }
 
-/// The changes that bring `entries`, a scan of `key` no watcher follows,
-/// up to date with the paths `named` (relative, each with whether its
+/// The changes that bring `entries`, a scan of `key` (followed by
+/// `watching`, if given), up to date with the paths `named` (relative, each with whether its
 /// change may be structural: made, removed or renamed), reconciled as
 /// events naming them would be; `None` when the scan must be walked again
 /// (a rule file among them, or something unreadable). What persisted scans
 /// found changed since their record is brought up to date by this.
 pub(crate) fn reconciled(
+    watching: Option<&Arc<Watching>>,
     key: &ScanKey,
     entries: &Entries,
     named: Vec<(Vec<u8>, bool)>,
 ) -> Option<Patch> {
-    reconciled_by(None, key, entries, named)
+    reconciled_by(watching, key, entries, named)
 }
 
 /// [`reconciled`], holding a watch on each directory walked when a
@@ -1085,10 +1118,7 @@ impl Patcher<'_> {
     /// a patch carries no unreadable paths.
     fn walk_into(&mut self, relative: &[u8], absolute: &Path) -> Option<()> {
         let on_dir: walk::OnDir = match self.watching {
-            Some(watching) => {
-                let (watching, owner) = (Arc::clone(watching), self.key.clone());
-                Arc::new(move |dir| watching.hold(&owner, dir))
-            }
+            Some(watching) => watching.holder(self.key),
             None => Arc::new(|_| {}),
         };
         // A directory that vanished or became unreadable since the `lstat`

@@ -18,9 +18,10 @@
 //! | XXH3-64 of every byte before it | 8 |
 //!
 //! Decoding checks the checksum first, then every length against what is
-//! left, then that the paths are relative, clean and in strict path order:
-//! a record that passes the checksum yet would name a path outside its root
-//! (`..`) or out of order is refused as corrupt too.
+//! left, then that the paths are in strict path order, each below a
+//! directory listed before it, each name plain: a record that passes the
+//! checksum yet would name a path outside its root (`..`), out of order or
+//! below nothing listed is refused as corrupt too.
 
 use std::path::PathBuf;
 
@@ -29,6 +30,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::identity::Identity;
 use crate::{
     entries::{Entries, FileType, bytes_to_path, compare_paths, path_to_bytes},
+    node_modules::NODE_MODULES,
     walk::{ScanKey, ScanPolicy},
 };
 
@@ -163,6 +165,11 @@ fn read_entries(reader: &mut Reader<'_>) -> Result<Entries, Flaw> {
     let lengths = reader.take(count.checked_mul(4).ok_or(Flaw::Corrupt)?)?;
     let types = reader.take(count)?;
     let mut entries = Entries::with_capacity(count, text_len);
+    // The directories above the entry read last, each with whether it lies
+    // in `node_modules`: every entry's parent must be one of them (a walk
+    // lists a directory before what it holds), so only its own name needs
+    // checking, and its place in `node_modules` follows from its parent's.
+    let mut above: Vec<(&[u8], bool)> = Vec::new();
     let mut start = 0usize;
     let mut previous: &[u8] = &[];
     for (length, &file_type) in lengths.chunks_exact(4).zip(types) {
@@ -170,11 +177,27 @@ fn read_entries(reader: &mut Reader<'_>) -> Result<Entries, Flaw> {
         let end = start.checked_add(length).ok_or(Flaw::Corrupt)?;
         let path = text.get(start..end).ok_or(Flaw::Corrupt)?;
         let file_type = FileType::from_u8(file_type).ok_or(Flaw::Corrupt)?;
+        let (parent, name) = match memchr::memrchr(b'/', path) {
+            Some(slash) => (&path[..slash], &path[slash + 1..]),
+            None => (&[][..], path),
+        };
         let in_order = start == 0 || compare_paths(previous, path).is_lt();
-        if !in_order || !is_clean_relative(path) {
+        if !in_order || !is_clean_name(name) {
             return Err(Flaw::Corrupt);
         }
-        entries.push(path, file_type, None);
+        while above.last().is_some_and(|(dir, _)| *dir != parent) {
+            above.pop();
+        }
+        let parent_in_node_modules = match above.last() {
+            Some(&(_, in_node_modules)) => in_node_modules,
+            None if parent.is_empty() => false,
+            None => return Err(Flaw::Corrupt),
+        };
+        let in_node_modules = parent_in_node_modules || name == NODE_MODULES.as_bytes();
+        entries.push_placed(path, file_type, in_node_modules);
+        if file_type == FileType::Dir {
+            above.push((path, in_node_modules));
+        }
         previous = path;
         start = end;
     }
@@ -197,13 +220,10 @@ fn read_rule(reader: &mut Reader<'_>) -> Result<(PathBuf, Option<Identity>), Fla
     Ok((path, identity))
 }
 
-/// Whether `path` is a relative path of plain names: no empty, `.` or `..`
-/// component, no NUL (so it stays below the root it is joined to).
-fn is_clean_relative(path: &[u8]) -> bool {
-    !path.is_empty()
-        && path
-            .split(|&b| b == b'/')
-            .all(|name| !name.is_empty() && name != b"." && name != b".." && !name.contains(&0))
+/// Whether `name` is a plain file name: not empty, `.` or `..`, no NUL (so
+/// a path of such names stays below the root it is joined to).
+fn is_clean_name(name: &[u8]) -> bool {
+    !name.is_empty() && name != b"." && name != b".." && !name.contains(&0)
 }
 
 fn policy_bits(policy: ScanPolicy) -> u32 {
@@ -252,5 +272,124 @@ impl<'a> Reader<'a> {
     fn bytes(&mut self) -> Result<&'a [u8], Flaw> {
         let len = self.u32()? as usize;
         self.take(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> ScanKey {
+        ScanKey {
+            root: PathBuf::from("/srv/tree"),
+            policy: ScanPolicy::DEFAULT,
+        }
+    }
+
+    /// A record of `paths` (a trailing `/` marks a directory), as written.
+    fn record_of(paths: &[&str]) -> Vec<u8> {
+        let mut entries = Entries::with_capacity(paths.len(), 64);
+        for path in paths {
+            let (path, file_type) = match path.strip_suffix('/') {
+                Some(dir) => (dir, FileType::Dir),
+                None => (*path, FileType::File),
+            };
+            entries.push(path.as_bytes(), file_type, None);
+        }
+        let dirs = entries
+            .iter()
+            .filter(|e| e.file_type == FileType::Dir)
+            .count();
+        let rules = [(PathBuf::from("/srv/.gitignore"), None)];
+        encode(
+            &key(),
+            &entries,
+            7,
+            &vec![Identity::MISSING; dirs + 1],
+            &rules,
+        )
+    }
+
+    /// Table: lists as a record may hold them, and whether they are
+    /// believed. Every record here has a good checksum: what is checked is
+    /// the list itself.
+    #[test]
+    fn only_a_clean_ordered_tree_is_believed() {
+        let table: [(&[&str], Result<(), Flaw>); 9] = [
+            (
+                &["a/", "a/b.rs", "a/node_modules/", "a/node_modules/x", "c"],
+                Ok(()),
+            ),
+            (&[], Ok(())),
+            (&["a/b.rs"], Err(Flaw::Corrupt)),
+            (&["a", "a/b.rs"], Err(Flaw::Corrupt)),
+            (&["b", "a"], Err(Flaw::Corrupt)),
+            (&["a", "a"], Err(Flaw::Corrupt)),
+            (&[".."], Err(Flaw::Corrupt)),
+            (&["a/", "a/.."], Err(Flaw::Corrupt)),
+            (&["a/", "a//b"], Err(Flaw::Corrupt)),
+        ];
+        for (paths, expected) in table {
+            let decoded = decode(&record_of(paths), &key());
+            assert_eq!(
+                decoded.as_ref().map(|_| ()).map_err(|f| *f),
+                expected,
+                "{paths:?}"
+            );
+            if let Ok(record) = decoded {
+                let listed: Vec<_> = record
+                    .entries
+                    .iter()
+                    .map(|e| e.path_lossy().into_owned())
+                    .collect();
+                let written: Vec<_> = paths.iter().map(|p| p.trim_end_matches('/')).collect();
+                assert_eq!(listed, written);
+                let in_node_modules: Vec<_> =
+                    record.entries.iter().map(|e| e.in_node_modules).collect();
+                let expected: Vec<_> = written
+                    .iter()
+                    .map(|p| crate::node_modules::in_node_modules(p.as_bytes()))
+                    .collect();
+                assert_eq!(in_node_modules, expected, "{paths:?}");
+                assert_eq!((record.taken_at_ns, record.rules.len()), (7, 1));
+            }
+        }
+    }
+
+    /// Table: a record cut, flipped, of another version or of another key
+    /// is refused with its flaw.
+    #[test]
+    fn a_damaged_record_names_its_flaw() {
+        let good = record_of(&["a/", "a/b.rs"]);
+        let flipped = |at: usize| {
+            let mut bytes = good.clone();
+            bytes[at] ^= 1;
+            bytes
+        };
+        let other_root = ScanKey {
+            root: PathBuf::from("/srv/other"),
+            ..key()
+        };
+        let other_switches = ScanKey {
+            policy: ScanPolicy {
+                include_hidden: true,
+                use_gitignore: true,
+            },
+            ..key()
+        };
+        let table: [(Vec<u8>, &ScanKey, Flaw); 7] = [
+            (good[..good.len() - 1].to_vec(), &key(), Flaw::Corrupt),
+            (flipped(good.len() / 2), &key(), Flaw::Corrupt),
+            (flipped(good.len() - 1), &key(), Flaw::Corrupt),
+            (flipped(0), &key(), Flaw::Version),
+            (flipped(8), &key(), Flaw::Version),
+            (good.clone(), &other_root, Flaw::Key),
+            (good.clone(), &other_switches, Flaw::Key),
+        ];
+        for (bytes, key, flaw) in &table {
+            assert_eq!(decode(bytes, key).map(|_| ()), Err(*flaw), "{flaw:?}");
+        }
+        assert!(decode(&good, &key()).is_ok());
+        assert_eq!(decode(&[], &key()).map(|_| ()), Err(Flaw::Version));
     }
 }

@@ -450,3 +450,47 @@ fn records_are_private() {
     assert_eq!(mode(record.parent().unwrap()), 0o700);
     assert_eq!(mode(&record), 0o600);
 }
+
+/// With watching on, a restored scan follows events from the start: a
+/// change made after the restore is in the next answer, with no walk, and
+/// the watches are the ones a walk would have taken.
+#[test]
+fn a_restored_scan_follows_events_when_watching() {
+    let dir = project();
+    let home = tempfile::tempdir().unwrap();
+    let key = key_of(dir.path(), ScanPolicy::DEFAULT);
+    let watched = |home: &Path| {
+        let policy = CachePolicy::default()
+            .ttl(Duration::from_secs(600))
+            .persist(Some(home.to_path_buf()))
+            .watch(true);
+        ScanCache::new(policy)
+    };
+    settle_clock();
+    let first = watched(home.path());
+    scan(&first, &key);
+    first.settle_records();
+    let walked_watches = first.stats().watch.watches;
+    drop(first);
+    fs::write(dir.path().join("src/before.rs"), "").unwrap();
+    settle_clock();
+    let second = watched(home.path());
+    let restored = scan(&second, &key);
+    assert_eq!(second.stats().persist.restored, 1);
+    assert!(listed(&restored).contains(&("src/before.rs".to_owned(), FileType::File)));
+    fs::write(dir.path().join("src/deep/after.rs"), "").unwrap();
+    fs::create_dir(dir.path().join("made")).unwrap();
+    fs::write(dir.path().join("made/inside.rs"), "").unwrap();
+    let answer = scan(&second, &key);
+    let fresh = walk::scan(&key.root, key.policy, &CancelToken::new()).unwrap();
+    assert_eq!(listed(&answer), listed(&fresh));
+    let stats = second.stats();
+    assert_eq!(stats.walks, 0);
+    assert_eq!(stats.watch.watched_roots, 1);
+    assert!(stats.watch.events_applied > 0);
+    assert_eq!(
+        stats.watch.watches,
+        walked_watches + 1,
+        "the made directory is watched too"
+    );
+}

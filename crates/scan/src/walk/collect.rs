@@ -65,7 +65,7 @@ pub(super) fn sorted(batches: &[Batch]) -> Entries {
 }
 
 /// One walker thread per core, as fd and ripgrep do; `ignore` alone would use two.
-pub(super) fn walker_threads() -> usize {
+pub(crate) fn walker_threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().min(12))
 }
 
