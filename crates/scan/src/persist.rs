@@ -10,8 +10,9 @@
 //! - **Rule files first.** The identity of every ignore file the walk read
 //!   (in the tree, in the root's ancestors, git's global configuration and
 //!   excludes, each repository's `info/exclude`) and the absence of those
-//!   that were missing above the root are checked; any change walks the
-//!   tree again, since a rule can change what every directory admits.
+//!   that were missing above the root are checked. A rule file below the
+//!   root that changed has the subtree it governs walked again; any other
+//!   walks the whole tree, since its rules reach every directory.
 //! - **Then each directory.** A directory whose identity (device, inode,
 //!   change time, see `identity`) is unchanged, and old enough to vouch,
 //!   holds the names it held. One that changed is listed again and the
@@ -404,6 +405,36 @@ fn identities(key: &ScanKey, entries: &Entries) -> Vec<Identity> {
         .collect()
 }
 
+/// Whether the rule file at `path`, recorded as `was` (`None`: absent) for
+/// a listing begun at `taken_at_ns`, still holds the rules it held. A
+/// repository's `.git` counts by its existence and type alone: git changes
+/// what it holds at every command, and only `info/exclude` in it (recorded
+/// on its own) holds rules.
+fn rule_unchanged(path: &Path, was: Option<&Identity>, taken_at_ns: i64) -> bool {
+    let now = Identity::of(path);
+    match (was, now) {
+        (None, now) => now.is_none(),
+        (Some(was), Some(now)) if path.file_name() == Some(".git".as_ref()) => {
+            was.same_object(&now)
+        }
+        (Some(was), now) => was.vouches(now.as_ref(), taken_at_ns),
+    }
+}
+
+/// The directory below `key`'s root whose subtree the rule file at `path`
+/// governs (relative to the root): the one holding it, or for a
+/// repository's `.git/info/exclude` the one holding `.git`; `None` for a
+/// rule file at the root, above it or outside the tree.
+fn governed_dir(key: &ScanKey, path: &Path) -> Option<Vec<u8>> {
+    let relative = path.strip_prefix(&key.root).ok()?;
+    let holder = match relative.ends_with(".git/info/exclude") {
+        true => relative.ancestors().nth(3)?,
+        false => relative.parent()?,
+    };
+    let holder = path_to_bytes(holder);
+    (!holder.is_empty()).then(|| holder.into_owned())
+}
+
 /// `record` proved current for `key`, with the directories listed again;
 /// `Ok(Err)` only for `token`.
 fn revalidate(
@@ -414,14 +445,16 @@ fn revalidate(
 ) -> std::result::Result<Result<(Restored, usize)>, Refusal> {
     let taken_at_ns = record.taken_at_ns;
     let mut present_rules = HashSet::new();
+    let mut rules_changed_in = Vec::new();
     for (path, was) in &record.rules {
-        let now = Identity::of(path);
-        let unchanged = match was {
-            Some(was) => was.vouches(now.as_ref(), taken_at_ns),
-            None => now.is_none(),
-        };
-        if !unchanged {
-            return Err(Refusal::Rules);
+        if !rule_unchanged(path, was.as_ref(), taken_at_ns) {
+            // A rule file inside the tree governs its directory's subtree
+            // alone: that subtree is walked again with the rules as they
+            // are now. One at the root, above it or global: the whole tree.
+            match governed_dir(key, path) {
+                Some(dir) => rules_changed_in.push((dir, true)),
+                None => return Err(Refusal::Rules),
+            }
         }
         if was.is_some() {
             present_rules.insert(path.as_path());
@@ -438,8 +471,8 @@ fn revalidate(
         Ok(changes) => changes,
         Err(err) => return Ok(Err(err)),
     };
-    let relisted = changes.len();
-    let mut named = Vec::new();
+    let relisted = changes.len() + rules_changed_in.len();
+    let mut named = rules_changed_in;
     for change in changes {
         named.extend(change.ok_or(Refusal::Changes)?);
     }
@@ -555,12 +588,13 @@ fn dir_changes(
 }
 
 /// The names to reconcile in the listed directory `dir`, whose entries
-/// changed: each child it listed that
-/// it no longer holds, or holds with another type, and each it holds that
-/// it did not list; all structural. A child held with the type it was
-/// listed with stays as it is (a directory's own identity speaks for what
-/// it holds), as do rule files the record proved unchanged. `None` when
-/// the directory cannot be listed now.
+/// changed: each child it listed that it no longer holds, or holds with
+/// another type, and each it holds that it did not list; all structural.
+/// A child held with the type it was listed with stays as it is (a
+/// directory's own identity speaks for what it holds), as do rule files
+/// the record proved unchanged. When a rule file came or went, the
+/// directory itself instead, to be walked whole. `None` when the directory
+/// cannot be listed now, or a rule file came to or went from the root.
 fn children_named(
     key: &ScanKey,
     entries: &Entries,
@@ -612,6 +646,15 @@ fn children_named(
             .filter(|name| !rule_proven(name))
             .map(<[u8]>::to_vec),
     );
+    let rule_came_or_went = key.policy.use_gitignore
+        && changed
+            .iter()
+            .any(|name| watch::RULE_NAMES.contains(&name.as_slice()));
+    if rule_came_or_went {
+        // Its rules govern the whole subtree: walked again, unless it is
+        // the root's (the whole tree then).
+        return (!relative.is_empty()).then(|| vec![(relative.to_vec(), true)]);
+    }
     let named = changed
         .into_iter()
         .map(|name| match relative.is_empty() {

@@ -4,7 +4,10 @@
 //! each edit a cached grep of a watched scan, whose content index is
 //! trusted by events, must answer exactly as a fresh walk does. A second
 //! cache, not watched, is invalidated after each edit as the agent's tools
-//! do, and must answer alike too (its index trusted by file identities).
+//! do, and must answer alike too (its index trusted by file identities). A
+//! third is a new process's each cycle, with persistence on: it restores
+//! the scan from the record the last cycle's left, proved current by its
+//! directories, and must answer alike as well.
 //!
 //! The default run makes 300 cycles; `NATIVES_EDIT_CYCLES=10000 cargo test
 //! -p natives-scan --release --test edit_cycles -- --ignored` makes as many
@@ -340,9 +343,12 @@ fn run_cycles(cycles: usize) {
         editor.edit(&edit);
     }
     let policy = CachePolicy::default().ttl(Duration::from_secs(3600));
+    let home = tempfile::tempdir().unwrap();
+    let restarted = || ScanCache::new(policy.clone().persist(Some(home.path().to_path_buf())));
+    let (mut restored, mut relisted, mut walked) = (0, 0, [0; 3]);
     let watched = ScanCache::new(policy.clone().watch(true));
     let invalidated = ScanCache::new(policy.clone());
-    let uncached = ScanCache::new(policy);
+    let uncached = ScanCache::new(policy.clone());
     // Answers from the watched list, and those with a glob from it or walked.
     let (mut vouched, mut globbed, mut at_once) = (0, [0, 0], 0);
     // An agent searches, edits, and searches again: the first search of
@@ -365,6 +371,7 @@ fn run_cycles(cycles: usize) {
             requests.push((pattern, GLOBS[rng.below(GLOBS.len())]));
         }
         last = requests[1 + rng.below(2)].clone();
+        let by_record = restarted();
         let repeated = (requests[0].0.as_str(), requests[0].1);
         let first_page = first_page_at_once(&watched, &root, repeated);
         for (pattern, glob) in &requests {
@@ -380,8 +387,14 @@ fn run_cycles(cycles: usize) {
             }
             let by_events = search(&watched, &root, request, true);
             let by_identity = search(&invalidated, &root, request, true);
+            let restored_answer = search(&by_record, &root, request, true);
             let label = format!("cycle {cycle}, after `{edit}`, {request:?}");
-            for (found, how) in [(&by_events, "watched"), (&by_identity, "invalidated")] {
+            let answers = [
+                (&by_events, "watched"),
+                (&by_identity, "invalidated"),
+                (&restored_answer, "restored from its record"),
+            ];
+            for (found, how) in answers {
                 let same = GrepOutcome {
                     source: ListSource::Walked,
                     ..found.clone()
@@ -394,6 +407,17 @@ fn run_cycles(cycles: usize) {
                 globbed[usize::from(from_list)] += 1;
             }
         }
+        by_record.settle_records();
+        let persist = by_record.stats().persist;
+        restored += persist.restored;
+        relisted += persist.dirs_relisted;
+        let rebuilt = persist.rebuilt;
+        for (count, why) in walked
+            .iter_mut()
+            .zip([rebuilt.rules, rebuilt.root, rebuilt.changes])
+        {
+            *count += why;
+        }
     }
     let content = watched.stats().content;
     assert!(content.files_skipped > 0, "{content:?}");
@@ -402,6 +426,14 @@ fn run_cycles(cycles: usize) {
         "repeated searches answered: {content:?}"
     );
     assert!(vouched > 0, "answers came from the watched list");
+    eprintln!(
+        "{restored} of {cycles} new processes restored their scan ({relisted} directories \
+         listed again); walked instead for a rule file, the root, a change: {walked:?}"
+    );
+    assert!(
+        restored > 0 && relisted > 0,
+        "restored {restored}, relisted {relisted}"
+    );
     eprintln!("{at_once} of {cycles} repeated searches' first pages answered at once");
     assert!(at_once > 0, "first pages answered at once");
     assert!(globbed[0] > 0 && globbed[1] > 0, "globbed: {globbed:?}");

@@ -102,7 +102,7 @@ fn restore_after(root: &Path, policy: ScanPolicy, change: impl Fn(&Path)) -> Per
 #[test]
 fn a_restored_scan_equals_a_fresh_walk_after_each_kind_of_change() {
     type Change = fn(&Path);
-    let table: [(&str, Change, bool); 14] = [
+    let table: [(&str, Change, bool); 18] = [
         ("nothing", |_| {}, true),
         (
             "a file added",
@@ -167,20 +167,54 @@ fn a_restored_scan_equals_a_fresh_walk_after_each_kind_of_change() {
         (
             "an ignore file edited",
             |r| fs::write(r.join("docs/.ignore"), "").unwrap(),
-            false,
+            true,
         ),
         (
             "an ignore file made",
             |r| fs::write(r.join("src/.gitignore"), "deep/\n").unwrap(),
+            true,
+        ),
+        (
+            "an ignore file removed below the root",
+            |r| fs::remove_file(r.join("docs/.ignore")).unwrap(),
+            true,
+        ),
+        (
+            "a repository made below the root",
+            |r| {
+                fs::create_dir(r.join("docs/.git")).unwrap();
+                fs::write(r.join("docs/.gitignore"), "guide.md\n").unwrap();
+            },
+            true,
+        ),
+        (
+            "git at work in the repository",
+            |r| {
+                fs::write(r.join(".git/index.lock"), "").unwrap();
+                fs::rename(r.join(".git/index.lock"), r.join(".git/index")).unwrap();
+            },
+            true,
+        ),
+        (
+            "the root's ignore file edited",
+            |r| fs::write(r.join(".gitignore"), "*.log\n").unwrap(),
             false,
         ),
         (
-            "an ignore file removed",
+            "the root's ignore file removed",
             |r| fs::remove_file(r.join(".gitignore")).unwrap(),
             false,
         ),
     ];
-    let edits_in_place = ["nothing", "a file edited in place", "an ignore file edited"];
+    // Changes that leave every directory as it was, when ignore files are
+    // files like any other (`gitignore: false`).
+    let edits_in_place = [
+        "nothing",
+        "a file edited in place",
+        "an ignore file edited",
+        "git at work in the repository",
+        "the root's ignore file edited",
+    ];
     for policy in POLICIES {
         for (what, change, restores) in table {
             let dir = project();
@@ -192,7 +226,16 @@ fn a_restored_scan_equals_a_fresh_walk_after_each_kind_of_change() {
                 u64::from(restores),
                 "{what} ({policy:?}): {stats:?}"
             );
-            let relists = !edits_in_place.contains(&what);
+            let relists = match policy.use_gitignore {
+                // An ignore file edited has its directory walked again.
+                true => ![
+                    "nothing",
+                    "a file edited in place",
+                    "git at work in the repository",
+                ]
+                .contains(&what),
+                false => !edits_in_place.contains(&what),
+            };
             if restores {
                 assert_eq!(
                     stats.dirs_relisted > 0,
