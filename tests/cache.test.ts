@@ -23,6 +23,17 @@ const UNWATCHED = {
   fallbacks: { overflow: 0, watchBudget: 0, watchLimit: 0, watcherError: 0, cookieTimeout: 0, mounts: 0 },
 };
 
+/** The persistence stats while it is off (the default). */
+const UNPERSISTED = {
+  enabled: false,
+  saved: 0,
+  notSaved: 0,
+  restored: 0,
+  dirsRelisted: 0,
+  missing: 0,
+  rebuilt: { version: 0, corrupt: 0, key: 0, owner: 0, rules: 0, root: 0, changes: 0 },
+};
+
 /** A TTL long enough that only invalidation can explain a fresh answer. */
 const LONG_TTL = { FS_SCAN_CACHE_TTL_MS: '600000' };
 
@@ -42,6 +53,7 @@ interface Stats {
   watch: typeof UNWATCHED;
   content: { roots: number; files: number; trigrams: number; bytes: number; filesSkipped: number; filesVerified: number; filesAnswered: number };
   names: { indexes: number; entries: number; bytes: number };
+  persist: typeof UNPERSISTED;
 }
 
 /** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
@@ -280,6 +292,7 @@ describe('fsScanCacheStats', () => {
       watch: UNWATCHED,
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0, filesAnswered: 0 },
       names: { indexes: 0, entries: 0, bytes: 0 },
+      persist: UNPERSISTED,
     });
     // Visible entries per partition (dirs and files, node_modules included).
     const totals = r.counts.map((c) => c.total);
@@ -315,6 +328,7 @@ describe('fsScanCacheStats', () => {
       watch: UNWATCHED,
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0, filesAnswered: 0 },
       names: { indexes: 0, entries: 0, bytes: 0 },
+      persist: UNPERSISTED,
     });
   }, CHILD_TIMEOUT_MS);
 
