@@ -5,7 +5,7 @@
 // the server's argv (Node or Bun, installed or from source), `env.inspector` the inspector's bin.
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, linkSync, mkdirSync, openSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { call, cleanup, expectError, expectOk, startServer, tempFolder, writeTree } from './mcp-harness.mjs';
@@ -16,11 +16,11 @@ export const ERROR_CODES = [
   'OUTSIDE_CWD', 'NO_MATCH', 'AMBIGUOUS', 'STALE', 'PATCH_FAILED', 'INVALID_PATTERN', 'ABORTED', 'TIMEOUT', 'EXIT_CODE', 'IO',
 ];
 
-/** Run `body(server, dir)` against a server rooted at a fresh folder holding `files`. */
-async function withServer(env, files, body, { args = [], roots } = {}) {
+/** Run `body(server, dir)` against a server rooted at a fresh folder holding `files` (its natives home `home`, else its own). */
+async function withServer(env, files, body, { args = [], roots, home } = {}) {
   const dir = tempFolder('natives-mcp-');
   writeTree(dir, files);
-  const server = await startServer(env.command, roots ? args : ['--root', dir, ...args], { roots: roots?.(dir) });
+  const server = await startServer(env.command, roots ? args : ['--root', dir, ...args], { roots: roots?.(dir), home });
   try {
     return await body(server, dir);
   } finally {
@@ -275,16 +275,67 @@ async function freshness(env) {
   });
 }
 
+/** The records of the scans a server walked, in its natives home `home`, once one is written (within `ms`). */
+async function records(home, ms) {
+  const scans = join(home, 'scans');
+  const written = () => existsSync(scans) && readdirSync(scans).some((name) => name.endsWith('.scan'));
+  const deadline = Date.now() + ms;
+  while (!written() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  return written() ? readdirSync(scans).filter((name) => name.endsWith('.scan')).map((name) => join(scans, name)) : [];
+}
+
+/**
+ * Scans kept across restarts, on by default: a server writes private records of what it walked under
+ * its natives home, and the next server on that home answers from them exactly (a file written in
+ * between included); `--no-persist` writes none.
+ */
+async function persistence(env) {
+  const home = tempFolder('natives-mcp-home-');
+  try {
+    await withServer(env, { 'src/a.ts': 'const alpha = 1;\n' }, async (server, root) => {
+      assert.deepEqual(expectOk(await call(server, 'glob', { pattern: '*.ts' }), root).split('\n'), ['src/a.ts']);
+      const written = await records(home, 20_000);
+      assert.ok(written.length > 0, 'a record is written');
+      assert.equal(statSync(join(home, 'scans')).mode & 0o777, 0o700);
+      for (const record of written) assert.equal(statSync(record).mode & 0o777, 0o600, record);
+      await server.close();
+      writeTree(root, { 'src/b.ts': 'const beta = 2;\n' });
+      const next = await startServer(env.command, ['--root', root], { home });
+      try {
+        assert.deepEqual(expectOk(await call(next, 'glob', { pattern: '*.ts' }), root).split('\n').sort(), ['src/a.ts', 'src/b.ts']);
+        assert.equal(expectOk(await call(next, 'grep', { pattern: 'beta' }), root), 'src/b.ts:1:const beta = 2;');
+      } finally {
+        await next.close();
+      }
+    }, { home });
+    const other = tempFolder('natives-mcp-home-');
+    try {
+      await withServer(env, { 'a.ts': '' }, async (server, root) => {
+        assert.equal(expectOk(await call(server, 'glob', { pattern: '*.ts' }), root), 'a.ts');
+        assert.deepEqual(await records(other, 1_000), [], '--no-persist writes no record');
+      }, { home: other, args: ['--no-persist'] });
+    } finally {
+      cleanup(other);
+    }
+  } finally {
+    cleanup(home);
+  }
+}
+
 /** The MCP Inspector's CLI (a client no one here wrote either) lists the tools and calls one. */
 async function inspector(env) {
+  const home = tempFolder('natives-mcp-home-');
   await withServer(env, { 'hello.txt': 'hello from natives\n' }, async (_server, root) => {
-    const inspect = (...args) => execFileSync(env.inspector, ['--cli', ...env.command, '--root', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const options = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] };
+    const server = ['-e', `NATIVES_HOME=${home}`, ...env.command, '--root', root];
+    const inspect = (...args) => execFileSync(env.inspector, ['--cli', ...server, ...args], options);
     const { tools } = JSON.parse(inspect('--method', 'tools/list'));
     assert.deepEqual(tools.map((tool) => tool.name), ['find', 'glob', 'grep', 'read', 'write', 'edit']);
     const result = JSON.parse(inspect('--method', 'tools/call', '--tool-name', 'grep', '--tool-arg', 'pattern=natives'));
     assert.equal(result.content[0].text, 'hello.txt:1:hello from natives');
     assert.equal(result.structuredContent.root, root);
-  });
+  }, { home });
+  cleanup(home);
 }
 
 export const CASES = [
@@ -298,5 +349,6 @@ export const CASES = [
   { name: 'progress notifications while a grep runs', run: progressNotifications },
   { name: "the client's roots confine the server, and a roots change is followed", run: rootsChange },
   { name: 'freshness: an edit through the server, and a file another process writes, are found by the next grep', run: freshness },
+  { name: 'scans are kept across restarts under the natives home, privately; --no-persist keeps none', run: persistence },
   { name: 'the MCP Inspector CLI lists the tools and calls one', run: inspector },
 ];

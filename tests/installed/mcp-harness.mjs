@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /** A fresh folder under the system temp directory, real path; removed by `cleanup`. */
@@ -26,10 +26,14 @@ export function writeTree(dir, files) {
 /**
  * Start the server `command` (argv) with `args` and connect an SDK client. `roots` (paths) makes the
  * client declare the roots capability and answer `roots/list` with them (change them with
- * `setRoots`). Returns the client, the server's stderr lines so far, and `waitForLog`.
+ * `setRoots`). The server's natives home (where it keeps scans across restarts) is `home`, else a
+ * temp folder of its own, removed when it closes: a test never writes to the user's. Returns the
+ * client, the server's stderr lines so far, and `waitForLog`.
  */
-export async function startServer(command, args = [], { roots } = {}) {
-  const transport = new StdioClientTransport({ command: command[0], args: [...command.slice(1), ...args], stderr: 'pipe' });
+export async function startServer(command, args = [], { roots, home } = {}) {
+  const ownHome = home === undefined ? tempFolder('natives-mcp-home-') : undefined;
+  const env = { ...getDefaultEnvironment(), NATIVES_HOME: home ?? ownHome };
+  const transport = new StdioClientTransport({ command: command[0], args: [...command.slice(1), ...args], stderr: 'pipe', env });
   const lines = [];
   const waiters = new Set();
   let partial = '';
@@ -73,7 +77,10 @@ export async function startServer(command, args = [], { roots } = {}) {
         waiters.add(waiter);
       });
     },
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      if (ownHome !== undefined) cleanup(ownHome);
+    },
   };
 }
 
@@ -102,7 +109,7 @@ export function expectError(result, code) {
 
 /** Remove a folder a test made (permissions restored first, so a 0444 or 0000 file cannot stop it). */
 export function cleanup(dir) {
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** Reject after `ms` unless `promise` settles: a hang becomes a failure naming `what`. */

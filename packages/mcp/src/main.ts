@@ -1,11 +1,16 @@
 /**
  * The command line: `natives-mcp [--root DIR]... [--allow-run] [--no-watch]
- * [--log-level LEVEL]`. It serves MCP over stdin/stdout until stdin closes.
+ * [--no-persist] [--log-level LEVEL]`. It serves MCP over stdin/stdout until
+ * stdin closes.
  *
  * Before serving, anything written with `console.log` is sent to stderr
  * (stdout is the protocol's alone), and the scan cache starts watching the
  * filesystem so that cached searches see every change, whoever made it
  * (`--no-watch` leaves the cache to its TTL and to the server's own writes).
+ * Scans are kept across restarts (`FS_SCAN_CACHE_PERSIST=1`): a client starts
+ * a server per session, and the next one restores what this one walked
+ * instead of walking again; `--no-persist`, or `FS_SCAN_CACHE_PERSIST=0` in
+ * the environment, keeps them in memory alone.
  */
 import { parseArgs } from 'node:util';
 import { watchFsScanCache } from '@natives/natives';
@@ -14,7 +19,7 @@ import { LOG_LEVELS, type LogLevel, stderrLogger } from './log.ts';
 import { RootError, Roots } from './roots.ts';
 import { VERSION, createServer } from './server.ts';
 
-export const USAGE = `Usage: natives-mcp [--root DIR]... [--allow-run] [--no-watch] [--log-level error|info|debug]
+export const USAGE = `Usage: natives-mcp [--root DIR]... [--allow-run] [--no-watch] [--no-persist] [--log-level error|info|debug]
 
 An MCP server on stdio: find, glob, grep, read, write and edit, confined to the roots.
 
@@ -23,6 +28,9 @@ An MCP server on stdio: find, glob, grep, read, write and edit, confined to the 
   --allow-run        also offer \`run\` (a shell command in the first root); off by default
   --no-watch         do not watch the filesystem for the scan cache (cached searches then
                      see other processes' changes only after the cache's TTL)
+  --no-persist       do not keep scans across restarts (by default the next server restores
+                     them from private records under $NATIVES_HOME, else ~/.natives, instead
+                     of walking the roots again)
   --log-level LEVEL  what goes to stderr: error, info (default) or debug
   --help, --version
 `;
@@ -32,6 +40,7 @@ export interface CommandLine {
   roots: string[];
   allowRun: boolean;
   watch: boolean;
+  persist: boolean;
   logLevel: LogLevel;
   help: boolean;
   version: boolean;
@@ -46,6 +55,7 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
       root: { type: 'string', multiple: true, default: [] },
       'allow-run': { type: 'boolean', default: false },
       'no-watch': { type: 'boolean', default: false },
+      'no-persist': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'info' },
       help: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
@@ -60,6 +70,7 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
     roots: values.root,
     allowRun: values['allow-run'],
     watch: !values['no-watch'],
+    persist: !values['no-persist'],
     logLevel,
     help: values.help,
     version: values.version,
@@ -84,6 +95,9 @@ export async function main(args: readonly string[]): Promise<number> {
   }
   console.log = console.info = console.debug = console.error;
   const log = stderrLogger(options.logLevel);
+  // Before the first call that reaches the scan cache, which reads its policy then.
+  if (options.persist) process.env.FS_SCAN_CACHE_PERSIST ??= '1';
+  else process.env.FS_SCAN_CACHE_PERSIST = '0';
   if (options.watch) startWatching(log);
   const server = createServer({ roots, allowRun: options.allowRun, log });
   const closed = new Promise<void>((resolve) => process.stdin.once('end', resolve).once('close', resolve));
