@@ -934,7 +934,7 @@ impl ScanCache {
     }
 
     /// [`ScanCache::restored`] for a cache that watches: the restored scan
-    /// follows events from the start (see [`Watching::restore`]).
+    /// follows events from the start (see [`Store::restore_following`]).
     fn restored_watched(
         &self,
         watching: &Arc<Watching>,
@@ -943,7 +943,7 @@ impl ScanCache {
         token: &CancelToken,
     ) -> Result<Option<(persist::Restored, Generation)>> {
         match (&self.persisted, source) {
-            (Some(store), Source::RecordOrWalk) => watching.restore(key, store, token),
+            (Some(store), Source::RecordOrWalk) => store.restore_following(watching, key, token),
             _ => Ok(None),
         }
     }

@@ -35,6 +35,7 @@
 //! removed first. A scan with unreadable paths is not written: its record
 //! could not say what a later walk would find there.
 
+mod dirs;
 mod identity;
 mod record;
 mod rules;
@@ -53,6 +54,7 @@ use std::{
 use natives_system::{durable, paths};
 
 use self::{
+    dirs::{Dir, each_dir},
     identity::Identity,
     record::{Flaw, Record},
 };
@@ -61,7 +63,7 @@ use crate::{
     entries::{Entries, FileType, bytes_to_path, is_within, path_to_bytes},
     error::{ErrorKind, Result},
     walk::{self, ScanKey},
-    watch::{self, Watching},
+    watch::{self, Generation, Watching},
 };
 
 /// Default disk budget for every record together: a record costs about
@@ -78,10 +80,6 @@ const RECORD_SUFFIX: &str = ".scan";
 /// Age past which a temporary file in the records' directory is a write
 /// that died: writing a record of millions of entries takes seconds.
 const ABANDONED_WRITE: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// How many directories are checked between two looks at the caller's
-/// cancellation.
-const CANCEL_POLL_INTERVAL: usize = 1024;
 
 /// Counters of persistence, for the cache's stats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -231,6 +229,24 @@ impl Store {
         }
     }
 
+    /// [`Store::restore`] for a cache that watches: each directory the
+    /// record lists is watched before its identity is checked, so a change
+    /// is either seen by the check or reported by an event, and the scan
+    /// follows events from its first answer, as a walked one does. `None`
+    /// when the record could not be believed (nothing is left watched for
+    /// it).
+    pub fn restore_following(
+        &self,
+        watching: &Arc<Watching>,
+        key: &ScanKey,
+        token: &CancelToken,
+    ) -> Result<Option<(Restored, Generation)>> {
+        let generation = watching.follow(key);
+        let restored = self.restore(key, Some(watching), token);
+        watching.settle(key, generation, matches!(restored, Ok(Some(_))));
+        Ok(restored?.map(|restored| (restored, generation)))
+    }
+
     /// Write `entries`, `key`'s scan whose listing began as `before` notes,
     /// on a thread of its own; a write of the same key under way makes
     /// this one unnecessary.
@@ -261,6 +277,7 @@ impl Store {
         });
     }
 
+    /// The counters so far.
     pub fn stats(&self) -> PersistStats {
         let c = &self.counters;
         let n = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
@@ -395,14 +412,10 @@ pub(crate) fn now_ns() -> i64 {
 /// The identities a record keeps: the root's, then each listed directory's
 /// in list order ([`Identity::MISSING`] for one gone since).
 fn identities(key: &ScanKey, entries: &Entries) -> Vec<Identity> {
-    let dirs = entries
-        .iter()
-        .filter(|entry| entry.file_type == FileType::Dir);
-    let paths = std::iter::once(key.root.clone())
-        .chain(dirs.map(|dir| key.root.join(bytes_to_path(dir.path))));
-    paths
-        .map(|path| Identity::of(&path).unwrap_or(Identity::MISSING))
-        .collect()
+    let never = CancelToken::new();
+    let each =
+        |_: usize, dir: Dir<'_>| Some(Identity::of(dir.absolute).unwrap_or(Identity::MISSING));
+    each_dir(key, entries, &never, each).unwrap_or_default()
 }
 
 /// Whether the rule file at `path`, recorded as `was` (`None`: absent) for
@@ -509,62 +522,15 @@ fn changed_dirs(
     hold: Option<&walk::OnDir>,
     token: &CancelToken,
 ) -> Result<Vec<Change>> {
-    let entries = &record.entries;
-    let dirs: Vec<(Option<usize>, &Identity)> = std::iter::once(None)
-        .chain(
-            (0..entries.len())
-                .filter(|&i| entries.get(i).file_type == FileType::Dir)
-                .map(Some),
-        )
-        .zip(&record.dirs)
-        .collect();
-    let run = dirs.len().div_ceil(crate::walk::walker_threads()).max(1);
-    let check = |part: &[(Option<usize>, &Identity)]| {
-        let mut changes = Vec::new();
-        for (step, &(index, was)) in part.iter().enumerate() {
-            if step % CANCEL_POLL_INTERVAL == 0 {
-                token.check()?;
-            }
-            let relative = index.map_or(&[][..], |i| entries.get(i).path);
-            let absolute = key.root.join(bytes_to_path(relative));
-            if let Some(hold) = hold {
-                hold(&absolute);
-            }
-            let now = Identity::of(&absolute);
-            if !was.vouches(now.as_ref(), record.taken_at_ns) {
-                let dir = Dir {
-                    index,
-                    relative,
-                    absolute: &absolute,
-                };
-                changes.push(dir_changes(key, record, dir, was, now, present_rules));
-            }
+    each_dir(key, &record.entries, token, |position, dir| {
+        if let Some(hold) = hold {
+            hold(dir.absolute);
         }
-        Ok(changes)
-    };
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = dirs
-            .chunks(run)
-            .map(|part| scope.spawn(move || check(part)))
-            .collect();
-        let mut changes = Vec::new();
-        for part in parts {
-            let part: Result<Vec<_>> = part
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            changes.extend(part?);
-        }
-        Ok(changes)
+        let was = &record.dirs[position];
+        let now = Identity::of(dir.absolute);
+        let vouched = was.vouches(now.as_ref(), record.taken_at_ns);
+        (!vouched).then(|| dir_changes(key, record, dir, was, now, present_rules))
     })
-}
-
-/// A listed directory: its index (`None`: the root), relative and absolute
-/// paths.
-#[derive(Clone, Copy)]
-struct Dir<'a> {
-    index: Option<usize>,
-    relative: &'a [u8],
-    absolute: &'a Path,
 }
 
 /// What the listed directory `dir`, recorded as `was` and found `now`,

@@ -64,7 +64,6 @@ use crate::{
         path_to_bytes,
     },
     error::Result,
-    persist::{Restored, Store},
     walk::{self, ScanKey},
 };
 
@@ -298,27 +297,12 @@ impl Watching {
         listed.map(|entries| (entries, generation))
     }
 
-    /// `key`'s scan restored from its record in `store` (see
-    /// [`crate::persist`]), watched as a walk would be: each directory the
-    /// record lists is watched before its identity is checked, so a change
-    /// is either seen by the check or reported by an event. `None` when the
-    /// record could not be believed (nothing is left watched for it).
-    pub(crate) fn restore(
-        self: &Arc<Self>,
-        key: &ScanKey,
-        store: &Store,
-        token: &CancelToken,
-    ) -> Result<Option<(Restored, Generation)>> {
-        let generation = self.follow(key);
-        let restored = store.restore(key, Some(self), token);
-        self.settle(key, generation, matches!(restored, Ok(Some(_))));
-        Ok(restored?.map(|restored| (restored, generation)))
-    }
-
     /// Start following `key` afresh: its route, and watches on the root's
     /// ancestors and the directories of git's global rule files. Returns
-    /// the listing's generation.
-    fn follow(&self, key: &ScanKey) -> Generation {
+    /// the listing's generation; the listing (a walk, or a restore that
+    /// watches each directory before it checks it, see
+    /// `persist::Store::restore_following`) ends with [`Watching::settle`].
+    pub(crate) fn follow(&self, key: &ScanKey) -> Generation {
         self.release(key);
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst) + 1;
         let global_rules = match key.policy.use_gitignore {
@@ -355,7 +339,7 @@ impl Watching {
 
     /// End the listing `generation` of `key`: when it `listed`, check it
     /// against the mounts and the budget; else give its watches back.
-    fn settle(&self, key: &ScanKey, generation: Generation, listed: bool) {
+    pub(crate) fn settle(&self, key: &ScanKey, generation: Generation, listed: bool) {
         if listed {
             // A mount made while the listing ran may or may not be in it.
             self.check_mounts(key);

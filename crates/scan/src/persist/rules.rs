@@ -10,9 +10,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::identity::Identity;
+use super::{
+    dirs::{Dir, each_dir},
+    identity::Identity,
+};
 use crate::{
-    entries::{Entries, FileType, bytes_to_path},
+    cancel::CancelToken,
+    entries::{Entries, bytes_to_path},
     walk::ScanKey,
     watch::{RULE_NAMES, global_rule_files},
 };
@@ -57,22 +61,20 @@ pub(super) fn inside_tree(key: &ScanKey, entries: &Entries) -> Rules {
     if !key.policy.use_gitignore {
         return Vec::new();
     }
-    let mut rules = Vec::new();
-    let dirs = entries
-        .iter()
-        .filter(|entry| entry.file_type == FileType::Dir);
-    let tree = std::iter::once(key.root.clone())
-        .chain(dirs.map(|dir| key.root.join(bytes_to_path(dir.path))));
-    for dir in tree {
+    let in_dir = |_: usize, dir: Dir<'_>| {
+        let mut rules = Vec::new();
         for name in RULE_NAMES {
-            let path = dir.join(bytes_to_path(name));
+            let path = dir.absolute.join(bytes_to_path(name));
             if let Some(identity) = Identity::of(&path) {
                 note_repository(&path, Some(identity), &mut rules);
                 rules.push((path, Some(identity)));
             }
         }
-    }
-    rules
+        Some(rules)
+    };
+    let never = CancelToken::new();
+    let found = each_dir(key, entries, &never, in_dir).unwrap_or_default();
+    found.into_iter().flatten().collect()
 }
 
 /// When `path` is a `.git` directory, its `info/exclude`, present or not.
