@@ -38,7 +38,7 @@ const TREE = resolve(args[0] ?? join(BENCH, '.data', 'tree'));
 /** Past the racy slack of a record (2 s): what changed before is old enough to vouch. */
 const QUIET_MS = 2_500;
 
-interface ChildAnswer { ms: number; count: number; hash: string; stats: { walks: number; persist: Record<string, unknown> & { restored: number; dirsRelisted: number } } }
+interface ChildAnswer { ms: number; count: number; hash: string; rssMiB: number; stats: { walks: number; persist: Record<string, unknown> & { restored: number; dirsRelisted: number } } }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     await sleep(QUIET_MS);
     const walks: number[] = [];
     const restores: number[] = [];
+    const rss = { walk: [] as number[], restore: [] as number[] };
     const ratios: number[] = [];
     let relisted = 0;
     for (let round = 0; round < ROUNDS; round++) {
@@ -118,22 +119,25 @@ async function main(): Promise<void> {
       relisted = restore.stats.persist.dirsRelisted;
       walks.push(walk.ms);
       restores.push(restore.ms);
+      rss.walk.push(walk.rssMiB);
+      rss.restore.push(restore.rssMiB);
       ratios.push(restore.ms / walk.ms);
     }
     const row = {
       changed: count, entries: first.count, dirsRelisted: relisted,
       walkMs: median(walks), restoreMs: median(restores), ratio: median(ratios),
+      walkRssMiB: median(rss.walk), restoreRssMiB: median(rss.restore),
     };
     rows.push(row);
     console.log(JSON.stringify(row));
     rmSync(home, { recursive: true, force: true });
     rmSync(kept, { recursive: true, force: true });
   }
-  console.log('\n| files changed | entries | directories listed again | walk ms | restore ms | restore / walk (paired) |');
-  console.log('|--:|--:|--:|--:|--:|--:|');
+  console.log('\n| files changed | entries | directories listed again | walk ms | restore ms | restore / walk (paired) | resident MiB, walked / restored |');
+  console.log('|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of rows) {
     const f = (x: unknown) => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(2)) : String(x));
-    console.log(`| ${f(r.changed)} | ${f(r.entries)} | ${f(r.dirsRelisted)} | ${f(r.walkMs)} | ${f(r.restoreMs)} | ${f(r.ratio)}x |`);
+    console.log(`| ${f(r.changed)} | ${f(r.entries)} | ${f(r.dirsRelisted)} | ${f(r.walkMs)} | ${f(r.restoreMs)} | ${f(r.ratio)}x | ${f(r.walkRssMiB)} / ${f(r.restoreRssMiB)} |`);
   }
   if (OUT) {
     mkdirSync(dirname(resolve(OUT)), { recursive: true });

@@ -2,8 +2,9 @@
  * One new process of bench/restart.ts: times its first cached answer, the
  * first 100 entries of a glob of every entry (the defaults: hidden off,
  * .gitignore on, node_modules out), which needs the whole scan; then takes
- * the whole listing, node_modules in, from the cache, untimed, to hash it; prints `{ms, count, hash, stats}` as
- * JSON, after waiting for a record it writes.
+ * the whole listing, node_modules in, from the cache, untimed, to hash it;
+ * prints `{ms, count, hash, rssMiB, stats}` as JSON (`rssMiB`: resident
+ * memory once the listing is hashed), after waiting for a record it writes.
  * With `--files`, prints every file's path instead, one per line.
  */
 import { createHash } from 'node:crypto';
@@ -40,5 +41,6 @@ if (mode === '--files') {
     if (Date.now() > deadline) throw new Error('the record was not written within 120 s');
     await new Promise((r) => setTimeout(r, 20));
   }
-  console.log(JSON.stringify({ ms, count: all.totalMatches, hash: hash.digest('hex'), stats: stats() }));
+  const rssMiB = process.memoryUsage().rss / 2 ** 20;
+  console.log(JSON.stringify({ ms, count: all.totalMatches, hash: hash.digest('hex'), rssMiB, stats: stats() }));
 }

@@ -15,10 +15,12 @@ use std::{fs::Metadata, os::unix::fs::MetadataExt, path::Path};
 
 /// How much older than the start of a listing a ctime must be to vouch for
 /// it. The kernel stamps changes from a coarse clock, at most a tick (10 ms
-/// at the slowest common `HZ`) behind the time the listing read; a
-/// filesystem served by another machine stamps from that machine's clock.
-/// Two seconds covers both with room, and costs only a second look at the
-/// directories changed in the two seconds before a walk.
+/// at the slowest common `HZ`) behind the time the listing read; some
+/// filesystems keep coarser times (FAT: 2 s), so a second change in the
+/// same unit keeps the time; a filesystem served by another machine stamps
+/// from that machine's clock. Two seconds covers these, and costs only a
+/// second look at the directories changed in the two seconds before a
+/// walk.
 #[cfg(not(test))]
 pub(super) const RACY_SLACK_NS: i64 = 2_000_000_000;
 /// The same rule with a shorter wait, so tests can wait it out.
