@@ -3,8 +3,9 @@
  * process walks a repository and writes its records; the tree changes; a
  * new process (under Bun, then Node 20) answers cached globs, grep and
  * fuzzyFind from the records, proved current, with no walk, exactly as
- * uncached calls answer. A damaged record is rebuilt, counted; records are
- * private to their user.
+ * uncached calls answer. Eight processes starting at once list the tree
+ * once. A damaged record is rebuilt, counted; records are private to their
+ * user.
  */
 import { afterEach, expect, test } from 'bun:test';
 import * as fs from 'node:fs';
@@ -98,3 +99,14 @@ test('a damaged record is rebuilt, counted, never trusted; records are private t
   expect(after.stats.persist.rebuilt.corrupt).toBe(3);
   expect(after.stats.walks).toBe(3);
 }, 60_000);
+
+test('eight processes starting at once on one tree walk it once per partition; the others restore its records', async () => {
+  const { tree, home } = repository();
+  await sleep(RACY_SLACK_MS);
+  const runs = Array.from({ length: 8 }, () => runJson<Outcome>('persist-scenario.ts', [tree, home, 'record']));
+  const outcomes = await Promise.all(runs);
+  for (const outcome of outcomes) expect(outcome.mismatches).toEqual([]);
+  const total = (count: (o: Outcome) => number) => outcomes.reduce((sum, o) => sum + count(o), 0);
+  expect(total((o) => o.stats.walks)).toBe(3);
+  expect(total((o) => o.stats.persist.restored)).toBe(21);
+}, 120_000);

@@ -56,6 +56,7 @@ use std::{
 };
 
 use ignore::overrides::Override;
+use natives_system::lock::HeldLock;
 
 pub use crate::walk::ScanKey;
 
@@ -877,27 +878,22 @@ impl ScanCache {
             key,
             flight,
         };
-        let (entries, generation, unrecorded) = match self.watching() {
-            Some(watching) => match self.restored_watched(watching, key, source, token)? {
-                Some((restored, generation)) => (
-                    Arc::new(restored.entries),
-                    Some(generation),
-                    restored.changed,
-                ),
-                None => {
+        let (entries, generation, unrecorded, listing_lock) =
+            match (self.record_or_lock(key, source, token)?, self.watching()) {
+                (Listing::Restored(restored, generation), _) => {
+                    let changed = restored.changed;
+                    (Arc::new(restored.entries), generation, changed, None)
+                }
+                (Listing::Walk(lock), Some(watching)) => {
                     self.walks.fetch_add(1, Ordering::Relaxed);
                     let (entries, generation) = watching.scan(key, token)?;
-                    (Arc::new(entries), Some(generation), true)
+                    (Arc::new(entries), Some(generation), true, lock)
                 }
-            },
-            None => match self.restored(key, source, token)? {
-                Some(restored) => (Arc::new(restored.entries), None, restored.changed),
-                None => {
+                (Listing::Walk(lock), None) => {
                     let walked = self.walk_fresh(key, Needs::EVERYTHING, token)?;
-                    (walked.entries, None, true)
+                    (walked.entries, None, true, lock)
                 }
-            },
-        };
+            };
         #[cfg(test)]
         {
             let gate = self.landing_gate.lock().unwrap().take();
@@ -910,7 +906,7 @@ impl ScanCache {
             && stored
             && unrecorded
         {
-            store.save(key, Arc::clone(&entries), before);
+            store.save(key, Arc::clone(&entries), before, listing_lock);
         }
         Ok(ScanResult {
             entries,
@@ -919,33 +915,42 @@ impl ScanCache {
         })
     }
 
-    /// `key`'s scan from its record, when `source` allows one, persistence
-    /// is on and the record proves current.
-    fn restored(
+    /// `key`'s scan from its record (with its watch's generation, when the
+    /// cache watches), when `source` allows one, persistence is on and the
+    /// record proves current; else the lock to list `key` under, when one
+    /// is to be had (see `persist::Store::listing_lock`): a process that
+    /// finds another listing the same root waits for its record rather than
+    /// walking too.
+    fn record_or_lock(
         &self,
         key: &ScanKey,
         source: Source,
         token: &CancelToken,
-    ) -> Result<Option<persist::Restored>> {
-        match (&self.persisted, source) {
-            (Some(store), Source::RecordOrWalk) => store.restore(key, None, token),
-            _ => Ok(None),
+    ) -> Result<Listing> {
+        let (Some(store), Source::RecordOrWalk) = (&self.persisted, source) else {
+            return Ok(Listing::Walk(None));
+        };
+        let restore = |counted: bool| match self.watching() {
+            Some(watching) => {
+                store
+                    .restore_following(watching, key, counted, token)
+                    .map(|restored| {
+                        restored.map(|(restored, generation)| {
+                            Listing::Restored(restored, Some(generation))
+                        })
+                    })
+            }
+            None => store
+                .restore(key, None, counted, token)
+                .map(|restored| restored.map(|restored| Listing::Restored(restored, None))),
+        };
+        if let Some(restored) = restore(true)? {
+            return Ok(restored);
         }
-    }
-
-    /// [`ScanCache::restored`] for a cache that watches: the restored scan
-    /// follows events from the start (see [`Store::restore_following`]).
-    fn restored_watched(
-        &self,
-        watching: &Arc<Watching>,
-        key: &ScanKey,
-        source: Source,
-        token: &CancelToken,
-    ) -> Result<Option<(persist::Restored, Generation)>> {
-        match (&self.persisted, source) {
-            (Some(store), Source::RecordOrWalk) => store.restore_following(watching, key, token),
-            _ => Ok(None),
-        }
+        let lock = store.listing_lock(key, token)?;
+        // Another process may have written the record meanwhile (it held
+        // the lock while this one looked); what failed before is counted.
+        Ok(restore(false)?.unwrap_or(Listing::Walk(lock)))
     }
 
     /// Wait until every record being written is written (tests, and a front
@@ -996,6 +1001,14 @@ impl ScanCache {
         }
         evicted
     }
+}
+
+/// Where a flight's list comes from, once the records are looked at.
+enum Listing {
+    /// Restored from its record (with its watch's generation).
+    Restored(persist::Restored, Option<Generation>),
+    /// To walk, under the listing lock when one was had.
+    Walk(Option<HeldLock>),
 }
 
 /// Where a flight's list may come from.

@@ -24,6 +24,12 @@
 //!   directory, so a restored list carries no file mtimes; a glob shows or
 //!   sorts by them after an `lstat` of the matches concerned.
 //!
+//! Processes that miss the same root at once list it once: the one that
+//! walks holds a kernel lock beside the record until the record is written
+//! (`Store::listing_lock`), and the others wait for it and restore; the
+//! kernel frees the lock of a holder that dies, so a waiter never waits on
+//! a dead one.
+//!
 //! A record is believed only whole: the version, the checksum, the key,
 //! every length and path order are checked, and it must belong to the
 //! caller and be writable by no one else (`durable::read_private`); a
@@ -51,7 +57,11 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use natives_system::{durable, paths};
+use natives_system::{
+    durable,
+    lock::{self, HeldLock},
+    paths,
+};
 
 use self::{
     dirs::{Dir, each_dir},
@@ -76,6 +86,11 @@ const SCANS_DIR: &str = "scans";
 
 /// How a record's file name ends.
 const RECORD_SUFFIX: &str = ".scan";
+
+/// Longest a process waits for another listing the same root (walking it
+/// and writing its record) before it walks too: a million files are
+/// listed and written in a few seconds; a holder this slow is stuck.
+pub const LISTING_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Age past which a temporary file in the records' directory is a write
 /// that died: writing a record of millions of entries takes seconds.
@@ -200,13 +215,15 @@ impl Store {
 
     /// `key`'s scan from its record, proved current (see the module's
     /// documentation), or `None` when there is no record to believe: the
-    /// caller walks, and the reason is counted. With `watching`, each
-    /// directory is watched before its identity is checked (and each one
-    /// walked anew too). `Err` only for `token`.
+    /// caller walks, and the reason is counted (when `counted`: a second
+    /// look counts nothing again). With `watching`, each directory is
+    /// watched before its identity is checked (and each one walked anew
+    /// too). `Err` only for `token`.
     pub fn restore(
         &self,
         key: &ScanKey,
         watching: Option<&Arc<Watching>>,
+        counted: bool,
         token: &CancelToken,
     ) -> Result<Option<Restored>> {
         let outcome = self
@@ -223,7 +240,9 @@ impl Store {
             }
             Ok(Err(err)) => Err(err),
             Err(refusal) => {
-                self.count(refusal);
+                if counted {
+                    self.count(refusal);
+                }
                 Ok(None)
             }
         }
@@ -239,24 +258,57 @@ impl Store {
         &self,
         watching: &Arc<Watching>,
         key: &ScanKey,
+        counted: bool,
         token: &CancelToken,
     ) -> Result<Option<(Restored, Generation)>> {
         let generation = watching.follow(key);
-        let restored = self.restore(key, Some(watching), token);
+        let restored = self.restore(key, Some(watching), counted, token);
         watching.settle(key, generation, matches!(restored, Ok(Some(_))));
         Ok(restored?.map(|restored| (restored, generation)))
     }
 
+    /// The kernel lock a process holds while it lists `key` (walks it and
+    /// writes its record), so that processes missing it at the same moment
+    /// list it once: taken at once when free; when another process holds
+    /// it, waited for (within `token`, at most [`LISTING_WAIT`]), since
+    /// its record will answer. The kernel frees the lock of a holder that
+    /// dies, so the next waiter takes over at once. `None` when no lock is
+    /// to be had (the records' directory cannot be made, or the holder
+    /// outlasted the wait): the caller walks without one.
+    pub fn listing_lock(&self, key: &ScanKey, token: &CancelToken) -> Result<Option<HeldLock>> {
+        if durable::create_private_dir(&self.dir).is_err() {
+            return Ok(None);
+        }
+        let path = self.record_path(key).with_extension("lock");
+        match lock::try_exclusive(&path) {
+            Ok(Some(held)) => return Ok(Some(held)),
+            Ok(None) => {}
+            Err(_) => return Ok(None),
+        }
+        match lock::wait_exclusive(&path, token, LISTING_WAIT) {
+            Ok(held) => Ok(Some(held)),
+            Err(err) if token.check().is_err() => Err(err),
+            Err(_) => Ok(None),
+        }
+    }
+
     /// Write `entries`, `key`'s scan whose listing began as `before` notes,
-    /// on a thread of its own; a write of the same key under way makes
-    /// this one unnecessary.
-    pub fn save(self: &Arc<Self>, key: &ScanKey, entries: Arc<Entries>, before: Before) {
+    /// on a thread of its own, then let `listing` (its listing lock) go; a
+    /// write of the same key under way makes this one unnecessary.
+    pub fn save(
+        self: &Arc<Self>,
+        key: &ScanKey,
+        entries: Arc<Entries>,
+        before: Before,
+        listing: Option<HeldLock>,
+    ) {
         if !self.lock_saving().insert(key.clone()) {
             return;
         }
         let (store, key) = (Arc::clone(self), key.clone());
         let writer = std::thread::spawn(move || {
             let saved = store.write(&key, &entries, before);
+            drop(listing);
             let counter = match saved {
                 true => &store.counters.saved,
                 false => &store.counters.not_saved,

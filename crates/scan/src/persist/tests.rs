@@ -537,3 +537,78 @@ fn a_restored_scan_follows_events_when_watching() {
         "the made directory is watched too"
     );
 }
+
+/// Set in the lock holder's environment: the lock file it holds.
+const HOLDER: &str = "NATIVES_PERSIST_TEST_HOLDER";
+
+/// The other process of the listing-lock test (a no-op in the test run
+/// itself): takes the lock its environment names, says so, and sleeps
+/// until it is killed.
+#[test]
+fn listing_lock_holder_process() {
+    let Some(path) = std::env::var_os(HOLDER) else {
+        return;
+    };
+    let _held = natives_system::lock::try_exclusive(Path::new(&path))
+        .unwrap()
+        .expect("the lock is free");
+    println!("held");
+    std::thread::sleep(Duration::from_secs(600));
+}
+
+/// A process that misses a root another process is listing waits for that
+/// listing rather than walking too; when the other is SIGKILLed mid-way the
+/// kernel frees its lock, and the waiter walks at once: no hang, and an
+/// answer equal to a fresh walk.
+#[test]
+fn a_listing_holder_killed_lets_the_waiter_walk_at_once() {
+    use std::io::{BufRead, BufReader};
+    let dir = project();
+    let home = tempfile::tempdir().unwrap();
+    let key = key_of(dir.path(), ScanPolicy::DEFAULT);
+    let cache = Arc::new(cache_in(home.path()));
+    let lock = cache
+        .persisted
+        .as_ref()
+        .unwrap()
+        .record_path(&key)
+        .with_extension("lock");
+    fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    let mut holder = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "persist::tests::listing_lock_holder_process",
+            "--nocapture",
+        ])
+        .env(HOLDER, &lock)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = BufReader::new(holder.stdout.take().unwrap());
+    while !line.contains("held") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "the holder died");
+    }
+    let waiter = {
+        let (cache, key) = (Arc::clone(&cache), key.clone());
+        std::thread::spawn(move || {
+            let answer = scan(&cache, &key);
+            (answer, std::time::Instant::now())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !waiter.is_finished(),
+        "the waiter walked while another listed"
+    );
+    assert_eq!(cache.stats().walks, 0);
+    holder.kill().unwrap();
+    let killed = std::time::Instant::now();
+    holder.wait().unwrap();
+    let (answer, answered) = waiter.join().unwrap();
+    assert!(answered.duration_since(killed) < Duration::from_secs(5));
+    let fresh = walk::scan(&key.root, key.policy, &CancelToken::new()).unwrap();
+    assert_eq!(listed(&answer), listed(&fresh));
+    assert_eq!(cache.stats().walks, 1);
+}
