@@ -19,8 +19,14 @@
  *      compared).
  * Times are the glob call inside each child, paired per round; the ratio is
  * restore / walk. The target (issue 31): under 1% changed, at most 0.2x.
+ *
+ * With `--together N`, then N new processes started at once on the tree with
+ * no record yet, persistence on (one lists the tree, the others wait for its
+ * record and restore it) against N started at once without persistence
+ * (each walks): the wall time until the last answered, the walks, and the
+ * slowest process's answer.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -34,6 +40,7 @@ const args = process.argv.slice(2);
 const ROUNDS = Number(takeOption(args, '--rounds') ?? 5);
 const CHANGES = (takeOption(args, '--changes') ?? '0,100,10000').split(',').map(Number);
 const OUT = takeOption(args, '--out');
+const TOGETHER = Number(takeOption(args, '--together') ?? 0);
 const TREE = resolve(args[0] ?? join(BENCH, '.data', 'tree'));
 /** Past the racy slack of a record (2 s): what changed before is old enough to vouch. */
 const QUIET_MS = 2_500;
@@ -42,14 +49,18 @@ interface ChildAnswer { ms: number; count: number; hash: string; rssMiB: number;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function child(home: string | null): ChildAnswer {
-  const env: Record<string, string | undefined> = {
+function childEnv(home: string | null): Record<string, string | undefined> {
+  return {
     ...process.env,
     FS_SCAN_CACHE_TTL_MS: '7200000',
     FS_SCAN_CACHE_MAX_BYTES: String(4 * 2 ** 30),
     FS_SCAN_CACHE_PERSIST: home ? '1' : '0',
     NATIVES_HOME: home ?? undefined,
   };
+}
+
+function child(home: string | null): ChildAnswer {
+  const env = childEnv(home);
   const run = spawnSync(process.execPath, [CHILD, TREE], { env, encoding: 'utf8', maxBuffer: 1 << 26 });
   if (run.status !== 0) throw new Error(`child failed (${run.status}): ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as ChildAnswer;
@@ -83,6 +94,22 @@ function change(count: number, seed: number): void {
     else if (i % 3 === 1) rmSync(victim, { force: true });
     else renameSync(victim, `${victim}.renamed_${seed}`);
   });
+}
+
+/** `count` children started at once (persistence on with a fresh home, or off): the wall time until the last answered, and their answers. */
+async function together(count: number, persist: boolean): Promise<{ wallMs: number; answers: ChildAnswer[] }> {
+  const home = persist ? mkdtempSync(join(tmpdir(), 'natives-together-')) : null;
+  const t0 = performance.now();
+  const one = () => new Promise<ChildAnswer>((resolve, reject) => {
+    const proc = spawn(process.execPath, [CHILD, TREE], { env: childEnv(home), stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.on('data', (chunk) => (out += chunk));
+    proc.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as ChildAnswer) : reject(new Error(`child exited ${code}`))));
+  });
+  const answers = await Promise.all(Array.from({ length: count }, one));
+  const wallMs = performance.now() - t0;
+  if (home) rmSync(home, { recursive: true, force: true });
+  return { wallMs, answers };
 }
 
 async function main(): Promise<void> {
@@ -139,9 +166,28 @@ async function main(): Promise<void> {
     const f = (x: unknown) => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(2)) : String(x));
     console.log(`| ${f(r.changed)} | ${f(r.entries)} | ${f(r.dirsRelisted)} | ${f(r.walkMs)} | ${f(r.restoreMs)} | ${f(r.ratio)}x | ${f(r.walkRssMiB)} / ${f(r.restoreRssMiB)} |`);
   }
+  const started: Record<string, unknown>[] = [];
+  if (TOGETHER > 0) {
+    console.log(`\n| ${TOGETHER} processes at once | wall ms until the last answered | walks | slowest first answer ms | resident MiB, median |`);
+    console.log('|---|--:|--:|--:|--:|');
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const persist of round % 2 === 0 ? [true, false] : [false, true]) {
+        await sleep(QUIET_MS);
+        const { wallMs, answers } = await together(TOGETHER, persist);
+        const hashes = new Set(answers.map((a) => a.hash));
+        if (hashes.size !== 1) throw new Error(`processes at once disagree: ${[...hashes].join(', ')}`);
+        const row = {
+          persist, wallMs, walks: answers.reduce((n, a) => n + a.stats.walks, 0),
+          slowestMs: Math.max(...answers.map((a) => a.ms)), rssMiB: median(answers.map((a) => a.rssMiB)),
+        };
+        started.push(row);
+        console.log(`| ${persist ? 'persisted (one lists, the others restore)' : 'without persistence (each walks)'} | ${wallMs.toFixed(0)} | ${row.walks} | ${row.slowestMs.toFixed(0)} | ${row.rssMiB.toFixed(0)} |`);
+      }
+    }
+  }
   if (OUT) {
     mkdirSync(dirname(resolve(OUT)), { recursive: true });
-    writeFileSync(OUT, JSON.stringify({ tree: TREE, rounds: ROUNDS, rows }, null, 2));
+    writeFileSync(OUT, JSON.stringify({ tree: TREE, rounds: ROUNDS, rows, together: started }, null, 2));
   }
 }
 
