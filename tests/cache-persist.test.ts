@@ -66,6 +66,21 @@ function change(tree: string): void {
   fs.writeFileSync(path.join(tree, '.hidden/f.ts'), 'needle\n');
 }
 
+test('a new process watching the filesystem restores too, and follows the changes made after', async () => {
+  const { tree, home } = repository();
+  await record(tree, home);
+  change(tree);
+  const watched = await runJson<Outcome & { stats: { watch: { watchedRoots: number; eventsApplied: number } } }>(
+    'persist-scenario.ts',
+    [tree, home, 'change-after'],
+    { env: { FS_SCAN_CACHE_WATCH: '1' } },
+  );
+  expect(watched.mismatches).toEqual([]);
+  expect(watched.stats.walks).toBe(0);
+  expect(watched.stats.persist.restored).toBe(3);
+  expect(watched.stats.watch.watchedRoots).toBe(3);
+}, 60_000);
+
 for (const runtime of ['bun', 'node'] as const) {
   test(`a new process (${runtime}) answers from the records, proved current after changes, with no walk`, async () => {
     const { tree, home } = repository();
