@@ -511,12 +511,18 @@ fn revalidate(
     let taken_at_ns = record.taken_at_ns;
     let mut present_rules = HashSet::new();
     let mut rules_changed_in = Vec::new();
+    let global = rules::global_files(key);
     for (path, was) in &record.rules {
         if !rule_unchanged(path, was.as_ref(), taken_at_ns) {
             // A rule file inside the tree governs its directory's subtree
             // alone: that subtree is walked again with the rules as they
-            // are now. One at the root, above it or global: the whole tree.
-            match governed_dir(key, path) {
+            // are now. One at the root, above it or global (wherever it
+            // lies, even inside the tree): the whole tree.
+            let governed = match global.contains(path) {
+                true => None,
+                false => governed_dir(key, path),
+            };
+            match governed {
                 Some(dir) => rules_changed_in.push((dir, true)),
                 None => return Err(Refusal::Rules),
             }

@@ -45,13 +45,24 @@ pub(super) fn outside_tree(key: &ScanKey) -> Rules {
             rules.push((path, identity));
         }
     }
-    let mut global = global_rule_files(&|name| std::env::var_os(name));
-    global.extend(ignore::gitignore::gitconfig_excludes_path());
-    for path in global {
+    for path in global_files(key) {
         let identity = Identity::of(&path);
         rules.push((path, identity));
     }
     rules
+}
+
+/// Git's global rule files for `key`'s scans (its configuration files and
+/// the excludes file they name, see `watch::global_rule_files`), whose
+/// rules reach the whole tree wherever they lie; none when the scan
+/// honours no ignore files.
+pub(super) fn global_files(key: &ScanKey) -> Vec<PathBuf> {
+    if !key.policy.use_gitignore {
+        return Vec::new();
+    }
+    let mut global = global_rule_files(&|name| std::env::var_os(name));
+    global.extend(ignore::gitignore::gitconfig_excludes_path());
+    global
 }
 
 /// The rule files present in the root and the directories of `entries`,

@@ -612,3 +612,54 @@ fn a_listing_holder_killed_lets_the_waiter_walk_at_once() {
     assert_eq!(listed(&answer), listed(&fresh));
     assert_eq!(cache.stats().walks, 1);
 }
+
+/// Set in the child's environment by the global-rules test: the tree.
+const GLOBAL_RULES_TREE: &str = "NATIVES_PERSIST_TEST_GLOBAL_TREE";
+
+/// The child of the global-rules test (a no-op in the test run itself): git's
+/// global configuration, named by its environment, lies inside the tree and
+/// names an excludes file there too; the excludes file is edited after the
+/// record, and the restore must answer as a fresh walk does.
+#[test]
+fn global_rules_inside_the_tree_process() {
+    let Some(tree) = std::env::var_os(GLOBAL_RULES_TREE) else {
+        return;
+    };
+    let root = Path::new(&tree);
+    let stats = restore_after(root, ScanPolicy::DEFAULT, |root| {
+        fs::write(root.join("conf/ignore"), "*.md\n").unwrap();
+    });
+    assert_eq!((stats.restored, stats.rebuilt.rules), (0, 1), "{stats:?}");
+}
+
+/// Git's global excludes apply to the whole tree wherever the file lies:
+/// one inside the tree that changed walks the whole tree again, not the
+/// subtree holding it (as an ignore file there would). Run in a child,
+/// whose environment names the global configuration.
+#[test]
+fn a_changed_global_excludes_file_inside_the_tree_walks_it_whole() {
+    let dir = project();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::create_dir(root.join("conf")).unwrap();
+    let excludes = root.join("conf/ignore");
+    fs::write(&excludes, "").unwrap();
+    let config = format!("[core]\n\texcludesFile = {}\n", excludes.display());
+    fs::write(root.join("conf/gitconfig"), config).unwrap();
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "persist::tests::global_rules_inside_the_tree_process",
+            "--nocapture",
+        ])
+        .env(GLOBAL_RULES_TREE, &root)
+        .env("GIT_CONFIG_GLOBAL", root.join("conf/gitconfig"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    assert!(report.contains("1 passed"), "{report}");
+}
