@@ -878,22 +878,23 @@ impl ScanCache {
             key,
             flight,
         };
-        let (entries, generation, unrecorded, listing_lock) =
-            match (self.record_or_lock(key, source, token)?, self.watching()) {
-                (Listing::Restored(restored, generation), _) => {
-                    let changed = restored.changed;
-                    (Arc::new(restored.entries), generation, changed, None)
-                }
-                (Listing::Walk(lock), Some(watching)) => {
-                    self.walks.fetch_add(1, Ordering::Relaxed);
-                    let (entries, generation) = watching.scan(key, token)?;
-                    (Arc::new(entries), Some(generation), true, lock)
-                }
-                (Listing::Walk(lock), None) => {
-                    let walked = self.walk_fresh(key, Needs::EVERYTHING, token)?;
-                    (walked.entries, None, true, lock)
-                }
-            };
+        let listing = self.record_or_lock(key, source, token)?;
+        let walked = matches!(listing, Listing::Walk(_));
+        let (entries, generation, unrecorded, listing_lock) = match (listing, self.watching()) {
+            (Listing::Restored(restored, generation), _) => {
+                let changed = restored.changed;
+                (Arc::new(restored.entries), generation, changed, None)
+            }
+            (Listing::Walk(lock), Some(watching)) => {
+                self.walks.fetch_add(1, Ordering::Relaxed);
+                let (entries, generation) = watching.scan(key, token)?;
+                (Arc::new(entries), Some(generation), true, lock)
+            }
+            (Listing::Walk(lock), None) => {
+                let walked = self.walk_fresh(key, Needs::EVERYTHING, token)?;
+                (walked.entries, None, true, lock)
+            }
+        };
         #[cfg(test)]
         {
             let gate = self.landing_gate.lock().unwrap().take();
@@ -906,7 +907,7 @@ impl ScanCache {
             && stored
             && unrecorded
         {
-            store.save(key, Arc::clone(&entries), before, listing_lock);
+            store.save(key, Arc::clone(&entries), before, listing_lock, walked);
         }
         Ok(ScanResult {
             entries,

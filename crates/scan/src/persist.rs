@@ -54,7 +54,7 @@ use std::{
         atomic::{AtomicU64, Ordering},
     },
     thread::JoinHandle,
-    time::{SystemTime, UNIX_EPOCH},
+    time::{Instant, SystemTime, UNIX_EPOCH},
 };
 
 use natives_system::{
@@ -86,6 +86,11 @@ const SCANS_DIR: &str = "scans";
 
 /// How a record's file name ends.
 const RECORD_SUFFIX: &str = ".scan";
+
+/// How long after writing a root's record a process writes it again from a
+/// restore that found changes (a walk's list is always written): long
+/// against the TTL that brings restores, short against a session.
+pub const REWRITE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Longest a process waits for another listing the same root (walking it
 /// and writing its record) before it walks too: a million files are
@@ -170,6 +175,8 @@ pub(crate) struct Store {
     counters: Counters,
     /// Keys being written, so one busy root is not written twice at once.
     saving: Mutex<HashSet<ScanKey>>,
+    /// When this process last began writing each key's record.
+    written: Mutex<HashMap<ScanKey, Instant>>,
     /// Writes under way (see [`Store::settle`]).
     writers: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -209,6 +216,7 @@ impl Store {
             budget,
             counters: Counters::default(),
             saving: Mutex::default(),
+            written: Mutex::default(),
             writers: Mutex::default(),
         }
     }
@@ -294,17 +302,28 @@ impl Store {
 
     /// Write `entries`, `key`'s scan whose listing began as `before` notes,
     /// on a thread of its own, then let `listing` (its listing lock) go; a
-    /// write of the same key under way makes this one unnecessary.
+    /// write of the same key under way makes this one unnecessary. A list
+    /// restored (not `walked`) from a record this process wrote less than
+    /// [`REWRITE_AFTER`] ago is not written again: its record still proves
+    /// it, at the cost of listing the same directories again next time,
+    /// while a tree that changes all the time would otherwise have its
+    /// record rewritten at every restore (every TTL, without watching).
     pub fn save(
         self: &Arc<Self>,
         key: &ScanKey,
         entries: Arc<Entries>,
         before: Before,
         listing: Option<HeldLock>,
+        walked: bool,
     ) {
+        let recently = |at: &Instant| at.elapsed() < REWRITE_AFTER;
+        if !walked && self.lock_written().get(key).is_some_and(recently) {
+            return;
+        }
         if !self.lock_saving().insert(key.clone()) {
             return;
         }
+        self.lock_written().insert(key.clone(), Instant::now());
         let (store, key) = (Arc::clone(self), key.clone());
         let writer = std::thread::spawn(move || {
             let saved = store.write(&key, &entries, before);
@@ -449,6 +468,10 @@ impl Store {
 
     fn lock_saving(&self) -> std::sync::MutexGuard<'_, HashSet<ScanKey>> {
         self.saving.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_written(&self) -> std::sync::MutexGuard<'_, HashMap<ScanKey, Instant>> {
+        self.written.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -663,3 +663,32 @@ fn a_changed_global_excludes_file_inside_the_tree_walks_it_whole() {
     );
     assert!(report.contains("1 passed"), "{report}");
 }
+
+/// A process that restores a root whose record it wrote less than
+/// `REWRITE_AFTER` ago does not write it again for a few changes: without
+/// watching, a changing tree would have its record rewritten at every
+/// restore the TTL brings. A walk's list is always written.
+#[test]
+fn a_record_is_not_rewritten_at_every_restore() {
+    let dir = project();
+    let home = tempfile::tempdir().unwrap();
+    let key = key_of(dir.path(), ScanPolicy::DEFAULT);
+    let policy = CachePolicy::default()
+        .ttl(Duration::from_millis(1))
+        .persist(Some(home.path().to_path_buf()));
+    let cache = ScanCache::new(policy);
+    settle_clock();
+    scan(&cache, &key);
+    cache.settle_records();
+    for round in 0..3 {
+        fs::write(dir.path().join(format!("src/deep/new{round}.rs")), "").unwrap();
+        settle_clock();
+        let answer = scan(&cache, &key);
+        cache.settle_records();
+        let fresh = walk::scan(&key.root, key.policy, &CancelToken::new()).unwrap();
+        assert_eq!(listed(&answer), listed(&fresh));
+    }
+    let stats = cache.stats();
+    assert_eq!((stats.walks, stats.persist.restored), (1, 3), "{stats:?}");
+    assert_eq!(stats.persist.saved, 1, "{stats:?}");
+}
