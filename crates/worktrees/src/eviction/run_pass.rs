@@ -31,7 +31,7 @@ use crate::{
 const CURSOR_FILE: &str = "housekeeping.json";
 
 /// Held for a whole pass: one pass at a time per home.
-const PASS_LOCK: &str = "housekeeping.lock";
+pub(super) const PASS_LOCK: &str = "housekeeping.lock";
 
 /// Run one housekeeping pass over the runs recorded under `home` (see the
 /// module docs of [`super`]). A pass that is not enabled returns at once,

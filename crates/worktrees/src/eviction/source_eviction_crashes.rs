@@ -552,6 +552,7 @@ fn random_kill(kill_number: usize, delay: Duration) {
     let child = spawn(&scene, "none");
     thread::sleep(delay);
     kill_alone(child);
+    pass_lock_released(&scene);
     let what = format!("kill {kill_number} after {delay:?}");
     intact_or_archived(&scene, &before, &what);
     if kill_number.is_multiple_of(10) {
@@ -585,6 +586,22 @@ fn kill_alone(mut child: std::process::Child) {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "git never ended"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Wait until nothing the killed pass started holds the pass lock any more:
+/// a process it started (git, or one git started) may still run a moment
+/// after the ones `kill_alone` waited for, and until it ends the next pass
+/// is refused as another running (`EBUSY`), rightly.
+fn pass_lock_released(scene: &Scene) {
+    let lock = Registry::open(&scene.home).root().join(run_pass::PASS_LOCK);
+    let started = Instant::now();
+    while natives_system::lock::is_held(&lock).unwrap_or(false) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the killed pass's lock was never released"
         );
         thread::sleep(Duration::from_millis(1));
     }
