@@ -476,7 +476,7 @@ impl Store {
 }
 
 /// The wall clock in ns since the epoch: when a listing begins.
-pub(crate) fn now_ns() -> i64 {
+fn now_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| {
@@ -534,7 +534,7 @@ fn revalidate(
     let taken_at_ns = record.taken_at_ns;
     let mut present_rules = HashSet::new();
     let mut rules_changed_in = Vec::new();
-    let global = rules::global_files(key);
+    let global = watch::global_rules_of(key);
     for (path, was) in &record.rules {
         if !rule_unchanged(path, was.as_ref(), taken_at_ns) {
             // A rule file inside the tree governs its directory's subtree

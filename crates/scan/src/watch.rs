@@ -305,14 +305,7 @@ impl Watching {
     pub(crate) fn follow(&self, key: &ScanKey) -> Generation {
         self.release(key);
         let generation = self.next_generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let global_rules = match key.policy.use_gitignore {
-            true => {
-                let mut files = global_rule_files(&|name| std::env::var_os(name));
-                files.extend(ignore::gitignore::gitconfig_excludes_path());
-                files
-            }
-            false => Vec::new(),
-        };
+        let global_rules = global_rules_of(key);
         let route = Route {
             generation,
             mounts: self.mounts_at_or_below(&key.root),
@@ -849,6 +842,18 @@ fn is_rule_of(path: &Path, root: &Path) -> bool {
     root.starts_with(parent) && RULE_NAMES.contains(&path_to_bytes(Path::new(name)).as_ref())
 }
 
+/// The global rule files of `key`'s scans: [`global_rule_files`] from the
+/// process environment and the excludes file they name; none when the
+/// scans honour no ignore files.
+pub(crate) fn global_rules_of(key: &ScanKey) -> Vec<PathBuf> {
+    if !key.policy.use_gitignore {
+        return Vec::new();
+    }
+    let mut files = global_rule_files(&|name| std::env::var_os(name));
+    files.extend(ignore::gitignore::gitconfig_excludes_path());
+    files
+}
+
 /// The files git's global ignore rules come from, as the walk reads them
 /// (`ignore`'s `gitconfig_excludes_path`): the global configuration
 /// (`$GIT_CONFIG_GLOBAL`, else `~/.gitconfig` and
@@ -856,7 +861,7 @@ fn is_rule_of(path: &Path, root: &Path) -> bool {
 /// else `/etc/gitconfig`) and the excludes file's default
 /// (`$XDG_CONFIG_HOME/git/ignore`); the file they name is added by the
 /// caller. `var` reads the environment.
-pub(crate) fn global_rule_files(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+fn global_rule_files(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
     let set = |name: &str| {
         var(name)
             .filter(|value| !value.is_empty())

@@ -18,7 +18,7 @@ use crate::{
     cancel::CancelToken,
     entries::{Entries, bytes_to_path},
     walk::ScanKey,
-    watch::{RULE_NAMES, global_rule_files},
+    watch::{RULE_NAMES, global_rules_of},
 };
 
 /// Rule files with their identity (`None`: absent).
@@ -45,24 +45,11 @@ pub(super) fn outside_tree(key: &ScanKey) -> Rules {
             rules.push((path, identity));
         }
     }
-    for path in global_files(key) {
+    for path in global_rules_of(key) {
         let identity = Identity::of(&path);
         rules.push((path, identity));
     }
     rules
-}
-
-/// Git's global rule files for `key`'s scans (its configuration files and
-/// the excludes file they name, see `watch::global_rule_files`), whose
-/// rules reach the whole tree wherever they lie; none when the scan
-/// honours no ignore files.
-pub(super) fn global_files(key: &ScanKey) -> Vec<PathBuf> {
-    if !key.policy.use_gitignore {
-        return Vec::new();
-    }
-    let mut global = global_rule_files(&|name| std::env::var_os(name));
-    global.extend(ignore::gitignore::gitconfig_excludes_path());
-    global
 }
 
 /// The rule files present in the root and the directories of `entries`,
