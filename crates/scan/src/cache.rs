@@ -7,7 +7,10 @@
 //! (200), `FS_SCAN_CACHE_MAX_ENTRIES` (16), `FS_SCAN_CACHE_MAX_BYTES` (128 MiB) and
 //! `FS_SCAN_CACHE_CONTENT_BYTES` (64 MiB), and `FS_SCAN_CACHE_PERSIST` (off; `1`
 //! keeps walked scans across restarts under the natives home, see
-//! [`crate::persist`]) with `FS_SCAN_CACHE_PERSIST_BYTES` (1 GiB).
+//! [`crate::persist`]) with `FS_SCAN_CACHE_PERSIST_BYTES` (1 GiB), and
+//! `FS_SCAN_CACHE_SHARED` (off; `1` reads each root from one indexer
+//! process of the user's, see [`crate::shared`], and turns watching and
+//! persistence on).
 //! A front whose runtime keeps its own copy of the environment hands them over
 //! with [`init_global`] before the first use (Bun does not pass `process.env`
 //! writes on to native code); otherwise [`global`] reads the process
@@ -38,7 +41,11 @@
 //!   scan's record, written after an earlier walk
 //!   (by this process or another), and proves it current by the identity
 //!   of its directories, listing again only those that changed (see
-//!   [`crate::persist`]).
+//!   [`crate::persist`]);
+//! - **one index per root for every process**, when sharing is on: the
+//!   first process that needs a root indexes it (walks, watches) and the
+//!   others read its list, never older than their call (see
+//!   [`crate::shared`]).
 //!
 //! All state sits behind one mutex. Every critical section is a few map
 //! operations on at most a handful of keys (the walks themselves run outside
@@ -68,6 +75,7 @@ use crate::{
     names::NameIndex,
     paths::resolve_invalidation_targets,
     persist::{self, DEFAULT_PERSIST_BYTES, PersistStats, Store},
+    shared::{self, Answer, Listed, Sharing, SharingStats},
     walk::{self, Needs},
     watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
 };
@@ -103,6 +111,7 @@ pub struct CachePolicy {
     /// The natives home whose `scans/` keeps records, when persistence is on.
     persist_home: Option<PathBuf>,
     persist_bytes: u64,
+    shared: bool,
 }
 
 impl Default for CachePolicy {
@@ -117,6 +126,7 @@ impl Default for CachePolicy {
             watch_policy: WatchPolicy::default(),
             persist_home: None,
             persist_bytes: DEFAULT_PERSIST_BYTES,
+            shared: false,
         }
     }
 }
@@ -140,6 +150,7 @@ impl CachePolicy {
         let size = |name: &str, default: usize| -> usize {
             usize::try_from(number(name, default as u64)).unwrap_or(usize::MAX)
         };
+        let shared = number("FS_SCAN_CACHE_SHARED", 0) == 1;
         CachePolicy {
             ttl: Duration::from_millis(number("FS_SCAN_CACHE_TTL_MS", DEFAULT_TTL_MS)),
             empty_recheck: Duration::from_millis(number(
@@ -149,15 +160,16 @@ impl CachePolicy {
             max_entries: size("FS_SCAN_CACHE_MAX_ENTRIES", DEFAULT_MAX_ENTRIES),
             max_bytes: size("FS_SCAN_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES),
             content_bytes: size("FS_SCAN_CACHE_CONTENT_BYTES", DEFAULT_CONTENT_BYTES),
-            watch: number("FS_SCAN_CACHE_WATCH", 0) == 1,
+            watch: shared || number("FS_SCAN_CACHE_WATCH", 0) == 1,
             watch_policy: WatchPolicy {
                 budget: size("FS_SCAN_CACHE_WATCH_MAX", WatchPolicy::default().budget),
             },
-            persist_home: match number("FS_SCAN_CACHE_PERSIST", 0) {
-                1 => natives_system::paths::home_in(|name| lookup(name).map(Into::into)).ok(),
-                _ => None,
+            persist_home: match shared || number("FS_SCAN_CACHE_PERSIST", 0) == 1 {
+                true => natives_system::paths::home_in(|name| lookup(name).map(Into::into)).ok(),
+                false => None,
             },
             persist_bytes: number("FS_SCAN_CACHE_PERSIST_BYTES", DEFAULT_PERSIST_BYTES),
+            shared,
         }
     }
 
@@ -224,6 +236,15 @@ impl CachePolicy {
         self
     }
 
+    /// Read each root from one indexer process of the user's, or index it
+    /// for the others (default off; see [`crate::shared`]). It takes effect
+    /// with [`ScanCache::share`], which needs persistence's home; sharing
+    /// without watching keeps each list to the indexer's TTL.
+    pub fn shared(mut self, on: bool) -> CachePolicy {
+        self.shared = on;
+        self
+    }
+
     /// The empty-recheck threshold in milliseconds.
     pub fn empty_recheck_ms(&self) -> u64 {
         duration_ms(self.empty_recheck)
@@ -267,6 +288,8 @@ pub struct CacheStats {
     pub content: ContentStats,
     /// Persistence's counters (all zero while it is off).
     pub persist: PersistStats,
+    /// Sharing's counters (all zero while it is off).
+    pub shared: SharingStats,
     /// Name indexes built for cached scans (see the `names` module), and the
     /// bytes they hold (counted in `bytes` too).
     pub names: NameStats,
@@ -369,6 +392,8 @@ pub struct ScanCache {
     contents: Arc<ContentIndex>,
     /// Where walked scans are kept across restarts, when persistence is on.
     pub(crate) persisted: Option<Arc<Store>>,
+    /// The indexers this cache reads from or is, once sharing is on.
+    sharing: OnceLock<Sharing>,
     /// Test hook: when set, a walk waits for a message before it lands.
     #[cfg(test)]
     pub(crate) landing_gate: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
@@ -379,7 +404,12 @@ static GLOBAL: OnceLock<ScanCache> = OnceLock::new();
 /// The process-wide cache. Its policy is the one [`init_global`] fixed, or
 /// else the one read from the process environment at this first call.
 pub fn global() -> &'static ScanCache {
-    GLOBAL.get_or_init(|| ScanCache::new(CachePolicy::from_env()))
+    let cache = GLOBAL.get_or_init(|| ScanCache::new(CachePolicy::from_env()));
+    if cache.policy.shared && cache.sharing.get().is_none() {
+        // Without a home the cache answers alone, as it would unshared.
+        let _ = cache.share();
+    }
+    cache
 }
 
 /// Fix the process-wide cache's policy before its first use; `false`, with
@@ -410,6 +440,7 @@ impl ScanCache {
             walks: AtomicU64::new(0),
             empty_rechecks_skipped: AtomicU64::new(0),
             watching: OnceLock::new(),
+            sharing: OnceLock::new(),
             refreshing: Mutex::new(()),
             #[cfg(test)]
             landing_gate: Mutex::new(None),
@@ -441,6 +472,21 @@ impl ScanCache {
         }
     }
 
+    /// Turn sharing on (see [`crate::shared`]): from now on each root is
+    /// read from its indexer, or indexed here for the other processes.
+    /// Idempotent. It needs persistence's home (the sockets live beside the
+    /// records, and a process taking over an index restores its record);
+    /// without one it fails with `EINVAL` and the cache answers alone.
+    pub fn share(&'static self) -> Result<()> {
+        let Some(home) = &self.policy.persist_home else {
+            return Err(crate::error::Error::invalid(
+                "sharing scans needs the natives home (turn persistence on)",
+            ));
+        };
+        self.sharing.get_or_init(|| Sharing::new(home, self));
+        Ok(())
+    }
+
     pub(crate) fn watching(&self) -> Option<&Arc<Watching>> {
         self.watching.get().and_then(|w| w.as_ref().ok())
     }
@@ -462,6 +508,9 @@ impl ScanCache {
     ) -> Result<ScanResult> {
         if self.policy.ttl.is_zero() {
             return self.walk_fresh(key, needs, token);
+        }
+        if let Some(read) = self.read_shared(key, false, token)? {
+            return Ok(read);
         }
         loop {
             let watched = self.watching().is_some_and(|w| w.follows(key));
@@ -500,6 +549,9 @@ impl ScanCache {
     pub fn force_rescan(&self, key: &ScanKey, token: &CancelToken) -> Result<ScanResult> {
         if self.policy.ttl.is_zero() {
             return self.walk_fresh(key, Needs::EVERYTHING, token);
+        }
+        if let Some(read) = self.read_shared(key, true, token)? {
+            return Ok(read);
         }
         let mut state = self.lock();
         state.cached.remove(key);
@@ -742,6 +794,17 @@ impl ScanCache {
     /// reconciles `target` at its next answer as it would an event naming
     /// it (the content index keeps what it knows of the rest of the tree).
     pub fn invalidate(&self, target: &Path) {
+        if let Some(sharing) = self.sharing.get() {
+            sharing.forward_invalidate(target);
+        }
+        self.invalidate_here(target);
+    }
+
+    /// [`ScanCache::invalidate`] of this cache's own lists only: what an
+    /// indexer does with an invalidation a reader forwarded (forwarding it
+    /// on could send it back and forth between two processes that each
+    /// index a root the other reads).
+    fn invalidate_here(&self, target: &Path) {
         self.contents.changed_at(target);
         let affected = |root: &Path| target.starts_with(root) || root.starts_with(target);
         let reconciles = |key: &ScanKey| {
@@ -770,6 +833,9 @@ impl ScanCache {
     /// Drop every cached list and content signature, and fence every walk
     /// in flight.
     pub fn clear(&self) {
+        if let Some(sharing) = self.sharing.get() {
+            sharing.forward_clear();
+        }
         self.contents.clear();
         let mut state = self.lock();
         let dropped: Vec<ScanKey> = state.cached.drain().map(|(key, _)| key).collect();
@@ -795,6 +861,7 @@ impl ScanCache {
                 .as_ref()
                 .map(|p| p.stats())
                 .unwrap_or_default(),
+            shared: self.sharing.get().map(|s| s.stats()).unwrap_or_default(),
             ..CacheStats::default()
         };
         state.cached.values().fold(empty, |acc, c| CacheStats {
@@ -811,6 +878,45 @@ impl ScanCache {
             },
             ..acc
         })
+    }
+
+    /// `key`'s list read from its indexer, kept as the cached list (so its
+    /// name index and selections are built once per list); `None` when this
+    /// process answers alone or indexes `key` itself, having dropped any
+    /// list it read earlier (no event keeps that one current here).
+    fn read_shared(
+        &self,
+        key: &ScanKey,
+        force: bool,
+        token: &CancelToken,
+    ) -> Result<Option<ScanResult>> {
+        let Some(sharing) = self.sharing.get() else {
+            return Ok(None);
+        };
+        let listed = match sharing.ask(key, force, token)? {
+            Answer::Read(listed) => listed,
+            Answer::Local { drop_replica } => {
+                if drop_replica {
+                    self.lock().cached.remove(key);
+                }
+                return Ok(None);
+            }
+        };
+        let mut state = self.lock();
+        let held = state
+            .cached
+            .get(key)
+            .is_some_and(|cached| Arc::ptr_eq(&cached.entries, &listed.entries));
+        if !held {
+            let evicted = self.store(&mut state, key, Arc::clone(&listed.entries), Instant::now());
+            drop(state);
+            self.release(evicted);
+        }
+        Ok(Some(ScanResult {
+            entries: listed.entries,
+            cache_age_ms: listed.age_ms,
+            watched: listed.watched,
+        }))
     }
 
     /// The content signatures cached greps use.
@@ -1139,6 +1245,27 @@ fn wait_for(flight: &Flight, token: &CancelToken) -> Result<Option<Arc<Entries>>
 
 fn duration_ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What this cache does as a root's indexer: answer as it answers its own
+/// calls (the indexer's own role makes [`ScanCache::get_or_scan`] answer
+/// locally, so this never asks another process).
+impl shared::Indexer for ScanCache {
+    fn list(&self, key: &ScanKey, force: bool, token: &CancelToken) -> Result<Listed> {
+        let scan = match force {
+            true => self.force_rescan(key, token)?,
+            false => self.get_or_scan(key, Needs::EVERYTHING, token)?,
+        };
+        Ok(Listed {
+            entries: scan.entries,
+            age_ms: scan.cache_age_ms,
+            watched: scan.watched,
+        })
+    }
+
+    fn invalidate(&self, target: &Path) {
+        self.invalidate_here(target);
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@
 //! - [`paths`]: search-root resolution and invalidation targets.
 //! - [`persist`]: cached scans kept across restarts as records that a
 //!   later process proves current instead of walking.
+//! - [`shared`]: one index per root for every process of a user: one
+//!   process walks and watches, the others read its list.
 //! - `beneath`: what keeps a confined search (`confine` in the glob, grep
 //!   and fuzzy-find options) beneath its root when directories inside are
 //!   swapped for links while it runs.
@@ -65,6 +67,7 @@ pub mod node_modules;
 mod path_bytes;
 pub mod paths;
 pub mod persist;
+pub mod shared;
 pub mod text;
 mod top_n;
 pub mod unreadable;
@@ -85,6 +88,7 @@ pub use glob::{GlobOptions, GlobOutcome, glob};
 pub use grep::{GrepMatch, GrepMode, GrepOptions, GrepOutcome, grep};
 pub use paths::{resolve_invalidation_targets, resolve_search_path};
 pub use persist::PersistStats;
+pub use shared::SharingStats;
 pub use unreadable::Unreadable;
 pub use walk::ScanPolicy;
 pub use watch::WatchStats;

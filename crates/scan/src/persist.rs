@@ -46,6 +46,8 @@ mod identity;
 mod record;
 mod rules;
 
+pub(crate) use record::{put_entries, take_entries};
+
 use std::{
     collections::{HashMap, HashSet},
     path::{Path, PathBuf},

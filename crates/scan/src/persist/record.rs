@@ -77,23 +77,15 @@ pub(super) fn encode(
     dirs: &[Identity],
     rules: &[(PathBuf, Option<Identity>)],
 ) -> Vec<u8> {
-    let (text, ends) = entries.text_and_ends();
-    let mut out =
-        Vec::with_capacity(text.len() + entries.len() * 5 + dirs.len() * Identity::BYTES + 256);
+    let mut out = Vec::with_capacity(
+        entries.text_and_ends().0.len() + entries.len() * 5 + dirs.len() * Identity::BYTES + 256,
+    );
     out.extend_from_slice(MAGIC);
     put_u32(&mut out, VERSION);
     put_u32(&mut out, policy_bits(key.policy));
     put_bytes(&mut out, &path_to_bytes(&key.root));
     out.extend_from_slice(&taken_at_ns.to_le_bytes());
-    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
-    out.extend_from_slice(text);
-    let mut start = 0;
-    for &end in ends {
-        put_u32(&mut out, (end - start) as u32);
-        start = end;
-    }
-    out.extend(entries.iter().map(|entry| entry.file_type.as_u8()));
+    put_entries(&mut out, entries);
     dirs.iter().for_each(|dir| dir.put(&mut out));
     put_u32(&mut out, rules.len() as u32);
     for (path, identity) in rules {
@@ -156,6 +148,31 @@ pub(super) fn decode(bytes: &[u8], key: &ScanKey) -> Result<Record, Flaw> {
         dirs,
         rules,
     })
+}
+
+/// Append the entries section of the layout (count, paths' total length
+/// and bytes, each path's length, each type) for `entries`: the part of a
+/// record that is the list itself, also what an indexer hands its readers
+/// (see `crate::shared`).
+pub(crate) fn put_entries(out: &mut Vec<u8>, entries: &Entries) {
+    let (text, ends) = entries.text_and_ends();
+    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(text);
+    let mut start = 0;
+    for &end in ends {
+        put_u32(out, (end - start) as u32);
+        start = end;
+    }
+    out.extend(entries.iter().map(|entry| entry.file_type.as_u8()));
+}
+
+/// The entries `bytes` holds, when it is exactly one entries section (see
+/// [`put_entries`]) that passes every check a record's does.
+pub(crate) fn take_entries(bytes: &[u8]) -> Option<Entries> {
+    let mut reader = Reader { bytes, at: 0 };
+    let entries = read_entries(&mut reader).ok()?;
+    (reader.at == bytes.len()).then_some(entries)
 }
 
 fn read_entries(reader: &mut Reader<'_>) -> Result<Entries, Flaw> {

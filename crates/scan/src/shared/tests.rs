@@ -1,0 +1,238 @@
+//! One index per root: readers neither walk nor watch, answer what a fresh
+//! walk finds at their call, and take over from an indexer that dies.
+
+use std::{
+    fs,
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use super::*;
+use crate::{
+    cache::{CachePolicy, ScanCache},
+    entries::FileType,
+    walk::{self, Needs, ScanPolicy},
+};
+
+/// A cache that shares under `home`, leaked as a process's global cache is
+/// (an indexer's threads answer from it for as long as the process lives).
+fn shared_cache(home: &Path, watch: bool) -> &'static ScanCache {
+    let policy = CachePolicy::default()
+        .ttl(Duration::from_secs(600))
+        .persist(Some(home.to_path_buf()))
+        .watch(watch)
+        .shared(true);
+    let cache: &'static ScanCache = Box::leak(Box::new(ScanCache::new(policy)));
+    cache.share().unwrap();
+    cache
+}
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+    fs::write(dir.path().join("src/a.rs"), "a").unwrap();
+    fs::write(dir.path().join("src/deep/b.rs"), "b").unwrap();
+    fs::write(dir.path().join("README.md"), "r").unwrap();
+    dir
+}
+
+fn key_of(root: &Path) -> ScanKey {
+    ScanKey {
+        root: fs::canonicalize(root).unwrap(),
+        policy: ScanPolicy::DEFAULT,
+    }
+}
+
+fn listed(entries: &Entries) -> Vec<(String, FileType)> {
+    entries
+        .iter()
+        .map(|entry| (entry.path_lossy().into_owned(), entry.file_type))
+        .collect()
+}
+
+fn scan(cache: &ScanCache, key: &ScanKey) -> Arc<Entries> {
+    cache
+        .get_or_scan(key, Needs::EVERYTHING, &CancelToken::new())
+        .unwrap()
+        .entries
+}
+
+fn fresh(key: &ScanKey) -> Vec<(String, FileType)> {
+    listed(&walk::scan(&key.root, key.policy, &CancelToken::new()).unwrap())
+}
+
+/// A second cache of the same user reads the first one's list: it neither
+/// walks nor watches, gets each change made in the tree by anyone (no
+/// invalidation) at its next call, and receives the list again only when
+/// it changed.
+#[test]
+fn a_reader_neither_walks_nor_watches_and_sees_every_change() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    let indexer = shared_cache(home.path(), true);
+    let reader = shared_cache(home.path(), true);
+    assert_eq!(listed(&scan(indexer, &key)), fresh(&key));
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+
+    fs::write(dir.path().join("src/deep/new.rs"), "n").unwrap();
+    fs::remove_file(dir.path().join("src/a.rs")).unwrap();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+
+    let (read, indexed) = (reader.stats(), indexer.stats());
+    assert_eq!(read.walks, 0);
+    assert_eq!(read.watch.watches, 0);
+    assert_eq!((read.shared.reading, read.shared.indexing), (1, 0));
+    assert_eq!(read.shared.lists_received, 2);
+    assert_eq!(read.shared.unchanged, 1);
+    assert_eq!(indexed.walks, 1);
+    assert_eq!((indexed.shared.indexing, indexed.shared.served), (1, 3));
+    assert!(indexed.watch.watches >= 3, "{:?}", indexed.watch);
+}
+
+/// An indexer that cannot watch keeps its list to its TTL; a reader's own
+/// invalidation is forwarded to it, so the reader's next answer holds the
+/// change it reported.
+#[test]
+fn a_reader_s_invalidation_reaches_an_unwatched_indexer() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    let indexer = shared_cache(home.path(), false);
+    let reader = shared_cache(home.path(), false);
+    scan(indexer, &key);
+    scan(reader, &key);
+    let written = dir.path().join("src/written.rs");
+    fs::write(&written, "w").unwrap();
+    reader.invalidate_path(&written).unwrap();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(reader.stats().walks, 0);
+}
+
+/// An error at the indexer reaches the reader with its code and path.
+#[test]
+fn an_indexer_s_error_reaches_the_reader_with_its_code() {
+    let home = tempfile::tempdir().unwrap();
+    let gone = tempfile::tempdir().unwrap();
+    let key = key_of(gone.path());
+    fs::remove_dir(gone.path()).unwrap();
+    let indexer = shared_cache(home.path(), true);
+    let reader = shared_cache(home.path(), true);
+    let token = CancelToken::new();
+    let at_indexer = indexer
+        .get_or_scan(&key, Needs::EVERYTHING, &token)
+        .unwrap_err();
+    let at_reader = reader
+        .get_or_scan(&key, Needs::EVERYTHING, &token)
+        .unwrap_err();
+    assert_eq!(at_reader.kind(), at_indexer.kind());
+    assert_eq!(at_reader.message(), at_indexer.message());
+    assert_eq!(reader.stats().shared.reading, 1);
+}
+
+/// A home too deep for a socket address still shares (the socket is
+/// reached through the directory's descriptor).
+#[test]
+fn a_long_home_still_shares() {
+    let dir = tree();
+    let base = tempfile::tempdir().unwrap();
+    let home = base.path().join("h".repeat(120));
+    let key = key_of(dir.path());
+    let indexer = shared_cache(&home, true);
+    let reader = shared_cache(&home, true);
+    scan(indexer, &key);
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(reader.stats().shared.reading, 1);
+    assert_eq!(reader.stats().walks, 0);
+}
+
+/// Set in the indexer child's environment: the natives home and the tree.
+const CHILD_HOME: &str = "NATIVES_SHARED_TEST_HOME";
+const CHILD_TREE: &str = "NATIVES_SHARED_TEST_TREE";
+
+/// The indexer process of the takeover test (a no-op in the test run
+/// itself): indexes the tree, writes its record, says so, and sleeps until
+/// it is killed.
+#[test]
+fn indexer_process() {
+    let (Some(home), Some(tree)) = (std::env::var_os(CHILD_HOME), std::env::var_os(CHILD_TREE))
+    else {
+        return;
+    };
+    let cache = shared_cache(Path::new(&home), true);
+    scan(cache, &key_of(Path::new(&tree)));
+    cache.settle_records();
+    assert_eq!(cache.stats().shared.indexing, 1);
+    println!("indexing");
+    std::thread::sleep(Duration::from_secs(600));
+}
+
+fn spawn_indexer(home: &Path, tree: &Path) -> Child {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "shared::tests::indexer_process", "--nocapture"])
+        .env(CHILD_HOME, home)
+        .env(CHILD_TREE, tree)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("indexing") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "the indexer died");
+    }
+    child
+}
+
+/// An indexer SIGKILLed between two calls of a reader: the reader's next
+/// call takes the index over within that call (restoring the dead
+/// indexer's record, not walking), answers what a fresh walk finds,
+/// changes made meanwhile included, and follows events from then on.
+#[test]
+fn a_reader_takes_over_from_an_indexer_killed() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    // Past the racy slack (50 ms in tests), so the record vouches for the
+    // tree's directories.
+    std::thread::sleep(Duration::from_millis(100));
+    let mut child = spawn_indexer(home.path(), dir.path());
+    let reader = shared_cache(home.path(), true);
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(reader.stats().shared.reading, 1);
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    fs::write(dir.path().join("src/deep/after.rs"), "x").unwrap();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    let stats = reader.stats();
+    assert_eq!((stats.shared.indexing, stats.shared.takeovers), (1, 1));
+    assert_eq!(stats.walks, 0, "restored, not walked: {:?}", stats.persist);
+    assert_eq!(stats.persist.restored, 1);
+
+    fs::write(dir.path().join("src/later.rs"), "y").unwrap();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(reader.stats().walks, 0);
+}
+
+/// A reader whose indexer answers slowly gives up when its own token is
+/// cancelled, without waiting for the answer, and its next call is answered.
+#[test]
+fn a_reader_s_cancellation_is_honoured_while_it_waits() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    let indexer = shared_cache(home.path(), true);
+    let reader = shared_cache(home.path(), true);
+    scan(indexer, &key);
+    scan(reader, &key);
+    let refresh = indexer.hold_refresh();
+    let token = CancelToken::new().with_timeout(Some(Duration::from_millis(100)));
+    let started = std::time::Instant::now();
+    let err = reader
+        .get_or_scan(&key, Needs::EVERYTHING, &token)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TimedOut);
+    assert!(started.elapsed() < Duration::from_secs(1));
+    drop(refresh);
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+}
