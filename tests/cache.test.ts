@@ -34,6 +34,18 @@ const UNPERSISTED = {
   rebuilt: { version: 0, corrupt: 0, key: 0, owner: 0, rules: 0, root: 0, changes: 0 },
 };
 
+/** The sharing counters of a process that does not share. */
+const UNSHARED = {
+  enabled: false,
+  indexing: 0,
+  reading: 0,
+  served: 0,
+  listsReceived: 0,
+  unchanged: 0,
+  takeovers: 0,
+  alone: 0,
+};
+
 /** A TTL long enough that only invalidation can explain a fresh answer. */
 const LONG_TTL = { FS_SCAN_CACHE_TTL_MS: '600000' };
 
@@ -54,6 +66,7 @@ interface Stats {
   content: { roots: number; files: number; trigrams: number; bytes: number; filesSkipped: number; filesVerified: number; filesAnswered: number };
   names: { indexes: number; entries: number; bytes: number };
   persist: typeof UNPERSISTED;
+  shared: typeof UNSHARED;
 }
 
 /** The shared large tree, for a walk long enough that concurrent calls surely overlap. */
@@ -293,6 +306,7 @@ describe('fsScanCacheStats', () => {
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0, filesAnswered: 0 },
       names: { indexes: 0, entries: 0, bytes: 0 },
       persist: UNPERSISTED,
+      shared: UNSHARED,
     });
     // Visible entries per partition (dirs and files, node_modules included).
     const totals = r.counts.map((c) => c.total);
@@ -329,6 +343,7 @@ describe('fsScanCacheStats', () => {
       content: { roots: 0, files: 0, trigrams: 0, bytes: 0, filesSkipped: 0, filesVerified: 0, filesAnswered: 0 },
       names: { indexes: 0, entries: 0, bytes: 0 },
       persist: UNPERSISTED,
+      shared: UNSHARED,
     });
   }, CHILD_TIMEOUT_MS);
 

@@ -171,6 +171,11 @@ export interface FsScanCacheStats {
    * is off).
    */
   persist: FsScanPersistStats
+  /**
+   * One index per root for every process of the user (all zero while
+   * `FS_SCAN_CACHE_SHARED` is off).
+   */
+  shared: FsScanSharedStats
 }
 
 /** What the content index holds and has saved. */
@@ -244,6 +249,29 @@ export interface FsScanPersistStats {
   missing: number
   /** Records not believed (a walk answered instead), by reason. */
   rebuilt: FsScanPersistRebuilt
+}
+
+/** What this process indexes for others and reads from them. */
+export interface FsScanSharedStats {
+  /** Whether sharing is on (`FS_SCAN_CACHE_SHARED=1`). */
+  enabled: boolean
+  /** Roots this process indexes (walks and watches) for the others. */
+  indexing: number
+  /** Roots this process reads from another process's index. */
+  reading: number
+  /** Requests this process answered as an indexer. */
+  served: number
+  /** Lists received from an indexer: the first of a root, then each change. */
+  listsReceived: number
+  /** Answers from the list already held, the indexer saying it is current. */
+  unchanged: number
+  /** Times this process became a root's indexer after the one it read from went away. */
+  takeovers: number
+  /**
+   * Answers made alone: no indexer could be asked, or it would not hand
+   * its list over (a list with unreadable paths).
+   */
+  alone: number
 }
 
 /** Scans that fell back to the TTL, by reason. */

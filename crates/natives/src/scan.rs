@@ -16,7 +16,7 @@ use napi_derive::napi;
 use natives_core::names;
 use natives_scan::{
     CachePolicy, CacheStats, CancelToken as LibraryToken, Entry, Error, GlobOptions, PersistStats,
-    Unreadable, WatchStats, cache, view,
+    SharingStats, Unreadable, WatchStats, cache, view,
 };
 
 use crate::{
@@ -338,6 +338,31 @@ pub struct FsScanCacheStats {
     /// Scans kept across restarts (all zero while `FS_SCAN_CACHE_PERSIST`
     /// is off).
     pub persist: FsScanPersistStats,
+    /// One index per root for every process of the user (all zero while
+    /// `FS_SCAN_CACHE_SHARED` is off).
+    pub shared: FsScanSharedStats,
+}
+
+/// What this process indexes for others and reads from them.
+#[napi(object)]
+pub struct FsScanSharedStats {
+    /// Whether sharing is on (`FS_SCAN_CACHE_SHARED=1`).
+    pub enabled: bool,
+    /// Roots this process indexes (walks and watches) for the others.
+    pub indexing: u32,
+    /// Roots this process reads from another process's index.
+    pub reading: u32,
+    /// Requests this process answered as an indexer.
+    pub served: f64,
+    /// Lists received from an indexer: the first of a root, then each change.
+    pub lists_received: f64,
+    /// Answers from the list already held, the indexer saying it is current.
+    pub unchanged: f64,
+    /// Times this process became a root's indexer after the one it read from went away.
+    pub takeovers: f64,
+    /// Answers made alone: no indexer could be asked, or it would not hand
+    /// its list over (a list with unreadable paths).
+    pub alone: f64,
 }
 
 /// What persistence wrote and restored, and why records were not believed.
@@ -487,6 +512,20 @@ fn to_js_stats(stats: CacheStats) -> FsScanCacheStats {
             bytes: stats.names.bytes as f64,
         },
         persist: to_js_persist_stats(stats.persist),
+        shared: to_js_shared_stats(stats.shared),
+    }
+}
+
+fn to_js_shared_stats(shared: SharingStats) -> FsScanSharedStats {
+    FsScanSharedStats {
+        enabled: shared.enabled,
+        indexing: u32::try_from(shared.indexing).unwrap_or(u32::MAX),
+        reading: u32::try_from(shared.reading).unwrap_or(u32::MAX),
+        served: shared.served as f64,
+        lists_received: shared.lists_received as f64,
+        unchanged: shared.unchanged as f64,
+        takeovers: shared.takeovers as f64,
+        alone: shared.alone as f64,
     }
 }
 
