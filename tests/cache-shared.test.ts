@@ -55,8 +55,11 @@ class Agent {
 async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let pending = '';
-  for await (const chunk of stream) {
-    pending += decoder.decode(chunk, { stream: true });
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    pending += decoder.decode(value, { stream: true });
     let end: number;
     while ((end = pending.indexOf('\n')) >= 0) {
       yield pending.slice(0, end);
