@@ -5,7 +5,7 @@
 // the server's argv (Node or Bun, installed or from source), `env.inspector` the inspector's bin.
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { call, cleanup, expectError, expectOk, startServer, tempFolder, writeTree } from './mcp-harness.mjs';
@@ -322,6 +322,72 @@ async function persistence(env) {
   }
 }
 
+/** The inotify watches held by process `pid` and its descendants (from /proc). */
+function inotifyWatches(pid) {
+  const children = new Map();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  let watches = 0;
+  for (const member of [pid, ...descendants(pid, children)]) {
+    try {
+      for (const fd of readdirSync(`/proc/${member}/fdinfo`)) {
+        watches += readFileSync(`/proc/${member}/fdinfo/${fd}`, 'utf8').split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+      }
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return watches;
+}
+
+function descendants(pid, children) {
+  return (children.get(pid) ?? []).flatMap((child) => [child, ...descendants(child, children)]);
+}
+
+/**
+ * Two servers of one user on one root share one index: the first walks and watches the root, the
+ * second reads its list (the kernel counts the watches: the reader holds none of the tree's); both
+ * answer a file another process writes; once the first is gone the second takes the index over and
+ * still answers every change. `--no-share` gives a server its own index.
+ */
+async function sharedIndex(env) {
+  const home = tempFolder('natives-mcp-home-');
+  const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`d${i}/f${i}.ts`, `const f${i} = ${i};\n`]));
+  try {
+    await withServer(env, files, async (first, root) => {
+      assert.equal(expectOk(await call(first, 'glob', { pattern: '*.ts', limit: 100 }), root).split('\n').length, 40);
+      const second = await startServer(env.command, ['--root', root], { home });
+      const alone = await startServer(env.command, ['--root', root, '--no-share'], { home });
+      try {
+        assert.equal(expectOk(await call(second, 'glob', { pattern: '*.ts', limit: 100 }), root).split('\n').length, 40);
+        assert.equal(expectOk(await call(alone, 'glob', { pattern: '*.ts', limit: 100 }), root).split('\n').length, 40);
+        const watches = [first, second, alone].map((server) => inotifyWatches(server.pid));
+        assert.ok(watches[0] >= 41, `the indexer watches the tree: ${watches}`);
+        assert.ok(watches[1] < 10, `the reader watches none of it: ${watches}`);
+        assert.ok(watches[2] >= 41, `--no-share watches on its own: ${watches}`);
+        writeTree(root, { 'd0/fresh.ts': 'const fresh = 1;\n' });
+        for (const server of [first, second]) assert.equal(expectOk(await call(server, 'grep', { pattern: 'fresh' }), root), 'd0/fresh.ts:1:const fresh = 1;');
+        await first.close();
+        writeTree(root, { 'd1/later.ts': 'const later = 1;\n' });
+        assert.equal(expectOk(await call(second, 'grep', { pattern: 'later' }), root), 'd1/later.ts:1:const later = 1;');
+        assert.equal(statSync(join(home, 'index')).mode & 0o777, 0o700);
+      } finally {
+        await second.close();
+        await alone.close();
+      }
+    }, { home });
+  } finally {
+    cleanup(home);
+  }
+}
+
 /** The MCP Inspector's CLI (a client no one here wrote either) lists the tools and calls one. */
 async function inspector(env) {
   const home = tempFolder('natives-mcp-home-');
@@ -350,5 +416,6 @@ export const CASES = [
   { name: "the client's roots confine the server, and a roots change is followed", run: rootsChange },
   { name: 'freshness: an edit through the server, and a file another process writes, are found by the next grep', run: freshness },
   { name: 'scans are kept across restarts under the natives home, privately; --no-persist keeps none', run: persistence },
+  { name: 'servers of one user share one index per root; the second takes it over; --no-share keeps its own', run: sharedIndex },
   { name: 'the MCP Inspector CLI lists the tools and calls one', run: inspector },
 ];

@@ -54,6 +54,8 @@ export async function startServer(command, args = [], { roots, home } = {}) {
   return {
     client,
     lines,
+    /** The process the transport started (the server, or the launcher that runs it). */
+    pid: transport.pid,
     /** Replace the client's roots and tell the server. */
     async setRoots(paths) {
       current = paths;

@@ -1,6 +1,6 @@
 /**
  * The command line: `natives-mcp [--root DIR]... [--allow-run] [--no-watch]
- * [--no-persist] [--log-level LEVEL]`. It serves MCP over stdin/stdout until
+ * [--no-persist] [--no-share] [--log-level LEVEL]`. It serves MCP over stdin/stdout until
  * stdin closes.
  *
  * Before serving, anything written with `console.log` is sent to stderr
@@ -10,7 +10,10 @@
  * Scans are kept across restarts (`FS_SCAN_CACHE_PERSIST=1`): a client starts
  * a server per session, and the next one restores what this one walked
  * instead of walking again; `--no-persist`, or `FS_SCAN_CACHE_PERSIST=0` in
- * the environment, keeps them in memory alone.
+ * the environment, keeps them in memory alone. Watching and persisting, the
+ * servers of one user share one index per root (`FS_SCAN_CACHE_SHARED=1`):
+ * the first walks and watches it, the others read its list; `--no-share`,
+ * or `FS_SCAN_CACHE_SHARED=0`, gives each server its own.
  */
 import { parseArgs } from 'node:util';
 import { watchFsScanCache } from '@natives/natives';
@@ -19,7 +22,7 @@ import { LOG_LEVELS, type LogLevel, stderrLogger } from './log.ts';
 import { RootError, Roots } from './roots.ts';
 import { VERSION, createServer } from './server.ts';
 
-export const USAGE = `Usage: natives-mcp [--root DIR]... [--allow-run] [--no-watch] [--no-persist] [--log-level error|info|debug]
+export const USAGE = `Usage: natives-mcp [--root DIR]... [--allow-run] [--no-watch] [--no-persist] [--no-share] [--log-level error|info|debug]
 
 An MCP server on stdio: find, glob, grep, read, write and edit, confined to the roots.
 
@@ -31,6 +34,9 @@ An MCP server on stdio: find, glob, grep, read, write and edit, confined to the 
   --no-persist       do not keep scans across restarts (by default the next server restores
                      them from private records under $NATIVES_HOME, else ~/.natives, instead
                      of walking the roots again)
+  --no-share         do not share scans with this user's other servers (by default, watching
+                     and persisting, one server walks and watches each root and the others
+                     read its list); implied by --no-watch and --no-persist
   --log-level LEVEL  what goes to stderr: error, info (default) or debug
   --help, --version
 `;
@@ -41,6 +47,7 @@ export interface CommandLine {
   allowRun: boolean;
   watch: boolean;
   persist: boolean;
+  share: boolean;
   logLevel: LogLevel;
   help: boolean;
   version: boolean;
@@ -56,6 +63,7 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
       'allow-run': { type: 'boolean', default: false },
       'no-watch': { type: 'boolean', default: false },
       'no-persist': { type: 'boolean', default: false },
+      'no-share': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'info' },
       help: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
@@ -71,6 +79,7 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
     allowRun: values['allow-run'],
     watch: !values['no-watch'],
     persist: !values['no-persist'],
+    share: !values['no-share'] && !values['no-watch'] && !values['no-persist'],
     logLevel,
     help: values.help,
     version: values.version,
@@ -98,6 +107,8 @@ export async function main(args: readonly string[]): Promise<number> {
   // Before the first call that reaches the scan cache, which reads its policy then.
   if (options.persist) process.env.FS_SCAN_CACHE_PERSIST ??= '1';
   else process.env.FS_SCAN_CACHE_PERSIST = '0';
+  if (options.share) process.env.FS_SCAN_CACHE_SHARED ??= '1';
+  else process.env.FS_SCAN_CACHE_SHARED = '0';
   if (options.watch) startWatching(log);
   const server = createServer({ roots, allowRun: options.allowRun, log });
   const closed = new Promise<void>((resolve) => process.stdin.once('end', resolve).once('close', resolve));
