@@ -77,7 +77,7 @@ use crate::{
     persist::{self, DEFAULT_PERSIST_BYTES, PersistStats, Store},
     shared::{self, Answer, Listed, Sharing, SharingStats},
     walk::{self, Needs},
-    watch::{Generation, Refresh, WatchPolicy, WatchStats, Watching},
+    watch::{EventsSince, Generation, Refresh, WatchPolicy, WatchStats, Watching},
 };
 
 /// Default time a cached scan is served: long enough to absorb a burst of
@@ -927,9 +927,14 @@ impl ScanCache {
     /// The watch that vouches for the content index's entries under `key`
     /// (see `content_index`): the scan follows every event on its root, and
     /// the events queued before this call were taken in when it was looked
-    /// up.
+    /// up; or, for a scan read from an indexer, the stamp of the indexer's
+    /// watch, whose events were taken in as they were handed over (see
+    /// [`crate::shared`]).
     pub(crate) fn vouching_watch(&self, key: &ScanKey) -> Option<Stamp> {
-        self.watching()?.vouches(key)
+        match self.sharing.get().and_then(|sharing| sharing.vouches(key)) {
+            Some(stamp) => Some(stamp),
+            None => self.watching()?.vouches(key),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -1265,6 +1270,14 @@ impl shared::Indexer for ScanCache {
 
     fn invalidate(&self, target: &Path) {
         self.invalidate_here(target);
+    }
+
+    fn events_since(&self, key: &ScanKey, since: Option<u64>) -> Option<EventsSince> {
+        self.watching()?.events_since(key, since)
+    }
+
+    fn forget_contents(&self, path: &Path) {
+        self.contents.changed_at(path);
     }
 }
 

@@ -34,6 +34,15 @@
 //!   directory, and each end checks that the other runs as the same user
 //!   (`SO_PEERCRED`) before a byte of a list crosses.
 //!
+//! - **Contents.** With each answer the indexer hands over the paths its
+//!   watch's events named since the reader's previous question (a bounded
+//!   journal, `watch::Journal`). The reader's content index forgets them
+//!   before the answer is used, and trusts the rest of what it read under a
+//!   stamp of that watch, so a cached grep of a reader rules files out with
+//!   no system call each, as a watching process's does. A new watch (the
+//!   indexer walked again, or another process took over) or a journal the
+//!   reader fell behind brings a new stamp: each file is checked again once.
+//!
 //! Readers still hold a copy of each list they read (and build their own
 //! name and content indexes from it): what is shared is the walk, the
 //! watches and the freshness, not the memory.
@@ -66,7 +75,11 @@ use crate::{
     error::{Error, ErrorKind, Result},
     persist::{put_entries, take_entries},
     walk::ScanKey,
+    watch::{EventsSince, Generation},
 };
+
+#[cfg(doc)]
+use crate::watch::Watching;
 
 /// The directory of the sockets and their locks, below the natives home.
 const INDEX_DIR: &str = "index";
@@ -125,8 +138,9 @@ mod status {
     pub const DONE: u8 = 4;
 }
 
-/// What the indexer's cache does for its readers; the scan cache implements
-/// it (this module knows nothing of the cache itself).
+/// What a process's scan cache does for sharing, as an indexer and as a
+/// reader; the scan cache implements it (this module knows nothing of the
+/// cache itself).
 pub(crate) trait Indexer: Send + Sync {
     /// `key`'s list as this process's cache answers it (walked again first
     /// when `force`).
@@ -134,6 +148,12 @@ pub(crate) trait Indexer: Send + Sync {
     /// Take in a mutation at `target` (a canonical path), as the process's
     /// own invalidation does.
     fn invalidate(&self, target: &Path);
+    /// What this process's watch saw change within `key`'s root after
+    /// `since` (see [`Watching::events_since`]).
+    fn events_since(&self, key: &ScanKey, since: Option<u64>) -> Option<EventsSince>;
+    /// As a reader: forget what the content index knows of `path`, which an
+    /// event at the indexer named.
+    fn forget_contents(&self, path: &Path);
 }
 
 /// A list as an indexer answers it.
@@ -184,6 +204,10 @@ pub(crate) struct Sharing {
     roles: Mutex<HashMap<ScanKey, Arc<Role>>>,
     /// Keys whose cached list came from an indexer.
     replicas: Mutex<HashSet<ScanKey>>,
+    /// For each key read from a watching indexer, the stamp under which
+    /// this process's content index trusts the files it read (see
+    /// [`Sharing::vouches`]).
+    stamps: Mutex<HashMap<ScanKey, Stamp>>,
     counters: Counters,
 }
 
@@ -208,6 +232,8 @@ struct Link {
     stream: UnixStream,
     /// The last list received on this connection.
     last: Option<Arc<Entries>>,
+    /// The indexer's watch generation this link's stamp was issued under.
+    trust: Option<(Generation, Stamp)>,
 }
 
 /// How a request over a link failed.
@@ -228,6 +254,7 @@ impl Sharing {
             cache,
             roles: Mutex::new(HashMap::new()),
             replicas: Mutex::new(HashSet::new()),
+            stamps: Mutex::new(HashMap::new()),
             counters: Counters::default(),
         }
     }
@@ -251,7 +278,7 @@ impl Sharing {
                 }
                 Role::Reading(link) => link,
             };
-            match self.read(link, force, token) {
+            match self.read(key, link, force, token) {
                 Ok(Some(listed)) => {
                     self.replicas().insert(key.clone());
                     return Ok(Answer::Read(listed));
@@ -332,6 +359,7 @@ impl Sharing {
     }
 
     fn local(&self, key: &ScanKey) -> Answer {
+        lock(&self.stamps).remove(key);
         Answer::Local {
             drop_replica: self.replicas().remove(key),
         }
@@ -353,7 +381,11 @@ impl Sharing {
         let give_up = Instant::now() + STARTING_WAIT;
         let role = loop {
             if let Some(stream) = connect(&names.socket) {
-                break Role::Reading(Mutex::new(Link { stream, last: None }));
+                break Role::Reading(Mutex::new(Link {
+                    stream,
+                    last: None,
+                    trust: None,
+                }));
             }
             if let Some(held) = lock::try_exclusive(&names.lock)? {
                 self.index(key, &names)?;
@@ -398,6 +430,7 @@ impl Sharing {
     /// not hand it over.
     fn read(
         &self,
+        key: &ScanKey,
         link: &Mutex<Link>,
         force: bool,
         token: &CancelToken,
@@ -414,24 +447,67 @@ impl Sharing {
             // A reply left half read cannot be told from the next one.
             link.last = None;
         }
-        match answer? {
-            Reply::Unchanged { age_ms, watched } => {
+        let (listed, events) = match answer? {
+            Reply::Unchanged {
+                age_ms,
+                watched,
+                events,
+            } => {
                 let entries = link.last.clone().ok_or(Lost::Link)?;
                 self.counters.unchanged.fetch_add(1, Ordering::Relaxed);
-                Ok(Some(Listed {
+                let listed = Listed {
                     entries,
                     age_ms,
                     watched,
-                }))
+                };
+                (listed, events)
             }
-            Reply::List(listed) => {
+            Reply::List(listed, events) => {
                 link.last = Some(Arc::clone(&listed.entries));
                 self.counters.lists_received.fetch_add(1, Ordering::Relaxed);
-                Ok(Some(listed))
+                (listed, events)
             }
-            Reply::Alone => Ok(None),
-            Reply::Done => Err(Lost::Link),
+            Reply::Alone => return Ok(None),
+            Reply::Done => return Err(Lost::Link),
+        };
+        self.take_in(key, &mut link, events);
+        Ok(Some(listed))
+    }
+
+    /// Take in what the indexer's watch saw change, still holding the link
+    /// (so no other call of this process answers before it is taken in):
+    /// the content index forgets each path named, and trusts the files it
+    /// reads from now on under the link's stamp, a new one whenever the
+    /// paths may be incomplete or the watch is another walk's.
+    fn take_in(&self, key: &ScanKey, link: &mut Link, events: Option<Events>) {
+        let Some(events) = events else {
+            link.trust = None;
+            lock(&self.stamps).remove(key);
+            return;
+        };
+        if let Some(paths) = &events.paths {
+            paths
+                .iter()
+                .for_each(|path| self.cache.forget_contents(path));
         }
+        let kept = events.paths.is_some()
+            && link
+                .trust
+                .is_some_and(|(generation, _)| generation == events.generation);
+        if !kept {
+            link.trust = Some((events.generation, new_stamp()));
+        }
+        if let Some((_, stamp)) = link.trust {
+            lock(&self.stamps).insert(key.clone(), stamp);
+        }
+    }
+
+    /// The stamp under which this process's content index may trust the
+    /// files of `key` it read, without a system call each: the key is read
+    /// from an indexer whose watch vouched for it at the last answer, and
+    /// every path its events named since was forgotten.
+    pub(crate) fn vouches(&self, key: &ScanKey) -> Option<Stamp> {
+        lock(&self.stamps).get(key).copied()
     }
 
     fn lock_roles(&self) -> MutexGuard<'_, HashMap<ScanKey, Arc<Role>>> {
@@ -441,6 +517,16 @@ impl Sharing {
     fn replicas(&self) -> MutexGuard<'_, HashSet<ScanKey>> {
         self.replicas.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// What a content index trusts its files under (see `content_index`).
+type Stamp = crate::content_index::Stamp;
+
+/// A stamp no watch of this process issues: a watch's stamps are its
+/// generations, counted from 0; these have the top bit set.
+fn new_stamp() -> Stamp {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    (1 << 63) | NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The socket and lock of one key.
@@ -540,6 +626,7 @@ fn serve(
     hello.extend_from_slice(&VERSION.to_le_bytes());
     stream.write_all(&hello)?;
     let mut sent: Option<Arc<Entries>> = None;
+    let mut journal: Option<u64> = None;
     loop {
         let mut request = [0u8; 1];
         if stream.read(&mut request)? == 0 {
@@ -563,11 +650,17 @@ fn serve(
                 } else {
                     None
                 };
-                answer(
+                let mut reply = answer(
                     cache.list(key, force, &CancelToken::new()),
                     known,
                     &mut sent,
-                )
+                );
+                if matches!(reply[0], status::UNCHANGED | status::LIST) {
+                    let events = cache.events_since(key, journal);
+                    journal = events.as_ref().map(|events| events.last);
+                    put_events(&mut reply, events.as_ref());
+                }
+                reply
             }
             _ => return Ok(()),
         };
@@ -624,10 +717,43 @@ fn put_text(out: &mut Vec<u8>, text: &[u8]) {
 
 /// An indexer's reply, as read.
 enum Reply {
-    Unchanged { age_ms: u64, watched: bool },
-    List(Listed),
+    Unchanged {
+        age_ms: u64,
+        watched: bool,
+        events: Option<Events>,
+    },
+    List(Listed, Option<Events>),
     Alone,
     Done,
+}
+
+/// What the indexer's watch saw change, as a reader receives it: `None`
+/// in place of one when the watch does not vouch for the scan.
+struct Events {
+    generation: Generation,
+    /// `None`: some may be missing.
+    paths: Option<Vec<PathBuf>>,
+}
+
+/// Append the events section of a reply: whether the watch vouches, then
+/// its generation, whether the paths are complete, and the paths.
+fn put_events(out: &mut Vec<u8>, events: Option<&EventsSince>) {
+    let Some(events) = events else {
+        out.push(0);
+        return;
+    };
+    out.push(1);
+    out.extend_from_slice(&events.generation.to_le_bytes());
+    match &events.paths {
+        None => out.push(0),
+        Some(paths) => {
+            out.push(1);
+            out.extend_from_slice(&(paths.len() as u32).to_le_bytes());
+            paths
+                .iter()
+                .for_each(|path| put_text(out, &path_to_bytes(path)));
+        }
+    }
 }
 
 /// Read one reply off `stream`, giving up when `token` is cancelled.
@@ -640,7 +766,12 @@ fn receive(stream: &mut UnixStream, token: &CancelToken) -> std::result::Result<
         status::UNCHANGED => {
             let age_ms = u64::from_le_bytes(wire.take()?);
             let watched = wire.take::<1>()?[0] == 1;
-            Ok(Reply::Unchanged { age_ms, watched })
+            let events = wire.events()?;
+            Ok(Reply::Unchanged {
+                age_ms,
+                watched,
+                events,
+            })
         }
         status::LIST => {
             let age_ms = u64::from_le_bytes(wire.take()?);
@@ -648,11 +779,12 @@ fn receive(stream: &mut UnixStream, token: &CancelToken) -> std::result::Result<
             let len = usize::try_from(u64::from_le_bytes(wire.take()?)).map_err(|_| Lost::Link)?;
             let section = wire.take_vec(len)?;
             let entries = take_entries(&section).ok_or(Lost::Link)?;
-            Ok(Reply::List(Listed {
+            let listed = Listed {
                 entries: Arc::new(entries),
                 age_ms,
                 watched,
-            }))
+            };
+            Ok(Reply::List(listed, wire.events()?))
         }
         status::ALONE => Ok(Reply::Alone),
         status::DONE => Ok(Reply::Done),
@@ -734,6 +866,27 @@ impl Wire<'_> {
         let mut buf = vec![0u8; len];
         self.fill(&mut buf)?;
         Ok(buf)
+    }
+
+    fn events(&mut self) -> std::result::Result<Option<Events>, Lost> {
+        if self.take::<1>()?[0] == 0 {
+            return Ok(None);
+        }
+        let generation = u64::from_le_bytes(self.take()?);
+        let paths = match self.take::<1>()?[0] {
+            0 => None,
+            _ => {
+                let count = u32::from_le_bytes(self.take()?);
+                let mut paths = Vec::with_capacity(count.min(1 << 16) as usize);
+                for _ in 0..count {
+                    let len = u32::from_le_bytes(self.take()?) as usize;
+                    let bytes = self.take_vec(len)?;
+                    paths.push(crate::entries::bytes_to_path(&bytes).into_owned());
+                }
+                Some(paths)
+            }
+        };
+        Ok(Some(Events { generation, paths }))
     }
 
     fn text(&mut self) -> std::result::Result<String, Lost> {

@@ -199,6 +199,70 @@ pub(crate) struct Watching {
 /// Which watching walk of a key a route belongs to.
 pub(crate) type Generation = u64;
 
+/// Event paths kept for readers of this process's lists: enough for a
+/// reader that asks a few times a second through a burst of events (a
+/// checkout, a build); one that falls further behind is told it lost
+/// track, and checks each file it relies on once.
+const JOURNAL_KEPT: usize = 16_384;
+
+/// The paths events named, in order, numbered.
+#[derive(Default)]
+struct Journal {
+    /// The number of the last path noted.
+    last: u64,
+    /// Every path numbered above `floor` is kept.
+    floor: u64,
+    kept: std::collections::VecDeque<(u64, PathBuf)>,
+}
+
+impl Journal {
+    fn note(&mut self, path: &Path) {
+        self.last += 1;
+        if self.kept.len() == JOURNAL_KEPT
+            && let Some((number, _)) = self.kept.pop_front()
+        {
+            self.floor = number;
+        }
+        self.kept.push_back((self.last, path.to_path_buf()));
+    }
+
+    /// Events went unseen (the kernel's queue overflowed, the watcher
+    /// failed): nothing before now can be told.
+    fn lose(&mut self) {
+        self.kept.clear();
+        self.floor = self.last;
+    }
+
+    /// The paths within `root` noted after `since`; `None` when some may
+    /// have been dropped.
+    fn since(&self, since: u64, root: &Path) -> Option<Vec<PathBuf>> {
+        if since < self.floor {
+            return None;
+        }
+        let after = self.kept.partition_point(|(number, _)| *number <= since);
+        Some(
+            self.kept
+                .range(after..)
+                .filter(|(_, path)| path.starts_with(root))
+                .map(|(_, path)| path.clone())
+                .collect(),
+        )
+    }
+}
+
+/// What events changed within a watched scan's root since a reader last
+/// asked (see [`Watching::events_since`]).
+pub(crate) struct EventsSince {
+    /// The walk the scan's watch belongs to: under another one, what the
+    /// reader learned under the old one proves nothing.
+    pub generation: Generation,
+    /// Where the next question starts.
+    pub last: u64,
+    /// The paths named, or `None` when some may be missing (the first
+    /// question, a reader too far behind, events lost).
+    pub paths: Option<Vec<PathBuf>>,
+}
+
 struct Shared {
     routes: Mutex<Routes>,
     cookie_arrived: Condvar,
@@ -209,6 +273,9 @@ struct Shared {
     /// The content index: every event drops the entries of the path it
     /// names before any later cookie is seen (see `content_index`).
     contents: Arc<ContentIndex>,
+    /// The paths events named, kept for the processes that read this
+    /// process's lists (see [`Watching::events_since`]).
+    journal: Mutex<Journal>,
     /// Test hook: held by a test to stall the watcher's thread (so the
     /// kernel's queue overflows).
     #[cfg(test)]
@@ -264,6 +331,7 @@ impl Watching {
             cookie_arrived: Condvar::new(),
             cookie_seen: AtomicU64::new(0),
             contents,
+            journal: Mutex::default(),
             #[cfg(test)]
             stall: Mutex::new(()),
             #[cfg(test)]
@@ -417,6 +485,24 @@ impl Watching {
     /// The generation of `key`'s route when it follows every event on its
     /// root (not fallen, no rewalk due): the watch that vouches for the
     /// content index's entries made under it (see `content_index`).
+    /// The paths events named within `key`'s root after `since` (a
+    /// [`EventsSince::last`] of an earlier answer), when the watch vouches for
+    /// `key` (see [`Watching::vouches`]): what a process reading this one's
+    /// list must forget of the files it read, as if it had watched them.
+    pub(crate) fn events_since(&self, key: &ScanKey, since: Option<u64>) -> Option<EventsSince> {
+        let generation = self.vouches(key)?;
+        let journal = self
+            .shared
+            .journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        Some(EventsSince {
+            generation,
+            last: journal.last,
+            paths: since.and_then(|since| journal.since(since, &key.root)),
+        })
+    }
+
     pub(crate) fn vouches(&self, key: &ScanKey) -> Option<Generation> {
         if !self.follows(key) {
             return None;
@@ -718,6 +804,17 @@ impl Shared {
         self.routes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Keep the paths `event` names for readers, or mark what it lost.
+    fn note_in_journal(&self, event: &notify::Result<Event>) {
+        let mut journal = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            Ok(event) if !event.need_rescan() => {
+                event.paths.iter().for_each(|path| journal.note(path));
+            }
+            _ => journal.lose(),
+        }
+    }
+
     /// Route one event from the watcher's thread.
     fn route(&self, cookies: &Path, event: notify::Result<Event>) {
         #[cfg(test)]
@@ -728,6 +825,7 @@ impl Shared {
                 .iter()
                 .for_each(|path| self.contents.changed_at(path));
         }
+        self.note_in_journal(&event);
         let mut routes = self.lock();
         let event = match event {
             Ok(event) if event.need_rescan() => return routes.fall_all(Fallback::Overflow),

@@ -236,3 +236,105 @@ fn a_reader_s_cancellation_is_honoured_while_it_waits() {
     drop(refresh);
     assert_eq!(listed(&scan(reader, &key)), fresh(&key));
 }
+
+/// `sh -ec script` in `root`: another process changes the tree.
+fn sh(root: &Path, script: &str) {
+    let status = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+}
+
+fn grep_paths(cache: &ScanCache, root: &Path, pattern: &str) -> Vec<String> {
+    let mut options = crate::GrepOptions::new(pattern, root);
+    options.cache = true;
+    let outcome = crate::grep(&options, cache, &CancelToken::new(), &mut |_| {}).unwrap();
+    outcome
+        .matches
+        .iter()
+        .map(|m| format!("{}:{}", m.path_lossy(), m.line_number))
+        .collect()
+}
+
+/// A reader's content index trusts the files it read as a watching
+/// process's does: the indexer hands over the paths its events named, so a
+/// search that rules every file out makes no system call per file, and an
+/// edit by another process (same size, mtime put back) is found at once.
+/// When the indexer's watch starts over (a new walk), what the reader
+/// trusted is checked again.
+#[test]
+fn a_reader_trusts_its_content_index_by_the_indexer_s_events() {
+    let dir = tree();
+    for n in 0..20 {
+        fs::write(
+            dir.path().join(format!("src/m{n:02}.rs")),
+            format!("fn item_{n}() {{}}\n"),
+        )
+        .unwrap();
+    }
+    let home = tempfile::tempdir().unwrap();
+    let indexer = shared_cache(home.path(), true);
+    let reader = shared_cache(home.path(), true);
+    grep_paths(indexer, dir.path(), "item_3");
+    for _ in 0..2 {
+        assert_eq!(
+            grep_paths(reader, dir.path(), "item_3\\b"),
+            ["src/m03.rs:1"]
+        );
+    }
+    let verified = reader.stats().content.files_verified;
+    assert!(grep_paths(reader, dir.path(), "zqxjkvbw_never").is_empty());
+    assert_eq!(
+        reader.stats().content.files_verified,
+        verified,
+        "no fstatat"
+    );
+
+    sh(
+        dir.path(),
+        "m=$(stat -c %Y src/m05.rs) \
+         && printf swap | dd of=src/m05.rs bs=1 seek=3 conv=notrunc 2>/dev/null \
+         && touch -d @$m src/m05.rs",
+    );
+    assert_eq!(
+        grep_paths(reader, dir.path(), "fn swap_5"),
+        ["src/m05.rs:1"]
+    );
+    sh(dir.path(), "echo 'let zqxjkvbw_never = 1;' >> src/m07.rs");
+    assert_eq!(
+        grep_paths(reader, dir.path(), "zqxjkvbw_never"),
+        ["src/m07.rs:2"]
+    );
+    assert_eq!(
+        reader.stats().content.files_verified,
+        verified,
+        "no fstatat"
+    );
+
+    // A new ignore file at the root: the indexer walks again, under a new
+    // watch; the reader trusts nothing it trusted before.
+    let key = key_of(dir.path());
+    let stamp = reader.vouching_watch(&key);
+    assert!(stamp.is_some());
+    fs::write(dir.path().join(".ignore"), "src/m0*.rs\n").unwrap();
+    assert_eq!(
+        grep_paths(reader, dir.path(), "item_1"),
+        [
+            "src/m10.rs:1",
+            "src/m11.rs:1",
+            "src/m12.rs:1",
+            "src/m13.rs:1",
+            "src/m14.rs:1",
+            "src/m15.rs:1",
+            "src/m16.rs:1",
+            "src/m17.rs:1",
+            "src/m18.rs:1",
+            "src/m19.rs:1"
+        ]
+    );
+    assert!(!matches!(reader.vouching_watch(&key), Some(again) if Some(again) == stamp));
+    assert_eq!(reader.stats().walks, 0);
+}
