@@ -22,11 +22,12 @@
  * Equal work: every agent of both modes must list the same paths (a hash of
  * the whole listing) and count the same matches for each query.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import * as readline from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { median, takeOption } from './lib/harness.ts';
 
@@ -49,7 +50,7 @@ interface State { rssMiB: number; watches: number; walks: number; shared: Record
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class Agent {
-  private readonly proc: ChildProcessWithoutNullStreams;
+  private readonly proc: ChildProcessByStdio<Writable, Readable, null>;
   private readonly lines: AsyncIterator<string>;
 
   constructor(mode: Mode, home: string) {
