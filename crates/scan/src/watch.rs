@@ -55,7 +55,7 @@ use notify::{
     event::ModifyKind,
 };
 
-use self::mounts::Mounts;
+use self::{cookies::CookieDir, mounts::Mounts};
 use crate::{
     cancel::CancelToken,
     content_index::ContentIndex,
@@ -185,7 +185,7 @@ pub(crate) enum Refresh {
 pub(crate) struct Watching {
     watcher: Mutex<RecommendedWatcher>,
     shared: Arc<Shared>,
-    cookies: tempfile::TempDir,
+    cookies: CookieDir,
     next_cookie: AtomicU64,
     /// Numbers the walks that watch, so a walk that ends late (fenced by an
     /// invalidation) gives back its own watches, not those of the walk
@@ -323,9 +323,7 @@ impl Watching {
         policy: WatchPolicy,
         contents: Arc<ContentIndex>,
     ) -> std::io::Result<Watching> {
-        let cookies = tempfile::Builder::new()
-            .prefix("natives-watch-")
-            .tempdir()?;
+        let cookies = CookieDir::make()?;
         let shared = Arc::new(Shared {
             routes: Mutex::new(Routes::default()),
             cookie_arrived: Condvar::new(),
@@ -1300,6 +1298,7 @@ fn parent_of(relative: &[u8]) -> Option<&[u8]> {
     memchr::memrchr(b'/', relative).map(|slash| &relative[..slash])
 }
 
+mod cookies;
 mod mounts;
 #[cfg(test)]
 mod tests;
