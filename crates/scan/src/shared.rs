@@ -103,6 +103,15 @@ const RETRY: Duration = Duration::from_millis(5);
 /// (well inside the 50 ms abort promise).
 const READ_POLL: Duration = Duration::from_millis(20);
 
+/// Longest a reader waits for an answer before it takes its indexer for
+/// stuck (stopped, or looping): a walk of a million files on a loaded
+/// machine takes seconds. It then answers alone, and asks that indexer
+/// nothing for as long again.
+#[cfg(not(test))]
+const REPLY_WAIT: Duration = Duration::from_secs(60);
+#[cfg(test)]
+const REPLY_WAIT: Duration = Duration::from_secs(1);
+
 /// Longest a forwarded invalidation waits for the indexer's
 /// acknowledgement: it only reconciles or drops a list.
 const FORWARD_WAIT: Duration = Duration::from_secs(5);
@@ -204,6 +213,8 @@ pub(crate) struct Sharing {
     roles: Mutex<HashMap<ScanKey, Arc<Role>>>,
     /// Keys whose cached list came from an indexer.
     replicas: Mutex<HashSet<ScanKey>>,
+    /// Keys whose indexer did not answer within [`REPLY_WAIT`], and when.
+    stuck: Mutex<HashMap<ScanKey, Instant>>,
     /// For each key read from a watching indexer, the stamp under which
     /// this process's content index trusts the files it read (see
     /// [`Sharing::vouches`]).
@@ -244,6 +255,9 @@ enum Lost {
     /// The answer is an error to hand on (the link stays usable when the
     /// indexer sent it).
     Failed(Error, bool),
+    /// No answer within [`REPLY_WAIT`]: the indexer lives (it holds its
+    /// lock) but is stuck.
+    Stuck,
 }
 
 impl Sharing {
@@ -254,6 +268,7 @@ impl Sharing {
             cache,
             roles: Mutex::new(HashMap::new()),
             replicas: Mutex::new(HashSet::new()),
+            stuck: Mutex::new(HashMap::new()),
             stamps: Mutex::new(HashMap::new()),
             counters: Counters::default(),
         }
@@ -293,6 +308,11 @@ impl Sharing {
                 Err(Lost::Link) => {
                     self.forget(key, &role);
                     lost_indexer = true;
+                }
+                Err(Lost::Stuck) => {
+                    self.forget(key, &role);
+                    lock(&self.stuck).insert(key.clone(), Instant::now());
+                    return Ok(self.alone(key));
                 }
             }
         }
@@ -367,13 +387,19 @@ impl Sharing {
 
     /// `key`'s role, decided now when it has none: a reader of a live
     /// indexer, else its indexer when the lock is free; `None` when neither
-    /// came within [`STARTING_WAIT`] (or the index directory cannot be
-    /// made).
+    /// came within [`STARTING_WAIT`], when the index directory cannot be
+    /// made, or while `key`'s indexer is taken for stuck.
     fn role(&self, key: &ScanKey, token: &CancelToken) -> Result<Option<Arc<Role>>> {
         let mut roles = self.lock_roles();
         if let Some(role) = roles.get(key) {
             return Ok(Some(Arc::clone(role)));
         }
+        let mut stuck = lock(&self.stuck);
+        stuck.retain(|_, since| since.elapsed() < REPLY_WAIT);
+        if stuck.contains_key(key) {
+            return Ok(None);
+        }
+        drop(stuck);
         if durable::create_private_dir(&self.dir).is_err() {
             return Ok(None);
         }
@@ -442,7 +468,7 @@ impl Sharing {
             (false, None) => op::LIST,
         };
         link.stream.write_all(&[request]).map_err(|_| Lost::Link)?;
-        let answer = receive(&mut link.stream, token);
+        let answer = receive(&mut link.stream, token, REPLY_WAIT);
         if answer.is_err() {
             // A reply left half read cannot be told from the next one.
             link.last = None;
@@ -756,12 +782,22 @@ fn put_events(out: &mut Vec<u8>, events: Option<&EventsSince>) {
     }
 }
 
-/// Read one reply off `stream`, giving up when `token` is cancelled.
-fn receive(stream: &mut UnixStream, token: &CancelToken) -> std::result::Result<Reply, Lost> {
+/// Read one reply off `stream`, giving up when `token` is cancelled or
+/// after `wait`.
+fn receive(
+    stream: &mut UnixStream,
+    token: &CancelToken,
+    wait: Duration,
+) -> std::result::Result<Reply, Lost> {
     stream
         .set_read_timeout(Some(READ_POLL))
         .map_err(|_| Lost::Link)?;
-    let mut wire = Wire { stream, token };
+    let give_up = Instant::now() + wait;
+    let mut wire = Wire {
+        stream,
+        token,
+        give_up,
+    };
     match wire.take::<1>()?[0] {
         status::UNCHANGED => {
             let age_ms = u64::from_le_bytes(wire.take()?);
@@ -814,8 +850,7 @@ fn forward(link: &mut Link, target: &Path) -> std::result::Result<(), Lost> {
     let mut request = vec![op::INVALIDATE];
     put_text(&mut request, &path);
     link.stream.write_all(&request).map_err(|_| Lost::Link)?;
-    let token = CancelToken::new().with_timeout(Some(FORWARD_WAIT));
-    match receive(&mut link.stream, &token) {
+    match receive(&mut link.stream, &CancelToken::new(), FORWARD_WAIT) {
         Ok(Reply::Done) => Ok(()),
         _ => {
             link.last = None;
@@ -825,10 +860,11 @@ fn forward(link: &mut Link, target: &Path) -> std::result::Result<(), Lost> {
 }
 
 /// Reads a reply's fields, each whole, from a stream with a read timeout,
-/// checking the caller's token between tries.
+/// checking the caller's token and the time given between tries.
 struct Wire<'a> {
     stream: &'a mut UnixStream,
     token: &'a CancelToken,
+    give_up: Instant,
 }
 
 impl Wire<'_> {
@@ -848,6 +884,9 @@ impl Wire<'_> {
                 {
                     if let Err(err) = self.token.check() {
                         return Err(Lost::Failed(err, false));
+                    }
+                    if Instant::now() >= self.give_up {
+                        return Err(Lost::Stuck);
                     }
                 }
                 Err(_) => return Err(Lost::Link),

@@ -338,3 +338,62 @@ fn a_reader_trusts_its_content_index_by_the_indexer_s_events() {
     assert!(!matches!(reader.vouching_watch(&key), Some(again) if Some(again) == stamp));
     assert_eq!(reader.stats().walks, 0);
 }
+
+/// An indexer that is alive but answers nothing (stopped): the reader gives
+/// up after [`REPLY_WAIT`], answers alone what a fresh walk finds, asks
+/// that indexer nothing for as long again, and reads from it once more
+/// after that.
+#[test]
+fn a_stopped_indexer_is_waited_for_a_bounded_time() {
+    use nix::{
+        sys::signal::{Signal, kill},
+        unistd::Pid,
+    };
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    let mut child = spawn_indexer(home.path(), dir.path());
+    let reader = shared_cache(home.path(), true);
+    scan(reader, &key);
+    let pid = Pid::from_raw(child.id() as i32);
+    kill(pid, Signal::SIGSTOP).unwrap();
+    fs::write(dir.path().join("src/while-stopped.rs"), "s").unwrap();
+    let asked = std::time::Instant::now();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert!(asked.elapsed() < REPLY_WAIT + Duration::from_secs(5));
+    let stats = reader.stats();
+    assert_eq!((stats.shared.alone, stats.shared.reading), (1, 0));
+    // Within the wait, answered alone at once.
+    let again = std::time::Instant::now();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert!(again.elapsed() < REPLY_WAIT);
+
+    kill(pid, Signal::SIGCONT).unwrap();
+    std::thread::sleep(REPLY_WAIT);
+    fs::write(dir.path().join("src/after.rs"), "a").unwrap();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(reader.stats().shared.reading, 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// An empty answer from a list read from a watching indexer walks nothing
+/// again, however old the list: the indexer's events prove it (seed 001's
+/// recheck is for lists no event follows).
+#[test]
+fn an_empty_answer_read_from_a_watching_indexer_walks_nothing() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let indexer = shared_cache(home.path(), true);
+    let reader = shared_cache(home.path(), true);
+    let mut options = crate::GlobOptions::new("**/*.nothing", dir.path());
+    options.cache = true;
+    let token = CancelToken::new();
+    crate::glob(&options, indexer, &token, &mut |_| {}).unwrap();
+    crate::glob(&options, reader, &token, &mut |_| {}).unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    for _ in 0..3 {
+        let outcome = crate::glob(&options, reader, &token, &mut |_| {}).unwrap();
+        assert_eq!(outcome.total_matches, 0);
+    }
+    assert_eq!((indexer.stats().walks, reader.stats().walks), (1, 0));
+    assert_eq!(reader.stats().empty_rechecks_skipped, 3);
+}
