@@ -96,6 +96,11 @@ const VERSION: u32 = 1;
 /// this slow is stuck, and the reader answers alone.
 pub const STARTING_WAIT: Duration = Duration::from_secs(2);
 
+/// Longest a reader waits for a new connection's greeting: an indexer
+/// greets from the thread that accepts, at once; a socket that stays silent
+/// is not an indexer's.
+const HELLO_WAIT: Duration = Duration::from_secs(2);
+
 /// Between two tries of the lock and the socket while an indexer starts.
 const RETRY: Duration = Duration::from_millis(5);
 
@@ -601,7 +606,7 @@ fn connect(socket: &Path) -> Option<UnixStream> {
     if !same_user(&stream) {
         return None;
     }
-    stream.set_read_timeout(Some(FORWARD_WAIT)).ok()?;
+    stream.set_read_timeout(Some(HELLO_WAIT)).ok()?;
     let mut hello = [0u8; HELLO.len() + 4];
     stream.read_exact(&mut hello).ok()?;
     let greeted = hello[..HELLO.len()] == *HELLO

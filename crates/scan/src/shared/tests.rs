@@ -397,3 +397,33 @@ fn an_empty_answer_read_from_a_watching_indexer_walks_nothing() {
     assert_eq!((indexer.stats().walks, reader.stats().walks), (1, 0));
     assert_eq!(reader.stats().empty_rechecks_skipped, 3);
 }
+
+/// Something else at an indexer's socket path, with no indexer holding the
+/// lock (a file, or a listener that says nothing): the first process to
+/// ask becomes the indexer in its place, within the greeting's wait, and
+/// the next reads from it.
+#[test]
+fn a_socket_path_taken_by_something_else_is_replaced() {
+    let dir = tree();
+    let key = key_of(dir.path());
+    for silent_listener in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let names = Names::of(&home.path().join(INDEX_DIR), &key);
+        durable::create_private_dir(names.socket.parent().unwrap()).unwrap();
+        let _listener = match silent_listener {
+            true => Some(UnixListener::bind(&names.socket).unwrap()),
+            false => {
+                fs::write(&names.socket, "not a socket").unwrap();
+                None
+            }
+        };
+        let first = shared_cache(home.path(), true);
+        let started = std::time::Instant::now();
+        assert_eq!(listed(&scan(first, &key)), fresh(&key));
+        assert!(started.elapsed() < HELLO_WAIT + Duration::from_secs(3));
+        assert_eq!(first.stats().shared.indexing, 1);
+        let second = shared_cache(home.path(), true);
+        assert_eq!(listed(&scan(second, &key)), fresh(&key));
+        assert_eq!(second.stats().shared.reading, 1);
+    }
+}
