@@ -9,7 +9,7 @@
 
 use std::{
     sync::{
-        Arc,
+        Arc, Mutex, MutexGuard, TryLockError,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
@@ -21,6 +21,16 @@ use crate::error::{Error, ErrorKind, Result};
 /// about 50 µs of work, so an abort lands far inside its 50 ms promise
 /// without slowing the loop.
 pub const CANCEL_POLL_INTERVAL: usize = 1024;
+
+/// The first sleep of a caller waiting for a lock another holds (see
+/// [`CancelToken::lock`]); each further try sleeps twice as long, up to
+/// [`LOCK_POLL_MAX`]: most holds end within a millisecond, and a long one
+/// must not keep the waiter's core busy.
+const LOCK_POLL_FIRST: Duration = Duration::from_micros(50);
+
+/// The longest sleep between two tries of a lock: well inside the 50 ms
+/// abort promise.
+const LOCK_POLL_MAX: Duration = Duration::from_millis(2);
 
 /// A cheap, cloneable cancellation flag with an optional deadline.
 ///
@@ -82,11 +92,56 @@ impl CancelToken {
     pub fn within(&self, limit: Duration) -> Duration {
         self.remaining().map_or(limit, |left| left.min(limit))
     }
+
+    /// `mutex` locked, or this token's error once it stops first: a holder
+    /// may keep a lock long (a refresh waiting for a stuck watch, a
+    /// question to a slow process), and a waiter must still honour its
+    /// abort and its deadline. A poisoned lock is taken as it is.
+    pub fn lock<'m, T>(&self, mutex: &'m Mutex<T>) -> Result<MutexGuard<'m, T>> {
+        let mut pause = LOCK_POLL_FIRST;
+        loop {
+            match mutex.try_lock() {
+                Ok(guard) => return Ok(guard),
+                Err(TryLockError::Poisoned(poisoned)) => return Ok(poisoned.into_inner()),
+                Err(TryLockError::WouldBlock) => {
+                    self.check()?;
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(LOCK_POLL_MAX);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lock held elsewhere is waited for until it is released, or until
+    /// the waiter's token stops, whichever comes first.
+    #[test]
+    fn a_lock_is_waited_for_within_the_token() {
+        let mutex = Arc::new(Mutex::new(0));
+        let held = mutex.lock().unwrap();
+        let token = CancelToken::new();
+        let waiter = {
+            let (mutex, token) = (Arc::clone(&mutex), token.clone());
+            std::thread::spawn(move || token.lock(&mutex).map(|guard| *guard).map_err(|e| e.code()))
+        };
+        std::thread::sleep(Duration::from_millis(30));
+        let cancelled = Instant::now();
+        token.cancel();
+        assert_eq!(waiter.join().unwrap(), Err("ABORT_ERR"));
+        assert!(cancelled.elapsed() < Duration::from_millis(50));
+
+        let waiter = {
+            let mutex = Arc::clone(&mutex);
+            std::thread::spawn(move || CancelToken::new().lock(&mutex).map(|guard| *guard).is_ok())
+        };
+        std::thread::sleep(Duration::from_millis(30));
+        drop(held);
+        assert!(waiter.join().unwrap());
+    }
 
     #[test]
     fn cancel_is_shared_by_clones() {

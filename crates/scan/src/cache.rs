@@ -56,7 +56,7 @@ use std::{
     collections::HashMap,
     path::{Path, PathBuf},
     sync::{
-        Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError,
+        Arc, Condvar, Mutex, MutexGuard, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -733,7 +733,7 @@ impl ScanCache {
         let Some(watching) = self.watching().filter(|w| w.follows(key)) else {
             return Ok(Some(hit));
         };
-        let _one_at_a_time = lock_within(&self.refreshing, token)?;
+        let _one_at_a_time = token.lock(&self.refreshing)?;
         // Another caller may have patched it while this one waited.
         let Some(hit) = self.lookup(&mut self.lock(), key, true) else {
             return Ok(None);
@@ -1210,29 +1210,6 @@ fn is_fenced(flight: &Flight) -> bool {
 /// Wait for another caller's walk: `Some(list)` when it landed, `None` when
 /// it failed or was fenced (the caller retries), or this caller's own
 /// cancellation error.
-/// How often a caller with a deadline tries a lock another holds: a
-/// refresh usually takes well under a millisecond.
-const LOCK_POLL: Duration = Duration::from_micros(50);
-
-/// `mutex` locked, once `token` allows: a caller with a deadline (one
-/// answering at once, see `grep::grep_at_once`) must not wait out another's
-/// refresh, which may wait seconds for a stuck watch.
-fn lock_within<'m>(mutex: &'m Mutex<()>, token: &CancelToken) -> Result<MutexGuard<'m, ()>> {
-    if token.remaining().is_none() {
-        return Ok(mutex.lock().unwrap_or_else(|p| p.into_inner()));
-    }
-    loop {
-        match mutex.try_lock() {
-            Ok(guard) => return Ok(guard),
-            Err(TryLockError::Poisoned(poisoned)) => return Ok(poisoned.into_inner()),
-            Err(TryLockError::WouldBlock) => {
-                token.check()?;
-                std::thread::sleep(LOCK_POLL);
-            }
-        }
-    }
-}
-
 fn wait_for(flight: &Flight, token: &CancelToken) -> Result<Option<Arc<Entries>>> {
     let mut outcome = flight.outcome.lock().unwrap_or_else(|p| p.into_inner());
     loop {

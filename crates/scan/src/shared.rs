@@ -101,6 +101,11 @@ pub const STARTING_WAIT: Duration = Duration::from_secs(2);
 /// is not an indexer's.
 const HELLO_WAIT: Duration = Duration::from_secs(2);
 
+/// Links a call may lose before it answers alone: one loss is an indexer
+/// that died (the next try takes over); more in one call is a socket that
+/// greets and hangs up, which must not keep the call going round.
+const LINK_TRIES: usize = 3;
+
 /// Between two tries of the lock and the socket while an indexer starts.
 const RETRY: Duration = Duration::from_millis(5);
 
@@ -283,7 +288,7 @@ impl Sharing {
     /// indexer when `force`).
     pub(crate) fn ask(&self, key: &ScanKey, force: bool, token: &CancelToken) -> Result<Answer> {
         let mut lost_indexer = false;
-        loop {
+        for _ in 0..LINK_TRIES {
             token.check()?;
             let role = match self.role(key, token)? {
                 Some(role) => role,
@@ -321,6 +326,7 @@ impl Sharing {
                 }
             }
         }
+        Ok(self.alone(key))
     }
 
     /// Hand a mutation at `target` (canonical) to the indexers of the roots
@@ -466,7 +472,7 @@ impl Sharing {
         force: bool,
         token: &CancelToken,
     ) -> std::result::Result<Option<Listed>, Lost> {
-        let mut link = lock(link);
+        let mut link = token.lock(link).map_err(|err| Lost::Failed(err, true))?;
         let request = match (force, &link.last) {
             (true, _) => op::FORCE,
             (false, Some(_)) => op::LIST_KNOWN,

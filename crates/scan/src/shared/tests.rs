@@ -233,7 +233,26 @@ fn a_reader_s_cancellation_is_honoured_while_it_waits() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TimedOut);
     assert!(started.elapsed() < Duration::from_secs(1));
+    // Another call of the reader holds the link, waiting: this one still
+    // ends at its own deadline.
+    let waiting = {
+        let key = key.clone();
+        std::thread::spawn(move || {
+            reader
+                .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
+                .is_ok()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let token = CancelToken::new().with_timeout(Some(Duration::from_millis(100)));
+    let started = std::time::Instant::now();
+    let err = reader
+        .get_or_scan(&key, Needs::EVERYTHING, &token)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TimedOut);
+    assert!(started.elapsed() < Duration::from_millis(500));
     drop(refresh);
+    assert!(waiting.join().unwrap());
     assert_eq!(listed(&scan(reader, &key)), fresh(&key));
 }
 
@@ -426,4 +445,33 @@ fn a_socket_path_taken_by_something_else_is_replaced() {
         assert_eq!(listed(&scan(second, &key)), fresh(&key));
         assert_eq!(second.stats().shared.reading, 1);
     }
+}
+
+/// A socket whose holder greets and hangs up at once, the lock held: a
+/// call gives up after [`LINK_TRIES`] lost links and answers alone, rather
+/// than going round.
+#[test]
+fn a_socket_that_greets_and_hangs_up_is_given_up() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    let names = Names::of(&home.path().join(INDEX_DIR), &key);
+    durable::create_private_dir(names.socket.parent().unwrap()).unwrap();
+    let _held = lock::try_exclusive(&names.lock).unwrap().unwrap();
+    let listener = UnixListener::bind(&names.socket).unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut hello = HELLO.to_vec();
+            hello.extend_from_slice(&VERSION.to_le_bytes());
+            let _ = stream.write_all(&hello);
+        }
+    });
+    let reader = shared_cache(home.path(), true);
+    let started = std::time::Instant::now();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let stats = reader.stats();
+    assert_eq!(
+        (stats.shared.alone, stats.shared.reading, stats.walks),
+        (1, 0, 1)
+    );
 }
