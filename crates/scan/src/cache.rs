@@ -162,7 +162,13 @@ impl CachePolicy {
             content_bytes: size("FS_SCAN_CACHE_CONTENT_BYTES", DEFAULT_CONTENT_BYTES),
             watch: shared || number("FS_SCAN_CACHE_WATCH", 0) == 1,
             watch_policy: WatchPolicy {
-                budget: size("FS_SCAN_CACHE_WATCH_MAX", WatchPolicy::default().budget),
+                budget: size(
+                    "FS_SCAN_CACHE_WATCH_MAX",
+                    match shared {
+                        true => WatchPolicy::shared().budget,
+                        false => WatchPolicy::default().budget,
+                    },
+                ),
             },
             persist_home: match shared || number("FS_SCAN_CACHE_PERSIST", 0) == 1 {
                 true => natives_system::paths::home_in(|name| lookup(name).map(Into::into)).ok(),

@@ -727,9 +727,11 @@ fn answer(
     if !listed.entries.unreadable().is_empty() {
         return vec![status::ALONE];
     }
-    let unchanged = known
-        .as_ref()
-        .is_some_and(|known| Arc::ptr_eq(known, &listed.entries));
+    // A list made again with nothing new (an unwatched scan's TTL) is not
+    // sent again: comparing costs less than the reader's decoding.
+    let unchanged = known.as_ref().is_some_and(|known| {
+        Arc::ptr_eq(known, &listed.entries) || known.same_listing(&listed.entries)
+    });
     let mut out = vec![if unchanged {
         status::UNCHANGED
     } else {

@@ -94,7 +94,10 @@ const FALLBACK_BUDGET: usize = 8_192;
 const RENEW_WATCHER_AT: usize = 1_024;
 
 /// Most watches taken by default: a quarter of the kernel's per-user limit
-/// (other programs of the user watch too), at most this many.
+/// (other programs of the user watch too, and so may other agents), half
+/// of it for a process that indexes for the others (see `crate::shared`:
+/// the agents of the machine then hold one set between them), at most
+/// this many.
 const MAX_DEFAULT_BUDGET: usize = 131_072;
 
 /// Watching's configuration.
@@ -107,18 +110,29 @@ pub struct WatchPolicy {
 impl Default for WatchPolicy {
     fn default() -> WatchPolicy {
         WatchPolicy {
-            budget: default_budget(),
+            budget: default_budget(4),
         }
     }
 }
 
-/// A quarter of the kernel's `max_user_watches`, capped; see the constants.
-fn default_budget() -> usize {
+impl WatchPolicy {
+    /// The default of a process sharing its index with the other
+    /// processes of its user (see [`MAX_DEFAULT_BUDGET`]).
+    pub fn shared() -> WatchPolicy {
+        WatchPolicy {
+            budget: default_budget(2),
+        }
+    }
+}
+
+/// The kernel's `max_user_watches` divided by `share`, capped; see the
+/// constants.
+fn default_budget(share: usize) -> usize {
     std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
         .ok()
         .and_then(|text| text.trim().parse::<usize>().ok())
         .map_or(FALLBACK_BUDGET, |limit| {
-            (limit / 4).clamp(1, MAX_DEFAULT_BUDGET)
+            (limit / share).clamp(1, MAX_DEFAULT_BUDGET)
         })
 }
 

@@ -57,6 +57,37 @@ fn env_policy_with_defaults_and_bad_values() {
     assert_eq!(CachePolicy::from_lookup(|_| None), CachePolicy::default());
 }
 
+/// Sharing turns watching and persistence on (the home from `NATIVES_HOME`)
+/// and takes half the kernel's watch limit by default, a quarter without;
+/// `FS_SCAN_CACHE_WATCH_MAX` still decides when given.
+#[test]
+fn sharing_s_policy_from_the_environment() {
+    let lookup = |vars: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    let shared = CachePolicy::from_lookup(lookup(&[
+        ("FS_SCAN_CACHE_SHARED", "1"),
+        ("NATIVES_HOME", "/srv/home"),
+    ]));
+    let expected = CachePolicy::default()
+        .watch(true)
+        .watch_budget(WatchPolicy::shared().budget)
+        .persist(Some(PathBuf::from("/srv/home")))
+        .shared(true);
+    assert_eq!(shared, expected);
+    assert!(WatchPolicy::shared().budget >= WatchPolicy::default().budget);
+    let bounded = CachePolicy::from_lookup(lookup(&[
+        ("FS_SCAN_CACHE_SHARED", "1"),
+        ("FS_SCAN_CACHE_WATCH_MAX", "77"),
+        ("NATIVES_HOME", "/srv/home"),
+    ]));
+    assert_eq!(bounded, expected.watch_budget(77));
+}
+
 #[test]
 fn ttl_zero_bypasses_the_cache() {
     let dir = tree(3);

@@ -475,3 +475,32 @@ fn a_socket_that_greets_and_hangs_up_is_given_up() {
         (1, 0, 1)
     );
 }
+
+/// An indexer that cannot watch lists its tree again at each TTL; a list
+/// made again with nothing new is not sent again (the reader keeps what it
+/// holds), and one with a change is.
+#[test]
+fn a_list_made_again_unchanged_is_not_sent_again() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    let policy = CachePolicy::default()
+        .ttl(Duration::from_millis(50))
+        .persist(Some(home.path().to_path_buf()))
+        .shared(true);
+    let indexer: &'static ScanCache = Box::leak(Box::new(ScanCache::new(policy)));
+    indexer.share().unwrap();
+    let reader = shared_cache(home.path(), false);
+    scan(indexer, &key);
+    let first = scan(reader, &key);
+    std::thread::sleep(Duration::from_millis(100));
+    let again = scan(reader, &key);
+    assert!(Arc::ptr_eq(&first, &again), "the list held is kept");
+    let stats = reader.stats().shared;
+    assert_eq!((stats.lists_received, stats.unchanged), (1, 1));
+    assert!(indexer.stats().walks + indexer.stats().persist.restored >= 2);
+
+    std::thread::sleep(Duration::from_millis(100));
+    fs::write(dir.path().join("src/new.rs"), "n").unwrap();
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(reader.stats().shared.lists_received, 2);
+}
