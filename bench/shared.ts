@@ -4,7 +4,11 @@
  * persisted cache (`FS_SCAN_CACHE_WATCH=1`, `FS_SCAN_CACHE_PERSIST=1`, one
  * natives home: what an MCP server did before sharing).
  *
- *   bun bench/shared.ts <treeDir> [--agents 8] [--rounds 3] [--queries 9] [--out file.json]
+ *   bun bench/shared.ts <treeDir> [--agents 8] [--rounds 3] [--queries 9] [--watch-max N] [--out file.json]
+ *
+ * `--watch-max` sets `FS_SCAN_CACHE_WATCH_MAX` for every agent of both modes
+ * (a tree with more directories than the default budget falls back to the
+ * TTL otherwise).
  *
  * Each round, alternating which mode goes first, with a fresh natives home:
  *   1. one agent starts and answers its first cached question (a glob of
@@ -38,6 +42,7 @@ const AGENTS = Number(takeOption(args, '--agents') ?? 8);
 const ROUNDS = Number(takeOption(args, '--rounds') ?? 3);
 const QUERIES = Number(takeOption(args, '--queries') ?? 9);
 const OUT = takeOption(args, '--out');
+const WATCH_MAX = takeOption(args, '--watch-max');
 const TREE = resolve(args[0] ?? join(BENCH, '.data', 'tree'));
 /** Past a record's racy slack (2 s), so the record vouches for the tree. */
 const QUIET_MS = 2_500;
@@ -58,6 +63,7 @@ class Agent {
       ...process.env,
       NATIVES_HOME: home,
       FS_SCAN_CACHE_MAX_BYTES: String(4 * 2 ** 30),
+      ...(WATCH_MAX === undefined ? {} : { FS_SCAN_CACHE_WATCH_MAX: WATCH_MAX }),
       ...(mode === 'shared' ? { FS_SCAN_CACHE_SHARED: '1' } : { FS_SCAN_CACHE_WATCH: '1', FS_SCAN_CACHE_PERSIST: '1' }),
     };
     this.proc = spawn(process.execPath, [CHILD, TREE], { env, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -122,7 +128,7 @@ function checkEqualWork(rounds: Round[]): void {
 const f = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(2));
 
 async function main(): Promise<void> {
-  console.log(`# shared-index bench: ${TREE}, ${AGENTS} agents, ${ROUNDS} rounds, ${QUERIES} queries each`);
+  console.log(`# shared-index bench: ${TREE}, ${AGENTS} agents, ${ROUNDS} rounds, ${QUERIES} queries each${WATCH_MAX ? `, watch budget ${WATCH_MAX}` : ''}`);
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     for (const mode of (i % 2 === 0 ? ['shared', 'separate'] : ['separate', 'shared']) as Mode[]) {
