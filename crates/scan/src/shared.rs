@@ -49,6 +49,7 @@
 
 use std::{
     collections::{HashMap, HashSet},
+    fs,
     io::{self, Read, Write},
     os::{
         fd::{AsRawFd, OwnedFd},
@@ -411,7 +412,7 @@ impl Sharing {
             return Ok(None);
         }
         drop(stuck);
-        if durable::create_private_dir(&self.dir).is_err() {
+        if !private_dir(&self.dir) {
             return Ok(None);
         }
         let names = Names::of(&self.dir, key);
@@ -442,7 +443,7 @@ impl Sharing {
     /// Start answering readers of `key` (this process holds its lock): the
     /// socket a dead indexer left is replaced.
     fn index(&self, key: &ScanKey, names: &Names) -> Result<()> {
-        let _ = std::fs::remove_file(&names.socket);
+        let _ = fs::remove_file(&names.socket);
         let listener = within_sun_path(&names.socket, |path| UnixListener::bind(path))
             .map_err(|err| Error::io(&names.socket, err))?;
         let cache = self.cache;
@@ -564,6 +565,20 @@ type Stamp = crate::content_index::Stamp;
 fn new_stamp() -> Stamp {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     (1 << 63) | NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Whether `dir` is, once made if missing, a directory of this user that no
+/// one else may enter: the sockets' own privacy, whatever the home it lies
+/// in (a home set to a shared directory must not let another user plant a
+/// socket or hold a lock there).
+fn private_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    durable::create_private_dir(dir).is_ok()
+        && fs::symlink_metadata(dir).is_ok_and(|meta| {
+            meta.is_dir()
+                && meta.uid() == nix::unistd::geteuid().as_raw()
+                && meta.mode() & 0o077 == 0
+        })
 }
 
 /// The socket and lock of one key.

@@ -504,3 +504,38 @@ fn a_list_made_again_unchanged_is_not_sent_again() {
     assert_eq!(listed(&scan(reader, &key)), fresh(&key));
     assert_eq!(reader.stats().shared.lists_received, 2);
 }
+
+/// An index directory others may enter, or another user's: no socket in it
+/// is trusted and no lock taken; the process answers alone at once.
+#[test]
+fn an_index_directory_that_is_not_private_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tree();
+    let key = key_of(dir.path());
+    let mut cases = vec![("open to all", 0o777, None)];
+    if nix::unistd::geteuid().is_root() {
+        cases.push(("another user's", 0o700, Some(65_534)));
+    } else {
+        eprintln!("skipped another user's index directory: needs root to chown");
+    }
+    for (what, mode, owner) in cases {
+        let home = tempfile::tempdir().unwrap();
+        let index = home.path().join(INDEX_DIR);
+        fs::create_dir(&index).unwrap();
+        fs::set_permissions(&index, fs::Permissions::from_mode(mode)).unwrap();
+        if let Some(uid) = owner {
+            std::os::unix::fs::chown(&index, Some(uid), None).unwrap();
+        }
+        let cache = shared_cache(home.path(), true);
+        let started = std::time::Instant::now();
+        assert_eq!(listed(&scan(cache, &key)), fresh(&key), "{what}");
+        assert!(started.elapsed() < STARTING_WAIT, "{what}");
+        let stats = cache.stats().shared;
+        assert_eq!(
+            (stats.alone, stats.indexing, stats.reading),
+            (1, 0, 0),
+            "{what}"
+        );
+        assert_eq!(fs::read_dir(&index).unwrap().count(), 0, "{what}");
+    }
+}
