@@ -297,6 +297,10 @@ struct Shared {
     /// Test hook: watches given back one by one.
     #[cfg(test)]
     unwatched: std::sync::atomic::AtomicUsize,
+    /// Test hook: no second watcher can be made beside the first (as at
+    /// the kernel's per-user limit).
+    #[cfg(test)]
+    refuse_second_watcher: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -348,6 +352,8 @@ impl Watching {
             stall: Mutex::new(()),
             #[cfg(test)]
             unwatched: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(test)]
+            refuse_second_watcher: std::sync::atomic::AtomicBool::new(false),
         });
         let watcher = new_watcher(&shared, cookies.path()).map_err(std::io::Error::other)?;
         Ok(Watching {
@@ -719,10 +725,11 @@ impl Watching {
         let mut watcher = self.lock_watcher();
         if unheld.len() >= RENEW_WATCHER_AT {
             let kept: Vec<PathBuf> = self.shared.lock().holders.keys().cloned().collect();
-            if kept.len() < unheld.len()
-                && let Some(renewed) = self.renewed_watcher(&kept)
-            {
-                *watcher = renewed;
+            if kept.len() < unheld.len() {
+                match self.renewed_watcher(&kept) {
+                    Some(renewed) => *watcher = renewed,
+                    None => self.renew_in_place(&mut watcher, &kept),
+                }
                 return;
             }
         }
@@ -738,9 +745,12 @@ impl Watching {
     }
 
     /// A new watcher of the cookie directory and of `kept`, or `None` when
-    /// one of them cannot be watched (the old watcher then stays, and the
-    /// watches go one by one).
+    /// one of them cannot be watched (see [`Watching::renew_in_place`]).
     fn renewed_watcher(&self, kept: &[PathBuf]) -> Option<RecommendedWatcher> {
+        #[cfg(test)]
+        if self.shared.refuse_second_watcher.load(Ordering::Relaxed) {
+            return None;
+        }
         let mut watcher = new_watcher(&self.shared, self.cookies.path()).ok()?;
         for dir in kept {
             match watcher.watch(dir, RecursiveMode::NonRecursive) {
@@ -751,6 +761,39 @@ impl Watching {
             }
         }
         Some(watcher)
+    }
+
+    /// Replace `watcher` by a new one when no second watcher fits beside it
+    /// (the kernel's per-user limit is reached: most likely the very reason
+    /// a scan is giving its watches back). Giving them back one by one
+    /// instead would cost the square of their number (minutes of a core at
+    /// a million files), so the old watcher goes first, its watches all at
+    /// once, and the new one then watches the cookie directory and `kept`.
+    /// Events on `kept` in between are lost: every scan still following
+    /// events is walked again at its next answer.
+    fn renew_in_place(&self, watcher: &mut RecommendedWatcher, kept: &[PathBuf]) {
+        let Ok(bare) = bare_watcher(&self.shared, self.cookies.path()) else {
+            self.shared.lock().fall_all(Fallback::WatcherError);
+            return;
+        };
+        drop(std::mem::replace(watcher, bare));
+        let cookies = watcher.watch(self.cookies.path(), RecursiveMode::NonRecursive);
+        let mut routes = self.shared.lock();
+        if cookies.is_err() {
+            return routes.fall_all(Fallback::WatchLimit);
+        }
+        if kept.is_empty() {
+            return;
+        }
+        drop(routes);
+        for dir in kept {
+            match watcher.watch(dir, RecursiveMode::NonRecursive) {
+                Ok(()) => {}
+                Err(err) if matches!(err.kind, notify::ErrorKind::PathNotFound) => {}
+                Err(_) => return self.shared.lock().fall_all(Fallback::WatchLimit),
+            }
+        }
+        self.shared.lock().rewalk_all();
     }
 
     /// `key` stops following events, for `reason`, and gives its watches
@@ -800,15 +843,20 @@ impl Watching {
 /// A watcher whose events `shared` routes, watching the cookie directory
 /// `cookies`.
 fn new_watcher(shared: &Arc<Shared>, cookies: &Path) -> notify::Result<RecommendedWatcher> {
+    let mut watcher = bare_watcher(shared, cookies)?;
+    watcher.watch(cookies, RecursiveMode::NonRecursive)?;
+    Ok(watcher)
+}
+
+/// A watcher whose events `shared` routes, watching nothing yet.
+fn bare_watcher(shared: &Arc<Shared>, cookies: &Path) -> notify::Result<RecommendedWatcher> {
     let cookie_dir = cookies.to_path_buf();
     let handler = {
         let shared = Arc::clone(shared);
         move |event: notify::Result<Event>| shared.route(&cookie_dir, event)
     };
     let config = Config::default().with_event_kinds(EventKindMask::CORE);
-    let mut watcher = RecommendedWatcher::new(handler, config)?;
-    watcher.watch(cookies, RecursiveMode::NonRecursive)?;
-    Ok(watcher)
+    RecommendedWatcher::new(handler, config)
 }
 
 impl Shared {
@@ -905,6 +953,16 @@ impl Routes {
         if route.fallen.is_none() {
             route.fallen = Some(reason);
             self.stats.count(reason);
+        }
+    }
+
+    /// Every scan still following events is walked again at its next
+    /// answer (events may have been missed).
+    fn rewalk_all(&mut self) {
+        for route in self.keys.values_mut() {
+            if route.fallen.is_none() {
+                route.rewalk = true;
+            }
         }
     }
 

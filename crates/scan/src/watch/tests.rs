@@ -307,6 +307,52 @@ fn a_scan_falling_back_with_many_watches_gives_them_back_at_once() {
     );
 }
 
+/// The same where no second watcher fits beside the first (the kernel's
+/// per-user limit, which is what makes a scan fall back at a million
+/// files): the old watcher goes first, its watches at once, not one by one
+/// (that took minutes of a core); the scan still kept loses the events of
+/// that moment, so it is walked again at its next answer, and answers
+/// every change exactly.
+#[test]
+fn with_no_room_for_a_second_watcher_the_watches_still_go_at_once() {
+    let (small, big) = (tree(), tempfile::tempdir().unwrap());
+    let dirs = RENEW_WATCHER_AT + 200;
+    for at in 0..dirs {
+        fs::create_dir_all(big.path().join(format!("d{}/e{at}", at % 16))).unwrap();
+    }
+    let cache = watched_cache(RENEW_WATCHER_AT + 100);
+    let watching = cache.watching().unwrap();
+    watching
+        .shared
+        .refuse_second_watcher
+        .store(true, Ordering::Relaxed);
+    let kept = key(small.path(), PARTITIONS[1]);
+    assert_eq!(cached(&cache, &kept), fresh(&kept));
+    let over = key(big.path(), PARTITIONS[1]);
+    assert_eq!(cached(&cache, &over), fresh(&over));
+    assert_eq!(cached(&cache, &over), fresh(&over));
+    let one_by_one = watching.shared.unwatched.load(Ordering::Relaxed);
+    assert!(
+        one_by_one < RENEW_WATCHER_AT,
+        "{one_by_one} watches given back one by one"
+    );
+    let walks = cache.stats().walks;
+    sh(
+        small.path(),
+        "touch src/after.ts && mkdir src/new_dir && touch src/new_dir/f.ts",
+    );
+    assert_eq!(cached(&cache, &kept), fresh(&kept));
+    assert_eq!(
+        cache.stats().walks,
+        walks + 1,
+        "the kept scan walked again once"
+    );
+    sh(small.path(), "touch src/later.ts");
+    assert_eq!(cached(&cache, &kept), fresh(&kept));
+    assert_eq!(cache.stats().walks, walks + 1, "then followed events again");
+    assert_eq!(cache.stats().watch.watched_roots, 1);
+}
+
 #[test]
 fn invalidation_and_eviction_give_the_watches_back() {
     let dir = tree();
