@@ -30,10 +30,6 @@
 //!   is when it arrives. Lists carry no mtimes (a glob `lstat`s the matches
 //!   whose mtime it shows, as after a restore). A list with unreadable paths
 //!   is not handed over: the reader walks alone.
-//! - **Privacy.** The sockets live in the natives home's private `index/`
-//!   directory, and each end checks that the other runs as the same user
-//!   (`SO_PEERCRED`) before a byte of a list crosses.
-//!
 //! - **Contents.** With each answer the indexer hands over the paths its
 //!   watch's events named since the reader's previous question (a bounded
 //!   journal, `watch::Journal`). The reader's content index forgets them
@@ -42,10 +38,24 @@
 //!   no system call each, as a watching process's does. A new watch (the
 //!   indexer walked again, or another process took over) or a journal the
 //!   reader fell behind brings a new stamp: each file is checked again once.
+//! - **Privacy.** The sockets live in the natives home's `index/`
+//!   directory, used only while private to the user, and each end checks
+//!   that the other runs as the same user (`SO_PEERCRED`) before a byte of
+//!   a list crosses.
+//! - **Bounded waits.** A socket that does not greet within 2 s,
+//!   an indexer that does not answer within a minute (alive, holding
+//!   its lock, but stopped or stuck), or three links lost in one call: the
+//!   reader answers alone rather than wait, and leaves a stuck indexer
+//!   alone for as long again. A call's own token is honoured throughout,
+//!   also while another call of the process holds the connection.
 //!
-//! Readers still hold a copy of each list they read (and build their own
-//! name and content indexes from it): what is shared is the walk, the
-//! watches and the freshness, not the memory.
+//! Why a service rather than a mapped file: freshness needs the indexer at
+//! every call anyway (only it can say which events came before the call),
+//! and its answer is a byte while nothing changed, a round trip of tens of
+//! microseconds. Readers still hold a copy of each list they read (and
+//! build their own name and content indexes from it): what is shared is the
+//! walk, the watches and the freshness, not the memory; a mapped list would
+//! share that, at the price of a layout read in place.
 
 use std::{
     collections::{HashMap, HashSet},
