@@ -117,7 +117,9 @@ impl Default for WatchPolicy {
 
 impl WatchPolicy {
     /// The default of a process sharing its index with the other
-    /// processes of its user (see [`MAX_DEFAULT_BUDGET`]).
+    /// processes of its user: half the kernel's per-user limit rather than
+    /// a quarter (the agents of the machine then hold one set of watches
+    /// between them), at most 131 072.
     pub fn shared() -> WatchPolicy {
         WatchPolicy {
             budget: default_budget(2),
