@@ -53,6 +53,19 @@ pub fn write(root: &Path, rel: &str, contents: impl AsRef<[u8]>) {
     fs::write(&path, contents).expect("a fixture file");
 }
 
+/// Run `script` with `sh -ec` in `root`: another process changes the tree
+/// (what file events and identity checks must notice, as an editor's or a
+/// build's changes).
+pub fn sh(root: &Path, script: &str) {
+    let status = Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(root)
+        .status()
+        .expect("sh runs");
+    assert!(status.success(), "{script}");
+}
+
 /// What `work` returns, run on a thread of its own and waited for at most
 /// `limit`: a test of something that must not hang fails (naming `what`)
 /// rather than hanging the suite when it regresses. The stuck thread is

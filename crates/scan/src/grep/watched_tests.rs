@@ -1,13 +1,14 @@
 //! Cached greps of watched scans: the content index vouched for by events,
 //! against what another process does to the tree meanwhile.
 
-use std::{fs, path::Path, process::Command, time::Duration};
+use std::{fs, path::Path, time::Duration};
 
 use crate::{
     CancelToken,
     cache::{CachePolicy, ScanCache},
     grep::{ContentStats, GrepOptions, GrepOutcome, ListSource, grep},
 };
+use natives_testkit::sh;
 
 fn watched_cache() -> ScanCache {
     ScanCache::new(
@@ -15,17 +16,6 @@ fn watched_cache() -> ScanCache {
             .ttl(Duration::from_secs(600))
             .watch(true),
     )
-}
-
-/// Run `script` in `root` with `sh`: another process changes the tree.
-fn sh(root: &Path, script: &str) {
-    let status = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(root)
-        .status()
-        .unwrap();
-    assert!(status.success(), "{script}");
 }
 
 fn search(cache: &ScanCache, root: &Path, pattern: &str) -> GrepOutcome {

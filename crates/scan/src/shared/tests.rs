@@ -15,6 +15,7 @@ use crate::{
     entries::FileType,
     walk::{self, Needs, ScanPolicy},
 };
+use natives_testkit::sh;
 
 /// A cache that shares under `home`, leaked as a process's global cache is
 /// (an indexer's threads answer from it for as long as the process lives).
@@ -27,6 +28,34 @@ fn shared_cache(home: &Path, watch: bool) -> &'static ScanCache {
     let cache: &'static ScanCache = Box::leak(Box::new(ScanCache::new(policy)));
     cache.share().unwrap();
     cache
+}
+
+/// A tree, a natives home, and two caches sharing under it: the first
+/// indexes the tree, the second has read it once. (A test binds the
+/// directories it does not use, `_home` say: left in a `..`, they would be
+/// removed at once.)
+struct Pair {
+    dir: tempfile::TempDir,
+    _home: tempfile::TempDir,
+    key: ScanKey,
+    indexer: &'static ScanCache,
+    reader: &'static ScanCache,
+}
+
+fn pair(watch: bool) -> Pair {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let key = key_of(dir.path());
+    let indexer = shared_cache(home.path(), watch);
+    let reader = shared_cache(home.path(), watch);
+    assert_eq!(listed(&scan(indexer, &key)), fresh(&key));
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    Pair {
+        dir,
+        _home: home,
+        key,
+        indexer,
+        reader,
+    }
 }
 
 fn tree() -> tempfile::TempDir {
@@ -69,12 +98,13 @@ fn fresh(key: &ScanKey) -> Vec<(String, FileType)> {
 /// it changed.
 #[test]
 fn a_reader_neither_walks_nor_watches_and_sees_every_change() {
-    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
-    let key = key_of(dir.path());
-    let indexer = shared_cache(home.path(), true);
-    let reader = shared_cache(home.path(), true);
-    assert_eq!(listed(&scan(indexer, &key)), fresh(&key));
-    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    let Pair {
+        dir,
+        _home,
+        key,
+        indexer,
+        reader,
+    } = pair(true);
 
     fs::write(dir.path().join("src/deep/new.rs"), "n").unwrap();
     fs::remove_file(dir.path().join("src/a.rs")).unwrap();
@@ -97,12 +127,13 @@ fn a_reader_neither_walks_nor_watches_and_sees_every_change() {
 /// change it reported.
 #[test]
 fn a_reader_s_invalidation_reaches_an_unwatched_indexer() {
-    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
-    let key = key_of(dir.path());
-    let indexer = shared_cache(home.path(), false);
-    let reader = shared_cache(home.path(), false);
-    scan(indexer, &key);
-    scan(reader, &key);
+    let Pair {
+        dir,
+        _home,
+        key,
+        reader,
+        ..
+    } = pair(false);
     let written = dir.path().join("src/written.rs");
     fs::write(&written, "w").unwrap();
     reader.invalidate_path(&written).unwrap();
@@ -219,12 +250,13 @@ fn a_reader_takes_over_from_an_indexer_killed() {
 /// cancelled, without waiting for the answer, and its next call is answered.
 #[test]
 fn a_reader_s_cancellation_is_honoured_while_it_waits() {
-    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
-    let key = key_of(dir.path());
-    let indexer = shared_cache(home.path(), true);
-    let reader = shared_cache(home.path(), true);
-    scan(indexer, &key);
-    scan(reader, &key);
+    let Pair {
+        dir: _dir,
+        _home,
+        key,
+        indexer,
+        reader,
+    } = pair(true);
     let refresh = indexer.hold_refresh();
     let token = CancelToken::new().with_timeout(Some(Duration::from_millis(100)));
     let started = std::time::Instant::now();
@@ -254,17 +286,6 @@ fn a_reader_s_cancellation_is_honoured_while_it_waits() {
     drop(refresh);
     assert!(waiting.join().unwrap());
     assert_eq!(listed(&scan(reader, &key)), fresh(&key));
-}
-
-/// `sh -ec script` in `root`: another process changes the tree.
-fn sh(root: &Path, script: &str) {
-    let status = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(root)
-        .status()
-        .unwrap();
-    assert!(status.success(), "{script}");
 }
 
 fn grep_paths(cache: &ScanCache, root: &Path, pattern: &str) -> Vec<String> {

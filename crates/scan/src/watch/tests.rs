@@ -8,6 +8,7 @@ use crate::{
     cache::{CachePolicy, ScanCache},
     walk::{Needs, ScanPolicy},
 };
+use natives_testkit::sh;
 
 /// Every partition of a root.
 const PARTITIONS: [ScanPolicy; 4] = [
@@ -68,17 +69,6 @@ fn cached(cache: &ScanCache, key: &ScanKey) -> Listing {
 
 fn fresh(key: &ScanKey) -> Listing {
     listing(&walk::scan(&key.root, key.policy, &CancelToken::new()).unwrap())
-}
-
-/// Run `script` in `root` with `sh`: another process changes the tree.
-fn sh(root: &Path, script: &str) {
-    let status = Command::new("sh")
-        .arg("-ec")
-        .arg(script)
-        .current_dir(root)
-        .status()
-        .unwrap();
-    assert!(status.success(), "{script}");
 }
 
 fn tree() -> tempfile::TempDir {
