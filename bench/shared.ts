@@ -153,7 +153,7 @@ async function main(): Promise<void> {
     ['first answer of a new process, index on disk only, ms', (r) => r.diskMs],
     ['cached glob of a name prefix, ms (median over processes)', (r) => median(r.queried.map((q) => q.globMs))],
     ['cached fuzzyFind of a name, ms', (r) => median(r.queried.map((q) => q.fuzzyMs))],
-    ['cached grep of a literal found nowhere, ms', (r) => median(r.queried.map((q) => q.grepMs))],
+    ...(NO_GREP ? [] : [['cached grep of a literal found nowhere, ms', (r: Round) => median(r.queried.map((q) => q.grepMs))] as [string, (r: Round) => number]]),
     ['walks, all processes', (r) => r.states.reduce((n, s) => n + s.walks, 0)],
     ['inotify watches, all processes', (r) => r.states.reduce((n, s) => n + s.watches, 0)],
     ['resident MiB, the first process', (r) => r.states[0]!.rssMiB],
