@@ -344,13 +344,6 @@ impl Entries {
 
     /// Every path's bytes back to back, and where each ends: the columns a
     /// persisted record keeps (see `persist`).
-    /// Whether `other` lists the same paths with the same types (mtimes
-    /// and unreadable paths aside): a list made again (a TTL's restore)
-    /// that found nothing new.
-    pub(crate) fn same_listing(&self, other: &Entries) -> bool {
-        self.ends == other.ends && self.types == other.types && self.text == other.text
-    }
-
     pub(crate) fn text_and_ends(&self) -> (&[u8], &[usize]) {
         (&self.text, &self.ends)
     }

@@ -752,11 +752,13 @@ fn answer(
     if !listed.entries.unreadable().is_empty() {
         return vec![status::ALONE];
     }
-    // A list made again with nothing new (an unwatched scan's TTL) is not
-    // sent again: comparing costs less than the reader's decoding.
-    let unchanged = known.as_ref().is_some_and(|known| {
-        Arc::ptr_eq(known, &listed.entries) || known.same_listing(&listed.entries)
-    });
+    // Only the very list the reader holds is "unchanged": one made again
+    // with the same paths (a patch of files the rules leave out, a TTL's
+    // walk) may differ in what it left out, which the reader records anew
+    // from a new list (see `Entries::skipped`).
+    let unchanged = known
+        .as_ref()
+        .is_some_and(|known| Arc::ptr_eq(known, &listed.entries));
     let mut out = vec![if unchanged {
         status::UNCHANGED
     } else {

@@ -7,7 +7,10 @@
 //! do, and must answer alike too (its index trusted by file identities). A
 //! third is a new process's each cycle, with persistence on: it restores
 //! the scan from the record the last cycle's left, proved current by its
-//! directories, and must answer alike as well.
+//! directories, and must answer alike as well. A fourth reads its list from
+//! a shared index (`ScanCache::share`) another cache holds and watches, its
+//! content index trusted by the paths the indexer's events named, and
+//! must answer alike too.
 //!
 //! The default run makes 300 cycles; `NATIVES_EDIT_CYCLES=10000 cargo test
 //! -p natives-scan --release --test edit_cycles -- --ignored` makes as many
@@ -347,6 +350,21 @@ fn run_cycles(cycles: usize) {
     let restarted = || ScanCache::new(policy.clone().persist(Some(home.path().to_path_buf())));
     let (mut restored, mut relisted, mut walked) = (0, 0, [0; 3]);
     let watched = ScanCache::new(policy.clone().watch(true));
+    let shared_home = tempfile::tempdir().unwrap();
+    let sharing = |watch: bool| -> &'static ScanCache {
+        let policy = policy
+            .clone()
+            .watch(watch)
+            .persist(Some(shared_home.path().to_path_buf()))
+            .shared(true);
+        let cache = Box::leak(Box::new(ScanCache::new(policy)));
+        cache.share().unwrap();
+        cache
+    };
+    // The indexer asks first, so it indexes the root the reader then reads.
+    let indexer = sharing(true);
+    search(indexer, &root, ("x", None), true);
+    let reader = sharing(false);
     let invalidated = ScanCache::new(policy.clone());
     let uncached = ScanCache::new(policy.clone());
     // Answers from the watched list, and those with a glob from it or walked.
@@ -388,11 +406,13 @@ fn run_cycles(cycles: usize) {
             let by_events = search(&watched, &root, request, true);
             let by_identity = search(&invalidated, &root, request, true);
             let restored_answer = search(&by_record, &root, request, true);
+            let read_answer = search(reader, &root, request, true);
             let label = format!("cycle {cycle}, after `{edit}`, {request:?}");
             let answers = [
                 (&by_events, "watched"),
                 (&by_identity, "invalidated"),
                 (&restored_answer, "restored from its record"),
+                (&read_answer, "read from a shared index"),
             ];
             for (found, how) in answers {
                 let same = GrepOutcome {
@@ -433,6 +453,13 @@ fn run_cycles(cycles: usize) {
     assert!(
         restored > 0 && relisted > 0,
         "restored {restored}, relisted {relisted}"
+    );
+    let shared = reader.stats().shared;
+    eprintln!("the reader of the shared index: {shared:?}");
+    assert_eq!((shared.reading, shared.alone), (1, 0), "{shared:?}");
+    assert!(
+        shared.lists_received > 1 && shared.unchanged > 0,
+        "{shared:?}"
     );
     eprintln!("{at_once} of {cycles} repeated searches' first pages answered at once");
     assert!(at_once > 0, "first pages answered at once");

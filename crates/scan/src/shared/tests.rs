@@ -497,33 +497,46 @@ fn a_socket_that_greets_and_hangs_up_is_given_up() {
     );
 }
 
-/// An indexer that cannot watch lists its tree again at each TTL; a list
-/// made again with nothing new is not sent again (the reader keeps what it
-/// holds), and one with a change is.
+/// A file the rules leave out, written by another process: the indexer's
+/// list holds the same paths, but what its rules left out changed, and a
+/// reader's search whose glob selects that file (`rg -g`) finds it. (Sending
+/// "unchanged" for a list made again with the same paths kept the reader's
+/// stale record of what was left out.)
 #[test]
-fn a_list_made_again_unchanged_is_not_sent_again() {
-    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
-    let key = key_of(dir.path());
-    let policy = CachePolicy::default()
-        .ttl(Duration::from_millis(50))
-        .persist(Some(home.path().to_path_buf()))
-        .shared(true);
-    let indexer: &'static ScanCache = Box::leak(Box::new(ScanCache::new(policy)));
-    indexer.share().unwrap();
-    let reader = shared_cache(home.path(), false);
-    scan(indexer, &key);
-    let first = scan(reader, &key);
-    std::thread::sleep(Duration::from_millis(100));
-    let again = scan(reader, &key);
-    assert!(Arc::ptr_eq(&first, &again), "the list held is kept");
-    let stats = reader.stats().shared;
-    assert_eq!((stats.lists_received, stats.unchanged), (1, 1));
-    assert!(indexer.stats().walks + indexer.stats().persist.restored >= 2);
-
-    std::thread::sleep(Duration::from_millis(100));
-    fs::write(dir.path().join("src/new.rs"), "n").unwrap();
-    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
-    assert_eq!(reader.stats().shared.lists_received, 2);
+fn a_file_the_rules_leave_out_is_found_by_a_reader_s_selecting_glob() {
+    for watch in [true, false] {
+        let dir = tree();
+        fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+        fs::create_dir(dir.path().join(".git")).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let key = key_of(dir.path());
+        let policy = CachePolicy::default()
+            .ttl(Duration::from_millis(50))
+            .persist(Some(home.path().to_path_buf()))
+            .watch(watch)
+            .shared(true);
+        let indexer: &'static ScanCache = Box::leak(Box::new(ScanCache::new(policy)));
+        indexer.share().unwrap();
+        scan(indexer, &key);
+        let reader = shared_cache(home.path(), watch);
+        let search = || {
+            let mut options = crate::GrepOptions::new("needle", dir.path());
+            options.cache = true;
+            options.globs = vec!["*.log".into()];
+            let outcome = crate::grep(&options, reader, &CancelToken::new(), &mut |_| {}).unwrap();
+            outcome
+                .matches
+                .iter()
+                .map(|m| m.path_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert!(search().is_empty());
+        std::thread::sleep(Duration::from_millis(100));
+        sh(dir.path(), "echo needle > src/new.log");
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(search(), ["src/new.log"], "watch {watch}");
+        assert_eq!(reader.stats().shared.reading, 1);
+    }
 }
 
 /// An index directory others may enter, or another user's: no socket in it
