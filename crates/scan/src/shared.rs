@@ -133,10 +133,6 @@ const REPLY_WAIT: Duration = Duration::from_secs(60);
 #[cfg(test)]
 const REPLY_WAIT: Duration = Duration::from_secs(1);
 
-/// Longest a forwarded invalidation waits for the indexer's
-/// acknowledgement: it only reconciles or drops a list.
-const FORWARD_WAIT: Duration = Duration::from_secs(5);
-
 /// Longest a `sun_path` this module binds or connects to directly; a longer
 /// socket path is reached through `/proc/self/fd` (the kernel's limit is
 /// 108 bytes with the terminating NUL).
@@ -234,6 +230,9 @@ pub(crate) struct Sharing {
     roles: Mutex<HashMap<ScanKey, Arc<Role>>>,
     /// Keys whose cached list came from an indexer.
     replicas: Mutex<HashSet<ScanKey>>,
+    /// Invalidations to send each key's indexer ahead of the next question
+    /// (see [`Sharing::forward_invalidate`]).
+    pending: Mutex<HashMap<ScanKey, Vec<PathBuf>>>,
     /// Keys whose indexer did not answer within [`REPLY_WAIT`], and when.
     stuck: Mutex<HashMap<ScanKey, Instant>>,
     /// For each key read from a watching indexer, the stamp under which
@@ -289,6 +288,7 @@ impl Sharing {
             cache,
             roles: Mutex::new(HashMap::new()),
             replicas: Mutex::new(HashSet::new()),
+            pending: Mutex::new(HashMap::new()),
             stuck: Mutex::new(HashMap::new()),
             stamps: Mutex::new(HashMap::new()),
             counters: Counters::default(),
@@ -341,26 +341,23 @@ impl Sharing {
     }
 
     /// Hand a mutation at `target` (canonical) to the indexers of the roots
-    /// it touches, so the next answer read from them includes it. An
-    /// indexer that cannot be reached loses its link: the next call finds
-    /// a live one or takes over.
+    /// it touches that this process reads: it goes out ahead of the next
+    /// question to each, on the same connection, so the answer includes it.
+    /// Nothing is sent or waited for here: an invalidation is a tool's
+    /// synchronous call, and must not wait on a busy or stuck indexer.
     pub(crate) fn forward_invalidate(&self, target: &Path) {
-        let readers: Vec<(ScanKey, Arc<Role>)> = self
+        let reading: Vec<ScanKey> = self
             .lock_roles()
             .iter()
             .filter(|(key, role)| {
                 matches!(***role, Role::Reading(_))
                     && (target.starts_with(&key.root) || key.root.starts_with(target))
             })
-            .map(|(key, role)| (key.clone(), Arc::clone(role)))
+            .map(|(key, _)| key.clone())
             .collect();
-        for (key, role) in readers {
-            let Role::Reading(link) = &*role else {
-                continue;
-            };
-            if forward(&mut lock(link), target).is_err() {
-                self.forget(&key, &role);
-            }
+        let mut pending = lock(&self.pending);
+        for key in reading {
+            pending.entry(key).or_default().push(target.to_path_buf());
         }
     }
 
@@ -489,11 +486,27 @@ impl Sharing {
             (false, Some(_)) => op::LIST_KNOWN,
             (false, None) => op::LIST,
         };
-        link.stream.write_all(&[request]).map_err(|_| Lost::Link)?;
-        let answer = receive(&mut link.stream, token, REPLY_WAIT);
+        let invalidated = lock(&self.pending).remove(key).unwrap_or_default();
+        let mut out = Vec::new();
+        for target in &invalidated {
+            out.push(op::INVALIDATE);
+            put_text(&mut out, &path_to_bytes(target));
+        }
+        out.push(request);
+        let answer = match link.stream.write_all(&out) {
+            Ok(()) => receive_after(&mut link.stream, invalidated.len(), token),
+            Err(_) => Err(Lost::Link),
+        };
         if answer.is_err() {
-            // A reply left half read cannot be told from the next one.
+            // A reply left half read cannot be told from the next one; the
+            // invalidations go again ahead of the next question, to whichever
+            // indexer answers it (once more is harmless).
             link.last = None;
+            let mut pending = lock(&self.pending);
+            pending
+                .entry(key.clone())
+                .or_default()
+                .splice(0..0, invalidated);
         }
         let (listed, events) = match answer? {
             Reply::Unchanged {
@@ -884,19 +897,20 @@ fn receive(
     }
 }
 
-/// Send an invalidation of `target` and wait for its acknowledgement.
-fn forward(link: &mut Link, target: &Path) -> std::result::Result<(), Lost> {
-    let path = path_to_bytes(target);
-    let mut request = vec![op::INVALIDATE];
-    put_text(&mut request, &path);
-    link.stream.write_all(&request).map_err(|_| Lost::Link)?;
-    match receive(&mut link.stream, &CancelToken::new(), FORWARD_WAIT) {
-        Ok(Reply::Done) => Ok(()),
-        _ => {
-            link.last = None;
-            Err(Lost::Link)
+/// The reply to a question sent after `invalidated` invalidations, each
+/// acknowledged first, in order, on the same connection.
+fn receive_after(
+    stream: &mut UnixStream,
+    invalidated: usize,
+    token: &CancelToken,
+) -> std::result::Result<Reply, Lost> {
+    for _ in 0..invalidated {
+        match receive(stream, token, REPLY_WAIT)? {
+            Reply::Done => {}
+            _ => return Err(Lost::Link),
         }
     }
+    receive(stream, token, REPLY_WAIT)
 }
 
 /// Reads a reply's fields, each whole, from a stream with a read timeout,

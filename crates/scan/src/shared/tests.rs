@@ -573,3 +573,75 @@ fn an_index_directory_that_is_not_private_is_not_used() {
         assert_eq!(fs::read_dir(&index).unwrap().count(), 0, "{what}");
     }
 }
+
+/// Two processes each indexing a root the other reads, one root inside the
+/// other: an invalidation inside both is forwarded once to each indexer and
+/// taken in there without being forwarded on (back and forth, each would
+/// wait for the other), at once, and both answer it.
+#[test]
+fn invalidations_between_two_indexers_of_nested_roots_end() {
+    let dir = tree();
+    let home = tempfile::tempdir().unwrap();
+    let (outer, inner) = (key_of(dir.path()), key_of(&dir.path().join("src")));
+    let first = shared_cache(home.path(), false);
+    let second = shared_cache(home.path(), false);
+    scan(first, &outer);
+    scan(second, &inner);
+    scan(first, &inner);
+    scan(second, &outer);
+    for cache in [first, second] {
+        assert_eq!(
+            (cache.stats().shared.indexing, cache.stats().shared.reading),
+            (1, 1)
+        );
+    }
+    let written = dir.path().join("src/deep/written.rs");
+    fs::write(&written, "w").unwrap();
+    // Passed back, the invalidation would wait on the link its sender
+    // holds, up to the forwarding wait (5 s).
+    natives_testkit::within(
+        "a forwarded invalidation",
+        Duration::from_secs(2),
+        move || {
+            first.invalidate_path(&written).unwrap();
+        },
+    );
+    for cache in [first, second] {
+        for key in [&outer, &inner] {
+            assert_eq!(listed(&scan(cache, key)), fresh(key));
+        }
+    }
+}
+
+/// An invalidation while another call of the reader waits for a stuck
+/// indexer returns at once (it is a tool's synchronous call), and the
+/// reader's next answer includes it once the indexer answers again.
+#[test]
+fn an_invalidation_never_waits_for_the_indexer() {
+    let Pair {
+        dir,
+        _home,
+        key,
+        indexer,
+        reader,
+    } = pair(true);
+    let refresh = indexer.hold_refresh();
+    let waiting = {
+        let key = key.clone();
+        std::thread::spawn(move || {
+            reader
+                .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
+                .is_ok()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let written = dir.path().join("src/written.rs");
+    fs::write(&written, "w").unwrap();
+    let started = std::time::Instant::now();
+    reader.invalidate_path(&written).unwrap();
+    assert!(started.elapsed() < Duration::from_millis(100));
+    drop(refresh);
+    assert!(waiting.join().unwrap());
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(reader.stats().shared.alone, 0);
+}
