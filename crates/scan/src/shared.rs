@@ -112,6 +112,10 @@ pub const STARTING_WAIT: Duration = Duration::from_secs(2);
 /// is not an indexer's.
 const HELLO_WAIT: Duration = Duration::from_secs(2);
 
+/// Invalidations kept for one root's indexer until the next question; past
+/// this many, one invalidation of the whole root stands for them.
+const PENDING_KEPT: usize = 4_096;
+
 /// Links a call may lose before it answers alone: one loss is an indexer
 /// that died (the next try takes over); more in one call is a socket that
 /// greets and hangs up, which must not keep the call going round.
@@ -307,6 +311,8 @@ impl Sharing {
             };
             let link = match &*role {
                 Role::Indexing { .. } => {
+                    // This process's own invalidations reach its lists.
+                    lock(&self.pending).remove(key);
                     if lost_indexer {
                         self.counters.takeovers.fetch_add(1, Ordering::Relaxed);
                     }
@@ -357,7 +363,18 @@ impl Sharing {
             .collect();
         let mut pending = lock(&self.pending);
         for key in reading {
-            pending.entry(key).or_default().push(target.to_path_buf());
+            let queued = pending.entry(key.clone()).or_default();
+            if queued.first() == Some(&key.root) {
+                // The whole root goes already.
+                continue;
+            }
+            if queued.len() < PENDING_KEPT {
+                queued.push(target.to_path_buf());
+            } else {
+                // As many writes as a checkout's: the root itself stands
+                // for them all (the indexer lists the tree again).
+                *queued = vec![key.root.clone()];
+            }
         }
     }
 

@@ -645,3 +645,29 @@ fn an_invalidation_never_waits_for_the_indexer() {
     assert_eq!(listed(&scan(reader, &key)), fresh(&key));
     assert_eq!(reader.stats().shared.alone, 0);
 }
+
+/// Invalidations queued past [`PENDING_KEPT`] before the next question
+/// become one of the whole root: the indexer receives one, not thousands,
+/// and the answer holds every write.
+#[test]
+fn invalidations_queued_past_the_bound_become_one_of_the_root() {
+    let Pair {
+        dir,
+        _home,
+        key,
+        indexer,
+        reader,
+    } = pair(false);
+    let served = indexer.stats().shared.served;
+    for n in 0..PENDING_KEPT + 10 {
+        let written = dir.path().join(format!("src/w{n}.rs"));
+        fs::write(&written, "w").unwrap();
+        reader.invalidate_path(&written).unwrap();
+    }
+    assert_eq!(listed(&scan(reader, &key)), fresh(&key));
+    assert_eq!(
+        indexer.stats().shared.served - served,
+        2,
+        "one invalidation, one question"
+    );
+}
