@@ -465,9 +465,13 @@ impl ScanCache {
     /// cache then keeps to its TTL.
     pub fn watch(&self) -> Result<()> {
         let started = self.watching.get_or_init(|| {
-            Watching::start(self.policy.watch_policy, Arc::clone(&self.contents))
-                .map(Arc::new)
-                .map_err(|err| err.to_string())
+            Watching::start(
+                self.policy.watch_policy,
+                Arc::clone(&self.contents),
+                self.policy.shared,
+            )
+            .map(Arc::new)
+            .map_err(|err| err.to_string())
         });
         match started {
             Ok(_) => Ok(()),
@@ -482,7 +486,10 @@ impl ScanCache {
     /// read from its indexer, or indexed here for the other processes.
     /// Idempotent. It needs persistence's home (the sockets live beside the
     /// records, and a process taking over an index restores its record);
-    /// without one it fails with `EINVAL` and the cache answers alone.
+    /// without one it fails with `EINVAL` and the cache answers alone. Only
+    /// a policy with [`CachePolicy::shared`] keeps the journal of event
+    /// paths its readers' content indexes trust by; without it, readers
+    /// check each file they rely on.
     pub fn share(&'static self) -> Result<()> {
         let Some(home) = &self.policy.persist_home else {
             return Err(crate::error::Error::invalid(

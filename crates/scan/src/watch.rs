@@ -221,9 +221,13 @@ pub(crate) type Generation = u64;
 /// track, and checks each file it relies on once.
 const JOURNAL_KEPT: usize = 16_384;
 
-/// The paths events named, in order, numbered.
+/// The paths events named, in order, numbered; kept only by a process
+/// that shares its index (others have no reader to tell, and a burst of
+/// events would copy every path for nothing).
 #[derive(Default)]
 struct Journal {
+    /// Whether paths are kept at all.
+    kept_on: bool,
     /// The number of the last path noted.
     last: u64,
     /// Every path numbered above `floor` is kept.
@@ -233,6 +237,9 @@ struct Journal {
 
 impl Journal {
     fn note(&mut self, path: &Path) {
+        if !self.kept_on {
+            return;
+        }
         self.last += 1;
         if self.kept.len() == JOURNAL_KEPT
             && let Some((number, _)) = self.kept.pop_front()
@@ -250,9 +257,9 @@ impl Journal {
     }
 
     /// The paths within `root` noted after `since`; `None` when some may
-    /// have been dropped.
+    /// have been dropped, or none are kept.
     fn since(&self, since: u64, root: &Path) -> Option<Vec<PathBuf>> {
-        if since < self.floor {
+        if !self.kept_on || since < self.floor {
             return None;
         }
         let after = self.kept.partition_point(|(number, _)| *number <= since);
@@ -339,9 +346,12 @@ struct Route {
 impl Watching {
     /// A watcher with its cookie directory, or the error that prevents one;
     /// events also reach `contents`.
+    /// With `journal`, the paths events name are kept for processes
+    /// reading this one's lists (see [`Watching::events_since`]).
     pub(crate) fn start(
         policy: WatchPolicy,
         contents: Arc<ContentIndex>,
+        journal: bool,
     ) -> std::io::Result<Watching> {
         let cookies = CookieDir::make()?;
         let shared = Arc::new(Shared {
@@ -349,7 +359,10 @@ impl Watching {
             cookie_arrived: Condvar::new(),
             cookie_seen: AtomicU64::new(0),
             contents,
-            journal: Mutex::default(),
+            journal: Mutex::new(Journal {
+                kept_on: journal,
+                ..Journal::default()
+            }),
             #[cfg(test)]
             stall: Mutex::new(()),
             #[cfg(test)]

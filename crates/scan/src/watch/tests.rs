@@ -913,3 +913,23 @@ fn global_rules_child() {
         cache.stats().watch
     );
 }
+
+/// The journal of event paths is kept only when asked for (a process that
+/// shares its index); one not kept never claims to be complete.
+#[test]
+fn the_journal_is_kept_only_when_asked_for() {
+    let root = Path::new("/srv/tree");
+    for kept_on in [false, true] {
+        let mut journal = Journal {
+            kept_on,
+            ..Journal::default()
+        };
+        journal.note(&root.join("a.rs"));
+        journal.note(Path::new("/elsewhere/b.rs"));
+        let expected = kept_on.then(|| vec![root.join("a.rs")]);
+        assert_eq!(journal.since(0, root), expected, "kept {kept_on}");
+        journal.lose();
+        assert_eq!(journal.since(0, root), None);
+        assert_eq!(journal.since(journal.last, root), kept_on.then(Vec::new));
+    }
+}
