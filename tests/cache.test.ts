@@ -18,6 +18,7 @@ const UNWATCHED = {
   enabled: false,
   watchedRoots: 0,
   watches: 0,
+  budget: 0,
   eventsApplied: 0,
   rewalks: 0,
   fallbacks: { overflow: 0, watchBudget: 0, watchLimit: 0, watcherError: 0, cookieTimeout: 0, mounts: 0 },
@@ -45,6 +46,28 @@ const UNSHARED = {
   takeovers: 0,
   alone: 0,
 };
+
+/** Watches this test process holds while a child finds its default budget. */
+const HELD_WATCHES = 20_000;
+
+/** The inotify watches held by this user's processes, counted from `/proc` as the kernel lists them. */
+function heldInotifyWatches(): number {
+  const uid = process.getuid?.();
+  let held = 0;
+  for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (fs.statSync(`/proc/${pid}`).uid !== uid) continue;
+      for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') continue;
+        const info = fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8');
+        held += info.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+      }
+    } catch {
+      // The process ended, or its descriptors are not ours to read.
+    }
+  }
+  return held;
+}
 
 /** A TTL long enough that only invalidation can explain a fresh answer. */
 const LONG_TTL = { FS_SCAN_CACHE_TTL_MS: '600000' };
@@ -345,6 +368,35 @@ describe('fsScanCacheStats', () => {
       persist: UNPERSISTED,
       shared: UNSHARED,
     });
+  }, CHILD_TIMEOUT_MS);
+
+  test("the default watch budget is what the user's processes leave free, less a quarter of the limit; FS_SCAN_CACHE_WATCH_MAX decides when given", async () => {
+    const dir = fixture(['a.ts', 'src/b.ts']);
+    const watched = { ...LONG_TTL, FS_SCAN_CACHE_WATCH: '1' };
+    const given = await scenario<{ budget: number; watches: number }>('watch-budget', dir, { ...watched, FS_SCAN_CACHE_WATCH_MAX: '777' });
+    expect(given.budget).toBe(777);
+    expect(given.watches).toBeGreaterThan(0);
+    // This process holds 20 000 watches while the child starts watching.
+    const limit = Number(fs.readFileSync('/proc/sys/fs/inotify/max_user_watches', 'utf8'));
+    const held = heldInotifyWatches();
+    const dirs = tempDir('watch-budget-held');
+    const watchers: fs.FSWatcher[] = [];
+    try {
+      for (let i = 0; i < HELD_WATCHES; i++) {
+        const sub = path.join(dirs, String(i));
+        fs.mkdirSync(sub);
+        watchers.push(fs.watch(sub));
+      }
+      const holding = heldInotifyWatches();
+      expect(holding - held).toBeGreaterThanOrEqual(HELD_WATCHES);
+      const expected = Math.min(131_072, Math.max(1, limit - holding - Math.floor(limit / 4)));
+      const found = await scenario<{ budget: number }>('watch-budget', dir, watched);
+      // Other processes of the user may take or give back a few meanwhile.
+      expect(Math.abs(found.budget - expected)).toBeLessThanOrEqual(2_000);
+    } finally {
+      for (const watcher of watchers) watcher.close();
+      removeDir(dirs);
+    }
   }, CHILD_TIMEOUT_MS);
 
   test('concurrent cached globs of one key share a single walk', async () => {

@@ -304,6 +304,13 @@ export interface FsScanWatchStats {
   watchedRoots: number
   /** Directories watched. */
   watches: number
+  /**
+   * Most directories watched at once: `FS_SCAN_CACHE_WATCH_MAX`, or by
+   * default what the user's processes left free of the kernel's
+   * per-user limit when watching started, less a quarter of the limit
+   * kept for them (at most 131 072); 0 while watching is off.
+   */
+  budget: number
   /** Event paths applied to cached scans. */
   eventsApplied: number
   /**

@@ -446,6 +446,11 @@ pub struct FsScanWatchStats {
     pub watched_roots: u32,
     /// Directories watched.
     pub watches: u32,
+    /// Most directories watched at once: `FS_SCAN_CACHE_WATCH_MAX`, or by
+    /// default what the user's processes left free of the kernel's
+    /// per-user limit when watching started, less a quarter of the limit
+    /// kept for them (at most 131 072); 0 while watching is off.
+    pub budget: u32,
     /// Event paths applied to cached scans.
     pub events_applied: f64,
     /// Scans dropped for a change that needs a new walk (an ignore file,
@@ -555,6 +560,7 @@ fn to_js_watch_stats(watch: WatchStats) -> FsScanWatchStats {
         enabled: watch.enabled,
         watched_roots: u32::try_from(watch.watched_roots).unwrap_or(u32::MAX),
         watches: u32::try_from(watch.watches).unwrap_or(u32::MAX),
+        budget: u32::try_from(watch.budget).unwrap_or(u32::MAX),
         events_applied: watch.events_applied as f64,
         rewalks: watch.rewalks as f64,
         fallbacks: FsScanWatchFallbacks {

@@ -5,7 +5,7 @@
 //! Policy is global and fixed once per process: from the `FS_SCAN_*` variables
 //! `FS_SCAN_CACHE_TTL_MS` (1000; 0 bypasses the cache), `FS_SCAN_EMPTY_RECHECK_MS`
 //! (200), `FS_SCAN_CACHE_MAX_ENTRIES` (16), `FS_SCAN_CACHE_MAX_BYTES` (128 MiB) and
-//! `FS_SCAN_CACHE_CONTENT_BYTES` (64 MiB), and `FS_SCAN_CACHE_PERSIST` (off; `1`
+//! `FS_SCAN_CACHE_CONTENT_BYTES` (a thirty-second of memory, 64 MiB to 1 GiB), and `FS_SCAN_CACHE_PERSIST` (off; `1`
 //! keeps walked scans across restarts under the natives home, see
 //! [`crate::persist`]) with `FS_SCAN_CACHE_PERSIST_BYTES` (1 GiB), and
 //! `FS_SCAN_CACHE_SHARED` (off; `1` reads each root from one indexer
@@ -90,9 +90,34 @@ pub const DEFAULT_MAX_ENTRIES: usize = 16;
 /// Default memory budget for all cached scans together: a scan of `$HOME`
 /// must not be able to hold gigabytes.
 pub const DEFAULT_MAX_BYTES: usize = 128 * 1024 * 1024;
-/// Default memory budget for content signatures: about a sixteenth of the
-/// text they cover, so this covers the small text files of a 1 GiB tree.
-pub const DEFAULT_CONTENT_BYTES: usize = 64 * 1024 * 1024;
+/// The least default memory budget of the content index (see
+/// [`default_content_bytes`]): its trigram lists take about a sixteenth of
+/// the text they cover, so this covers the small text files of a 1 GiB
+/// tree.
+pub const MIN_CONTENT_BYTES: usize = 64 * 1024 * 1024;
+/// The most default memory budget of the content index: the index of a
+/// generated tree of a million files (559 259 text files) took 335 MiB.
+pub const MAX_DEFAULT_CONTENT_BYTES: usize = 1024 * 1024 * 1024;
+/// The share of usable memory (one part in this many) the content index
+/// takes by default: eight agent processes, each indexing a large tree of
+/// its own, then hold a quarter of the machine between them.
+const CONTENT_MEMORY_SHARE: u64 = 32;
+
+/// The content index's default memory budget: a thirty-second of the memory
+/// this process may use ([`natives_system::memory::usable_bytes`]), within
+/// [`MIN_CONTENT_BYTES`] and [`MAX_DEFAULT_CONTENT_BYTES`]; the least when
+/// memory cannot be read. A fixed 64 MiB held the index of a tenth of a
+/// million-file tree, so every search read the rest.
+pub fn default_content_bytes() -> usize {
+    content_bytes_for(natives_system::memory::usable_bytes())
+}
+
+fn content_bytes_for(usable: Option<u64>) -> usize {
+    let share = usable.map_or(0, |bytes| bytes / CONTENT_MEMORY_SHARE);
+    usize::try_from(share)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_CONTENT_BYTES, MAX_DEFAULT_CONTENT_BYTES)
+}
 
 /// How often a caller waiting on another caller's walk re-checks its own
 /// cancellation token; well inside the 50 ms abort promise.
@@ -107,7 +132,8 @@ pub struct CachePolicy {
     max_bytes: usize,
     content_bytes: usize,
     watch: bool,
-    watch_policy: WatchPolicy,
+    /// `None`: [`WatchPolicy::default`], found when watching starts.
+    watch_budget: Option<usize>,
     /// The natives home whose `scans/` keeps records, when persistence is on.
     persist_home: Option<PathBuf>,
     persist_bytes: u64,
@@ -121,9 +147,9 @@ impl Default for CachePolicy {
             empty_recheck: Duration::from_millis(DEFAULT_EMPTY_RECHECK_MS),
             max_entries: DEFAULT_MAX_ENTRIES,
             max_bytes: DEFAULT_MAX_BYTES,
-            content_bytes: DEFAULT_CONTENT_BYTES,
+            content_bytes: default_content_bytes(),
             watch: false,
-            watch_policy: WatchPolicy::default(),
+            watch_budget: None,
             persist_home: None,
             persist_bytes: DEFAULT_PERSIST_BYTES,
             shared: false,
@@ -142,14 +168,10 @@ impl CachePolicy {
     /// name, raw value); a variable it does not find, or whose value is not
     /// a non-negative integer, keeps its default.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> CachePolicy {
-        let number = |name: &str, default: u64| -> u64 {
-            lookup(name)
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(default)
-        };
-        let size = |name: &str, default: usize| -> usize {
-            usize::try_from(number(name, default as u64)).unwrap_or(usize::MAX)
-        };
+        let given = |name: &str| -> Option<u64> { lookup(name)?.trim().parse().ok() };
+        let number = |name: &str, default: u64| -> u64 { given(name).unwrap_or(default) };
+        let given_size = |name: &str| given(name).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let size = |name: &str, default: usize| -> usize { given_size(name).unwrap_or(default) };
         let shared = number("FS_SCAN_CACHE_SHARED", 0) == 1;
         CachePolicy {
             ttl: Duration::from_millis(number("FS_SCAN_CACHE_TTL_MS", DEFAULT_TTL_MS)),
@@ -159,17 +181,10 @@ impl CachePolicy {
             )),
             max_entries: size("FS_SCAN_CACHE_MAX_ENTRIES", DEFAULT_MAX_ENTRIES),
             max_bytes: size("FS_SCAN_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES),
-            content_bytes: size("FS_SCAN_CACHE_CONTENT_BYTES", DEFAULT_CONTENT_BYTES),
+            content_bytes: given_size("FS_SCAN_CACHE_CONTENT_BYTES")
+                .unwrap_or_else(default_content_bytes),
             watch: shared || number("FS_SCAN_CACHE_WATCH", 0) == 1,
-            watch_policy: WatchPolicy {
-                budget: size(
-                    "FS_SCAN_CACHE_WATCH_MAX",
-                    match shared {
-                        true => WatchPolicy::shared().budget,
-                        false => WatchPolicy::default().budget,
-                    },
-                ),
-            },
+            watch_budget: given_size("FS_SCAN_CACHE_WATCH_MAX"),
             persist_home: match shared || number("FS_SCAN_CACHE_PERSIST", 0) == 1 {
                 true => natives_system::paths::home_in(|name| lookup(name).map(Into::into)).ok(),
                 false => None,
@@ -204,9 +219,10 @@ impl CachePolicy {
         self
     }
 
-    /// Maximum bytes held by content signatures (default 64 MiB; 0 turns
-    /// them off). Past it every signature is dropped and signing starts
-    /// over.
+    /// Maximum bytes held by the content index (default
+    /// [`default_content_bytes`]: a thirty-second of usable memory, 64 MiB
+    /// to 1 GiB; 0 turns it off). Past it, the roots' indexes leave least
+    /// recently searched first (see the `content_index` module).
     pub fn content_bytes(mut self, bytes: usize) -> CachePolicy {
         self.content_bytes = bytes;
         self
@@ -219,11 +235,13 @@ impl CachePolicy {
         self
     }
 
-    /// Most directories watched at once (default: a quarter of the kernel's
-    /// per-user limit, at most 131 072). A scan that needs more falls back
-    /// to the TTL.
+    /// Most directories watched at once (default: what the user's
+    /// processes leave free of the kernel's per-user limit when watching
+    /// starts, less a quarter of the limit kept for them, at most 131 072;
+    /// see [`WatchPolicy::default`]). A scan that needs more falls back to
+    /// the TTL.
     pub fn watch_budget(mut self, watches: usize) -> CachePolicy {
-        self.watch_policy.budget = watches;
+        self.watch_budget = Some(watches);
         self
     }
 
@@ -465,13 +483,13 @@ impl ScanCache {
     /// cache then keeps to its TTL.
     pub fn watch(&self) -> Result<()> {
         let started = self.watching.get_or_init(|| {
-            Watching::start(
-                self.policy.watch_policy,
-                Arc::clone(&self.contents),
-                self.policy.shared,
-            )
-            .map(Arc::new)
-            .map_err(|err| err.to_string())
+            let policy = match self.policy.watch_budget {
+                Some(budget) => WatchPolicy { budget },
+                None => WatchPolicy::default(),
+            };
+            Watching::start(policy, Arc::clone(&self.contents), self.policy.shared)
+                .map(Arc::new)
+                .map_err(|err| err.to_string())
         });
         match started {
             Ok(_) => Ok(()),

@@ -83,22 +83,11 @@ const COOKIE_WAIT: Duration = Duration::from_secs(5);
 /// Names whose change alters which entries a scan admits.
 pub(crate) const RULE_NAMES: [&[u8]; 4] = [b".gitignore", b".ignore", b".rgignore", b".git"];
 
-/// Default watch budget when the kernel's limit cannot be read: Linux's
-/// historical default `max_user_watches` is 8192.
-const FALLBACK_BUDGET: usize = 8_192;
-
 /// Watches given back at once from which the watcher is replaced rather
 /// than told to drop each (see [`Watching::let_go`]): `notify` looks
 /// through all its watches per removal, and below this many that costs
 /// less than re-adding what stays.
 const RENEW_WATCHER_AT: usize = 1_024;
-
-/// Most watches taken by default: a quarter of the kernel's per-user limit
-/// (other programs of the user watch too, and so may other agents), half
-/// of it for a process that indexes for the others (see `crate::shared`:
-/// the agents of the machine then hold one set between them), at most
-/// this many.
-const MAX_DEFAULT_BUDGET: usize = 131_072;
 
 /// Watching's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,34 +97,15 @@ pub struct WatchPolicy {
 }
 
 impl Default for WatchPolicy {
+    /// What the user's processes leave free of the kernel's per-user limit
+    /// now, less a quarter of the limit kept for them, at most 131 072 (see
+    /// `budget`). It reads `/proc`: a policy is made once, when watching
+    /// starts.
     fn default() -> WatchPolicy {
         WatchPolicy {
-            budget: default_budget(4),
+            budget: budget::default_budget(),
         }
     }
-}
-
-impl WatchPolicy {
-    /// The default of a process sharing its index with the other
-    /// processes of its user: half the kernel's per-user limit rather than
-    /// a quarter (the agents of the machine then hold one set of watches
-    /// between them), at most 131 072.
-    pub fn shared() -> WatchPolicy {
-        WatchPolicy {
-            budget: default_budget(2),
-        }
-    }
-}
-
-/// The kernel's `max_user_watches` divided by `share`, capped; see the
-/// constants.
-fn default_budget(share: usize) -> usize {
-    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
-        .ok()
-        .and_then(|text| text.trim().parse::<usize>().ok())
-        .map_or(FALLBACK_BUDGET, |limit| {
-            (limit / share).clamp(1, MAX_DEFAULT_BUDGET)
-        })
 }
 
 /// Why a scan stopped following events and fell back to the TTL.
@@ -165,6 +135,9 @@ pub struct WatchStats {
     pub watched_roots: usize,
     /// Directories watched.
     pub watches: usize,
+    /// Most directories this process watches at once (its
+    /// [`WatchPolicy::budget`]); 0 while watching is off.
+    pub budget: usize,
     /// Event paths applied to cached scans.
     pub events_applied: u64,
     /// Scans dropped for a change the patcher does not apply (rules, root).
@@ -586,6 +559,7 @@ impl Watching {
             enabled: true,
             watched_roots: routes.keys.values().filter(|r| r.fallen.is_none()).count(),
             watches: routes.holders.len(),
+            budget: self.policy.budget,
             ..routes.stats
         }
     }
@@ -1385,6 +1359,7 @@ fn parent_of(relative: &[u8]) -> Option<&[u8]> {
     memchr::memrchr(b'/', relative).map(|slash| &relative[..slash])
 }
 
+mod budget;
 mod cookies;
 mod mounts;
 #[cfg(test)]

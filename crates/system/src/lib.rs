@@ -11,6 +11,8 @@
 //!   directory `fsync` — so a record is whole or absent, never torn.
 //! - [`lock`]: kernel file locks, the authority on whether an owner is
 //!   alive, and when a filesystem's locks cannot be trusted.
+//! - [`memory`]: the memory this process may use (the machine's, or its
+//!   control group's limit), for budgets that scale with it.
 //! - [`process`]: process identity (pid, start time, boot id) and the
 //!   conservative [`process::pid_alive`].
 //! - [`paths`]: canonical directory ids, stable record names and the
@@ -21,5 +23,6 @@ pub mod command;
 pub mod crash;
 pub mod durable;
 pub mod lock;
+pub mod memory;
 pub mod paths;
 pub mod process;

@@ -57,9 +57,9 @@ fn env_policy_with_defaults_and_bad_values() {
     assert_eq!(CachePolicy::from_lookup(|_| None), CachePolicy::default());
 }
 
-/// Sharing turns watching and persistence on (the home from `NATIVES_HOME`)
-/// and takes half the kernel's watch limit by default, a quarter without;
-/// `FS_SCAN_CACHE_WATCH_MAX` still decides when given.
+/// Sharing turns watching and persistence on (the home from `NATIVES_HOME`);
+/// the watch budget is left to be found when watching starts unless
+/// `FS_SCAN_CACHE_WATCH_MAX` gives it.
 #[test]
 fn sharing_s_policy_from_the_environment() {
     let lookup = |vars: &'static [(&'static str, &'static str)]| {
@@ -75,17 +75,38 @@ fn sharing_s_policy_from_the_environment() {
     ]));
     let expected = CachePolicy::default()
         .watch(true)
-        .watch_budget(WatchPolicy::shared().budget)
         .persist(Some(PathBuf::from("/srv/home")))
         .shared(true);
     assert_eq!(shared, expected);
-    assert!(WatchPolicy::shared().budget >= WatchPolicy::default().budget);
     let bounded = CachePolicy::from_lookup(lookup(&[
         ("FS_SCAN_CACHE_SHARED", "1"),
         ("FS_SCAN_CACHE_WATCH_MAX", "77"),
         ("NATIVES_HOME", "/srv/home"),
     ]));
     assert_eq!(bounded, expected.watch_budget(77));
+}
+
+/// The content index's default budget follows usable memory, within its
+/// floor and cap.
+#[test]
+fn the_content_budget_follows_memory() {
+    const GIB: u64 = 1 << 30;
+    let table: &[(Option<u64>, usize)] = &[
+        (None, MIN_CONTENT_BYTES),
+        (Some(GIB), MIN_CONTENT_BYTES),
+        (Some(2 * GIB), MIN_CONTENT_BYTES),
+        (Some(8 * GIB), 256 << 20),
+        (Some(24 * GIB), 768 << 20),
+        (Some(256 * GIB), MAX_DEFAULT_CONTENT_BYTES),
+        (Some(u64::MAX), MAX_DEFAULT_CONTENT_BYTES),
+    ];
+    for &(usable, budget) in table {
+        assert_eq!(content_bytes_for(usable), budget, "{usable:?}");
+    }
+    let given = CachePolicy::from_lookup(|name| {
+        (name == "FS_SCAN_CACHE_CONTENT_BYTES").then(|| "1234".to_owned())
+    });
+    assert_eq!(given, CachePolicy::default().content_bytes(1234));
 }
 
 #[test]
