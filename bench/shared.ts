@@ -6,9 +6,9 @@
  *
  *   bun bench/shared.ts <treeDir> [--agents 8] [--rounds 3] [--queries 9] [--watch-max N] [--no-grep] [--out file.json]
  *
- * `--no-grep` leaves the grep out of the queries (on the million-file tree
- * the content index cannot hold the tree within its default budget, so
- * every grep reads every file, in each of the 2 x N processes).
+ * `--no-grep` leaves the grep out of the queries (each of the 2 x N
+ * processes builds a content index of its own: on the million-file tree
+ * 331 MiB each, built by reading every file twice).
  * `--watch-max` sets `FS_SCAN_CACHE_WATCH_MAX` for every agent of both modes
  * (a tree with more directories than the default budget falls back to the
  * TTL otherwise).
