@@ -465,8 +465,10 @@ impl Sharing {
     }
 
     /// Start answering readers of `key` (this process holds its lock): the
-    /// socket a dead indexer left is replaced.
+    /// socket a dead indexer left is replaced, and the names of other roots'
+    /// dead indexers are removed ([`prune_gone`]).
     fn index(&self, key: &ScanKey, names: &Names) -> Result<()> {
+        prune_gone(&self.dir);
         let _ = fs::remove_file(&names.socket);
         let listener = within_sun_path(&names.socket, |path| UnixListener::bind(path))
             .map_err(|err| Error::io(&names.socket, err))?;
@@ -619,6 +621,31 @@ fn private_dir(dir: &Path) -> bool {
                 && meta.uid() == nix::unistd::geteuid().as_raw()
                 && meta.mode() & 0o077 == 0
         })
+}
+
+/// Remove the socket and lock file of every indexer gone (its lock free)
+/// from the index directory `dir`: each root a process of the user once
+/// indexed leaves both names there, and a root not searched again would
+/// keep them for good. A lock is taken before its names go, so a process
+/// about to index that root either finds it held (and waits, as for any
+/// indexer starting) or, having opened the file just removed, is sent to
+/// the new one by `lock::try_exclusive`'s check that the path still names
+/// the file it locked.
+fn prune_gone(dir: &Path) {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let path = entry.path();
+        if path.extension() != Some("lock".as_ref()) {
+            continue;
+        }
+        if let Ok(Some(held)) = lock::try_exclusive(&path) {
+            let _ = fs::remove_file(path.with_extension("sock"));
+            let _ = fs::remove_file(&path);
+            drop(held);
+        }
+    }
 }
 
 /// The socket and lock of one key.

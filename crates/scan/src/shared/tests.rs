@@ -671,3 +671,46 @@ fn invalidations_queued_past_the_bound_become_one_of_the_root() {
         "one invalidation, one question"
     );
 }
+
+/// A process that starts indexing removes what dead indexers of other roots
+/// left in the index directory, and nothing a live one holds.
+#[test]
+fn the_names_of_dead_indexers_are_removed_when_a_process_starts_indexing() {
+    let (dir, home) = (tree(), tempfile::tempdir().unwrap());
+    let index = home.path().join(INDEX_DIR);
+    durable::create_private_dir(&index).unwrap();
+    let name = |stem: &str, ext: &str| index.join(format!("{stem}.{ext}"));
+    for stem in ["gone.2.v1", "older.0.v0"] {
+        fs::write(name(stem, "lock"), "").unwrap();
+        fs::write(name(stem, "sock"), "").unwrap();
+    }
+    fs::write(name("live.2.v1", "sock"), "").unwrap();
+    let live = lock::try_exclusive(&name("live.2.v1", "lock"))
+        .unwrap()
+        .unwrap();
+    fs::write(index.join("notes.txt"), "kept").unwrap();
+    let cache = shared_cache(home.path(), false);
+    scan(cache, &key_of(dir.path()));
+    assert_eq!(cache.stats().shared.indexing, 1);
+    for gone in [
+        name("gone.2.v1", "lock"),
+        name("gone.2.v1", "sock"),
+        name("older.0.v0", "lock"),
+        name("older.0.v0", "sock"),
+    ] {
+        assert!(!gone.exists(), "{} left", gone.display());
+    }
+    for kept in [
+        name("live.2.v1", "lock"),
+        name("live.2.v1", "sock"),
+        index.join("notes.txt"),
+    ] {
+        assert!(kept.exists(), "{} removed", kept.display());
+    }
+    let own = Names::of(&index, &key_of(dir.path()));
+    assert!(
+        own.lock.exists() && own.socket.exists(),
+        "this process's own names stay"
+    );
+    drop(live);
+}
