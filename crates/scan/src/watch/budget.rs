@@ -13,9 +13,9 @@
 
 use std::{fs, os::unix::fs::MetadataExt, path::Path};
 
-/// Default watch budget when the kernel's limit cannot be read: Linux's
-/// historical default `max_user_watches` is 8192.
-const FALLBACK_LIMIT: usize = 8_192;
+/// The budget where there is no inotify limit to read (another kernel's
+/// watcher, or no `/proc`): Linux's historical default `max_user_watches`.
+const FALLBACK_BUDGET: usize = 8_192;
 
 /// The share of the kernel's limit (one part in this many) left free for
 /// the user's other processes, whatever this one takes.
@@ -39,7 +39,9 @@ pub(crate) fn default_budget() -> usize {
 /// processes hold `held` watches (`None`: not countable, taken as half the
 /// limit, which leaves a quarter of it to this process).
 fn budget_within(limit: Option<usize>, held: Option<usize>) -> usize {
-    let limit = limit.unwrap_or(FALLBACK_LIMIT);
+    let Some(limit) = limit else {
+        return FALLBACK_BUDGET;
+    };
     let held = held.unwrap_or(limit / 2);
     limit
         .saturating_sub(held)
@@ -56,7 +58,12 @@ fn held_by_user(proc: &Path) -> Option<usize> {
     let processes = fs::read_dir(proc).ok()?;
     let held = processes
         .flatten()
-        .filter(|process| process.file_name().as_encoded_bytes()[0].is_ascii_digit())
+        .filter(|process| {
+            let name = process.file_name();
+            name.as_encoded_bytes()
+                .first()
+                .is_some_and(u8::is_ascii_digit)
+        })
         .filter(|process| process.metadata().is_ok_and(|meta| meta.uid() == me))
         .map(|process| watches_of_process(&process.path()))
         .sum();
@@ -107,9 +114,9 @@ mod tests {
             (Some(LIMIT), Some(LIMIT + 5), 1),
             // Not countable: a quarter of the limit.
             (Some(LIMIT), None, LIMIT / 4),
-            // The limit unreadable: the historical default, a quarter of it.
-            (None, None, 2_048),
-            (None, Some(0), 6_144),
+            // No limit to read: the historical default.
+            (None, None, 8_192),
+            (None, Some(0), 8_192),
             (Some(8_192), Some(1_000), 5_144),
         ];
         for &(limit, held, budget) in table {
