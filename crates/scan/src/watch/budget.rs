@@ -11,7 +11,12 @@
 //! descriptor's `fdinfo` lists one line per watch). The kernel's refusal
 //! stays the hard bound: a scan it refuses falls back to the TTL.
 
-use std::{fs, os::unix::fs::MetadataExt, path::Path};
+use std::{
+    fs,
+    os::unix::fs::MetadataExt,
+    path::Path,
+    time::{Duration, Instant},
+};
 
 /// The budget where there is no inotify limit to read (another kernel's
 /// watcher, or no `/proc`): Linux's historical default `max_user_watches`.
@@ -20,6 +25,12 @@ const FALLBACK_BUDGET: usize = 8_192;
 /// The share of the kernel's limit (one part in this many) left free for
 /// the user's other processes, whatever this one takes.
 const RESERVE_SHARE: usize = 4;
+
+/// The longest the count of the user's watches may take (about 25 us per
+/// process of the user was measured): past it, what others hold is not
+/// known, and a quarter of the limit is taken, as when `/proc` cannot be
+/// read. A process starting to watch pays the count once.
+const COUNT_WITHIN: Duration = Duration::from_millis(100);
 
 /// The most watches taken by default, however large the limit: a tree that
 /// needs more is better served by raising `FS_SCAN_CACHE_WATCH_MAX` on
@@ -32,7 +43,8 @@ pub(crate) fn default_budget() -> usize {
     let limit = fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
         .ok()
         .and_then(|text| text.trim().parse::<usize>().ok());
-    budget_within(limit, held_by_user(Path::new("/proc")))
+    let deadline = Instant::now() + COUNT_WITHIN;
+    budget_within(limit, held_by_user(Path::new("/proc"), deadline))
 }
 
 /// The budget for a kernel limit (`None`: unreadable) when the user's
@@ -51,22 +63,25 @@ fn budget_within(limit: Option<usize>, held: Option<usize>) -> usize {
 
 /// The inotify watches held by the processes under `proc` (a procfs mount)
 /// whose effective user is this process's; `None` when `proc` cannot be
-/// listed. A process that ends, or whose descriptors cannot be read, while
-/// this counts is passed over.
-fn held_by_user(proc: &Path) -> Option<usize> {
+/// listed or the count is not done by `deadline`. A process that ends, or
+/// whose descriptors cannot be read, while this counts is passed over.
+fn held_by_user(proc: &Path, deadline: Instant) -> Option<usize> {
     let me = nix::unistd::geteuid().as_raw();
-    let processes = fs::read_dir(proc).ok()?;
-    let held = processes
-        .flatten()
-        .filter(|process| {
-            let name = process.file_name();
-            name.as_encoded_bytes()
-                .first()
-                .is_some_and(u8::is_ascii_digit)
-        })
-        .filter(|process| process.metadata().is_ok_and(|meta| meta.uid() == me))
-        .map(|process| watches_of_process(&process.path()))
-        .sum();
+    let mut held = 0;
+    for process in fs::read_dir(proc).ok()?.flatten() {
+        let name = process.file_name();
+        let is_process = name
+            .as_encoded_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_digit);
+        if !is_process || !process.metadata().is_ok_and(|meta| meta.uid() == me) {
+            continue;
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        held += watches_of_process(&process.path());
+    }
     Some(held)
 }
 
@@ -171,11 +186,14 @@ mod tests {
             mine >= 5,
             "this process holds at least these five, counted {mine}"
         );
-        let held = held_by_user(Path::new("/proc")).expect("/proc lists");
+        let later = Instant::now() + Duration::from_secs(60);
+        let held = held_by_user(Path::new("/proc"), later).expect("/proc lists");
         assert!(
             held >= 5,
             "the user holds at least these five, counted {held}"
         );
-        assert_eq!(held_by_user(Path::new("/nonexistent-proc")), None);
+        assert_eq!(held_by_user(Path::new("/nonexistent-proc"), later), None);
+        // A count past its deadline knows nothing.
+        assert_eq!(held_by_user(Path::new("/proc"), Instant::now()), None);
     }
 }
