@@ -58,6 +58,20 @@ fn pair(watch: bool) -> Pair {
     }
 }
 
+/// A call of `reader` for `key` on a thread of its own, given 50 ms to
+/// reach the link (where a held indexer keeps it waiting); whether it
+/// answered, once joined.
+fn asking_meanwhile(reader: &'static ScanCache, key: &ScanKey) -> thread::JoinHandle<bool> {
+    let key = key.clone();
+    let asking = thread::spawn(move || {
+        reader
+            .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
+            .is_ok()
+    });
+    thread::sleep(Duration::from_millis(50));
+    asking
+}
+
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("src/deep")).unwrap();
@@ -267,15 +281,7 @@ fn a_reader_s_cancellation_is_honoured_while_it_waits() {
     assert!(started.elapsed() < Duration::from_secs(1));
     // Another call of the reader holds the link, waiting: this one still
     // ends at its own deadline.
-    let waiting = {
-        let key = key.clone();
-        std::thread::spawn(move || {
-            reader
-                .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
-                .is_ok()
-        })
-    };
-    std::thread::sleep(Duration::from_millis(50));
+    let waiting = asking_meanwhile(reader, &key);
     let token = CancelToken::new().with_timeout(Some(Duration::from_millis(100)));
     let started = std::time::Instant::now();
     let err = reader
@@ -626,15 +632,7 @@ fn an_invalidation_never_waits_for_the_indexer() {
         reader,
     } = pair(true);
     let refresh = indexer.hold_refresh();
-    let waiting = {
-        let key = key.clone();
-        std::thread::spawn(move || {
-            reader
-                .get_or_scan(&key, Needs::EVERYTHING, &CancelToken::new())
-                .is_ok()
-        })
-    };
-    std::thread::sleep(Duration::from_millis(50));
+    let waiting = asking_meanwhile(reader, &key);
     let written = dir.path().join("src/written.rs");
     fs::write(&written, "w").unwrap();
     let started = std::time::Instant::now();
