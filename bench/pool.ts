@@ -15,7 +15,7 @@
  * prints another agent's stamp is a stale binary.
  *
  * Per strategy: total wall time, time waiting (a lease or pool acquisition, which includes its refresh
- * and, for a pool, waiting for a seed's source, but not the copy; and every span cargo spent "Blocking
+ * but not a pool seed's copy; and every span cargo spent "Blocking
  * waiting for file lock"), crates compiled, disk at the end (nothing is
  * removed during a run, so the end is the peak; logical and allocated, and the filesystem's own growth,
  * which is what counts where blocks are shared), stale binaries (0 for natives, or the row FAILED).
@@ -150,15 +150,16 @@ interface AgentResult {
   said: string;
   member?: string;
   seed?: string;
-  /** Where the time went: the acquisition (a seed's copy and wait inside it), cargo blocked on a lock. */
+  /** Where the time went: the acquisition (a seed's copy inside it), cargo blocked on a lock. */
   phases: Phases;
 }
 
 /** One agent's time by phase, in ms. */
 interface Phases {
   acquireMs: number;
-  seedWaitMs: number;
   seedCopyMs: number;
+  /** Files of the seed's source left out because its cargo was writing them. */
+  seedLeftOut: number;
   blockedMs: number;
   /** `blockedMs` by what cargo waited for. */
   blockedOn: Record<string, number>;
@@ -236,7 +237,7 @@ function targets(strategy: Strategy, dir: string, agents: number) {
       if (strategy === 'pool') {
         await using lease = await acquireFromPool(pool, owner(agent, worktree, head), { ...wait, size: agents });
         const acquireMs = performance.now() - started;
-        const copying = lease.seed ? lease.seed.tookMs - lease.seed.waitedMs : 0;
+        const copying = lease.seed?.tookMs ?? 0;
         const built = await build(worktree, lease.env);
         const seed = lease.seed?.strategy;
         return { outsideWaitMs: acquireMs - copying, built, member: lease.member, seed, phases: phases(acquireMs, lease.seed, built.blocked) };
@@ -249,9 +250,9 @@ function targets(strategy: Strategy, dir: string, agents: number) {
 }
 
 function phases(acquireMs: number, seed: SeedReport | null, blockedOn: Record<string, number>): Phases {
-  const seedWaitMs = seed?.waitedMs ?? 0;
-  const seedCopyMs = (seed?.tookMs ?? 0) - seedWaitMs;
-  return { acquireMs, seedWaitMs, seedCopyMs, blockedMs: sum(blockedOn), blockedOn, seedReason: seed?.reason };
+  const seedCopyMs = seed?.tookMs ?? 0;
+  const seedLeftOut = seed?.leftOut ?? 0;
+  return { acquireMs, seedCopyMs, seedLeftOut, blockedMs: sum(blockedOn), blockedOn, seedReason: seed?.reason };
 }
 
 /** `du` of `dirs`: bytes held and bytes allocated (shared blocks counted per file). */
@@ -344,8 +345,8 @@ async function main() {
     for (const a of result.agents) {
       const p = a.phases;
       console.log(
-        `  agent ${a.agent}: wall ${seconds(a.wallMs)} s, acquire ${seconds(p.acquireMs)} s (seed wait ${seconds(p.seedWaitMs)}, copy ` +
-          `${seconds(p.seedCopyMs)}), cargo blocked ${seconds(p.blockedMs)} s${blockedText(p.blockedOn)}, ${a.compiled} compiled${a.member ? `, ${a.member}` : ''}` +
+        `  agent ${a.agent}: wall ${seconds(a.wallMs)} s, acquire ${seconds(p.acquireMs)} s (seed copy ${seconds(p.seedCopyMs)} s, ` +
+          `${p.seedLeftOut} files left out), cargo blocked ${seconds(p.blockedMs)} s${blockedText(p.blockedOn)}, ${a.compiled} compiled${a.member ? `, ${a.member}` : ''}` +
           (p.seedReason ? ` (${a.seed}: ${p.seedReason})` : ''),
       );
     }

@@ -1564,9 +1564,12 @@ export interface SeedReportView {
   files: number
   /** Bytes copied (logical). */
   bytes: number
-  /** Time spent waiting for a source no cargo was writing, in ms. */
-  waitedMs: number
-  /** Time the seed took, the wait included, in ms. */
+  /**
+   * Files of the source left out because a cargo was writing them (or
+   * their unit) during the copy: the new member's build makes them.
+   */
+  leftOut: number
+  /** Time the seed took, in ms. */
   tookMs: number
 }
 

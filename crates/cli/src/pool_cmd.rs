@@ -276,6 +276,12 @@ fn describe(lease: &natives_ownership::pool::PoolLease) -> String {
             seed.took_ms,
             seed.reason
         );
+        if seed.left_out > 0 {
+            line += &format!(
+                "; {} files a cargo was writing left out, to be built here",
+                seed.left_out
+            );
+        }
     }
     match lease.freshness() {
         Some(Freshness::Refreshed { cleaned }) if !cleaned.is_empty() => {

@@ -299,7 +299,7 @@ impl Leases {
     /// Lease a member of the pool at `pool` (created if missing) for
     /// `owner`, and refresh it for the owner's source (see the module
     /// docs). `wait` bounds the wait while the pool is full and busy, as
-    /// [`Leases::wait_within`] does (and the wait for a seed's source);
+    /// [`Leases::wait_within`] does;
     /// `None` makes one attempt: `EBUSY` naming the holders when full.
     /// `cancel` stops the wait (`ABORT_ERR`), a seed and a refresh. A failed
     /// refresh releases the member.
@@ -387,7 +387,7 @@ impl Leases {
                     guard,
                     name,
                     sources,
-                } => return self.create(pool, guard, &name, &sources, options, wait, cancel),
+                } => return self.create(pool, guard, &name, &sources, options, cancel),
                 Attempt::Full(busy) => busy,
             };
             wait_while_full(pool, options.size, &busy, wait, cancel)?;
@@ -485,10 +485,6 @@ impl Leases {
 
     /// Make the member `name` (leased and marked), fill it and mark it
     /// ready.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the acquisition's context, passed down once"
-    )]
     fn create(
         &self,
         pool: &PoolDir,
@@ -496,7 +492,6 @@ impl Leases {
         name: &str,
         sources: &[MemberView],
         options: &PoolOptions,
-        wait: Option<&CancelToken>,
         cancel: &CancelToken,
     ) -> Result<PoolLease> {
         let dir = member::member_dir(&pool.id, name);
@@ -513,7 +508,6 @@ impl Leases {
             strategy: options.seed,
             sources,
             cold_fill: pool.cold_fill(),
-            wait,
             cancel,
         };
         let report = seed::seed(&seeding)?;

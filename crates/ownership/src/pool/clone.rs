@@ -19,15 +19,16 @@
 //!
 //! A copy is made in two passes so that no cargo waits for it. The first
 //! copies the source without cargo's lock, while its holder may be building
-//! in it: a file may change or vanish under it. The second, under the lock
-//! ([`update`]), walks the source again and copies anew every file that is
-//! new, changed, or was changed too recently to tell: a file is kept from
-//! the first pass only when it is the same inode with the same size, times
-//! and mode, and its inode last changed (`ctime`, which nothing can set
-//! back) well before the first pass began by the filesystem's own clock
-//! ([`fs_clock`]), so no write during the pass can hide behind an equal
-//! timestamp. What the source no longer holds is removed. The lock is held
-//! for a walk and the files that changed, not for the whole copy.
+//! in it: a file may change or vanish under it. The second ([`update`])
+//! walks the source again: a file is kept from the first pass only when it
+//! is the same inode with the same size, times and mode, and its inode last
+//! changed (`ctime`, which nothing can set back) well before the first pass
+//! began by the filesystem's own clock ([`fs_clock`]), so no write during
+//! the pass can hide behind an equal timestamp. Where the second pass holds
+//! cargo's lock, every other file is copied anew and what the source no
+//! longer holds is removed, the lock held for a walk and the files that
+//! changed, not for the whole copy; where a cargo holds it, what changed is
+//! left out with its unit (`InFlux`).
 //!
 //! A plain copy can be slower than building from nothing. It is measured as
 //! it goes: once a sample (an eighth of the bytes, at least one file) is
@@ -126,26 +127,47 @@ impl Stamp {
         }
     }
 
-    /// Whether the inode last changed before `since` by more than any
-    /// filesystem's timestamp granularity: then no write from `since` on
-    /// could have left this stamp.
-    fn settled_before(&self, since: (i64, i64)) -> bool {
-        self.ctime < (since.0 - SETTLE_SECONDS, since.1)
+    /// Whether the inode last changed long enough before `since` that no
+    /// write from `since` on could have left this stamp.
+    fn settled_before(&self, since: Since) -> bool {
+        nanos(self.ctime) < nanos(since.at) - since.settle.as_nanos() as i128
     }
 }
 
-/// How far before a copy began a file must have last changed for the copy
-/// to be trusted without reading it again: above the coarsest timestamp
-/// granularity of a filesystem cargo runs on (one second) plus a tick.
-const SETTLE_SECONDS: i64 = 2;
+/// A moment by a filesystem's own clock, and how long before it a file must
+/// have last changed for a write from that moment on to show in its stamp
+/// there (`ctime` is kept only so finely).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Since {
+    at: (i64, i64),
+    settle: Duration,
+}
+
+/// How long a file must have been left alone, on a filesystem that keeps
+/// times finer than a hundredth of a second (ext4, btrfs, XFS, tmpfs...),
+/// for a copy of it to be trusted without reading it again: the kernel
+/// stamps times from a clock that ticks every 1 to 10 ms, so ten of the
+/// slowest ticks.
+const SETTLE_FINE: Duration = Duration::from_millis(100);
+
+/// The same where times are kept in whole seconds or in hundredths (FAT):
+/// above a second, plus a tick.
+const SETTLE_COARSE: Duration = Duration::from_secs(2);
+
+fn nanos((secs, nsecs): (i64, i64)) -> i128 {
+    i128::from(secs) * 1_000_000_000 + i128::from(nsecs)
+}
 
 /// The stamps of the files a copy made, by relative path.
 pub(super) type Stamps = HashMap<PathBuf, Stamp>;
 
 /// The filesystem's clock under `dir` (the `ctime` of a scratch file
 /// written there, removed after): what stamps of files on it are compared
-/// with, whatever the machine's clock says.
-pub(super) fn fs_clock(dir: &Path) -> Result<(i64, i64)> {
+/// with, whatever the machine's clock says. A scratch time that is a whole
+/// hundredth of a second says the filesystem keeps times no finer (on one
+/// that does, one scratch file in ten million reads so, which only costs
+/// trust in recent files).
+pub(super) fn fs_clock(dir: &Path) -> Result<Since> {
     let probe = dir.join(".clock-probe");
     let file = OpenOptions::new()
         .write(true)
@@ -155,7 +177,19 @@ pub(super) fn fs_clock(dir: &Path) -> Result<(i64, i64)> {
         .map_err(|err| Error::io(&probe, err))?;
     let meta = file.metadata().map_err(|err| Error::io(&probe, err))?;
     fs::remove_file(&probe).map_err(|err| Error::io(&probe, err))?;
-    Ok((meta.ctime(), meta.ctime_nsec()))
+    Ok(Since {
+        at: (meta.ctime(), meta.ctime_nsec()),
+        settle: settle_for(meta.ctime_nsec()),
+    })
+}
+
+/// How long files must be left alone on a filesystem whose clock read a
+/// scratch file's time with these nanoseconds.
+fn settle_for(nanoseconds: i64) -> Duration {
+    match nanoseconds % 10_000_000 {
+        0 => SETTLE_COARSE,
+        _ => SETTLE_FINE,
+    }
 }
 
 /// The entries of `parts` (relative to `root`; a missing part is left out):
@@ -277,7 +311,7 @@ pub(super) fn copy(
         }
     }
     copy_files(source, dest, rest, method, cancel, &stamps)?;
-    name_again(dest, plan)?;
+    name_again(dest, &plan.names)?;
     Ok(Copied::Whole(
         stamps
             .into_inner()
@@ -304,10 +338,11 @@ fn lay_out(dest: &Path, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// Give each copied file of `plan` with several names its further names in
-/// `dest`, as cargo left them in the source.
-fn name_again(dest: &Path, plan: &Plan) -> Result<()> {
-    for (name, first) in &plan.names {
+/// Give each copied file with several names its further `names` (each
+/// with the name it was copied under) in `dest`, as cargo left them in the
+/// source.
+fn name_again(dest: &Path, names: &[(PathBuf, PathBuf)]) -> Result<()> {
+    for (name, first) in names {
         let path = dest.join(name);
         fs::hard_link(dest.join(first), &path).map_err(|err| Error::io(&path, err))?;
     }
@@ -316,16 +351,21 @@ fn name_again(dest: &Path, plan: &Plan) -> Result<()> {
 
 /// Bring `dest`, copied from `source` by a first pass that made `copied`
 /// without cargo's lock from `since` on (by [`fs_clock`]), to what `plan`
-/// (listed under the lock) says the source holds: every file not known to
-/// be unchanged since is copied anew, and what the source no longer holds
-/// is removed. `first` is what the first pass planned.
+/// (listed again after the first pass) says the source holds; `busy` are
+/// the profile directories (relative) a cargo was writing at that listing,
+/// whose locks are not held. Elsewhere every file not known to be unchanged
+/// since is copied anew, and what the source no longer holds is removed.
+/// Under `busy` nothing is copied anew: what may have changed is left out
+/// with its unit ([`unit_of`]), which the new member's cargo then builds.
+/// `first` is what the first pass planned. Returns what of the source's
+/// files was left out.
 pub(super) fn update(
     (source, dest): (&Path, &Path),
-    (first, copied, since): (&Plan, &Stamps, (i64, i64)),
-    plan: &Plan,
+    (first, copied, since): (&Plan, &Stamps, Since),
+    (plan, busy): (&Plan, &[PathBuf]),
     method: Method,
     cancel: &CancelToken,
-) -> Result<()> {
+) -> Result<LeftOut> {
     let kept: HashSet<&Path> = plan
         .files
         .iter()
@@ -342,16 +382,145 @@ pub(super) fn update(
     for dir in first.dirs.iter().filter(|d| !dirs.contains(d)) {
         remove(&dest.join(dir), |p| fs::remove_dir_all(p))?;
     }
+    let in_flux = InFlux::of(busy, (first, copied), plan, &kept);
     let changed: Vec<(PathBuf, u64)> = plan
         .files
         .iter()
-        .filter(|(rel, _)| !kept.contains(rel.as_path()))
+        .filter(|(rel, _)| !kept.contains(rel.as_path()) && !in_flux.is_busy(rel))
         .cloned()
         .collect();
     lay_out(dest, plan)?;
     let stamps = Mutex::new(Stamps::new());
     copy_files(source, dest, &changed, method, cancel, &stamps)?;
-    name_again(dest, plan)
+    for unit in &in_flux.units {
+        remove(&dest.join(unit), |p| {
+            match fs::symlink_metadata(p)?.is_dir() {
+                true => fs::remove_dir_all(p),
+                false => fs::remove_file(p),
+            }
+        })?;
+    }
+    let names: Vec<(PathBuf, PathBuf)> = plan
+        .names
+        .iter()
+        .filter(|(name, first)| in_flux.keeps(name) && in_flux.keeps(first))
+        .filter(|(_, first)| !in_flux.is_busy(first) || kept.contains(first.as_path()))
+        .cloned()
+        .collect();
+    name_again(dest, &names)?;
+    Ok(in_flux.left_out(plan, &kept))
+}
+
+/// Files of the source a copy left out, and their bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct LeftOut {
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// What a second pass leaves out of the profile directories a cargo was
+/// writing.
+///
+/// Cargo keeps each unit's output honest with its fingerprint: before it
+/// rebuilds a unit it empties the unit's fingerprint file, and it writes the
+/// fingerprint again only once every output of the unit is written; a unit
+/// whose fingerprint is empty or missing is rebuilt. So a fingerprint that
+/// is unchanged since well before the first pass vouches for the unit's
+/// output that the first pass copied, and any file that changed, appeared
+/// or vanished belongs to a unit cargo rebuilds, or to a cache cargo and
+/// rustc rebuild (incremental sessions): leaving out that unit's
+/// fingerprint makes the new member's cargo rebuild it, whatever of its
+/// output was copied. `tests/pool_processes.rs` checks that cargo still
+/// empties a fingerprint before it writes the unit's output.
+struct InFlux<'a> {
+    busy: &'a [PathBuf],
+    /// What is left out (relative): unit directories and single files.
+    units: HashSet<PathBuf>,
+}
+
+impl<'a> InFlux<'a> {
+    /// The units of `busy` that changed between the first pass (`first`,
+    /// which copied `copied`) and `plan`, given the files `kept`.
+    fn of(
+        busy: &'a [PathBuf],
+        (first, copied): (&Plan, &Stamps),
+        plan: &Plan,
+        kept: &HashSet<&Path>,
+    ) -> InFlux<'a> {
+        let mut in_flux = InFlux {
+            busy,
+            units: HashSet::new(),
+        };
+        let first_dirs: HashSet<&PathBuf> = first.dirs.iter().collect();
+        let dirs: HashSet<&PathBuf> = plan.dirs.iter().collect();
+        let listed: HashSet<&Path> = plan.files.iter().map(|(rel, _)| rel.as_path()).collect();
+        let changed = plan
+            .files
+            .iter()
+            .map(|(rel, _)| rel.as_path())
+            .filter(|rel| !kept.contains(rel))
+            .chain(
+                copied
+                    .keys()
+                    .map(PathBuf::as_path)
+                    .filter(|rel| !listed.contains(rel)),
+            )
+            .chain(
+                dirs.symmetric_difference(&first_dirs)
+                    .map(|dir| dir.as_path()),
+            );
+        let units: Vec<PathBuf> = changed
+            .filter_map(|rel| in_flux.part_of(rel).map(|part| unit_of(part, rel)))
+            .flatten()
+            .collect();
+        in_flux.units.extend(units);
+        in_flux
+    }
+
+    /// The busy profile directory `rel` lies in, if any.
+    fn part_of(&self, rel: &Path) -> Option<&'a Path> {
+        self.busy
+            .iter()
+            .find(|part| rel.starts_with(part))
+            .map(PathBuf::as_path)
+    }
+
+    fn is_busy(&self, rel: &Path) -> bool {
+        self.part_of(rel).is_some()
+    }
+
+    /// Whether `rel` is not left out.
+    fn keeps(&self, rel: &Path) -> bool {
+        !rel.ancestors().any(|up| self.units.contains(up))
+    }
+
+    /// What of `plan`'s files under a busy part is not in the copy.
+    fn left_out(&self, plan: &Plan, kept: &HashSet<&Path>) -> LeftOut {
+        let out = |rel: &Path| self.is_busy(rel) && (!kept.contains(rel) || !self.keeps(rel));
+        let files = plan.files.iter().filter(|(rel, _)| out(rel));
+        files.fold(LeftOut::default(), |sum, (_, bytes)| LeftOut {
+            files: sum.files + 1,
+            bytes: sum.bytes + bytes,
+        })
+    }
+}
+
+/// What leaves with `rel`, a path in the profile directory `part` that
+/// changed while a cargo wrote it (relative paths): the unit's whole
+/// fingerprint directory (`.fingerprint/<unit>`), a build script's
+/// directory with its fingerprint (`build/<unit>`), a crate's incremental
+/// sessions (`incremental/<crate>`), else the file alone.
+fn unit_of(part: &Path, rel: &Path) -> Vec<PathBuf> {
+    let mut inside = rel.strip_prefix(part).unwrap_or(rel).iter();
+    let (Some(kind), Some(unit)) = (inside.next(), inside.next()) else {
+        return vec![rel.to_owned()];
+    };
+    let dir = |kind: &str| part.join(kind).join(unit);
+    match kind.to_str() {
+        Some(kind @ (".fingerprint" | "incremental")) => vec![dir(kind)],
+        Some("build") => vec![dir("build"), dir(".fingerprint")],
+        _ => vec![rel.to_owned()],
+    }
 }
 
 /// Remove `path` with `how`; one already gone is no error.
@@ -573,9 +742,13 @@ mod tests {
                 ("debug/gone/file", "x"),
             ]);
             let (src, dest) = (source.path(), tempfile::tempdir().unwrap());
-            let since = match long_after {
-                true => (i64::MAX / 2, 0),
-                false => fs_clock(dest.path()).unwrap(),
+            let written = fs::metadata(src.join("debug/kept")).unwrap();
+            let since = Since {
+                at: match long_after {
+                    true => (i64::MAX / 2, 0),
+                    false => (written.ctime(), written.ctime_nsec()),
+                },
+                settle: SETTLE_FINE,
             };
             let first = plan(src, &[PathBuf::from("debug")]).unwrap();
             let (cancel, method) = (CancelToken::new(), Method::Copy(None));
@@ -593,14 +766,9 @@ mod tests {
             let kept_ino = fs::metadata(dest.path().join("debug/kept")).unwrap().ino();
             let under_lock = plan(src, &[PathBuf::from("debug")]).unwrap();
             let places = (src, dest.path());
-            update(
-                places,
-                (&first, &copied, since),
-                &under_lock,
-                method,
-                &cancel,
-            )
-            .unwrap();
+            let listed = (&under_lock, &[][..]);
+            let left = update(places, (&first, &copied, since), listed, method, &cancel);
+            assert_eq!(left.unwrap(), LeftOut::default());
             let read = |rel: &str| fs::read_to_string(dest.path().join(rel)).unwrap();
             assert_eq!(read("debug/rewritten"), "new!", "{long_after}");
             assert_eq!(read("debug/added"), "added", "{long_after}");
@@ -608,6 +776,170 @@ mod tests {
             assert!(!dest.path().join("debug/gone").exists(), "{long_after}");
             let ino = fs::metadata(dest.path().join("debug/kept")).unwrap().ino();
             assert_eq!(ino == kept_ino, long_after, "kept from the first pass");
+        }
+    }
+
+    /// In a profile directory a cargo was writing, nothing is copied anew:
+    /// what changed, appeared or vanished is left out with its unit (each
+    /// row: a change to the source after the first pass, and what the new
+    /// member must then lack), what is unchanged is the first pass's copy,
+    /// and a directory no cargo was writing is brought up to date as usual.
+    #[test]
+    fn an_update_leaves_out_the_units_a_cargo_was_writing() {
+        let source = natives_testkit::tree(&[
+            ("debug/.fingerprint/x-1/lib-x", "hash"),
+            ("debug/.fingerprint/x-1/lib-x.json", "{}"),
+            ("debug/.fingerprint/y-2/lib-y", "hash"),
+            ("debug/.fingerprint/z-3/run-build-script", "hash"),
+            ("debug/deps/libx-1.rlib", "x"),
+            ("debug/deps/liby-2.rlib", "y"),
+            ("debug/build/z-3/output", "cargo:rerun-if-changed=build.rs"),
+            ("debug/incremental/x-1/s-1/dep-graph.bin", "graph"),
+            ("debug/incremental/x-1/s-1/x.o", "object"),
+            ("debug/incremental/y-2/s-2/dep-graph.bin", "graph"),
+            ("release/deps/libx-1.rlib", "x"),
+        ]);
+        let (src, dest) = (source.path(), tempfile::tempdir().unwrap());
+        fs::hard_link(
+            src.join("debug/deps/liby-2.rlib"),
+            src.join("debug/liby.rlib"),
+        )
+        .unwrap();
+        fs::hard_link(
+            src.join("debug/deps/libx-1.rlib"),
+            src.join("debug/libx.rlib"),
+        )
+        .unwrap();
+        let parts = [PathBuf::from("debug"), PathBuf::from("release")];
+        let first = plan(src, &parts).unwrap();
+        let (cancel, method) = (CancelToken::new(), Method::Copy(None));
+        let Ok(Copied::Whole(copied)) =
+            copy(src, dest.path(), &first.files_only(), method, &cancel)
+        else {
+            panic!("the first pass failed");
+        };
+        let table: [(&str, &str, &[&str]); 6] = [
+            (
+                "rewrite",
+                "debug/.fingerprint/x-1/lib-x",
+                &["debug/.fingerprint/x-1"],
+            ),
+            (
+                "rewrite",
+                "debug/deps/libx-1.rlib",
+                &["debug/deps/libx-1.rlib", "debug/libx.rlib"],
+            ),
+            (
+                "add",
+                "debug/deps/libw-4.rmeta",
+                &["debug/deps/libw-4.rmeta"],
+            ),
+            (
+                "remove",
+                "debug/incremental/x-1/s-1/x.o",
+                &["debug/incremental/x-1"],
+            ),
+            (
+                "rewrite",
+                "debug/build/z-3/output",
+                &["debug/build/z-3", "debug/.fingerprint/z-3"],
+            ),
+            ("rewrite", "release/deps/libx-1.rlib", &[]),
+        ];
+        for (change, rel, _) in table {
+            match change {
+                "remove" => fs::remove_file(src.join(rel)).unwrap(),
+                _ => natives_testkit::write(src, rel, "new"),
+            }
+        }
+        let kept_ino = fs::metadata(dest.path().join("debug/deps/liby-2.rlib"))
+            .unwrap()
+            .ino();
+        let second = plan(src, &parts).unwrap();
+        let listed = (&second, &[PathBuf::from("debug")][..]);
+        let far_after = Since {
+            at: (i64::MAX / 2, 0),
+            settle: SETTLE_COARSE,
+        };
+        let left = update(
+            (src, dest.path()),
+            (&first, &copied, far_after),
+            listed,
+            method,
+            &cancel,
+        );
+        for (change, rel, lacks) in table {
+            for lacking in lacks {
+                assert!(
+                    !dest.path().join(lacking).exists(),
+                    "{change} {rel}: {lacking}"
+                );
+            }
+        }
+        let read = |rel: &str| fs::read_to_string(dest.path().join(rel)).unwrap();
+        assert_eq!(
+            read("release/deps/libx-1.rlib"),
+            "new",
+            "no cargo wrote release"
+        );
+        for kept in [
+            "debug/.fingerprint/y-2/lib-y",
+            "debug/incremental/y-2/s-2/dep-graph.bin",
+        ] {
+            assert_eq!(
+                fs::read(src.join(kept)).unwrap(),
+                fs::read(dest.path().join(kept)).unwrap()
+            );
+        }
+        let ino = |rel: &str| fs::metadata(dest.path().join(rel)).unwrap().ino();
+        assert_eq!(
+            ino("debug/deps/liby-2.rlib"),
+            kept_ino,
+            "the first pass's copy"
+        );
+        assert_eq!(
+            ino("debug/liby.rlib"),
+            kept_ino,
+            "named again as in the source"
+        );
+        // As the source holds them now: lib-x and libx-1.rlib ("new"),
+        // lib-x.json, libw-4.rmeta ("new"), output ("new") with
+        // run-build-script, and x-1's dep-graph.bin (a second name is no file).
+        let bytes = 3 + 3 + 2 + 3 + 3 + 4 + 5;
+        assert_eq!(left.unwrap(), LeftOut { files: 7, bytes });
+    }
+
+    /// A file is trusted when it last changed longer before the copy than
+    /// its filesystem's times can hide a write in.
+    #[test]
+    fn settling_table() {
+        let (fine, coarse) = (settle_for(123_456_789), settle_for(340_000_000));
+        assert_eq!(
+            (fine, coarse, settle_for(0)),
+            (SETTLE_FINE, SETTLE_COARSE, SETTLE_COARSE)
+        );
+        let stamp = |ctime| Stamp {
+            dev: 1,
+            ino: 1,
+            len: 0,
+            mode: 0,
+            mtime: ctime,
+            ctime,
+        };
+        let table = [
+            ((10, 0), (10, 200_000_000), fine, true),
+            ((10, 150_000_000), (10, 200_000_000), fine, false),
+            ((9, 999_999_999), (10, 99_999_999), fine, false),
+            ((10, 0), (11, 500_000_000), coarse, false),
+            ((10, 0), (12, 500_000_000), coarse, true),
+        ];
+        for (ctime, at, settle, settled) in table {
+            let since = Since { at, settle };
+            assert_eq!(
+                stamp(ctime).settled_before(since),
+                settled,
+                "{ctime:?} {since:?}"
+            );
         }
     }
 

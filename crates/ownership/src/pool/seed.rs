@@ -1,35 +1,35 @@
-//! Filling a new member: from the warmest member no cargo is writing, or
-//! from nothing.
+//! Filling a new member: from the warmest member, or from nothing.
 //!
 //! A new member is made only when every member is leased, so its source is
-//! normally held by someone building in it. What makes the copy safe is
-//! cargo's own lock ([`natives_system::lock::try_cargo_lock`]): every cargo
-//! command that writes a profile directory holds `<profile>/.cargo-lock`.
-//! Holding it (shared) for a whole copy would make the source's holder wait
-//! for every seed made from its member (seconds for a plain copy of a
-//! large target directory, once per seed), so the copy is made in two
-//! passes ([`clone::update`]): the first without the lock, while the holder
-//! builds; the second under it, copying anew only what changed or may have
-//! changed during the first, and removing what the source no longer holds.
-//! A cargo that starts meanwhile waits for that second pass only. Only
-//! profile directories whose lock is held are kept (with the files at the
-//! top of the cache and of each target's directory). The source's identity
-//! is read under the locks: a refresh racing the copy only removes output,
-//! and an identity it already forgot is not carried over, so the new
-//! member's own refresh cleans every workspace package.
+//! normally held by someone building in it, and nobody is to wait: not the
+//! seed for the holder's cargo, nor the holder's cargo for the seed. Cargo's
+//! own lock ([`natives_system::lock::try_cargo_lock`]) says which profile
+//! directories a cargo is writing: every cargo command that writes one holds
+//! `<profile>/.cargo-lock`. The copy is made in two passes ([`clone::update`]):
+//! the first without any lock, while the holder builds; the second walks the
+//! source again. In a profile directory no cargo is writing, the second pass
+//! holds its lock (shared), copies anew only what changed or may have
+//! changed during the first, and removes what the source no longer holds; a
+//! cargo that starts meanwhile waits for that pass only. In one a cargo is
+//! writing, it keeps only what is known unchanged and leaves out every unit
+//! that changed, which cargo's fingerprints make the new member rebuild
+//! (see `clone::InFlux`): the part the holder is compiling right now is
+//! compiled again in the new member, the rest is warm. Only profile
+//! directories with a cargo lock file are copied (with the files at the top
+//! of the cache and of each target's directory). The source's identity is
+//! read after the locks are taken: a refresh forgets it before it cleans
+//! (under cargo's lock) and records the new one after, so an identity read
+//! then describes what the copy holds, and one already forgotten is not
+//! carried over (the new member's own refresh cleans every workspace
+//! package).
 //!
-//! The seed never waits for a lease, nor for another seed. The source is
-//! the best warm member no cargo is writing when the seed starts, else the
-//! best warm member. When a cargo holds the source's lock at the second
-//! pass, the seed waits for it to finish (within the caller's budget, never
-//! longer than a build from nothing would take), because any compile in
-//! progress ends sooner than a build from nothing; it looks often, so that
-//! it takes the lock between two cargo commands of the holder.
+//! The seed never waits for a lease, for another seed or for a cargo. The
+//! source is the best warm member no cargo is writing when the seed starts,
+//! else the best warm member.
 
 use std::{
     fs,
     path::{Path, PathBuf},
-    thread,
     time::{Duration, Instant},
 };
 
@@ -63,7 +63,8 @@ pub(super) mod points {
     pub const MARKED: &str = "pool member marked seeding";
     /// Its directory exists, empty.
     pub const CREATED: &str = "pool member directory created";
-    /// The source's lock is held for the second pass.
+    /// The second pass begins: the locks of the source's profile
+    /// directories no cargo is writing are held.
     pub const LOCKED: &str = "pool seed source locked";
     /// Every file is copied and its identity recorded.
     pub const COPIED: &str = "pool seed copied";
@@ -73,15 +74,12 @@ pub(super) mod points {
     pub const READY: &str = "pool member ready";
 }
 
-/// How often the second pass looks at the source's lock while a cargo
-/// holds it: often enough to take it in the gap between two cargo commands
-/// of its holder (each spends far longer than this starting up).
-const LOCK_POLL: Duration = Duration::from_millis(5);
-
-/// A source whose profile directories no cargo is writing while these
-/// locks are held.
+/// A source's parts for the second pass: no cargo writes its profile
+/// directories but `busy` while these locks are held.
 struct Source {
     parts: Vec<PathBuf>,
+    /// Profile directories a cargo held the lock of.
+    busy: Vec<PathBuf>,
     locks: Vec<CargoLock>,
 }
 
@@ -94,8 +92,6 @@ pub(super) struct Seeding<'a> {
     pub sources: &'a [MemberView],
     /// What a build from nothing took here, if measured.
     pub cold_fill: Option<Duration>,
-    /// Bounds the wait for a source; `None`: no wait.
-    pub wait: Option<&'a CancelToken>,
     pub cancel: &'a CancelToken,
 }
 
@@ -105,26 +101,27 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
     let started = Instant::now();
     fresh::invalidate_identity(seeding.home, seeding.dest)?;
     if seeding.strategy == SeedStrategy::Cold {
-        return Ok(cold("cold asked for", 0, started));
+        return Ok(cold("cold asked for", started));
     }
     let Some(member) = pick_source(seeding)? else {
-        return Ok(cold(no_source(seeding), 0, started));
+        return Ok(cold(no_source(seeding), started));
     };
     let first = match first_pass(seeding, member)? {
         Ok(first) => first,
-        Err(why) => return Ok(cold(&why, 0, started)),
+        Err(why) => return Ok(cold(&why, started)),
     };
-    let Some((source, waited)) = lock_for_update(seeding, member)? else {
+    let Some(source) = lock_source(member)? else {
         empty(seeding.dest)?;
-        let why = format!("{} was compiling past the wait", member.name);
-        return Ok(cold(&why, elapsed_ms(started), started));
+        let why = format!("{} no longer holds a build", member.name);
+        return Ok(cold(&why, started));
     };
     crash::point(points::LOCKED);
     let identity = fresh::read_identity(&LeaseFiles::new(seeding.home, &member.dir).identity);
     let plan = clone::plan(&member.dir, &source.parts)?;
     let places = (member.dir.as_path(), seeding.dest);
     let copied = (&first.plan, &first.copied, first.since);
-    clone::update(places, copied, &plan, first.method, seeding.cancel)?;
+    let listed = (&plan, source.busy.as_slice());
+    let left_out = clone::update(places, copied, listed, first.method, seeding.cancel)?;
     drop(source.locks);
     finish_copy(seeding, identity.as_ref())?;
     Ok(SeedReport {
@@ -134,9 +131,9 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
         },
         from: Some(member.name.clone()),
         reason: first.reason,
-        files: plan.files(),
-        bytes: plan.bytes(),
-        waited_ms: waited,
+        files: plan.files() - left_out.files,
+        bytes: plan.bytes() - left_out.bytes,
+        left_out: left_out.files,
         took_ms: elapsed_ms(started),
     })
 }
@@ -144,7 +141,7 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
 /// What the first pass copied, without the source's lock.
 struct FirstPass {
     /// When it began, by the filesystem's clock.
-    since: (i64, i64),
+    since: clone::Since,
     plan: clone::Plan,
     copied: clone::Stamps,
     method: Method,
@@ -250,7 +247,7 @@ fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<&'a MemberView>> {
         .filter(|m| output_layouts(&m.dir).is_ok_and(|l| !l.is_empty()))
         .collect();
     for member in &warm {
-        if lock_source(member)?.is_some() {
+        if lock_source(member)?.is_some_and(|source| source.busy.is_empty()) {
             return Ok(Some(member));
         }
     }
@@ -272,58 +269,41 @@ fn unlocked_parts(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(parts)
 }
 
-/// `member`'s profile directories locked against cargo for the second
-/// pass, waiting while a cargo writes them (bounded by the caller's wait
-/// and by a build from nothing); with the time waited. `None` when the
-/// wait ends first.
-fn lock_for_update(seeding: &Seeding<'_>, member: &MemberView) -> Result<Option<(Source, u64)>> {
-    let started = Instant::now();
-    loop {
-        if let Some(source) = lock_source(member)? {
-            return Ok(Some((source, elapsed_ms(started))));
-        }
-        seeding.cancel.check()?;
-        let waited_enough = seeding
-            .cold_fill
-            .is_some_and(|bar| started.elapsed() >= bar);
-        match seeding.wait.map(CancelToken::check) {
-            None | Some(Err(_)) => return Ok(None),
-            Some(Ok(())) if waited_enough => return Ok(None),
-            Some(Ok(())) => thread::sleep(LOCK_POLL),
-        }
-    }
-}
-
-/// `member` with cargo's lock on each of its profile directories held
-/// shared; `None` when any is held by a cargo. Profile directories without
-/// a lock file (cargo made none) are not copied.
+/// `member`'s parts for the second pass, with cargo's lock on each profile
+/// directory no cargo is writing held shared; `None` when it holds no
+/// profile directory with a lock file (cargo made none: not copied).
 fn lock_source(member: &MemberView) -> Result<Option<Source>> {
     let layouts = match output_layouts(&member.dir) {
         Ok(layouts) => layouts,
         Err(err) if err.kind() == ErrorKind::Unsupported => return Ok(None),
         Err(err) => return Err(err),
     };
-    let mut locks = Vec::new();
-    let mut parts = top_files(&member.dir, Path::new(""))?;
+    let mut source = Source {
+        parts: top_files(&member.dir, Path::new(""))?,
+        busy: Vec::new(),
+        locks: Vec::new(),
+    };
     for layout in layouts {
         let dir = layout.dir(Path::new(""));
         match lock::try_cargo_lock(&member.dir.join(&dir).join(".cargo-lock"), false) {
-            Ok(Some(lock)) => locks.push(lock),
-            Ok(None) => return Ok(None),
+            Ok(Some(lock)) => source.locks.push(lock),
+            Ok(None) => source.busy.push(dir.clone()),
             Err(err) if err.kind() == ErrorKind::NotFound => continue,
             Err(err) => return Err(err),
         }
         if let Some(target) = &layout.target {
-            parts.extend(top_files(&member.dir, Path::new(target))?);
+            source
+                .parts
+                .extend(top_files(&member.dir, Path::new(target))?);
         }
-        parts.push(dir);
+        source.parts.push(dir);
     }
-    if locks.is_empty() {
+    if source.locks.is_empty() && source.busy.is_empty() {
         return Ok(None);
     }
-    parts.sort();
-    parts.dedup();
-    Ok(Some(Source { parts, locks }))
+    source.parts.sort();
+    source.parts.dedup();
+    Ok(Some(source))
 }
 
 /// The regular files directly in `root/rel` (relative to `root`).
@@ -362,18 +342,18 @@ fn no_source(seeding: &Seeding<'_>) -> &'static str {
     if seeding.sources.is_empty() {
         "no ready member to copy"
     } else {
-        "every ready member was compiling or empty"
+        "every ready member was empty"
     }
 }
 
-fn cold(why: &str, waited_ms: u64, started: Instant) -> SeedReport {
+fn cold(why: &str, started: Instant) -> SeedReport {
     SeedReport {
         strategy: SeedStrategy::Cold,
         from: None,
         reason: why.to_owned(),
         files: 0,
         bytes: 0,
-        waited_ms,
+        left_out: 0,
         took_ms: elapsed_ms(started),
     }
 }

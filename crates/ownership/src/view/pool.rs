@@ -37,9 +37,10 @@ pub struct SeedReportView {
     pub files: i64,
     /// Bytes copied (logical).
     pub bytes: i64,
-    /// Time spent waiting for a source no cargo was writing, in ms.
-    pub waited_ms: i64,
-    /// Time the seed took, the wait included, in ms.
+    /// Files of the source left out because a cargo was writing them (or
+    /// their unit) during the copy: the new member's build makes them.
+    pub left_out: i64,
+    /// Time the seed took, in ms.
     pub took_ms: i64,
 }
 
@@ -51,7 +52,7 @@ impl From<&SeedReport> for SeedReportView {
             reason: seed.reason.clone(),
             files: number(seed.files),
             bytes: number(seed.bytes),
-            waited_ms: number(seed.waited_ms),
+            left_out: number(seed.left_out),
             took_ms: number(seed.took_ms),
         }
     }

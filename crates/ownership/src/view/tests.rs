@@ -96,7 +96,7 @@ fn pool_views_keep_their_nulls_and_spell_fields_as_the_api() {
             reason: "first".into(),
             files: 0,
             bytes: 0,
-            waited_ms: 1,
+            left_out: 1,
             took_ms: 2,
         }),
         ..member("member-0", MemberStatus::State(MemberState::Ready))
@@ -137,7 +137,7 @@ fn pool_views_keep_their_nulls_and_spell_fields_as_the_api() {
                  "lease": "active", "holder": owner_json, "identity": null, "usage": usage_json,
                  "lastUsedMs": null, "createdAtMs": 5,
                  "seed": {"strategy": "cold", "from": null, "reason": "first", "files": 0,
-                          "bytes": 0, "waitedMs": 1, "tookMs": 2}},
+                          "bytes": 0, "leftOut": 1, "tookMs": 2}},
                 {"name": "member-1", "dir": "/p/member-1", "state": "unknown", "reason": "torn",
                  "lease": "free", "holder": null, "identity": null, "usage": usage_json,
                  "lastUsedMs": null, "createdAtMs": 5, "seed": null},

@@ -48,8 +48,13 @@ impl SeedStrategy {
 }
 
 /// How a member was filled, and why that way.
+///
+/// Unlike the member record that holds it, a report ignores fields it does
+/// not know: it is for display, and reports written before a field went
+/// (`waitedMs`: a seed no longer waits for its source) must leave their
+/// members readable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct SeedReport {
     /// What was done: `reflink`, `copy` or `cold` (never `auto`).
     pub strategy: SeedStrategy,
@@ -61,8 +66,23 @@ pub struct SeedReport {
     pub files: u64,
     /// Bytes copied (logical).
     pub bytes: u64,
-    /// Time spent waiting for a source no cargo was writing.
-    pub waited_ms: u64,
-    /// Time the seed took, the wait included.
+    /// Files of the source left out because a cargo was writing them (or
+    /// their unit) during the copy: the new member's build makes them.
+    #[serde(default)]
+    pub left_out: u64,
+    /// Time the seed took.
     pub took_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_written_before_left_out_reads() {
+        let old = r#"{"strategy": "copy", "from": "member-0", "reason": "r",
+                      "files": 3, "bytes": 9, "waitedMs": 6100, "tookMs": 7}"#;
+        let report: SeedReport = serde_json::from_str(old).unwrap();
+        assert_eq!((report.files, report.left_out, report.took_ms), (3, 0, 7));
+    }
 }
