@@ -17,18 +17,17 @@
 //! original) is copied once and given both names in the new member, as
 //! cargo left it.
 //!
-//! A copy is made in two passes so that no cargo waits for it. The first
-//! copies the source without cargo's lock, while its holder may be building
-//! in it: a file may change or vanish under it. The second ([`update`])
-//! walks the source again: a file is kept from the first pass only when it
-//! is the same inode with the same size, times and mode, and its inode last
-//! changed (`ctime`, which nothing can set back) well before the first pass
-//! began by the filesystem's own clock ([`fs_clock`]), so no write during
-//! the pass can hide behind an equal timestamp. Where the second pass holds
-//! cargo's lock, every other file is copied anew and what the source no
-//! longer holds is removed, the lock held for a walk and the files that
-//! changed, not for the whole copy; where a cargo holds it, what changed is
-//! left out with its unit (`InFlux`).
+//! A copy is made in two passes and takes no lock, so that no cargo waits
+//! for it and it waits for no cargo. The first copies the source while its
+//! holder may be building in it: a file may change or vanish under it. The
+//! second ([`update`]) walks the source again and reads nothing more: a
+//! file is kept from the first pass only when it is the same inode with the
+//! same size, times and mode, and its inode last changed (`ctime`, which
+//! nothing can set back) well before the first pass began by the
+//! filesystem's own clock ([`fs_clock`]), so no write during the pass can
+//! hide behind an equal timestamp. Whatever else changed is left out with
+//! its unit (`InFlux`), and cargo's fingerprints make the new member
+//! rebuild it.
 //!
 //! A plain copy can be slower than building from nothing. It is measured as
 //! it goes: once a sample (an eighth of the bytes, at least one file) is
@@ -153,6 +152,14 @@ const SETTLE_FINE: Duration = Duration::from_millis(100);
 /// The same where times are kept in whole seconds or in hundredths (FAT):
 /// above a second, plus a tick.
 const SETTLE_COARSE: Duration = Duration::from_secs(2);
+
+impl Since {
+    /// How long files on this filesystem must be left alone to be trusted.
+    #[cfg(test)]
+    pub fn settle(&self) -> Duration {
+        self.settle
+    }
+}
 
 fn nanos((secs, nsecs): (i64, i64)) -> i128 {
     i128::from(secs) * 1_000_000_000 + i128::from(nsecs)
@@ -349,66 +356,160 @@ fn name_again(dest: &Path, names: &[(PathBuf, PathBuf)]) -> Result<()> {
     Ok(())
 }
 
-/// Bring `dest`, copied from `source` by a first pass that made `copied`
-/// without cargo's lock from `since` on (by [`fs_clock`]), to what `plan`
-/// (listed again after the first pass) says the source holds; `busy` are
-/// the profile directories (relative) a cargo was writing at that listing,
-/// whose locks are not held. Elsewhere every file not known to be unchanged
-/// since is copied anew, and what the source no longer holds is removed.
-/// Under `busy` nothing is copied anew: what may have changed is left out
-/// with its unit ([`unit_of`]), which the new member's cargo then builds.
-/// `first` is what the first pass planned. Returns what of the source's
-/// files was left out.
+/// How many times a copy is brought up to date before what still changes
+/// is left out: the first pass, a second for what a cargo command that
+/// ended meanwhile wrote, and one more, so that a cargo writing all along
+/// costs two extra walks, not an endless chase.
+const ROUNDS: usize = 3;
+
+/// Where a copy is brought up to date: the source and the copy, and how the
+/// source is listed again.
+pub(super) struct Places<'a> {
+    pub source: &'a Path,
+    pub dest: &'a Path,
+    /// The source's profile directories (relative), where what changed is
+    /// left out with its unit ([`unit_of`]).
+    pub profiles: &'a [PathBuf],
+    /// The source listed now.
+    pub list: &'a dyn Fn() -> Result<Plan>,
+}
+
+/// Bring `places.dest`, copied by a first pass that planned `first` and
+/// made `copied` from `since` on (by [`fs_clock`]), to what the source
+/// holds, without any lock: the source is listed again, a file is kept
+/// only when known unchanged since shortly before it was copied, and
+/// whatever changed is copied again once it is old enough to be trusted;
+/// the last listing checks every file. After [`ROUNDS`] listings, what
+/// still changed is left out with its unit (`InFlux`). Returns the last
+/// listing, and what of its files was left out.
 pub(super) fn update(
-    (source, dest): (&Path, &Path),
+    places: &Places<'_>,
     (first, copied, since): (&Plan, &Stamps, Since),
-    (plan, busy): (&Plan, &[PathBuf]),
     method: Method,
     cancel: &CancelToken,
-) -> Result<LeftOut> {
-    let kept: HashSet<&Path> = plan
-        .files
+) -> Result<(Plan, LeftOut)> {
+    let mut copies: Copies = copied
+        .iter()
+        .map(|(rel, s)| (rel.clone(), (*s, since)))
+        .collect();
+    let mut before = first.dirs.clone();
+    for round in 1..=ROUNDS {
+        let now = (places.list)()?;
+        let kept = trusted(&now, &copies);
+        drop_untrusted(places.dest, &copies, &kept, (&before, &now))?;
+        let stale: Vec<(PathBuf, u64)> = now
+            .files
+            .iter()
+            .filter(|(rel, _)| !kept.contains(rel.as_path()))
+            .cloned()
+            .collect();
+        if stale.is_empty() || round == ROUNDS {
+            let left_out = finish(places, (&before, &copies), &now, &kept)?;
+            return Ok((now, left_out));
+        }
+        let since = settled_clock(places.dest, &now, &stale, cancel)?;
+        lay_out(places.dest, &now.files_only())?;
+        let stamps = Mutex::new(Stamps::new());
+        copy_files(places.source, places.dest, &stale, method, cancel, &stamps)?;
+        copies.retain(|rel, _| kept.contains(rel.as_path()));
+        let stamps = stamps.into_inner().expect("no copying thread panics");
+        copies.extend(stamps.into_iter().map(|(rel, s)| (rel, (s, since))));
+        before = now.dirs;
+    }
+    unreachable!("the last round returns")
+}
+
+/// What a copy made, by relative path: each file's stamp when copied, and
+/// when (by the filesystem's clock) its round of copies began.
+type Copies = HashMap<PathBuf, (Stamp, Since)>;
+
+/// The files of `now` whose copy is trusted: the same stamp as when copied,
+/// and settled before that copy's round began.
+fn trusted<'a>(now: &'a Plan, copies: &Copies) -> HashSet<&'a Path> {
+    now.files
         .iter()
         .map(|(rel, _)| rel.as_path())
         .filter(|rel| {
-            let now = plan.stamps.get(*rel);
-            now.is_some_and(|now| copied.get(*rel) == Some(now) && now.settled_before(since))
+            let stamp = now.stamps.get(*rel);
+            let copy = copies.get(*rel);
+            matches!((stamp, copy), (Some(s), Some((c, since))) if s == c && s.settled_before(*since))
         })
-        .collect();
-    for rel in copied.keys().filter(|rel| !kept.contains(rel.as_path())) {
+        .collect()
+}
+
+/// Remove from `dest` every copy not `kept`, and every directory the
+/// source listed `before` and no longer holds.
+fn drop_untrusted(
+    dest: &Path,
+    copies: &Copies,
+    kept: &HashSet<&Path>,
+    (before, now): (&[PathBuf], &Plan),
+) -> Result<()> {
+    for rel in copies.keys().filter(|rel| !kept.contains(rel.as_path())) {
         remove(&dest.join(rel), |p| fs::remove_file(p))?;
     }
-    let dirs: HashSet<&PathBuf> = plan.dirs.iter().collect();
-    for dir in first.dirs.iter().filter(|d| !dirs.contains(d)) {
+    let dirs: HashSet<&PathBuf> = now.dirs.iter().collect();
+    for dir in before.iter().filter(|d| !dirs.contains(d)) {
         remove(&dest.join(dir), |p| fs::remove_dir_all(p))?;
     }
-    let in_flux = InFlux::of(busy, (first, copied), plan, &kept);
-    let changed: Vec<(PathBuf, u64)> = plan
-        .files
+    Ok(())
+}
+
+/// The filesystem's clock once every file of `stale` (as `now` lists it)
+/// is old enough for a copy made from then on to be trusted; it waits at
+/// most twice the settling time (a file stamped ahead of the clock is
+/// copied all the same, and trusted only if it settles).
+fn settled_clock(
+    dest: &Path,
+    now: &Plan,
+    stale: &[(PathBuf, u64)],
+    cancel: &CancelToken,
+) -> Result<Since> {
+    let newest = stale
         .iter()
-        .filter(|(rel, _)| !kept.contains(rel.as_path()) && !in_flux.is_busy(rel))
-        .cloned()
-        .collect();
-    lay_out(dest, plan)?;
-    let stamps = Mutex::new(Stamps::new());
-    copy_files(source, dest, &changed, method, cancel, &stamps)?;
+        .filter_map(|(rel, _)| now.stamps.get(rel))
+        .map(|stamp| nanos(stamp.ctime))
+        .max()
+        .unwrap_or(i128::MIN);
+    let started = Instant::now();
+    loop {
+        let clock = fs_clock(dest)?;
+        let settled = newest < nanos(clock.at) - clock.settle.as_nanos() as i128;
+        if settled || started.elapsed() >= clock.settle * 2 {
+            return Ok(clock);
+        }
+        cancel.check()?;
+        thread::sleep(clock.settle / 4);
+    }
+}
+
+/// The last round: links made, names given again, and what changed left
+/// out with its unit.
+fn finish(
+    places: &Places<'_>,
+    (before, copies): (&[PathBuf], &Copies),
+    now: &Plan,
+    kept: &HashSet<&Path>,
+) -> Result<LeftOut> {
+    let in_flux = InFlux::of(places.profiles, (before, copies), now, kept);
+    lay_out(places.dest, now)?;
     for unit in &in_flux.units {
-        remove(&dest.join(unit), |p| {
+        remove(&places.dest.join(unit), |p| {
             match fs::symlink_metadata(p)?.is_dir() {
                 true => fs::remove_dir_all(p),
                 false => fs::remove_file(p),
             }
         })?;
     }
-    let names: Vec<(PathBuf, PathBuf)> = plan
+    let names: Vec<(PathBuf, PathBuf)> = now
         .names
         .iter()
-        .filter(|(name, first)| in_flux.keeps(name) && in_flux.keeps(first))
-        .filter(|(_, first)| !in_flux.is_busy(first) || kept.contains(first.as_path()))
+        .filter(|(name, first)| kept.contains(first.as_path()) && in_flux.keeps(name))
+        .filter(|(_, first)| in_flux.keeps(first))
         .cloned()
         .collect();
-    name_again(dest, &names)?;
-    Ok(in_flux.left_out(plan, &kept))
+    name_again(places.dest, &names)?;
+    Ok(in_flux.left_out(now, kept))
 }
 
 /// Files of the source a copy left out, and their bytes.
@@ -418,40 +519,35 @@ pub(super) struct LeftOut {
     pub bytes: u64,
 }
 
-/// What a second pass leaves out of the profile directories a cargo was
-/// writing.
+/// What a second pass leaves out.
 ///
 /// Cargo keeps each unit's output honest with its fingerprint: before it
 /// rebuilds a unit it empties the unit's fingerprint file, and it writes the
 /// fingerprint again only once every output of the unit is written; a unit
-/// whose fingerprint is empty or missing is rebuilt. So a fingerprint that
-/// is unchanged since well before the first pass vouches for the unit's
-/// output that the first pass copied, and any file that changed, appeared
-/// or vanished belongs to a unit cargo rebuilds, or to a cache cargo and
-/// rustc rebuild (incremental sessions): leaving out that unit's
-/// fingerprint makes the new member's cargo rebuild it, whatever of its
-/// output was copied. `tests/pool_processes.rs` checks that cargo still
-/// empties a fingerprint before it writes the unit's output.
-struct InFlux<'a> {
-    busy: &'a [PathBuf],
+/// whose fingerprint is empty or missing, or whose output is missing, is
+/// rebuilt. So a fingerprint unchanged from shortly before it was copied
+/// until the last listing vouches for the unit's output copied, and any
+/// file that changed, appeared or vanished belongs to a unit cargo rebuilt
+/// or cleaned, or to a cache cargo and rustc rebuild (incremental
+/// sessions): leaving out that unit makes the new member's cargo rebuild
+/// it, whatever of its output was copied. `tests/pool_seed_in_flux.rs`
+/// checks that cargo still empties a fingerprint before it rebuilds.
+struct InFlux {
     /// What is left out (relative): unit directories and single files.
     units: HashSet<PathBuf>,
 }
 
-impl<'a> InFlux<'a> {
-    /// The units of `busy` that changed between the first pass (`first`,
-    /// which copied `copied`) and `plan`, given the files `kept`.
+impl InFlux {
+    /// What changed since the last round (which listed the directories
+    /// `before` and made `copies`) by the last listing, `plan`, given the
+    /// files `kept`, with their units.
     fn of(
-        busy: &'a [PathBuf],
-        (first, copied): (&Plan, &Stamps),
+        profiles: &[PathBuf],
+        (before, copies): (&[PathBuf], &Copies),
         plan: &Plan,
         kept: &HashSet<&Path>,
-    ) -> InFlux<'a> {
-        let mut in_flux = InFlux {
-            busy,
-            units: HashSet::new(),
-        };
-        let first_dirs: HashSet<&PathBuf> = first.dirs.iter().collect();
+    ) -> InFlux {
+        let before: HashSet<&PathBuf> = before.iter().collect();
         let dirs: HashSet<&PathBuf> = plan.dirs.iter().collect();
         let listed: HashSet<&Path> = plan.files.iter().map(|(rel, _)| rel.as_path()).collect();
         let changed = plan
@@ -460,33 +556,20 @@ impl<'a> InFlux<'a> {
             .map(|(rel, _)| rel.as_path())
             .filter(|rel| !kept.contains(rel))
             .chain(
-                copied
+                copies
                     .keys()
                     .map(PathBuf::as_path)
                     .filter(|rel| !listed.contains(rel)),
             )
-            .chain(
-                dirs.symmetric_difference(&first_dirs)
-                    .map(|dir| dir.as_path()),
-            );
-        let units: Vec<PathBuf> = changed
-            .filter_map(|rel| in_flux.part_of(rel).map(|part| unit_of(part, rel)))
-            .flatten()
+            .chain(dirs.symmetric_difference(&before).map(|dir| dir.as_path()));
+        let profile_of = |rel: &Path| profiles.iter().find(|p| rel.starts_with(p));
+        let units = changed
+            .flat_map(|rel| match profile_of(rel) {
+                Some(profile) => unit_of(profile, rel),
+                None => vec![rel.to_owned()],
+            })
             .collect();
-        in_flux.units.extend(units);
-        in_flux
-    }
-
-    /// The busy profile directory `rel` lies in, if any.
-    fn part_of(&self, rel: &Path) -> Option<&'a Path> {
-        self.busy
-            .iter()
-            .find(|part| rel.starts_with(part))
-            .map(PathBuf::as_path)
-    }
-
-    fn is_busy(&self, rel: &Path) -> bool {
-        self.part_of(rel).is_some()
+        InFlux { units }
     }
 
     /// Whether `rel` is not left out.
@@ -494,9 +577,9 @@ impl<'a> InFlux<'a> {
         !rel.ancestors().any(|up| self.units.contains(up))
     }
 
-    /// What of `plan`'s files under a busy part is not in the copy.
+    /// What of `plan`'s files is not in the copy.
     fn left_out(&self, plan: &Plan, kept: &HashSet<&Path>) -> LeftOut {
-        let out = |rel: &Path| self.is_busy(rel) && (!kept.contains(rel) || !self.keeps(rel));
+        let out = |rel: &Path| !kept.contains(rel) || !self.keeps(rel);
         let files = plan.files.iter().filter(|(rel, _)| out(rel));
         files.fold(LeftOut::default(), |sum, (_, bytes)| LeftOut {
             files: sum.files + 1,
@@ -506,7 +589,7 @@ impl<'a> InFlux<'a> {
 }
 
 /// What leaves with `rel`, a path in the profile directory `part` that
-/// changed while a cargo wrote it (relative paths): the unit's whole
+/// changed during a copy (relative paths): the unit's whole
 /// fingerprint directory (`.fingerprint/<unit>`), a build script's
 /// directory with its fingerprint (`build/<unit>`), a crate's incremental
 /// sessions (`incremental/<crate>`), else the file alone.
@@ -725,15 +808,27 @@ mod tests {
         assert_eq!(link, Path::new("deps/libx.rlib"));
     }
 
-    /// The second pass trusts a file from the first only when its stamp is
-    /// unchanged and it changed well before the first pass: a file
-    /// rewritten in place with its size and mtime put back is copied anew,
-    /// as is one changed just before the pass; what is gone goes, what is
-    /// new comes, and a file kept is the very copy the first pass made.
+    /// The source listed by `list`, with the profile directory `debug`.
+    fn places<'a>(src: &'a Path, dest: &'a Path, list: &'a dyn Fn() -> Result<Plan>) -> Places<'a> {
+        static PROFILES: std::sync::LazyLock<[PathBuf; 2]> =
+            std::sync::LazyLock::new(|| [PathBuf::from("debug"), PathBuf::from("release")]);
+        Places {
+            source: src,
+            dest,
+            profiles: &PROFILES[..],
+            list,
+        }
+    }
+
+    /// A copy is trusted only when its stamp is unchanged and it changed
+    /// well before it was copied: a file rewritten in place with its size
+    /// and mtime put back is copied again, as is one changed just before the
+    /// first pass; what is gone goes, what is new comes, and a file kept is
+    /// the very copy the first pass made.
     #[test]
-    fn an_update_copies_anew_what_changed_even_behind_equal_sizes_and_times() {
+    fn an_update_copies_again_what_changed_even_behind_equal_sizes_and_times() {
         // Whether the first pass began long after every change (only what a
-        // stamp tells apart is copied anew) or as the files were written
+        // stamp tells apart is copied again) or as the files were written
         // (nothing is trusted).
         for long_after in [true, false] {
             let source = natives_testkit::tree(&[
@@ -763,36 +858,47 @@ mod tests {
             file.set_modified(mtime).unwrap();
             fs::remove_dir_all(src.join("debug/gone")).unwrap();
             fs::write(src.join("debug/added"), "added").unwrap();
-            let kept_ino = fs::metadata(dest.path().join("debug/kept")).unwrap().ino();
-            let under_lock = plan(src, &[PathBuf::from("debug")]).unwrap();
-            let places = (src, dest.path());
-            let listed = (&under_lock, &[][..]);
-            let left = update(places, (&first, &copied, since), listed, method, &cancel);
-            assert_eq!(left.unwrap(), LeftOut::default());
+            // Which copy: an inode number may be given again to a new file.
+            let which = |meta: fs::Metadata| (meta.ino(), meta.ctime(), meta.ctime_nsec());
+            let kept_copy = which(fs::metadata(dest.path().join("debug/kept")).unwrap());
+            let list = || plan(src, &[PathBuf::from("debug")]);
+            let places = places(src, dest.path(), &list);
+            let (listed, left) =
+                update(&places, (&first, &copied, since), method, &cancel).unwrap();
+            assert_eq!(
+                (listed.files(), left),
+                (3, LeftOut::default()),
+                "{long_after}"
+            );
             let read = |rel: &str| fs::read_to_string(dest.path().join(rel)).unwrap();
             assert_eq!(read("debug/rewritten"), "new!", "{long_after}");
             assert_eq!(read("debug/added"), "added", "{long_after}");
             assert_eq!(read("debug/kept"), "same", "{long_after}");
             assert!(!dest.path().join("debug/gone").exists(), "{long_after}");
-            let ino = fs::metadata(dest.path().join("debug/kept")).unwrap().ino();
-            assert_eq!(ino == kept_ino, long_after, "kept from the first pass");
+            let copy = which(fs::metadata(dest.path().join("debug/kept")).unwrap());
+            assert_eq!(copy == kept_copy, long_after, "kept from the first pass");
         }
     }
 
-    /// In a profile directory a cargo was writing, nothing is copied anew:
-    /// what changed, appeared or vanished is left out with its unit (each
-    /// row: a change to the source after the first pass, and what the new
-    /// member must then lack), what is unchanged is the first pass's copy,
-    /// and a directory no cargo was writing is brought up to date as usual.
+    /// What a cargo keeps changing is left out with its unit (each row: a
+    /// file rewritten before every listing of the source, and what the new
+    /// member must then lack); what does not change is the first pass's
+    /// copy, named again as in the source, and what is gone goes.
     #[test]
-    fn an_update_leaves_out_the_units_a_cargo_was_writing() {
+    fn an_update_leaves_out_the_units_that_keep_changing() {
         let source = natives_testkit::tree(&[
+            (
+                "CACHEDIR.TAG",
+                "Signature: 8a477f597d28d172789f06886806bc55",
+            ),
+            (".rustc_info.json", "{}"),
             ("debug/.fingerprint/x-1/lib-x", "hash"),
             ("debug/.fingerprint/x-1/lib-x.json", "{}"),
             ("debug/.fingerprint/y-2/lib-y", "hash"),
             ("debug/.fingerprint/z-3/run-build-script", "hash"),
             ("debug/deps/libx-1.rlib", "x"),
             ("debug/deps/liby-2.rlib", "y"),
+            ("debug/deps/libgone-5.rlib", "gone"),
             ("debug/build/z-3/output", "cargo:rerun-if-changed=build.rs"),
             ("debug/incremental/x-1/s-1/dep-graph.bin", "graph"),
             ("debug/incremental/x-1/s-1/x.o", "object"),
@@ -810,82 +916,62 @@ mod tests {
             src.join("debug/libx.rlib"),
         )
         .unwrap();
-        let parts = [PathBuf::from("debug"), PathBuf::from("release")];
+        let parts: Vec<PathBuf> = ["debug", "release", ".rustc_info.json", "CACHEDIR.TAG"]
+            .map(PathBuf::from)
+            .to_vec();
         let first = plan(src, &parts).unwrap();
+        let far_after = Since {
+            at: (i64::MAX / 2, 0),
+            settle: SETTLE_FINE,
+        };
         let (cancel, method) = (CancelToken::new(), Method::Copy(None));
         let Ok(Copied::Whole(copied)) =
             copy(src, dest.path(), &first.files_only(), method, &cancel)
         else {
             panic!("the first pass failed");
         };
-        let table: [(&str, &str, &[&str]); 6] = [
+        let table: [(&str, &[&str]); 7] = [
+            ("debug/.fingerprint/x-1/lib-x", &["debug/.fingerprint/x-1"]),
             (
-                "rewrite",
-                "debug/.fingerprint/x-1/lib-x",
-                &["debug/.fingerprint/x-1"],
-            ),
-            (
-                "rewrite",
                 "debug/deps/libx-1.rlib",
                 &["debug/deps/libx-1.rlib", "debug/libx.rlib"],
             ),
+            ("debug/deps/libw-4.rmeta", &["debug/deps/libw-4.rmeta"]),
+            ("debug/incremental/x-1/s-1/x.o", &["debug/incremental/x-1"]),
             (
-                "add",
-                "debug/deps/libw-4.rmeta",
-                &["debug/deps/libw-4.rmeta"],
-            ),
-            (
-                "remove",
-                "debug/incremental/x-1/s-1/x.o",
-                &["debug/incremental/x-1"],
-            ),
-            (
-                "rewrite",
                 "debug/build/z-3/output",
                 &["debug/build/z-3", "debug/.fingerprint/z-3"],
             ),
-            ("rewrite", "release/deps/libx-1.rlib", &[]),
+            ("release/deps/libx-1.rlib", &["release/deps/libx-1.rlib"]),
+            (".rustc_info.json", &[".rustc_info.json"]),
         ];
-        for (change, rel, _) in table {
-            match change {
-                "remove" => fs::remove_file(src.join(rel)).unwrap(),
-                _ => natives_testkit::write(src, rel, "new"),
+        fs::remove_file(src.join("debug/deps/libgone-5.rlib")).unwrap();
+        let listings = std::cell::Cell::new(0);
+        let list = || {
+            listings.set(listings.get() + 1);
+            for (rel, _) in table {
+                natives_testkit::write(src, rel, format!("new{}", listings.get()));
             }
-        }
+            plan(src, &parts)
+        };
         let kept_ino = fs::metadata(dest.path().join("debug/deps/liby-2.rlib"))
             .unwrap()
             .ino();
-        let second = plan(src, &parts).unwrap();
-        let listed = (&second, &[PathBuf::from("debug")][..]);
-        let far_after = Since {
-            at: (i64::MAX / 2, 0),
-            settle: SETTLE_COARSE,
-        };
-        let left = update(
-            (src, dest.path()),
-            (&first, &copied, far_after),
-            listed,
-            method,
-            &cancel,
-        );
-        for (change, rel, lacks) in table {
+        let places = places(src, dest.path(), &list);
+        let (_, left) = update(&places, (&first, &copied, far_after), method, &cancel).unwrap();
+        assert_eq!(listings.get(), ROUNDS);
+        for (rel, lacks) in table {
             for lacking in lacks {
-                assert!(
-                    !dest.path().join(lacking).exists(),
-                    "{change} {rel}: {lacking}"
-                );
+                assert!(!dest.path().join(lacking).exists(), "{rel}: {lacking}");
             }
         }
-        let read = |rel: &str| fs::read_to_string(dest.path().join(rel)).unwrap();
-        assert_eq!(
-            read("release/deps/libx-1.rlib"),
-            "new",
-            "no cargo wrote release"
-        );
-        for kept in [
+        assert!(!dest.path().join("debug/deps/libgone-5.rlib").exists());
+        let kept = [
+            "CACHEDIR.TAG",
             "debug/.fingerprint/y-2/lib-y",
             "debug/incremental/y-2/s-2/dep-graph.bin",
-        ] {
+        ];
+        for kept in kept {
             assert_eq!(
                 fs::read(src.join(kept)).unwrap(),
                 fs::read(dest.path().join(kept)).unwrap()
@@ -902,11 +988,10 @@ mod tests {
             kept_ino,
             "named again as in the source"
         );
-        // As the source holds them now: lib-x and libx-1.rlib ("new"),
-        // lib-x.json, libw-4.rmeta ("new"), output ("new") with
-        // run-build-script, and x-1's dep-graph.bin (a second name is no file).
-        let bytes = 3 + 3 + 2 + 3 + 3 + 4 + 5;
-        assert_eq!(left.unwrap(), LeftOut { files: 7, bytes });
+        // The seven files rewritten ("new3"; libx-1.rlib's second name is no
+        // file), with lib-x.json, run-build-script and x-1's dep-graph.bin.
+        let bytes = 7 * 4 + 2 + 4 + 5;
+        assert_eq!(left, LeftOut { files: 10, bytes });
     }
 
     /// A file is trusted when it last changed longer before the copy than

@@ -2,30 +2,27 @@
 //!
 //! A new member is made only when every member is leased, so its source is
 //! normally held by someone building in it, and nobody is to wait: not the
-//! seed for the holder's cargo, nor the holder's cargo for the seed. Cargo's
-//! own lock ([`natives_system::lock::try_cargo_lock`]) says which profile
-//! directories a cargo is writing: every cargo command that writes one holds
-//! `<profile>/.cargo-lock`. The copy is made in two passes ([`clone::update`]):
-//! the first without any lock, while the holder builds; the second walks the
-//! source again. In a profile directory no cargo is writing, the second pass
-//! holds its lock (shared), copies anew only what changed or may have
-//! changed during the first, and removes what the source no longer holds; a
-//! cargo that starts meanwhile waits for that pass only. In one a cargo is
-//! writing, it keeps only what is known unchanged and leaves out every unit
-//! that changed, which cargo's fingerprints make the new member rebuild
-//! (see `clone::InFlux`): the part the holder is compiling right now is
-//! compiled again in the new member, the rest is warm. Only profile
-//! directories with a cargo lock file are copied (with the files at the top
-//! of the cache and of each target's directory). The source's identity is
-//! read after the locks are taken: a refresh forgets it before it cleans
-//! (under cargo's lock) and records the new one after, so an identity read
-//! then describes what the copy holds, and one already forgotten is not
-//! carried over (the new member's own refresh cleans every workspace
-//! package).
+//! seed for the holder's cargo, nor the holder's cargo for the seed. So no
+//! lock is taken. The copy is made in two passes ([`clone::update`]): the
+//! first copies the source while its holder may be building in it; the
+//! second walks the source again, keeps only what is known unchanged since
+//! before the first began, and leaves out every unit that changed, which
+//! cargo's fingerprints make the new member rebuild (see `clone::InFlux`):
+//! what the holder was compiling during the copy is compiled again in the
+//! new member, the rest is warm. Only profile directories where cargo made
+//! its lock file are copied (with the files at the top of the cache and of
+//! each target's directory).
+//!
+//! The source's identity is read before the second walk. A refresh forgets
+//! it before it cleans and records the new one after, so an identity read
+//! then is one whose cleaning was done before the walk, or one whose
+//! output the walk finds whole or partly removed (cargo rebuilds a unit
+//! whose output is missing); one already forgotten is not carried over,
+//! and the new member's own refresh cleans every workspace package.
 //!
 //! The seed never waits for a lease, for another seed or for a cargo. The
-//! source is the best warm member no cargo is writing when the seed starts,
-//! else the best warm member.
+//! source is the best warm member no cargo is writing when the seed starts
+//! (it changes least during the copy), else the best warm member.
 
 use std::{
     fs,
@@ -43,10 +40,7 @@ use crate::{
     fresh::{self, Identity, output_layouts},
     layout::LeaseFiles,
 };
-use natives_system::{
-    crash,
-    lock::{self, CargoLock},
-};
+use natives_system::{crash, lock};
 
 mod report;
 
@@ -55,7 +49,7 @@ pub use report::{SeedReport, SeedStrategy};
 /// The crash points of making a member, in order (see
 /// [`natives_system::crash`]): tests kill a real process at each one. The
 /// first pass's sample (`clone::SAMPLED`) comes between `CREATED` and
-/// `LOCKED`.
+/// `COPIED_ONCE`.
 pub(super) mod points {
     /// The member's lease is held, nothing written.
     pub const LEASED: &str = "pool member leased";
@@ -63,10 +57,9 @@ pub(super) mod points {
     pub const MARKED: &str = "pool member marked seeding";
     /// Its directory exists, empty.
     pub const CREATED: &str = "pool member directory created";
-    /// The second pass begins: the locks of the source's profile
-    /// directories no cargo is writing are held.
-    pub const LOCKED: &str = "pool seed source locked";
-    /// Every file is copied and its identity recorded.
+    /// The first pass is done; the source is about to be walked again.
+    pub const COPIED_ONCE: &str = "pool seed first pass done";
+    /// The copy is brought up to date and its identity recorded.
     pub const COPIED: &str = "pool seed copied";
     /// The filesystem is flushed.
     pub const SYNCED: &str = "pool seed synced";
@@ -74,13 +67,13 @@ pub(super) mod points {
     pub const READY: &str = "pool member ready";
 }
 
-/// A source's parts for the second pass: no cargo writes its profile
-/// directories but `busy` while these locks are held.
-struct Source {
-    parts: Vec<PathBuf>,
-    /// Profile directories a cargo held the lock of.
-    busy: Vec<PathBuf>,
-    locks: Vec<CargoLock>,
+/// What of a source the second pass walks.
+struct Parts {
+    /// The files at the top of the cache and of each target's directory,
+    /// and the profile directories.
+    all: Vec<PathBuf>,
+    /// The profile directories (where cargo made its lock file).
+    profiles: Vec<PathBuf>,
 }
 
 /// What a seed is given.
@@ -110,19 +103,22 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
         Ok(first) => first,
         Err(why) => return Ok(cold(&why, started)),
     };
-    let Some(source) = lock_source(member)? else {
+    crash::point(points::COPIED_ONCE);
+    let Some(parts) = second_parts(member)? else {
         empty(seeding.dest)?;
         let why = format!("{} no longer holds a build", member.name);
         return Ok(cold(&why, started));
     };
-    crash::point(points::LOCKED);
     let identity = fresh::read_identity(&LeaseFiles::new(seeding.home, &member.dir).identity);
-    let plan = clone::plan(&member.dir, &source.parts)?;
-    let places = (member.dir.as_path(), seeding.dest);
+    let list = || clone::plan(&member.dir, &parts.all);
+    let places = clone::Places {
+        source: &member.dir,
+        dest: seeding.dest,
+        profiles: &parts.profiles,
+        list: &list,
+    };
     let copied = (&first.plan, &first.copied, first.since);
-    let listed = (&plan, source.busy.as_slice());
-    let left_out = clone::update(places, copied, listed, first.method, seeding.cancel)?;
-    drop(source.locks);
+    let (listed, left_out) = clone::update(&places, copied, first.method, seeding.cancel)?;
     finish_copy(seeding, identity.as_ref())?;
     Ok(SeedReport {
         strategy: match first.method {
@@ -131,8 +127,8 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
         },
         from: Some(member.name.clone()),
         reason: first.reason,
-        files: plan.files() - left_out.files,
-        bytes: plan.bytes() - left_out.bytes,
+        files: listed.files() - left_out.files,
+        bytes: listed.bytes() - left_out.bytes,
         left_out: left_out.files,
         took_ms: elapsed_ms(started),
     })
@@ -156,7 +152,7 @@ fn first_pass(
     member: &MemberView,
 ) -> Result<std::result::Result<FirstPass, String>> {
     let since = clone::fs_clock(seeding.dest)?;
-    let plan = clone::plan(&member.dir, &unlocked_parts(&member.dir)?)?;
+    let plan = clone::plan(&member.dir, &first_parts(&member.dir)?)?;
     let (method, reason) = choose(seeding, &member.dir, &plan)?;
     let Some(method) = method else {
         return Ok(Err(reason));
@@ -247,16 +243,16 @@ fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<&'a MemberView>> {
         .filter(|m| output_layouts(&m.dir).is_ok_and(|l| !l.is_empty()))
         .collect();
     for member in &warm {
-        if lock_source(member)?.is_some_and(|source| source.busy.is_empty()) {
+        if idle(member)? {
             return Ok(Some(member));
         }
     }
     Ok(warm.first().copied())
 }
 
-/// What a copy without the source's lock takes: the files at the top of
-/// the cache and of each target's directory, and every profile directory.
-fn unlocked_parts(dir: &Path) -> Result<Vec<PathBuf>> {
+/// What the first pass copies: the files at the top of the cache and of
+/// each target's directory, and every profile directory.
+fn first_parts(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut parts = top_files(dir, Path::new(""))?;
     for layout in output_layouts(dir)? {
         if let Some(target) = &layout.target {
@@ -269,41 +265,54 @@ fn unlocked_parts(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(parts)
 }
 
-/// `member`'s parts for the second pass, with cargo's lock on each profile
-/// directory no cargo is writing held shared; `None` when it holds no
-/// profile directory with a lock file (cargo made none: not copied).
-fn lock_source(member: &MemberView) -> Result<Option<Source>> {
+/// Whether no cargo holds the lock of any of `member`'s profile
+/// directories now.
+fn idle(member: &MemberView) -> Result<bool> {
+    let Some(parts) = second_parts(member)? else {
+        return Ok(false);
+    };
+    for profile in &parts.profiles {
+        let lock = member.dir.join(profile).join(".cargo-lock");
+        match lock::try_cargo_lock(&lock, false) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(false),
+            // Removed since it was seen: a cargo clean is at work.
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(true)
+}
+
+/// What of `member` the second pass walks: the profile directories where
+/// cargo made its lock file, with the files at the top of the cache and of
+/// each target's directory; `None` when there is no such profile
+/// directory.
+fn second_parts(member: &MemberView) -> Result<Option<Parts>> {
     let layouts = match output_layouts(&member.dir) {
         Ok(layouts) => layouts,
         Err(err) if err.kind() == ErrorKind::Unsupported => return Ok(None),
         Err(err) => return Err(err),
     };
-    let mut source = Source {
-        parts: top_files(&member.dir, Path::new(""))?,
-        busy: Vec::new(),
-        locks: Vec::new(),
-    };
+    let mut all = top_files(&member.dir, Path::new(""))?;
+    let mut profiles = Vec::new();
     for layout in layouts {
         let dir = layout.dir(Path::new(""));
-        match lock::try_cargo_lock(&member.dir.join(&dir).join(".cargo-lock"), false) {
-            Ok(Some(lock)) => source.locks.push(lock),
-            Ok(None) => source.busy.push(dir.clone()),
-            Err(err) if err.kind() == ErrorKind::NotFound => continue,
-            Err(err) => return Err(err),
+        if !member.dir.join(&dir).join(".cargo-lock").is_file() {
+            continue;
         }
         if let Some(target) = &layout.target {
-            source
-                .parts
-                .extend(top_files(&member.dir, Path::new(target))?);
+            all.extend(top_files(&member.dir, Path::new(target))?);
         }
-        source.parts.push(dir);
+        all.push(dir.clone());
+        profiles.push(dir);
     }
-    if source.locks.is_empty() && source.busy.is_empty() {
+    if profiles.is_empty() {
         return Ok(None);
     }
-    source.parts.sort();
-    source.parts.dedup();
-    Ok(Some(source))
+    all.sort();
+    all.dedup();
+    Ok(Some(Parts { all, profiles }))
 }
 
 /// The regular files directly in `root/rel` (relative to `root`).
