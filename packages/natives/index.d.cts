@@ -47,10 +47,11 @@ export declare class BuildCachePoolLease {
   /** Whether it is still held by this object. */
   get held(): boolean
   /**
-   * Release the member, recording its last use. `false` if it was
-   * already released.
+   * Release the member, recording its last use, after sharing the
+   * blocks its files hold alike with the other members' (off the JS
+   * thread: it reads them). `false` if it was already released.
    */
-  release(): boolean
+  release(): Promise<boolean>
 }
 
 /**

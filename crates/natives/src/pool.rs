@@ -14,7 +14,7 @@ use std::{collections::HashMap, path::Path, sync::Mutex};
 
 use napi::{
     Env,
-    bindgen_prelude::{Either, Null, PromiseRaw},
+    bindgen_prelude::{AsyncTask, Either, Null, PromiseRaw},
 };
 use napi_derive::napi;
 use natives_ownership::{
@@ -32,7 +32,7 @@ use crate::{
     cancel::CancelToken,
     errors::{guarded, on_js_thread},
     lease::{NativeLeaseOwner, display, open, to_owner, to_refresh},
-    task::on_own_thread,
+    task::{Work, on_own_thread, task},
 };
 
 /// Options of the native acquisition from a pool.
@@ -129,16 +129,17 @@ impl BuildCachePoolLease {
         })
     }
 
-    /// Release the member, recording its last use. `false` if it was
-    /// already released.
-    #[napi]
-    pub fn release(&self, env: Env) -> napi::Result<bool> {
+    /// Release the member, recording its last use, after sharing the
+    /// blocks its files hold alike with the other members' (off the JS
+    /// thread: it reads them). `false` if it was already released.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn release(&self, env: Env) -> napi::Result<AsyncTask<Work<bool>>> {
         on_js_thread(&env, || {
             let taken = self.lease.lock().ok().and_then(|mut lease| lease.take());
-            match taken {
+            Ok(task(move || match taken {
                 Some(lease) => lease.release().map(|()| true),
                 None => Ok(false),
-            }
+            }))
         })
     }
 }

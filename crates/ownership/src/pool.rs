@@ -32,7 +32,10 @@
 //!
 //! # Disk
 //!
-//! With a budget (judged by what the members take on disk together, blocks
+//! A seed shares its source's blocks where the filesystem clones files, and
+//! a member let go shares the blocks its own builds wrote alike with the
+//! other ready members' (`dedupe`), so members that differ by one crate's
+//! build take little more than one. With a budget (judged by what the members take on disk together, blocks
 //! they share counted once), idle ready members beyond it are removed least
 //! recently used first, under their maintenance lease and the prune guard, never
 //! one that is leased or that a cargo or a seed is reading; an acquisition
@@ -45,6 +48,7 @@
 //! a refresh or a wait.
 
 mod clone;
+mod dedupe;
 mod dir;
 mod discard;
 mod extents;
@@ -170,8 +174,13 @@ impl PoolLease {
         self.pruned.as_ref()
     }
 
-    /// Let the member go, recording when it was used.
+    /// Let the member go, recording when it was used, after sharing the
+    /// blocks its files hold alike with the other ready members' where the
+    /// filesystem can (see `dedupe`; a drop lets go without it).
     pub fn release(mut self) -> Result<()> {
+        if self.guard.is_some() {
+            self.share_blocks();
+        }
         self.release_held()
     }
 
@@ -185,6 +194,24 @@ impl PoolLease {
             None => Ok(()),
         };
         guard.release().and(used).and(measured)
+    }
+
+    /// Share the blocks the member's files hold alike with the other ready
+    /// members' (see `dedupe`), while it is still ours, so no cargo writes
+    /// it meanwhile.
+    fn share_blocks(&self) {
+        let Ok(parts) = seed::first_parts(&self.dir) else {
+            return;
+        };
+        let others: Vec<PathBuf> = self
+            .pool
+            .members()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| m.dir != self.dir && m.in_state(MemberState::Ready).is_some())
+            .map(|m| m.dir)
+            .collect();
+        dedupe::share_alike(&self.dir, &parts, &others);
     }
 
     /// Write the member's last use (it is still ours, so nobody else does).

@@ -87,6 +87,7 @@ fn eight_agents_under_sigkill_with_the_pool_on_a_reflink_filesystem() {
     };
     let place = Place::new(&root, &mount.dir.join("pool"));
     place.reflink_seed_shares_blocks(&mount);
+    place.release_shares_alike_blocks();
     let seeds = place.storm(3, 6);
     assert!(
         seeds.contains(&SeedStrategy::Reflink),
@@ -299,6 +300,55 @@ impl Place {
         );
         drop((first, second));
         self.shared_blocks_count_once(&leases, mount, one_member.allocated);
+    }
+
+    /// A member let go shares the blocks its build wrote alike with another
+    /// member's: after a build from another worktree rewrote its binary,
+    /// the members take less disk once it is released, and both binaries
+    /// still say what they were built from.
+    fn release_shares_alike_blocks(&self) {
+        self.warm_first_member();
+        let leases = Leases::open(&self.home).unwrap();
+        let options = PoolOptions {
+            size: K,
+            ..PoolOptions::default()
+        };
+        let cancel = CancelToken::new();
+        let acquire = |seat: &str| {
+            let owner = Owner::current("s", "n", seat);
+            leases.acquire_from_pool(&self.pool, &owner, &options, None, &cancel)
+        };
+        let (held, seeded) = (acquire("a").unwrap(), acquire("b").unwrap());
+        assert_eq!(
+            seeded.seed().map(|s| s.strategy),
+            Some(SeedStrategy::Reflink)
+        );
+        let (warm, other) = (held.dir().to_owned(), seeded.dir().to_owned());
+        held.release().unwrap();
+        let worktree = self.root.join("wt-1");
+        write(&worktree.join("src/stamp.txt"), "wt-1 v2");
+        let built = cargo_build(&worktree, &seeded.env());
+        assert!(built.status.success(), "{built:?}");
+        let before = leases.pool_inventory(&self.pool).unwrap().physical;
+        seeded.release().unwrap();
+        let after = leases.pool_inventory(&self.pool).unwrap().physical;
+        println!(
+            "two members built from two worktrees: {before} bytes on disk, {after} once let go"
+        );
+        assert!(after < before, "{after} of {before}");
+        let said = |member: &Path| {
+            let ran = Command::new(member.join("debug/app")).output().unwrap();
+            String::from_utf8(ran.stdout).unwrap().trim().to_owned()
+        };
+        assert_eq!(
+            (said(&warm), said(&other)),
+            ("initial".into(), "wt-1 v2".into())
+        );
+        write(&worktree.join("src/stamp.txt"), "initial");
+        let cleared = leases
+            .prune_pool(&self.pool, 0, &Owner::current("s", "n", "j"))
+            .unwrap();
+        assert_eq!(cleared.pruned.len(), 2, "{cleared:?}");
     }
 
     /// The pool's own accounting counts the blocks its members share once,

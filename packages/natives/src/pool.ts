@@ -86,7 +86,10 @@ export interface PoolLease extends AsyncDisposable {
   /** What the prune to `budgetBytes` did, when one was given. */
   readonly pruned: PoolPruneReport | null;
   readonly held: boolean;
-  /** Let the member go, recording its last use (idempotent). */
+  /**
+   * Let the member go, recording its last use (idempotent), after sharing the blocks its files hold alike
+   * with the other members' where the filesystem can (btrfs, XFS).
+   */
   release(): Promise<void>;
 }
 
@@ -141,7 +144,7 @@ export async function prunePool(pool: string, budgetBytes: number, owner: LeaseO
 /** Safety net only: a member garbage-collected while held is released by the native side's drop. */
 function wrap(native: NativePoolLease): PoolLease {
   const release = async () => {
-    callNative('release', () => native.release());
+    await callNative('release', () => native.release());
   };
   return {
     member: native.member,

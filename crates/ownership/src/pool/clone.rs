@@ -86,6 +86,11 @@ impl Plan {
         self.files.len() as u64
     }
 
+    /// Every regular file (relative).
+    pub fn file_names(&self) -> impl Iterator<Item = &Path> {
+        self.files.iter().map(|(rel, _)| rel.as_path())
+    }
+
     /// The first file (relative), if any.
     pub fn first_file(&self) -> Option<&Path> {
         self.files.first().map(|(rel, _)| rel.as_path())

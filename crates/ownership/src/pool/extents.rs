@@ -94,6 +94,16 @@ impl Footprint {
     }
 }
 
+/// Whether `a` and `b` lie on the very same blocks (one a whole reflink of
+/// the other); `false` when either has no extent map.
+pub(super) fn same_blocks(a: &File, b: &File) -> bool {
+    let place = |e: &FiemapExtent| (e.logical, e.physical, e.length);
+    match (map(a), map(b)) {
+        (Ok(a), Ok(b)) => !a.is_empty() && a.iter().map(place).eq(b.iter().map(place)),
+        _ => false,
+    }
+}
+
 /// The total length of `ranges`, overlaps counted once.
 fn union_length(mut ranges: Vec<(u64, u64)>) -> u64 {
     ranges.sort_unstable();

@@ -252,7 +252,7 @@ fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<&'a MemberView>> {
 
 /// What the first pass copies: the files at the top of the cache and of
 /// each target's directory, and every profile directory.
-fn first_parts(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(super) fn first_parts(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut parts = top_files(dir, Path::new(""))?;
     for layout in output_layouts(dir)? {
         if let Some(target) = &layout.target {
