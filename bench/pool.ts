@@ -17,7 +17,8 @@
  * Per strategy: total wall time, time waiting (a lease or pool acquisition, which includes its refresh
  * but not a pool seed's copy; and every span cargo spent "Blocking
  * waiting for file lock"), crates compiled, disk at the end (nothing is
- * removed during a run, so the end is the peak; logical and allocated, and the filesystem's own growth,
+ * removed during a run, but a released pool member shares blocks alike with the others, so the
+ * filesystem's growth is also sampled every second for its peak; logical and allocated, the growth,
  * which is what counts where blocks are shared), stale binaries (0 for natives, or the row FAILED).
  *
  *   bun bench/pool.ts --setup               fetch the workspace's crates (network), then nothing else
@@ -32,7 +33,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { acquireBuildCache, acquireFromPool, type SeedReport } from '../packages/natives/src/index.ts';
+import { acquireBuildCache, acquireFromPool, poolInventory, type SeedReport } from '../packages/natives/src/index.ts';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const WORKSPACE = path.join(BENCH, 'pool-workspace');
@@ -263,6 +264,12 @@ function diskUse(dirs: string[]): { logical: number; allocated: number } {
   return { logical: du('-b'), allocated: du('-B1') };
 }
 
+/** The pool's members on disk (extent maps, shared blocks once) against its first member alone. */
+async function poolDisk(pool: string): Promise<{ physical: number; oneMember: number }> {
+  const inventory = await poolInventory(pool);
+  return { physical: inventory.physical, oneMember: inventory.members[0]?.usage.allocated ?? 0 };
+}
+
 /** Bytes in use on the filesystem holding `dir`. */
 function fsUsed(dir: string): number {
   spawnSync('sync', ['-f', dir]);
@@ -280,6 +287,10 @@ async function runStrategy(strategy: Strategy, args: Args) {
   await where.agentBuild(0, worktrees[0] as string, warmHead);
   const warmMs = performance.now() - warmStarted;
   const started = performance.now();
+  let fsPeak = 0;
+  const sampler = setInterval(() => {
+    fsPeak = Math.max(fsPeak, fsUsed(args.root) - usedBefore);
+  }, 1000);
   const agents: AgentResult[] = await Promise.all(
     worktrees.map(async (worktree, agent) => {
       const { stamp, head } = change(worktree, agent);
@@ -299,6 +310,8 @@ async function runStrategy(strategy: Strategy, args: Args) {
     }),
   );
   const wallMs = performance.now() - started;
+  clearInterval(sampler);
+  const fsGrowth = fsUsed(args.root) - usedBefore;
   const dirs = strategy === 'per-worktree' ? worktrees.map((w) => path.join(w, 'target')) : where.dirs;
   const disk = diskUse(dirs);
   return {
@@ -309,7 +322,9 @@ async function runStrategy(strategy: Strategy, args: Args) {
     compiled: agents.reduce((sum, a) => sum + a.compiled, 0),
     stale: agents.filter((a) => a.stale).length,
     disk,
-    fsGrowth: fsUsed(args.root) - usedBefore,
+    fsGrowth,
+    fsPeak: Math.max(fsPeak, fsGrowth),
+    pool: strategy === 'pool' ? await poolDisk(where.dirs[0] as string) : null,
     agents,
   };
 }
@@ -353,19 +368,22 @@ async function main() {
     console.log(
       `${strategy}: ${seconds(result.wallMs)} s for ${args.agents} agents (warm-up ${seconds(result.warmMs)} s), lock wait ` +
         `${seconds(result.waitMs)} s, ${result.compiled} crates compiled, ${mib(result.disk.logical)} logical / ` +
-        `${mib(result.disk.allocated)} allocated (filesystem grew ${mib(result.fsGrowth)}), stale binaries: ${result.stale}` +
+        `${mib(result.disk.allocated)} allocated (filesystem grew ${mib(result.fsGrowth)}, at most ${mib(result.fsPeak)}), stale binaries: ${result.stale}` +
+        (result.pool
+          ? `; pool on disk ${mib(result.pool.physical)}, ${(result.pool.physical / result.pool.oneMember).toFixed(2)}x its first member (${mib(result.pool.oneMember)})`
+          : '') +
         (strategy === 'pool' ? `; members: ${result.agents.map((a) => `${a.member}${a.seed ? `(${a.seed})` : ''}`).join(' ')}` : ''),
     );
   }
   const rows = results.map(
     (r) =>
-      `| ${r.strategy} | ${seconds(r.wallMs)} | ${seconds(r.waitMs)} | ${r.compiled} | ${mib(r.disk.logical)} | ${mib(r.disk.allocated)} | ${mib(r.fsGrowth)} | ${r.stale} | ${r.load.mean.toFixed(1)} (${r.load.min.toFixed(1)}-${r.load.max.toFixed(1)}) |`,
+      `| ${r.strategy} | ${seconds(r.wallMs)} | ${seconds(r.waitMs)} | ${r.compiled} | ${mib(r.disk.logical)} | ${mib(r.disk.allocated)} | ${mib(r.fsGrowth)} | ${mib(r.fsPeak)} | ${r.stale} | ${r.load.mean.toFixed(1)} (${r.load.min.toFixed(1)}-${r.load.max.toFixed(1)}) |`,
   );
   const table = [
     `${args.agents} agents, ${args.smoke ? 'smoke workspace' : 'bench/pool-workspace'}, root ${args.root} (${fsType}), ${os.cpus().length} cpus`,
     '',
-    '| strategy | wall (s) | waiting: acquire + cargo lock (s) | crates compiled | disk logical | disk allocated | fs growth | stale binaries | load average: mean (range) |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| strategy | wall (s) | waiting: acquire + cargo lock (s) | crates compiled | disk logical | disk allocated | fs growth | fs growth at peak | stale binaries | load average: mean (range) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
   console.log(`\n${table}`);

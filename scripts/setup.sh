@@ -27,15 +27,18 @@ if [ "$(bun --version 2>/dev/null || true)" != "$BUN_VERSION" ]; then
   fi
 fi
 
-# A filesystem that clones files, for the build-cache pool's reflink test (it mounts an image of one
-# when run as root, and says why it skipped otherwise): btrfs-progs, when root and apt-get are here.
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-  && ! command -v mkfs.btrfs >/dev/null && ! command -v mkfs.xfs >/dev/null; then
-  echo "setup: installing btrfs-progs (the pool's reflink test)"
-  if ! apt-get install -y -qq btrfs-progs >/dev/null 2>&1; then
+# Filesystems that clone files, for the build-cache pool's tests (they mount an image of one when run
+# as root, and say why they skipped otherwise): btrfs-progs and xfsprogs, when root and apt-get are here.
+missing=""
+command -v mkfs.btrfs >/dev/null || missing="$missing btrfs-progs"
+command -v mkfs.xfs >/dev/null || missing="$missing xfsprogs"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ -n "$missing" ]; then
+  echo "setup: installing$missing (the pool's reflink and block-sharing tests)"
+  # shellcheck disable=SC2086 # one word per package
+  if ! apt-get install -y -qq $missing >/dev/null 2>&1; then
     apt-get update -qq >/dev/null 2>&1 || true
-    apt-get install -y -qq btrfs-progs >/dev/null 2>&1 \
-      || echo "setup: btrfs-progs not installed; the pool's reflink test will say it skipped" >&2
+    apt-get install -y -qq $missing >/dev/null 2>&1 \
+      || echo "setup:$missing not installed; the pool's tests on them will say they skipped" >&2
   fi
 fi
 

@@ -33,9 +33,9 @@
 //! # Disk
 //!
 //! A seed shares its source's blocks where the filesystem clones files, and
-//! a member let go shares the blocks its own builds wrote alike with the
-//! other ready members' (`dedupe`), so members that differ by one crate's
-//! build take little more than one. With a budget (judged by what the members take on disk together, blocks
+//! on XFS a member let go shares the blocks its own builds wrote alike with
+//! the other ready members' (`dedupe`), so members that differ by one
+//! crate's build take little more than one. With a budget (judged by what the members take on disk together, blocks
 //! they share counted once), idle ready members beyond it are removed least
 //! recently used first, under their maintenance lease and the prune guard, never
 //! one that is leased or that a cargo or a seed is reading; an acquisition

@@ -13,6 +13,13 @@
 //! changes, whatever writes them meanwhile; a later write to either copies
 //! the block again.
 //!
+//! Only where sharing part of a file's blocks frees the blocks it replaces:
+//! XFS maps files block by block. Btrfs keeps an extent whole while any of
+//! its blocks is still referenced, so sharing the equal part of a file
+//! written as one extent frees nothing there (measured: the filesystem's use
+//! did not fall) while its extent maps would count that part as shared, and
+//! the pool's disk budget would believe it.
+//!
 //! The same file is the same relative path, except in rustc's incremental
 //! state, whose session directories are named anew by each compilation:
 //! there a file matches the file of the same name in any session of the
@@ -25,6 +32,8 @@ use std::{
     os::fd::AsRawFd,
     path::{Component, Path, PathBuf},
 };
+
+use nix::sys::statfs;
 
 use super::{clone, extents};
 
@@ -82,7 +91,7 @@ pub(super) fn share_alike(member: &Path, parts: &[PathBuf], others: &[PathBuf]) 
         return Shared::default();
     };
     let mut shared = Shared::default();
-    if !shares_extents(member, &plan, others) {
+    if !frees_replaced_blocks(member) || !shares_extents(member, &plan, others) {
         return shared;
     }
     let partners = Partners::of(others, parts);
@@ -101,6 +110,12 @@ pub(super) fn share_alike(member: &Path, parts: &[PathBuf], others: &[PathBuf]) 
         }
     }
     shared
+}
+
+/// Whether sharing part of a file's blocks frees the blocks it replaces on
+/// the filesystem under `dir` (see the module's documentation): XFS.
+fn frees_replaced_blocks(dir: &Path) -> bool {
+    statfs::statfs(dir).is_ok_and(|fs| fs.filesystem_type() == statfs::XFS_SUPER_MAGIC)
 }
 
 /// How many files with a namesake in another member are tried before a
