@@ -13,11 +13,11 @@
 //! its lock file are copied (with the files at the top of the cache and of
 //! each target's directory).
 //!
-//! The source's identity is read before the second walk. A refresh forgets
-//! it before it cleans and records the new one after, so an identity read
-//! then is one whose cleaning was done before the walk, or one whose
-//! output the walk finds whole or partly removed (cargo rebuilds a unit
-//! whose output is missing); one already forgotten is not carried over,
+//! The source's identity is read before the first pass and again after the
+//! last listing, and carried over only when both read the same: a refresh
+//! forgets it before it cleans the workspace's packages and records the new
+//! one after, so an identity unchanged across the copy describes every
+//! workspace output the last listing found. Otherwise none is carried over,
 //! and the new member's own refresh cleans every workspace package.
 //!
 //! The seed never waits for a lease, for another seed or for a cargo. The
@@ -99,6 +99,8 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
     let Some(member) = pick_source(seeding)? else {
         return Ok(cold(no_source(seeding), started));
     };
+    let identity_file = LeaseFiles::new(seeding.home, &member.dir).identity;
+    let identity = fresh::read_identity(&identity_file);
     let first = match first_pass(seeding, member)? {
         Ok(first) => first,
         Err(why) => return Ok(cold(&why, started)),
@@ -109,7 +111,6 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
         let why = format!("{} no longer holds a build", member.name);
         return Ok(cold(&why, started));
     };
-    let identity = fresh::read_identity(&LeaseFiles::new(seeding.home, &member.dir).identity);
     let list = || clone::plan(&member.dir, &parts.all);
     let places = clone::Places {
         source: &member.dir,
@@ -119,7 +120,9 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
     };
     let copied = (&first.plan, &first.copied, first.since);
     let (listed, left_out) = clone::update(&places, copied, first.method, seeding.cancel)?;
-    finish_copy(seeding, identity.as_ref())?;
+    let unchanged =
+        identity.filter(|was| fresh::read_identity(&identity_file).as_ref() == Some(was));
+    finish_copy(seeding, unchanged.as_ref())?;
     Ok(SeedReport {
         strategy: match first.method {
             Method::Reflink => SeedStrategy::Reflink,

@@ -207,6 +207,40 @@ fn a_new_member_is_seeded_from_the_warm_member_while_it_is_held() {
     );
 }
 
+/// A seed carries its source's identity over only when it reads the same
+/// before and after the copy: a refresh of the source for another source
+/// during the copy (here, as the first pass ends) leaves the new member
+/// with none, so that its own refresh cleans every workspace package.
+#[test]
+fn a_seed_carries_no_identity_that_changed_during_its_copy() {
+    let fx = fixture();
+    let warm = fx.acquire("a", &sized(3)).unwrap();
+    lay_out_build(warm.dir(), 100);
+    let identity = |head: &str| Identity {
+        worktree: fx.pool.parent().unwrap().to_owned(),
+        head: head.to_owned(),
+    };
+    let (home, source) = (fx.leases.home().to_owned(), warm.dir().to_owned());
+    fresh::record_identity(&home, &source, &identity("before")).unwrap();
+    let during = identity("after");
+    crash::install(Some(Box::new(move |point| {
+        if point == seed::points::COPIED_ONCE {
+            fresh::record_identity(&home, &source, &during).unwrap();
+        }
+    })));
+    let seeded = fx.acquire("b", &sized(3));
+    crash::install(None);
+    let seeded = seeded.unwrap();
+    assert_ne!(seeded.seed().map(|s| s.strategy), Some(SeedStrategy::Cold));
+    for head in ["before", "after"] {
+        let home = fx.leases.home();
+        assert!(
+            fresh::needs_refresh(home, seeded.dir(), &identity(head)).unwrap(),
+            "{head}"
+        );
+    }
+}
+
 /// On this test's filesystem (no reflinks on ext4 or tmpfs) a reflink asked
 /// for is refused, and the choice says why it copied.
 #[test]
