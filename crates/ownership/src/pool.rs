@@ -38,7 +38,9 @@
 //! crate's build take little more than one. With a budget (judged by what the members take on disk together, blocks
 //! they share counted once), idle ready members beyond it are removed least
 //! recently used first, under their maintenance lease and the prune guard, never
-//! one that is leased or that a cargo or a seed is reading; an acquisition
+//! one that is leased or that a cargo is writing (a seed takes no lock: one
+//! copying an idle member a prune removes keeps what its last listing still
+//! found, which cargo completes); an acquisition
 //! prunes after it has its member, and [`Leases::prune_pool`] prunes on
 //! demand. [`Leases::pool_inventory`] shows members, holders, identities,
 //! sizes and last use.
