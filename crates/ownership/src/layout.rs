@@ -81,6 +81,12 @@ impl PoolFiles {
         self.members.join(format!("{name}.json"))
     }
 
+    /// The lock seeds reading the member named `name` hold shared, and a
+    /// prune removing it holds exclusively.
+    pub fn reading(&self, name: &str) -> PathBuf {
+        self.members.join(format!("{name}.reading"))
+    }
+
     /// Create the directories these files live in (user-only).
     pub fn create_dirs(&self) -> Result<()> {
         durable::create_private_dir(&self.members)

@@ -38,9 +38,9 @@
 //! crate's build take little more than one. With a budget (judged by what the members take on disk together, blocks
 //! they share counted once), idle ready members beyond it are removed least
 //! recently used first, under their maintenance lease and the prune guard, never
-//! one that is leased or that a cargo is writing (a seed takes no lock: one
-//! copying an idle member a prune removes keeps what its last listing still
-//! found, which cargo completes); an acquisition
+//! one that is leased, that a cargo is writing or that a seed is copying (a
+//! seed holds the member's reading lock shared, which no cargo takes); an
+//! acquisition
 //! prunes after it has its member, and [`Leases::prune_pool`] prunes on
 //! demand. [`Leases::pool_inventory`] shows members, holders, identities,
 //! sizes and last use.
@@ -473,7 +473,7 @@ impl Leases {
     ) -> Result<Leftovers> {
         let mut held = Vec::new();
         for view in members.iter().filter(|m| is_leftover(m)) {
-            let Ok(doomed) = discard::hold(self, &pool.id, view, owner)? else {
+            let Ok(doomed) = discard::hold(self, (&pool.id, &pool.files), view, owner)? else {
                 continue;
             };
             // Re-read under the hold: its filler may have finished meanwhile.
@@ -537,6 +537,7 @@ impl Leases {
             strategy: options.seed,
             sources,
             cold_fill: pool.cold_fill(),
+            files: &pool.files,
             cancel,
         };
         let report = seed::seed(&seeding)?;
@@ -616,7 +617,7 @@ impl Leases {
         view: &MemberView,
         owner: &Owner,
     ) -> Result<std::result::Result<(), discard::Kept>> {
-        let doomed = match discard::hold(self, &pool.id, view, owner)? {
+        let doomed = match discard::hold(self, (&pool.id, &pool.files), view, owner)? {
             Ok(doomed) => doomed,
             Err(kept) => return Ok(Err(kept)),
         };

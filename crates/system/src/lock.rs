@@ -89,6 +89,15 @@ pub fn try_exclusive(path: &Path) -> Result<Option<HeldLock>> {
     try_exclusive_observed(path, &mut || {})
 }
 
+/// Take the shared lock on `path` (created if missing) without waiting, as
+/// [`try_exclusive`] takes the exclusive one: `None` while another open
+/// file description holds it exclusively. Shared holders do not exclude
+/// each other, and [`try_exclusive`] fails while any holds it: readers of
+/// something keep its remover away without waiting for each other.
+pub fn try_shared(path: &Path) -> Result<Option<HeldLock>> {
+    try_observed(path, libc::F_RDLCK, &mut || {})
+}
+
 /// How many times an attempt follows a lock file replaced under it before
 /// it counts as busy (only a path replaced over and over gets that far).
 const REPLACED_RETRIES: usize = 3;
@@ -96,10 +105,20 @@ const REPLACED_RETRIES: usize = 3;
 /// [`try_exclusive`], calling `opened` between opening the file and locking
 /// it (the window a replaced lock file slips into).
 fn try_exclusive_observed(path: &Path, opened: &mut dyn FnMut()) -> Result<Option<HeldLock>> {
+    try_observed(path, libc::F_WRLCK, opened)
+}
+
+/// A lock of `kind` (`F_WRLCK`, `F_RDLCK`) on `path` without waiting,
+/// calling `opened` as [`try_exclusive_observed`] does.
+fn try_observed(
+    path: &Path,
+    kind: libc::c_int,
+    opened: &mut dyn FnMut(),
+) -> Result<Option<HeldLock>> {
     for _ in 0..=REPLACED_RETRIES {
         let file = open_lock_file(path)?;
         opened();
-        match fcntl(&file, FcntlArg::F_OFD_SETLK(&whole_file(libc::F_WRLCK))) {
+        match fcntl(&file, FcntlArg::F_OFD_SETLK(&whole_file(kind))) {
             Ok(_) => {}
             Err(Errno::EAGAIN | Errno::EACCES) => return Ok(None),
             Err(errno) => return Err(Error::io(path, errno.into())),
@@ -305,6 +324,20 @@ mod tests {
     use std::{fs, process::Command};
 
     use super::*;
+
+    /// Shared holders share; an exclusive one excludes them and they it.
+    #[test]
+    fn shared_locks_keep_an_exclusive_one_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reading");
+        let (first, second) = (try_shared(&path).unwrap(), try_shared(&path).unwrap());
+        assert!(first.is_some() && second.is_some());
+        assert!(try_exclusive(&path).unwrap().is_none());
+        drop((first, second));
+        let exclusive = try_exclusive(&path).unwrap();
+        assert!(exclusive.is_some());
+        assert!(try_shared(&path).unwrap().is_none());
+    }
 
     /// Every filesystem whose `flock` is not shared by all who see the file,
     /// by the magic number Linux's `statfs` reports for it (`linux/magic.h`),

@@ -134,7 +134,7 @@ export async function poolInventory(pool: string, options: { home?: string } = {
 /**
  * Prune the pool at `pool` to `budgetBytes`: members a dead process left half-done go whole, then idle
  * members least recently used first, each under its maintenance lease and the prune guard; never a
- * leased member, nor one a cargo is writing.
+ * leased member, nor one a cargo is writing or a seed is copying.
  */
 export async function prunePool(pool: string, budgetBytes: number, owner: LeaseOwner, options: { home?: string } = {}): Promise<PoolPruneReport> {
   const native = nativeOwner(owner, 'prunePool');

@@ -32,7 +32,7 @@ use crate::{
 };
 use natives_system::{
     crash, durable,
-    lock::{self, CargoLock},
+    lock::{self, CargoLock, HeldLock},
     process,
 };
 
@@ -56,6 +56,8 @@ pub(super) enum Kept {
     Busy(Busy),
     /// A cargo runs in it (it holds a lock on a profile directory).
     CargoRuns,
+    /// A seed is copying it.
+    Seeding,
     /// It is not the pool's own to remove whole.
     NotOwned(NotOwned),
     /// The build-cache prune guard refused its output.
@@ -70,6 +72,7 @@ impl Kept {
         match self {
             Kept::Busy(busy) => format!("busy: {}", busy.describe()),
             Kept::CargoRuns => "busy: a cargo runs in it".to_owned(),
+            Kept::Seeding => "busy: a seed is copying it".to_owned(),
             Kept::NotOwned(why) => format!("refused: {why}"),
             Kept::Guarded(err) => format!("refused: {}", err.message()),
             Kept::Changed => "used or changed since it was measured".to_owned(),
@@ -136,13 +139,14 @@ impl std::fmt::Display for NotOwned {
 pub(super) struct Doomed {
     guard: Guard,
     _cargo: Vec<CargoLock>,
+    _reading: HeldLock,
 }
 
 /// Hold `member` for removal as `owner`, if nobody uses it and the guards
 /// let it go.
 pub(super) fn hold(
     leases: &Leases,
-    pool: &Path,
+    (pool, files): (&Path, &PoolFiles),
     member: &MemberView,
     owner: &Owner,
 ) -> Result<std::result::Result<Doomed, Kept>> {
@@ -156,6 +160,9 @@ pub(super) fn hold(
     let Some(cargo) = cargo_locks(&member.dir)? else {
         return Ok(Err(Kept::CargoRuns));
     };
+    let Some(reading) = lock::try_exclusive(&files.reading(&member.name))? else {
+        return Ok(Err(Kept::Seeding));
+    };
     if member.in_state(MemberState::Ready).is_some()
         && has_output(&member.dir)
         && let Err(err) = leases.prunable(&member.dir)
@@ -165,6 +172,7 @@ pub(super) fn hold(
     Ok(Ok(Doomed {
         guard,
         _cargo: cargo,
+        _reading: reading,
     }))
 }
 
@@ -347,6 +355,7 @@ mod tests {
                 "refused: /pool/member-1: not looked through: Permission denied",
             ),
             (Kept::CargoRuns, "busy: a cargo runs in it"),
+            (Kept::Seeding, "busy: a seed is copying it"),
             (Kept::Changed, "used or changed since it was measured"),
         ];
         for (kept, line) in table {

@@ -38,9 +38,12 @@ use super::{
 };
 use crate::{
     fresh::{self, Identity, output_layouts},
-    layout::LeaseFiles,
+    layout::{LeaseFiles, PoolFiles},
 };
-use natives_system::{crash, lock};
+use natives_system::{
+    crash,
+    lock::{self, HeldLock},
+};
 
 mod report;
 
@@ -85,6 +88,8 @@ pub(super) struct Seeding<'a> {
     pub sources: &'a [MemberView],
     /// What a build from nothing took here, if measured.
     pub cold_fill: Option<Duration>,
+    /// The pool's files (each member's reading lock).
+    pub files: &'a PoolFiles,
     pub cancel: &'a CancelToken,
 }
 
@@ -96,7 +101,7 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
     if seeding.strategy == SeedStrategy::Cold {
         return Ok(cold("cold asked for", started));
     }
-    let Some(member) = pick_source(seeding)? else {
+    let Some((member, _reading)) = pick_source(seeding)? else {
         return Ok(cold(no_source(seeding), started));
     };
     let identity_file = LeaseFiles::new(seeding.home, &member.dir).identity;
@@ -238,19 +243,25 @@ fn choose(
 }
 
 /// The best warm member no cargo is writing now, else the best warm
-/// member; `None` when no member is warm.
-fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<&'a MemberView>> {
-    let warm: Vec<&MemberView> = seeding
-        .sources
-        .iter()
-        .filter(|m| output_layouts(&m.dir).is_ok_and(|l| !l.is_empty()))
-        .collect();
-    for member in &warm {
-        if idle(member)? {
-            return Ok(Some(member));
+/// member, with its reading lock held shared (so no prune removes it
+/// while it is copied; one being removed is passed over); `None` when no
+/// member is warm.
+fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<(&'a MemberView, HeldLock)>> {
+    let mut warm = Vec::new();
+    for member in seeding.sources {
+        if !output_layouts(&member.dir).is_ok_and(|l| !l.is_empty()) {
+            continue;
+        }
+        if let Some(reading) = lock::try_shared(&seeding.files.reading(&member.name))? {
+            warm.push((member, reading));
         }
     }
-    Ok(warm.first().copied())
+    for at in 0..warm.len() {
+        if idle(warm[at].0)? {
+            return Ok(Some(warm.swap_remove(at)));
+        }
+    }
+    Ok(warm.into_iter().next())
 }
 
 /// What the first pass copies: the files at the top of the cache and of

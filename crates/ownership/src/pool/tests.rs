@@ -834,6 +834,36 @@ fn nobody_waits_while_the_pool_has_room() {
     }
 }
 
+/// A prune never removes a member a seed is copying, though the seed holds
+/// no lock cargo knows: with a seed paused in its copy of the warm member,
+/// and the warm member let go (idle, no cargo in it), a prune to nothing
+/// keeps it and says why, and the seed then finishes a whole copy.
+#[test]
+fn a_prune_keeps_a_member_a_seed_is_copying() {
+    let fx = fixture();
+    let warm = fx.acquire("warm", &sized(4)).unwrap();
+    lay_out_build(warm.dir(), 300_000);
+    let events = fx.pool.with_file_name("events");
+    let mut seeds = Seeds(vec![spawn_paused_seed(&fx, &events)]);
+    wait_for_events(&events, clone::SAMPLED, 1, &mut seeds.0);
+    warm.release().unwrap();
+    let pruned = fx
+        .leases
+        .prune_pool(&fx.pool, 0, &owner("janitor"))
+        .unwrap();
+    let kept = pruned.kept.iter().find(|k| k.name == "member-0");
+    assert_eq!(
+        kept.map(|k| k.why.as_str()),
+        Some("busy: a seed is copying it"),
+        "{pruned:?}"
+    );
+    File::create(events.with_file_name("go")).unwrap();
+    let mut seed = seeds.0.pop().unwrap();
+    assert!(seed.wait().unwrap().success(), "{}", read(&events));
+    let copy = fx.pool.join("member-1/debug/deps/libx-1.rlib");
+    assert_eq!(fs::read(copy).unwrap().len(), 300_000);
+}
+
 /// Seed children, killed if the test ends before they do.
 struct Seeds(Vec<Child>);
 
