@@ -44,6 +44,8 @@ use natives_system::process::{pid_alive, start_time};
 
 /// Members in the pool.
 const K: usize = 3;
+/// Filesystems that clone files, with their `mkfs`, in the order tried.
+const REFLINKING: [(&str, &str); 2] = [("btrfs", "mkfs.btrfs"), ("xfs", "mkfs.xfs")];
 /// Agents at once, each in its own worktree.
 const AGENTS: usize = 8;
 /// The canary's size: big enough that a copy of it is not one write.
@@ -78,12 +80,8 @@ fn eight_agents_under_sigkill_with_the_pool_on_a_reflink_filesystem() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let root = tempfile::tempdir().unwrap();
     let root = root.path().canonicalize().unwrap();
-    let mount = match LoopMount::new(&root) {
-        Ok(mount) => mount,
-        Err(why) => {
-            println!("skipped: no reflink filesystem to test on: {why}");
-            return;
-        }
+    let Some(mount) = LoopMount::or_skip(&root, &REFLINKING, "reflink filesystem") else {
+        return;
     };
     let place = Place::new(&root, &mount.dir.join("pool"));
     place.reflink_seed_shares_blocks(&mount);
@@ -103,12 +101,8 @@ fn a_released_member_shares_alike_blocks_on_xfs() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let root = tempfile::tempdir().unwrap();
     let root = root.path().canonicalize().unwrap();
-    let mount = match LoopMount::of(&root, &[("xfs", "mkfs.xfs")]) {
-        Ok(mount) => mount,
-        Err(why) => {
-            println!("skipped: no XFS to test on: {why}");
-            return;
-        }
+    let Some(mount) = LoopMount::or_skip(&root, &REFLINKING[1..], "XFS") else {
+        return;
     };
     let place = Place::new(&root, &mount.dir.join("pool"));
     place.release_shares_alike_blocks(&mount);
@@ -274,15 +268,21 @@ impl Place {
         lease.release().unwrap();
     }
 
-    /// A member seeded by reflink from a built one takes almost no new
-    /// blocks: the filesystem's use grows by far less than the member holds.
-    fn reflink_seed_shares_blocks(&self, mount: &LoopMount) {
+    /// Member 0 warm (see [`Place::warm_first_member`]), with the leases of
+    /// the storm's home and the pool's options.
+    fn warmed(&self) -> (Leases, PoolOptions) {
         self.warm_first_member();
-        let leases = Leases::open(&self.home).unwrap();
         let options = PoolOptions {
             size: K,
             ..PoolOptions::default()
         };
+        (Leases::open(&self.home).unwrap(), options)
+    }
+
+    /// A member seeded by reflink from a built one takes almost no new
+    /// blocks: the filesystem's use grows by far less than the member holds.
+    fn reflink_seed_shares_blocks(&self, mount: &LoopMount) {
+        let (leases, options) = self.warmed();
         let cancel = CancelToken::new();
         let first = leases
             .acquire_from_pool(
@@ -326,12 +326,7 @@ impl Place {
     /// the members take less disk once it is released, and both binaries
     /// still say what they were built from.
     fn release_shares_alike_blocks(&self, mount: &LoopMount) {
-        self.warm_first_member();
-        let leases = Leases::open(&self.home).unwrap();
-        let options = PoolOptions {
-            size: K,
-            ..PoolOptions::default()
-        };
+        let (leases, options) = self.warmed();
         let cancel = CancelToken::new();
         let acquire = |seat: &str| {
             let owner = Owner::current("s", "n", seat);
@@ -794,13 +789,15 @@ struct LoopMount {
 }
 
 impl LoopMount {
-    /// Why not, when this process cannot make one (not root, no mkfs, no
-    /// loop devices).
-    fn new(root: &Path) -> Result<LoopMount, String> {
-        LoopMount::of(root, &[("btrfs", "mkfs.btrfs"), ("xfs", "mkfs.xfs")])
+    /// One of `kinds` (each with its `mkfs`), the first that can be made;
+    /// `None` (the test skipped, saying why, as `what` is missing) when
+    /// this process cannot make one (not root, no mkfs, no loop devices).
+    fn or_skip(root: &Path, kinds: &[(&'static str, &str)], what: &str) -> Option<LoopMount> {
+        LoopMount::of(root, kinds)
+            .map_err(|why| println!("skipped: no {what} to test on: {why}"))
+            .ok()
     }
 
-    /// One of `kinds` (each with its `mkfs`), the first that can be made.
     fn of(root: &Path, kinds: &[(&'static str, &str)]) -> Result<LoopMount, String> {
         if !nix::unistd::geteuid().is_root() {
             return Err("not running as root (mounting an image needs it)".to_owned());
