@@ -202,18 +202,14 @@ impl PoolLease {
     /// members' (see `dedupe`), while it is still ours, so no cargo writes
     /// it meanwhile.
     fn share_blocks(&self) {
-        let Ok(parts) = seed::first_parts(&self.dir) else {
-            return;
-        };
-        let others: Vec<PathBuf> = self
-            .pool
-            .members()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|m| m.dir != self.dir && m.in_state(MemberState::Ready).is_some())
-            .map(|m| m.dir)
-            .collect();
-        dedupe::share_alike(&self.dir, &parts, &others);
+        dedupe::share_alike(&self.dir, || {
+            let members = self.pool.members().unwrap_or_default().into_iter();
+            let ready = members.filter(|m| m.in_state(MemberState::Ready).is_some());
+            ready
+                .map(|m| m.dir)
+                .filter(|dir| *dir != self.dir)
+                .collect()
+        });
     }
 
     /// Write the member's last use (it is still ours, so nobody else does).

@@ -35,7 +35,7 @@ use std::{
 
 use nix::sys::statfs;
 
-use super::{clone, extents};
+use super::{clone, extents, seed};
 
 /// The unit compared and shared: the block of every filesystem that shares
 /// extents (btrfs's and XFS's default), which ranges must be aligned to.
@@ -50,9 +50,6 @@ const MOST_PER_CALL: u64 = 16 << 20;
 
 /// `_IOWR(0x94, 54, struct file_dedupe_range)`.
 const FIDEDUPERANGE: libc::c_ulong = 0xC018_9436;
-
-/// The range was shared (`FILE_DEDUPE_RANGE_SAME`).
-const RANGE_SAME: i32 = 0;
 
 #[repr(C)]
 struct DedupeRange {
@@ -73,43 +70,36 @@ struct DedupeRangeInfo {
     reserved: u32,
 }
 
-/// What a pass shared.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Shared {
-    /// Files of the member that now share blocks with another member's.
-    pub files: u64,
-    /// Bytes of them that now share.
-    pub bytes: u64,
-}
-
-/// Make the blocks of the files under `parts` of `member` (relative paths)
-/// share the equal blocks of the same files in `others`. Nothing is done
-/// where the filesystem cannot share extents; a file that cannot be read or
-/// shared is left as it is.
-pub(super) fn share_alike(member: &Path, parts: &[PathBuf], others: &[PathBuf]) -> Shared {
-    let Ok(plan) = clone::plan(member, parts) else {
-        return Shared::default();
-    };
-    let mut shared = Shared::default();
-    if !frees_replaced_blocks(member) || !shares_extents(member, &plan, others) {
-        return shared;
+/// Make the blocks of `member`'s files (what a copy of it would take) share
+/// the equal blocks of the same files in the members `others` names, asked
+/// for only once the filesystem is known to free what is replaced. Nothing
+/// is done where it cannot; a file that cannot be read or shared is left as
+/// it is.
+pub(super) fn share_alike(member: &Path, others: impl FnOnce() -> Vec<PathBuf>) {
+    if !frees_replaced_blocks(member) {
+        return;
     }
-    let partners = Partners::of(others, parts);
+    let Ok(Some(parts)) = seed::source_parts(member) else {
+        return;
+    };
+    let Ok(plan) = clone::plan(member, &parts.all) else {
+        return;
+    };
+    let others = others();
+    if !shares_extents(member, &plan, &others) {
+        return;
+    }
+    let partners = Partners::of(&others, &parts.all);
     for rel in plan.file_names() {
         let Some(partner) = partners.find(rel) else {
             continue;
         };
-        match share_file(&member.join(rel), &partner) {
-            Ok(0) => {}
-            Ok(bytes) => {
-                shared.files += 1;
-                shared.bytes += bytes;
-            }
-            Err(err) if unsupported(&err) => return shared,
-            Err(_) => {}
+        if let Err(err) = share_file(&member.join(rel), &partner)
+            && unsupported(&err)
+        {
+            return;
         }
     }
-    shared
 }
 
 /// Whether sharing part of a file's blocks frees the blocks it replaces on
@@ -156,7 +146,7 @@ fn probe(path: &Path, partner: &Path) -> io::Result<()> {
     if len < BLOCK as u64 {
         return Err(io::Error::from_raw_os_error(libc::ENODATA));
     }
-    dedupe(&theirs, &mine, 0, BLOCK as u64).map(drop)
+    dedupe(&theirs, &mine, 0, BLOCK as u64)
 }
 
 /// Whether `err` says the filesystem cannot share extents at all (or not
@@ -221,19 +211,17 @@ fn session_key(rel: &Path) -> Option<(PathBuf, PathBuf)> {
     }
 }
 
-/// Share `path`'s blocks equal to `partner`'s at the same offsets; the
-/// bytes now shared.
-fn share_file(path: &Path, partner: &Path) -> io::Result<u64> {
+/// Share `path`'s blocks equal to `partner`'s at the same offsets.
+fn share_file(path: &Path, partner: &Path) -> io::Result<()> {
     let (mut mine, mut theirs) = (File::open(path)?, File::open(partner)?);
     let (len, other_len) = (mine.metadata()?.len(), theirs.metadata()?.len());
     if len.min(other_len) < BLOCK as u64 || extents::same_blocks(&mine, &theirs) {
-        return Ok(0);
+        return Ok(());
     }
-    let mut shared = 0;
     for (offset, length) in equal_runs(&mut mine, &mut theirs)? {
-        shared += dedupe(&theirs, &mine, offset, length)?;
+        dedupe(&theirs, &mine, offset, length)?;
     }
-    Ok(shared)
+    Ok(())
 }
 
 /// The runs of whole blocks, as (offset, length), where `a` and `b` hold
@@ -278,10 +266,9 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// Make `dest`'s `length` bytes at `offset` share `source`'s at the same
-/// offset, in calls of at most [`MOST_PER_CALL`]; the bytes shared (a range
-/// found different by the kernel is left as it is).
-fn dedupe(source: &File, dest: &File, offset: u64, length: u64) -> io::Result<u64> {
-    let mut shared = 0;
+/// offset, in calls of at most [`MOST_PER_CALL`] (a range found different
+/// by the kernel is left as it is).
+fn dedupe(source: &File, dest: &File, offset: u64, length: u64) -> io::Result<()> {
     let mut at = offset;
     while at < offset + length {
         let step = (offset + length - at).min(MOST_PER_CALL);
@@ -306,16 +293,13 @@ fn dedupe(source: &File, dest: &File, offset: u64, length: u64) -> io::Result<u6
         if rc != 0 {
             return Err(io::Error::last_os_error());
         }
-        let info = &range.info[0];
-        if info.status < 0 {
-            return Err(io::Error::from_raw_os_error(-info.status));
-        }
-        if info.status == RANGE_SAME {
-            shared += info.bytes_deduped;
+        let status = range.info[0].status;
+        if status < 0 {
+            return Err(io::Error::from_raw_os_error(-status));
         }
         at += step;
     }
-    Ok(shared)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -70,13 +70,13 @@ pub(super) mod points {
     pub const READY: &str = "pool member ready";
 }
 
-/// What of a source the second pass walks.
-struct Parts {
+/// What of a source a copy takes.
+pub(super) struct Parts {
     /// The files at the top of the cache and of each target's directory,
     /// and the profile directories.
-    all: Vec<PathBuf>,
+    pub all: Vec<PathBuf>,
     /// The profile directories (where cargo made its lock file).
-    profiles: Vec<PathBuf>,
+    pub profiles: Vec<PathBuf>,
 }
 
 /// What a seed is given.
@@ -106,16 +106,15 @@ pub(super) fn seed(seeding: &Seeding<'_>) -> Result<SeedReport> {
     };
     let identity_file = LeaseFiles::new(seeding.home, &member.dir).identity;
     let identity = fresh::read_identity(&identity_file);
-    let first = match first_pass(seeding, member)? {
+    let Some(parts) = source_parts(&member.dir)? else {
+        let why = format!("{} holds no build cargo locked", member.name);
+        return Ok(cold(&why, started));
+    };
+    let first = match first_pass(seeding, member, &parts.all)? {
         Ok(first) => first,
         Err(why) => return Ok(cold(&why, started)),
     };
     crash::point(points::COPIED_ONCE);
-    let Some(parts) = second_parts(member)? else {
-        empty(seeding.dest)?;
-        let why = format!("{} no longer holds a build", member.name);
-        return Ok(cold(&why, started));
-    };
     let list = || clone::plan(&member.dir, &parts.all);
     let places = clone::Places {
         source: &member.dir,
@@ -158,9 +157,10 @@ struct FirstPass {
 fn first_pass(
     seeding: &Seeding<'_>,
     member: &MemberView,
+    parts: &[PathBuf],
 ) -> Result<std::result::Result<FirstPass, String>> {
     let since = clone::fs_clock(seeding.dest)?;
-    let plan = clone::plan(&member.dir, &first_parts(&member.dir)?)?;
+    let plan = clone::plan(&member.dir, parts)?;
     let (method, reason) = choose(seeding, &member.dir, &plan)?;
     let Some(method) = method else {
         return Ok(Err(reason));
@@ -264,25 +264,10 @@ fn pick_source<'a>(seeding: &'a Seeding<'_>) -> Result<Option<(&'a MemberView, H
     Ok(warm.into_iter().next())
 }
 
-/// What the first pass copies: the files at the top of the cache and of
-/// each target's directory, and every profile directory.
-pub(super) fn first_parts(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut parts = top_files(dir, Path::new(""))?;
-    for layout in output_layouts(dir)? {
-        if let Some(target) = &layout.target {
-            parts.extend(top_files(dir, Path::new(target))?);
-        }
-        parts.push(layout.dir(Path::new("")));
-    }
-    parts.sort();
-    parts.dedup();
-    Ok(parts)
-}
-
 /// Whether no cargo holds the lock of any of `member`'s profile
 /// directories now.
 fn idle(member: &MemberView) -> Result<bool> {
-    let Some(parts) = second_parts(member)? else {
+    let Some(parts) = source_parts(&member.dir)? else {
         return Ok(false);
     };
     for profile in &parts.profiles {
@@ -298,28 +283,28 @@ fn idle(member: &MemberView) -> Result<bool> {
     Ok(true)
 }
 
-/// What of `member` the second pass walks: the profile directories where
+/// What of the cache `dir` a copy takes: the profile directories where
 /// cargo made its lock file, with the files at the top of the cache and of
 /// each target's directory; `None` when there is no such profile
-/// directory.
-fn second_parts(member: &MemberView) -> Result<Option<Parts>> {
-    let layouts = match output_layouts(&member.dir) {
+/// directory (a profile directory cargo never locked holds no build).
+pub(super) fn source_parts(dir: &Path) -> Result<Option<Parts>> {
+    let layouts = match output_layouts(dir) {
         Ok(layouts) => layouts,
         Err(err) if err.kind() == ErrorKind::Unsupported => return Ok(None),
         Err(err) => return Err(err),
     };
-    let mut all = top_files(&member.dir, Path::new(""))?;
+    let mut all = top_files(dir, Path::new(""))?;
     let mut profiles = Vec::new();
     for layout in layouts {
-        let dir = layout.dir(Path::new(""));
-        if !member.dir.join(&dir).join(".cargo-lock").is_file() {
+        let profile = layout.dir(Path::new(""));
+        if !dir.join(&profile).join(".cargo-lock").is_file() {
             continue;
         }
         if let Some(target) = &layout.target {
-            all.extend(top_files(&member.dir, Path::new(target))?);
+            all.extend(top_files(dir, Path::new(target))?);
         }
-        all.push(dir.clone());
-        profiles.push(dir);
+        all.push(profile.clone());
+        profiles.push(profile);
     }
     if profiles.is_empty() {
         return Ok(None);
