@@ -41,11 +41,10 @@ use natives_ownership::{
     pool::{MemberStatus, PoolOptions, SeedStrategy, usage},
 };
 use natives_system::process::{pid_alive, start_time};
+use natives_testkit::mount::{LoopMount, REFLINKING};
 
 /// Members in the pool.
 const K: usize = 3;
-/// Filesystems that clone files, with their `mkfs`, in the order tried.
-const REFLINKING: [(&str, &str); 2] = [("btrfs", "mkfs.btrfs"), ("xfs", "mkfs.xfs")];
 /// Agents at once, each in its own worktree.
 const AGENTS: usize = 8;
 /// The canary's size: big enough that a copy of it is not one write.
@@ -321,10 +320,11 @@ impl Place {
     }
 
     /// A member let go shares the blocks its build wrote alike with another
-    /// member's where that frees the blocks it replaces (XFS; on btrfs it is
-    /// not done): after a build from another worktree rewrote its binary,
-    /// the members take less disk once it is released, and both binaries
-    /// still say what they were built from.
+    /// member's (in place on XFS, by writing its files anew on btrfs):
+    /// after a build from another worktree rewrote its binary,
+    /// the members take less disk once it is released, both binaries still
+    /// say what they were built from, and cargo finds the shared member's
+    /// build fresh.
     fn release_shares_alike_blocks(&self, mount: &LoopMount) {
         let (leases, options) = self.warmed();
         let cancel = CancelToken::new();
@@ -341,7 +341,8 @@ impl Place {
         held.release().unwrap();
         let worktree = self.root.join("wt-1");
         write(&worktree.join("src/stamp.txt"), "wt-1 v2");
-        let built = cargo_build(&worktree, &seeded.env());
+        let env = seeded.env();
+        let built = cargo_build(&worktree, &env);
         assert!(built.status.success(), "{built:?}");
         let before = (
             leases.pool_inventory(&self.pool).unwrap().physical,
@@ -357,13 +358,11 @@ impl Place {
              ({} used on the filesystem), {} ({}) once let go",
             mount.kind, before.0, before.1, after.0, after.1
         );
-        match mount.kind {
-            "xfs" => assert!(
-                after.0 < before.0 && after.1 < before.1,
-                "{after:?} of {before:?}"
-            ),
-            _ => assert_eq!(after.0, before.0, "shared on {}", mount.kind),
-        }
+        assert!(
+            after.0 < before.0 && after.1 < before.1,
+            "{}: {after:?} of {before:?}",
+            mount.kind
+        );
         let said = |member: &Path| {
             let ran = Command::new(member.join("debug/app")).output().unwrap();
             String::from_utf8(ran.stdout).unwrap().trim().to_owned()
@@ -371,6 +370,13 @@ impl Place {
         assert_eq!(
             (said(&warm), said(&other)),
             ("initial".into(), "wt-1 v2".into())
+        );
+        let again = cargo_build(&worktree, &env);
+        let again_said = String::from_utf8_lossy(&again.stderr);
+        assert!(
+            again.status.success() && !again_said.contains("Compiling"),
+            "{}: a build after sharing was not fresh: {again_said}",
+            mount.kind
         );
         write(&worktree.join("src/stamp.txt"), "initial");
         let cleared = leases
@@ -779,79 +785,4 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .unwrap();
     assert!(output.status.success(), "git {args:?}: {output:?}");
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
-}
-
-/// A filesystem that clones files, made in an image file under the test's
-/// folder and loop-mounted there; unmounted when dropped.
-struct LoopMount {
-    dir: PathBuf,
-    kind: &'static str,
-}
-
-impl LoopMount {
-    /// One of `kinds` (each with its `mkfs`), the first that can be made;
-    /// `None` (the test skipped, saying why, as `what` is missing) when
-    /// this process cannot make one (not root, no mkfs, no loop devices).
-    fn or_skip(root: &Path, kinds: &[(&'static str, &str)], what: &str) -> Option<LoopMount> {
-        LoopMount::of(root, kinds)
-            .map_err(|why| println!("skipped: no {what} to test on: {why}"))
-            .ok()
-    }
-
-    fn of(root: &Path, kinds: &[(&'static str, &str)]) -> Result<LoopMount, String> {
-        if !nix::unistd::geteuid().is_root() {
-            return Err("not running as root (mounting an image needs it)".to_owned());
-        }
-        let image = root.join("reflink.img");
-        let dir = root.join("reflink");
-        fs::create_dir(&dir).map_err(|e| e.to_string())?;
-        let file = fs::File::create(&image).map_err(|e| e.to_string())?;
-        file.set_len(1 << 30).map_err(|e| e.to_string())?;
-        let mut why = Vec::new();
-        for &(kind, mkfs) in kinds {
-            let made = Command::new(mkfs).arg("-q").arg(&image).output();
-            match made {
-                Ok(out) if out.status.success() => {}
-                Ok(out) => {
-                    why.push(format!(
-                        "{mkfs}: {}",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    ));
-                    continue;
-                }
-                Err(err) => {
-                    why.push(format!("{mkfs}: {err} (install btrfs-progs or xfsprogs)"));
-                    continue;
-                }
-            }
-            let mounted = Command::new("mount")
-                .args(["-o", "loop"])
-                .arg(&image)
-                .arg(&dir)
-                .output();
-            match mounted {
-                Ok(out) if out.status.success() => return Ok(LoopMount { dir, kind }),
-                Ok(out) => why.push(format!(
-                    "mount: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )),
-                Err(err) => why.push(format!("mount: {err}")),
-            }
-        }
-        Err(why.join("; "))
-    }
-
-    /// Bytes in use on the mounted filesystem, flushed first.
-    fn used(&self) -> u64 {
-        let handle = fs::File::open(&self.dir).unwrap();
-        nix::unistd::syncfs(&handle).unwrap();
-        let stat = nix::sys::statvfs::statvfs(&self.dir).unwrap();
-        (stat.blocks() - stat.blocks_free()) * stat.fragment_size()
-    }
-}
-
-impl Drop for LoopMount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
-    }
 }

@@ -9,6 +9,7 @@
 //! assert_eq!(std::fs::read_to_string(named.path().join("x/y.txt")).unwrap(), "x/y.txt");
 //! ```
 
+pub mod mount;
 pub mod rg;
 
 use std::{

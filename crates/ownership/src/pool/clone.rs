@@ -91,6 +91,14 @@ impl Plan {
         self.files.iter().map(|(rel, _)| rel.as_path())
     }
 
+    /// Every further name (relative) of a file with several, with the file's
+    /// first name (as [`Plan::file_names`] gives it).
+    pub fn further_names(&self) -> impl Iterator<Item = (&Path, &Path)> {
+        self.names
+            .iter()
+            .map(|(further, first)| (further.as_path(), first.as_path()))
+    }
+
     /// The first file (relative), if any.
     pub fn first_file(&self) -> Option<&Path> {
         self.files.first().map(|(rel, _)| rel.as_path())

@@ -5,34 +5,46 @@
 //! the holder's worktree, their linked binaries and incremental state. Much
 //! of those is alike from member to member, block for block at the same
 //! offsets (a binary linking the same dependencies, a library whose change
-//! is small), so where the filesystem can share extents (btrfs, XFS) each
-//! block of a member's file equal to the block at the same offset of the
-//! same file in another member is made to share that block
-//! (`FIDEDUPERANGE`). The kernel compares the two ranges itself under its
-//! locks and shares them only when equal, so no byte of either file
-//! changes, whatever writes them meanwhile; a later write to either copies
-//! the block again.
+//! is small), so where the filesystem can share extents each block of a
+//! member's file equal to the block at the same offset of the same file in
+//! another member is made to share that block. How depends on how the
+//! filesystem frees what is replaced ([`Sharing`]):
 //!
-//! Only where sharing part of a file's blocks frees the blocks it replaces:
-//! XFS maps files block by block. Btrfs keeps an extent whole while any of
-//! its blocks is still referenced, so sharing the equal part of a file
-//! written as one extent frees nothing there (measured: the filesystem's use
-//! did not fall) while its extent maps would count that part as shared, and
-//! the pool's disk budget would believe it.
+//! - XFS maps files block by block, so the equal blocks are shared in place
+//!   (`FIDEDUPERANGE`). The kernel compares the two ranges itself under its
+//!   locks and shares them only when equal, so no byte of either file
+//!   changes, whatever writes them meanwhile.
+//! - Btrfs keeps an extent whole while any of its blocks is still
+//!   referenced, so sharing in place the equal part of a file written as one
+//!   extent frees nothing (measured: the filesystem's use did not fall).
+//!   There the file is written anew: the other's equal blocks cloned
+//!   (`FICLONERANGE`), its own differing bytes written, the whole read back
+//!   and compared with the file, flushed, given the file's mode and times,
+//!   and put in place of each of its names in turn. The old file and every
+//!   one of its extents go with its last name. A kill between two names
+//!   leaves names on two files with the same bytes, mode and times (cargo
+//!   sees no change), and the next pass finishes the work.
+//!
+//! Either way a later write to either member copies a block again.
 //!
 //! The same file is the same relative path, except in rustc's incremental
 //! state, whose session directories are named anew by each compilation:
 //! there a file matches the file of the same name in any session of the
-//! same crate. Files already sharing their extents are not read.
+//! same crate. Files already sharing a block with their namesake at the
+//! same offset (a reflink, or shared by an earlier pass) are not read.
 
 use std::{
     collections::HashMap,
-    fs::File,
+    fs::{self, File, FileTimes, OpenOptions},
     io::{self, Read},
-    os::fd::AsRawFd,
+    os::{
+        fd::AsRawFd,
+        unix::fs::{FileExt, MetadataExt, OpenOptionsExt},
+    },
     path::{Component, Path, PathBuf},
 };
 
+use natives_system::crash;
 use nix::sys::statfs;
 
 use super::{clone, extents, seed};
@@ -47,6 +59,17 @@ const CHUNK: usize = 1 << 20;
 /// The most bytes one `FIDEDUPERANGE` call is asked to share (btrfs shares
 /// at most 16 MiB per call).
 const MOST_PER_CALL: u64 = 16 << 20;
+
+/// The fewest equal bytes that make a file worth writing anew: below this,
+/// writing its differing bytes again and moving its names costs more than
+/// the blocks it frees.
+const WORTH_WRITING_ANEW: u64 = 16 * BLOCK as u64;
+
+/// Where, in a member, a pass makes its files: the probe, and each file
+/// being written anew. Removed with whatever a killed pass left there when
+/// the next pass begins, and when it ends. Not a part of the member a seed
+/// copies.
+const SCRATCH: &str = ".natives-sharing";
 
 /// `_IOWR(0x94, 54, struct file_dedupe_range)`.
 const FIDEDUPERANGE: libc::c_ulong = 0xC018_9436;
@@ -70,15 +93,44 @@ struct DedupeRangeInfo {
     reserved: u32,
 }
 
-/// Make the blocks of `member`'s files (what a copy of it would take) share
-/// the equal blocks of the same files in the members `others` names, asked
-/// for only once the filesystem is known to free what is replaced. Nothing
-/// is done where it cannot; a file that cannot be read or shared is left as
-/// it is.
-pub(super) fn share_alike(member: &Path, others: impl FnOnce() -> Vec<PathBuf>) {
-    if !frees_replaced_blocks(member) {
-        return;
+/// The crash points of writing a file anew, for the tests that kill a pass
+/// at each.
+pub(super) mod points {
+    /// The new file is written, checked and flushed; no name moved yet.
+    pub const WRITTEN: &str = "pool share file written anew";
+    /// One more name of the file is the new file.
+    pub const MOVED: &str = "pool share name moved to the new file";
+}
+
+/// How a member's file is made to share the equal blocks of another's,
+/// chosen by what the filesystem frees (see the module's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sharing {
+    /// Shared in place (`FIDEDUPERANGE`): XFS.
+    InPlace,
+    /// Written anew from the other's blocks and its own: btrfs.
+    Anew,
+}
+
+impl Sharing {
+    /// How on the filesystem under `dir`; `None` where no block is shared.
+    fn on(dir: &Path) -> Option<Sharing> {
+        match statfs::statfs(dir).ok()?.filesystem_type() {
+            statfs::XFS_SUPER_MAGIC => Some(Sharing::InPlace),
+            statfs::BTRFS_SUPER_MAGIC => Some(Sharing::Anew),
+            _ => None,
+        }
     }
+}
+
+/// Make `member`'s files (what a copy of it would take) share the equal
+/// blocks of the same files in the members `others` names, asked for only
+/// once the filesystem is known to share and free blocks. Nothing is done
+/// where it cannot; a file that cannot be read or shared is left as it is.
+pub(super) fn share_alike(member: &Path, others: impl FnOnce() -> Vec<PathBuf>) {
+    let Some(sharing) = Sharing::on(member) else {
+        return;
+    };
     let Ok(Some(parts)) = seed::source_parts(member) else {
         return;
     };
@@ -86,10 +138,21 @@ pub(super) fn share_alike(member: &Path, others: impl FnOnce() -> Vec<PathBuf>) 
         return;
     };
     let others = others();
-    if !shares_extents(member, &plan, &others) {
+    let Ok(scratch) = Scratch::clear(member) else {
+        return;
+    };
+    if !shares_extents(&plan, &others, &scratch) {
         return;
     }
     let partners = Partners::of(&others, &parts.all);
+    match sharing {
+        Sharing::InPlace => share_in_place(member, &plan, &partners),
+        Sharing::Anew => write_anew(member, &plan, &partners, &scratch),
+    }
+}
+
+/// Share each file's equal blocks in place.
+fn share_in_place(member: &Path, plan: &clone::Plan, partners: &Partners) {
     for rel in plan.file_names() {
         let Some(partner) = partners.find(rel) else {
             continue;
@@ -102,33 +165,50 @@ pub(super) fn share_alike(member: &Path, others: impl FnOnce() -> Vec<PathBuf>) 
     }
 }
 
-/// Whether sharing part of a file's blocks frees the blocks it replaces on
-/// the filesystem under `dir` (see the module's documentation): XFS.
-fn frees_replaced_blocks(dir: &Path) -> bool {
-    statfs::statfs(dir).is_ok_and(|fs| fs.filesystem_type() == statfs::XFS_SUPER_MAGIC)
+/// Write each file with enough equal blocks anew, under all its names.
+fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &Scratch) {
+    let mut further: HashMap<&Path, Vec<&Path>> = HashMap::new();
+    for (name, first) in plan.further_names() {
+        further.entry(first).or_default().push(name);
+    }
+    for rel in plan.file_names() {
+        let Some(partner) = partners.find(rel) else {
+            continue;
+        };
+        let names: Vec<PathBuf> = std::iter::once(rel)
+            .chain(further.get(rel).into_iter().flatten().copied())
+            .map(|name| member.join(name))
+            .collect();
+        let written = file_anew(&names, &partner, scratch);
+        scratch.empty();
+        if let Err(err) = written
+            && unsupported(&err)
+        {
+            return;
+        }
+    }
 }
 
 /// How many files with a namesake in another member are tried before a
 /// pass decides whether the filesystem shares extents.
 const PROBES: usize = 8;
 
-/// Whether the filesystem shares extents between `member`'s files and the
-/// other members': asked of the first files with a namesake there, before
-/// the other members are walked.
-fn shares_extents(member: &Path, plan: &clone::Plan, others: &[PathBuf]) -> bool {
+/// Whether the filesystem shares extents between the member and the other
+/// members: a block of the first files of theirs with a namesake in `plan`
+/// cloned into `scratch`, before the other members are walked, leaving
+/// every file of every member as it was.
+fn shares_extents(plan: &clone::Plan, others: &[PathBuf], scratch: &Scratch) -> bool {
     let big = |path: &Path| {
         path.metadata()
             .is_ok_and(|m| m.is_file() && m.len() >= BLOCK as u64)
     };
-    let pairs = plan.file_names().flat_map(|rel| {
-        let path = member.join(rel);
-        let partner = others.iter().map(|other| other.join(rel)).find(|p| big(p));
-        partner
-            .filter(|_| big(&path))
-            .map(|partner| (path, partner))
-    });
-    for (path, partner) in pairs.take(PROBES) {
-        match probe(&path, &partner) {
+    let namesakes = plan
+        .file_names()
+        .filter_map(|rel| others.iter().map(|other| other.join(rel)).find(|p| big(p)));
+    for partner in namesakes.take(PROBES) {
+        let probed = probe(&partner, scratch);
+        scratch.empty();
+        match probed {
             Ok(()) => return true,
             Err(err) if unsupported(&err) => return false,
             Err(_) => {}
@@ -137,16 +217,16 @@ fn shares_extents(member: &Path, plan: &clone::Plan, others: &[PathBuf]) -> bool
     false
 }
 
-/// Whether the filesystem shares extents between `path` and `partner`:
-/// their first blocks offered to share (the kernel shares them only if
-/// equal), before anything is read.
-fn probe(path: &Path, partner: &Path) -> io::Result<()> {
-    let (mine, theirs) = (File::open(path)?, File::open(partner)?);
-    let len = mine.metadata()?.len().min(theirs.metadata()?.len());
-    if len < BLOCK as u64 {
-        return Err(io::Error::from_raw_os_error(libc::ENODATA));
-    }
-    dedupe(&theirs, &mine, 0, BLOCK as u64)
+/// Whether the filesystem shares `partner`'s blocks with a file in
+/// `scratch`: its first block cloned into a new file there.
+fn probe(partner: &Path, scratch: &Scratch) -> io::Result<()> {
+    let theirs = File::open(partner)?;
+    let probe = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(scratch.file())?;
+    clone_range(&theirs, &probe, 0, BLOCK as u64)
 }
 
 /// Whether `err` says the filesystem cannot share extents at all (or not
@@ -186,6 +266,10 @@ impl Partners {
                 }
                 partners.files.entry(rel.to_owned()).or_insert(path);
             }
+            for (name, _) in plan.further_names() {
+                let path = other.join(name);
+                partners.files.entry(name.to_owned()).or_insert(path);
+            }
         }
         partners
     }
@@ -211,17 +295,182 @@ fn session_key(rel: &Path) -> Option<(PathBuf, PathBuf)> {
     }
 }
 
-/// Share `path`'s blocks equal to `partner`'s at the same offsets.
-fn share_file(path: &Path, partner: &Path) -> io::Result<()> {
-    let (mut mine, mut theirs) = (File::open(path)?, File::open(partner)?);
-    let (len, other_len) = (mine.metadata()?.len(), theirs.metadata()?.len());
-    if len.min(other_len) < BLOCK as u64 || extents::same_blocks(&mine, &theirs) {
-        return Ok(());
+/// The file at `path` and its namesake `partner`, opened, when they are
+/// worth comparing: both at least a block long, sharing no block yet.
+fn pair(path: &Path, partner: &Path) -> io::Result<Option<(File, File)>> {
+    let (mine, theirs) = (File::open(path)?, File::open(partner)?);
+    let shortest = mine.metadata()?.len().min(theirs.metadata()?.len());
+    if shortest < BLOCK as u64 || extents::share_a_block(&mine, &theirs) {
+        return Ok(None);
     }
+    Ok(Some((mine, theirs)))
+}
+
+/// Share `path`'s blocks equal to `partner`'s at the same offsets, in place.
+fn share_file(path: &Path, partner: &Path) -> io::Result<()> {
+    let Some((mut mine, mut theirs)) = pair(path, partner)? else {
+        return Ok(());
+    };
     for (offset, length) in equal_runs(&mut mine, &mut theirs)? {
         dedupe(&theirs, &mine, offset, length)?;
     }
     Ok(())
+}
+
+/// A member's directory for a pass's files (the probe, the file being
+/// written anew), emptied of what a killed pass left there; removed when
+/// dropped.
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn clear(member: &Path) -> io::Result<Scratch> {
+        let dir = member.join(SCRATCH);
+        match fs::remove_dir_all(&dir) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+            _ => fs::create_dir(&dir)?,
+        }
+        Ok(Scratch { dir })
+    }
+
+    /// Remove what one file's writing left, however it ended.
+    fn empty(&self) {
+        let _ = fs::remove_file(self.file());
+        let _ = fs::remove_file(self.name());
+    }
+
+    /// Where the new file is written.
+    fn file(&self) -> PathBuf {
+        self.dir.join("file")
+    }
+
+    /// The further name the new file is given before it is moved over one
+    /// of the old file's names.
+    fn name(&self) -> PathBuf {
+        self.dir.join("name")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Write the file that has `names` (every one of them; the first is read)
+/// anew in `scratch` from `partner`'s equal blocks and its own differing
+/// bytes, then move each name to the new file (the caller empties
+/// `scratch`). Left as it is unless it has enough equal blocks, belongs to
+/// this user, and the new file reads back the same.
+fn file_anew(names: &[PathBuf], partner: &Path, scratch: &Scratch) -> io::Result<()> {
+    let Some((mut mine, mut theirs)) = pair(&names[0], partner)? else {
+        return Ok(());
+    };
+    if mine.metadata()?.uid() != nix::unistd::geteuid().as_raw() {
+        return Ok(());
+    }
+    let runs = equal_runs(&mut mine, &mut theirs)?;
+    if runs.iter().map(|(_, length)| length).sum::<u64>() < WORTH_WRITING_ANEW {
+        return Ok(());
+    }
+    let fresh = scratch.file();
+    if !write_from(&fresh, &mine, &theirs, &runs)? {
+        return Ok(());
+    }
+    crash::point(points::WRITTEN);
+    for name in names {
+        fs::hard_link(&fresh, scratch.name())?;
+        fs::rename(scratch.name(), name)?;
+        crash::point(points::MOVED);
+    }
+    Ok(())
+}
+
+/// Write `mine`'s bytes to the new file `fresh`: `theirs`' blocks cloned
+/// where `runs` says they are equal, `mine`'s bytes written elsewhere.
+/// Then read it back; when it holds exactly `mine`'s bytes (`theirs` may
+/// have changed meanwhile), give it `mine`'s mode and times, flush it and
+/// say so.
+fn write_from(fresh: &Path, mine: &File, theirs: &File, runs: &[(u64, u64)]) -> io::Result<bool> {
+    let meta = mine.metadata()?;
+    let out = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(fresh)?;
+    let mut at = 0;
+    for &(offset, length) in runs {
+        write_bytes(mine, &out, at, offset)?;
+        clone_range(theirs, &out, offset, length)?;
+        at = offset + length;
+    }
+    write_bytes(mine, &out, at, meta.len())?;
+    if !same_bytes(mine, &out)? {
+        return Ok(false);
+    }
+    out.set_permissions(meta.permissions())?;
+    let times = FileTimes::new()
+        .set_accessed(meta.accessed()?)
+        .set_modified(meta.modified()?);
+    out.set_times(times)?;
+    out.sync_all()?;
+    Ok(true)
+}
+
+/// Write `from`'s bytes from `start` to `end` at the same offsets of `to`,
+/// as new bytes: never `copy_file_range`, which clones on btrfs and would
+/// keep the old extents alive.
+fn write_bytes(from: &File, to: &File, start: u64, end: u64) -> io::Result<()> {
+    let mut buf = vec![0u8; CHUNK.min((end - start) as usize)];
+    let mut at = start;
+    while at < end {
+        let want = (end - at).min(CHUNK as u64) as usize;
+        from.read_exact_at(&mut buf[..want], at)?;
+        to.write_all_at(&buf[..want], at)?;
+        at += want as u64;
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` hold the same bytes, read from their starts.
+fn same_bytes(a: &File, b: &File) -> io::Result<bool> {
+    let len = a.metadata()?.len();
+    if b.metadata()?.len() != len {
+        return Ok(false);
+    }
+    let (mut left, mut right) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
+    let mut at = 0;
+    while at < len {
+        let want = (len - at).min(CHUNK as u64) as usize;
+        a.read_exact_at(&mut left[..want], at)?;
+        b.read_exact_at(&mut right[..want], at)?;
+        if left[..want] != right[..want] {
+            return Ok(false);
+        }
+        at += want as u64;
+    }
+    Ok(true)
+}
+
+/// Make `dest`'s `length` bytes at `offset` the very blocks of `source`'s
+/// at the same offset (`FICLONERANGE`).
+fn clone_range(source: &File, dest: &File, offset: u64, length: u64) -> io::Result<()> {
+    let range = libc::file_clone_range {
+        src_fd: i64::from(source.as_raw_fd()),
+        src_offset: offset,
+        src_length: length,
+        dest_offset: offset,
+    };
+    // SAFETY: `range` is a `struct file_clone_range`, as FICLONERANGE
+    // requires, and lives through the call; both descriptors are open.
+    let rc = unsafe { libc::ioctl(dest.as_raw_fd(), libc::FICLONERANGE, &range) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// The runs of whole blocks, as (offset, length), where `a` and `b` hold
@@ -304,7 +553,196 @@ fn dedupe(source: &File, dest: &File, offset: u64, length: u64) -> io::Result<()
 
 #[cfg(test)]
 mod tests {
+    use std::{
+        os::unix::{fs::PermissionsExt, process::ExitStatusExt},
+        process::Command,
+        time::{Duration, SystemTime},
+    };
+
+    use natives_testkit::mount::{LoopMount, REFLINKING};
+
     use super::*;
+
+    /// The blocks of the linked binary each test member holds.
+    const BINARY_BLOCKS: usize = 256;
+    /// Its blocks that differ from member to member.
+    const DIFFERING: std::ops::Range<usize> = 100..116;
+    /// When every test file was last modified, to the nanosecond.
+    fn modified() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::new(1_000_000_000, 123_456_789)
+    }
+
+    /// The files of a test member: a binary with two names (an uplifted
+    /// binary and its `deps/` original, as cargo leaves them), a library
+    /// differing in its first block, a file smaller than a block. `mark`
+    /// makes the differing parts differ.
+    fn member_files(mark: u8) -> Vec<(&'static str, Vec<u8>)> {
+        let block = |i: usize| {
+            let fill = if DIFFERING.contains(&i) {
+                mark
+            } else {
+                i as u8
+            };
+            vec![fill; BLOCK]
+        };
+        let mut binary: Vec<u8> = (0..BINARY_BLOCKS).flat_map(block).collect();
+        binary.extend([mark; 100]);
+        let mut library = vec![7u8; 64 * BLOCK];
+        library[..BLOCK].fill(mark);
+        vec![
+            ("debug/app", binary),
+            ("debug/deps/libx-1.rlib", library),
+            ("debug/.fingerprint/x-1/lib-x", vec![mark; 16]),
+        ]
+    }
+
+    /// A member at `dir` holding [`member_files`] with `mark`, each
+    /// executable and last modified at [`modified`]; the binary also named
+    /// `debug/deps/app-1`.
+    fn lay_out(dir: &Path, mark: u8) {
+        natives_testkit::write(dir, "debug/.cargo-lock", "");
+        for (rel, bytes) in member_files(mark) {
+            let path = dir.join(rel);
+            natives_testkit::write(dir, rel, bytes);
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+            File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(modified())
+                .unwrap();
+        }
+        fs::hard_link(dir.join("debug/app"), dir.join("debug/deps/app-1")).unwrap();
+    }
+
+    /// Two members under `root`, the second's files to share with the
+    /// first's.
+    fn two_members(root: &Path) -> (PathBuf, PathBuf) {
+        let (first, second) = (root.join("member-0"), root.join("member-1"));
+        lay_out(&first, 1);
+        lay_out(&second, 2);
+        (first, second)
+    }
+
+    /// Every name of `member`'s files still holds what it held, with its
+    /// mode and its time to the nanosecond.
+    fn assert_unchanged(member: &Path, mark: u8, when: &str) {
+        let mut files = member_files(mark);
+        files.push(("debug/deps/app-1", files[0].1.clone()));
+        for (rel, bytes) in files {
+            let path = member.join(rel);
+            let meta = fs::metadata(&path).unwrap();
+            assert!(fs::read(&path).unwrap() == bytes, "{rel} changed {when}");
+            assert_eq!(meta.permissions().mode() & 0o7777, 0o755, "{rel} {when}");
+            assert_eq!(meta.modified().unwrap(), modified(), "{rel} {when}");
+        }
+    }
+
+    /// Whether `rel` of `member` shares a block with `rel` of `other`.
+    fn shares(member: &Path, other: &Path, rel: &str) -> bool {
+        let open = |dir: &Path| File::open(dir.join(rel)).unwrap();
+        extents::share_a_block(&open(member), &open(other))
+    }
+
+    /// A btrfs mounted under `root`, or `None` (the test skipped, saying
+    /// why) where this process cannot make one.
+    fn btrfs(root: &Path) -> Option<LoopMount> {
+        LoopMount::or_skip(root, &REFLINKING[..1], "btrfs")
+    }
+
+    /// On btrfs a released member's files are written anew from the blocks
+    /// they hold alike with another member's: the filesystem's use falls by
+    /// about the blocks alike, and every name keeps its bytes, mode and
+    /// time. A second pass finds them shared and writes nothing.
+    #[test]
+    fn on_btrfs_a_file_is_written_anew_under_every_name_from_the_blocks_alike() {
+        let root = tempfile::tempdir().unwrap();
+        let Some(mount) = btrfs(root.path()) else {
+            return;
+        };
+        let (first, second) = two_members(&mount.dir);
+        let before = mount.used();
+        share_alike(&second, || vec![first.clone()]);
+        let freed = before.saturating_sub(mount.used());
+        let alike = ((BINARY_BLOCKS - DIFFERING.len()) + 63) * BLOCK;
+        assert!(freed >= alike as u64 / 2, "freed {freed} of {alike} alike");
+        assert_unchanged(&second, 2, "once shared");
+        assert_unchanged(&first, 1, "as the partner");
+        for rel in ["debug/app", "debug/deps/libx-1.rlib"] {
+            assert!(shares(&second, &first, rel), "{rel}");
+        }
+        let ino = |rel: &str| fs::metadata(second.join(rel)).unwrap().ino();
+        assert_eq!(ino("debug/app"), ino("debug/deps/app-1"));
+        assert!(!second.join(SCRATCH).exists());
+        let inode = ino("debug/app");
+        share_alike(&second, || vec![first.clone()]);
+        assert_eq!(ino("debug/app"), inode, "written anew twice");
+    }
+
+    /// The environment variable naming the crash point a child pass is
+    /// killed at, and the one naming its two members.
+    const CHILD_ENV: [&str; 2] = ["NATIVES_TEST_SHARE_KILL_AT", "NATIVES_TEST_SHARE_MEMBERS"];
+
+    /// A pass writing files anew killed at each of its steps loses nothing:
+    /// every name keeps its bytes, mode and time, and the next pass
+    /// finishes the work and leaves no scratch behind.
+    #[test]
+    fn on_btrfs_a_pass_killed_at_every_step_of_writing_anew_loses_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let Some(mount) = btrfs(root.path()) else {
+            return;
+        };
+        let (first, second) = two_members(&mount.dir.join("counted"));
+        let passed = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let seen = passed.clone();
+        crash::install(Some(Box::new(move |point| seen.borrow_mut().push(point))));
+        share_alike(&second, || vec![first.clone()]);
+        crash::install(None);
+        let passed = passed.take();
+        let (written, moved) = (points::WRITTEN, points::MOVED);
+        assert_eq!(passed, [written, moved, moved, written, moved]);
+        for (index, point) in passed.into_iter().enumerate() {
+            let (first, second) = two_members(&mount.dir.join(index.to_string()));
+            let out = Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--ignored",
+                    "--exact",
+                    "pool::dedupe::tests::share_child",
+                    "--nocapture",
+                ])
+                .env(CHILD_ENV[0], index.to_string())
+                .env(
+                    CHILD_ENV[1],
+                    format!("{}:{}", first.display(), second.display()),
+                )
+                .output()
+                .unwrap();
+            assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{out:?}");
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert!(said.contains(&format!("({point})")), "{point}: {said}");
+            let when = format!("after a kill at {index} ({point})");
+            assert_unchanged(&second, 2, &when);
+            share_alike(&second, || vec![first.clone()]);
+            assert_unchanged(&second, 2, &format!("finished {when}"));
+            for rel in ["debug/app", "debug/deps/app-1", "debug/deps/libx-1.rlib"] {
+                assert!(shares(&second, &first, rel), "{rel} {when}");
+            }
+            assert!(!second.join(SCRATCH).exists(), "{when}");
+        }
+    }
+
+    /// The child of the kill test: one pass, killed at the point it is told.
+    #[test]
+    #[ignore = "run by the kill test in a child process"]
+    fn share_child() {
+        let (Ok(index), Ok(members)) = (std::env::var(CHILD_ENV[0]), std::env::var(CHILD_ENV[1]))
+        else {
+            return;
+        };
+        let (first, second) = members.split_once(':').unwrap();
+        crash::install(Some(crash::kill_at(index.parse().unwrap())));
+        share_alike(Path::new(second), || vec![PathBuf::from(first)]);
+    }
 
     #[test]
     fn incremental_files_match_by_crate_and_name_table() {

@@ -24,7 +24,7 @@ const EXTENT_SHARED: u32 = 0x2000;
 const BATCH: usize = 64;
 
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct FiemapExtent {
     logical: u64,
     physical: u64,
@@ -94,14 +94,26 @@ impl Footprint {
     }
 }
 
-/// Whether `a` and `b` lie on the very same blocks (one a whole reflink of
-/// the other); `false` when either has no extent map.
-pub(super) fn same_blocks(a: &File, b: &File) -> bool {
-    let place = |e: &FiemapExtent| (e.logical, e.physical, e.length);
-    match (map(a), map(b)) {
-        (Ok(a), Ok(b)) => !a.is_empty() && a.iter().map(place).eq(b.iter().map(place)),
-        _ => false,
-    }
+/// Whether `a` and `b` lie on one same block at one same offset: one is a
+/// reflink of the other, or some of their blocks were shared since; `false`
+/// when either has no extent map.
+pub(super) fn share_a_block(a: &File, b: &File) -> bool {
+    let (Ok(a), Ok(b)) = (map(a), map(b)) else {
+        return false;
+    };
+    let placed = |e: &&FiemapExtent| e.flags & EXTENT_NO_PLACE == 0;
+    let b: Vec<&FiemapExtent> = b.iter().filter(placed).collect();
+    a.iter()
+        .filter(placed)
+        .any(|x| b.iter().any(|y| same_place(x, y)))
+}
+
+/// Whether extents `x` and `y` overlap at the same offsets on the same
+/// physical blocks.
+fn same_place(x: &FiemapExtent, y: &FiemapExtent) -> bool {
+    let start = x.logical.max(y.logical);
+    let end = (x.logical + x.length).min(y.logical + y.length);
+    start < end && x.physical.wrapping_sub(x.logical) == y.physical.wrapping_sub(y.logical)
 }
 
 /// The total length of `ranges`, overlaps counted once.
@@ -167,6 +179,29 @@ mod tests {
         ];
         for (ranges, expected) in table {
             assert_eq!(union_length(ranges.to_vec()), expected, "{ranges:?}");
+        }
+    }
+
+    /// Extents as (logical, physical, length).
+    #[test]
+    fn extents_share_a_place_only_at_the_same_offsets_on_the_same_blocks() {
+        let extent = |(logical, physical, length): (u64, u64, u64)| FiemapExtent {
+            logical,
+            physical,
+            length,
+            ..FiemapExtent::default()
+        };
+        let table = [
+            ((0, 4096, 8192), (0, 4096, 8192), true),
+            ((0, 4096, 8192), (4096, 8192, 4096), true),
+            ((0, 4096, 8192), (4096, 4096, 4096), false),
+            ((0, 4096, 4096), (4096, 8192, 4096), false),
+            ((8192, 100, 4096), (0, 100, 4096), false),
+        ];
+        for (x, y, expected) in table {
+            let (x, y) = (extent(x), extent(y));
+            assert_eq!(same_place(&x, &y), expected, "{x:?} {y:?}");
+            assert_eq!(same_place(&y, &x), expected, "{y:?} {x:?}");
         }
     }
 
