@@ -165,6 +165,8 @@ interface Phases {
   /** `blockedMs` by what cargo waited for. */
   blockedOn: Record<string, number>;
   seedReason?: string;
+  /** A pool member's release, which shares its blocks alike with the other members' first. */
+  releaseMs?: number;
 }
 
 /**
@@ -236,12 +238,19 @@ function targets(strategy: Strategy, dir: string, agents: number) {
         return { outsideWaitMs: waited, built, phases: phases(waited, null, built.blocked) };
       }
       if (strategy === 'pool') {
-        await using lease = await acquireFromPool(pool, owner(agent, worktree, head), { ...wait, size: agents });
+        const lease = await acquireFromPool(pool, owner(agent, worktree, head), { ...wait, size: agents });
         const acquireMs = performance.now() - started;
         const copying = lease.seed?.tookMs ?? 0;
-        const built = await build(worktree, lease.env);
+        const built = await build(worktree, lease.env).catch(async (err) => {
+          await lease.release();
+          throw err;
+        });
+        const releasing = performance.now();
+        await lease.release();
+        const releaseMs = performance.now() - releasing;
         const seed = lease.seed?.strategy;
-        return { outsideWaitMs: acquireMs - copying, built, member: lease.member, seed, phases: phases(acquireMs, lease.seed, built.blocked) };
+        const spent = { ...phases(acquireMs, lease.seed, built.blocked), releaseMs };
+        return { outsideWaitMs: acquireMs - copying, built, member: lease.member, seed, phases: spent };
       }
       const target = strategy === 'shared' ? shared : path.join(worktree, 'target');
       const built = await build(worktree, { CARGO_TARGET_DIR: target });
@@ -361,7 +370,9 @@ async function main() {
       const p = a.phases;
       console.log(
         `  agent ${a.agent}: wall ${seconds(a.wallMs)} s, acquire ${seconds(p.acquireMs)} s (seed copy ${seconds(p.seedCopyMs)} s, ` +
-          `${p.seedLeftOut} files left out), cargo blocked ${seconds(p.blockedMs)} s${blockedText(p.blockedOn)}, ${a.compiled} compiled${a.member ? `, ${a.member}` : ''}` +
+          `${p.seedLeftOut} files left out), cargo blocked ${seconds(p.blockedMs)} s${blockedText(p.blockedOn)}, ${a.compiled} compiled` +
+          (p.releaseMs === undefined ? '' : `, release ${seconds(p.releaseMs)} s`) +
+          (a.member ? `, ${a.member}` : '') +
           (p.seedReason ? ` (${a.seed}: ${p.seedReason})` : ''),
       );
     }
