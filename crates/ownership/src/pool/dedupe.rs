@@ -21,7 +21,10 @@
 //!   (`FICLONERANGE`), its own differing bytes written, the whole read back
 //!   and compared with the file, flushed, given the file's mode and times,
 //!   and put in place of each of its names in turn. The old file and every
-//!   one of its extents go with its last name. A kill between two names
+//!   one of its extents go with its last name. Cargo's lock on the member's
+//!   profiles is held meanwhile, so no cargo writes a file in place between
+//!   its check and its names moving (a member still built in is left as it
+//!   is). A kill between two names
 //!   leaves names on two files with the same bytes, mode and times (cargo
 //!   sees no change), and the next pass finishes the work.
 //!
@@ -44,7 +47,7 @@ use std::{
     path::{Component, Path, PathBuf},
 };
 
-use natives_system::crash;
+use natives_system::{crash, lock};
 use nix::sys::statfs;
 
 use super::{clone, extents, seed};
@@ -147,8 +150,26 @@ pub(super) fn share_alike(member: &Path, others: impl FnOnce() -> Vec<PathBuf>) 
     let partners = Partners::of(&others, &parts.all);
     match sharing {
         Sharing::InPlace => share_in_place(member, &plan, &partners),
-        Sharing::Anew => write_anew(member, &plan, &partners, &scratch),
+        Sharing::Anew => {
+            if let Some(_no_cargo) = no_cargo(member, &parts.profiles) {
+                write_anew(member, &plan, &partners, &scratch);
+            }
+        }
     }
+}
+
+/// Cargo's lock on each of `member`'s `profiles`, held shared so that no
+/// cargo writes a file in place between its check and its names moving;
+/// `None` when a cargo holds one now (the holder let go of a member it
+/// still builds in) or one cannot be taken.
+fn no_cargo(member: &Path, profiles: &[PathBuf]) -> Option<Vec<lock::CargoLock>> {
+    profiles
+        .iter()
+        .map(|profile| {
+            let path = member.join(profile).join(".cargo-lock");
+            lock::try_cargo_lock(&path, false).ok().flatten()
+        })
+        .collect()
 }
 
 /// Share each file's equal blocks in place.
@@ -677,6 +698,27 @@ mod tests {
         let inode = ino("debug/app");
         share_alike(&second, || vec![first.clone()]);
         assert_eq!(ino("debug/app"), inode, "written anew twice");
+    }
+
+    /// A member a cargo still builds in (its holder let it go too soon)
+    /// has no file written anew: the cargo could be writing one in place.
+    #[test]
+    fn on_btrfs_no_file_is_written_anew_while_a_cargo_builds_in_the_member() {
+        let root = tempfile::tempdir().unwrap();
+        let Some(mount) = btrfs(root.path()) else {
+            return;
+        };
+        let (first, second) = two_members(&mount.dir);
+        let ino = || fs::metadata(second.join("debug/app")).unwrap().ino();
+        let before = ino();
+        let cargo = lock::try_cargo_lock(&second.join("debug/.cargo-lock"), true);
+        let cargo = cargo.unwrap().unwrap();
+        share_alike(&second, || vec![first.clone()]);
+        assert_eq!(ino(), before, "written anew under a cargo");
+        drop(cargo);
+        share_alike(&second, || vec![first.clone()]);
+        assert_ne!(ino(), before);
+        assert_unchanged(&second, 2, "once shared");
     }
 
     /// The environment variable naming the crash point a child pass is
