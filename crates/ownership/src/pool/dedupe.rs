@@ -203,7 +203,7 @@ fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &
         let written = file_anew(&names, &partner, scratch);
         scratch.empty();
         if let Err(err) = written
-            && unsupported(&err)
+            && (unsupported(&err) || no_room(&err))
         {
             return;
         }
@@ -257,6 +257,12 @@ fn unsupported(err: &io::Error) -> bool {
         err.raw_os_error(),
         Some(libc::EOPNOTSUPP | libc::ENOTTY | libc::EXDEV | libc::EINVAL)
     )
+}
+
+/// Whether `err` says the filesystem (or the user's quota) is full: the
+/// next file would fail alike, so the pass stops.
+fn no_room(err: &io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
 }
 
 /// The files of the other members a member's file may share blocks with.
@@ -383,12 +389,15 @@ impl Drop for Scratch {
 /// anew in `scratch` from `partner`'s equal blocks and its own differing
 /// bytes, then move each name to the new file (the caller empties
 /// `scratch`). Left as it is unless it has enough equal blocks, belongs to
-/// this user, and the new file reads back the same.
+/// this user, has no name outside the member (a link someone made to it
+/// elsewhere stays the same file), and the new file reads back the same.
 fn file_anew(names: &[PathBuf], partner: &Path, scratch: &Scratch) -> io::Result<()> {
     let Some((mut mine, mut theirs)) = pair(&names[0], partner)? else {
         return Ok(());
     };
-    if mine.metadata()?.uid() != nix::unistd::geteuid().as_raw() {
+    let meta = mine.metadata()?;
+    let named_elsewhere = meta.nlink() != names.len() as u64;
+    if named_elsewhere || meta.uid() != nix::unistd::geteuid().as_raw() {
         return Ok(());
     }
     let runs = equal_runs(&mut mine, &mut theirs)?;
@@ -719,6 +728,47 @@ mod tests {
         share_alike(&second, || vec![first.clone()]);
         assert_ne!(ino(), before);
         assert_unchanged(&second, 2, "once shared");
+    }
+
+    /// A file with a name outside the member (a link a user made to a
+    /// binary) stays the same file under every name; the other files are
+    /// still written anew.
+    #[test]
+    fn on_btrfs_a_file_linked_from_outside_the_member_is_not_written_anew() {
+        let root = tempfile::tempdir().unwrap();
+        let Some(mount) = btrfs(root.path()) else {
+            return;
+        };
+        let (first, second) = two_members(&mount.dir);
+        let outside = mount.dir.join("app-installed");
+        fs::hard_link(second.join("debug/app"), &outside).unwrap();
+        let ino = |path: &Path| fs::metadata(path).unwrap().ino();
+        let (binary, library) = (ino(&outside), ino(&second.join("debug/deps/libx-1.rlib")));
+        share_alike(&second, || vec![first.clone()]);
+        for name in ["debug/app", "debug/deps/app-1"] {
+            assert_eq!(ino(&second.join(name)), binary, "{name}");
+        }
+        assert_ne!(ino(&second.join("debug/deps/libx-1.rlib")), library);
+        assert_unchanged(&second, 2, "once shared");
+    }
+
+    /// A filesystem too full for a file's new copy loses nothing: every
+    /// name keeps its bytes, mode and time, and no scratch is left.
+    #[test]
+    fn on_btrfs_a_full_filesystem_leaves_every_file_as_it_was() {
+        let root = tempfile::tempdir().unwrap();
+        let Some(mount) = btrfs(root.path()) else {
+            return;
+        };
+        let (first, second) = two_members(&mount.dir);
+        let filler = mount.dir.join("filler");
+        let mut file = File::create(&filler).unwrap();
+        let chunk = vec![9u8; 1 << 20];
+        while std::io::Write::write_all(&mut file, &chunk).is_ok() {}
+        let _ = file.sync_all();
+        share_alike(&second, || vec![first.clone()]);
+        assert_unchanged(&second, 2, "on a full filesystem");
+        assert!(!second.join(SCRATCH).exists());
     }
 
     /// The environment variable naming the crash point a child pass is
