@@ -17,16 +17,17 @@
 //! - Btrfs keeps an extent whole while any of its blocks is still
 //!   referenced, so sharing in place the equal part of a file written as one
 //!   extent frees nothing (measured: the filesystem's use did not fall).
-//!   There the file is written anew: the other's equal blocks cloned
+//!   There each file is written anew: the other's equal blocks cloned
 //!   (`FICLONERANGE`), its own differing bytes written, the whole read back
-//!   and compared with the file, flushed, given the file's mode and times,
-//!   and put in place of each of its names in turn. The old file and every
-//!   one of its extents go with its last name. Cargo's lock on the member's
-//!   profiles is held meanwhile, so no cargo writes a file in place between
-//!   its check and its names moving (a member still built in is left as it
-//!   is). A kill between two names
-//!   leaves names on two files with the same bytes, mode and times (cargo
-//!   sees no change), and the next pass finishes the work.
+//!   and compared with the file, and given the file's mode and times. Once
+//!   every new file is written, one flush of the filesystem puts them all
+//!   on disk, and each file's names are moved to its new file in turn. The
+//!   old file and every one of its extents go with its last name. Cargo's
+//!   lock on the member's profiles is held meanwhile, so no cargo writes a
+//!   file in place between its check and its names moving (a member still
+//!   built in is left as it is). A kill between two names leaves names on
+//!   two files with the same bytes, mode and times (cargo sees no change),
+//!   and the next pass finishes the work.
 //!
 //! Either way a later write to either member copies a block again.
 //!
@@ -99,9 +100,14 @@ struct DedupeRangeInfo {
 /// The crash points of writing a file anew, for the tests that kill a pass
 /// at each.
 pub(super) mod points {
-    /// The new file is written, checked and flushed; no name moved yet.
+    /// One more file is compared with its namesake; its new copy is not
+    /// written yet.
+    pub const COMPARED: &str = "pool share file compared";
+    /// One more file's new copy is written and checked; no name moved yet.
     pub const WRITTEN: &str = "pool share file written anew";
-    /// One more name of the file is the new file.
+    /// Every new copy is flushed; no name moved yet.
+    pub const SYNCED: &str = "pool share new files flushed";
+    /// One more name of a file is its new copy.
     pub const MOVED: &str = "pool share name moved to the new file";
 }
 
@@ -186,13 +192,16 @@ fn share_in_place(member: &Path, plan: &clone::Plan, partners: &Partners) {
     }
 }
 
-/// Write each file with enough equal blocks anew, under all its names.
+/// Write each file with enough equal blocks anew, then, once every new
+/// file is flushed (one `syncfs` for them all), move each file's names to
+/// its new file.
 fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &Scratch) {
     let mut further: HashMap<&Path, Vec<&Path>> = HashMap::new();
     for (name, first) in plan.further_names() {
         further.entry(first).or_default().push(name);
     }
-    for rel in plan.file_names() {
+    let mut written = Vec::new();
+    for (at, rel) in plan.file_names().enumerate() {
         let Some(partner) = partners.find(rel) else {
             continue;
         };
@@ -200,12 +209,31 @@ fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &
             .chain(further.get(rel).into_iter().flatten().copied())
             .map(|name| member.join(name))
             .collect();
-        let written = file_anew(&names, &partner, scratch);
-        scratch.empty();
-        if let Err(err) = written
-            && (unsupported(&err) || no_room(&err))
-        {
-            return;
+        let copy = scratch.copy(at);
+        match file_anew(&names, &partner, &copy) {
+            Ok(true) => {
+                crash::point(points::WRITTEN);
+                written.push((copy, names));
+            }
+            Ok(false) => {}
+            Err(err) => {
+                let _ = fs::remove_file(&copy);
+                if unsupported(&err) || no_room(&err) {
+                    break;
+                }
+            }
+        }
+    }
+    if written.is_empty() || scratch.sync().is_err() {
+        return;
+    }
+    crash::point(points::SYNCED);
+    for (copy, names) in written {
+        for name in names {
+            if scratch.move_name(&copy, &name).is_err() {
+                break;
+            }
+            crash::point(points::MOVED);
         }
     }
 }
@@ -228,7 +256,7 @@ fn shares_extents(plan: &clone::Plan, others: &[PathBuf], scratch: &Scratch) -> 
         .filter_map(|rel| others.iter().map(|other| other.join(rel)).find(|p| big(p)));
     for partner in namesakes.take(PROBES) {
         let probed = probe(&partner, scratch);
-        scratch.empty();
+        let _ = fs::remove_file(scratch.probe());
         match probed {
             Ok(()) => return true,
             Err(err) if unsupported(&err) => return false,
@@ -246,7 +274,7 @@ fn probe(partner: &Path, scratch: &Scratch) -> io::Result<()> {
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(scratch.file())?;
+        .open(scratch.probe())?;
     clone_range(&theirs, &probe, 0, BLOCK as u64)
 }
 
@@ -361,21 +389,29 @@ impl Scratch {
         Ok(Scratch { dir })
     }
 
-    /// Remove what one file's writing left, however it ended.
-    fn empty(&self) {
-        let _ = fs::remove_file(self.file());
-        let _ = fs::remove_file(self.name());
+    /// Where the probe clones a block.
+    fn probe(&self) -> PathBuf {
+        self.dir.join("probe")
     }
 
-    /// Where the new file is written.
-    fn file(&self) -> PathBuf {
-        self.dir.join("file")
+    /// Where the new copy of the member's `at`th file is written.
+    fn copy(&self, at: usize) -> PathBuf {
+        self.dir.join(at.to_string())
     }
 
-    /// The further name the new file is given before it is moved over one
-    /// of the old file's names.
-    fn name(&self) -> PathBuf {
-        self.dir.join("name")
+    /// Flush every new copy (and whatever else the filesystem holds).
+    fn sync(&self) -> io::Result<()> {
+        let dir = File::open(&self.dir)?;
+        nix::unistd::syncfs(&dir).map_err(io::Error::from)
+    }
+
+    /// Make `name` a name of `copy`: a further name of it made here, then
+    /// moved over `name`, so `name` always names one whole file.
+    fn move_name(&self, copy: &Path, name: &Path) -> io::Result<()> {
+        let link = self.dir.join("name");
+        let _ = fs::remove_file(&link);
+        fs::hard_link(copy, &link)?;
+        fs::rename(&link, name)
     }
 }
 
@@ -386,42 +422,36 @@ impl Drop for Scratch {
 }
 
 /// Write the file that has `names` (every one of them; the first is read)
-/// anew in `scratch` from `partner`'s equal blocks and its own differing
-/// bytes, then move each name to the new file (the caller empties
-/// `scratch`). Left as it is unless it has enough equal blocks, belongs to
-/// this user, has no name outside the member (a link someone made to it
-/// elsewhere stays the same file), and the new file reads back the same.
-fn file_anew(names: &[PathBuf], partner: &Path, scratch: &Scratch) -> io::Result<()> {
+/// anew at `copy` from `partner`'s equal blocks and its own differing
+/// bytes; whether it was. Not when it has too few equal blocks, belongs to
+/// another user, has a name outside the member (a link someone made to it
+/// elsewhere stays the same file), or the new file does not read back the
+/// same.
+fn file_anew(names: &[PathBuf], partner: &Path, copy: &Path) -> io::Result<bool> {
     let Some((mut mine, mut theirs)) = pair(&names[0], partner)? else {
-        return Ok(());
+        return Ok(false);
     };
     let meta = mine.metadata()?;
     let named_elsewhere = meta.nlink() != names.len() as u64;
     if named_elsewhere || meta.uid() != nix::unistd::geteuid().as_raw() {
-        return Ok(());
+        return Ok(false);
     }
     let runs = equal_runs(&mut mine, &mut theirs)?;
     if runs.iter().map(|(_, length)| length).sum::<u64>() < WORTH_WRITING_ANEW {
-        return Ok(());
+        return Ok(false);
     }
-    let fresh = scratch.file();
-    if !write_from(&fresh, &mine, &theirs, &runs)? {
-        return Ok(());
+    crash::point(points::COMPARED);
+    let same = write_from(copy, &mine, &theirs, &runs)?;
+    if !same {
+        fs::remove_file(copy)?;
     }
-    crash::point(points::WRITTEN);
-    for name in names {
-        fs::hard_link(&fresh, scratch.name())?;
-        fs::rename(scratch.name(), name)?;
-        crash::point(points::MOVED);
-    }
-    Ok(())
+    Ok(same)
 }
 
 /// Write `mine`'s bytes to the new file `fresh`: `theirs`' blocks cloned
 /// where `runs` says they are equal, `mine`'s bytes written elsewhere.
 /// Then read it back; when it holds exactly `mine`'s bytes (`theirs` may
-/// have changed meanwhile), give it `mine`'s mode and times, flush it and
-/// say so.
+/// have changed meanwhile), give it `mine`'s mode and times and say so.
 fn write_from(fresh: &Path, mine: &File, theirs: &File, runs: &[(u64, u64)]) -> io::Result<bool> {
     let meta = mine.metadata()?;
     let out = OpenOptions::new()
@@ -445,7 +475,6 @@ fn write_from(fresh: &Path, mine: &File, theirs: &File, runs: &[(u64, u64)]) -> 
         .set_accessed(meta.accessed()?)
         .set_modified(meta.modified()?);
     out.set_times(times)?;
-    out.sync_all()?;
     Ok(true)
 }
 
@@ -730,6 +759,38 @@ mod tests {
         assert_unchanged(&second, 2, "once shared");
     }
 
+    /// The other member's file rewritten in place between the comparison
+    /// and the cloning (its holder's cargo at work): the new copy does not
+    /// read back the same, so the file is left as it is (the others are
+    /// still written anew).
+    #[test]
+    fn on_btrfs_a_namesake_changed_after_the_comparison_is_not_cloned() {
+        let root = tempfile::tempdir().unwrap();
+        let Some(mount) = btrfs(root.path()) else {
+            return;
+        };
+        let (first, second) = two_members(&mount.dir);
+        let ino = |rel: &str| fs::metadata(second.join(rel)).unwrap().ino();
+        let (binary, library) = (ino("debug/app"), ino("debug/deps/libx-1.rlib"));
+        let namesake = first.join("debug/app");
+        crash::install(Some(Box::new(move |point| {
+            if point == points::COMPARED {
+                let file = File::options().write(true).open(&namesake).unwrap();
+                file.write_all_at(&vec![0x55; 8 * BLOCK], 0).unwrap();
+            }
+        })));
+        share_alike(&second, || vec![first.clone()]);
+        crash::install(None);
+        assert_unchanged(&second, 2, "after its namesake changed");
+        assert_eq!(ino("debug/app"), binary, "written anew from changed blocks");
+        assert_eq!(ino("debug/deps/app-1"), binary);
+        assert_ne!(
+            ino("debug/deps/libx-1.rlib"),
+            library,
+            "its namesake held still"
+        );
+    }
+
     /// A file with a name outside the member (a link a user made to a
     /// binary) stays the same file under every name; the other files are
     /// still written anew.
@@ -791,8 +852,17 @@ mod tests {
         share_alike(&second, || vec![first.clone()]);
         crash::install(None);
         let passed = passed.take();
-        let (written, moved) = (points::WRITTEN, points::MOVED);
-        assert_eq!(passed, [written, moved, moved, written, moved]);
+        let (compared, written) = (points::COMPARED, points::WRITTEN);
+        let (synced, moved) = (points::SYNCED, points::MOVED);
+        let each = [compared, written];
+        assert_eq!(
+            passed,
+            [each, each]
+                .concat()
+                .into_iter()
+                .chain([synced, moved, moved, moved])
+                .collect::<Vec<_>>()
+        );
         for (index, point) in passed.into_iter().enumerate() {
             let (first, second) = two_members(&mount.dir.join(index.to_string()));
             let out = Command::new(std::env::current_exe().unwrap())
