@@ -20,8 +20,9 @@
 //!   There each file is written anew: the other's equal blocks cloned
 //!   (`FICLONERANGE`), its own differing bytes written, the whole read back
 //!   and compared with the file, and given the file's mode and times. Once
-//!   every new file is written, one flush of the filesystem puts them all
-//!   on disk, and each file's names are moved to its new file in turn. The
+//!   the new files hold [`MOST_UNFLUSHED`] bytes of their own (and at the
+//!   end), one flush of the filesystem puts them all on disk, and each
+//!   file's names are moved to its new file in turn. The
 //!   old file and every one of its extents go with its last name. Cargo's
 //!   lock on the member's profiles is held meanwhile, so no cargo writes a
 //!   file in place between its check and its names moving (a member still
@@ -68,6 +69,12 @@ const MOST_PER_CALL: u64 = 16 << 20;
 /// writing its differing bytes again and moving its names costs more than
 /// the blocks it frees.
 const WORTH_WRITING_ANEW: u64 = 16 * BLOCK as u64;
+
+/// The most bytes of their own (not cloned) the new files of a pass hold
+/// before they are flushed and take their names: one flush for many files
+/// (a flush each made releases seconds longer), while the old files and
+/// the new ones, both on disk until then, add at most this much.
+const MOST_UNFLUSHED: u64 = 32 << 20;
 
 /// Where, in a member, a pass makes its files: the probe, and each file
 /// being written anew. Removed with whatever a killed pass left there when
@@ -192,15 +199,16 @@ fn share_in_place(member: &Path, plan: &clone::Plan, partners: &Partners) {
     }
 }
 
-/// Write each file with enough equal blocks anew, then, once every new
-/// file is flushed (one `syncfs` for them all), move each file's names to
-/// its new file.
+/// Write each file with enough equal blocks anew; each time the new files
+/// hold [`MOST_UNFLUSHED`] bytes of their own, and at the end, flush them
+/// all (one `syncfs`) and move each file's names to its new file.
 fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &Scratch) {
     let mut further: HashMap<&Path, Vec<&Path>> = HashMap::new();
     for (name, first) in plan.further_names() {
         further.entry(first).or_default().push(name);
     }
     let mut written = Vec::new();
+    let mut unflushed = 0;
     for (at, rel) in plan.file_names().enumerate() {
         let Some(partner) = partners.find(rel) else {
             continue;
@@ -211,11 +219,12 @@ fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &
             .collect();
         let copy = scratch.copy(at);
         match file_anew(&names, &partner, &copy) {
-            Ok(true) => {
+            Ok(Some(own)) => {
                 crash::point(points::WRITTEN);
                 written.push((copy, names));
+                unflushed += own;
             }
-            Ok(false) => {}
+            Ok(None) => {}
             Err(err) => {
                 let _ = fs::remove_file(&copy);
                 if unsupported(&err) || no_room(&err) {
@@ -223,9 +232,24 @@ fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &
                 }
             }
         }
+        if unflushed >= MOST_UNFLUSHED {
+            if !move_names(scratch, std::mem::take(&mut written)) {
+                return;
+            }
+            unflushed = 0;
+        }
     }
-    if written.is_empty() || scratch.sync().is_err() {
-        return;
+    move_names(scratch, written);
+}
+
+/// Flush the new files `written` (one `syncfs`), then move each file's
+/// names to its new file; whether the flush was done (else nothing moved).
+fn move_names(scratch: &Scratch, written: Vec<(PathBuf, Vec<PathBuf>)>) -> bool {
+    if written.is_empty() {
+        return true;
+    }
+    if scratch.sync().is_err() {
+        return false;
     }
     crash::point(points::SYNCED);
     for (copy, names) in written {
@@ -235,7 +259,9 @@ fn write_anew(member: &Path, plan: &clone::Plan, partners: &Partners, scratch: &
             }
             crash::point(points::MOVED);
         }
+        let _ = fs::remove_file(copy);
     }
+    true
 }
 
 /// How many files with a namesake in another member are tried before a
@@ -423,29 +449,31 @@ impl Drop for Scratch {
 
 /// Write the file that has `names` (every one of them; the first is read)
 /// anew at `copy` from `partner`'s equal blocks and its own differing
-/// bytes; whether it was. Not when it has too few equal blocks, belongs to
+/// bytes; when it was, how many bytes of its own (not cloned) it holds. Not
+/// when it has too few equal blocks, belongs to
 /// another user, has a name outside the member (a link someone made to it
 /// elsewhere stays the same file), or the new file does not read back the
 /// same.
-fn file_anew(names: &[PathBuf], partner: &Path, copy: &Path) -> io::Result<bool> {
+fn file_anew(names: &[PathBuf], partner: &Path, copy: &Path) -> io::Result<Option<u64>> {
     let Some((mut mine, mut theirs)) = pair(&names[0], partner)? else {
-        return Ok(false);
+        return Ok(None);
     };
     let meta = mine.metadata()?;
     let named_elsewhere = meta.nlink() != names.len() as u64;
     if named_elsewhere || meta.uid() != nix::unistd::geteuid().as_raw() {
-        return Ok(false);
+        return Ok(None);
     }
     let runs = equal_runs(&mut mine, &mut theirs)?;
-    if runs.iter().map(|(_, length)| length).sum::<u64>() < WORTH_WRITING_ANEW {
-        return Ok(false);
+    let equal: u64 = runs.iter().map(|(_, length)| length).sum();
+    if equal < WORTH_WRITING_ANEW {
+        return Ok(None);
     }
     crash::point(points::COMPARED);
-    let same = write_from(copy, &mine, &theirs, &runs)?;
-    if !same {
+    if !write_from(copy, &mine, &theirs, &runs)? {
         fs::remove_file(copy)?;
+        return Ok(None);
     }
-    Ok(same)
+    Ok(Some(meta.len() - equal))
 }
 
 /// Write `mine`'s bytes to the new file `fresh`: `theirs`' blocks cloned
@@ -759,6 +787,41 @@ mod tests {
         assert_unchanged(&second, 2, "once shared");
     }
 
+    /// New files holding more than [`MOST_UNFLUSHED`] bytes of their own
+    /// take their names before the next file is written anew, so a pass
+    /// adds at most that much disk while it runs.
+    #[test]
+    fn on_btrfs_new_files_take_their_names_each_time_they_hold_enough_of_their_own() {
+        let root = tempfile::tempdir().unwrap();
+        let Some(mount) = btrfs(root.path()) else {
+            return;
+        };
+        let own = MOST_UNFLUSHED as usize;
+        let (first, second) = (mount.dir.join("member-0"), mount.dir.join("member-1"));
+        for (dir, mark) in [(&first, 1u8), (&second, 2u8)] {
+            natives_testkit::write(dir, "debug/.cargo-lock", "");
+            for rel in ["debug/deps/a", "debug/deps/b"] {
+                let bytes = [vec![mark; own], vec![7; WORTH_WRITING_ANEW as usize]].concat();
+                natives_testkit::write(dir, rel, bytes);
+            }
+        }
+        let passed = points_of(|| share_alike(&second, || vec![first.clone()]));
+        let (compared, written) = (points::COMPARED, points::WRITTEN);
+        let (synced, moved) = (points::SYNCED, points::MOVED);
+        let each = [compared, written, synced, moved];
+        assert_eq!(passed, [each, each].concat());
+    }
+
+    /// Every crash point `work` passes on this thread, in order.
+    fn points_of(work: impl FnOnce()) -> Vec<&'static str> {
+        let passed = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let seen = passed.clone();
+        crash::install(Some(Box::new(move |point| seen.borrow_mut().push(point))));
+        work();
+        crash::install(None);
+        passed.take()
+    }
+
     /// The other member's file rewritten in place between the comparison
     /// and the cloning (its holder's cargo at work): the new copy does not
     /// read back the same, so the file is left as it is (the others are
@@ -846,12 +909,7 @@ mod tests {
             return;
         };
         let (first, second) = two_members(&mount.dir.join("counted"));
-        let passed = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-        let seen = passed.clone();
-        crash::install(Some(Box::new(move |point| seen.borrow_mut().push(point))));
-        share_alike(&second, || vec![first.clone()]);
-        crash::install(None);
-        let passed = passed.take();
+        let passed = points_of(|| share_alike(&second, || vec![first.clone()]));
         let (compared, written) = (points::COMPARED, points::WRITTEN);
         let (synced, moved) = (points::SYNCED, points::MOVED);
         let each = [compared, written];
