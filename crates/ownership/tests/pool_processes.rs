@@ -119,6 +119,22 @@ fn soak_agents_under_sigkill() {
     place.storm(12, 40);
 }
 
+/// The long soak on a reflink filesystem (btrfs first, where a release
+/// writes files anew and a kill may land at any of its steps; run by hand
+/// with `--ignored`, as root).
+#[test]
+#[ignore = "a soak of several minutes; the default suite runs the short storm"]
+fn soak_agents_under_sigkill_on_a_reflink_filesystem() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let Some(mount) = LoopMount::or_skip(&root, &REFLINKING, "reflink filesystem") else {
+        return;
+    };
+    let place = Place::new(&root, &mount.dir.join("pool"));
+    place.storm(12, 40);
+}
+
 /// Where a storm's processes meet: a repository with one worktree per
 /// agent, a dependency outside the workspace, the pool and the home.
 struct Place {
