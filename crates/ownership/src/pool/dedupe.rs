@@ -647,6 +647,7 @@ mod tests {
     };
 
     use natives_testkit::mount::{LoopMount, REFLINKING};
+    use nix::fcntl::{self, FallocateFlags};
 
     use super::*;
 
@@ -885,11 +886,14 @@ mod tests {
             return;
         };
         let (first, second) = two_members(&mount.dir);
-        let filler = mount.dir.join("filler");
-        let mut file = File::create(&filler).unwrap();
-        let chunk = vec![9u8; 1 << 20];
-        while std::io::Write::write_all(&mut file, &chunk).is_ok() {}
-        let _ = file.sync_all();
+        let filler = File::create(mount.dir.join("filler")).unwrap();
+        let mut filled = 0;
+        for step in [64 << 20, 1 << 20, BLOCK as i64] {
+            let allocate = |at| fcntl::fallocate(&filler, FallocateFlags::empty(), at, step);
+            while allocate(filled).is_ok() {
+                filled += step;
+            }
+        }
         share_alike(&second, || vec![first.clone()]);
         assert_unchanged(&second, 2, "on a full filesystem");
         assert!(!second.join(SCRATCH).exists());
