@@ -76,35 +76,25 @@ fn eight_agents_under_sigkill_on_this_filesystem() {
 
 #[test]
 fn eight_agents_under_sigkill_with_the_pool_on_a_reflink_filesystem() {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let root = tempfile::tempdir().unwrap();
-    let root = root.path().canonicalize().unwrap();
-    let Some(mount) = LoopMount::or_skip(&root, &REFLINKING, "reflink filesystem") else {
-        return;
-    };
-    let place = Place::new(&root, &mount.dir.join("pool"));
-    place.reflink_seed_shares_blocks(&mount);
-    place.release_shares_alike_blocks(&mount);
-    let seeds = place.storm(3, 6);
-    assert!(
-        seeds.contains(&SeedStrategy::Reflink),
-        "no member was seeded by reflink on {}: {seeds:?}",
-        mount.kind
-    );
+    on_a_mount(&REFLINKING, "reflink filesystem", |place, mount| {
+        place.reflink_seed_shares_blocks(mount);
+        place.release_shares_alike_blocks(mount);
+        let seeds = place.storm(3, 6);
+        assert!(
+            seeds.contains(&SeedStrategy::Reflink),
+            "no member was seeded by reflink on {}: {seeds:?}",
+            mount.kind
+        );
+    });
 }
 
 /// Where a released member's equal blocks are shared (XFS, made by the test
 /// as root when `mkfs.xfs` is at hand), the filesystem's use falls.
 #[test]
 fn a_released_member_shares_alike_blocks_on_xfs() {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let root = tempfile::tempdir().unwrap();
-    let root = root.path().canonicalize().unwrap();
-    let Some(mount) = LoopMount::or_skip(&root, &REFLINKING[1..], "XFS") else {
-        return;
-    };
-    let place = Place::new(&root, &mount.dir.join("pool"));
-    place.release_shares_alike_blocks(&mount);
+    on_a_mount(&REFLINKING[1..], "XFS", |place, mount| {
+        place.release_shares_alike_blocks(mount);
+    });
 }
 
 /// The long soak: the same storm with more rounds and kills (run by hand
@@ -119,20 +109,29 @@ fn soak_agents_under_sigkill() {
     place.storm(12, 40);
 }
 
-/// The long soak on a reflink filesystem (btrfs first, where a release
+/// The long storm on a reflink filesystem (btrfs first, where a release
 /// writes files anew and a kill may land at any of its steps; run by hand
 /// with `--ignored`, as root).
 #[test]
-#[ignore = "a soak of several minutes; the default suite runs the short storm"]
+#[ignore = "the longer storm; the default suite runs the short one"]
 fn soak_agents_under_sigkill_on_a_reflink_filesystem() {
+    on_a_mount(&REFLINKING, "reflink filesystem", |place, _| {
+        place.storm(12, 40);
+    });
+}
+
+/// Run `test` with a pool on the first of `kinds` this process can mount
+/// (one test at a time); skipped, saying why (`what` is missing), where it
+/// cannot.
+fn on_a_mount(kinds: &[(&'static str, &str)], what: &str, test: impl FnOnce(&Place, &LoopMount)) {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let root = tempfile::tempdir().unwrap();
     let root = root.path().canonicalize().unwrap();
-    let Some(mount) = LoopMount::or_skip(&root, &REFLINKING, "reflink filesystem") else {
+    let Some(mount) = LoopMount::or_skip(&root, kinds, what) else {
         return;
     };
     let place = Place::new(&root, &mount.dir.join("pool"));
-    place.storm(12, 40);
+    test(&place, &mount);
 }
 
 /// Where a storm's processes meet: a repository with one worktree per
