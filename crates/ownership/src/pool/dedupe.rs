@@ -732,10 +732,22 @@ mod tests {
         extents::share_a_block(&open(member), &open(other))
     }
 
-    /// A btrfs mounted under `root`, or `None` (the test skipped, saying
-    /// why) where this process cannot make one.
-    fn btrfs(root: &Path) -> Option<LoopMount> {
-        LoopMount::or_skip(root, &REFLINKING[..1], "btrfs")
+    /// A btrfs mounted in a folder of its own; unmounted, then the folder
+    /// removed, when dropped (fields drop in order).
+    struct Btrfs {
+        mount: LoopMount,
+        _folder: tempfile::TempDir,
+    }
+
+    /// A new [`Btrfs`], or `None` (the test skipped, saying why) where this
+    /// process cannot make one.
+    fn btrfs() -> Option<Btrfs> {
+        let folder = tempfile::tempdir().unwrap();
+        let mount = LoopMount::or_skip(folder.path(), &REFLINKING[..1], "btrfs")?;
+        Some(Btrfs {
+            mount,
+            _folder: folder,
+        })
     }
 
     /// On btrfs a released member's files are written anew from the blocks
@@ -744,10 +756,10 @@ mod tests {
     /// time. A second pass finds them shared and writes nothing.
     #[test]
     fn on_btrfs_a_file_is_written_anew_under_every_name_from_the_blocks_alike() {
-        let root = tempfile::tempdir().unwrap();
-        let Some(mount) = btrfs(root.path()) else {
+        let Some(btrfs) = btrfs() else {
             return;
         };
+        let mount = &btrfs.mount;
         let (first, second) = two_members(&mount.dir);
         let before = mount.used();
         share_alike(&second, || vec![first.clone()]);
@@ -771,10 +783,10 @@ mod tests {
     /// has no file written anew: the cargo could be writing one in place.
     #[test]
     fn on_btrfs_no_file_is_written_anew_while_a_cargo_builds_in_the_member() {
-        let root = tempfile::tempdir().unwrap();
-        let Some(mount) = btrfs(root.path()) else {
+        let Some(btrfs) = btrfs() else {
             return;
         };
+        let mount = &btrfs.mount;
         let (first, second) = two_members(&mount.dir);
         let ino = || fs::metadata(second.join("debug/app")).unwrap().ino();
         let before = ino();
@@ -793,10 +805,10 @@ mod tests {
     /// adds at most that much disk while it runs.
     #[test]
     fn on_btrfs_new_files_take_their_names_each_time_they_hold_enough_of_their_own() {
-        let root = tempfile::tempdir().unwrap();
-        let Some(mount) = btrfs(root.path()) else {
+        let Some(btrfs) = btrfs() else {
             return;
         };
+        let mount = &btrfs.mount;
         let own = MOST_UNFLUSHED as usize;
         let (first, second) = (mount.dir.join("member-0"), mount.dir.join("member-1"));
         for (dir, mark) in [(&first, 1u8), (&second, 2u8)] {
@@ -829,10 +841,10 @@ mod tests {
     /// still written anew).
     #[test]
     fn on_btrfs_a_namesake_changed_after_the_comparison_is_not_cloned() {
-        let root = tempfile::tempdir().unwrap();
-        let Some(mount) = btrfs(root.path()) else {
+        let Some(btrfs) = btrfs() else {
             return;
         };
+        let mount = &btrfs.mount;
         let (first, second) = two_members(&mount.dir);
         let ino = |rel: &str| fs::metadata(second.join(rel)).unwrap().ino();
         let (binary, library) = (ino("debug/app"), ino("debug/deps/libx-1.rlib"));
@@ -860,10 +872,10 @@ mod tests {
     /// still written anew.
     #[test]
     fn on_btrfs_a_file_linked_from_outside_the_member_is_not_written_anew() {
-        let root = tempfile::tempdir().unwrap();
-        let Some(mount) = btrfs(root.path()) else {
+        let Some(btrfs) = btrfs() else {
             return;
         };
+        let mount = &btrfs.mount;
         let (first, second) = two_members(&mount.dir);
         let outside = mount.dir.join("app-installed");
         fs::hard_link(second.join("debug/app"), &outside).unwrap();
@@ -881,10 +893,10 @@ mod tests {
     /// name keeps its bytes, mode and time, and no scratch is left.
     #[test]
     fn on_btrfs_a_full_filesystem_leaves_every_file_as_it_was() {
-        let root = tempfile::tempdir().unwrap();
-        let Some(mount) = btrfs(root.path()) else {
+        let Some(btrfs) = btrfs() else {
             return;
         };
+        let mount = &btrfs.mount;
         let (first, second) = two_members(&mount.dir);
         let filler = File::create(mount.dir.join("filler")).unwrap();
         let mut filled = 0;
@@ -908,10 +920,10 @@ mod tests {
     /// finishes the work and leaves no scratch behind.
     #[test]
     fn on_btrfs_a_pass_killed_at_every_step_of_writing_anew_loses_nothing() {
-        let root = tempfile::tempdir().unwrap();
-        let Some(mount) = btrfs(root.path()) else {
+        let Some(btrfs) = btrfs() else {
             return;
         };
+        let mount = &btrfs.mount;
         let (first, second) = two_members(&mount.dir.join("counted"));
         let passed = points_of(|| share_alike(&second, || vec![first.clone()]));
         let (compared, written) = (points::COMPARED, points::WRITTEN);
