@@ -49,10 +49,10 @@ use std::{
     path::{Component, Path, PathBuf},
 };
 
-use natives_system::{crash, lock};
+use natives_system::crash;
 use nix::sys::statfs;
 
-use super::{clone, extents, seed};
+use super::{clone, discard, extents, seed};
 
 /// The unit compared and shared: the block of every filesystem that shares
 /// extents (btrfs's and XFS's default), which ranges must be aligned to.
@@ -164,25 +164,14 @@ pub(super) fn share_alike(member: &Path, others: impl FnOnce() -> Vec<PathBuf>) 
     match sharing {
         Sharing::InPlace => share_in_place(member, &plan, &partners),
         Sharing::Anew => {
-            if let Some(_no_cargo) = no_cargo(member, &parts.profiles) {
+            // No cargo writes a file in place between its check and its
+            // names moving (the holder let go of a member it still builds
+            // in: it is left as it is).
+            if let Ok(Some(_no_cargo)) = discard::cargo_locks(member) {
                 write_anew(member, &plan, &partners, &scratch);
             }
         }
     }
-}
-
-/// Cargo's lock on each of `member`'s `profiles`, held shared so that no
-/// cargo writes a file in place between its check and its names moving;
-/// `None` when a cargo holds one now (the holder let go of a member it
-/// still builds in) or one cannot be taken.
-fn no_cargo(member: &Path, profiles: &[PathBuf]) -> Option<Vec<lock::CargoLock>> {
-    profiles
-        .iter()
-        .map(|profile| {
-            let path = member.join(profile).join(".cargo-lock");
-            lock::try_cargo_lock(&path, false).ok().flatten()
-        })
-        .collect()
 }
 
 /// Share each file's equal blocks in place.
@@ -790,7 +779,7 @@ mod tests {
         let (first, second) = two_members(&mount.dir);
         let ino = || fs::metadata(second.join("debug/app")).unwrap().ino();
         let before = ino();
-        let cargo = lock::try_cargo_lock(&second.join("debug/.cargo-lock"), true);
+        let cargo = natives_system::lock::try_cargo_lock(&second.join("debug/.cargo-lock"), true);
         let cargo = cargo.unwrap().unwrap();
         share_alike(&second, || vec![first.clone()]);
         assert_eq!(ino(), before, "written anew under a cargo");

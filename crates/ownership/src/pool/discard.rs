@@ -268,7 +268,7 @@ fn holds_no_repository(dir: &Path) -> std::result::Result<(), NotOwned> {
 
 /// Cargo's lock on every profile directory of `dir`, held exclusively;
 /// `None` when a cargo holds any.
-fn cargo_locks(dir: &Path) -> Result<Option<Vec<CargoLock>>> {
+pub(super) fn cargo_locks(dir: &Path) -> Result<Option<Vec<CargoLock>>> {
     let mut locks = Vec::new();
     for path in lock_files(dir)? {
         match lock::try_cargo_lock(&path, true) {
